@@ -1,0 +1,104 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_mllp_global_optspecs
+    string join \n v/verbose q/quiet color= log-format= h/help V/version
+end
+
+function __fish_mllp_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_mllp_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_mllp_using_subcommand
+    set -l cmd (__fish_mllp_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c mllp -n "__fish_mllp_needs_command" -l color -d 'When to colour output' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c mllp -n "__fish_mllp_needs_command" -l log-format -d 'Format of diagnostics on stderr' -r -f -a "human\t''
+json\t''"
+complete -c mllp -n "__fish_mllp_needs_command" -s v -l verbose -d 'More detail on stderr (repeat for more)'
+complete -c mllp -n "__fish_mllp_needs_command" -s q -l quiet -d 'Only errors and the final summary on stderr'
+complete -c mllp -n "__fish_mllp_needs_command" -s h -l help -d 'Print help'
+complete -c mllp -n "__fish_mllp_needs_command" -s V -l version -d 'Print version'
+complete -c mllp -n "__fish_mllp_needs_command" -f -a "send" -d 'Send HL7 files to an MLLP endpoint and account for every message'
+complete -c mllp -n "__fish_mllp_needs_command" -f -a "listen" -d 'Receive HL7 over MLLP, commit each message to a sink, then acknowledge it'
+complete -c mllp -n "__fish_mllp_needs_command" -f -a "probe" -d 'Find out why an endpoint will not talk: resolve, connect, TLS, and optionally one message'
+complete -c mllp -n "__fish_mllp_needs_command" -f -a "soak" -d 'Hold a link under load, watch it fail and heal, and prove nothing was lost'
+complete -c mllp -n "__fish_mllp_needs_command" -f -a "completions" -d 'Print a shell completion script'
+complete -c mllp -n "__fish_mllp_needs_command" -f -a "man" -d 'Print the man page, or write one per subcommand into a directory'
+complete -c mllp -n "__fish_mllp_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l color -d 'When to colour output' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l log-format -d 'Format of diagnostics on stderr' -r -f -a "human\t''
+json\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand send" -s v -l verbose -d 'More detail on stderr (repeat for more)'
+complete -c mllp -n "__fish_mllp_using_subcommand send" -s q -l quiet -d 'Only errors and the final summary on stderr'
+complete -c mllp -n "__fish_mllp_using_subcommand send" -s h -l help -d 'Print help'
+complete -c mllp -n "__fish_mllp_using_subcommand send" -s V -l version -d 'Print version'
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l color -d 'When to colour output' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l log-format -d 'Format of diagnostics on stderr' -r -f -a "human\t''
+json\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -s v -l verbose -d 'More detail on stderr (repeat for more)'
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -s q -l quiet -d 'Only errors and the final summary on stderr'
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -s h -l help -d 'Print help'
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -s V -l version -d 'Print version'
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l color -d 'When to colour output' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l log-format -d 'Format of diagnostics on stderr' -r -f -a "human\t''
+json\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -s v -l verbose -d 'More detail on stderr (repeat for more)'
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -s q -l quiet -d 'Only errors and the final summary on stderr'
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -s h -l help -d 'Print help'
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -s V -l version -d 'Print version'
+complete -c mllp -n "__fish_mllp_using_subcommand soak" -l color -d 'When to colour output' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand soak" -l log-format -d 'Format of diagnostics on stderr' -r -f -a "human\t''
+json\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand soak" -s v -l verbose -d 'More detail on stderr (repeat for more)'
+complete -c mllp -n "__fish_mllp_using_subcommand soak" -s q -l quiet -d 'Only errors and the final summary on stderr'
+complete -c mllp -n "__fish_mllp_using_subcommand soak" -s h -l help -d 'Print help'
+complete -c mllp -n "__fish_mllp_using_subcommand soak" -s V -l version -d 'Print version'
+complete -c mllp -n "__fish_mllp_using_subcommand completions" -l color -d 'When to colour output' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand completions" -l log-format -d 'Format of diagnostics on stderr' -r -f -a "human\t''
+json\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand completions" -s v -l verbose -d 'More detail on stderr (repeat for more)'
+complete -c mllp -n "__fish_mllp_using_subcommand completions" -s q -l quiet -d 'Only errors and the final summary on stderr'
+complete -c mllp -n "__fish_mllp_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c mllp -n "__fish_mllp_using_subcommand completions" -s V -l version -d 'Print version'
+complete -c mllp -n "__fish_mllp_using_subcommand man" -l dir -d 'Write `mllp.1` and one page per subcommand into this directory instead of printing `mllp.1`' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand man" -l color -d 'When to colour output' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand man" -l log-format -d 'Format of diagnostics on stderr' -r -f -a "human\t''
+json\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand man" -s v -l verbose -d 'More detail on stderr (repeat for more)'
+complete -c mllp -n "__fish_mllp_using_subcommand man" -s q -l quiet -d 'Only errors and the final summary on stderr'
+complete -c mllp -n "__fish_mllp_using_subcommand man" -s h -l help -d 'Print help'
+complete -c mllp -n "__fish_mllp_using_subcommand man" -s V -l version -d 'Print version'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen probe soak completions man help" -f -a "send" -d 'Send HL7 files to an MLLP endpoint and account for every message'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen probe soak completions man help" -f -a "listen" -d 'Receive HL7 over MLLP, commit each message to a sink, then acknowledge it'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen probe soak completions man help" -f -a "probe" -d 'Find out why an endpoint will not talk: resolve, connect, TLS, and optionally one message'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen probe soak completions man help" -f -a "soak" -d 'Hold a link under load, watch it fail and heal, and prove nothing was lost'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen probe soak completions man help" -f -a "completions" -d 'Print a shell completion script'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen probe soak completions man help" -f -a "man" -d 'Print the man page, or write one per subcommand into a directory'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen probe soak completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -1,0 +1,82 @@
+//! The command line: global flags and the subcommand list. Each subcommand's flags live beside
+//! its implementation.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success: every message positively acknowledged; probe healthy; soak within thresholds
+  1  the peer answered and said no (AE, AR, CE, CR) for at least one message
+  2  usage error or unreadable input, before anything was sent
+  3  unknown fate: a message was written and no ACK came back (or only its CA)
+  4  transient connection failure, retries exhausted: trying later may work
+  5  permanent connection failure: configuration, TLS trust, not an MLLP peer
+  6  soak thresholds missed, or soak's accounting did not close
+  130 interrupted (send)";
+
+/// MLLP for HL7 v2: send, receive, probe and soak-test HL7 links.
+#[derive(Debug, Parser)]
+#[command(name = "mllp", version, about, long_about = None, after_help = EXIT_CODES)]
+#[command(propagate_version = true)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// More detail on stderr (repeat for more).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Only errors and the final summary on stderr.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// When to colour output.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// Format of diagnostics on stderr.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Human)]
+    pub log_format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Human,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Send HL7 files to an MLLP endpoint and account for every message.
+    Send(crate::send::SendArgs),
+    /// Receive HL7 over MLLP, commit each message to a sink, then acknowledge it.
+    Listen(crate::listen::ListenArgs),
+    /// Find out why an endpoint will not talk: resolve, connect, TLS, and optionally one message.
+    Probe(crate::probe::ProbeArgs),
+    /// Hold a link under load, watch it fail and heal, and prove nothing was lost.
+    Soak(crate::soak::SoakArgs),
+    /// Print a shell completion script.
+    Completions(crate::generate::CompletionsArgs),
+    /// Print the man page, or write one per subcommand into a directory.
+    Man(crate::generate::ManArgs),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn command_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,76 @@
+//! Diagnostics on stderr: human lines or one JSON object per line, never payload bytes.
+
+use crate::cli::{ColorChoice, GlobalArgs, LogFormat};
+use serde_json::{Map, Value};
+use std::io::{IsTerminal, Write};
+
+#[derive(Debug, Clone)]
+pub struct Diag {
+    pub format: LogFormat,
+    pub verbose: u8,
+    pub quiet: bool,
+    pub color: bool,
+}
+
+impl Diag {
+    pub fn new(global: &GlobalArgs) -> Self {
+        let color = match global.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+            }
+        };
+        Diag {
+            format: global.log_format,
+            verbose: global.verbose,
+            quiet: global.quiet,
+            color,
+        }
+    }
+
+    pub fn json(&self) -> bool {
+        self.format == LogFormat::Json
+    }
+
+    /// One event: `human` for people, `fields` (plus `event`) for machines. Written whole, in one
+    /// call, so lines from different tasks never interleave.
+    pub fn event(&self, event: &str, human: impl FnOnce() -> String, fields: Value) {
+        let line = if self.json() {
+            let mut map = match fields {
+                Value::Object(map) => map,
+                _ => Map::new(),
+            };
+            map.insert("event".into(), Value::String(event.into()));
+            let mut ordered = Map::new();
+            ordered.insert("event".into(), Value::String(event.into()));
+            for (k, v) in map {
+                if k != "event" {
+                    ordered.insert(k, v);
+                }
+            }
+            Value::Object(ordered).to_string()
+        } else {
+            human()
+        };
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{line}");
+    }
+
+    /// A security warning is shown even under `--quiet`.
+    pub fn security_warning(&self, code: &str, text: &str) {
+        self.event(
+            "security_warning",
+            || format!("{} {code}: {text}", self.paint("warning:", "1;33")),
+            serde_json::json!({ "code": code, "message": text }),
+        );
+    }
+
+    pub fn paint(&self, text: &str, sgr: &str) -> String {
+        if self.color {
+            format!("\x1b[{sgr}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+}

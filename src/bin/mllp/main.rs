@@ -1,0 +1,40 @@
+//! The `mllp` binary: parses arguments, runs one subcommand, and turns its outcome into an exit
+//! code in one place.
+
+mod cli;
+#[allow(dead_code)] // used as subcommands land
+mod diag;
+#[allow(dead_code)] // used as subcommands land
+mod exit;
+mod generate;
+mod listen;
+mod probe;
+mod send;
+mod soak;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    let code = match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("mllp: error: {err:#}");
+            exit::Exit::Usage
+        }
+    };
+    code.into()
+}
+
+fn run(cli: cli::Cli) -> anyhow::Result<exit::Exit> {
+    let diag = diag::Diag::new(&cli.global);
+    match cli.command {
+        cli::Command::Send(args) => send::run(args, &diag),
+        cli::Command::Listen(args) => listen::run(args, &diag),
+        cli::Command::Probe(args) => probe::run(args, &diag),
+        cli::Command::Soak(args) => soak::run(args, &diag),
+        cli::Command::Completions(args) => generate::completions(args),
+        cli::Command::Man(args) => generate::man(args),
+    }
+}

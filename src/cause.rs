@@ -1,0 +1,228 @@
+//! Failure causes, their class (transient or permanent), and the one table that maps OS errors to them.
+
+use serde::Serialize;
+use std::fmt;
+use std::io;
+
+/// Whether trying again can help.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Class {
+    Transient,
+    Permanent,
+}
+
+impl Class {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Transient => "transient",
+            Class::Permanent => "permanent",
+        }
+    }
+}
+
+impl fmt::Display for Class {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Every failure cause named in the contract. The names are public and stable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Cause {
+    DnsNotFound,
+    DnsFailed,
+    PermissionDenied,
+    ConnectionRefused,
+    ConnectionReset,
+    ConnectTimeout,
+    HostUnreachable,
+    TlsVerify,
+    TlsHandshake,
+    FramingFatal,
+    DeadPeer,
+    AckTimeout,
+    PeerClosed,
+    InFlightOrphan,
+    FifoUnsafe,
+    ConnectionLost,
+    DuplicateControlId,
+    NetworkError,
+    IdleTimeout,
+    MaxConnections,
+    Shutdown,
+}
+
+impl Cause {
+    pub const ALL: [Cause; 21] = [
+        Cause::DnsNotFound,
+        Cause::DnsFailed,
+        Cause::PermissionDenied,
+        Cause::ConnectionRefused,
+        Cause::ConnectionReset,
+        Cause::ConnectTimeout,
+        Cause::HostUnreachable,
+        Cause::TlsVerify,
+        Cause::TlsHandshake,
+        Cause::FramingFatal,
+        Cause::DeadPeer,
+        Cause::AckTimeout,
+        Cause::PeerClosed,
+        Cause::InFlightOrphan,
+        Cause::FifoUnsafe,
+        Cause::ConnectionLost,
+        Cause::DuplicateControlId,
+        Cause::NetworkError,
+        Cause::IdleTimeout,
+        Cause::MaxConnections,
+        Cause::Shutdown,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::DnsNotFound => "dns-not-found",
+            Cause::DnsFailed => "dns-failed",
+            Cause::PermissionDenied => "permission-denied",
+            Cause::ConnectionRefused => "connection-refused",
+            Cause::ConnectionReset => "connection-reset",
+            Cause::ConnectTimeout => "connect-timeout",
+            Cause::HostUnreachable => "host-unreachable",
+            Cause::TlsVerify => "tls-verify",
+            Cause::TlsHandshake => "tls-handshake",
+            Cause::FramingFatal => "framing-fatal",
+            Cause::DeadPeer => "dead-peer",
+            Cause::AckTimeout => "ack-timeout",
+            Cause::PeerClosed => "peer-closed",
+            Cause::InFlightOrphan => "in-flight-orphan",
+            Cause::FifoUnsafe => "fifo-unsafe",
+            Cause::ConnectionLost => "connection-lost",
+            Cause::DuplicateControlId => "duplicate-control-id",
+            Cause::NetworkError => "network-error",
+            Cause::IdleTimeout => "idle-timeout",
+            Cause::MaxConnections => "max-connections",
+            Cause::Shutdown => "shutdown",
+        }
+    }
+
+    /// Permanent causes meet the same failure on every attempt: retrying them is a storm,
+    /// not resilience.
+    pub fn class(self) -> Class {
+        match self {
+            Cause::TlsVerify
+            | Cause::TlsHandshake
+            | Cause::FramingFatal
+            | Cause::DnsNotFound
+            | Cause::PermissionDenied => Class::Permanent,
+            _ => Class::Transient,
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Cause> {
+        Cause::ALL.iter().copied().find(|c| c.as_str() == name)
+    }
+
+    /// A one-line hint of what an operator can do about this cause.
+    pub fn hint(self) -> &'static str {
+        match self {
+            Cause::DnsNotFound => "the host name does not resolve: check its spelling or use an IP address",
+            Cause::DnsFailed => "name resolution failed: check the resolver, then try again",
+            Cause::PermissionDenied => "the operating system refused the connection: check firewall rules and the port",
+            Cause::ConnectionRefused => "nothing listens on that port: check the port and that the receiver is running",
+            Cause::ConnectionReset => "the peer reset the connection: check the peer's logs, then try again",
+            Cause::ConnectTimeout => "no answer within the connect timeout: check routing, firewalls, and whether TLS is expected",
+            Cause::HostUnreachable => "the host or network is unreachable: check routing and VPNs",
+            Cause::TlsVerify => "the peer's certificate was not trusted: pass --ca with its issuer, or check the server name",
+            Cause::TlsHandshake => "the TLS handshake failed: check TLS versions, client certificates, and whether the peer speaks TLS",
+            Cause::FramingFatal => "the peer does not speak MLLP here: check the host, the port and --tls",
+            Cause::DeadPeer => "the peer stopped answering: check the peer process",
+            Cause::AckTimeout => "the peer accepted the message and never acknowledged it: check the peer's logs",
+            Cause::PeerClosed => "the peer closed the connection: check the peer's logs",
+            Cause::InFlightOrphan => "written before the link dropped, no ACK: it may have been committed",
+            Cause::FifoUnsafe => "never written: safe to send again",
+            Cause::ConnectionLost => "committed by the peer, its application ACK never came",
+            Cause::DuplicateControlId => "a message with the same MSH-10 was already in flight: give each message a unique control ID",
+            Cause::NetworkError => "a network error: try again later",
+            Cause::IdleTimeout => "the connection was idle too long",
+            Cause::MaxConnections => "the receiver had too many connections",
+            Cause::Shutdown => "the receiver was shutting down",
+        }
+    }
+}
+
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The one table from OS errors to causes. Anything it does not name is `network-error`.
+pub fn classify_io(err: &io::Error) -> Cause {
+    use io::ErrorKind as K;
+    match err.kind() {
+        K::ConnectionRefused => Cause::ConnectionRefused,
+        K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe => Cause::ConnectionReset,
+        K::TimedOut => Cause::ConnectTimeout,
+        K::PermissionDenied => Cause::PermissionDenied,
+        K::HostUnreachable | K::NetworkUnreachable | K::AddrNotAvailable => Cause::HostUnreachable,
+        K::UnexpectedEof => Cause::PeerClosed,
+        _ => match err.raw_os_error() {
+            Some(code) if code == libc_codes::EHOSTUNREACH || code == libc_codes::ENETUNREACH => {
+                Cause::HostUnreachable
+            }
+            Some(code) if code == libc_codes::EACCES || code == libc_codes::EPERM => {
+                Cause::PermissionDenied
+            }
+            _ => Cause::NetworkError,
+        },
+    }
+}
+
+/// Linux errno values the table needs when `ErrorKind` is too coarse.
+mod libc_codes {
+    pub const EPERM: i32 = 1;
+    pub const EACCES: i32 = 13;
+    pub const ENETUNREACH: i32 = 101;
+    pub const EHOSTUNREACH: i32 = 113;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_permanent_set_is_exact() {
+        for cause in Cause::ALL {
+            assert_eq!(Cause::from_name(cause.as_str()), Some(cause));
+            let json = serde_json::to_string(&cause).unwrap();
+            assert_eq!(json, format!("\"{}\"", cause.as_str()));
+        }
+        let permanent: Vec<_> = Cause::ALL
+            .iter()
+            .filter(|c| c.class() == Class::Permanent)
+            .map(|c| c.as_str())
+            .collect();
+        assert_eq!(
+            permanent,
+            [
+                "dns-not-found",
+                "permission-denied",
+                "tls-verify",
+                "tls-handshake",
+                "framing-fatal"
+            ]
+        );
+    }
+
+    #[test]
+    fn os_errors_map_through_the_table() {
+        let refused = io::Error::from(io::ErrorKind::ConnectionRefused);
+        assert_eq!(classify_io(&refused), Cause::ConnectionRefused);
+        assert_eq!(
+            classify_io(&io::Error::from_raw_os_error(113)),
+            Cause::HostUnreachable
+        );
+        assert_eq!(classify_io(&io::Error::other("odd")), Cause::NetworkError);
+    }
+}

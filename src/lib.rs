@@ -1,0 +1,24 @@
+//! `mllp`: MLLP framing for HL7 v2 over TCP, and the client and server cores behind the `mllp`
+//! command.
+//!
+//! Map of the crate:
+//! - [`framing`]: the MLLP codec, a strict writer and a tolerant, loud reader.
+//! - [`hl7`]: the few header fields a transport needs (MSH, MSA), batch detection.
+//! - [`ack`]: acknowledgements that never lie (MSH-15 table, downgrades).
+//! - [`warning`], [`cause`]: stable warning codes; failure causes and their class.
+//! - [`resolve`], [`tls`], [`transport`]: name resolution, TLS configuration, connecting.
+//! - [`client`]: the client core: link state machine, reconnect, correlation, backpressure, drain.
+//! - [`server`]: the server core: accept loop, containment, sinks, the commit contract.
+//! - [`input`]: splitting HL7 files and streams into messages.
+
+pub mod ack;
+pub mod cause;
+pub mod client;
+pub mod framing;
+pub mod hl7;
+pub mod input;
+pub mod resolve;
+pub mod server;
+pub mod tls;
+pub mod transport;
+pub mod warning;

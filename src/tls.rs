@@ -1,0 +1,1 @@
+//! TLS configuration through rustls (ring provider): client verification, mTLS, server client-auth.

@@ -1,0 +1,105 @@
+//! The stable, public warning codes, and a warning as it travels: a code and a byte offset.
+
+use serde::Serialize;
+use std::fmt;
+
+/// Stable codes. The strings are part of the public interface: never rename one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[non_exhaustive]
+pub enum WarningCode {
+    #[serde(rename = "MLLP_MISSING_LEADING_VT")]
+    MissingLeadingVt,
+    #[serde(rename = "MLLP_FS_WITHOUT_CR")]
+    FsWithoutCr,
+    #[serde(rename = "MLLP_LF_AFTER_FS")]
+    LfAfterFs,
+    #[serde(rename = "MLLP_LEADING_WHITESPACE")]
+    LeadingWhitespace,
+    #[serde(rename = "MLLP_TRAILING_BYTES")]
+    TrailingBytes,
+    #[serde(rename = "MLLP_EMPTY_PAYLOAD")]
+    EmptyPayload,
+    #[serde(rename = "MLLP_FRAME_TOO_LARGE")]
+    FrameTooLarge,
+    #[serde(rename = "MLLP_PAYLOAD_CONTAINS_VT")]
+    PayloadContainsVt,
+    #[serde(rename = "MLLP_PAYLOAD_CONTAINS_FS")]
+    PayloadContainsFs,
+    #[serde(rename = "MLLP_ACK_UNMATCHED_CONTROL_ID")]
+    AckUnmatchedControlId,
+    #[serde(rename = "MLLP_ACK_AFTER_TIMEOUT")]
+    AckAfterTimeout,
+    #[serde(rename = "MLLP_ACK_CONTROL_ID_MISMATCH")]
+    AckControlIdMismatch,
+    #[serde(rename = "MLLP_ACK_TWO_PHASE_UNAVAILABLE")]
+    AckTwoPhaseUnavailable,
+    /// MSH-15 holds a value outside HL7 Table 0155; answered as if absent.
+    #[serde(rename = "MLLP_UNKNOWN_ACCEPT_ACK_TYPE")]
+    UnknownAcceptAckType,
+    #[serde(rename = "MLLP_TLS_VERIFY_DISABLED")]
+    TlsVerifyDisabled,
+    #[serde(rename = "MLLP_BIND_ALL_INTERFACES")]
+    BindAllInterfaces,
+}
+
+impl WarningCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WarningCode::MissingLeadingVt => "MLLP_MISSING_LEADING_VT",
+            WarningCode::FsWithoutCr => "MLLP_FS_WITHOUT_CR",
+            WarningCode::LfAfterFs => "MLLP_LF_AFTER_FS",
+            WarningCode::LeadingWhitespace => "MLLP_LEADING_WHITESPACE",
+            WarningCode::TrailingBytes => "MLLP_TRAILING_BYTES",
+            WarningCode::EmptyPayload => "MLLP_EMPTY_PAYLOAD",
+            WarningCode::FrameTooLarge => "MLLP_FRAME_TOO_LARGE",
+            WarningCode::PayloadContainsVt => "MLLP_PAYLOAD_CONTAINS_VT",
+            WarningCode::PayloadContainsFs => "MLLP_PAYLOAD_CONTAINS_FS",
+            WarningCode::AckUnmatchedControlId => "MLLP_ACK_UNMATCHED_CONTROL_ID",
+            WarningCode::AckAfterTimeout => "MLLP_ACK_AFTER_TIMEOUT",
+            WarningCode::AckControlIdMismatch => "MLLP_ACK_CONTROL_ID_MISMATCH",
+            WarningCode::AckTwoPhaseUnavailable => "MLLP_ACK_TWO_PHASE_UNAVAILABLE",
+            WarningCode::UnknownAcceptAckType => "MLLP_UNKNOWN_ACCEPT_ACK_TYPE",
+            WarningCode::TlsVerifyDisabled => "MLLP_TLS_VERIFY_DISABLED",
+            WarningCode::BindAllInterfaces => "MLLP_BIND_ALL_INTERFACES",
+        }
+    }
+}
+
+impl fmt::Display for WarningCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A tolerated deviation: what it was and where. Never carries payload bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    pub code: WarningCode,
+    /// 0-based offset in the connection's inbound byte stream, when the warning is about bytes.
+    pub byte_offset: Option<u64>,
+}
+
+impl Warning {
+    pub fn at(code: WarningCode, byte_offset: u64) -> Self {
+        Warning {
+            code,
+            byte_offset: Some(byte_offset),
+        }
+    }
+
+    pub fn new(code: WarningCode) -> Self {
+        Warning {
+            code,
+            byte_offset: None,
+        }
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.byte_offset {
+            Some(offset) => write!(f, "{} at byte {}", self.code, offset),
+            None => write!(f, "{}", self.code),
+        }
+    }
+}

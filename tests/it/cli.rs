@@ -1,0 +1,86 @@
+//! Integration tests: the command line as a whole (help, generated files).
+
+use crate::support::{mllp, repo_root};
+use std::path::Path;
+
+/// Compare a generated file with its committed copy; with `MLLP_UPDATE_GENERATED=1`, rewrite it.
+fn ensure_file_contents(path: &Path, contents: &[u8]) {
+    let update = std::env::var_os("MLLP_UPDATE_GENERATED").is_some();
+    let current = std::fs::read(path).unwrap_or_default();
+    if current == contents {
+        return;
+    }
+    if update {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+        return;
+    }
+    panic!(
+        "{} is stale: run `MLLP_UPDATE_GENERATED=1 cargo test --test it cli::` and commit the result",
+        path.display()
+    );
+}
+
+#[test]
+fn help_lists_every_subcommand() {
+    let out = mllp().arg("--help").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for sub in ["send", "listen", "probe", "soak", "completions", "man"] {
+        assert!(text.contains(sub), "--help lacks {sub}");
+    }
+}
+
+#[test]
+fn completions_are_current() {
+    let root = repo_root();
+    for (shell, file) in [
+        ("bash", "mllp.bash"),
+        ("zsh", "_mllp"),
+        ("fish", "mllp.fish"),
+        ("powershell", "_mllp.ps1"),
+        ("elvish", "mllp.elv"),
+    ] {
+        let out = mllp().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success());
+        ensure_file_contents(&root.join("completions").join(file), &out.stdout);
+    }
+}
+
+#[test]
+fn man_pages_are_current() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = mllp()
+        .args(["man", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let mut names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    for sub in [
+        "mllp.1",
+        "mllp-send.1",
+        "mllp-listen.1",
+        "mllp-probe.1",
+        "mllp-soak.1",
+    ] {
+        assert!(names.iter().any(|n| n == sub), "no man page {sub}");
+    }
+    let root = repo_root();
+    for name in &names {
+        let generated = std::fs::read(dir.path().join(name)).unwrap();
+        ensure_file_contents(&root.join("man").join(name), &generated);
+    }
+    // A committed page with no generated counterpart is stale too.
+    for entry in std::fs::read_dir(root.join("man")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        assert!(
+            names.contains(&name),
+            "man/{name} is no longer generated: delete it"
+        );
+    }
+}

@@ -1,0 +1,1 @@
+//! Integration tests: listen_more.

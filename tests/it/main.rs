@@ -1,0 +1,14 @@
+//! The one integration test binary: shared helpers in `support`, one module per area.
+
+mod support;
+
+mod cli;
+mod client_flow;
+mod client_link;
+mod framing;
+mod hl7_ack;
+mod listen;
+mod listen_more;
+mod probe;
+mod send;
+mod soak;

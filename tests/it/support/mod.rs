@@ -1,0 +1,23 @@
+//! Shared test helpers: the built binary, temporary directories, and (as they land) the
+//! scripted MLLP peer and generated certificates.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+/// Path of the built `mllp` binary.
+pub fn mllp_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_mllp"))
+}
+
+/// A `Command` for the binary with an isolated environment.
+pub fn mllp() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::new(mllp_bin());
+    cmd.env_remove("NO_COLOR").env("MLLP_TEST", "1");
+    cmd
+}
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
