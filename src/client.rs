@@ -55,7 +55,8 @@ impl Shared {
     }
 }
 
-/// What the actor is asked to do.
+/// What the actor is asked to do. Sends dominate the traffic, so they travel unboxed.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Command {
     Send(actor::Pending),
     Cancel(u64),
@@ -84,7 +85,10 @@ pub struct Client {
 
 impl Client {
     /// Validate `options` and start the link (state CONNECTING). Needs a tokio runtime.
-    pub fn new(connector: Arc<dyn Connector>, options: ClientOptions) -> Result<Client, OptionsError> {
+    pub fn new(
+        connector: Arc<dyn Connector>,
+        options: ClientOptions,
+    ) -> Result<Client, OptionsError> {
         options.validate()?;
         let options = Arc::new(options);
         let (events, first) = broadcast::channel(options.event_capacity);
@@ -94,7 +98,13 @@ impl Client {
             admission: Admission::new(options.window),
             counters: Mutex::new(stats::Counters::default()),
         });
-        let actor = actor::Actor::new(connector, options.clone(), shared.clone(), events.clone(), rx);
+        let actor = actor::Actor::new(
+            connector,
+            options.clone(),
+            shared.clone(),
+            events.clone(),
+            rx,
+        );
         tokio::spawn(actor.run());
         Ok(Client {
             commands,
@@ -108,7 +118,11 @@ impl Client {
 
     /// Events. The first subscriber sees every event since creation; later ones from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<ClientEvent> {
-        let first = self.first_events.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let first = self
+            .first_events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
         first.unwrap_or_else(|| self.events.subscribe())
     }
 
@@ -135,7 +149,8 @@ impl Client {
     /// settles the handle at once as refused; under `wait` this waits for room, bounded by the
     /// ACK timeout.
     pub async fn send(&self, payload: Bytes) -> SendHandle {
-        self.send_cancellable(payload, &CancellationToken::new()).await
+        self.send_cancellable(payload, &CancellationToken::new())
+            .await
     }
 
     /// As [`Client::send`]; `cancel` aborts a wait for room (the send is then never delivered).
@@ -150,32 +165,51 @@ impl Client {
             commit: Some(commit_rx),
             commands: self.commands.downgrade(),
         };
-        let settle_now = |fate: Fate| {
-            self.shared.counters().record_fate(&fate);
+        let shared = &self.shared;
+        let settle_now = move |fate_tx: oneshot::Sender<Fate>, fate: Fate| {
+            shared.counters().record_fate(&fate);
             let _ = fate_tx.send(fate);
         };
         if memchr::memchr2(crate::framing::VT, crate::framing::FS, &payload).is_some() {
-            settle_now(Fate::NeverDelivered {
-                cause: FateCause::PayloadContainsFramingByte,
-            });
+            settle_now(
+                fate_tx,
+                Fate::NeverDelivered {
+                    cause: FateCause::PayloadContainsFramingByte,
+                },
+            );
             return handle;
         }
         let len = payload.len();
         let admitted = match self.options.on_backpressure {
-            OnBackpressure::Reject => self.shared.admission.try_admit(len).then_some(()).ok_or(Refusal::WindowFull),
+            OnBackpressure::Reject => self
+                .shared
+                .admission
+                .try_admit(len)
+                .then_some(())
+                .ok_or(Refusal::WindowFull),
             OnBackpressure::Wait => {
-                match self.shared.admission.admit_wait(len, self.options.ack_timeout, cancel).await {
+                match self
+                    .shared
+                    .admission
+                    .admit_wait(len, self.options.ack_timeout, cancel)
+                    .await
+                {
                     admission::Waited::Admitted => Ok(()),
                     admission::Waited::TimedOut => Err(Refusal::WaitTimedOut),
                     admission::Waited::Cancelled => {
-                        settle_now(Fate::NeverDelivered { cause: FateCause::Cancelled });
+                        settle_now(
+                            fate_tx,
+                            Fate::NeverDelivered {
+                                cause: FateCause::Cancelled,
+                            },
+                        );
                         return handle;
                     }
                 }
             }
         };
         if let Err(reason) = admitted {
-            settle_now(Fate::Refused { reason });
+            settle_now(fate_tx, Fate::Refused { reason });
             return handle;
         }
         let pending = actor::Pending::new(id, payload, fate_tx, commit_tx);
@@ -184,7 +218,12 @@ impl Client {
         {
             // The actor is gone (the client is closed): the send was never taken in.
             self.shared.admission.release(len);
-            pending.settle_detached(&self.shared, Fate::NeverDelivered { cause: FateCause::Closed });
+            pending.settle_detached(
+                &self.shared,
+                Fate::NeverDelivered {
+                    cause: FateCause::Closed,
+                },
+            );
         }
         handle
     }
@@ -228,7 +267,9 @@ impl SendHandle {
     pub fn cancel(&self) {
         if let Some(commands) = self.commands.upgrade() {
             // A full channel means the actor is busy; the cancel then waits its turn in a task.
-            if let Err(mpsc::error::TrySendError::Full(cmd)) = commands.try_send(Command::Cancel(self.id)) {
+            if let Err(mpsc::error::TrySendError::Full(cmd)) =
+                commands.try_send(Command::Cancel(self.id))
+            {
                 tokio::spawn(async move {
                     let _ = commands.send(cmd).await;
                 });

@@ -90,7 +90,9 @@ impl Pending {
 
     /// The fate of a written send whose ACK will not come.
     pub fn unknown(&self, cause: FateCause, now: Instant) -> Fate {
-        let w = self.written.expect("unknown fate is only for written sends");
+        let w = self
+            .written
+            .expect("unknown fate is only for written sends");
         let (flushed, wall) = w.flushed.unwrap_or((w.started, SystemTime::now()));
         Fate::UnknownFate {
             cause,
@@ -216,7 +218,12 @@ impl Actor {
     }
 
     pub fn warn(&self, code: WarningCode, byte_offset: Option<u64>) {
-        *self.shared.counters().warnings_by_code.entry(code).or_default() += 1;
+        *self
+            .shared
+            .counters()
+            .warnings_by_code
+            .entry(code)
+            .or_default() += 1;
         self.emit(ClientEvent::Warning(Warning { code, byte_offset }));
     }
 
@@ -255,10 +262,15 @@ impl Actor {
     /// Take in a new send, or settle it at once when it cannot be taken.
     pub fn accept(&mut self, p: Pending) {
         let id = p.id;
-        let refuse = if matches!(self.state, State::Draining | State::Disconnected | State::Closed) {
+        let refuse = if matches!(
+            self.state,
+            State::Draining | State::Disconnected | State::Closed
+        ) {
             Some(FateCause::Closed)
         } else if self.options.correlation == Correlation::ControlId
-            && p.control_id.as_ref().is_some_and(|c| self.by_control.contains_key(c))
+            && p.control_id
+                .as_ref()
+                .is_some_and(|c| self.by_control.contains_key(c))
         {
             Some(FateCause::Link(Cause::DuplicateControlId))
         } else {

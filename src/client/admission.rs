@@ -54,7 +54,12 @@ impl Admission {
     }
 
     /// Wait for room, at most `limit`, or until `cancel`.
-    pub async fn admit_wait(&self, len: usize, limit: Duration, cancel: &CancellationToken) -> Waited {
+    pub async fn admit_wait(
+        &self,
+        len: usize,
+        limit: Duration,
+        cancel: &CancellationToken,
+    ) -> Waited {
         let deadline = tokio::time::Instant::now() + limit;
         loop {
             let freed = self.freed.notified();
@@ -95,7 +100,10 @@ mod tests {
 
     #[test]
     fn stricter_bound_wins() {
-        let a = Admission::new(Window { count: Some(3), bytes: Some(10) });
+        let a = Admission::new(Window {
+            count: Some(3),
+            bytes: Some(10),
+        });
         assert!(a.try_admit(4));
         assert!(a.try_admit(4));
         assert!(!a.try_admit(4), "bytes bound");
@@ -107,7 +115,10 @@ mod tests {
 
     #[test]
     fn oversize_payload_goes_alone() {
-        let a = Admission::new(Window { count: None, bytes: Some(10) });
+        let a = Admission::new(Window {
+            count: None,
+            bytes: Some(10),
+        });
         assert!(a.try_admit(50));
         assert!(!a.try_admit(1));
         a.release(50);

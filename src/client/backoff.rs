@@ -145,7 +145,10 @@ impl RetryStrategy for ExponentialBackoff {
         if ctx.class == Class::Permanent {
             return None;
         }
-        let mut rng = self.rng.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut rng = self
+            .rng
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         Some(self.config.delay(ctx.attempt, &mut *rng))
     }
 
@@ -153,13 +156,22 @@ impl RetryStrategy for ExponentialBackoff {
         use super::options::OptionsError;
         let c = &self.config;
         if c.initial.is_zero() {
-            return Err(OptionsError::new("backoff-initial", "must be greater than zero"));
+            return Err(OptionsError::new(
+                "backoff-initial",
+                "must be greater than zero",
+            ));
         }
         if c.max < c.initial {
-            return Err(OptionsError::new("backoff-max", "must be at least the initial delay"));
+            return Err(OptionsError::new(
+                "backoff-max",
+                "must be at least the initial delay",
+            ));
         }
         if !(c.multiplier.is_finite() && c.multiplier >= 1.0) {
-            return Err(OptionsError::new("backoff-multiplier", "must be a number >= 1"));
+            return Err(OptionsError::new(
+                "backoff-multiplier",
+                "must be a number >= 1",
+            ));
         }
         if !(0.0..=1.0).contains(&c.jitter) {
             return Err(OptionsError::new("backoff-jitter", "must be within 0..1"));
@@ -235,7 +247,10 @@ mod tests {
             for (i, delay) in config.iter(seed).take(20).enumerate() {
                 let base = config.base_delay(i as u32 + 1).as_secs_f64();
                 let d = delay.as_secs_f64();
-                assert!(d >= base * 0.8 - 1e-9 && d <= base * 1.2 + 1e-9, "{i}: {d} vs {base}");
+                assert!(
+                    d >= base * 0.8 - 1e-9 && d <= base * 1.2 + 1e-9,
+                    "{i}: {d} vs {base}"
+                );
                 assert!(delay <= Duration::from_secs(30));
             }
         }
@@ -247,7 +262,9 @@ mod tests {
 
     #[test]
     fn jitter_actually_spreads_delays() {
-        let delays: Vec<_> = (0..20).map(|s| BackoffConfig::default().iter(s).next()).collect();
+        let delays: Vec<_> = (0..20)
+            .map(|s| BackoffConfig::default().iter(s).next())
+            .collect();
         assert!(delays.windows(2).any(|w| w[0] != w[1]));
     }
 
@@ -262,16 +279,18 @@ mod tests {
 
     #[test]
     fn max_retries_and_give_up_after_stop() {
-        let inner: Arc<dyn RetryStrategy> = Arc::new(ExponentialBackoff::seeded(
-            BackoffConfig::default(),
-            1,
-        ));
+        let inner: Arc<dyn RetryStrategy> =
+            Arc::new(ExponentialBackoff::seeded(BackoffConfig::default(), 1));
         let max = MaxRetries {
             inner: inner.clone(),
             max: 3,
         };
-        assert!(max.next_delay(&ctx(3, Cause::ConnectionRefused, Duration::ZERO)).is_some());
-        assert!(max.next_delay(&ctx(4, Cause::ConnectionRefused, Duration::ZERO)).is_none());
+        assert!(max
+            .next_delay(&ctx(3, Cause::ConnectionRefused, Duration::ZERO))
+            .is_some());
+        assert!(max
+            .next_delay(&ctx(4, Cause::ConnectionRefused, Duration::ZERO))
+            .is_none());
         let give_up = GiveUpAfter {
             inner,
             limit: Duration::from_secs(120),

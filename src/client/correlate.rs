@@ -130,7 +130,11 @@ impl Actor {
         drain: Option<Instant>,
     ) -> Option<End> {
         let now = Instant::now();
-        if self.options.dead_peer_timeout.is_some_and(|t| last_inbound + t <= now) {
+        if self
+            .options
+            .dead_peer_timeout
+            .is_some_and(|t| last_inbound + t <= now)
+        {
             return Some(End::Failed(Cause::DeadPeer));
         }
         if drain.is_some_and(|d| d <= now) {

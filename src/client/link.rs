@@ -103,7 +103,9 @@ impl Actor {
                 return End::Drained { timed_out: false };
             }
             self.sync_counters(&mut reader);
-            let deadline = self.next_deadline(last_inbound, drain_deadline).unwrap_or_else(far);
+            let deadline = self
+                .next_deadline(last_inbound, drain_deadline)
+                .unwrap_or_else(far);
             if sleep.deadline() != deadline {
                 sleep.as_mut().reset(deadline);
             }

@@ -172,19 +172,79 @@ mod tests {
     #[test]
     fn each_problem_names_its_option() {
         let cases: Vec<(ClientOptions, &str)> = vec![
-            (ClientOptions { ack_timeout: Duration::ZERO, ..Default::default() }, "ack-timeout"),
-            (ClientOptions { app_ack_timeout: Duration::ZERO, ..Default::default() }, "app-ack-timeout"),
-            (ClientOptions { drain_timeout: Duration::ZERO, ..Default::default() }, "drain-timeout"),
-            (ClientOptions { dead_peer_timeout: Some(Duration::ZERO), ..Default::default() }, "dead-peer-timeout"),
-            (ClientOptions { window: Window { count: Some(0), bytes: None }, ..Default::default() }, "window"),
-            (ClientOptions { window: Window { count: None, bytes: None }, ..Default::default() }, "window"),
-            (ClientOptions { window: Window { count: None, bytes: Some(0) }, ..Default::default() }, "window-bytes"),
-            (ClientOptions { max_ack_frame: 0, ..Default::default() }, "max-ack-frame"),
+            (
+                ClientOptions {
+                    ack_timeout: Duration::ZERO,
+                    ..Default::default()
+                },
+                "ack-timeout",
+            ),
+            (
+                ClientOptions {
+                    app_ack_timeout: Duration::ZERO,
+                    ..Default::default()
+                },
+                "app-ack-timeout",
+            ),
+            (
+                ClientOptions {
+                    drain_timeout: Duration::ZERO,
+                    ..Default::default()
+                },
+                "drain-timeout",
+            ),
+            (
+                ClientOptions {
+                    dead_peer_timeout: Some(Duration::ZERO),
+                    ..Default::default()
+                },
+                "dead-peer-timeout",
+            ),
+            (
+                ClientOptions {
+                    window: Window {
+                        count: Some(0),
+                        bytes: None,
+                    },
+                    ..Default::default()
+                },
+                "window",
+            ),
+            (
+                ClientOptions {
+                    window: Window {
+                        count: None,
+                        bytes: None,
+                    },
+                    ..Default::default()
+                },
+                "window",
+            ),
+            (
+                ClientOptions {
+                    window: Window {
+                        count: None,
+                        bytes: Some(0),
+                    },
+                    ..Default::default()
+                },
+                "window-bytes",
+            ),
+            (
+                ClientOptions {
+                    max_ack_frame: 0,
+                    ..Default::default()
+                },
+                "max-ack-frame",
+            ),
             (
                 ClientOptions {
                     reconnect: Reconnect {
                         enabled: true,
-                        strategy: Arc::new(ExponentialBackoff::new(BackoffConfig { jitter: -0.1, ..Default::default() })),
+                        strategy: Arc::new(ExponentialBackoff::new(BackoffConfig {
+                            jitter: -0.1,
+                            ..Default::default()
+                        })),
                     },
                     ..Default::default()
                 },

@@ -121,7 +121,8 @@ impl Counters {
                 max: self.latency.max() as f64 / 1000.0,
             }
         };
-        let time = |t: Option<SystemTime>| t.map(|t| humantime::format_rfc3339_millis(t).to_string());
+        let time =
+            |t: Option<SystemTime>| t.map(|t| humantime::format_rfc3339_millis(t).to_string());
         Stats {
             state: self.state,
             queue_depth: self.queue_depth,
