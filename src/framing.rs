@@ -2,7 +2,15 @@
 //! every tolerated deviation is a warning with a stable code and an absolute stream offset.
 
 use crate::warning::{Warning, WarningCode};
-use bytes::{Bytes, BytesMut};
+use bytes::{BufMut, Bytes, BytesMut};
+use std::fmt;
+use tokio_util::codec::{Decoder, Encoder};
+
+mod decoder;
+#[cfg(test)]
+mod tests;
+
+use decoder::State;
 
 pub const VT: u8 = 0x0B;
 pub const FS: u8 = 0x1C;
@@ -45,7 +53,7 @@ impl Tolerance {
 }
 
 /// One de-framed payload and the warnings found in it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Frame {
     /// 0-based index of this frame on its stream; late terminator warnings name it.
     pub index: u64,
@@ -53,6 +61,18 @@ pub struct Frame {
     pub offset: u64,
     pub payload: Bytes,
     pub warnings: Vec<Warning>,
+}
+
+/// Shows the payload's length, never its bytes.
+impl fmt::Debug for Frame {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Frame")
+            .field("index", &self.index)
+            .field("offset", &self.offset)
+            .field("payload_len", &self.payload.len())
+            .field("warnings", &self.warnings)
+            .finish()
+    }
 }
 
 impl Frame {
@@ -86,6 +106,12 @@ pub enum FramingError {
         /// The single offending byte, never a run of payload.
         byte: Option<u8>,
     },
+    /// The stream ended inside a frame (after its VT, before its FS).
+    #[error("stream ended inside a frame that began at byte {frame_offset} ({payload_bytes} payload bytes received)")]
+    Truncated {
+        frame_offset: u64,
+        payload_bytes: usize,
+    },
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -94,7 +120,7 @@ impl FramingError {
     pub fn code(&self) -> Option<WarningCode> {
         match self {
             FramingError::Fatal { code, .. } => Some(*code),
-            FramingError::Io(_) => None,
+            FramingError::Truncated { .. } | FramingError::Io(_) => None,
         }
     }
 }
@@ -108,17 +134,50 @@ pub struct EncodeError {
     pub position: usize,
 }
 
+/// What the [`Encoder`] impls of [`MllpCodec`] fail with: a refused payload, or the sink's I/O
+/// error (the `Encoder` trait requires `From<io::Error>`).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EncoderError {
+    #[error(transparent)]
+    Refused(#[from] EncodeError),
+    #[error("i/o error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
 /// Append one canonical frame to `dst`, or refuse a payload containing VT or FS.
 pub fn encode_frame(payload: &[u8], dst: &mut BytesMut) -> Result<(), EncodeError> {
-    let _ = (payload, dst);
-    todo!("framing::encode_frame")
+    if let Some(position) = memchr::memchr2(VT, FS, payload) {
+        let code = if payload[position] == VT {
+            WarningCode::PayloadContainsVt
+        } else {
+            WarningCode::PayloadContainsFs
+        };
+        return Err(EncodeError { code, position });
+    }
+    dst.reserve(payload.len() + 3);
+    dst.put_u8(VT);
+    dst.put_slice(payload);
+    dst.put_slice(&[FS, CR]);
+    Ok(())
 }
 
 /// The codec. Decoder items are [`Decoded`]; the encoder takes payload bytes.
+///
+/// One codec per connection direction: the decoder's offsets count every byte it was given.
 #[derive(Debug)]
 pub struct MllpCodec {
     tolerance: Tolerance,
     max_frame: usize,
+    state: State,
+    /// Stream offset of the first byte of the decoder's buffer.
+    offset: u64,
+    /// Stream offset of the first payload byte of the frame being read.
+    payload_offset: u64,
+    /// Index the next delivered frame gets.
+    next_index: u64,
+    /// Warnings for the frame being read, in stream order.
+    pending: Vec<Warning>,
 }
 
 impl MllpCodec {
@@ -126,7 +185,22 @@ impl MllpCodec {
         MllpCodec {
             tolerance,
             max_frame,
+            state: State::Idle,
+            offset: 0,
+            payload_offset: 0,
+            next_index: 0,
+            pending: Vec::new(),
         }
+    }
+
+    /// Stream offset of the next byte the decoder has not consumed.
+    pub fn stream_offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Frames delivered so far.
+    pub fn frames_decoded(&self) -> u64 {
+        self.next_index
     }
 
     pub fn tolerance(&self) -> Tolerance {
@@ -135,5 +209,37 @@ impl MllpCodec {
 
     pub fn max_frame(&self) -> usize {
         self.max_frame
+    }
+}
+
+impl Decoder for MllpCodec {
+    type Item = Decoded;
+    type Error = FramingError;
+
+    fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Decoded>, FramingError> {
+        self.step(buf)
+    }
+
+    fn decode_eof(&mut self, buf: &mut BytesMut) -> Result<Option<Decoded>, FramingError> {
+        if let Some(item) = self.step(buf)? {
+            return Ok(Some(item));
+        }
+        self.finish(buf)
+    }
+}
+
+impl Encoder<Bytes> for MllpCodec {
+    type Error = EncoderError;
+
+    fn encode(&mut self, payload: Bytes, dst: &mut BytesMut) -> Result<(), EncoderError> {
+        Ok(encode_frame(&payload, dst)?)
+    }
+}
+
+impl Encoder<&[u8]> for MllpCodec {
+    type Error = EncoderError;
+
+    fn encode(&mut self, payload: &[u8], dst: &mut BytesMut) -> Result<(), EncoderError> {
+        Ok(encode_frame(payload, dst)?)
     }
 }

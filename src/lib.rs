@@ -15,6 +15,8 @@ pub mod ack;
 pub mod cause;
 pub mod client;
 pub mod framing;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod hl7;
 pub mod input;
 pub mod resolve;
