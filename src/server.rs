@@ -15,7 +15,7 @@ pub mod policy;
 pub mod sink;
 mod stats;
 
-pub use accept::{Accept, AcceptError, AcceptFuture, PlainTcp};
+pub use accept::{Accept, AcceptError, AcceptFuture, Accepted, PlainTcp};
 pub use bind::{bind, is_wildcard, BindError};
 pub use config::{AckMode, ConfigError, ServerConfig};
 pub use event::{ConnectionId, NackWhy, ServerEvent};
@@ -231,16 +231,19 @@ impl Server {
             tracker.spawn(async move {
                 let _permit = permit;
                 match acceptor.accept(tcp).await {
-                    Ok(stream) => connection::serve(&shared, stream, id, peer, &shutdown).await,
+                    Ok(accepted) => connection::serve(&shared, accepted, id, peer, &shutdown).await,
                     Err(e) => {
-                        shared.stats.update(|s| s.closed(e.cause));
+                        shared.stats.update(|s| {
+                            s.accept_failed += 1;
+                            s.closed(e.cause)
+                        });
                         shared
                             .events
-                            .emit(ServerEvent::ConnectionClosed {
+                            .emit(ServerEvent::AcceptFailed {
                                 connection: id,
                                 peer,
                                 cause: e.cause,
-                                code: None,
+                                detail: e.detail,
                             })
                             .await;
                     }
@@ -267,6 +270,7 @@ impl Server {
     {
         let shared = &self.shared;
         let id = shared.next_connection.fetch_add(1, Ordering::Relaxed) + 1;
-        connection::serve(shared, stream, id, peer.into(), shutdown).await
+        let accepted = Accepted { stream, tls: None };
+        connection::serve(shared, accepted, id, peer.into(), shutdown).await
     }
 }

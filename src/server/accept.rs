@@ -2,12 +2,20 @@
 //! a TLS handshake in the TLS acceptor.
 
 use crate::cause::Cause;
+use crate::tls::AcceptedTls;
 use std::future::Future;
 use std::pin::Pin;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
-pub type AcceptFuture<S> = Pin<Box<dyn Future<Output = Result<S, AcceptError>> + Send>>;
+pub type AcceptFuture<S> = Pin<Box<dyn Future<Output = Result<Accepted<S>, AcceptError>> + Send>>;
+
+/// A stream ready to serve, and what its handshake established (for `connection_opened`).
+#[derive(Debug)]
+pub struct Accepted<S> {
+    pub stream: S,
+    pub tls: Option<AcceptedTls>,
+}
 
 /// Why an accepted socket never became a connection (a failed handshake, say). The message
 /// names what failed, never payload.
@@ -33,6 +41,9 @@ pub struct PlainTcp;
 impl Accept for PlainTcp {
     type Stream = TcpStream;
     fn accept(&self, tcp: TcpStream) -> AcceptFuture<TcpStream> {
-        Box::pin(std::future::ready(Ok(tcp)))
+        Box::pin(std::future::ready(Ok(Accepted {
+            stream: tcp,
+            tls: None,
+        })))
     }
 }

@@ -5,7 +5,7 @@
 use super::event::ServerEvent;
 use super::policy::{Action, Decision};
 use super::sink::{pad_results, Inbound, SinkResult};
-use super::{AckMode, Shared, Shutdown};
+use super::{Accepted, AckMode, Shared, Shutdown};
 use crate::ack::{self, AckCode, AckContext, Disposition};
 use crate::cause::{classify_io, Cause};
 use crate::framing::{encode_frame, Decoded, Frame, FramingError, MllpCodec};
@@ -40,13 +40,14 @@ impl End {
 /// Serve `stream` until it ends; reports open and close.
 pub(crate) async fn serve<S>(
     shared: &Shared,
-    mut stream: S,
+    accepted: Accepted<S>,
     id: u64,
     peer: Arc<str>,
     shutdown: &Shutdown,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send,
 {
+    let Accepted { mut stream, tls } = accepted;
     shared.stats.update(|s| {
         s.connections_accepted += 1;
         s.connections_open += 1;
@@ -56,6 +57,7 @@ pub(crate) async fn serve<S>(
         .emit(ServerEvent::ConnectionOpened {
             connection: id,
             peer: Arc::clone(&peer),
+            tls: tls.map(Box::new),
         })
         .await;
     let mut conn = Connection {
@@ -64,7 +66,7 @@ pub(crate) async fn serve<S>(
         peer: Arc::clone(&peer),
         codec: MllpCodec::new(shared.config.tolerance, shared.config.max_frame),
         buf: BytesMut::with_capacity(READ_CHUNK),
-        out: Vec::new(),
+        out: BytesMut::new(),
         eof: false,
         stream: &mut stream,
     };
@@ -116,7 +118,7 @@ struct Connection<'a, S> {
     codec: MllpCodec,
     buf: BytesMut,
     /// ACK frames waiting to be written together.
-    out: Vec<u8>,
+    out: BytesMut,
     eof: bool,
     stream: &'a mut S,
 }
@@ -165,6 +167,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
                 // At the end of the stream, an unfinished frame is lost with the connection.
                 Some(_) if self.eof => return End::cause(Cause::PeerClosed),
                 Some(FramingError::Io(e)) => return End::cause(classify_io(&e)),
+                Some(_) => return End::cause(Cause::PeerClosed),
                 None if self.eof => return End::cause(Cause::PeerClosed),
                 None => {}
             }
@@ -202,7 +205,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         }
     }
 
-    async fn warn(&self, warning: Warning) {
+    async fn warn(&mut self, warning: Warning) {
         self.shared.stats.update(|s| s.warning(warning.code));
         self.shared
             .events
@@ -320,7 +323,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
     }
 
     /// Hand the messages the policy lets through to the sink, one result per such message.
-    async fn commit(&self, messages: &[Inbound], decisions: &[Decision]) -> Vec<SinkResult> {
+    async fn commit(&mut self, messages: &[Inbound], decisions: &[Decision]) -> Vec<SinkResult> {
         let sink = &self.shared.sink;
         if decisions.iter().all(|d| d.action == Action::Commit) {
             let results = sink.commit_batch(messages).await;
@@ -379,13 +382,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         for code in &built.warnings {
             self.warn(Warning::new(*code)).await;
         }
-        let mut frame = BytesMut::new();
-        if let Err(e) = encode_frame(&built.payload, &mut frame) {
+        if let Err(e) = encode_frame(&built.payload, &mut self.out) {
             // Cannot happen for a built ACK; if it ever does, say so rather than send it broken.
             self.warn(Warning::new(e.code)).await;
             return None;
         }
-        self.out.extend_from_slice(&frame);
         if !built.code.is_positive() {
             let why = match built.reason {
                 Some(reason) => NackWhy::Reason(reason),

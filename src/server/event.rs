@@ -3,6 +3,7 @@
 
 use crate::ack::AckCode;
 use crate::cause::Cause;
+use crate::tls::AcceptedTls;
 use crate::warning::{Warning, WarningCode};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -35,10 +36,21 @@ impl NackWhy {
 #[non_exhaustive]
 pub enum ServerEvent {
     /// Always the first event of [`crate::server::Server::run`].
-    Listening { addr: SocketAddr },
+    Listening {
+        addr: SocketAddr,
+    },
     ConnectionOpened {
         connection: ConnectionId,
         peer: Arc<str>,
+        /// What the TLS handshake established; `None` on plain TCP.
+        tls: Option<Box<AcceptedTls>>,
+    },
+    /// An accepted socket never became a connection (a failed TLS handshake, say).
+    AcceptFailed {
+        connection: ConnectionId,
+        peer: Arc<str>,
+        cause: Cause,
+        detail: String,
     },
     /// `code` is the framing code for `framing-fatal`, else `None`.
     ConnectionClosed {
@@ -71,7 +83,9 @@ pub enum ServerEvent {
         connection: ConnectionId,
         detail: String,
     },
-    SecurityWarning { code: WarningCode },
+    SecurityWarning {
+        code: WarningCode,
+    },
 }
 
 /// Where events go: nowhere, or a bounded channel. A full channel slows the server down rather

@@ -14,6 +14,8 @@ pub struct StatsSnapshot {
     /// Accepted and closed at once because `max_connections` were open.
     pub connections_refused: u64,
     pub connections_open: u64,
+    /// Accepted sockets whose handshake failed.
+    pub accept_failed: u64,
     pub closed_by_cause: BTreeMap<&'static str, u64>,
     /// Frames received (messages, inbound ACKs and duplicates included).
     pub messages: u64,
@@ -38,7 +40,10 @@ pub(crate) struct Stats(Mutex<StatsSnapshot>);
 
 impl Stats {
     pub(crate) fn update(&self, f: impl FnOnce(&mut StatsSnapshot)) {
-        let mut inner = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut inner = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         f(&mut inner);
     }
 

@@ -23,7 +23,7 @@ impl OutDirSink {
         let dir = dir.into();
         if !std::fs::metadata(&dir)?.is_dir() {
             return Err(std::io::Error::new(
-                std::io::ErrorKind::NotADirectory,
+                std::io::ErrorKind::InvalidInput,
                 format!("{} is not a directory", dir.display()),
             ));
         }
@@ -51,8 +51,7 @@ fn write_one(dir: &Path, name: &str, payload: &[u8]) -> std::io::Result<()> {
         .tempfile_in(dir)?;
     tmp.write_all(payload)?;
     tmp.as_file().sync_all()?;
-    tmp.persist_noclobber(dir.join(name))
-        .map_err(|e| e.error)?;
+    tmp.persist_noclobber(dir.join(name)).map_err(|e| e.error)?;
     Ok(())
 }
 
