@@ -1,1 +1,201 @@
 //! TLS configuration through rustls (ring provider): client verification, mTLS, server client-auth.
+//!
+//! Each configuration is built once into an `Arc` and shared by every connection. The ring
+//! provider is named explicitly so no other provider can be picked up by accident.
+
+mod cert;
+mod insecure;
+mod pem;
+mod server;
+
+pub use cert::CertSummary;
+pub use server::{AcceptedTls, ClientAuth, ServerTlsOptions, TlsAcceptError, TlsAcceptor};
+
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, RootCertStore, SupportedProtocolVersion};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The ring provider, the only one this crate uses.
+pub fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// Which TLS versions to offer or accept. The floor is always TLS 1.2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum TlsVersions {
+    /// TLS 1.2 and 1.3 (the default).
+    #[default]
+    Tls12AndUp,
+    /// TLS 1.2 only, for peers that break on 1.3.
+    Tls12Only,
+    /// TLS 1.3 only.
+    Tls13Only,
+}
+
+impl TlsVersions {
+    fn protocol_versions(self) -> &'static [&'static SupportedProtocolVersion] {
+        static BOTH: [&SupportedProtocolVersion; 2] =
+            [&rustls::version::TLS13, &rustls::version::TLS12];
+        static V12: [&SupportedProtocolVersion; 1] = [&rustls::version::TLS12];
+        static V13: [&SupportedProtocolVersion; 1] = [&rustls::version::TLS13];
+        match self {
+            TlsVersions::Tls12AndUp => &BOTH,
+            TlsVersions::Tls12Only => &V12,
+            TlsVersions::Tls13Only => &V13,
+        }
+    }
+}
+
+/// A TLS configuration that could not be built. Names the file and what was wrong with it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TlsConfigError {
+    #[error("{file}: {what}")]
+    Pem { file: PathBuf, what: String },
+    #[error("{file}: no usable certificate: {what}")]
+    BadCertificate { file: PathBuf, what: String },
+    #[error("certificate {cert_file} and key {key_file} do not fit together: {what}")]
+    KeyMismatch {
+        cert_file: PathBuf,
+        key_file: PathBuf,
+        what: String,
+    },
+    #[error("{option} is set without {needs}")]
+    Incomplete {
+        option: &'static str,
+        needs: &'static str,
+    },
+    #[error("invalid TLS server name {name:?}")]
+    ServerName { name: String },
+    #[error("TLS configuration rejected: {what}")]
+    Rustls { what: String },
+}
+
+/// Client-side TLS options, as the command line gives them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClientTlsOptions {
+    /// Extra trusted roots (PEM), added to the native ones.
+    pub ca_file: Option<PathBuf>,
+    /// Client certificate chain (PEM) for mTLS; needs `key_file`.
+    pub cert_file: Option<PathBuf>,
+    /// Client private key (PEM) for mTLS; needs `cert_file`.
+    pub key_file: Option<PathBuf>,
+    /// SNI and verification name; the connect host when absent.
+    pub server_name: Option<String>,
+    /// Accept any certificate. Every connect then carries `MLLP_TLS_VERIFY_DISABLED`.
+    pub insecure: bool,
+    pub versions: TlsVersions,
+}
+
+/// A built client configuration plus the name to verify: what a connector needs.
+#[derive(Debug, Clone)]
+pub struct TlsClient {
+    pub config: Arc<ClientConfig>,
+    pub server_name: ServerName<'static>,
+    /// Verification is off (insecure mode): report `MLLP_TLS_VERIFY_DISABLED` on every connect.
+    pub verify_disabled: bool,
+}
+
+impl ClientTlsOptions {
+    /// Builds the configuration once. `host` is the connect host, the default server name.
+    pub fn build(&self, host: &str) -> Result<TlsClient, TlsConfigError> {
+        let name = self.server_name.as_deref().unwrap_or(host);
+        let bare = name
+            .strip_prefix('[')
+            .and_then(|n| n.strip_suffix(']'))
+            .unwrap_or(name);
+        let server_name = ServerName::try_from(bare.to_string())
+            .map_err(|_| TlsConfigError::ServerName { name: name.into() })?;
+        Ok(TlsClient {
+            config: self.client_config()?,
+            server_name,
+            verify_disabled: self.insecure,
+        })
+    }
+
+    /// The rustls configuration alone.
+    pub fn client_config(&self) -> Result<Arc<ClientConfig>, TlsConfigError> {
+        let provider = provider();
+        let builder = ClientConfig::builder_with_provider(provider.clone())
+            .with_protocol_versions(self.versions.protocol_versions())
+            .map_err(|e| TlsConfigError::Rustls {
+                what: e.to_string(),
+            })?;
+        let builder = if self.insecure {
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(insecure::AcceptAnyServerCert::new(
+                    provider,
+                )))
+        } else {
+            builder.with_root_certificates(self.root_store()?)
+        };
+        let config = match (&self.cert_file, &self.key_file) {
+            (Some(cert_file), Some(key_file)) => {
+                let certs = pem::load_certs(cert_file)?;
+                let key = pem::load_key(key_file)?;
+                builder.with_client_auth_cert(certs, key).map_err(|e| {
+                    TlsConfigError::KeyMismatch {
+                        cert_file: cert_file.clone(),
+                        key_file: key_file.clone(),
+                        what: e.to_string(),
+                    }
+                })?
+            }
+            (Some(_), None) => {
+                return Err(TlsConfigError::Incomplete {
+                    option: "client certificate",
+                    needs: "its key",
+                })
+            }
+            (None, Some(_)) => {
+                return Err(TlsConfigError::Incomplete {
+                    option: "client key",
+                    needs: "its certificate",
+                })
+            }
+            (None, None) => builder.with_no_client_auth(),
+        };
+        Ok(Arc::new(config))
+    }
+
+    /// Native roots (honouring `SSL_CERT_FILE`/`SSL_CERT_DIR`; unreadable ones are skipped, the
+    /// rest kept) plus the CA file, whose every certificate must parse.
+    fn root_store(&self) -> Result<RootCertStore, TlsConfigError> {
+        let mut roots = RootCertStore::empty();
+        let native = rustls_native_certs::load_native_certs();
+        roots.add_parsable_certificates(native.certs);
+        if let Some(ca_file) = &self.ca_file {
+            for cert in pem::load_certs(ca_file)? {
+                roots
+                    .add(cert)
+                    .map_err(|e| TlsConfigError::BadCertificate {
+                        file: ca_file.clone(),
+                        what: e.to_string(),
+                    })?;
+            }
+        }
+        Ok(roots)
+    }
+}
+
+/// "TLS1.3" / "TLS1.2" for summaries.
+pub(crate) fn version_name(version: Option<rustls::ProtocolVersion>) -> String {
+    match version {
+        Some(rustls::ProtocolVersion::TLSv1_3) => "TLS1.3".into(),
+        Some(rustls::ProtocolVersion::TLSv1_2) => "TLS1.2".into(),
+        Some(other) => format!("{other:?}"),
+        None => String::new(),
+    }
+}
+
+/// The negotiated suite's IANA-style name.
+pub(crate) fn suite_name(suite: Option<rustls::SupportedCipherSuite>) -> String {
+    suite
+        .and_then(|s| s.suite().as_str())
+        .map(str::to_string)
+        .unwrap_or_default()
+}

@@ -2,11 +2,21 @@
 //! connect timeout, every failure classified. The client reaches the network only through
 //! [`Connector`], so its timing logic is testable over in-memory streams.
 
-use crate::cause::Cause;
-use crate::resolve::BoxFuture;
+mod classify;
+
+pub use classify::{classify, classify_handshake_io, classify_tls};
+
+use crate::cause::{classify_io, Cause};
+use crate::resolve::{BoxFuture, Resolver, SystemResolver};
+use crate::tls::{CertSummary, TlsClient};
 use crate::warning::WarningCode;
+use socket2::{SockRef, TcpKeepalive};
+use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
 
 /// A byte stream: plain TCP, TLS, or an in-memory duplex in tests.
 pub trait AsyncStream: AsyncRead + AsyncWrite + Send + Unpin {}
@@ -37,6 +47,8 @@ pub struct TlsSummary {
     pub version: String,
     pub cipher_suite: String,
     pub verified: bool,
+    /// The peer's end-entity certificate, when it sent one that parses.
+    pub peer_certificate: Option<CertSummary>,
 }
 
 /// An established link.
@@ -60,4 +72,190 @@ impl std::fmt::Debug for Connection {
 /// Opens links. The real one is [`TcpConnector`]; tests supply duplex streams.
 pub trait Connector: Send + Sync + 'static {
     fn connect(&self) -> BoxFuture<'_, Result<Connection, LinkError>>;
+}
+
+/// The real connector: resolve, try each address in order, TCP_NODELAY and keepalive, then TLS.
+/// One connect timeout bounds resolution, TCP connect and the handshake together.
+#[derive(Debug, Clone)]
+pub struct TcpConnector {
+    pub host: String,
+    pub port: u16,
+    pub resolver: Arc<dyn Resolver>,
+    pub tls: Option<TlsClient>,
+    pub connect_timeout: Option<Duration>,
+    /// TCP keepalive idle time and probe interval; off when `None`.
+    pub keepalive: Option<Duration>,
+}
+
+impl TcpConnector {
+    /// Plain TCP through the system resolver, no timeout, no keepalive.
+    pub fn new(host: impl Into<String>, port: u16) -> Self {
+        TcpConnector {
+            host: host.into(),
+            port,
+            resolver: Arc::new(SystemResolver),
+            tls: None,
+            connect_timeout: None,
+            keepalive: None,
+        }
+    }
+
+    pub fn with_resolver(mut self, resolver: Arc<dyn Resolver>) -> Self {
+        self.resolver = resolver;
+        self
+    }
+
+    pub fn with_tls(mut self, tls: TlsClient) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = Some(timeout);
+        self
+    }
+
+    pub fn with_keepalive(mut self, interval: Duration) -> Self {
+        self.keepalive = Some(interval);
+        self
+    }
+
+    /// Resolution and TCP connect with the socket options set, no TLS and no timeout: the first
+    /// steps of [`Connector::connect`], public so callers (and tests) can inspect the socket.
+    pub async fn connect_tcp(&self) -> Result<(TcpStream, SocketAddr), LinkError> {
+        self.connect_tcp_tracked(&mut Phase::Resolve).await
+    }
+
+    async fn connect_tcp_tracked(
+        &self,
+        phase: &mut Phase,
+    ) -> Result<(TcpStream, SocketAddr), LinkError> {
+        *phase = Phase::Resolve;
+        let addrs = self
+            .resolver
+            .resolve(&self.host, self.port)
+            .await
+            .map_err(|err| LinkError {
+                cause: err.cause(),
+                phase: Phase::Resolve,
+                detail: err.to_string(),
+            })?;
+        *phase = Phase::Connect;
+        let mut last: Option<(SocketAddr, io::Error)> = None;
+        for addr in &addrs {
+            let attempt = match TcpStream::connect(addr).await {
+                Ok(stream) => configure_socket(&stream, self.keepalive).map(|()| stream),
+                Err(err) => Err(err),
+            };
+            match attempt {
+                Ok(stream) => return Ok((stream, *addr)),
+                Err(err) => last = Some((*addr, err)),
+            }
+        }
+        let Some((addr, err)) = last else {
+            return Err(LinkError {
+                cause: Cause::DnsNotFound,
+                phase: Phase::Resolve,
+                detail: format!("{}: no addresses", self.host),
+            });
+        };
+        let tried = if addrs.len() > 1 {
+            format!("all {} addresses failed; last ", addrs.len())
+        } else {
+            String::new()
+        };
+        Err(LinkError {
+            cause: classify_io(&err),
+            phase: Phase::Connect,
+            detail: format!("{tried}{addr}: {err}"),
+        })
+    }
+
+    async fn establish(&self, phase: &mut Phase) -> Result<Connection, LinkError> {
+        let (tcp, peer) = self.connect_tcp_tracked(phase).await?;
+        let Some(tls) = &self.tls else {
+            return Ok(Connection {
+                stream: Box::new(tcp),
+                peer: Some(peer),
+                tls: None,
+                security_warnings: Vec::new(),
+            });
+        };
+        *phase = Phase::Tls;
+        let connector = tokio_rustls::TlsConnector::from(tls.config.clone());
+        let stream = connector
+            .connect(tls.server_name.clone(), tcp)
+            .await
+            .map_err(|err| {
+                let (cause, detail) = classify_handshake_io(&err);
+                LinkError {
+                    cause,
+                    phase: Phase::Tls,
+                    detail: format!("{peer}: {detail}"),
+                }
+            })?;
+        let (_, session) = stream.get_ref();
+        let summary = TlsSummary {
+            version: crate::tls::version_name(session.protocol_version()),
+            cipher_suite: crate::tls::suite_name(session.negotiated_cipher_suite()),
+            verified: !tls.verify_disabled,
+            peer_certificate: session
+                .peer_certificates()
+                .and_then(|chain| chain.first())
+                .and_then(CertSummary::from_der),
+        };
+        let security_warnings = if tls.verify_disabled {
+            vec![WarningCode::TlsVerifyDisabled]
+        } else {
+            Vec::new()
+        };
+        Ok(Connection {
+            stream: Box::new(stream),
+            peer: Some(peer),
+            tls: Some(summary),
+            security_warnings,
+        })
+    }
+}
+
+impl Connector for TcpConnector {
+    fn connect(&self) -> BoxFuture<'_, Result<Connection, LinkError>> {
+        Box::pin(async move {
+            let mut phase = Phase::Resolve;
+            let Some(limit) = self.connect_timeout else {
+                return self.establish(&mut phase).await;
+            };
+            let outcome = tokio::time::timeout(limit, self.establish(&mut phase)).await;
+            outcome.unwrap_or_else(|_| {
+                let during = match phase {
+                    Phase::Resolve => "name resolution",
+                    Phase::Connect => "TCP connect",
+                    Phase::Tls => "the TLS handshake",
+                };
+                Err(LinkError {
+                    cause: Cause::ConnectTimeout,
+                    phase,
+                    detail: format!(
+                        "{}:{}: not connected within {} (during {during})",
+                        self.host,
+                        self.port,
+                        humantime::format_duration(limit)
+                    ),
+                })
+            })
+        })
+    }
+}
+
+/// TCP_NODELAY on (MLLP frames are small and answered one by one), and TCP keepalive with
+/// `interval` as both idle time and probe interval when set.
+pub fn configure_socket(stream: &TcpStream, keepalive: Option<Duration>) -> io::Result<()> {
+    stream.set_nodelay(true)?;
+    if let Some(interval) = keepalive {
+        let params = TcpKeepalive::new()
+            .with_time(interval)
+            .with_interval(interval);
+        SockRef::from(stream).set_tcp_keepalive(&params)?;
+    }
+    Ok(())
 }
