@@ -1,7 +1,19 @@
 //! Acknowledgement building that can never lie: the code follows MSH-15 and the commit outcome,
 //! and is downgraded whenever the inbound cannot be correlated or was damaged.
 
+mod batch;
+mod ids;
+mod policy;
+mod render;
+#[cfg(test)]
+mod tests;
+
+pub use batch::{build_batch_ack, BuiltBatchAck};
+pub use ids::{hl7_timestamp, next_control_id};
+
+use crate::hl7::{self, Shape};
 use crate::warning::WarningCode;
+use policy::{AcceptAckType, Defect};
 use serde::Serialize;
 use std::fmt;
 
@@ -44,6 +56,15 @@ impl AckCode {
     /// An accept (commit) acknowledgement code: CA, CE, CR.
     pub fn is_commit_level(self) -> bool {
         matches!(self, AckCode::CA | AckCode::CE | AckCode::CR)
+    }
+    /// The same answer at application level (`CA` -> `AA`, `CE` -> `AE`, `CR` -> `AR`).
+    pub fn application_level(self) -> AckCode {
+        match self {
+            AckCode::CA => AckCode::AA,
+            AckCode::CE => AckCode::AE,
+            AckCode::CR => AckCode::AR,
+            other => other,
+        }
     }
 }
 
@@ -93,6 +114,18 @@ pub struct AckContext {
     pub forced: Option<AckCode>,
 }
 
+impl AckContext {
+    /// A context with a fresh control ID and the current time.
+    pub fn fresh() -> AckContext {
+        AckContext {
+            control_id: next_control_id(),
+            timestamp: hl7_timestamp(std::time::SystemTime::now()),
+            text: None,
+            forced: None,
+        }
+    }
+}
+
 /// A built acknowledgement.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuiltAck {
@@ -111,6 +144,84 @@ pub fn build_ack(
     damaged: bool,
     ctx: &AckContext,
 ) -> Option<BuiltAck> {
-    let _ = (inbound, disposition, damaged, ctx);
-    todo!("ack::build_ack")
+    let scan = hl7::scan(inbound);
+    let msh = scan.msh.as_ref();
+    if msh.is_some_and(|m| m.is_ack()) {
+        return None;
+    }
+    let ack_type = AcceptAckType::from_field(msh.and_then(|m| m.accept_ack_type()));
+    let decision = policy::decide(
+        ack_type.codes(),
+        disposition,
+        defect_of(&scan, damaged),
+        ctx.forced,
+    );
+    let mut warnings = Vec::new();
+    if ack_type == AcceptAckType::Unknown {
+        warnings.push(WarningCode::UnknownAcceptAckType);
+    }
+    Some(BuiltAck {
+        payload: render::ack(msh, &decision, ctx),
+        code: decision.code,
+        reason: decision.reason,
+        warnings,
+    })
+}
+
+/// MSH-16 (application acknowledgement type) asks for an application ACK for this outcome:
+/// `AL` always, `ER` only on failure, `SU` only on success; `NE`, empty or anything else never.
+pub fn wants_application_ack(msh: &hl7::Msh<'_>, success: bool) -> bool {
+    match msh.application_ack_type() {
+        Some(b"AL") => true,
+        Some(b"ER") => !success,
+        Some(b"SU") => success,
+        _ => false,
+    }
+}
+
+/// Build the enhanced-mode application acknowledgement (`AA`/`AE`/`AR`, same MSA-2 as the
+/// accept ACK), bound by the same contract and downgrades as [`build_ack`]. `None` when the
+/// inbound is an ACK, has no MSH, or its MSH-16 does not ask for one for this outcome.
+pub fn build_application_ack(
+    inbound: &[u8],
+    disposition: Disposition,
+    damaged: bool,
+    ctx: &AckContext,
+) -> Option<BuiltAck> {
+    let scan = hl7::scan(inbound);
+    let msh = scan.msh.as_ref()?;
+    if msh.is_ack() {
+        return None;
+    }
+    let decision = policy::decide(
+        AcceptAckType::Original.codes(),
+        disposition,
+        defect_of(&scan, damaged),
+        ctx.forced.map(AckCode::application_level),
+    );
+    if !wants_application_ack(msh, decision.code.is_positive()) {
+        return None;
+    }
+    Some(BuiltAck {
+        payload: render::ack(Some(msh), &decision, ctx),
+        code: decision.code,
+        reason: decision.reason,
+        warnings: Vec::new(),
+    })
+}
+
+/// What stops a positive answer regardless of the commit: the inbound cannot be correlated,
+/// or the frame was damaged.
+fn defect_of(scan: &hl7::Scan<'_>, damaged: bool) -> Option<Defect> {
+    let uncorrelatable = match (&scan.msh, scan.shape) {
+        (_, Shape::Batch) => Some(Defect::Batch),
+        (_, Shape::Concatenated) => Some(Defect::Concatenated),
+        (None, _) => Some(Defect::NoMsh),
+        (Some(msh), _) if !render::usable(&msh.delimiters) => Some(Defect::UnusableDelimiters),
+        (Some(msh), _) if !msh.control_id().is_some_and(|c| !c.is_empty()) => {
+            Some(Defect::EmptyControlId)
+        }
+        _ => None,
+    };
+    uncorrelatable.or(damaged.then_some(Defect::Damaged))
 }

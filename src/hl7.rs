@@ -23,8 +23,35 @@ impl Default for Delimiters {
     }
 }
 
+impl Delimiters {
+    /// Delimiters from a field separator and MSH-2; characters MSH-2 leaves out take the defaults.
+    pub fn from_header(field: u8, encoding_characters: &[u8]) -> Delimiters {
+        let defaults = Delimiters::default();
+        let at = |i: usize, default: u8| encoding_characters.get(i).copied().unwrap_or(default);
+        Delimiters {
+            field,
+            component: at(0, defaults.component),
+            repetition: at(1, defaults.repetition),
+            escape: at(2, defaults.escape),
+            subcomponent: at(3, defaults.subcomponent),
+        }
+    }
+
+    /// The four encoding characters, as an MSH-2 that declares all of them.
+    pub fn encoding_characters(&self) -> [u8; 4] {
+        [
+            self.component,
+            self.repetition,
+            self.escape,
+            self.subcomponent,
+        ]
+    }
+}
+
 /// The MSH segment of a payload, its fields as byte slices. Field `n` is HL7's MSH-n
 /// (MSH-1 is the field separator itself, MSH-2 the encoding characters).
+///
+/// The same layout serves FHS and BHS, which declare their delimiters the same way.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Msh<'a> {
     pub delimiters: Delimiters,
@@ -35,10 +62,48 @@ pub struct Msh<'a> {
 }
 
 impl<'a> Msh<'a> {
+    /// Read a header segment (MSH, BHS or FHS layout); `None` when it is shorter than its name.
+    /// A segment that ends right after its name gets the default delimiters and no fields.
+    pub fn parse(segment: &'a [u8]) -> Option<Msh<'a>> {
+        if segment.len() < 3 {
+            return None;
+        }
+        let Some(&field) = segment.get(3) else {
+            return Some(Msh {
+                delimiters: Delimiters::default(),
+                encoding_characters: &[],
+                segment,
+            });
+        };
+        let rest = segment.get(4..).unwrap_or_default();
+        let end = memchr::memchr(field, rest).unwrap_or(rest.len());
+        let encoding_characters = &rest[..end];
+        Some(Msh {
+            delimiters: Delimiters::from_header(field, encoding_characters),
+            encoding_characters,
+            segment,
+        })
+    }
+
     /// MSH-n as written; `None` when the segment is too short. Never reads past the segment.
+    /// `field(0)` is the segment name.
     pub fn field(&self, n: usize) -> Option<&'a [u8]> {
-        let _ = n;
-        todo!("hl7::Msh::field")
+        match n {
+            0 => self.segment.get(..3),
+            1 => self.segment.get(3..4),
+            _ => self
+                .segment
+                .get(4..)?
+                .split(|&b| b == self.delimiters.field)
+                .nth(n - 2),
+        }
+    }
+    /// Component `c` (1-based) of MSH-n; `None` when absent.
+    pub fn component(&self, n: usize, c: usize) -> Option<&'a [u8]> {
+        let field = self.field(n)?;
+        field
+            .split(|&b| b == self.delimiters.component)
+            .nth(c.checked_sub(1)?)
     }
     pub fn control_id(&self) -> Option<&'a [u8]> {
         self.field(10)
@@ -57,12 +122,36 @@ impl<'a> Msh<'a> {
     }
     /// MSH-9's first component is `ACK`.
     pub fn is_ack(&self) -> bool {
-        todo!("hl7::Msh::is_ack")
+        self.component(9, 1) == Some(b"ACK")
     }
     /// MSH-15 or MSH-16 present and not empty.
     pub fn is_enhanced(&self) -> bool {
-        todo!("hl7::Msh::is_enhanced")
+        let present = |f: Option<&[u8]>| f.is_some_and(|v| !v.is_empty());
+        present(self.accept_ack_type()) || present(self.application_ack_type())
     }
+}
+
+/// The segments of a payload with their byte offsets. CR and LF each end a segment (so CRLF
+/// does too); the empty segments between consecutive terminators are skipped.
+pub fn segments(payload: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+    let mut start = 0;
+    std::iter::from_fn(move || loop {
+        if start >= payload.len() {
+            return None;
+        }
+        let rest = &payload[start..];
+        let len = memchr::memchr2(b'\r', b'\n', rest).unwrap_or(rest.len());
+        let at = start;
+        start += len + 1;
+        if len > 0 {
+            return Some((at, &rest[..len]));
+        }
+    })
+}
+
+/// The segment is a batch or file envelope segment (FHS, BHS, BTS, FTS).
+pub fn is_envelope_segment(segment: &[u8]) -> bool {
+    matches!(segment.get(..3), Some(b"FHS" | b"BHS" | b"BTS" | b"FTS"))
 }
 
 /// How a payload is shaped.
@@ -70,25 +159,75 @@ impl<'a> Msh<'a> {
 pub enum Shape {
     /// One message.
     Single,
-    /// FHS or BHS envelope.
+    /// FHS or BHS envelope (or a stray BTS/FTS), even when it holds no MSH.
     Batch,
     /// More than one MSH without a batch envelope.
     Concatenated,
-    /// No MSH segment found.
+    /// No MSH segment found (and no envelope).
     NoMsh,
 }
 
 /// The scan of one payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scan<'a> {
+    /// The first MSH of the payload.
     pub msh: Option<Msh<'a>>,
     pub shape: Shape,
 }
 
 /// Find the first segment starting `MSH` (segments end in CR or LF) and classify the payload.
 pub fn scan(payload: &[u8]) -> Scan<'_> {
-    let _ = payload;
-    todo!("hl7::scan")
+    let mut msh = None;
+    let mut msh_count = 0usize;
+    let mut envelope = false;
+    for (_, segment) in segments(payload) {
+        if segment.starts_with(b"MSH") {
+            msh_count += 1;
+            if msh.is_none() {
+                msh = Msh::parse(segment);
+            }
+        } else if is_envelope_segment(segment) {
+            envelope = true;
+        }
+    }
+    let shape = if envelope {
+        Shape::Batch
+    } else if msh_count > 1 {
+        Shape::Concatenated
+    } else if msh.is_some() {
+        Shape::Single
+    } else {
+        Shape::NoMsh
+    };
+    Scan { msh, shape }
+}
+
+/// The messages of a batch (or of concatenated messages): each runs from its MSH segment to the
+/// next MSH or envelope segment, terminators included. Bytes before the first MSH and envelope
+/// segments belong to no message.
+pub fn split_batch(payload: &[u8]) -> Vec<&[u8]> {
+    let mut messages = Vec::new();
+    let mut current: Option<usize> = None;
+    for (at, segment) in segments(payload) {
+        let is_msh = segment.starts_with(b"MSH");
+        if is_msh || is_envelope_segment(segment) {
+            if let Some(start) = current.take() {
+                messages.push(&payload[start..at]);
+            }
+            if is_msh {
+                current = Some(at);
+            }
+        }
+    }
+    if let Some(start) = current {
+        messages.push(&payload[start..]);
+    }
+    messages
+}
+
+/// Field `n` of a non-header segment (the segment name is field 0), split on `field_separator`.
+pub fn segment_field(segment: &[u8], field_separator: u8, n: usize) -> Option<&[u8]> {
+    segment.split(|&b| b == field_separator).nth(n)
 }
 
 /// What an ACK says: MSA-1, MSA-2, MSA-3 under the ACK's own field separator, and ERR-3's code if present.
@@ -101,7 +240,37 @@ pub struct AckView<'a> {
 }
 
 /// Read MSA of an acknowledgement payload; `None` when there is no MSH or no MSA.
+/// Only the first MSA (and first ERR) is read.
 pub fn scan_ack(payload: &[u8]) -> Option<AckView<'_>> {
-    let _ = payload;
-    todo!("hl7::scan_ack")
+    let mut delimiters = None;
+    let mut msa = None;
+    let mut err = None;
+    for (_, segment) in segments(payload) {
+        if delimiters.is_none() && segment.starts_with(b"MSH") {
+            delimiters = Msh::parse(segment).map(|m| m.delimiters);
+        } else if msa.is_none() && segment.starts_with(b"MSA") {
+            msa = Some(segment);
+        } else if err.is_none() && segment.starts_with(b"ERR") {
+            err = Some(segment);
+        }
+        if delimiters.is_some() && msa.is_some() && err.is_some() {
+            break;
+        }
+    }
+    let delimiters = delimiters?;
+    let msa = msa?;
+    let field = |n| segment_field(msa, delimiters.field, n);
+    let error_code = err
+        .and_then(|e| segment_field(e, delimiters.field, 3))
+        .and_then(|f| f.split(|&b| b == delimiters.component).next())
+        .filter(|c| !c.is_empty());
+    Some(AckView {
+        code: field(1).unwrap_or_default(),
+        control_id: field(2).unwrap_or_default(),
+        text: field(3).filter(|t| !t.is_empty()),
+        error_code,
+    })
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,1 +1,19 @@
 //! Splitting HL7 files and streams into messages: MSH boundaries, line endings, framed input, batches.
+//!
+//! - [`Splitter`]: one byte stream in, messages out, in bounded memory (the rules are in its module, `input/split.rs`).
+//! - [`collect_inputs`]: command-line arguments (files, globs, directories, `-`) to [`InputSource`]s.
+//! - [`InputSet`]: the sources made ready to read twice (stdin spooled to a temporary file), a
+//!   validation pass over all of them, then the messages for sending.
+
+mod collect;
+mod error;
+mod message;
+mod reader;
+mod set;
+mod split;
+
+pub use collect::{collect_inputs, InputSource};
+pub use error::InputError;
+pub use message::{Message, SplitOptions, DEFAULT_MAX_MESSAGE};
+pub use set::{InputOptions, InputSet, Messages, Summary, DEFAULT_MAX_INPUT};
+pub use split::Splitter;

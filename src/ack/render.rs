@@ -1,0 +1,190 @@
+//! Writing acknowledgements: the swapped MSH under the inbound's own delimiters, MSA with the
+//! inbound MSH-10 byte for byte, and MSA-3 plus ERR on a negative answer.
+
+use super::policy::Decision;
+use super::AckContext;
+use crate::hl7::{Delimiters, Msh};
+
+/// HL7 version written when the inbound gave none we can copy.
+const FALLBACK_VERSION: &[u8] = b"2.5";
+
+/// An answer can be written under these delimiters and read back: a letter or digit as field
+/// separator would collide with segment names and codes.
+pub(crate) fn usable(delimiters: &Delimiters) -> bool {
+    !delimiters.field.is_ascii_alphanumeric()
+}
+
+/// One HL7 segment being written.
+pub(crate) struct SegmentWriter<'o> {
+    out: &'o mut Vec<u8>,
+    delimiters: Delimiters,
+}
+
+impl<'o> SegmentWriter<'o> {
+    pub(crate) fn start(out: &'o mut Vec<u8>, name: &[u8], delimiters: Delimiters) -> Self {
+        out.extend_from_slice(name);
+        SegmentWriter { out, delimiters }
+    }
+
+    /// Bytes taken from the inbound's own fields: they hold no field separator and no CR/LF.
+    pub(crate) fn raw(&mut self, bytes: &[u8]) -> &mut Self {
+        self.out.push(self.delimiters.field);
+        self.out.extend_from_slice(bytes);
+        self
+    }
+
+    /// Our own text, escaped so no delimiter or terminator in it can split the segment.
+    pub(crate) fn text(&mut self, text: &str) -> &mut Self {
+        self.out.push(self.delimiters.field);
+        escape_into(self.out, text.as_bytes(), &self.delimiters);
+        self
+    }
+
+    /// Components of our own text; only the first when the component separator is unusable.
+    pub(crate) fn components(&mut self, parts: &[&str]) -> &mut Self {
+        let d = self.delimiters;
+        let joinable = d.component != d.field && !d.component.is_ascii_alphanumeric();
+        self.out.push(d.field);
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                if !joinable {
+                    break;
+                }
+                self.out.push(d.component);
+            }
+            escape_into(self.out, part.as_bytes(), &d);
+        }
+        self
+    }
+
+    pub(crate) fn empty(&mut self, count: usize) -> &mut Self {
+        for _ in 0..count {
+            self.out.push(self.delimiters.field);
+        }
+        self
+    }
+
+    pub(crate) fn end(&mut self) {
+        self.out.push(b'\r');
+    }
+}
+
+/// Escape our own text under HL7 rules; where the escape character itself is unusable the
+/// offending bytes become spaces. Letters and digits are never escaped: an inbound that declares
+/// one as a delimiter gets its text as is.
+fn escape_into(out: &mut Vec<u8>, text: &[u8], d: &Delimiters) {
+    let can_escape = d.escape != d.field && !d.escape.is_ascii_alphanumeric();
+    for &b in text {
+        let code = match b {
+            b'\r' | b'\n' => {
+                out.push(b' ');
+                continue;
+            }
+            _ if b.is_ascii_alphanumeric() => {
+                out.push(b);
+                continue;
+            }
+            _ if b == d.field => b'F',
+            _ if b == d.component => b'S',
+            _ if b == d.repetition => b'R',
+            _ if b == d.escape => b'E',
+            _ if b == d.subcomponent => b'T',
+            _ => {
+                out.push(b);
+                continue;
+            }
+        };
+        if can_escape {
+            out.extend_from_slice(&[d.escape, code, d.escape]);
+        } else {
+            out.push(b' ');
+        }
+    }
+}
+
+/// The MSH-2 to write: the inbound's own when it declares all four characters, else the
+/// characters in effect.
+pub(crate) fn encoding_characters<'a>(msh: &Msh<'a>, effective: &'a [u8; 4]) -> &'a [u8] {
+    if msh.encoding_characters.len() >= 4 {
+        msh.encoding_characters
+    } else {
+        effective
+    }
+}
+
+/// Write the MSH of an answer to `msh`: sender and receiver swapped, MSH-11, MSH-12 and MSH-18
+/// copied, trailing empty fields left out.
+pub(crate) fn answer_msh(
+    out: &mut Vec<u8>,
+    msh: &Msh<'_>,
+    trigger: Option<&[u8]>,
+    ctx: &AckContext,
+) {
+    let d = msh.delimiters;
+    let effective = d.encoding_characters();
+    let field = |n| msh.field(n).unwrap_or_default();
+    let mut w = SegmentWriter::start(out, b"MSH", d);
+    w.out.push(d.field);
+    w.out
+        .extend_from_slice(encoding_characters(msh, &effective));
+    w.raw(field(5)).raw(field(6)).raw(field(3)).raw(field(4));
+    w.text(&ctx.timestamp).empty(1);
+    w.out.push(d.field);
+    w.out.extend_from_slice(b"ACK");
+    if let Some(trigger) = trigger.filter(|t| !t.is_empty()) {
+        if d.component != d.field && !d.component.is_ascii_alphanumeric() {
+            w.out.push(d.component);
+            w.out.extend_from_slice(trigger);
+        }
+    }
+    w.text(&ctx.control_id);
+    let tail: [&[u8]; 8] = [field(11), field(12), &[], &[], &[], &[], &[], field(18)];
+    let used = tail
+        .iter()
+        .rposition(|f| !f.is_empty())
+        .map_or(0, |i| i + 1);
+    for f in &tail[..used] {
+        w.raw(f);
+    }
+    w.end();
+}
+
+/// The whole acknowledgement message.
+pub(crate) fn ack(msh: Option<&Msh<'_>>, decision: &Decision, ctx: &AckContext) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    let (delimiters, control_id) = match msh {
+        Some(msh) if !decision.headerless => {
+            answer_msh(&mut out, msh, msh.component(9, 2), ctx);
+            (msh.delimiters, msh.control_id().unwrap_or_default())
+        }
+        _ => {
+            minimal_msh(&mut out, ctx);
+            (Delimiters::default(), &[][..])
+        }
+    };
+    let mut msa = SegmentWriter::start(&mut out, b"MSA", delimiters);
+    msa.raw(decision.code.as_str().as_bytes()).raw(control_id);
+    if let Some(cause) = decision.negative {
+        msa.text(ctx.text.as_deref().unwrap_or(cause.text())).end();
+        let (code, name) = cause.error();
+        SegmentWriter::start(&mut out, b"ERR", delimiters)
+            .empty(2)
+            .components(&[code, name, "HL70357"])
+            .raw(b"E")
+            .end();
+    } else {
+        msa.end();
+    }
+    out
+}
+
+/// The MSH of an answer to a payload without a usable MSH: default delimiters, nothing copied.
+fn minimal_msh(out: &mut Vec<u8>, ctx: &AckContext) {
+    let mut w = SegmentWriter::start(out, b"MSH", Delimiters::default());
+    w.raw(b"^~\\&")
+        .empty(4)
+        .text(&ctx.timestamp)
+        .empty(1)
+        .raw(b"ACK");
+    w.text(&ctx.control_id).empty(1).raw(FALLBACK_VERSION).end();
+}

@@ -1,0 +1,376 @@
+//! Unit tests for ACK building: the MSH-15 table, downgrades, echoing MSH-10, and never
+//! answering an ACK.
+
+use super::*;
+use crate::hl7::{scan, scan_ack};
+use proptest::prelude::*;
+use AckCode::*;
+use Disposition::*;
+
+fn ctx() -> AckContext {
+    AckContext {
+        control_id: "ACK1".into(),
+        timestamp: "20240102030405".into(),
+        text: None,
+        forced: None,
+    }
+}
+
+fn msg(msh15: &str, control_id: &[u8]) -> Vec<u8> {
+    let mut m = b"MSH|^~\\&|SND|SFAC|RCV|RFAC|20240101||ADT^A01^ADT_A01|".to_vec();
+    m.extend_from_slice(control_id);
+    m.extend_from_slice(format!("|P|2.5.1|||{msh15}|||8859/1\rPID|1\r").as_bytes());
+    m
+}
+
+fn ack(inbound: &[u8], d: Disposition) -> BuiltAck {
+    build_ack(inbound, d, false, &ctx()).expect("an answer")
+}
+
+#[test]
+fn msh15_table_crossed_with_every_disposition() {
+    let table: &[(&str, [AckCode; 3], bool)] = &[
+        ("", [AA, AE, AR], false),
+        ("NE", [AA, AE, AR], false),
+        ("AL", [CA, CE, CR], false),
+        ("ER", [AA, CE, CR], false),
+        ("SU", [CA, AE, AR], false),
+        ("XX", [AA, AE, AR], true),
+        ("al", [AA, AE, AR], true),
+    ];
+    for (msh15, codes, warned) in table {
+        for (d, want) in [Committed, CommitFailed, Rejected].into_iter().zip(codes) {
+            let a = ack(&msg(msh15, b"C1"), d);
+            assert_eq!(a.code, *want, "MSH-15 {msh15:?} {d:?}");
+            let v = scan_ack(&a.payload).unwrap();
+            assert_eq!(v.code, want.as_str().as_bytes());
+            assert_eq!(v.control_id, b"C1");
+            assert_eq!(
+                a.warnings.contains(&WarningCode::UnknownAcceptAckType),
+                *warned
+            );
+            let reason = (d == Rejected).then_some(NackReason::HandlerRejected);
+            assert_eq!(a.reason, reason, "MSH-15 {msh15:?} {d:?}");
+            match d {
+                Committed => assert_eq!((v.text, v.error_code), (None, None)),
+                _ => {
+                    assert!(v.text.is_some());
+                    assert_eq!(v.error_code, Some(&b"207"[..]));
+                }
+            }
+        }
+    }
+    // MSH-15 absent altogether.
+    let short = b"MSH|^~\\&|S||R||T||ADT^A01|C2|P|2.5\r";
+    assert_eq!(ack(short, Committed).code, AA);
+    assert_eq!(ack(short, CommitFailed).code, AE);
+}
+
+#[test]
+fn the_header_is_swapped_copied_and_written_under_the_inbound_delimiters() {
+    let a = ack(&msg("AL", b"C1"), Committed);
+    let text = String::from_utf8(a.payload).unwrap();
+    assert_eq!(
+        text,
+        "MSH|^~\\&|RCV|RFAC|SND|SFAC|20240102030405||ACK^A01|ACK1|P|2.5.1||||||8859/1\rMSA|CA|C1\r"
+    );
+    let bang = b"MSH!*~\\&!S!SF!R!RF!T!!ORU*R01!Z1!T!2.3\r";
+    let text = String::from_utf8(ack(bang, CommitFailed).payload).unwrap();
+    assert_eq!(
+        text,
+        "MSH!*~\\&!R!RF!S!SF!20240102030405!!ACK*R01!ACK1!T!2.3\rMSA!AE!Z1!Message could not be committed\rERR!!!207*Application internal error*HL70357!E\r"
+    );
+    let no_trigger = b"MSH|^~\\&|S||R||T||ADT|Q|P|2.5";
+    let a = ack(no_trigger, Committed);
+    assert!(a
+        .payload
+        .starts_with(b"MSH|^~\\&|R||S||20240102030405||ACK|ACK1|P|2.5\r"));
+}
+
+#[test]
+fn control_ids_are_echoed_byte_for_byte() {
+    let ids: &[&[u8]] = &[
+        b"A\\E\\B",
+        b"ID  ",
+        b"  lead",
+        b"12^34^56",
+        b"X\x8bY",
+        b"\xff\xfe",
+        b"a~b&c",
+    ];
+    for id in ids {
+        for d in [Committed, CommitFailed, Rejected] {
+            let a = ack(&msg("", id), d);
+            assert_eq!(scan_ack(&a.payload).unwrap().control_id, *id);
+        }
+    }
+    for sep in [b'!', b'#'] {
+        let inbound = [
+            &b"MSH"[..],
+            &[sep],
+            b"^~\\&",
+            &[sep; 7],
+            b"ADT^A04",
+            &[sep],
+            b"I\x8bD |x^y",
+            &[sep],
+            b"P",
+        ]
+        .concat();
+        let a = ack(&inbound, Committed);
+        assert_eq!(a.code, AA);
+        assert_eq!(a.payload[3], sep);
+        assert_eq!(scan_ack(&a.payload).unwrap().control_id, b"I\x8bD |x^y");
+    }
+}
+
+#[test]
+fn uncorrelatable_inbound_is_never_positive() {
+    let cases: &[(&[u8], &[u8], &str)] = &[
+        (&msg("", b""), b"", "101"),
+        (b"MSH|^~\\&|S||R||T||ADT^A01", b"", "101"),
+        (b"PID|1||x\rOBX|1", b"", "100"),
+        (b"", b"", "100"),
+        (
+            b"BHS|^~\\&\rMSH|^~\\&|||||||ADT^A01|B1\rBTS|1",
+            b"B1",
+            "100",
+        ),
+        (
+            b"MSH|^~\\&|||||||ADT^A01|M1\rMSH|^~\\&|||||||ADT^A01|M2\r",
+            b"M1",
+            "100",
+        ),
+        (b"MSHA^~\\&AAAAAAADT^A01AX1", b"", "102"),
+    ];
+    for (inbound, echoed, err) in cases {
+        let a = ack(inbound, Committed);
+        assert_eq!(a.code, AE);
+        assert_eq!(a.reason, Some(NackReason::UncorrelatableInbound));
+        let v = scan_ack(&a.payload).unwrap();
+        assert_eq!(v.control_id, *echoed);
+        assert_eq!(v.error_code, Some(err.as_bytes()));
+        let failed = ack(inbound, CommitFailed);
+        assert_eq!(
+            (failed.code, failed.reason),
+            (AE, Some(NackReason::UncorrelatableInbound))
+        );
+        let rejected = ack(inbound, Rejected);
+        assert_eq!(
+            (rejected.code, rejected.reason),
+            (AR, Some(NackReason::HandlerRejected))
+        );
+    }
+    let al_empty = ack(&msg("AL", b""), Committed);
+    assert_eq!(al_empty.code, CE);
+}
+
+#[test]
+fn no_msh_gets_a_minimal_ack_under_default_delimiters() {
+    let a = ack(b"garbage", Committed);
+    let text = String::from_utf8(a.payload).unwrap();
+    assert_eq!(
+        text,
+        "MSH|^~\\&|||||20240102030405||ACK|ACK1||2.5\rMSA|AE||No MSH segment\rERR|||100^Segment sequence error^HL70357|E\r"
+    );
+}
+
+#[test]
+fn damaged_frames_are_downgraded() {
+    for (msh15, want) in [("", AE), ("AL", CE), ("SU", CE), ("ER", AE)] {
+        let a = build_ack(&msg(msh15, b"D1"), Committed, true, &ctx()).unwrap();
+        assert_eq!((a.code, a.reason), (want, Some(NackReason::DiscardedBytes)));
+        assert_eq!(scan_ack(&a.payload).unwrap().control_id, b"D1");
+    }
+}
+
+#[test]
+fn forced_codes_stay_bound_by_the_contract() {
+    let forced = |code, d, damaged| {
+        let c = AckContext {
+            forced: Some(code),
+            ..ctx()
+        };
+        build_ack(&msg("", b"F1"), d, damaged, &c).unwrap().code
+    };
+    assert_eq!(forced(AA, Committed, false), AA);
+    assert_eq!(forced(CA, Committed, false), CA);
+    assert_eq!(forced(AE, Committed, false), AE);
+    assert_eq!(forced(AR, Committed, false), AR);
+    assert_eq!(forced(AA, CommitFailed, false), AE);
+    assert_eq!(forced(CA, CommitFailed, false), CE);
+    assert_eq!(forced(AA, Rejected, false), AR);
+    assert_eq!(forced(CA, Rejected, false), CR);
+    assert_eq!(forced(AA, Committed, true), AE);
+    assert_eq!(forced(CA, Committed, true), CE);
+    assert_eq!(forced(CE, CommitFailed, false), CE);
+}
+
+#[test]
+fn text_is_ours_and_escaped() {
+    let c = AckContext {
+        text: Some("bad|thing^here\rnow".into()),
+        ..ctx()
+    };
+    let a = build_ack(&msg("", b"T1"), CommitFailed, false, &c).unwrap();
+    let v = scan_ack(&a.payload).unwrap();
+    assert_eq!(v.text, Some(&b"bad\\F\\thing\\S\\here now"[..]));
+    assert_eq!(v.control_id, b"T1");
+    // The inbound's content never reaches MSA-3.
+    let secret = b"MSH|^~\\&|||||||ADT^A01|\rPID|1||SECRET-PATIENT\r";
+    let a = ack(secret, Committed);
+    assert!(!a.payload.windows(6).any(|w| w == b"SECRET"));
+}
+
+#[test]
+fn an_inbound_ack_is_never_answered() {
+    for inbound in [
+        &b"MSH|^~\\&|R||S||T||ACK^A01|X|P|2.5\rMSA|AA|1\r"[..],
+        b"MSH|^~\\&|R||S||T||ACK|X\rMSA|AE|1\r",
+        b"MSH!^~\\&!!!!!!!ACK!X\r",
+    ] {
+        for d in [Committed, CommitFailed, Rejected] {
+            assert_eq!(build_ack(inbound, d, false, &ctx()), None);
+            assert_eq!(build_ack(inbound, d, true, &ctx()), None);
+            assert_eq!(build_application_ack(inbound, d, false, &ctx()), None);
+        }
+    }
+    let own = ack(&msg("AL", b"C9"), Committed);
+    assert_eq!(build_ack(&own.payload, Committed, false, &ctx()), None);
+}
+
+#[test]
+fn application_acks_follow_msh16() {
+    let with16 =
+        |msh16: &str| format!("MSH|^~\\&|S||R||T||ORU^R01|P7|P|2.5|||AL|{msh16}\r").into_bytes();
+    let table: &[(&str, [bool; 3])] = &[
+        ("AL", [true, true, true]),
+        ("ER", [false, true, true]),
+        ("SU", [true, false, false]),
+        ("NE", [false, false, false]),
+        ("", [false, false, false]),
+        ("ZZ", [false, false, false]),
+    ];
+    for (msh16, wanted) in table {
+        for (d, want) in [Committed, CommitFailed, Rejected].into_iter().zip(wanted) {
+            let got = build_application_ack(&with16(msh16), d, false, &ctx());
+            assert_eq!(got.is_some(), *want, "MSH-16 {msh16:?} {d:?}");
+            if let Some(a) = got {
+                let code = [AA, AE, AR][d as usize];
+                assert_eq!(a.code, code);
+                assert_eq!(scan_ack(&a.payload).unwrap().control_id, b"P7");
+            }
+        }
+    }
+    let damaged = build_application_ack(&with16("AL"), Committed, true, &ctx()).unwrap();
+    assert_eq!(damaged.code, AE);
+    let su = with16("SU");
+    let msh = scan(&su).msh.unwrap();
+    assert!(wants_application_ack(&msh, true));
+    assert!(!wants_application_ack(&msh, false));
+}
+
+#[test]
+fn batch_acks_answer_each_message() {
+    let batch = b"FHS|^~\\&|S|SF|R|RF|T||||F1\rBHS|^~\\&|S|SF|R|RF|T||||B1\rMSH|^~\\&|S||R||T||ADT^A01|M1|P|2.5\rPID|1\rMSH|^~\\&|S||R||T||ADT^A02|M2|P|2.5|||AL\rMSH|^~\\&|S||R||T||ACK|M3\rMSA|AA|X\rBTS|3\rFTS|1\r";
+    let b = build_batch_ack(batch, Committed, false, &ctx()).unwrap();
+    assert_eq!(b.acks.len(), 2);
+    assert_eq!(b.code, AA);
+    let parts = crate::hl7::split_batch(&b.payload);
+    let ids: Vec<_> = parts
+        .iter()
+        .map(|p| scan_ack(p).unwrap().control_id)
+        .collect();
+    assert_eq!(ids, vec![&b"M1"[..], b"M2"]);
+    let codes: Vec<_> = b.acks.iter().map(|a| a.code).collect();
+    assert_eq!(codes, vec![AA, CA]);
+    let text = String::from_utf8(b.payload.clone()).unwrap();
+    assert!(text.starts_with("FHS|^~\\&|R|RF|S|SF|20240102030405||||ACK1.F|F1\rBHS|^~\\&|R|RF|S|SF|20240102030405||||ACK1.B|B1\rMSH|"));
+    assert!(text.ends_with("BTS|2\rFTS|1\r"));
+    assert_eq!(scan(&b.payload).shape, crate::hl7::Shape::Batch);
+
+    let bhs_only = b"BHS|^~\\&\rMSH|^~\\&|||||||ADT^A01|M1\rMSH|^~\\&|||||||ADT^A01|\rBTS|2";
+    let b = build_batch_ack(bhs_only, Committed, false, &ctx()).unwrap();
+    assert_eq!(
+        (b.code, b.reason),
+        (AE, Some(NackReason::UncorrelatableInbound))
+    );
+    let text = String::from_utf8(b.payload).unwrap();
+    assert!(text.starts_with("BHS|") && text.ends_with("BTS|2\r") && !text.contains("FHS"));
+
+    let failed = build_batch_ack(bhs_only, CommitFailed, false, &ctx()).unwrap();
+    assert!(failed.acks.iter().all(|a| a.code == AE));
+
+    let empty = build_batch_ack(b"BHS|^~\\&\rBTS|0", Committed, false, &ctx()).unwrap();
+    assert_eq!(empty.code, AE);
+    assert_eq!(scan_ack(&empty.payload).unwrap().control_id, b"");
+
+    let acks_only = b"BHS|^~\\&\rMSH|^~\\&|||||||ACK|A\rMSA|AA|1\rBTS|1";
+    assert_eq!(build_batch_ack(acks_only, Committed, false, &ctx()), None);
+
+    let single = build_batch_ack(&msg("", b"S1"), Committed, false, &ctx()).unwrap();
+    assert_eq!(single.payload, ack(&msg("", b"S1"), Committed).payload);
+}
+
+fn header_bytes() -> impl Strategy<Value = Vec<u8>> {
+    proptest::collection::vec(
+        any::<u8>().prop_filter("no CR/LF", |b| *b != b'\r' && *b != b'\n'),
+        0..12,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn scanning_and_building_never_panic(data in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let _ = scan(&data);
+        let _ = scan_ack(&data);
+        let _ = crate::hl7::split_batch(&data);
+        for d in [Committed, CommitFailed, Rejected] {
+            if let Some(a) = build_ack(&data, d, false, &ctx()) {
+                prop_assert!(d == Committed || !a.code.is_positive());
+                prop_assert!(scan_ack(&a.payload).is_some());
+            }
+            let _ = build_application_ack(&data, d, true, &ctx());
+            let _ = build_batch_ack(&data, d, false, &ctx());
+        }
+    }
+
+    #[test]
+    fn msa2_echoes_msh10(
+        sep in prop::sample::select(b"|!#$%*;/,:".to_vec()),
+        enc in header_bytes(),
+        fields in proptest::collection::vec(header_bytes(), 7),
+        control_id in header_bytes(),
+        msh15 in prop::sample::select(vec!["", "AL", "ER", "SU", "NE", "Q"]),
+        damaged in any::<bool>(),
+    ) {
+        let clean = |v: &Vec<u8>| v.iter().copied().filter(|b| *b != sep).collect::<Vec<u8>>();
+        let control_id = clean(&control_id);
+        prop_assume!(!control_id.is_empty());
+        let enc = clean(&enc);
+        let mut inbound = b"MSH".to_vec();
+        inbound.push(sep);
+        inbound.extend_from_slice(&enc);
+        for f in &fields {
+            inbound.push(sep);
+            inbound.extend_from_slice(&clean(f));
+        }
+        inbound.push(sep);
+        inbound.extend_from_slice(&control_id);
+        inbound.extend_from_slice(format!("{0}P{0}2.5{0}{0}{0}{1}\rPID{0}1\r", sep as char, msh15).as_bytes());
+        let is_ack = scan(&inbound).msh.unwrap().is_ack();
+        for d in [Committed, CommitFailed, Rejected] {
+            match build_ack(&inbound, d, damaged, &ctx()) {
+                None => prop_assert!(is_ack),
+                Some(a) => {
+                    let v = scan_ack(&a.payload).unwrap();
+                    prop_assert_eq!(v.control_id, &control_id[..]);
+                    prop_assert_eq!(v.code, a.code.as_str().as_bytes());
+                    prop_assert!(!a.code.is_positive() || (d == Committed && !damaged));
+                }
+            }
+        }
+    }
+}

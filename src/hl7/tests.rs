@@ -1,0 +1,142 @@
+//! Unit tests for header scanning.
+
+use super::*;
+
+const ADT: &[u8] = b"MSH|^~\\&|SND|SFAC|RCV|RFAC|20240101120000||ADT^A01^ADT_A01|CTL-1|P|2.5|||AL|NE\rPID|1||123\r";
+
+#[test]
+fn msh_fields_follow_hl7_numbering() {
+    let s = scan(ADT);
+    assert_eq!(s.shape, Shape::Single);
+    let msh = s.msh.unwrap();
+    assert_eq!(msh.field(0), Some(&b"MSH"[..]));
+    assert_eq!(msh.field(1), Some(&b"|"[..]));
+    assert_eq!(msh.field(2), Some(&b"^~\\&"[..]));
+    assert_eq!(msh.field(3), Some(&b"SND"[..]));
+    assert_eq!(msh.date_time(), Some(&b"20240101120000"[..]));
+    assert_eq!(msh.message_type(), Some(&b"ADT^A01^ADT_A01"[..]));
+    assert_eq!(msh.component(9, 2), Some(&b"A01"[..]));
+    assert_eq!(msh.control_id(), Some(&b"CTL-1"[..]));
+    assert_eq!(msh.accept_ack_type(), Some(&b"AL"[..]));
+    assert_eq!(msh.application_ack_type(), Some(&b"NE"[..]));
+    assert_eq!(msh.field(17), None);
+    assert!(msh.is_enhanced());
+    assert!(!msh.is_ack());
+    assert_eq!(msh.delimiters, Delimiters::default());
+}
+
+#[test]
+fn any_field_separator_and_its_encoding_characters() {
+    for sep in [b'!', b'#', b'|', b';'] {
+        let mut p = b"MSH".to_vec();
+        p.push(sep);
+        p.extend_from_slice(b"*%$@");
+        for f in [&b"A"[..], b"B", b"C", b"D", b"T", b"", b"ORU*R01", b"X*Y"] {
+            p.push(sep);
+            p.extend_from_slice(f);
+        }
+        p.extend_from_slice(b"\rOBX\r");
+        let msh = scan(&p).msh.unwrap();
+        assert_eq!(msh.delimiters.field, sep);
+        assert_eq!(msh.delimiters.component, b'*');
+        assert_eq!(msh.delimiters.subcomponent, b'@');
+        assert_eq!(msh.message_type(), Some(&b"ORU*R01"[..]));
+        assert_eq!(msh.component(9, 2), Some(&b"R01"[..]));
+        assert_eq!(msh.control_id(), Some(&b"X*Y"[..]));
+    }
+}
+
+#[test]
+fn short_encoding_characters_fall_back_to_defaults() {
+    let msh = scan(b"MSH|*~|A").msh.unwrap();
+    assert_eq!(msh.encoding_characters, b"*~");
+    assert_eq!(msh.delimiters.component, b'*');
+    assert_eq!(msh.delimiters.escape, b'\\');
+    assert_eq!(msh.delimiters.subcomponent, b'&');
+    let bare = scan(b"MSH").msh.unwrap();
+    assert_eq!(bare.delimiters, Delimiters::default());
+    assert_eq!(bare.field(1), None);
+    assert_eq!(bare.field(2), None);
+}
+
+#[test]
+fn a_short_msh_never_borrows_from_the_next_segment() {
+    for terminator in [&b"\r"[..], b"\n", b"\r\n"] {
+        let mut p = b"MSH|^~\\&|A|B".to_vec();
+        p.extend_from_slice(terminator);
+        p.extend_from_slice(b"PID|1|2|3|4|5|6|7|8|9|10|11|12\r");
+        let msh = scan(&p).msh.unwrap();
+        assert_eq!(msh.field(4), Some(&b"B"[..]));
+        assert_eq!(msh.field(5), None);
+        assert_eq!(msh.control_id(), None);
+    }
+}
+
+#[test]
+fn msh_is_found_after_other_segments_and_lf_or_crlf() {
+    let s = scan(b"\r\nZZZ|1\nMSH|^~\\&|A||||||ADT^A01|X1\r\nPID\r\n");
+    assert_eq!(s.shape, Shape::Single);
+    assert_eq!(s.msh.unwrap().control_id(), Some(&b"X1"[..]));
+}
+
+#[test]
+fn shapes() {
+    assert_eq!(scan(b"PID|1\rOBX|2").shape, Shape::NoMsh);
+    assert_eq!(scan(b"").shape, Shape::NoMsh);
+    assert_eq!(
+        scan(b"MSH|^~\\&\rPID\rMSH|^~\\&\r").shape,
+        Shape::Concatenated
+    );
+    assert_eq!(
+        scan(b"BHS|^~\\&\rMSH|^~\\&\rMSH|^~\\&\rBTS|2").shape,
+        Shape::Batch
+    );
+    assert_eq!(
+        scan(b"FHS|^~\\&\rBHS|^~\\&\rBTS|0\rFTS|1").shape,
+        Shape::Batch
+    );
+    assert_eq!(scan(b"MSH|^~\\&\rBTS|1").shape, Shape::Batch);
+}
+
+#[test]
+fn ack_detection_reads_the_first_component_only() {
+    assert!(scan(b"MSH|^~\\&|||||||ACK|1").msh.unwrap().is_ack());
+    assert!(scan(b"MSH|^~\\&|||||||ACK^A01^ACK|1").msh.unwrap().is_ack());
+    assert!(!scan(b"MSH|^~\\&|||||||ACKX|1").msh.unwrap().is_ack());
+    assert!(!scan(b"MSH|^~\\&|||||||ADT^ACK|1").msh.unwrap().is_ack());
+    assert!(!scan(b"MSH|^~\\&|||||||").msh.unwrap().is_ack());
+}
+
+#[test]
+fn split_batch_yields_each_message() {
+    let p = b"FHS|^~\\&\rBHS|^~\\&\rMSH|^~\\&|1\rPID|a\rMSH|^~\\&|2\rBTS|2\rFTS|1\r";
+    let parts = split_batch(p);
+    assert_eq!(
+        parts,
+        vec![&b"MSH|^~\\&|1\rPID|a\r"[..], &b"MSH|^~\\&|2\r"[..]]
+    );
+    assert!(split_batch(b"BHS\rBTS|0").is_empty());
+}
+
+#[test]
+fn scan_ack_reads_msa_and_err_under_the_acks_separator() {
+    let ack = b"MSH#^~\\&#R#RF#S#SF#2024##ACK^A01#A9#P#2.5\rMSA#AE#C\\E\\1 ^x#Boom\rERR###207^Application internal error^HL70357#E\r";
+    let v = scan_ack(ack).unwrap();
+    assert_eq!(v.code, b"AE");
+    assert_eq!(v.control_id, b"C\\E\\1 ^x");
+    assert_eq!(v.text, Some(&b"Boom"[..]));
+    assert_eq!(v.error_code, Some(&b"207"[..]));
+    let plain = scan_ack(b"MSH|^~\\&\rMSA|AA|1").unwrap();
+    assert_eq!((plain.code, plain.control_id), (&b"AA"[..], &b"1"[..]));
+    assert_eq!((plain.text, plain.error_code), (None, None));
+    assert_eq!(scan_ack(b"MSA|AA|1"), None);
+    assert_eq!(scan_ack(b"MSH|^~\\&\rPID"), None);
+    let bare = scan_ack(b"MSH|^~\\&\rMSA").unwrap();
+    assert_eq!((bare.code, bare.control_id), (&b""[..], &b""[..]));
+}
+
+#[test]
+fn segments_skip_empty_lines() {
+    let got: Vec<_> = segments(b"\r\nA\r\rB\nC").collect();
+    assert_eq!(got, vec![(2, &b"A"[..]), (5, &b"B"[..]), (7, &b"C"[..])]);
+}

@@ -1,0 +1,157 @@
+//! Byte-level reading for the splitter: a `BufRead` that tracks stream offset and line number and
+//! hands out one line at a time into a bounded buffer.
+
+use crate::framing::{CR, FS, LF, VT};
+use bytes::BytesMut;
+use std::io::{self, BufRead};
+
+/// How a line ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Terminator {
+    Cr,
+    Lf,
+    CrLf,
+}
+
+impl Terminator {
+    pub(crate) fn bytes(self) -> &'static [u8] {
+        match self {
+            Terminator::Cr => b"\r",
+            Terminator::Lf => b"\n",
+            Terminator::CrLf => b"\r\n",
+        }
+    }
+}
+
+/// Why [`Tracked::read_line`] stopped. VT and FS are consumed; what they mean is the caller's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    LineEnd(Terminator),
+    Vt,
+    Fs,
+    Eof,
+    /// The line is longer than the limit; the reader is left mid-line.
+    Limit,
+}
+
+pub(crate) struct Tracked<R> {
+    inner: R,
+    offset: u64,
+    line: u64,
+}
+
+impl<R: BufRead> Tracked<R> {
+    pub(crate) fn new(inner: R) -> Self {
+        Tracked {
+            inner,
+            offset: 0,
+            line: 1,
+        }
+    }
+
+    /// 0-based offset of the next byte.
+    pub(crate) fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// 1-based line of the next byte.
+    pub(crate) fn line(&self) -> u64 {
+        self.line
+    }
+
+    fn fill(&mut self) -> io::Result<&[u8]> {
+        loop {
+            match self.inner.fill_buf() {
+                Ok(_) => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.inner.consume(n);
+        self.offset += n as u64;
+    }
+
+    pub(crate) fn peek(&mut self) -> io::Result<Option<u8>> {
+        Ok(self.fill()?.first().copied())
+    }
+
+    /// Consume one byte already seen with [`Tracked::peek`].
+    pub(crate) fn bump(&mut self) {
+        self.consume(1);
+    }
+
+    /// Consume SP, HT, CR and LF; stop at the first other byte or the end.
+    pub(crate) fn skip_whitespace(&mut self) -> io::Result<()> {
+        while let Some(b) = self.peek()? {
+            match b {
+                b' ' | b'\t' => self.consume(1),
+                CR | LF => {
+                    self.consume(1);
+                    self.end_line(b)?;
+                }
+                _ => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// After a consumed CR or LF: take the LF of a CRLF and count one line.
+    fn end_line(&mut self, first: u8) -> io::Result<Terminator> {
+        self.line += 1;
+        if first == LF {
+            return Ok(Terminator::Lf);
+        }
+        if self.peek()? == Some(LF) {
+            self.consume(1);
+            return Ok(Terminator::CrLf);
+        }
+        Ok(Terminator::Cr)
+    }
+
+    /// Append the bytes before the next CR, LF, VT or FS to `buf` (at most `limit` of them) and
+    /// consume the stop byte, the whole CRLF for a CRLF.
+    pub(crate) fn read_line(&mut self, buf: &mut BytesMut, limit: usize) -> io::Result<Stop> {
+        let mut taken = 0usize;
+        loop {
+            let avail = self.fill()?;
+            if avail.is_empty() {
+                return Ok(Stop::Eof);
+            }
+            match find_stop(avail) {
+                Some(at) => {
+                    if taken + at > limit {
+                        return Ok(Stop::Limit);
+                    }
+                    let stop = avail[at];
+                    buf.extend_from_slice(&avail[..at]);
+                    self.consume(at + 1);
+                    return Ok(match stop {
+                        VT => Stop::Vt,
+                        FS => Stop::Fs,
+                        _ => Stop::LineEnd(self.end_line(stop)?),
+                    });
+                }
+                None => {
+                    let n = avail.len();
+                    if taken + n > limit {
+                        return Ok(Stop::Limit);
+                    }
+                    buf.extend_from_slice(avail);
+                    self.consume(n);
+                    taken += n;
+                }
+            }
+        }
+    }
+}
+
+/// Position of the first CR, LF, VT or FS.
+fn find_stop(bytes: &[u8]) -> Option<usize> {
+    let line_end = memchr::memchr2(CR, LF, bytes);
+    let scope = &bytes[..line_end.unwrap_or(bytes.len())];
+    memchr::memchr2(VT, FS, scope).or(line_end)
+}

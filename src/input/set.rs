@@ -1,0 +1,214 @@
+//! The inputs of one run, made ready to be read twice: a validation pass that finds every input
+//! problem before anything is sent, then the messages for sending. Stdin is spooled to a
+//! temporary file for that, bounded by `max_input`, unless `stream` (read once, unchecked).
+
+use super::collect::InputSource;
+use super::error::InputError;
+use super::message::{Message, SplitOptions};
+use super::split::Splitter;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::PathBuf;
+
+/// Largest stdin spooled by default (`--max-input`): 1 GiB.
+pub const DEFAULT_MAX_INPUT: u64 = 1024 * 1024 * 1024;
+
+const READ_BUFFER: usize = 64 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InputOptions {
+    pub split: SplitOptions,
+    /// Most bytes of stdin spooled.
+    pub max_input: u64,
+    /// Read stdin directly, once, without validating it first.
+    pub stream: bool,
+}
+
+impl Default for InputOptions {
+    fn default() -> Self {
+        InputOptions {
+            split: SplitOptions::default(),
+            max_input: DEFAULT_MAX_INPUT,
+            stream: false,
+        }
+    }
+}
+
+/// What the validation pass found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Summary {
+    pub messages: u64,
+    /// Payload bytes of all messages.
+    pub bytes: u64,
+    /// Stdin is streamed and was not part of the pass.
+    pub unvalidated_stdin: bool,
+}
+
+enum Ready {
+    File(PathBuf),
+    Spooled(File),
+    Stream(Option<Box<dyn Read + Send>>),
+}
+
+/// The sources of one run, in order.
+pub struct InputSet {
+    sources: Vec<Ready>,
+    options: InputOptions,
+}
+
+impl InputSet {
+    /// Spool the process's stdin if it is among the sources.
+    pub fn prepare(sources: Vec<InputSource>, options: InputOptions) -> Result<Self, InputError> {
+        InputSet::prepare_with_stdin(sources, options, std::io::stdin())
+    }
+
+    /// As [`InputSet::prepare`], with `stdin` standing in for the process's stdin.
+    pub fn prepare_with_stdin(
+        sources: Vec<InputSource>,
+        options: InputOptions,
+        stdin: impl Read + Send + 'static,
+    ) -> Result<Self, InputError> {
+        let mut stdin: Option<Box<dyn Read + Send>> = Some(Box::new(stdin));
+        let mut ready = Vec::with_capacity(sources.len());
+        for source in sources {
+            ready.push(match source {
+                InputSource::File(path) => Ready::File(path),
+                InputSource::Stdin => {
+                    let reader = stdin.take().ok_or(InputError::StdinTwice)?;
+                    if options.stream {
+                        Ready::Stream(Some(reader))
+                    } else {
+                        Ready::Spooled(spool(reader, options.max_input)?)
+                    }
+                }
+            });
+        }
+        Ok(InputSet {
+            sources: ready,
+            options,
+        })
+    }
+
+    /// Read every input once (streamed stdin excepted) and report the first problem, or what is
+    /// there to send.
+    pub fn validate(&self) -> Result<Summary, InputError> {
+        let mut summary = Summary::default();
+        for source in &self.sources {
+            let (name, reader) = match source {
+                Ready::Stream(_) => {
+                    summary.unvalidated_stdin = true;
+                    continue;
+                }
+                Ready::File(path) => (path.display().to_string(), open_file(path)?),
+                Ready::Spooled(file) => ("-".to_string(), rewind(file)?),
+            };
+            for message in Splitter::new(&name, reader, self.options.split) {
+                let message = message?;
+                summary.messages += 1;
+                summary.bytes += message.payload.len() as u64;
+            }
+        }
+        Ok(summary)
+    }
+
+    /// All messages of all sources, in order. A streamed stdin can be read only once: a second
+    /// call yields nothing from it.
+    pub fn messages(&mut self) -> Messages<'_> {
+        Messages {
+            sources: self.sources.iter_mut(),
+            current: None,
+            options: self.options.split,
+            failed: false,
+        }
+    }
+}
+
+fn open_file(path: &PathBuf) -> Result<Box<dyn BufRead + Send + '_>, InputError> {
+    let file = File::open(path).map_err(|error| InputError::Read {
+        name: path.display().to_string(),
+        error,
+    })?;
+    Ok(Box::new(BufReader::with_capacity(READ_BUFFER, file)))
+}
+
+fn rewind(file: &File) -> Result<Box<dyn BufRead + Send + '_>, InputError> {
+    let mut handle = file;
+    handle.seek(SeekFrom::Start(0)).map_err(stdin_error)?;
+    Ok(Box::new(BufReader::with_capacity(READ_BUFFER, handle)))
+}
+
+fn stdin_error(error: std::io::Error) -> InputError {
+    InputError::Read {
+        name: "-".to_string(),
+        error,
+    }
+}
+
+/// Copy `reader` to an anonymous temporary file, refusing more than `max` bytes.
+fn spool(reader: impl Read, max: u64) -> Result<File, InputError> {
+    let mut file = tempfile::tempfile().map_err(stdin_error)?;
+    let copied =
+        std::io::copy(&mut reader.take(max.saturating_add(1)), &mut file).map_err(stdin_error)?;
+    if copied > max {
+        return Err(InputError::StdinTooLarge { max });
+    }
+    Ok(file)
+}
+
+/// Iterator over the messages of an [`InputSet`]; ends after the first error.
+pub struct Messages<'a> {
+    sources: std::slice::IterMut<'a, Ready>,
+    current: Option<Splitter<Box<dyn BufRead + Send + 'a>>>,
+    options: SplitOptions,
+    failed: bool,
+}
+
+impl<'a> Messages<'a> {
+    fn open_next(&mut self) -> Option<Result<(), InputError>> {
+        let source = self.sources.next()?;
+        let opened = match source {
+            Ready::File(path) => open_file(path).map(|r| (path.display().to_string(), r)),
+            Ready::Spooled(file) => rewind(file).map(|r| ("-".to_string(), r)),
+            Ready::Stream(stdin) => match stdin.take() {
+                Some(reader) => {
+                    let reader: Box<dyn BufRead + Send + 'a> =
+                        Box::new(BufReader::with_capacity(READ_BUFFER, reader));
+                    Ok(("-".to_string(), reader))
+                }
+                None => return Some(Ok(())),
+            },
+        };
+        Some(opened.map(|(name, reader)| {
+            self.current = Some(Splitter::new(&name, reader, self.options));
+        }))
+    }
+}
+
+impl Iterator for Messages<'_> {
+    type Item = Result<Message, InputError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        loop {
+            if let Some(splitter) = self.current.as_mut() {
+                match splitter.next() {
+                    Some(Ok(message)) => return Some(Ok(message)),
+                    Some(Err(e)) => {
+                        self.failed = true;
+                        return Some(Err(e));
+                    }
+                    None => self.current = None,
+                }
+            }
+            match self.open_next()? {
+                Ok(()) => {}
+                Err(e) => {
+                    self.failed = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,424 @@
+//! The streaming splitter: one byte stream in, HL7 messages out, in memory bounded by the
+//! maximum message size.
+
+mod line;
+
+use super::error::InputError;
+use super::message::{Message, SplitOptions};
+use super::reader::{Stop, Terminator, Tracked};
+use crate::framing::{CR, VT};
+use bytes::BytesMut;
+use line::{classify, LineKind, Trailer};
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read};
+use std::sync::Arc;
+
+/// Where the reader is in the stream's layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// Nothing but whitespace seen yet.
+    Undecided,
+    Plain,
+    /// Framed input, between frames.
+    BetweenFrames,
+    /// Framed input, inside the frame that opened on `line`.
+    InFrame {
+        line: u64,
+        messages: u64,
+    },
+    Done,
+}
+
+/// What moves the layout on.
+#[derive(Debug, Clone, Copy)]
+enum LayoutEvent {
+    FirstByte { vt: bool },
+    Vt { line: u64 },
+    Fs,
+    Eof,
+}
+
+/// The legal layout transitions, written once; anything else is not a transition.
+fn next_layout(layout: Layout, event: LayoutEvent) -> Option<Layout> {
+    use Layout::*;
+    use LayoutEvent as E;
+    Some(match (layout, event) {
+        (Undecided, E::FirstByte { vt: true }) => BetweenFrames,
+        (Undecided, E::FirstByte { vt: false }) => Plain,
+        (BetweenFrames, E::Vt { line }) => InFrame { line, messages: 0 },
+        (InFrame { .. }, E::Fs) => BetweenFrames,
+        (Undecided | Plain | BetweenFrames | InFrame { .. }, E::Eof) => Done,
+        _ => return None,
+    })
+}
+
+/// The message being assembled at the start of `buf`.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    line: u64,
+    offset: u64,
+    /// End of the last segment that is not blank.
+    content_end: usize,
+    /// A kept batch ends at this trailer.
+    closes_at: Option<Trailer>,
+}
+
+/// How the line just read ended.
+#[derive(Debug, Clone, Copy)]
+enum LineEnd {
+    Terminator(Terminator),
+    FrameEnd,
+    Eof,
+}
+
+/// Splits one byte stream into [`Message`]s. An iterator; after the first error it ends.
+///
+/// Rules, in order of precedence:
+/// - Layout is decided by the first byte that is not whitespace (SP, HT, CR, LF; a UTF-8 byte
+///   order mark at the very start is skipped): VT means framed MLLP input, anything else plain.
+///   Framed input is de-framed (VT ... FS, any whitespace between frames); each frame's payload
+///   is then split by the rules below, so a frame holding one message gives one message.
+/// - Lines end at CR, LF or CRLF. A message starts at a line beginning `MSH` plus a field
+///   separator. Lines that are empty or hold only SP/HT are dropped. Any other line before the
+///   first MSH (of the input, of a frame, or after a batch trailer) is an error.
+/// - Batch envelope segments (FHS, BHS, BTS, FTS) end the message before them and are dropped;
+///   with `batch` a batch (from FHS or BHS to its FTS or BTS, or to the end of the input or
+///   frame) is kept whole as one message.
+/// - Each segment of a message ends with exactly one CR, the last one included, unless `raw`:
+///   then every byte of the message's lines passes untouched (blank lines inside a message
+///   included), and only blank lines after its last segment are left out.
+/// - VT or FS inside a message is an error, as is a message over `max_message` bytes.
+pub struct Splitter<R> {
+    reader: Tracked<R>,
+    name: Arc<str>,
+    options: SplitOptions,
+    layout: Layout,
+    buf: BytesMut,
+    open: Option<Open>,
+    ready: VecDeque<Message>,
+    index: u64,
+    peak_capacity: usize,
+}
+
+impl<R: Read> Splitter<BufReader<R>> {
+    /// Split any reader, buffered with 64 KiB.
+    pub fn from_read(name: &str, reader: R, options: SplitOptions) -> Self {
+        Splitter::new(name, BufReader::with_capacity(64 * 1024, reader), options)
+    }
+}
+
+impl<R: BufRead> Splitter<R> {
+    /// `name` is how errors and labels call the source (`-` for stdin).
+    pub fn new(name: &str, reader: R, options: SplitOptions) -> Self {
+        Splitter {
+            reader: Tracked::new(reader),
+            name: Arc::from(name),
+            options,
+            layout: Layout::Undecided,
+            buf: BytesMut::new(),
+            open: None,
+            ready: VecDeque::new(),
+            index: 0,
+            peak_capacity: 0,
+        }
+    }
+
+    /// The largest capacity the splitter's own message buffer has reached (the reader's buffer
+    /// not included): what bounded memory is measured by.
+    pub fn peak_buffer_capacity(&self) -> usize {
+        self.peak_capacity
+    }
+
+    fn shift(&mut self, event: LayoutEvent) {
+        // Every call site is one of the table's transitions; an illegal one ends the stream.
+        self.layout = next_layout(self.layout, event).unwrap_or(Layout::Done);
+    }
+
+    /// Advance until at least one message is ready or the input ends.
+    fn step(&mut self) -> Result<(), InputError> {
+        match self.layout {
+            Layout::Done => Ok(()),
+            Layout::Undecided => self.decide(),
+            Layout::BetweenFrames => {
+                self.reader
+                    .skip_whitespace()
+                    .map_err(|e| self.read_error(e))?;
+                match self.reader.peek().map_err(|e| self.read_error(e))? {
+                    None => self.finish(),
+                    Some(VT) => {
+                        let line = self.reader.line();
+                        self.reader.bump();
+                        self.shift(LayoutEvent::Vt { line });
+                        Ok(())
+                    }
+                    Some(_) => Err(InputError::TextBetweenFrames {
+                        name: self.name.to_string(),
+                        line: self.reader.line(),
+                    }),
+                }
+            }
+            Layout::Plain | Layout::InFrame { .. } => self.read_segment(),
+        }
+    }
+
+    fn decide(&mut self) -> Result<(), InputError> {
+        if self.reader.offset() == 0
+            && self.reader.peek().map_err(|e| self.read_error(e))? == Some(0xEF)
+        {
+            self.skip_bom()?;
+        }
+        self.reader
+            .skip_whitespace()
+            .map_err(|e| self.read_error(e))?;
+        match self.reader.peek().map_err(|e| self.read_error(e))? {
+            None => self.finish(),
+            Some(b) => {
+                self.shift(LayoutEvent::FirstByte { vt: b == VT });
+                Ok(())
+            }
+        }
+    }
+
+    /// A UTF-8 byte order mark; a lone 0xEF that starts something else is text before MSH.
+    fn skip_bom(&mut self) -> Result<(), InputError> {
+        for expected in [0xEF, 0xBB, 0xBF] {
+            if self.reader.peek().map_err(|e| self.read_error(e))? != Some(expected) {
+                return Err(InputError::TextBeforeMsh {
+                    name: self.name.to_string(),
+                    line: 1,
+                });
+            }
+            self.reader.bump();
+        }
+        Ok(())
+    }
+
+    fn read_error(&self, error: std::io::Error) -> InputError {
+        InputError::Read {
+            name: self.name.to_string(),
+            error,
+        }
+    }
+
+    fn too_large(&self, line: u64) -> InputError {
+        InputError::MessageTooLarge {
+            name: self.name.to_string(),
+            line: self.open.map_or(line, |o| o.line),
+            max: self.options.max_message,
+        }
+    }
+
+    /// Read one line and act on it.
+    fn read_segment(&mut self) -> Result<(), InputError> {
+        let start = self.buf.len();
+        let line = self.reader.line();
+        let offset = self.reader.offset();
+        // One line alone may not pass the maximum; the message's total is checked as it grows,
+        // so `buf` holds at most a message and the line that starts the next one.
+        let limit = self.options.max_message + 1;
+        let stop = self
+            .reader
+            .read_line(&mut self.buf, limit)
+            .map_err(|e| self.read_error(e))?;
+        self.peak_capacity = self.peak_capacity.max(self.buf.capacity());
+        let framed = matches!(self.layout, Layout::InFrame { .. });
+        let end = match stop {
+            Stop::LineEnd(t) => LineEnd::Terminator(t),
+            Stop::Eof => LineEnd::Eof,
+            Stop::Fs if framed => LineEnd::FrameEnd,
+            Stop::Vt | Stop::Fs => {
+                return Err(InputError::FramingByte {
+                    name: self.name.to_string(),
+                    line: self.reader.line(),
+                    byte: if stop == Stop::Vt {
+                        VT
+                    } else {
+                        crate::framing::FS
+                    },
+                })
+            }
+            Stop::Limit => return Err(self.too_large(line)),
+        };
+        self.on_line(start, line, offset, end)?;
+        match end {
+            LineEnd::Terminator(_) => Ok(()),
+            LineEnd::FrameEnd => self.end_frame(),
+            LineEnd::Eof => {
+                if let Layout::InFrame { line, .. } = self.layout {
+                    return Err(InputError::UnterminatedFrame {
+                        name: self.name.to_string(),
+                        line,
+                    });
+                }
+                self.finish()
+            }
+        }
+    }
+
+    /// Act on the line in `buf[start..]` by its kind.
+    fn on_line(
+        &mut self,
+        start: usize,
+        line: u64,
+        offset: u64,
+        end: LineEnd,
+    ) -> Result<(), InputError> {
+        let kind = classify(&self.buf[start..]);
+        let in_kept_batch = self.open.and_then(|o| o.closes_at);
+        match kind {
+            LineKind::Blank => {
+                if self.options.raw && self.open.is_some() {
+                    // Kept in case a segment follows; counts toward the size meanwhile.
+                    self.append_end(end);
+                    if self.buf.len() > self.options.max_message {
+                        return Err(self.too_large(line));
+                    }
+                } else {
+                    self.buf.truncate(start);
+                }
+            }
+            LineKind::Msh | LineKind::BatchHeader(_) | LineKind::BatchTrailer(_)
+                if in_kept_batch.is_some() =>
+            {
+                self.keep_segment(end, line)?;
+                if kind == LineKind::BatchTrailer(in_kept_batch.unwrap_or(Trailer::Fts)) {
+                    let len = self.buf.len();
+                    self.close(len);
+                }
+            }
+            LineKind::Msh => self.open_message(start, line, offset, None, end)?,
+            LineKind::BatchHeader(trailer) if self.options.batch => {
+                self.open_message(start, line, offset, Some(trailer), end)?
+            }
+            LineKind::BatchHeader(_) | LineKind::BatchTrailer(_) => {
+                self.close(start);
+                self.buf.clear();
+            }
+            LineKind::Other => {
+                if self.open.is_none() {
+                    return Err(InputError::TextBeforeMsh {
+                        name: self.name.to_string(),
+                        line,
+                    });
+                }
+                self.keep_segment(end, line)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn open_message(
+        &mut self,
+        start: usize,
+        line: u64,
+        offset: u64,
+        closes_at: Option<Trailer>,
+        end: LineEnd,
+    ) -> Result<(), InputError> {
+        self.close(start);
+        self.open = Some(Open {
+            line,
+            offset,
+            content_end: 0,
+            closes_at,
+        });
+        if let Layout::InFrame { line, messages } = self.layout {
+            self.layout = Layout::InFrame {
+                line,
+                messages: messages + 1,
+            };
+        }
+        self.keep_segment(end, line)
+    }
+
+    /// The line in `buf` belongs to the open message: terminate it and check the size.
+    fn keep_segment(&mut self, end: LineEnd, line: u64) -> Result<(), InputError> {
+        self.append_end(end);
+        let len = self.buf.len();
+        if len > self.options.max_message {
+            return Err(self.too_large(line));
+        }
+        if let Some(open) = self.open.as_mut() {
+            open.content_end = len;
+        }
+        Ok(())
+    }
+
+    fn append_end(&mut self, end: LineEnd) {
+        match end {
+            LineEnd::Terminator(t) if self.options.raw => self.buf.extend_from_slice(t.bytes()),
+            LineEnd::Terminator(_) => self.buf.extend_from_slice(&[CR]),
+            // The last segment gets its CR too (raw: left as it is).
+            LineEnd::FrameEnd | LineEnd::Eof if self.options.raw => {}
+            LineEnd::FrameEnd | LineEnd::Eof => self.buf.extend_from_slice(&[CR]),
+        }
+        self.peak_capacity = self.peak_capacity.max(self.buf.capacity());
+    }
+
+    /// Complete the open message with `buf[..upto]`; bytes after `upto` stay in `buf`.
+    fn close(&mut self, upto: usize) {
+        let Some(open) = self.open.take() else {
+            return;
+        };
+        let mut payload = self.buf.split_to(upto);
+        payload.truncate(open.content_end);
+        self.index += 1;
+        self.ready.push_back(Message {
+            source: self.name.clone(),
+            index: self.index,
+            line: open.line,
+            offset: open.offset,
+            payload: payload.freeze(),
+        });
+    }
+
+    fn end_frame(&mut self) -> Result<(), InputError> {
+        let len = self.buf.len();
+        self.close(len);
+        self.buf.clear();
+        if let Layout::InFrame { line, messages: 0 } = self.layout {
+            return Err(InputError::EmptyFrame {
+                name: self.name.to_string(),
+                line,
+            });
+        }
+        self.shift(LayoutEvent::Fs);
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), InputError> {
+        let len = self.buf.len();
+        self.close(len);
+        self.buf.clear();
+        self.shift(LayoutEvent::Eof);
+        if self.index == 0 {
+            return Err(InputError::NoMessages {
+                name: self.name.to_string(),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl<R: BufRead> Iterator for Splitter<R> {
+    type Item = Result<Message, InputError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(message) = self.ready.pop_front() {
+                return Some(Ok(message));
+            }
+            if self.layout == Layout::Done {
+                return None;
+            }
+            if let Err(e) = self.step() {
+                self.layout = Layout::Done;
+                self.ready.clear();
+                return Some(Err(e));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
