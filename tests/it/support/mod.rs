@@ -3,6 +3,11 @@
 
 #![allow(dead_code)]
 
+pub mod certs;
+pub mod no_payload;
+pub mod peer;
+pub mod peer_wire;
+
 use std::path::PathBuf;
 
 /// Path of the built `mllp` binary.
