@@ -6,6 +6,8 @@
 pub mod certs;
 pub mod no_payload;
 pub mod peer;
+#[cfg(test)]
+mod peer_selftest;
 pub mod peer_wire;
 
 use std::path::PathBuf;
