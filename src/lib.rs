@@ -10,6 +10,7 @@
 //! - [`client`]: the client core: link state machine, reconnect, correlation, backpressure, drain.
 //! - [`server`]: the server core: accept loop, containment, sinks, the commit contract.
 //! - [`input`]: splitting HL7 files and streams into messages.
+//! - [`soak`]: load and endurance runs: templates, pacing, chaos, the ledger and the report.
 
 pub mod ack;
 pub mod cause;
@@ -21,6 +22,7 @@ pub mod hl7;
 pub mod input;
 pub mod resolve;
 pub mod server;
+pub mod soak;
 pub mod tls;
 pub mod transport;
 pub mod warning;
