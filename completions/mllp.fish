@@ -49,14 +49,38 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -s v -l verbose -d 'More
 complete -c mllp -n "__fish_mllp_using_subcommand send" -s q -l quiet -d 'Only errors and the final summary on stderr'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -s h -l help -d 'Print help'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -s V -l version -d 'Print version'
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l host -d 'Address to bind. A wildcard (0.0.0.0, ::) needs --allow-wildcard' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l port -d 'Port to bind; 0 picks a free one (the `listening` event says which)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l format -d 'How the stdout sink prints each message' -r -f -a "hl7\t'Segments as lines, a blank line after each message'
+json\t'One JSON object per message per line'
+raw\t'Each message re-framed as MLLP, byte for byte'"
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l out-dir -d 'Commit each message as one fsynced .hl7 file in DIR instead of printing it' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l exec -d 'Commit each message by piping it to `sh -c CMD` (env MLLP_PEER, MLLP_CONTROL_ID, MLLP_MESSAGE_TYPE); exit 0 commits, --reject-exit-code rejects, anything else fails' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l reject-exit-code -d 'The --exec exit status that rejects a message (AR/CR)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l exec-timeout -d 'Kill an --exec command still running after this long and fail its message (AE/CE)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l exec-concurrency -d '--exec commands running at once' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l ack -d 'How to answer: `auto` follows MSH-15 and the commit; `none` never answers; a code forces it for testing (still never positive for an uncommitted or damaged message)' -r -f -a "auto\t''
+none\t''
+AA\t''
+AE\t''
+AR\t''
+CA\t''
+CE\t''
+CR\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-frame-size -d 'Largest payload accepted, in bytes (suffixes K, KiB, M, MiB); larger frames end the connection' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-connections -d 'Connections open at once; extra peers are accepted and closed at once' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l idle-timeout -d 'Close a connection that sends nothing for this long (default: never)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l drain-timeout -d 'On SIGINT/SIGTERM, how long commits under way may take to finish and be acknowledged' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l color -d 'When to colour output' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l log-format -d 'Format of diagnostics on stderr' -r -f -a "human\t''
 json\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l allow-wildcard -d 'Allow binding every interface (prints security warning MLLP_BIND_ALL_INTERFACES)'
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l strict -d 'Turn every framing tolerance off (FS without CR, LF after FS, whitespace before VT)'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -s v -l verbose -d 'More detail on stderr (repeat for more)'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -s q -l quiet -d 'Only errors and the final summary on stderr'
-complete -c mllp -n "__fish_mllp_using_subcommand listen" -s h -l help -d 'Print help'
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -s V -l version -d 'Print version'
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l color -d 'When to colour output' -r -f -a "auto\t''
 always\t''

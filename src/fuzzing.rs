@@ -1,6 +1,9 @@
 //! Fuzz target bodies, kept in the library so the corpus also replays as ordinary tests.
 //! Not a stable interface.
 
+mod header_ack;
+pub use header_ack::header_and_ack;
+
 use crate::framing::{encode_frame, Decoded, MllpCodec, Tolerance, DEFAULT_MAX_FRAME, FS, VT};
 use bytes::BytesMut;
 use tokio_util::codec::Decoder;

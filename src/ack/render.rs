@@ -8,10 +8,13 @@ use crate::hl7::{Delimiters, Msh};
 /// HL7 version written when the inbound gave none we can copy.
 const FALLBACK_VERSION: &[u8] = b"2.5";
 
-/// An answer can be written under these delimiters and read back: a letter or digit as field
-/// separator would collide with segment names and codes.
+/// An answer can be written under these delimiters and read back: a letter or digit as a
+/// delimiter would collide with segment names, `ACK` and the codes.
 pub(crate) fn usable(delimiters: &Delimiters) -> bool {
-    !delimiters.field.is_ascii_alphanumeric()
+    let [c, r, e, s] = delimiters.encoding_characters();
+    [delimiters.field, c, r, e, s]
+        .iter()
+        .all(|b| !b.is_ascii_alphanumeric())
 }
 
 /// One HL7 segment being written.
@@ -67,6 +70,13 @@ impl<'o> SegmentWriter<'o> {
     pub(crate) fn end(&mut self) {
         self.out.push(b'\r');
     }
+}
+
+/// `text` as it is written under `delimiters`.
+pub(crate) fn escaped(text: &str, delimiters: &Delimiters) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    escape_into(&mut out, text.as_bytes(), delimiters);
+    out
 }
 
 /// Escape our own text under HL7 rules; where the escape character itself is unusable the

@@ -142,6 +142,7 @@ fn uncorrelatable_inbound_is_never_positive() {
             "100",
         ),
         (b"MSHA^~\\&AAAAAAADT^A01AX1", b"", "102"),
+        (b"MSH|C~\\&|||||||ADT^A01|X1", b"", "102"),
     ];
     for (inbound, echoed, err) in cases {
         let a = ack(inbound, Committed);
@@ -349,7 +350,7 @@ proptest! {
         let clean = |v: &Vec<u8>| v.iter().copied().filter(|b| *b != sep).collect::<Vec<u8>>();
         let control_id = clean(&control_id);
         prop_assume!(!control_id.is_empty());
-        let enc = clean(&enc);
+        let enc: Vec<u8> = clean(&enc).into_iter().filter(|b| !b.is_ascii_alphanumeric()).collect();
         let mut inbound = b"MSH".to_vec();
         inbound.push(sep);
         inbound.extend_from_slice(&enc);

@@ -36,7 +36,14 @@ impl Diag {
     /// One event: `human` for people, `fields` (plus `event`) for machines. Written whole, in one
     /// call, so lines from different tasks never interleave.
     pub fn event(&self, event: &str, human: impl FnOnce() -> String, fields: Value) {
-        let line = if self.json() {
+        let line = self.line(event, human, fields);
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{line}");
+    }
+
+    /// The text of one event without its newline, for callers that batch their writes.
+    pub fn line(&self, event: &str, human: impl FnOnce() -> String, fields: Value) -> String {
+        if self.json() {
             let mut map = match fields {
                 Value::Object(map) => map,
                 _ => Map::new(),
@@ -52,9 +59,7 @@ impl Diag {
             Value::Object(ordered).to_string()
         } else {
             human()
-        };
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{line}");
+        }
     }
 
     /// A security warning is shown even under `--quiet`.

@@ -8,6 +8,8 @@ mod diag;
 mod exit;
 mod generate;
 mod listen;
+#[allow(dead_code)] // used as client subcommands land
+mod netargs;
 mod probe;
 mod send;
 mod soak;

@@ -3,6 +3,13 @@
 
 #![allow(dead_code)]
 
+pub mod certs;
+pub mod no_payload;
+pub mod peer;
+#[cfg(test)]
+mod peer_selftest;
+pub mod peer_wire;
+
 use std::path::PathBuf;
 
 /// Path of the built `mllp` binary.
