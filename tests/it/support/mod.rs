@@ -12,6 +12,9 @@ pub mod peer_wire;
 
 use std::path::PathBuf;
 
+pub mod listen_proc;
+pub mod mllp_client;
+
 /// Path of the built `mllp` binary.
 pub fn mllp_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_mllp"))
