@@ -171,13 +171,21 @@ fn verify_failure(
             what.to_string(),
             format!("the certificate is for {names}: connect by one of those names, or pass --server-name"),
         ),
+        // webpki may report a self-signed certificate as a signature mismatch against a trusted
+        // root rather than as an unknown issuer: its issuer naming itself says which it is.
+        _ if cert.is_some_and(|c| c.issuer == c.subject) => (
+            format!(
+                "certificate is self-signed ({}), not issued by a trusted CA",
+                cert.map(|c| c.subject.as_str()).unwrap_or_default()
+            ),
+            "pass --ca with the certificate itself to trust it, or have the peer use a CA-issued one".to_string(),
+        ),
         C::UnknownIssuer => (
             match cert {
-                Some(c) if c.issuer == c.subject => format!("certificate is self-signed ({}), not issued by a trusted CA", c.subject),
                 Some(c) => format!("certificate issuer {} is not trusted", c.issuer),
                 None => what.to_string(),
             },
-            "pass --ca with the issuing CA's certificate (for a self-signed one, the certificate itself)".to_string(),
+            "pass --ca with the issuing CA's certificate".to_string(),
         ),
         _ => (what.to_string(), Cause::TlsVerify.hint().to_string()),
     };
