@@ -274,3 +274,6 @@ impl Server {
         connection::serve(shared, accepted, id, peer.into(), shutdown).await
     }
 }
+
+#[cfg(test)]
+mod tests;

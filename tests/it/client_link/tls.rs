@@ -43,6 +43,7 @@ fn assert_failure(err: &LinkError, cause: Cause, detail: &str) {
     assert_eq!(err.phase, Phase::Tls, "{err}");
     assert!(err.detail.contains(detail), "{err}");
     assert_eq!(classify(err), cause);
+    assert_clean("link error", err, crate::support::no_payload::MARKER);
 }
 
 #[tokio::test]
