@@ -537,3 +537,40 @@ async fn repeated_probes_report_each_then_statistics() {
             >= summary["phases"]["ack"]["min"].as_f64().unwrap()
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_prints_the_statistics_so_far() {
+    let s = Scratch::new();
+    let peer = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
+    let target = format!("127.0.0.1:{}", peer.port());
+    let child = Command::new(mllp_bin())
+        .args([
+            "probe",
+            &target,
+            "--send",
+            "--count",
+            "1000",
+            "--interval",
+            "50ms",
+        ])
+        .env("MLLP_HOSTS_FILE", s.hosts())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    peer.wait_for(|r| r.payloads.len() >= 2).await;
+    let interrupted = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("1: ok AA"), "{stdout}");
+    assert!(stdout.contains("0 failed (0.0% loss)"), "{stdout}");
+    assert!(!stdout.contains("1000 probes"), "{stdout}");
+    assert!(stdout.contains("median"), "{stdout}");
+}
