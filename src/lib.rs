@@ -10,6 +10,7 @@
 //! - [`client`]: the client core: link state machine, reconnect, correlation, backpressure, drain.
 //! - [`server`]: the server core: accept loop, containment, sinks, the commit contract.
 //! - [`input`]: splitting HL7 files and streams into messages.
+//! - [`probe`]: one diagnostic connection, phase by phase, and a verdict.
 //! - [`soak`]: load and endurance runs: templates, pacing, chaos, the ledger and the report.
 
 pub mod ack;
@@ -20,6 +21,7 @@ pub mod framing;
 pub mod fuzzing;
 pub mod hl7;
 pub mod input;
+pub mod probe;
 pub mod resolve;
 pub mod server;
 pub mod soak;

@@ -57,7 +57,7 @@ pub enum LogFormat {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Send HL7 files to an MLLP endpoint and account for every message.
-    Send(crate::send::SendArgs),
+    Send(Box<crate::send::SendArgs>),
     /// Receive HL7 over MLLP, commit each message to a sink, then acknowledge it.
     Listen(crate::listen::ListenArgs),
     /// Find out why an endpoint will not talk: resolve, connect, TLS, and optionally one message.
