@@ -11,6 +11,7 @@
 //! - [`server`]: the server core: accept loop, containment, sinks, the commit contract.
 //! - [`input`]: splitting HL7 files and streams into messages.
 //! - [`probe`]: one diagnostic connection, phase by phase, and a verdict.
+//! - [`soak`]: load and endurance runs: templates, pacing, chaos, the ledger and the report.
 
 pub mod ack;
 pub mod cause;
@@ -23,6 +24,7 @@ pub mod input;
 pub mod probe;
 pub mod resolve;
 pub mod server;
+pub mod soak;
 pub mod tls;
 pub mod transport;
 pub mod warning;
