@@ -4,7 +4,7 @@
 mod batch;
 mod ids;
 mod policy;
-mod render;
+pub(crate) mod render;
 #[cfg(test)]
 mod tests;
 

@@ -1,1 +1,299 @@
-//! The client core: one link state machine, reconnect with backoff, ACK correlation, backpressure, drain, and per-message fate.
+//! The client core: one link state machine, reconnect with backoff, ACK correlation,
+//! backpressure, drain, and per-message fate.
+//!
+//! A [`Client`] owns one link through an actor task: callers hand it payloads with
+//! [`Client::send`] and get a [`SendHandle`] that resolves to the send's one [`Fate`]. The actor
+//! connects through a [`Connector`], writes queued frames in coalesced batches, correlates ACKs
+//! (FIFO or by control ID), times them out, reconnects, and drains on [`Client::close`].
+
+pub mod backoff;
+pub mod events;
+pub mod fate;
+pub mod options;
+pub mod state;
+pub mod stats;
+
+mod actor;
+mod admission;
+mod correlate;
+mod lifecycle;
+mod link;
+
+pub use backoff::{
+    Backoff, BackoffConfig, ExponentialBackoff, GiveUpAfter, LastError, MaxRetries, RetryContext,
+    RetryStrategy,
+};
+pub use events::ClientEvent;
+pub use fate::{AckPayload, DrainReport, Fate, FateCause, Population, Refusal, Settled};
+pub use options::{ClientOptions, Correlation, OnBackpressure, OptionsError, Reconnect, Window};
+pub use state::{Reason, State, Transition};
+pub use stats::{Latency, Stats};
+
+use crate::ack::AckCode;
+use crate::transport::Connector;
+use admission::Admission;
+use bytes::Bytes;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+/// State shared between the handle side and the actor.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub admission: Admission,
+    pub counters: Mutex<stats::Counters>,
+}
+
+impl Shared {
+    pub fn counters(&self) -> std::sync::MutexGuard<'_, stats::Counters> {
+        self.counters.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// What the actor is asked to do. Sends dominate the traffic, so they travel unboxed.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Command {
+    Send(actor::Pending),
+    Cancel(u64),
+    Close(oneshot::Sender<DrainReport>),
+    Destroy(oneshot::Sender<DrainReport>),
+}
+
+/// The `CA` of an enhanced-mode send: the peer committed it; the application ACK may follow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Commit {
+    pub code: AckCode,
+    pub ack: AckPayload,
+    pub latency: Duration,
+}
+
+/// An MLLP client over one link. Dropping it settles every pending send.
+#[derive(Debug)]
+pub struct Client {
+    commands: mpsc::Sender<Command>,
+    events: broadcast::Sender<ClientEvent>,
+    first_events: Mutex<Option<broadcast::Receiver<ClientEvent>>>,
+    shared: Arc<Shared>,
+    options: Arc<ClientOptions>,
+    next_id: AtomicU64,
+}
+
+impl Client {
+    /// Validate `options` and start the link (state CONNECTING). Needs a tokio runtime.
+    pub fn new(
+        connector: Arc<dyn Connector>,
+        options: ClientOptions,
+    ) -> Result<Client, OptionsError> {
+        options.validate()?;
+        let options = Arc::new(options);
+        let (events, first) = broadcast::channel(options.event_capacity);
+        let capacity = options.window.count.unwrap_or(1024).clamp(1, 4096) + 8;
+        let (commands, rx) = mpsc::channel(capacity);
+        let shared = Arc::new(Shared {
+            admission: Admission::new(options.window),
+            counters: Mutex::new(stats::Counters::default()),
+        });
+        let actor = actor::Actor::new(
+            connector,
+            options.clone(),
+            shared.clone(),
+            events.clone(),
+            rx,
+        );
+        tokio::spawn(actor.run());
+        Ok(Client {
+            commands,
+            events,
+            first_events: Mutex::new(Some(first)),
+            shared,
+            options,
+            next_id: AtomicU64::new(1),
+        })
+    }
+
+    /// Events. The first subscriber sees every event since creation; later ones from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<ClientEvent> {
+        let first = self
+            .first_events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        first.unwrap_or_else(|| self.events.subscribe())
+    }
+
+    pub fn options(&self) -> &ClientOptions {
+        &self.options
+    }
+
+    /// The link's current state.
+    pub fn state(&self) -> State {
+        self.shared.counters().state
+    }
+
+    /// A snapshot of the statistics.
+    pub fn stats(&self) -> Stats {
+        self.shared.counters().snapshot()
+    }
+
+    /// The latency histogram (microseconds), mergeable across clients and runs.
+    pub fn latency_histogram(&self) -> hdrhistogram::Histogram<u64> {
+        self.shared.counters().latency.clone()
+    }
+
+    /// Hand one payload (an HL7 message, unframed) to the client. Under `reject` a full window
+    /// settles the handle at once as refused; under `wait` this waits for room, bounded by the
+    /// ACK timeout.
+    pub async fn send(&self, payload: Bytes) -> SendHandle {
+        self.send_cancellable(payload, &CancellationToken::new())
+            .await
+    }
+
+    /// As [`Client::send`]; `cancel` aborts a wait for room (the send is then never delivered).
+    /// After admission, cancel through [`SendHandle::cancel`].
+    pub async fn send_cancellable(&self, payload: Bytes, cancel: &CancellationToken) -> SendHandle {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (fate_tx, fate_rx) = oneshot::channel();
+        let (commit_tx, commit_rx) = oneshot::channel();
+        let handle = SendHandle {
+            id,
+            fate: fate_rx,
+            commit: Some(commit_rx),
+            commands: self.commands.downgrade(),
+        };
+        let shared = &self.shared;
+        let settle_now = move |fate_tx: oneshot::Sender<Fate>, fate: Fate| {
+            shared.counters().record_fate(&fate);
+            let _ = fate_tx.send(fate);
+        };
+        if memchr::memchr2(crate::framing::VT, crate::framing::FS, &payload).is_some() {
+            settle_now(
+                fate_tx,
+                Fate::NeverDelivered {
+                    cause: FateCause::PayloadContainsFramingByte,
+                },
+            );
+            return handle;
+        }
+        let len = payload.len();
+        let admitted = match self.options.on_backpressure {
+            OnBackpressure::Reject => self
+                .shared
+                .admission
+                .try_admit(len)
+                .then_some(())
+                .ok_or(Refusal::WindowFull),
+            OnBackpressure::Wait => {
+                match self
+                    .shared
+                    .admission
+                    .admit_wait(len, self.options.ack_timeout, cancel)
+                    .await
+                {
+                    admission::Waited::Admitted => Ok(()),
+                    admission::Waited::TimedOut => Err(Refusal::WaitTimedOut),
+                    admission::Waited::Cancelled => {
+                        settle_now(
+                            fate_tx,
+                            Fate::NeverDelivered {
+                                cause: FateCause::Cancelled,
+                            },
+                        );
+                        return handle;
+                    }
+                }
+            }
+        };
+        if let Err(reason) = admitted {
+            settle_now(fate_tx, Fate::Refused { reason });
+            return handle;
+        }
+        let pending = actor::Pending::new(id, payload, fate_tx, commit_tx);
+        if let Err(mpsc::error::SendError(Command::Send(pending))) =
+            self.commands.send(Command::Send(pending)).await
+        {
+            // The actor is gone (the client is closed): the send was never taken in.
+            self.shared.admission.release(len);
+            pending.settle_detached(
+                &self.shared,
+                Fate::NeverDelivered {
+                    cause: FateCause::Closed,
+                },
+            );
+        }
+        handle
+    }
+
+    /// Drain: stop taking sends, wait for the ACKs of written sends (up to the drain timeout, or
+    /// until the link fails), then close. Reports what is left by population.
+    pub async fn close(&self) -> DrainReport {
+        self.request(Command::Close).await
+    }
+
+    /// Close at once: every pending send settles now, no ACK is awaited.
+    pub async fn destroy(&self) -> DrainReport {
+        self.request(Command::Destroy).await
+    }
+
+    async fn request(&self, make: fn(oneshot::Sender<DrainReport>) -> Command) -> DrainReport {
+        let (tx, rx) = oneshot::channel();
+        if self.commands.send(make(tx)).await.is_err() {
+            return DrainReport::default();
+        }
+        rx.await.unwrap_or_default()
+    }
+}
+
+/// One send's future fate. Await it for the [`Fate`]; it never fails.
+#[derive(Debug)]
+pub struct SendHandle {
+    id: u64,
+    fate: oneshot::Receiver<Fate>,
+    commit: Option<oneshot::Receiver<Commit>>,
+    commands: mpsc::WeakSender<Command>,
+}
+
+impl SendHandle {
+    /// This send's id within its client (drain reports list sends by id).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Cancel: never delivered if not yet written, unknown fate if written.
+    pub fn cancel(&self) {
+        if let Some(commands) = self.commands.upgrade() {
+            // A full channel means the actor is busy; the cancel then waits its turn in a task.
+            if let Err(mpsc::error::TrySendError::Full(cmd)) =
+                commands.try_send(Command::Cancel(self.id))
+            {
+                tokio::spawn(async move {
+                    let _ = commands.send(cmd).await;
+                });
+            }
+        }
+    }
+
+    /// The `CA` of an enhanced-mode send under control-ID correlation, when it arrives; `None`
+    /// once the send settled without one (or when called a second time).
+    pub async fn committed(&mut self) -> Option<Commit> {
+        self.commit.take()?.await.ok()
+    }
+}
+
+impl Future for SendHandle {
+    type Output = Fate;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Fate> {
+        Pin::new(&mut self.fate).poll(cx).map(|r| {
+            r.unwrap_or(Fate::NeverDelivered {
+                cause: FateCause::ClientDropped,
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

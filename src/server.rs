@@ -1,1 +1,279 @@
 //! The server core: accept loop, per-connection containment, sinks and the commit contract.
+//!
+//! A [`Server`] owns a [`Sink`] (where messages are committed), a [`Policy`] (per-message
+//! decisions before the commit) and an optional event channel. [`Server::run`] serves a bound
+//! listener until its [`Shutdown`] fires; [`Server::serve`] serves one already-open stream (any
+//! `AsyncRead + AsyncWrite`, for TLS and for tests over in-memory pipes).
+
+mod accept;
+mod bind;
+pub mod clock;
+mod config;
+mod connection;
+mod event;
+pub mod policy;
+pub mod sink;
+mod stats;
+
+pub use accept::{Accept, AcceptError, AcceptFuture, Accepted, PlainTcp};
+pub use bind::{bind, is_wildcard, BindError};
+pub use config::{AckMode, ConfigError, ServerConfig};
+pub use event::{ConnectionId, NackWhy, ServerEvent};
+pub use policy::{Action, CommitAll, Decision, Policy};
+pub use sink::{DiscardSink, Inbound, Sink, SinkResult};
+pub use stats::StatsSnapshot;
+
+use crate::cause::Cause;
+use event::Events;
+use stats::Stats;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, Semaphore};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// How a server is stopped. `graceful` stops accepting and lets commits under way finish and be
+/// acknowledged (bounded by the drain timeout); `immediate` drops everything at once. Cancelling
+/// `immediate` also cancels `graceful`.
+#[derive(Debug, Clone)]
+pub struct Shutdown {
+    pub graceful: CancellationToken,
+    pub immediate: CancellationToken,
+}
+
+impl Shutdown {
+    pub fn new() -> Self {
+        let immediate = CancellationToken::new();
+        Shutdown {
+            graceful: immediate.child_token(),
+            immediate,
+        }
+    }
+}
+
+impl Default for Shutdown {
+    fn default() -> Self {
+        Shutdown::new()
+    }
+}
+
+impl From<CancellationToken> for Shutdown {
+    /// A single token as the graceful stop; the immediate stop then comes only from the drain
+    /// timeout.
+    fn from(graceful: CancellationToken) -> Self {
+        Shutdown {
+            graceful,
+            immediate: CancellationToken::new(),
+        }
+    }
+}
+
+/// State shared by the accept loop and every connection.
+pub(crate) struct Shared {
+    pub(crate) config: ServerConfig,
+    pub(crate) sink: Arc<dyn Sink>,
+    pub(crate) policy: Arc<dyn Policy>,
+    pub(crate) events: Events,
+    pub(crate) stats: Stats,
+    next_connection: AtomicU64,
+    next_seq: AtomicU64,
+    next_ack: AtomicU64,
+    /// Start time in seconds: makes ACK control IDs fresh across runs.
+    run_stamp: u64,
+    slots: Arc<Semaphore>,
+}
+
+impl Shared {
+    pub(crate) fn next_seq(&self) -> u64 {
+        self.next_seq.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    pub(crate) fn next_ack_control_id(&self) -> String {
+        let n = self.next_ack.fetch_add(1, Ordering::Relaxed) + 1;
+        format!("{}{:06}", self.run_stamp, n)
+    }
+}
+
+/// An MLLP receiver. Cheap to clone; clones share counters and configuration.
+#[derive(Clone)]
+pub struct Server {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("config", &self.shared.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Server`].
+pub struct ServerBuilder {
+    config: ServerConfig,
+    sink: Arc<dyn Sink>,
+    policy: Arc<dyn Policy>,
+    events: Option<mpsc::Sender<ServerEvent>>,
+}
+
+impl ServerBuilder {
+    pub fn policy(mut self, policy: Arc<dyn Policy>) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Send events here. The channel is bounded: a slow reader slows the server, nothing is lost.
+    pub fn events(mut self, tx: mpsc::Sender<ServerEvent>) -> Self {
+        self.events = Some(tx);
+        self
+    }
+
+    pub fn build(self) -> Result<Server, ConfigError> {
+        self.config.validate()?;
+        let run_stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        let slots = Arc::new(Semaphore::new(self.config.max_connections));
+        Ok(Server {
+            shared: Arc::new(Shared {
+                config: self.config,
+                sink: self.sink,
+                policy: self.policy,
+                events: Events::new(self.events),
+                stats: Stats::default(),
+                next_connection: AtomicU64::new(0),
+                next_seq: AtomicU64::new(0),
+                next_ack: AtomicU64::new(0),
+                run_stamp,
+                slots,
+            }),
+        })
+    }
+}
+
+impl Server {
+    pub fn builder(config: ServerConfig, sink: Arc<dyn Sink>) -> ServerBuilder {
+        ServerBuilder {
+            config,
+            sink,
+            policy: Arc::new(CommitAll),
+            events: None,
+        }
+    }
+
+    pub fn config(&self) -> &ServerConfig {
+        &self.shared.config
+    }
+
+    pub fn stats(&self) -> StatsSnapshot {
+        self.shared.stats.snapshot()
+    }
+
+    /// Serve plain TCP on `listener` until `shutdown`; returns the final counters.
+    pub async fn run(&self, listener: TcpListener, shutdown: impl Into<Shutdown>) -> StatsSnapshot {
+        self.run_with(listener, Arc::new(PlainTcp), shutdown).await
+    }
+
+    /// Serve `listener`, turning each accepted socket into a stream with `acceptor` (a TLS
+    /// handshake, say) inside the connection's own task.
+    pub async fn run_with<A: Accept>(
+        &self,
+        listener: TcpListener,
+        acceptor: Arc<A>,
+        shutdown: impl Into<Shutdown>,
+    ) -> StatsSnapshot {
+        let shutdown = shutdown.into();
+        let shared = &self.shared;
+        if let Ok(addr) = listener.local_addr() {
+            shared.events.emit(ServerEvent::Listening { addr }).await;
+        }
+        let tracker = TaskTracker::new();
+        loop {
+            let accepted = tokio::select! {
+                biased;
+                _ = shutdown.graceful.cancelled() => break,
+                accepted = listener.accept() => accepted,
+            };
+            let (tcp, peer_addr) = match accepted {
+                Ok(pair) => pair,
+                Err(_) => {
+                    // Out of descriptors and the like: back off instead of spinning.
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            let peer: Arc<str> = Arc::from(peer_addr.to_string());
+            let id = shared.next_connection.fetch_add(1, Ordering::Relaxed) + 1;
+            let Ok(permit) = Arc::clone(&shared.slots).try_acquire_owned() else {
+                drop(tcp);
+                shared.stats.update(|s| {
+                    s.connections_refused += 1;
+                    s.closed(Cause::MaxConnections);
+                });
+                shared
+                    .events
+                    .emit(ServerEvent::ConnectionClosed {
+                        connection: id,
+                        peer,
+                        cause: Cause::MaxConnections,
+                        code: None,
+                    })
+                    .await;
+                continue;
+            };
+            let _ = tcp.set_nodelay(true);
+            let shared = Arc::clone(shared);
+            let acceptor = Arc::clone(&acceptor);
+            let shutdown = shutdown.clone();
+            tracker.spawn(async move {
+                let _permit = permit;
+                match acceptor.accept(tcp).await {
+                    Ok(accepted) => connection::serve(&shared, accepted, id, peer, &shutdown).await,
+                    Err(e) => {
+                        shared.stats.update(|s| {
+                            s.accept_failed += 1;
+                            s.closed(e.cause)
+                        });
+                        shared
+                            .events
+                            .emit(ServerEvent::AcceptFailed {
+                                connection: id,
+                                peer,
+                                cause: e.cause,
+                                detail: e.detail,
+                            })
+                            .await;
+                    }
+                }
+            });
+        }
+        drop(listener);
+        tracker.close();
+        tokio::select! {
+            _ = tracker.wait() => {}
+            _ = shutdown.immediate.cancelled() => {}
+            _ = tokio::time::sleep(shared.config.drain_timeout) => shutdown.immediate.cancel(),
+        }
+        // Connections watch `immediate` at every await, so this wait is short.
+        shutdown.immediate.cancel();
+        tracker.wait().await;
+        self.stats()
+    }
+
+    /// Serve one already-open stream until it closes or `shutdown` fires.
+    pub async fn serve<S>(&self, stream: S, peer: impl Into<Arc<str>>, shutdown: &Shutdown)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send,
+    {
+        let shared = &self.shared;
+        let id = shared.next_connection.fetch_add(1, Ordering::Relaxed) + 1;
+        let accepted = Accepted { stream, tls: None };
+        connection::serve(shared, accepted, id, peer.into(), shutdown).await
+    }
+}
+
+#[cfg(test)]
+mod tests;

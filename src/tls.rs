@@ -79,6 +79,8 @@ pub enum TlsConfigError {
 pub struct ClientTlsOptions {
     /// Extra trusted roots (PEM), added to the native ones.
     pub ca_file: Option<PathBuf>,
+    /// Trust `ca_file` alone, not the native roots (pinning a private CA).
+    pub ca_only: bool,
     /// Client certificate chain (PEM) for mTLS; needs `key_file`.
     pub cert_file: Option<PathBuf>,
     /// Client private key (PEM) for mTLS; needs `cert_file`.
@@ -162,12 +164,38 @@ impl ClientTlsOptions {
         Ok(Arc::new(config))
     }
 
+    /// The server-certificate verifier `client_config` installs: WebPKI against the configured
+    /// roots, or the accept-anything verifier under `insecure`. For callers that wrap it.
+    pub fn server_verifier(
+        &self,
+    ) -> Result<Arc<dyn rustls::client::danger::ServerCertVerifier>, TlsConfigError> {
+        if self.insecure {
+            return Ok(Arc::new(insecure::AcceptAnyServerCert::new(provider())));
+        }
+        rustls::client::WebPkiServerVerifier::builder_with_provider(
+            Arc::new(self.root_store()?),
+            provider(),
+        )
+        .build()
+        .map(|v| v as Arc<dyn rustls::client::danger::ServerCertVerifier>)
+        .map_err(|e| TlsConfigError::Rustls {
+            what: e.to_string(),
+        })
+    }
+
     /// Native roots (honouring `SSL_CERT_FILE`/`SSL_CERT_DIR`; unreadable ones are skipped, the
     /// rest kept) plus the CA file, whose every certificate must parse.
     fn root_store(&self) -> Result<RootCertStore, TlsConfigError> {
         let mut roots = RootCertStore::empty();
-        let native = rustls_native_certs::load_native_certs();
-        roots.add_parsable_certificates(native.certs);
+        if !self.ca_only {
+            let native = rustls_native_certs::load_native_certs();
+            roots.add_parsable_certificates(native.certs);
+        } else if self.ca_file.is_none() {
+            return Err(TlsConfigError::Incomplete {
+                option: "CA-only trust",
+                needs: "a CA file",
+            });
+        }
         if let Some(ca_file) = &self.ca_file {
             for cert in pem::load_certs(ca_file)? {
                 roots

@@ -45,7 +45,7 @@ impl AcceptAckType {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Defect {
     NoMsh,
-    /// MSH-1 is a letter or digit: no answer written under it could be read back.
+    /// MSH-1 or MSH-2 declares a letter or digit: no answer written under it could be read back.
     UnusableDelimiters,
     EmptyControlId,
     Batch,
@@ -93,7 +93,7 @@ impl NegativeCause {
             NegativeCause::Forced => "Negative acknowledgement forced by the receiver",
             NegativeCause::Defect(defect) => match defect {
                 Defect::NoMsh => "No MSH segment",
-                Defect::UnusableDelimiters => "Unusable field separator in MSH-1",
+                Defect::UnusableDelimiters => "Unusable delimiters in MSH-1 or MSH-2",
                 Defect::EmptyControlId => "Empty message control ID (MSH-10)",
                 Defect::Batch => "Batch frame not acknowledged per message",
                 Defect::Concatenated => "More than one message in one frame",

@@ -8,10 +8,13 @@ use crate::hl7::{Delimiters, Msh};
 /// HL7 version written when the inbound gave none we can copy.
 const FALLBACK_VERSION: &[u8] = b"2.5";
 
-/// An answer can be written under these delimiters and read back: a letter or digit as field
-/// separator would collide with segment names and codes.
+/// An answer can be written under these delimiters and read back: a letter or digit as a
+/// delimiter would collide with segment names, `ACK` and the codes.
 pub(crate) fn usable(delimiters: &Delimiters) -> bool {
-    !delimiters.field.is_ascii_alphanumeric()
+    let [c, r, e, s] = delimiters.encoding_characters();
+    [delimiters.field, c, r, e, s]
+        .iter()
+        .all(|b| !b.is_ascii_alphanumeric())
 }
 
 /// One HL7 segment being written.
@@ -69,6 +72,13 @@ impl<'o> SegmentWriter<'o> {
     }
 }
 
+/// `text` as it is written under `delimiters`.
+pub(crate) fn escaped(text: &str, delimiters: &Delimiters) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    escape_into(&mut out, text.as_bytes(), delimiters);
+    out
+}
+
 /// Escape our own text under HL7 rules; where the escape character itself is unusable the
 /// offending bytes become spaces. Letters and digits are never escaped: an inbound that declares
 /// one as a delimiter gets its text as is.
@@ -103,13 +113,15 @@ fn escape_into(out: &mut Vec<u8>, text: &[u8], d: &Delimiters) {
 }
 
 /// The MSH-2 to write: the inbound's own when it declares all four characters, else the
-/// characters in effect.
+/// characters in effect, cut before any default that would collide with the field separator (a
+/// reader falls back to the same default for what is left out).
 pub(crate) fn encoding_characters<'a>(msh: &Msh<'a>, effective: &'a [u8; 4]) -> &'a [u8] {
     if msh.encoding_characters.len() >= 4 {
-        msh.encoding_characters
-    } else {
-        effective
+        return msh.encoding_characters;
     }
+    let field = msh.delimiters.field;
+    let end = effective.iter().position(|&b| b == field).unwrap_or(4);
+    &effective[..end]
 }
 
 /// Write the MSH of an answer to `msh`: sender and receiver swapped, MSH-11, MSH-12 and MSH-18
@@ -153,7 +165,7 @@ pub(crate) fn answer_msh(
 pub(crate) fn ack(msh: Option<&Msh<'_>>, decision: &Decision, ctx: &AckContext) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     let (delimiters, control_id) = match msh {
-        Some(msh) if !decision.headerless => {
+        Some(msh) if !decision.headerless && usable(&msh.delimiters) => {
             answer_msh(&mut out, msh, msh.component(9, 2), ctx);
             (msh.delimiters, msh.control_id().unwrap_or_default())
         }

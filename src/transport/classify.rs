@@ -43,12 +43,20 @@ fn certificate_detail(err: &rustls::CertificateError) -> String {
             let names = if presented.is_empty() {
                 "no name".to_string()
             } else {
-                presented.join(", ")
+                presented
+                    .iter()
+                    .map(|name| plain_name(name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             };
             format!("certificate is for {names}, not {}", expected.to_str())
         }
         C::NotValidForName => "certificate is not valid for the server name".into(),
         C::BadSignature => "certificate signature is invalid".into(),
+        C::UnsupportedSignatureAlgorithmContext { .. }
+        | C::UnsupportedSignatureAlgorithmForPublicKeyContext { .. } => {
+            "certificate signature does not match a trusted issuer's key algorithm".into()
+        }
         C::Revoked => "certificate is revoked".into(),
         C::BadEncoding => "certificate is malformed".into(),
         C::InvalidPurpose | C::InvalidPurposeContext { .. } => {
@@ -56,6 +64,13 @@ fn certificate_detail(err: &rustls::CertificateError) -> String {
         }
         other => format!("certificate rejected: {other:?}"),
     }
+}
+
+/// rustls renders presented names as `DnsName("x")` / `IpAddress(..)`: keep the name alone.
+fn plain_name(name: &str) -> &str {
+    name.strip_prefix("DnsName(\"")
+        .and_then(|rest| rest.strip_suffix("\")"))
+        .unwrap_or(name)
 }
 
 fn alert_detail(alert: rustls::AlertDescription) -> String {

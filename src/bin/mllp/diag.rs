@@ -10,22 +10,25 @@ pub struct Diag {
     pub verbose: u8,
     pub quiet: bool,
     pub color: bool,
+    /// Colour for data on stdout (`--color`, and whether stdout is a terminal).
+    pub stdout_color: bool,
 }
 
 impl Diag {
     pub fn new(global: &GlobalArgs) -> Self {
-        let color = match global.color {
+        let wants = |terminal: bool| match global.color {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-            }
+            ColorChoice::Auto => terminal && std::env::var_os("NO_COLOR").is_none(),
         };
+        let color = wants(std::io::stderr().is_terminal());
+        let stdout_color = wants(std::io::stdout().is_terminal());
         Diag {
             format: global.log_format,
             verbose: global.verbose,
             quiet: global.quiet,
             color,
+            stdout_color,
         }
     }
 
@@ -36,7 +39,14 @@ impl Diag {
     /// One event: `human` for people, `fields` (plus `event`) for machines. Written whole, in one
     /// call, so lines from different tasks never interleave.
     pub fn event(&self, event: &str, human: impl FnOnce() -> String, fields: Value) {
-        let line = if self.json() {
+        let line = self.line(event, human, fields);
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{line}");
+    }
+
+    /// The text of one event without its newline, for callers that batch their writes.
+    pub fn line(&self, event: &str, human: impl FnOnce() -> String, fields: Value) -> String {
+        if self.json() {
             let mut map = match fields {
                 Value::Object(map) => map,
                 _ => Map::new(),
@@ -52,9 +62,7 @@ impl Diag {
             Value::Object(ordered).to_string()
         } else {
             human()
-        };
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{line}");
+        }
     }
 
     /// A security warning is shown even under `--quiet`.

@@ -3,7 +3,17 @@
 
 #![allow(dead_code)]
 
+pub mod certs;
+pub mod no_payload;
+pub mod peer;
+#[cfg(test)]
+mod peer_selftest;
+pub mod peer_wire;
+
 use std::path::PathBuf;
+
+pub mod listen_proc;
+pub mod mllp_client;
 
 /// Path of the built `mllp` binary.
 pub fn mllp_bin() -> PathBuf {

@@ -1,0 +1,164 @@
+//! Server events to stderr lines (human or JSON, SPEC section 6), written from one thread in
+//! batches so a busy server pays one write per batch, not one per event.
+
+use crate::diag::Diag;
+use mllp::server::{is_wildcard, ServerEvent, StatsSnapshot};
+use serde_json::{json, Value};
+use std::io::Write;
+use tokio::sync::mpsc;
+
+/// Render events until every sender is gone.
+pub fn spawn(
+    diag: Diag,
+    mut rx: mpsc::Receiver<ServerEvent>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("mllp-events".into())
+        .spawn(move || {
+            let mut text = String::new();
+            while let Some(event) = rx.blocking_recv() {
+                text.clear();
+                push(&diag, &event, &mut text);
+                while let Ok(more) = rx.try_recv() {
+                    push(&diag, &more, &mut text);
+                    if text.len() > 64 * 1024 {
+                        break;
+                    }
+                }
+                let mut err = std::io::stderr().lock();
+                let _ = err.write_all(text.as_bytes());
+                let _ = err.flush();
+            }
+        })
+}
+
+fn push(diag: &Diag, event: &ServerEvent, text: &mut String) {
+    if let Some((name, human, fields)) = describe(diag, event) {
+        text.push_str(&diag.line(name, || human, fields));
+        text.push('\n');
+    }
+    // Binding every interface is said right after the address, whatever the verbosity.
+    if let ServerEvent::Listening { addr } = event {
+        if is_wildcard(addr.ip()) {
+            let code = "MLLP_BIND_ALL_INTERFACES";
+            let message = "listening on every interface: any host that can reach this machine can send messages";
+            let human = format!("{} {code}: {message}", diag.paint("warning:", "1;33"));
+            text.push_str(&diag.line(
+                "security_warning",
+                || human,
+                json!({ "code": code, "message": message }),
+            ));
+            text.push('\n');
+        }
+    }
+}
+
+/// An event's name, human line and JSON fields; `None` when this verbosity hides it.
+fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, Value)> {
+    // Under --quiet only the address, security warnings and the final stats are shown.
+    let quiet = diag.quiet;
+    Some(match event {
+        ServerEvent::Listening { addr } => (
+            "listening",
+            format!("listening on {addr}"),
+            json!({ "addr": addr.to_string() }),
+        ),
+        _ if quiet && !matches!(event, ServerEvent::SecurityWarning { .. }) => return None,
+        ServerEvent::ConnectionOpened {
+            connection,
+            peer,
+            tls,
+        } => (
+            "connection_opened",
+            format!("connection {connection} opened from {peer}"),
+            json!({ "connection": connection, "peer": &**peer, "tls": tls }),
+        ),
+        ServerEvent::ConnectionClosed {
+            connection,
+            peer,
+            cause,
+            code,
+        } => (
+            "connection_closed",
+            match code {
+                Some(code) => {
+                    format!("connection {connection} from {peer} closed: {cause} ({code})")
+                }
+                None => format!("connection {connection} from {peer} closed: {cause}"),
+            },
+            json!({ "connection": connection, "peer": &**peer, "cause": cause, "code": code }),
+        ),
+        ServerEvent::AcceptFailed {
+            connection,
+            peer,
+            cause,
+            detail,
+        } => (
+            "tls_client_error",
+            format!("connection {connection} from {peer} failed its handshake: {cause}: {detail}"),
+            json!({ "connection": connection, "peer": &**peer, "cause": cause, "detail": detail }),
+        ),
+        ServerEvent::Warning {
+            connection,
+            warning,
+        } => (
+            "warning",
+            format!(
+                "{} connection {connection}: {warning}",
+                diag.paint("warning:", "33")
+            ),
+            json!({ "connection": connection, "code": warning.code, "byte_offset": warning.byte_offset }),
+        ),
+        ServerEvent::Message {
+            connection,
+            bytes,
+            ack_code,
+            duplicate,
+            commit_ms,
+        } => (
+            "message",
+            format!(
+                "connection {connection}: message {bytes} bytes, {}{}, commit {commit_ms:.2} ms",
+                ack_code.map_or("no ACK".to_string(), |c| format!("answered {c}")),
+                if *duplicate { ", duplicate" } else { "" },
+            ),
+            json!({
+                "connection": connection,
+                "bytes": bytes,
+                "ack_code": ack_code,
+                "duplicate": duplicate,
+                "commit_ms": (commit_ms * 1000.0).round() / 1000.0,
+            }),
+        ),
+        ServerEvent::Nack {
+            connection,
+            ack_code,
+            why,
+        } => (
+            "nack",
+            format!(
+                "connection {connection}: answered {ack_code} ({})",
+                why.as_str()
+            ),
+            json!({ "connection": connection, "ack_code": ack_code, "reason": why.as_str() }),
+        ),
+        ServerEvent::SinkFailed { connection, detail } => (
+            "sink_error",
+            format!("connection {connection}: commit failed: {detail}"),
+            json!({ "connection": connection, "detail": detail }),
+        ),
+        ServerEvent::SecurityWarning { code } => (
+            "security_warning",
+            format!("{} {code}", diag.paint("warning:", "1;33")),
+            json!({ "code": code }),
+        ),
+        _ => return None,
+    })
+}
+
+/// The final counters, one event.
+pub fn stats(diag: &Diag, stats: &StatsSnapshot) {
+    let fields = serde_json::to_value(stats).unwrap_or(Value::Null);
+    let human = format!("stats {fields}");
+    diag.event("stats", || human, fields);
+}

@@ -1,0 +1,231 @@
+//! Connection flags shared by `send`, `probe` and `soak`, and the name resolver they use.
+
+use anyhow::Context;
+use clap::Args;
+use mllp::client::{
+    BackoffConfig, ClientOptions, ExponentialBackoff, GiveUpAfter, MaxRetries, Reconnect,
+    RetryStrategy,
+};
+use mllp::resolve::{Resolver, StaticResolver, SystemResolver};
+use mllp::tls::{ClientTlsOptions, TlsClient};
+use mllp::transport::TcpConnector;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// TLS flags of a client.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "TLS")]
+pub struct TlsArgs {
+    /// Speak TLS (verification on, against the system roots plus --ca).
+    #[arg(long)]
+    pub tls: bool,
+    /// Extra CA certificate(s) to trust, PEM. Implies --tls.
+    #[arg(long, value_name = "FILE")]
+    pub ca: Option<PathBuf>,
+    /// Client certificate chain for mutual TLS, PEM. Implies --tls; needs --key.
+    #[arg(long, value_name = "FILE", requires = "key")]
+    pub cert: Option<PathBuf>,
+    /// Client private key for mutual TLS, PEM. Needs --cert.
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    pub key: Option<PathBuf>,
+    /// Name to send as SNI and to verify the certificate against (default: the host).
+    #[arg(long, value_name = "NAME")]
+    pub server_name: Option<String>,
+    /// Accept any server certificate. Prints a security warning on every connect.
+    #[arg(long)]
+    pub insecure: bool,
+}
+
+impl TlsArgs {
+    /// TLS is on when asked for, or implied by a TLS-only flag.
+    pub fn enabled(&self) -> bool {
+        self.tls || self.ca.is_some() || self.cert.is_some() || self.insecure
+    }
+
+    /// The library's options, or `None` for plain TCP.
+    pub fn options(&self) -> Option<ClientTlsOptions> {
+        self.enabled().then(|| ClientTlsOptions {
+            ca_file: self.ca.clone(),
+            cert_file: self.cert.clone(),
+            key_file: self.key.clone(),
+            server_name: self.server_name.clone(),
+            insecure: self.insecure,
+            ..Default::default()
+        })
+    }
+}
+
+/// Timeouts, liveness and reconnect flags of a long-lived client link (`send`, `soak`).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Connection")]
+pub struct LinkArgs {
+    /// Bound on TCP connect plus TLS handshake.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
+    pub connect_timeout: Duration,
+    /// How long to wait for an ACK, from the moment the frame is flushed.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub ack_timeout: Duration,
+    /// How long to wait for the application ACK after a CA (enhanced mode).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub app_ack_timeout: Duration,
+    /// TCP keepalive interval (off by default).
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub keepalive: Option<Duration>,
+    /// Drop and reconnect a link that receives nothing for this long (off by default).
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub dead_peer_timeout: Option<Duration>,
+    /// How long closing waits for the ACKs of messages already written.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub drain_timeout: Duration,
+    /// Do not reconnect after a transient failure.
+    #[arg(long)]
+    pub no_reconnect: bool,
+    /// Stop after this many failed reconnect attempts in a row.
+    #[arg(long, value_name = "N")]
+    pub max_retries: Option<u32>,
+    /// Stop reconnecting after this long without a working connection.
+    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = humantime::parse_duration)]
+    pub give_up_after: Duration,
+    /// First reconnect delay.
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = humantime::parse_duration)]
+    pub backoff_initial: Duration,
+    /// Largest reconnect delay.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub backoff_max: Duration,
+    /// Factor between consecutive reconnect delays.
+    #[arg(long, value_name = "X", default_value_t = 2.0)]
+    pub backoff_multiplier: f64,
+    /// Random spread of each delay, as a fraction (0.2 = +/-20 %).
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.2)]
+    pub backoff_jitter: f64,
+}
+
+impl LinkArgs {
+    /// The reconnect policy these flags describe: exponential backoff (permanent causes never
+    /// retried), stopped after `--max-retries` failed attempts and after `--give-up-after`.
+    pub fn reconnect(&self) -> Reconnect {
+        let backoff: Arc<dyn RetryStrategy> = Arc::new(ExponentialBackoff::new(BackoffConfig {
+            initial: self.backoff_initial,
+            multiplier: self.backoff_multiplier,
+            max: self.backoff_max,
+            jitter: self.backoff_jitter,
+        }));
+        let bounded: Arc<dyn RetryStrategy> = match self.max_retries {
+            Some(max) => Arc::new(MaxRetries {
+                inner: backoff,
+                max,
+            }),
+            None => backoff,
+        };
+        Reconnect {
+            enabled: !self.no_reconnect,
+            strategy: Arc::new(GiveUpAfter {
+                inner: bounded,
+                limit: self.give_up_after,
+            }),
+        }
+    }
+
+    /// The client-core options these flags set; flow options (window, correlation, pipeline)
+    /// stay at the library's defaults for the caller to fill in.
+    pub fn client_options(&self) -> ClientOptions {
+        ClientOptions {
+            ack_timeout: self.ack_timeout,
+            app_ack_timeout: self.app_ack_timeout,
+            drain_timeout: self.drain_timeout,
+            dead_peer_timeout: self.dead_peer_timeout,
+            reconnect: self.reconnect(),
+            ..ClientOptions::default()
+        }
+    }
+
+    /// A connector to `host:port` with these timeouts, `tls` (built already) and `resolver`.
+    pub fn connector(
+        &self,
+        host: &str,
+        port: u16,
+        tls: Option<TlsClient>,
+        resolver: Arc<dyn Resolver>,
+    ) -> TcpConnector {
+        let mut connector = TcpConnector::new(host, port)
+            .with_resolver(resolver)
+            .with_connect_timeout(self.connect_timeout);
+        if let Some(tls) = tls {
+            connector = connector.with_tls(tls);
+        }
+        if let Some(interval) = self.keepalive {
+            connector = connector.with_keepalive(interval);
+        }
+        connector
+    }
+}
+
+/// The resolver the binary uses. `MLLP_HOSTS_FILE` names a hosts-format file (`ADDRESS NAME...`
+/// lines) that replaces name resolution entirely: names it does not list are not found, and a
+/// line `fail NAME...` makes those names fail as a resolver error. It pins names for tests and
+/// for air-gapped rehearsals without touching /etc/hosts.
+pub fn resolver() -> anyhow::Result<Arc<dyn Resolver>> {
+    match std::env::var_os("MLLP_HOSTS_FILE") {
+        None => Ok(Arc::new(SystemResolver)),
+        Some(path) => {
+            let text = std::fs::read_to_string(&path).with_context(|| {
+                format!("reading MLLP_HOSTS_FILE {}", PathBuf::from(&path).display())
+            })?;
+            parse_hosts(&text)
+                .with_context(|| format!("in MLLP_HOSTS_FILE {}", PathBuf::from(&path).display()))
+        }
+    }
+}
+
+fn parse_hosts(text: &str) -> anyhow::Result<Arc<dyn Resolver>> {
+    let mut by_name: Vec<(String, Vec<std::net::IpAddr>)> = Vec::new();
+    let mut resolver = StaticResolver::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        let mut words = line.split_whitespace();
+        let Some(first) = words.next() else { continue };
+        if first == "fail" {
+            for name in words {
+                resolver = resolver.failing(name, "resolver failure (MLLP_HOSTS_FILE)");
+            }
+            continue;
+        }
+        let addr: std::net::IpAddr = first
+            .parse()
+            .with_context(|| format!("line {}: `{first}` is not an IP address", n + 1))?;
+        for name in words {
+            match by_name.iter_mut().find(|(known, _)| known == name) {
+                Some((_, addrs)) => addrs.push(addr),
+                None => by_name.push((name.to_string(), vec![addr])),
+            }
+        }
+    }
+    for (name, addrs) in by_name {
+        resolver = resolver.with(&name, addrs);
+    }
+    Ok(Arc::new(resolver))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn hosts_file_pins_names_and_fails_the_rest() {
+        let resolver =
+            parse_hosts("127.0.0.1 engine engine.test\n::1 engine\nfail broken # note\n").unwrap();
+        let addrs = resolver.resolve("engine", 2575).await.unwrap();
+        assert_eq!(addrs.len(), 2);
+        assert_eq!(addrs[0].to_string(), "127.0.0.1:2575");
+        assert!(matches!(
+            resolver.resolve("nowhere", 1).await,
+            Err(mllp::resolve::ResolveError::NotFound { .. })
+        ));
+        assert!(matches!(
+            resolver.resolve("broken", 1).await,
+            Err(mllp::resolve::ResolveError::Failed { .. })
+        ));
+        assert!(parse_hosts("not-an-ip name").is_err());
+    }
+}

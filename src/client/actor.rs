@@ -1,0 +1,316 @@
+//! The actor that owns the link: connect, back off, reconnect, and settle sends when the link or
+//! the client ends. The connected phase (writing, reading, correlation, timers) is in `link`.
+
+use super::events::ClientEvent;
+use super::fate::{AckPayload, DrainReport, Fate, FateCause};
+use super::options::{ClientOptions, Correlation};
+use super::state::{self, Reason, State};
+use super::{Command, Commit, Shared};
+use crate::cause::Cause;
+use crate::hl7;
+use crate::transport::Connector;
+use crate::warning::{Warning, WarningCode};
+use bytes::Bytes;
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::time::Instant;
+
+/// One admitted send, owned by the actor until its fate is decided.
+pub(crate) struct Pending {
+    pub id: u64,
+    pub payload: Bytes,
+    pub control_id: Option<Bytes>,
+    pub enhanced: bool,
+    fate_tx: Option<oneshot::Sender<Fate>>,
+    commit_tx: Option<oneshot::Sender<Commit>>,
+    /// The last write of its frame, on any connection.
+    pub written: Option<Written>,
+    /// Its `CA`, when one came (enhanced mode under control-ID correlation).
+    pub commit: Option<(AckPayload, Instant)>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Written {
+    pub started: Instant,
+    pub flushed: Option<(Instant, SystemTime)>,
+    pub bytes: usize,
+}
+
+impl Pending {
+    pub fn new(
+        id: u64,
+        payload: Bytes,
+        fate_tx: oneshot::Sender<Fate>,
+        commit_tx: oneshot::Sender<Commit>,
+    ) -> Self {
+        let scan = hl7::scan(&payload);
+        let (control_id, enhanced) = match &scan.msh {
+            Some(msh) => (
+                msh.control_id()
+                    .filter(|c| !c.is_empty())
+                    .map(|c| payload.slice_ref(c)),
+                msh.is_enhanced(),
+            ),
+            None => (None, false),
+        };
+        Pending {
+            id,
+            control_id,
+            enhanced,
+            payload,
+            fate_tx: Some(fate_tx),
+            commit_tx: Some(commit_tx),
+            written: None,
+            commit: None,
+        }
+    }
+
+    /// Settle a send that never reached the actor.
+    pub fn settle_detached(mut self, shared: &Shared, fate: Fate) {
+        shared.counters().record_fate(&fate);
+        if let Some(tx) = self.fate_tx.take() {
+            let _ = tx.send(fate);
+        }
+    }
+
+    pub fn notify_commit(&mut self, commit: Commit) {
+        if let Some(tx) = self.commit_tx.take() {
+            let _ = tx.send(commit);
+        }
+    }
+
+    /// From the last flush (or write start) to now.
+    pub fn latency(&self, now: Instant) -> Duration {
+        self.written
+            .map(|w| now - w.flushed.map_or(w.started, |(at, _)| at))
+            .unwrap_or_default()
+    }
+
+    /// The fate of a written send whose ACK will not come.
+    pub fn unknown(&self, cause: FateCause, now: Instant) -> Fate {
+        let w = self
+            .written
+            .expect("unknown fate is only for written sends");
+        let (flushed, wall) = w.flushed.unwrap_or((w.started, SystemTime::now()));
+        Fate::UnknownFate {
+            cause,
+            flushed_at: wall,
+            elapsed: now - flushed,
+            bytes: w.bytes,
+        }
+    }
+
+    /// The fate of a send cut off by `cause`, by what had happened to it so far.
+    pub fn cut_off(&self, cause: FateCause, now: Instant) -> Fate {
+        if let Some((ack, at)) = &self.commit {
+            Fate::CommittedOnly {
+                cause: FateCause::Link(Cause::ConnectionLost),
+                ack: ack.clone(),
+                latency: self.written.map(|w| *at - w.started).unwrap_or_default(),
+            }
+        } else if self.written.is_some() {
+            self.unknown(cause, now)
+        } else {
+            Fate::NeverDelivered { cause }
+        }
+    }
+}
+
+/// Control IDs recently given up on, to tell a late ACK from an unmatched one. Bounded.
+#[derive(Debug, Default)]
+pub(crate) struct LateSet {
+    order: VecDeque<Bytes>,
+    set: HashSet<Bytes>,
+}
+
+impl LateSet {
+    const CAPACITY: usize = 4096;
+    pub fn insert(&mut self, id: Bytes) {
+        if self.set.insert(id.clone()) {
+            self.order.push_back(id);
+            if self.order.len() > Self::CAPACITY {
+                if let Some(old) = self.order.pop_front() {
+                    self.set.remove(&old);
+                }
+            }
+        }
+    }
+    pub fn contains(&self, id: &[u8]) -> bool {
+        self.set.contains(id)
+    }
+}
+
+/// A written frame's place in the order of the current connection.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Slot {
+    pub id: u64,
+    /// ACK deadline, set when the batch holding it is flushed.
+    pub deadline: Option<Instant>,
+}
+
+pub(crate) struct Actor {
+    pub connector: Arc<dyn Connector>,
+    pub options: Arc<ClientOptions>,
+    pub shared: Arc<Shared>,
+    pub events: broadcast::Sender<ClientEvent>,
+    pub rx: mpsc::Receiver<Command>,
+    pub state: State,
+    /// Every unsettled send, by id (= admission order).
+    pub sends: BTreeMap<u64, Pending>,
+    /// Sends to write on the current (or next) connection, in order.
+    pub queue: VecDeque<u64>,
+    /// Written on the current connection, in write order. FIFO keeps slots of cancelled sends
+    /// so their ACK is consumed, not credited to the next send.
+    pub flight: VecDeque<Slot>,
+    pub by_control: HashMap<Bytes, u64>,
+    /// Enhanced sends whose `CA` came, in `CA` order (their app-ACK deadlines are monotone).
+    pub app_wait: VecDeque<u64>,
+    pub late: LateSet,
+    /// Collects what closing or destroying settles.
+    pub report: Option<DrainReport>,
+    /// Callers of `close()` waiting for the drain to end.
+    pub closing: Vec<oneshot::Sender<DrainReport>>,
+    pub episode: Option<Episode>,
+    pub last_success: Option<Instant>,
+}
+
+/// One reconnect episode: from the first failure to the next successful connect.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Episode {
+    pub started: Instant,
+    pub attempt: u32,
+    pub last_delay: Option<Duration>,
+}
+
+impl Actor {
+    pub fn new(
+        connector: Arc<dyn Connector>,
+        options: Arc<ClientOptions>,
+        shared: Arc<Shared>,
+        events: broadcast::Sender<ClientEvent>,
+        rx: mpsc::Receiver<Command>,
+    ) -> Self {
+        Actor {
+            connector,
+            options,
+            shared,
+            events,
+            rx,
+            state: State::Connecting,
+            sends: BTreeMap::new(),
+            queue: VecDeque::new(),
+            flight: VecDeque::new(),
+            by_control: HashMap::new(),
+            app_wait: VecDeque::new(),
+            late: LateSet::default(),
+            report: None,
+            closing: Vec::new(),
+            episode: None,
+            last_success: None,
+        }
+    }
+
+    pub fn emit(&self, event: ClientEvent) {
+        // No subscriber is fine: events are also counted in the stats.
+        let _ = self.events.send(event);
+    }
+
+    pub fn warn(&self, code: WarningCode, byte_offset: Option<u64>) {
+        *self
+            .shared
+            .counters()
+            .warnings_by_code
+            .entry(code)
+            .or_default() += 1;
+        self.emit(ClientEvent::Warning(Warning { code, byte_offset }));
+    }
+
+    pub fn transition(&mut self, to: State, reason: Reason) {
+        match state::apply(self.state, to, reason) {
+            Ok(t) => {
+                self.state = to;
+                self.shared.counters().state = to;
+                self.emit(ClientEvent::StateChange(t));
+            }
+            // The actor only asks for table transitions; reaching this is a bug, reported not applied.
+            Err(illegal) => debug_assert!(false, "{illegal}"),
+        }
+    }
+
+    /// Decide a send's fate: give back its room, count it, tell its handle and the report.
+    pub fn settle(&mut self, id: u64, fate: Fate) {
+        let Some(mut p) = self.sends.remove(&id) else {
+            return;
+        };
+        if let Some(cid) = &p.control_id {
+            if self.by_control.get(cid) == Some(&id) {
+                self.by_control.remove(cid);
+            }
+        }
+        self.shared.admission.release(p.payload.len());
+        self.shared.counters().record_fate(&fate);
+        if let Some(report) = &mut self.report {
+            report.record(id, &fate);
+        }
+        if let Some(tx) = p.fate_tx.take() {
+            let _ = tx.send(fate);
+        }
+    }
+
+    /// Take in a new send, or settle it at once when it cannot be taken.
+    pub fn accept(&mut self, p: Pending) {
+        let id = p.id;
+        let refuse = if matches!(
+            self.state,
+            State::Draining | State::Disconnected | State::Closed
+        ) {
+            Some(FateCause::Closed)
+        } else if self.options.correlation == Correlation::ControlId
+            && p.control_id
+                .as_ref()
+                .is_some_and(|c| self.by_control.contains_key(c))
+        {
+            Some(FateCause::Link(Cause::DuplicateControlId))
+        } else {
+            None
+        };
+        if self.options.correlation == Correlation::ControlId && refuse.is_none() {
+            if let Some(c) = &p.control_id {
+                self.by_control.insert(c.clone(), id);
+            }
+        }
+        self.sends.insert(id, p);
+        match refuse {
+            Some(cause) => self.settle(id, Fate::NeverDelivered { cause }),
+            None => self.queue.push_back(id),
+        }
+    }
+
+    /// Cancel one send: never delivered if unwritten, unknown if written, committed-only after `CA`.
+    pub fn cancel(&mut self, id: u64, now: Instant) {
+        let Some(p) = self.sends.get(&id) else {
+            return;
+        };
+        let fate = p.cut_off(FateCause::Cancelled, now);
+        if let (Some(cid), true) = (&p.control_id, p.written.is_some()) {
+            self.late.insert(cid.clone());
+        }
+        self.queue.retain(|q| *q != id);
+        self.settle(id, fate);
+    }
+
+    /// Settle every pending send as cut off by `cause` (CA'd ones as committed-only).
+    pub fn settle_all(&mut self, cause: FateCause) {
+        let now = Instant::now();
+        let ids: Vec<u64> = self.sends.keys().copied().collect();
+        for id in ids {
+            let fate = self.sends[&id].cut_off(cause, now);
+            self.settle(id, fate);
+        }
+        self.queue.clear();
+        self.flight.clear();
+        self.app_wait.clear();
+    }
+}

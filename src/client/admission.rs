@@ -1,0 +1,127 @@
+//! Backpressure: the in-flight plus queued bound, by count and by bytes (the stricter wins),
+//! taken before a send reaches the actor and given back when its fate is decided.
+
+use super::options::Window;
+use std::sync::Mutex;
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Default)]
+struct Held {
+    count: usize,
+    bytes: usize,
+}
+
+#[derive(Debug)]
+pub(crate) struct Admission {
+    window: Window,
+    held: Mutex<Held>,
+    freed: Notify,
+}
+
+pub(crate) enum Waited {
+    Admitted,
+    TimedOut,
+    Cancelled,
+}
+
+impl Admission {
+    pub fn new(window: Window) -> Self {
+        Admission {
+            window,
+            held: Mutex::new(Held::default()),
+            freed: Notify::new(),
+        }
+    }
+
+    /// Take room for one payload of `len` bytes if there is some. A payload larger than the
+    /// byte window is admitted alone, or it could never be sent.
+    pub fn try_admit(&self, len: usize) -> bool {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        let count_ok = self.window.count.map_or(true, |max| held.count < max);
+        let bytes_ok = self
+            .window
+            .bytes
+            .map_or(true, |max| held.count == 0 || held.bytes + len <= max);
+        if count_ok && bytes_ok {
+            held.count += 1;
+            held.bytes += len;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Wait for room, at most `limit`, or until `cancel`.
+    pub async fn admit_wait(
+        &self,
+        len: usize,
+        limit: Duration,
+        cancel: &CancellationToken,
+    ) -> Waited {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            // Register before checking, so a release between check and wait is not missed.
+            freed.as_mut().enable();
+            if self.try_admit(len) {
+                return Waited::Admitted;
+            }
+            tokio::select! {
+                _ = &mut freed => {}
+                _ = tokio::time::sleep_until(deadline) => return Waited::TimedOut,
+                _ = cancel.cancelled() => return Waited::Cancelled,
+            }
+        }
+    }
+
+    /// Give back the room of one settled send.
+    pub fn release(&self, len: usize) {
+        {
+            let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+            held.count = held.count.saturating_sub(1);
+            held.bytes = held.bytes.saturating_sub(len);
+        }
+        self.freed.notify_waiters();
+    }
+
+    #[cfg(test)]
+    pub fn held(&self) -> (usize, usize) {
+        let held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        (held.count, held.bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stricter_bound_wins() {
+        let a = Admission::new(Window {
+            count: Some(3),
+            bytes: Some(10),
+        });
+        assert!(a.try_admit(4));
+        assert!(a.try_admit(4));
+        assert!(!a.try_admit(4), "bytes bound");
+        assert!(a.try_admit(2));
+        assert!(!a.try_admit(0), "count bound");
+        a.release(4);
+        assert_eq!(a.held(), (2, 6));
+    }
+
+    #[test]
+    fn oversize_payload_goes_alone() {
+        let a = Admission::new(Window {
+            count: None,
+            bytes: Some(10),
+        });
+        assert!(a.try_admit(50));
+        assert!(!a.try_admit(1));
+        a.release(50);
+        assert!(a.try_admit(1));
+    }
+}

@@ -1,0 +1,37 @@
+//! Client events: state changes, reconnect attempts, warnings, security warnings, errors. Codes,
+//! causes, counts and offsets only.
+
+use super::state::Transition;
+use crate::cause::{Cause, Class};
+use crate::warning::{Warning, WarningCode};
+use std::fmt;
+use std::time::Duration;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClientEvent {
+    /// Every transition of the link machine.
+    StateChange(Transition),
+    /// A retry is scheduled: attempt `attempt` starts after `delay`.
+    Reconnecting { attempt: u32, delay: Duration },
+    /// A tolerated deviation (framing or correlation), with its offset when about bytes.
+    Warning(Warning),
+    /// Raised on connect (`MLLP_TLS_VERIFY_DISABLED`).
+    SecurityWarning(WarningCode),
+    /// A classified link failure.
+    Error { cause: Cause, class: Class },
+}
+
+impl fmt::Display for ClientEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientEvent::StateChange(t) => write!(f, "state {t}"),
+            ClientEvent::Reconnecting { attempt, delay } => {
+                write!(f, "reconnecting: attempt {attempt} in {delay:?}")
+            }
+            ClientEvent::Warning(w) => write!(f, "warning {w}"),
+            ClientEvent::SecurityWarning(code) => write!(f, "security warning {code}"),
+            ClientEvent::Error { cause, class } => write!(f, "error {cause} ({class})"),
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! The connected phase: coalesced writes, the ACK reader, commands, and the timers (ACK,
+//! application ACK, dead peer, drain), all in one select loop over a split stream.
+
+use super::actor::{Actor, Slot, Written};
+use super::fate::FateCause;
+use super::lifecycle::End;
+use super::state::{Reason, State};
+use super::Command;
+use crate::cause::{classify_io, Cause};
+use crate::framing::{encode_frame, Decoded, FramingError, MllpCodec, Tolerance};
+use crate::transport::{BoxStream, Connection};
+use bytes::BytesMut;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::time::{Duration, SystemTime};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, WriteHalf};
+use tokio::time::Instant;
+use tokio_util::codec::Decoder;
+
+type Writer = WriteHalf<BoxStream>;
+type WriteFuture = Pin<Box<dyn Future<Output = (Writer, io::Result<()>, usize)> + Send>>;
+
+/// Reads and de-frames ACKs. Cancel-safe: bytes read stay in `buf` across select iterations.
+pub(crate) struct AckReader {
+    half: ReadHalf<BoxStream>,
+    buf: BytesMut,
+    codec: MllpCodec,
+    eof: bool,
+    /// Bytes read since the stats last took them.
+    pub fresh_bytes: u64,
+}
+
+impl AckReader {
+    fn new(half: ReadHalf<BoxStream>, max_frame: usize) -> Self {
+        AckReader {
+            half,
+            buf: BytesMut::with_capacity(16 * 1024),
+            codec: MllpCodec::new(Tolerance::ACK_READER, max_frame),
+            eof: false,
+            fresh_bytes: 0,
+        }
+    }
+
+    /// The next item, `None` at a clean end of stream.
+    async fn next(&mut self) -> Result<Option<Decoded>, FramingError> {
+        loop {
+            if self.eof {
+                return self.codec.decode_eof(&mut self.buf);
+            }
+            if let Some(item) = self.codec.decode(&mut self.buf)? {
+                return Ok(Some(item));
+            }
+            self.buf.reserve(16 * 1024);
+            let n = self.half.read_buf(&mut self.buf).await?;
+            if n == 0 {
+                self.eof = true;
+            }
+            self.fresh_bytes += n as u64;
+        }
+    }
+}
+
+async fn write_batch(mut writer: Writer, buf: BytesMut) -> (Writer, io::Result<()>, usize) {
+    let result = async {
+        writer.write_all(&buf).await?;
+        writer.flush().await
+    }
+    .await;
+    (writer, result, buf.len())
+}
+
+/// Await the write in progress, or never when there is none.
+async fn writing(fut: &mut Option<WriteFuture>) -> (Writer, io::Result<()>, usize) {
+    match fut {
+        Some(fut) => fut.await,
+        None => std::future::pending().await,
+    }
+}
+
+impl Actor {
+    pub(crate) async fn run_link(&mut self, conn: Connection) -> End {
+        let (read_half, write_half) = tokio::io::split(conn.stream);
+        let mut reader = AckReader::new(read_half, self.options.max_ack_frame);
+        let mut writer = Some(write_half);
+        let mut write_fut: Option<WriteFuture> = None;
+        let mut batch: Vec<u64> = Vec::new();
+        let mut last_inbound = Instant::now();
+        let mut drain_deadline: Option<Instant> = None;
+        let far = || Instant::now() + Duration::from_secs(86_400 * 365);
+        let sleep = tokio::time::sleep_until(far());
+        tokio::pin!(sleep);
+        loop {
+            if write_fut.is_none() && self.state == State::Connected {
+                if let Some(w) = writer.take() {
+                    match self.take_batch(&mut batch) {
+                        Some(buf) => write_fut = Some(Box::pin(write_batch(w, buf))),
+                        None => writer = Some(w),
+                    }
+                }
+            }
+            if self.state == State::Draining && write_fut.is_none() && self.sends.is_empty() {
+                return End::Drained { timed_out: false };
+            }
+            self.sync_counters(&mut reader);
+            let deadline = self
+                .next_deadline(last_inbound, drain_deadline)
+                .unwrap_or_else(far);
+            if sleep.deadline() != deadline {
+                sleep.as_mut().reset(deadline);
+            }
+            tokio::select! {
+                biased;
+                (w, result, n) = writing(&mut write_fut) => {
+                    write_fut = None;
+                    writer = Some(w);
+                    if let Err(e) = result {
+                        return End::Failed(classify_io(&e));
+                    }
+                    self.on_flushed(&mut batch, n);
+                }
+                item = reader.next() => {
+                    last_inbound = Instant::now();
+                    match item {
+                        Ok(Some(Decoded::Frame(frame))) => {
+                            for w in &frame.warnings {
+                                self.warn(w.code, w.byte_offset);
+                            }
+                            self.on_ack(frame.payload, frame.offset);
+                        }
+                        Ok(Some(Decoded::LateWarning { warning, .. })) => {
+                            self.warn(warning.code, warning.byte_offset);
+                        }
+                        Ok(None) => return End::Failed(Cause::PeerClosed),
+                        Err(FramingError::Io(e)) => return End::Failed(classify_io(&e)),
+                        Err(err) => {
+                            if let Some(code) = err.code() {
+                                self.warn(code, None);
+                            }
+                            return End::Failed(Cause::FramingFatal);
+                        }
+                    }
+                }
+                cmd = self.rx.recv() => match cmd {
+                    Some(Command::Send(p)) => self.accept(p),
+                    Some(Command::Cancel(id)) => self.cancel(id, Instant::now()),
+                    Some(Command::Close(tx)) => {
+                        self.closing.push(tx);
+                        if self.state == State::Connected {
+                            self.begin_drain();
+                            drain_deadline = Some(Instant::now() + self.options.drain_timeout);
+                        }
+                    }
+                    Some(Command::Destroy(tx)) => return End::Destroy(Some(tx), FateCause::Destroyed),
+                    None => return End::Destroy(None, FateCause::ClientDropped),
+                },
+                () = &mut sleep => {
+                    if let Some(end) = self.on_timers(last_inbound, drain_deadline) {
+                        return end;
+                    }
+                }
+            }
+        }
+    }
+
+    /// CONNECTED -> DRAINING: nothing more is written; unwritten sends are never delivered.
+    fn begin_drain(&mut self) {
+        self.transition(State::Draining, Reason::CloseRequested);
+        self.report.get_or_insert_with(Default::default);
+        let now = Instant::now();
+        for id in std::mem::take(&mut self.queue) {
+            if let Some(p) = self.sends.get(&id) {
+                let fate = p.cut_off(FateCause::Closed, now);
+                self.settle(id, fate);
+            }
+        }
+    }
+
+    /// Coalesce queued frames into one buffer: one write for everything that may go now.
+    fn take_batch(&mut self, batch: &mut Vec<u64>) -> Option<BytesMut> {
+        if self.queue.is_empty() {
+            return None;
+        }
+        let take = if self.options.pipeline {
+            self.queue.len()
+        } else if self.flight.is_empty() && self.sends.len() == self.queue.len() {
+            1
+        } else {
+            return None;
+        };
+        let now = Instant::now();
+        let bytes: usize = self
+            .queue
+            .iter()
+            .take(take)
+            .filter_map(|id| self.sends.get(id))
+            .map(|p| p.payload.len() + 3)
+            .sum();
+        let mut buf = BytesMut::with_capacity(bytes);
+        batch.clear();
+        for id in self.queue.drain(..take).collect::<Vec<_>>() {
+            let Some(p) = self.sends.get_mut(&id) else {
+                continue;
+            };
+            let before = buf.len();
+            if encode_frame(&p.payload, &mut buf).is_err() {
+                buf.truncate(before);
+                self.settle(
+                    id,
+                    super::fate::Fate::NeverDelivered {
+                        cause: FateCause::PayloadContainsFramingByte,
+                    },
+                );
+                continue;
+            }
+            p.written = Some(Written {
+                started: now,
+                flushed: None,
+                bytes: buf.len() - before,
+            });
+            self.flight.push_back(Slot { id, deadline: None });
+            batch.push(id);
+        }
+        (!buf.is_empty()).then_some(buf)
+    }
+
+    /// The batch is on the wire: its ACK clocks start now.
+    fn on_flushed(&mut self, batch: &mut Vec<u64>, n: usize) {
+        let now = Instant::now();
+        let wall = SystemTime::now();
+        let deadline = now + self.options.ack_timeout;
+        for slot in self.flight.iter_mut().rev() {
+            if slot.deadline.is_some() {
+                break;
+            }
+            slot.deadline = Some(deadline);
+        }
+        let frames = batch.len() as u64;
+        for id in batch.drain(..) {
+            if let Some(w) = self.sends.get_mut(&id).and_then(|p| p.written.as_mut()) {
+                w.flushed = Some((now, wall));
+            }
+        }
+        let mut counters = self.shared.counters();
+        counters.bytes_out += n as u64;
+        counters.sent += frames;
+    }
+
+    fn sync_counters(&mut self, reader: &mut AckReader) {
+        let mut c = self.shared.counters();
+        c.bytes_in += std::mem::take(&mut reader.fresh_bytes);
+        c.queue_depth = self.queue.len();
+        c.in_flight = self.sends.len() - self.queue.len().min(self.sends.len());
+        c.queue_bytes = self
+            .queue
+            .iter()
+            .filter_map(|id| self.sends.get(id))
+            .map(|p| p.payload.len())
+            .sum();
+    }
+}

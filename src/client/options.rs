@@ -1,0 +1,260 @@
+//! Client options and their validation at creation: every problem is a typed error naming the
+//! option.
+
+use super::backoff::{ExponentialBackoff, RetryStrategy};
+use crate::framing::DEFAULT_MAX_FRAME;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How ACKs are matched to sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Correlation {
+    /// Each ACK answers the oldest unanswered send.
+    #[default]
+    Fifo,
+    /// MSA-2 names the send's MSH-10; ACKs may come in any order; two-phase (enhanced) mode.
+    ControlId,
+}
+
+/// What `send` does when the window is full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnBackpressure {
+    /// Settle the send at once as refused.
+    #[default]
+    Reject,
+    /// Wait for room, bounded by the ACK timeout and the send's cancellation.
+    Wait,
+}
+
+/// In-flight plus queued bound. The stricter of the two wins; at least one must be set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Window {
+    pub count: Option<usize>,
+    pub bytes: Option<usize>,
+}
+
+impl Default for Window {
+    fn default() -> Self {
+        Window {
+            count: Some(64),
+            bytes: None,
+        }
+    }
+}
+
+/// Auto-reconnect: off by default in the library.
+#[derive(Debug, Clone)]
+pub struct Reconnect {
+    pub enabled: bool,
+    pub strategy: Arc<dyn RetryStrategy>,
+}
+
+impl Default for Reconnect {
+    fn default() -> Self {
+        Reconnect {
+            enabled: false,
+            strategy: Arc::new(ExponentialBackoff::default()),
+        }
+    }
+}
+
+/// Everything the client core can be told. The connect timeout and TCP keepalive belong to the
+/// [`crate::transport::Connector`].
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// From flush to ACK (default 30 s).
+    pub ack_timeout: Duration,
+    /// From `CA` to the application ACK of an enhanced-mode send (default 30 s).
+    pub app_ack_timeout: Duration,
+    /// How long `close()` waits for ACKs of written sends (default 30 s).
+    pub drain_timeout: Duration,
+    /// Idle limit on inbound activity while sends are outstanding is not enough to catch a
+    /// wedged peer; this trips on any inbound silence this long (off by default).
+    pub dead_peer_timeout: Option<Duration>,
+    pub reconnect: Reconnect,
+    pub correlation: Correlation,
+    pub window: Window,
+    pub on_backpressure: OnBackpressure,
+    /// Off: one send in flight at a time.
+    pub pipeline: bool,
+    /// Largest ACK payload accepted; beyond it the link fails as `framing-fatal`.
+    pub max_ack_frame: usize,
+    /// Capacity of the event broadcast channel; a slow subscriber sees `Lagged`, never silence.
+    pub event_capacity: usize,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            ack_timeout: Duration::from_secs(30),
+            app_ack_timeout: Duration::from_secs(30),
+            drain_timeout: Duration::from_secs(30),
+            dead_peer_timeout: None,
+            reconnect: Reconnect::default(),
+            correlation: Correlation::Fifo,
+            window: Window::default(),
+            on_backpressure: OnBackpressure::Reject,
+            pipeline: true,
+            max_ack_frame: DEFAULT_MAX_FRAME,
+            event_capacity: 1024,
+        }
+    }
+}
+
+/// An option that cannot work. `option` is the option's name as the CLI spells it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid option {option}: {problem}")]
+#[non_exhaustive]
+pub struct OptionsError {
+    pub option: &'static str,
+    pub problem: &'static str,
+}
+
+impl OptionsError {
+    pub fn new(option: &'static str, problem: &'static str) -> Self {
+        OptionsError { option, problem }
+    }
+}
+
+impl ClientOptions {
+    /// Check every option; the first problem found is returned.
+    pub fn validate(&self) -> Result<(), OptionsError> {
+        let positive = [
+            ("ack-timeout", self.ack_timeout),
+            ("app-ack-timeout", self.app_ack_timeout),
+            ("drain-timeout", self.drain_timeout),
+        ];
+        for (option, value) in positive {
+            if value.is_zero() {
+                return Err(OptionsError::new(option, "must be greater than zero"));
+            }
+        }
+        if self.dead_peer_timeout.is_some_and(|d| d.is_zero()) {
+            return Err(OptionsError::new(
+                "dead-peer-timeout",
+                "must be greater than zero",
+            ));
+        }
+        match (self.window.count, self.window.bytes) {
+            (None, None) => return Err(OptionsError::new("window", "must bound something")),
+            (Some(0), _) => return Err(OptionsError::new("window", "must be at least 1")),
+            (_, Some(0)) => return Err(OptionsError::new("window-bytes", "must be at least 1")),
+            _ => {}
+        }
+        if self.max_ack_frame == 0 {
+            return Err(OptionsError::new("max-ack-frame", "must be at least 1"));
+        }
+        if self.event_capacity == 0 {
+            return Err(OptionsError::new("event-capacity", "must be at least 1"));
+        }
+        self.reconnect.strategy.validate()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::backoff::BackoffConfig;
+
+    #[test]
+    fn defaults_are_valid_and_match_the_contract() {
+        let o = ClientOptions::default();
+        o.validate().unwrap();
+        assert_eq!(o.ack_timeout, Duration::from_secs(30));
+        assert_eq!(o.drain_timeout, Duration::from_secs(30));
+        assert_eq!(o.window.count, Some(64));
+        assert!(!o.reconnect.enabled);
+        assert_eq!(o.correlation, Correlation::Fifo);
+    }
+
+    #[test]
+    fn each_problem_names_its_option() {
+        let cases: Vec<(ClientOptions, &str)> = vec![
+            (
+                ClientOptions {
+                    ack_timeout: Duration::ZERO,
+                    ..Default::default()
+                },
+                "ack-timeout",
+            ),
+            (
+                ClientOptions {
+                    app_ack_timeout: Duration::ZERO,
+                    ..Default::default()
+                },
+                "app-ack-timeout",
+            ),
+            (
+                ClientOptions {
+                    drain_timeout: Duration::ZERO,
+                    ..Default::default()
+                },
+                "drain-timeout",
+            ),
+            (
+                ClientOptions {
+                    dead_peer_timeout: Some(Duration::ZERO),
+                    ..Default::default()
+                },
+                "dead-peer-timeout",
+            ),
+            (
+                ClientOptions {
+                    window: Window {
+                        count: Some(0),
+                        bytes: None,
+                    },
+                    ..Default::default()
+                },
+                "window",
+            ),
+            (
+                ClientOptions {
+                    window: Window {
+                        count: None,
+                        bytes: None,
+                    },
+                    ..Default::default()
+                },
+                "window",
+            ),
+            (
+                ClientOptions {
+                    window: Window {
+                        count: None,
+                        bytes: Some(0),
+                    },
+                    ..Default::default()
+                },
+                "window-bytes",
+            ),
+            (
+                ClientOptions {
+                    max_ack_frame: 0,
+                    ..Default::default()
+                },
+                "max-ack-frame",
+            ),
+            (
+                ClientOptions {
+                    reconnect: Reconnect {
+                        enabled: true,
+                        strategy: Arc::new(ExponentialBackoff::new(BackoffConfig {
+                            jitter: -0.1,
+                            ..Default::default()
+                        })),
+                    },
+                    ..Default::default()
+                },
+                "backoff-jitter",
+            ),
+        ];
+        for (options, name) in cases {
+            let err = options.validate().unwrap_err();
+            assert_eq!(err.option, name);
+            assert!(err.to_string().contains(name));
+        }
+    }
+}

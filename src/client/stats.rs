@@ -1,0 +1,156 @@
+//! Client statistics: counters the actor updates as it goes, and a serde snapshot with latency
+//! percentiles from an HDR histogram.
+
+use super::fate::{Fate, Population};
+use super::state::State;
+use crate::warning::WarningCode;
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime};
+
+/// Latency percentiles in milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Latency {
+    pub count: u64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+/// A point-in-time view, plain JSON.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stats {
+    pub state: State,
+    /// Admitted, not yet written.
+    pub queue_depth: usize,
+    pub queue_bytes: usize,
+    /// Written, not yet settled.
+    pub in_flight: usize,
+    /// Frames written (a resend counts again).
+    pub sent: u64,
+    pub acked_by_code: BTreeMap<String, u64>,
+    pub timed_out: u64,
+    pub reconnect_attempts: u64,
+    pub warnings_by_code: BTreeMap<String, u64>,
+    pub by_population: BTreeMap<String, u64>,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    /// RFC 3339, UTC.
+    pub last_connected: Option<String>,
+    pub last_ack: Option<String>,
+    pub latency_ms: Latency,
+}
+
+/// The live counters behind [`Stats`].
+#[derive(Debug)]
+pub(crate) struct Counters {
+    pub state: State,
+    pub queue_depth: usize,
+    pub queue_bytes: usize,
+    pub in_flight: usize,
+    pub sent: u64,
+    pub acked_by_code: BTreeMap<&'static str, u64>,
+    pub timed_out: u64,
+    pub reconnect_attempts: u64,
+    pub warnings_by_code: BTreeMap<WarningCode, u64>,
+    pub by_population: BTreeMap<Population, u64>,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub last_connected: Option<SystemTime>,
+    pub last_ack: Option<SystemTime>,
+    /// Microseconds, 1 us .. 1 h, 3 significant digits.
+    pub latency: Histogram<u64>,
+}
+
+impl Default for Counters {
+    fn default() -> Self {
+        Counters {
+            state: State::Connecting,
+            queue_depth: 0,
+            queue_bytes: 0,
+            in_flight: 0,
+            sent: 0,
+            acked_by_code: BTreeMap::new(),
+            timed_out: 0,
+            reconnect_attempts: 0,
+            warnings_by_code: BTreeMap::new(),
+            by_population: BTreeMap::new(),
+            bytes_in: 0,
+            bytes_out: 0,
+            last_connected: None,
+            last_ack: None,
+            latency: Histogram::new_with_bounds(1, 3_600_000_000, 3)
+                .expect("constant histogram bounds are valid"),
+        }
+    }
+}
+
+impl Counters {
+    pub fn record_fate(&mut self, fate: &Fate) {
+        *self.by_population.entry(fate.population()).or_default() += 1;
+        if let Some(code) = fate.ack_code() {
+            if fate.ack().is_some() {
+                *self.acked_by_code.entry(code.as_str()).or_default() += 1;
+                self.last_ack = Some(SystemTime::now());
+            }
+        }
+        if let Some(latency) = fate.latency() {
+            self.record_latency(latency);
+        }
+    }
+
+    pub fn record_latency(&mut self, latency: Duration) {
+        let micros = (latency.as_micros() as u64).clamp(1, 3_600_000_000);
+        self.latency.saturating_record(micros);
+    }
+
+    pub fn snapshot(&self) -> Stats {
+        let ms = |q: f64| self.latency.value_at_quantile(q) as f64 / 1000.0;
+        let latency = if self.latency.is_empty() {
+            Latency::default()
+        } else {
+            Latency {
+                count: self.latency.len(),
+                p50: ms(0.5),
+                p90: ms(0.9),
+                p99: ms(0.99),
+                p999: ms(0.999),
+                max: self.latency.max() as f64 / 1000.0,
+            }
+        };
+        let time =
+            |t: Option<SystemTime>| t.map(|t| humantime::format_rfc3339_millis(t).to_string());
+        Stats {
+            state: self.state,
+            queue_depth: self.queue_depth,
+            queue_bytes: self.queue_bytes,
+            in_flight: self.in_flight,
+            sent: self.sent,
+            acked_by_code: self
+                .acked_by_code
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+            timed_out: self.timed_out,
+            reconnect_attempts: self.reconnect_attempts,
+            warnings_by_code: self
+                .warnings_by_code
+                .iter()
+                .map(|(k, v)| (k.as_str().to_string(), *v))
+                .collect(),
+            by_population: self
+                .by_population
+                .iter()
+                .map(|(k, v)| (k.as_str().to_string(), *v))
+                .collect(),
+            bytes_in: self.bytes_in,
+            bytes_out: self.bytes_out,
+            last_connected: time(self.last_connected),
+            last_ack: time(self.last_ack),
+            latency_ms: latency,
+        }
+    }
+}

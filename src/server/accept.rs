@@ -1,0 +1,49 @@
+//! The seam between an accepted TCP socket and the stream a connection reads: plain TCP here,
+//! a TLS handshake in the TLS acceptor.
+
+use crate::cause::Cause;
+use crate::tls::AcceptedTls;
+use std::future::Future;
+use std::pin::Pin;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+
+pub type AcceptFuture<S> = Pin<Box<dyn Future<Output = Result<Accepted<S>, AcceptError>> + Send>>;
+
+/// A stream ready to serve, and what its handshake established (for `connection_opened`).
+#[derive(Debug)]
+pub struct Accepted<S> {
+    pub stream: S,
+    pub tls: Option<AcceptedTls>,
+}
+
+/// Why an accepted socket never became a connection (a failed handshake, say). The message
+/// names what failed, never payload.
+#[derive(Debug, thiserror::Error)]
+#[error("{cause}: {detail}")]
+pub struct AcceptError {
+    pub cause: Cause,
+    pub detail: String,
+}
+
+/// Turns an accepted socket into the stream a connection is served on. Runs inside the
+/// connection's task, so a slow handshake never holds up the accept loop; it must bound its
+/// own wait.
+pub trait Accept: Send + Sync + 'static {
+    type Stream: AsyncRead + AsyncWrite + Unpin + Send + 'static;
+    fn accept(&self, tcp: TcpStream) -> AcceptFuture<Self::Stream>;
+}
+
+/// Plain TCP: the socket as it is.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PlainTcp;
+
+impl Accept for PlainTcp {
+    type Stream = TcpStream;
+    fn accept(&self, tcp: TcpStream) -> AcceptFuture<TcpStream> {
+        Box::pin(std::future::ready(Ok(Accepted {
+            stream: tcp,
+            tls: None,
+        })))
+    }
+}

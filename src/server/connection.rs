@@ -1,0 +1,449 @@
+//! One connection: read, de-frame, commit in arrival order, acknowledge in the same order, and
+//! contain every failure to this connection. Frames already complete when a fatal byte arrives
+//! are committed and acknowledged before the connection closes.
+
+use super::event::ServerEvent;
+use super::policy::{Action, Decision};
+use super::sink::{pad_results, Inbound, SinkResult};
+use super::{Accepted, AckMode, Shared, Shutdown};
+use crate::ack::{self, AckCode, AckContext, Disposition};
+use crate::cause::{classify_io, Cause};
+use crate::framing::{encode_frame, Decoded, Frame, FramingError, MllpCodec};
+use crate::server::clock::Utc;
+use crate::server::event::NackWhy;
+use crate::warning::{Warning, WarningCode};
+use bytes::BytesMut;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio_util::codec::Decoder;
+
+const READ_CHUNK: usize = 64 * 1024;
+/// After a close with input still arriving, keep reading (and discarding) this long so the
+/// kernel sends FIN, not RST, and the peer can still read the ACKs already written.
+const LINGER: Duration = Duration::from_millis(500);
+const LINGER_BYTES: usize = 1024 * 1024;
+
+/// How a connection ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct End {
+    pub(crate) cause: Cause,
+    pub(crate) code: Option<WarningCode>,
+    /// Ended by a policy's reset: no linger.
+    pub(crate) abort: bool,
+}
+
+impl End {
+    fn cause(cause: Cause) -> End {
+        End {
+            cause,
+            code: None,
+            abort: false,
+        }
+    }
+}
+
+/// Serve `stream` until it ends; reports open and close.
+pub(crate) async fn serve<S>(
+    shared: &Shared,
+    accepted: Accepted<S>,
+    id: u64,
+    peer: Arc<str>,
+    shutdown: &Shutdown,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send,
+{
+    let Accepted { mut stream, tls } = accepted;
+    shared.stats.update(|s| {
+        s.connections_accepted += 1;
+        s.connections_open += 1;
+    });
+    shared
+        .events
+        .emit(ServerEvent::ConnectionOpened {
+            connection: id,
+            peer: Arc::clone(&peer),
+            tls: tls.map(Box::new),
+        })
+        .await;
+    let mut conn = Connection {
+        shared,
+        id,
+        peer: Arc::clone(&peer),
+        codec: MllpCodec::new(shared.config.tolerance, shared.config.max_frame),
+        buf: BytesMut::with_capacity(READ_CHUNK),
+        out: BytesMut::new(),
+        eof: false,
+        stream: &mut stream,
+    };
+    let end = conn.run(shutdown).await;
+    let lingering = !conn.eof && !end.abort && !shutdown.immediate.is_cancelled();
+    drop(conn);
+    shared.stats.update(|s| {
+        s.connections_open -= 1;
+        s.closed(end.cause);
+    });
+    shared
+        .events
+        .emit(ServerEvent::ConnectionClosed {
+            connection: id,
+            peer,
+            cause: end.cause,
+            code: end.code,
+        })
+        .await;
+    if lingering {
+        linger(&mut stream, shutdown).await;
+    }
+}
+
+/// Send FIN, then discard what the peer still sends for a bounded time.
+async fn linger<S: AsyncRead + AsyncWrite + Unpin>(stream: &mut S, shutdown: &Shutdown) {
+    let work = async {
+        let _ = stream.shutdown().await;
+        let mut sink = vec![0u8; 8192];
+        let mut total = 0;
+        while total < LINGER_BYTES {
+            match stream.read(&mut sink).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => total += n,
+            }
+        }
+    };
+    tokio::select! {
+        _ = work => {}
+        _ = tokio::time::sleep(LINGER) => {}
+        _ = shutdown.immediate.cancelled() => {}
+    }
+}
+
+struct Connection<'a, S> {
+    shared: &'a Shared,
+    id: u64,
+    peer: Arc<str>,
+    codec: MllpCodec,
+    buf: BytesMut,
+    /// ACK frames waiting to be written together.
+    out: BytesMut,
+    eof: bool,
+    stream: &'a mut S,
+}
+
+enum Read {
+    Data(usize),
+    Eof,
+    Failed(std::io::Error),
+    Idle,
+    Stop,
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
+    async fn run(&mut self, shutdown: &Shutdown) -> End {
+        loop {
+            let mut frames = Vec::new();
+            let mut fatal = None;
+            loop {
+                let next = if self.eof {
+                    self.codec.decode_eof(&mut self.buf)
+                } else {
+                    self.codec.decode(&mut self.buf)
+                };
+                match next {
+                    Ok(Some(Decoded::Frame(frame))) => frames.push(frame),
+                    Ok(Some(Decoded::LateWarning { warning, .. })) => self.warn(warning).await,
+                    Ok(None) => break,
+                    Err(e) => {
+                        fatal = Some(e);
+                        break;
+                    }
+                }
+            }
+            if !frames.is_empty() {
+                if let Some(end) = self.process(frames, shutdown).await {
+                    return end;
+                }
+            }
+            match fatal {
+                Some(FramingError::Fatal { code, .. }) => {
+                    return End {
+                        code: Some(code),
+                        ..End::cause(Cause::FramingFatal)
+                    }
+                }
+                // At the end of the stream, an unfinished frame is lost with the connection.
+                Some(_) if self.eof => return End::cause(Cause::PeerClosed),
+                Some(FramingError::Io(e)) => return End::cause(classify_io(&e)),
+                Some(_) => return End::cause(Cause::PeerClosed),
+                None if self.eof => return End::cause(Cause::PeerClosed),
+                None => {}
+            }
+            match self.read(shutdown).await {
+                Read::Data(n) => self.shared.stats.update(|s| s.bytes_in += n as u64),
+                Read::Eof => self.eof = true,
+                Read::Failed(e) => return End::cause(classify_io(&e)),
+                Read::Idle => return End::cause(Cause::IdleTimeout),
+                Read::Stop => return End::cause(Cause::Shutdown),
+            }
+        }
+    }
+
+    async fn read(&mut self, shutdown: &Shutdown) -> Read {
+        self.buf.reserve(READ_CHUNK);
+        let idle = self.shared.config.idle_timeout;
+        let read = async {
+            match idle {
+                Some(limit) => tokio::time::timeout(limit, self.stream.read_buf(&mut self.buf))
+                    .await
+                    .ok(),
+                None => Some(self.stream.read_buf(&mut self.buf).await),
+            }
+        };
+        tokio::select! {
+            biased;
+            _ = shutdown.immediate.cancelled() => Read::Stop,
+            _ = shutdown.graceful.cancelled() => Read::Stop,
+            result = read => match result {
+                None => Read::Idle,
+                Some(Ok(0)) => Read::Eof,
+                Some(Ok(n)) => Read::Data(n),
+                Some(Err(e)) => Read::Failed(e),
+            },
+        }
+    }
+
+    async fn warn(&mut self, warning: Warning) {
+        self.shared.stats.update(|s| s.warning(warning.code));
+        self.shared
+            .events
+            .emit(ServerEvent::Warning {
+                connection: self.id,
+                warning,
+            })
+            .await;
+    }
+
+    /// Commit `frames` in order, then write their ACKs in the same order. `Some` ends the
+    /// connection.
+    async fn process(&mut self, frames: Vec<Frame>, shutdown: &Shutdown) -> Option<End> {
+        let shared = self.shared;
+        let mut messages = Vec::with_capacity(frames.len());
+        let mut decisions: Vec<Decision> = Vec::with_capacity(frames.len());
+        let mut close_after = false;
+        for frame in frames {
+            for warning in &frame.warnings {
+                self.warn(*warning).await;
+            }
+            let damaged = frame.is_damaged();
+            let message = Inbound::new(
+                self.id,
+                shared.next_seq(),
+                Arc::clone(&self.peer),
+                frame.payload,
+                damaged,
+            );
+            let decision = shared.policy.decide(&message);
+            messages.push(message);
+            decisions.push(decision);
+            if decision.close_after || decision.reset {
+                // Later frames are neither committed nor answered: the connection ends here.
+                close_after = true;
+                break;
+            }
+        }
+
+        let started = Instant::now();
+        let results = tokio::select! {
+            biased;
+            _ = shutdown.immediate.cancelled() => return Some(End::cause(Cause::Shutdown)),
+            results = self.commit(&messages, &decisions) => results,
+        };
+        let commit_ms = started.elapsed().as_secs_f64() * 1000.0;
+
+        let stamp = Utc::from_system(SystemTime::now()).hl7();
+        self.out.clear();
+        let mut results = results.into_iter();
+        for (message, decision) in messages.iter().zip(&decisions) {
+            let (result, duplicate) = match decision.action {
+                Action::Commit => (
+                    results
+                        .next()
+                        .unwrap_or_else(|| SinkResult::failed("the sink returned no result")),
+                    false,
+                ),
+                Action::Duplicate => (SinkResult::committed(), true),
+                Action::Fail => (SinkResult::failed("refused by policy"), false),
+                Action::Reject => (SinkResult::rejected("refused by policy"), false),
+            };
+            if let Some(detail) = result.detail {
+                shared
+                    .events
+                    .emit(ServerEvent::SinkFailed {
+                        connection: self.id,
+                        detail,
+                    })
+                    .await;
+            }
+            if result.disposition == Disposition::Committed {
+                shared.policy.committed(message);
+            }
+            if let Some(delay) = decision.ack_delay {
+                if let Some(end) = self.flush(shutdown).await {
+                    return Some(end);
+                }
+                tokio::select! {
+                    _ = shutdown.immediate.cancelled() => return Some(End::cause(Cause::Shutdown)),
+                    _ = tokio::time::sleep(delay) => {}
+                }
+            }
+            let silent = decision.silent || decision.reset;
+            let ack_code = self
+                .answer(message, result.disposition, silent, &stamp)
+                .await;
+            shared.stats.update(|s| {
+                s.messages += 1;
+                match result.disposition {
+                    Disposition::Committed if duplicate => s.duplicates += 1,
+                    Disposition::Committed => s.committed += 1,
+                    Disposition::CommitFailed => s.commit_failed += 1,
+                    Disposition::Rejected => s.rejected += 1,
+                }
+            });
+            shared
+                .events
+                .emit(ServerEvent::Message {
+                    connection: self.id,
+                    bytes: message.payload.len(),
+                    ack_code,
+                    duplicate,
+                    commit_ms: if decision.action == Action::Commit {
+                        commit_ms
+                    } else {
+                        0.0
+                    },
+                })
+                .await;
+        }
+        if let Some(end) = self.flush(shutdown).await {
+            return Some(end);
+        }
+        if decisions.last().is_some_and(|d| d.reset) {
+            return Some(End {
+                abort: true,
+                ..End::cause(Cause::ConnectionReset)
+            });
+        }
+        close_after.then_some(End::cause(Cause::Shutdown))
+    }
+
+    /// Hand the messages the policy lets through to the sink, one result per such message.
+    async fn commit(&mut self, messages: &[Inbound], decisions: &[Decision]) -> Vec<SinkResult> {
+        let sink = &self.shared.sink;
+        if decisions.iter().all(|d| d.action == Action::Commit) {
+            let results = sink.commit_batch(messages).await;
+            return pad_results(results, messages.len());
+        }
+        let chosen: Vec<Inbound> = messages
+            .iter()
+            .zip(decisions)
+            .filter(|(_, d)| d.action == Action::Commit)
+            .map(|(m, _)| m.clone())
+            .collect();
+        if chosen.is_empty() {
+            return Vec::new();
+        }
+        let results = sink.commit_batch(&chosen).await;
+        pad_results(results, chosen.len())
+    }
+
+    /// Build this message's ACK into the write buffer; the code written, if any.
+    async fn answer(
+        &mut self,
+        message: &Inbound,
+        disposition: Disposition,
+        silent: bool,
+        stamp: &str,
+    ) -> Option<AckCode> {
+        let shared = self.shared;
+        let forced = match shared.config.ack {
+            AckMode::None => {
+                shared.stats.update(|s| s.unanswered += 1);
+                return None;
+            }
+            AckMode::Auto => None,
+            AckMode::Forced(code) => Some(code),
+        };
+        if silent {
+            shared.stats.update(|s| s.unanswered += 1);
+            return None;
+        }
+        let ctx = AckContext {
+            control_id: shared.next_ack_control_id(),
+            timestamp: stamp.to_string(),
+            text: match disposition {
+                Disposition::Committed => None,
+                Disposition::CommitFailed => Some("message not committed".into()),
+                Disposition::Rejected => Some("message rejected by the receiver".into()),
+            },
+            forced,
+        };
+        let Some(built) = ack::build_ack(&message.payload, disposition, message.damaged, &ctx)
+        else {
+            // An inbound ACK: committed like any message, never answered.
+            shared.stats.update(|s| s.inbound_acks += 1);
+            return None;
+        };
+        for code in &built.warnings {
+            self.warn(Warning::new(*code)).await;
+        }
+        if let Err(e) = encode_frame(&built.payload, &mut self.out) {
+            // Cannot happen for a built ACK; if it ever does, say so rather than send it broken.
+            self.warn(Warning::new(e.code)).await;
+            return None;
+        }
+        if !built.code.is_positive() {
+            let why = match built.reason {
+                Some(reason) => NackWhy::Reason(reason),
+                None => NackWhy::CommitFailed,
+            };
+            shared.stats.update(|s| s.nack(why.as_str()));
+            shared
+                .events
+                .emit(ServerEvent::Nack {
+                    connection: self.id,
+                    ack_code: built.code,
+                    why,
+                })
+                .await;
+        }
+        shared.stats.update(|s| s.ack(built.code));
+        Some(built.code)
+    }
+
+    /// Write the pending ACKs in one go, bounded by the write timeout.
+    async fn flush(&mut self, shutdown: &Shutdown) -> Option<End> {
+        if self.out.is_empty() {
+            return None;
+        }
+        let limit = self.shared.config.write_timeout;
+        let write = async {
+            self.stream.write_all(&self.out).await?;
+            self.stream.flush().await
+        };
+        let result = tokio::select! {
+            biased;
+            _ = shutdown.immediate.cancelled() => return Some(End::cause(Cause::Shutdown)),
+            result = tokio::time::timeout(limit, write) => result,
+        };
+        let written = self.out.len() as u64;
+        self.out.clear();
+        match result {
+            Ok(Ok(())) => {
+                self.shared.stats.update(|s| s.bytes_out += written);
+                None
+            }
+            Ok(Err(e)) => Some(End::cause(classify_io(&e))),
+            // The peer does not take its ACKs.
+            Err(_) => Some(End::cause(Cause::DeadPeer)),
+        }
+    }
+}

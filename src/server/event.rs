@@ -1,0 +1,107 @@
+//! What the server reports: typed events on a bounded channel. No event carries payload bytes
+//! or control IDs; rendering them (human lines, JSON) is the embedder's business.
+
+use crate::ack::AckCode;
+use crate::cause::Cause;
+use crate::tls::AcceptedTls;
+use crate::warning::{Warning, WarningCode};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// One connection's number, unique within a server run, starting at 1.
+pub type ConnectionId = u64;
+
+/// Why a message was not answered positively, as reported in `nack` events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NackWhy {
+    /// A reason from the ACK builder (`handler-rejected`, `uncorrelatable-inbound`,
+    /// `discarded-bytes`).
+    Reason(crate::ack::NackReason),
+    /// The sink could not commit the message (`commit-failed`).
+    CommitFailed,
+}
+
+impl NackWhy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NackWhy::Reason(reason) => reason.as_str(),
+            NackWhy::CommitFailed => "commit-failed",
+        }
+    }
+}
+
+/// Everything the server tells its embedder.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ServerEvent {
+    /// Always the first event of [`crate::server::Server::run`].
+    Listening {
+        addr: SocketAddr,
+    },
+    ConnectionOpened {
+        connection: ConnectionId,
+        peer: Arc<str>,
+        /// What the TLS handshake established; `None` on plain TCP.
+        tls: Option<Box<AcceptedTls>>,
+    },
+    /// An accepted socket never became a connection (a failed TLS handshake, say).
+    AcceptFailed {
+        connection: ConnectionId,
+        peer: Arc<str>,
+        cause: Cause,
+        detail: String,
+    },
+    /// `code` is the framing code for `framing-fatal`, else `None`.
+    ConnectionClosed {
+        connection: ConnectionId,
+        peer: Arc<str>,
+        cause: Cause,
+        code: Option<WarningCode>,
+    },
+    /// A tolerated deviation (or a non-framing warning such as an unknown MSH-15).
+    Warning {
+        connection: ConnectionId,
+        warning: Warning,
+    },
+    /// One message's disposition. `ack_code` is `None` when no ACK was written (an inbound ACK,
+    /// `--ack none`, or a policy that stays silent).
+    Message {
+        connection: ConnectionId,
+        bytes: usize,
+        ack_code: Option<AckCode>,
+        duplicate: bool,
+        commit_ms: f64,
+    },
+    Nack {
+        connection: ConnectionId,
+        ack_code: AckCode,
+        why: NackWhy,
+    },
+    /// The sink said why it failed or rejected (an OS error, an exit status); never payload.
+    SinkFailed {
+        connection: ConnectionId,
+        detail: String,
+    },
+    SecurityWarning {
+        code: WarningCode,
+    },
+}
+
+/// Where events go: nowhere, or a bounded channel. A full channel slows the server down rather
+/// than losing events.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Events(Option<mpsc::Sender<ServerEvent>>);
+
+impl Events {
+    pub(crate) fn new(tx: Option<mpsc::Sender<ServerEvent>>) -> Self {
+        Events(tx)
+    }
+
+    pub(crate) async fn emit(&self, event: ServerEvent) {
+        if let Some(tx) = &self.0 {
+            // A closed receiver means nobody listens any more; the server carries on.
+            let _ = tx.send(event).await;
+        }
+    }
+}

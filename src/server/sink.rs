@@ -1,0 +1,164 @@
+//! The commit step: a [`Sink`] takes each inbound message and says whether it is committed.
+//! The server writes an ACK only after the sink has returned.
+
+pub mod exec;
+pub mod out_dir;
+pub mod stdout;
+
+use crate::ack::Disposition;
+use crate::hl7::{self, Shape};
+use bytes::Bytes;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+pub use exec::{ExecOptions, ExecSink};
+pub use out_dir::OutDirSink;
+pub use stdout::{OutputFormat, StdoutSink};
+
+/// One de-framed inbound message and what the server knows about it.
+#[derive(Debug, Clone)]
+pub struct Inbound {
+    pub connection: u64,
+    /// Arrival order across the whole server, starting at 1.
+    pub seq: u64,
+    pub peer: Arc<str>,
+    pub received_at: SystemTime,
+    /// Exactly the de-framed bytes.
+    pub payload: Bytes,
+    /// MSH-10 as written (a slice of `payload`).
+    pub control_id: Option<Bytes>,
+    /// MSH-9 as written (a slice of `payload`).
+    pub message_type: Option<Bytes>,
+    pub shape: Shape,
+    /// The frame carried `MLLP_TRAILING_BYTES`: part of it was discarded.
+    pub damaged: bool,
+    /// MSH-9 says this is itself an acknowledgement.
+    pub is_ack: bool,
+}
+
+impl Inbound {
+    /// Scan the header once; the fields stay slices of the payload.
+    pub fn new(
+        connection: u64,
+        seq: u64,
+        peer: Arc<str>,
+        payload: Bytes,
+        damaged: bool,
+    ) -> Inbound {
+        let scan = hl7::scan(&payload);
+        let field = |f: Option<&[u8]>| f.map(|s| payload.slice_ref(s));
+        let (control_id, message_type, is_ack) = match &scan.msh {
+            Some(msh) => (
+                field(msh.control_id()),
+                field(msh.message_type()),
+                msh.is_ack(),
+            ),
+            None => (None, None, false),
+        };
+        Inbound {
+            connection,
+            seq,
+            peer,
+            received_at: SystemTime::now(),
+            control_id,
+            message_type,
+            shape: scan.shape,
+            damaged,
+            is_ack,
+            payload,
+        }
+    }
+
+    pub fn control_id_lossy(&self) -> String {
+        lossy(self.control_id.as_deref())
+    }
+
+    pub fn message_type_lossy(&self) -> String {
+        lossy(self.message_type.as_deref())
+    }
+}
+
+fn lossy(bytes: Option<&[u8]>) -> String {
+    bytes
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default()
+}
+
+/// A sink's answer for one message. `detail` says why it failed or rejected (an OS error, an
+/// exit status), never payload content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SinkResult {
+    pub disposition: Disposition,
+    pub detail: Option<String>,
+}
+
+impl SinkResult {
+    pub fn committed() -> Self {
+        SinkResult {
+            disposition: Disposition::Committed,
+            detail: None,
+        }
+    }
+    pub fn failed(detail: impl Into<String>) -> Self {
+        SinkResult {
+            disposition: Disposition::CommitFailed,
+            detail: Some(detail.into()),
+        }
+    }
+    pub fn rejected(detail: impl Into<String>) -> Self {
+        SinkResult {
+            disposition: Disposition::Rejected,
+            detail: Some(detail.into()),
+        }
+    }
+}
+
+pub type SinkFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Where messages are committed. Implementations must be durable (or as durable as they claim)
+/// when the future resolves: the ACK follows at once.
+pub trait Sink: Send + Sync + 'static {
+    /// Commit one message.
+    fn commit<'a>(&'a self, message: &'a Inbound) -> SinkFuture<'a, SinkResult>;
+
+    /// Commit messages that arrived together, in order, one result each (same length and order
+    /// as `messages`). Override to share one flush, fsync or transaction between them.
+    fn commit_batch<'a>(&'a self, messages: &'a [Inbound]) -> SinkFuture<'a, Vec<SinkResult>> {
+        Box::pin(async move {
+            let mut results = Vec::with_capacity(messages.len());
+            for message in messages {
+                results.push(self.commit(message).await);
+            }
+            results
+        })
+    }
+}
+
+/// Commits everything and keeps nothing: for benchmarks and tests.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct DiscardSink;
+
+impl Sink for DiscardSink {
+    fn commit<'a>(&'a self, _message: &'a Inbound) -> SinkFuture<'a, SinkResult> {
+        Box::pin(std::future::ready(SinkResult::committed()))
+    }
+
+    fn commit_batch<'a>(&'a self, messages: &'a [Inbound]) -> SinkFuture<'a, Vec<SinkResult>> {
+        Box::pin(std::future::ready(vec![
+            SinkResult::committed();
+            messages.len()
+        ]))
+    }
+}
+
+/// Make sure a batch result has exactly one entry per message: a sink that returns too few
+/// leaves the rest failed, never acknowledged positively.
+pub(crate) fn pad_results(mut results: Vec<SinkResult>, len: usize) -> Vec<SinkResult> {
+    results.truncate(len);
+    while results.len() < len {
+        results.push(SinkResult::failed("the sink returned no result"));
+    }
+    results
+}

@@ -1,0 +1,113 @@
+//! The command sink: each message piped to `sh -c CMD`, its exit status deciding the answer
+//! (0 committed, the reject code rejected, anything else or a timeout failed). A semaphore bounds
+//! how many commands run at once across all connections.
+
+use super::{Inbound, Sink, SinkFuture, SinkResult};
+use std::os::unix::ffi::OsStrExt;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
+use tokio::sync::Semaphore;
+
+#[derive(Debug, Clone)]
+pub struct ExecOptions {
+    /// Run with `sh -c`.
+    pub command: String,
+    /// This exit status rejects the message (AR/CR); default 2.
+    pub reject_exit_code: i32,
+    /// A command still running after this is killed and the message failed; default 30 s.
+    pub timeout: Duration,
+    /// Commands running at once; default 4.
+    pub concurrency: usize,
+}
+
+impl ExecOptions {
+    pub fn new(command: impl Into<String>) -> Self {
+        ExecOptions {
+            command: command.into(),
+            reject_exit_code: 2,
+            timeout: Duration::from_secs(30),
+            concurrency: 4,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ExecSink {
+    options: Arc<ExecOptions>,
+    slots: Arc<Semaphore>,
+}
+
+impl ExecSink {
+    pub fn new(options: ExecOptions) -> ExecSink {
+        let slots = Arc::new(Semaphore::new(options.concurrency.max(1)));
+        ExecSink {
+            options: Arc::new(options),
+            slots,
+        }
+    }
+
+    async fn run(&self, message: &Inbound) -> SinkResult {
+        let Ok(_slot) = self.slots.acquire().await else {
+            return SinkResult::failed("exec: closed");
+        };
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg(&self.options.command)
+            .env("MLLP_PEER", &*message.peer)
+            .env(
+                "MLLP_CONTROL_ID",
+                std::ffi::OsStr::from_bytes(message.control_id.as_deref().unwrap_or_default()),
+            )
+            .env(
+                "MLLP_MESSAGE_TYPE",
+                std::ffi::OsStr::from_bytes(message.message_type.as_deref().unwrap_or_default()),
+            )
+            .stdin(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(e) => return SinkResult::failed(format!("exec: cannot start sh: {e}")),
+        };
+        let stdin = child.stdin.take();
+        let payload = message.payload.clone();
+        let work = async {
+            if let Some(mut stdin) = stdin {
+                // A command that does not read its input is its own business.
+                match stdin.write_all(&payload).await {
+                    Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e),
+                    _ => {}
+                }
+            }
+            child.wait().await
+        };
+        let status = match tokio::time::timeout(self.options.timeout, work).await {
+            Ok(Ok(status)) => status,
+            Ok(Err(e)) => return SinkResult::failed(format!("exec: {e}")),
+            Err(_) => {
+                let _ = child.kill().await;
+                return SinkResult::failed(format!(
+                    "exec: still running after {}",
+                    humantime::format_duration(self.options.timeout)
+                ));
+            }
+        };
+        match status.code() {
+            Some(0) => SinkResult::committed(),
+            Some(code) if code == self.options.reject_exit_code => {
+                SinkResult::rejected(format!("exec: exit status {code} (reject)"))
+            }
+            Some(code) => SinkResult::failed(format!("exec: exit status {code}")),
+            None => SinkResult::failed("exec: killed by a signal"),
+        }
+    }
+}
+
+impl Sink for ExecSink {
+    fn commit<'a>(&'a self, message: &'a Inbound) -> SinkFuture<'a, SinkResult> {
+        Box::pin(self.run(message))
+    }
+}

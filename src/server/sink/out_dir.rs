@@ -1,0 +1,135 @@
+//! The directory sink: one `.hl7` file per message holding exactly the de-framed bytes, written
+//! to a temporary name, fsynced, renamed without overwriting, and the directory fsynced, all
+//! before the ACK. Names sort by arrival: `<UTC stamp>-<seq>-c<connection>.hl7`.
+
+use super::{Inbound, Sink, SinkFuture, SinkResult};
+use crate::server::clock::Utc;
+use bytes::Bytes;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Writes each message to its own file in a directory.
+#[derive(Debug, Clone)]
+pub struct OutDirSink {
+    dir: Arc<PathBuf>,
+}
+
+impl OutDirSink {
+    /// The directory must exist and be writable; checked here so a bad path is a usage error,
+    /// not a stream of AE answers.
+    pub fn new(dir: impl Into<PathBuf>) -> std::io::Result<OutDirSink> {
+        let dir = dir.into();
+        if !std::fs::metadata(&dir)?.is_dir() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("{} is not a directory", dir.display()),
+            ));
+        }
+        // Prove we can create files there.
+        tempfile::Builder::new()
+            .prefix(".mllp-probe-")
+            .tempfile_in(&dir)?;
+        Ok(OutDirSink { dir: Arc::new(dir) })
+    }
+
+    pub fn file_name(message: &Inbound) -> String {
+        format!(
+            "{}-{:012}-c{}.hl7",
+            Utc::from_system(message.received_at).file_stamp(),
+            message.seq,
+            message.connection
+        )
+    }
+}
+
+fn write_one(dir: &Path, name: &str, payload: &[u8]) -> std::io::Result<()> {
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".mllp-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(payload)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist_noclobber(dir.join(name)).map_err(|e| e.error)?;
+    Ok(())
+}
+
+fn write_batch(dir: &Path, files: &[(String, Bytes)]) -> Vec<SinkResult> {
+    let mut results: Vec<SinkResult> = files
+        .iter()
+        .map(|(name, payload)| match write_one(dir, name, payload) {
+            Ok(()) => SinkResult::committed(),
+            Err(e) => SinkResult::failed(format!("out-dir: {e}")),
+        })
+        .collect();
+    // The renames are durable only once the directory itself is synced.
+    if let Err(e) = File::open(dir).and_then(|d| d.sync_all()) {
+        for result in &mut results {
+            *result = SinkResult::failed(format!("out-dir: directory fsync: {e}"));
+        }
+    }
+    results
+}
+
+impl Sink for OutDirSink {
+    fn commit<'a>(&'a self, message: &'a Inbound) -> SinkFuture<'a, SinkResult> {
+        Box::pin(async move {
+            let mut results = self.commit_batch(std::slice::from_ref(message)).await;
+            results
+                .pop()
+                .unwrap_or_else(|| SinkResult::failed("out-dir: no result"))
+        })
+    }
+
+    fn commit_batch<'a>(&'a self, messages: &'a [Inbound]) -> SinkFuture<'a, Vec<SinkResult>> {
+        Box::pin(async move {
+            let files: Vec<(String, Bytes)> = messages
+                .iter()
+                .map(|m| (Self::file_name(m), m.payload.clone()))
+                .collect();
+            let dir = Arc::clone(&self.dir);
+            let len = files.len();
+            match tokio::task::spawn_blocking(move || write_batch(&dir, &files)).await {
+                Ok(results) => results,
+                Err(e) => vec![SinkResult::failed(format!("out-dir: writer task: {e}")); len],
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn files_hold_exact_bytes_and_sort_by_arrival() {
+        let dir = tempfile::tempdir().unwrap();
+        let sink = OutDirSink::new(dir.path()).unwrap();
+        let peer: Arc<str> = Arc::from("test");
+        let batch: Vec<Inbound> = (1..=3)
+            .map(|seq| {
+                Inbound::new(
+                    7,
+                    seq,
+                    peer.clone(),
+                    Bytes::from(format!("NOT HL7 {seq}\r")),
+                    false,
+                )
+            })
+            .collect();
+        let results = sink.commit_batch(&batch).await;
+        assert!(results.iter().all(|r| r == &SinkResult::committed()));
+        let mut names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names.len(), 3, "no temporary files left: {names:?}");
+        for (i, name) in names.iter().enumerate() {
+            assert!(name.ends_with(&format!("-{:012}-c7.hl7", i + 1)), "{name}");
+            let body = std::fs::read(dir.path().join(name)).unwrap();
+            assert_eq!(body, format!("NOT HL7 {}\r", i + 1).as_bytes());
+        }
+    }
+}

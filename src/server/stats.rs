@@ -1,0 +1,71 @@
+//! Running counters of a server, and the plain-JSON snapshot printed on exit.
+
+use crate::ack::AckCode;
+use crate::cause::Cause;
+use crate::warning::WarningCode;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+/// A point-in-time copy of the counters. Field names are public.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct StatsSnapshot {
+    pub connections_accepted: u64,
+    /// Accepted and closed at once because `max_connections` were open.
+    pub connections_refused: u64,
+    pub connections_open: u64,
+    /// Accepted sockets whose handshake failed.
+    pub accept_failed: u64,
+    pub closed_by_cause: BTreeMap<&'static str, u64>,
+    /// Frames received (messages, inbound ACKs and duplicates included).
+    pub messages: u64,
+    pub committed: u64,
+    pub commit_failed: u64,
+    pub rejected: u64,
+    pub duplicates: u64,
+    /// Inbound messages that were themselves ACKs: committed, never answered.
+    pub inbound_acks: u64,
+    /// Messages left unanswered on purpose (`--ack none`, a silent policy).
+    pub unanswered: u64,
+    pub acks_by_code: BTreeMap<&'static str, u64>,
+    pub nacks_by_reason: BTreeMap<&'static str, u64>,
+    pub warnings_by_code: BTreeMap<&'static str, u64>,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+}
+
+/// The live counters. One short lock per batch of messages.
+#[derive(Debug, Default)]
+pub(crate) struct Stats(Mutex<StatsSnapshot>);
+
+impl Stats {
+    pub(crate) fn update(&self, f: impl FnOnce(&mut StatsSnapshot)) {
+        let mut inner = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        f(&mut inner);
+    }
+
+    pub(crate) fn snapshot(&self) -> StatsSnapshot {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+}
+
+impl StatsSnapshot {
+    pub(crate) fn closed(&mut self, cause: Cause) {
+        *self.closed_by_cause.entry(cause.as_str()).or_default() += 1;
+    }
+    pub(crate) fn ack(&mut self, code: AckCode) {
+        *self.acks_by_code.entry(code.as_str()).or_default() += 1;
+    }
+    pub(crate) fn nack(&mut self, reason: &'static str) {
+        *self.nacks_by_reason.entry(reason).or_default() += 1;
+    }
+    pub(crate) fn warning(&mut self, code: WarningCode) {
+        *self.warnings_by_code.entry(code.as_str()).or_default() += 1;
+    }
+}

@@ -1,0 +1,143 @@
+//! `mllp listen` as a child process: started on port 0, its JSON events read line by line from
+//! stderr, stopped with a signal. Every wait is bounded.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const WAIT: Duration = Duration::from_secs(15);
+
+pub struct ListenProc {
+    child: Child,
+    events: mpsc::Receiver<Value>,
+    pub addr: SocketAddr,
+    stdout: Option<std::thread::JoinHandle<Vec<u8>>>,
+}
+
+impl ListenProc {
+    /// Start `mllp --log-format json listen --port 0 ARGS` and wait for its `listening` event.
+    pub fn start(args: &[&str]) -> ListenProc {
+        Self::start_with(args, Stdio::piped())
+    }
+
+    /// Start with stdout already closed at its reading end (writes fail with EPIPE).
+    pub fn start_with_closed_stdout(args: &[&str]) -> ListenProc {
+        Self::launch(args, Stdio::piped(), false)
+    }
+
+    pub fn start_with(args: &[&str], stdout: Stdio) -> ListenProc {
+        Self::launch(args, stdout, true)
+    }
+
+    fn launch(args: &[&str], stdout: Stdio, read_stdout: bool) -> ListenProc {
+        let mut child = Command::new(super::mllp_bin())
+            .args(["--log-format", "json", "listen", "--port", "0"])
+            .args(args)
+            .env("MLLP_TEST", "1")
+            .stdin(Stdio::null())
+            .stdout(stdout)
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start mllp listen");
+        let stderr = child.stderr.take().unwrap();
+        let (tx, events) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                let value =
+                    serde_json::from_str(&line).unwrap_or_else(|_| Value::String(line.clone()));
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdout = child.stdout.take().filter(|_| read_stdout).map(|mut out| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                let _ = out.read_to_end(&mut bytes);
+                bytes
+            })
+        });
+        let first = events.recv_timeout(WAIT).expect("no listening event");
+        assert_eq!(first["event"], "listening", "first event: {first}");
+        let addr = first["addr"].as_str().unwrap().parse().unwrap();
+        ListenProc {
+            child,
+            events,
+            addr,
+            stdout,
+        }
+    }
+
+    /// The next event matching `pred`, skipping others; panics after the wait.
+    pub fn wait_event(&self, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.events.recv_timeout(left) {
+                Ok(v) if pred(&v) => return v,
+                Ok(_) => {}
+                Err(e) => panic!("no matching event: {e}"),
+            }
+        }
+    }
+
+    /// Events up to and including the first matching `pred`.
+    pub fn events_until(&self, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let mut seen = Vec::new();
+        loop {
+            let v = self.events.recv_timeout(WAIT).expect("event stream ended");
+            let done = pred(&v);
+            seen.push(v);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    pub fn signal(&self, name: &str) {
+        let ok = Command::new("kill")
+            .args([&format!("-{name}"), &self.child.id().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill -{name}");
+    }
+
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Wait for exit; returns the status, the remaining events and everything printed on stdout.
+    pub fn wait(mut self) -> (ExitStatus, Vec<Value>, Vec<u8>) {
+        let deadline = Instant::now() + WAIT;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "listen did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut rest = Vec::new();
+        while let Ok(v) = self.events.recv_timeout(WAIT) {
+            rest.push(v);
+        }
+        let out = self
+            .stdout
+            .take()
+            .map(|h| h.join().unwrap())
+            .unwrap_or_default();
+        (status, rest, out)
+    }
+}
+
+impl Drop for ListenProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

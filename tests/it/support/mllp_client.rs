@@ -1,0 +1,99 @@
+//! A tiny MLLP client for tests: connect, write frames (or any bytes), read ACK frames. Every wait
+//! is bounded so a broken server fails the test instead of hanging it.
+
+use bytes::BytesMut;
+use mllp::framing::{encode_frame, Decoded, MllpCodec, Tolerance};
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_util::codec::Decoder;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// One ACK as read off the wire.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AckFrame {
+    pub code: String,
+    /// MSA-2, bytes exactly as received.
+    pub control_id: Vec<u8>,
+    pub payload: Vec<u8>,
+}
+
+pub struct MllpClient {
+    stream: TcpStream,
+    decoder: MllpCodec,
+    buf: BytesMut,
+}
+
+impl MllpClient {
+    pub async fn connect(addr: SocketAddr) -> MllpClient {
+        let stream = tokio::time::timeout(WAIT, TcpStream::connect(addr))
+            .await
+            .expect("connect timed out")
+            .expect("connect");
+        MllpClient {
+            stream,
+            decoder: MllpCodec::new(Tolerance::ACK_READER, 1 << 20),
+            buf: BytesMut::new(),
+        }
+    }
+
+    /// Write one canonical frame.
+    pub async fn send(&mut self, payload: &[u8]) {
+        self.send_raw(&frame(payload)).await;
+    }
+
+    /// Write any bytes.
+    pub async fn send_raw(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).await.expect("write");
+    }
+
+    /// The next ACK, or `None` when the server closed (or reset) the connection.
+    pub async fn ack(&mut self) -> Option<AckFrame> {
+        tokio::time::timeout(WAIT, self.next_ack())
+            .await
+            .expect("no ACK and no close within the wait")
+    }
+
+    async fn next_ack(&mut self) -> Option<AckFrame> {
+        loop {
+            match self.decoder.decode(&mut self.buf) {
+                Ok(Some(Decoded::Frame(f))) => {
+                    let view = mllp::hl7::scan_ack(&f.payload).expect("an ACK with an MSA");
+                    return Some(AckFrame {
+                        code: String::from_utf8_lossy(view.code).into_owned(),
+                        control_id: view.control_id.to_vec(),
+                        payload: f.payload.to_vec(),
+                    });
+                }
+                Ok(Some(Decoded::LateWarning { .. })) => continue,
+                Ok(None) => {}
+                Err(e) => panic!("the server wrote a broken frame: {e}"),
+            }
+            match self.stream.read_buf(&mut self.buf).await {
+                Ok(0) | Err(_) => return None,
+                Ok(_) => {}
+            }
+        }
+    }
+
+    /// True when nothing arrives within `wait` and the connection is still open.
+    pub async fn silent_for(&mut self, wait: Duration) -> bool {
+        tokio::time::timeout(wait, self.next_ack()).await.is_err()
+    }
+}
+
+pub fn frame(payload: &[u8]) -> Vec<u8> {
+    let mut out = BytesMut::new();
+    encode_frame(payload, &mut out).expect("payload without framing bytes");
+    out.to_vec()
+}
+
+/// An ADT^A01 with the given MSH-10 and MSH-15.
+pub fn adt(control_id: &[u8], msh15: &str) -> Vec<u8> {
+    let mut m = b"MSH|^~\\&|SND|SF|RCV|RF|20240101120000||ADT^A01|".to_vec();
+    m.extend_from_slice(control_id);
+    m.extend_from_slice(format!("|P|2.5|||{msh15}\rPID|1||42^^^H||DOE^JANE\r").as_bytes());
+    m
+}
