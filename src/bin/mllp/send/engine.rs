@@ -77,6 +77,8 @@ pub async fn run(
     live: Live,
     failed: Option<FailedOut>,
 ) -> Exit {
+    // Before the first message goes out, so an early Ctrl-C is a drain, not a kill.
+    let mut signals = Signals::install();
     let started = Instant::now();
     let live = Arc::new(live);
     let (gave_up_tx, gave_up) = watch::channel(None::<Cause>);
@@ -95,7 +97,6 @@ pub async fn run(
         gave_up.clone(),
     ));
 
-    let mut signals = Signals::install();
     let mut tally = Tally::default();
     let mut ending = Ending::default();
     let mut input_done = false;
@@ -192,7 +193,7 @@ fn finish(
     }
     let exit = summary::decide(tally, ending);
     if output.json() {
-        output.summary_record(&summary::json_record(tally, elapsed, exit));
+        output.summary_record(&summary::json_record(tally, ending, elapsed, exit));
     } else {
         live.line(&summary::human(tally, elapsed, ending));
     }

@@ -99,7 +99,12 @@ fn rate(messages: u64, elapsed: Duration) -> f64 {
 }
 
 /// The summary record of `--json`.
-pub fn json_record(tally: &Tally, elapsed: Duration, exit: Exit) -> serde_json::Value {
+pub fn json_record(
+    tally: &Tally,
+    ending: Ending,
+    elapsed: Duration,
+    exit: Exit,
+) -> serde_json::Value {
     let n = |p| tally.count(p);
     json!({
         "type": "summary",
@@ -116,6 +121,8 @@ pub fn json_record(tally: &Tally, elapsed: Duration, exit: Exit) -> serde_json::
         "elapsed_ms": (elapsed.as_secs_f64() * 10_000.0).round() / 10.0,
         "messages_per_second": rate(tally.read, elapsed),
         "accounting_ok": tally.adds_up(),
+        "gave_up": ending.gave_up.map(Cause::as_str),
+        "interrupted": ending.interrupted,
         "exit_code": exit.code(),
     })
 }
@@ -242,7 +249,12 @@ mod tests {
         t.read = 2;
         assert!(!t.adds_up());
         assert_eq!(decide(&t, Ending::default()), Exit::UnknownFate);
-        let record = json_record(&t, Duration::from_secs(1), Exit::UnknownFate);
+        let record = json_record(
+            &t,
+            Ending::default(),
+            Duration::from_secs(1),
+            Exit::UnknownFate,
+        );
         assert_eq!(record["accounting_ok"], false);
     }
 }
