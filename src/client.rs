@@ -294,3 +294,6 @@ impl Future for SendHandle {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

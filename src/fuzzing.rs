@@ -150,3 +150,105 @@ fn check_invariants(stream: &[u8], max_frame: usize, outcome: &DecodeOutcome) {
         assert!(outcome.last().is_some_and(Result::is_err), "error is last");
     }
 }
+
+/// What the input splitter yields: (index, line, offset, payload) per message, then at most one
+/// error (as its message).
+pub type SplitOutcome = Vec<Result<(u64, u64, u64, Vec<u8>), String>>;
+
+/// A reader handing out `chunks` one per read.
+struct ChunkReader<'a> {
+    chunks: std::vec::IntoIter<&'a [u8]>,
+    current: &'a [u8],
+}
+
+impl std::io::Read for ChunkReader<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        while self.current.is_empty() {
+            match self.chunks.next() {
+                Some(chunk) => self.current = chunk,
+                None => return Ok(0),
+            }
+        }
+        let n = out.len().min(self.current.len());
+        out[..n].copy_from_slice(&self.current[..n]);
+        self.current = &self.current[n..];
+        Ok(n)
+    }
+}
+
+/// Split `chunks` (read one per read, through a buffer of `buffer` bytes) with `options`.
+pub fn split_chunks(
+    options: crate::input::SplitOptions,
+    buffer: usize,
+    chunks: Vec<&[u8]>,
+) -> SplitOutcome {
+    let reader = ChunkReader {
+        chunks: chunks.into_iter(),
+        current: &[],
+    };
+    let reader = std::io::BufReader::with_capacity(buffer.max(1), reader);
+    crate::input::Splitter::new("fuzz", reader, options)
+        .map(|item| {
+            item.map(|m| (m.index, m.line, m.offset, m.payload.to_vec()))
+                .map_err(|e| e.to_string())
+        })
+        .collect()
+}
+
+/// Input splitter target. Byte 0: bit 0 raw, bit 1 batch, high 4 bits the maximum message
+/// size; byte 1 the chunking; the rest is the input. The same messages come out under any
+/// chunking, none empty, none holding VT or FS.
+pub fn split_input(data: &[u8]) {
+    let [config, seed, stream @ ..] = data else {
+        return;
+    };
+    let options = crate::input::SplitOptions {
+        raw: config & 1 != 0,
+        batch: config & 2 != 0,
+        max_message: match config >> 4 {
+            15 => crate::input::DEFAULT_MAX_MESSAGE,
+            n => usize::from(n) * 7 + 1,
+        },
+    };
+    let whole = split_chunks(options, stream.len(), vec![stream]);
+    let seeded = split_chunks(
+        options,
+        usize::from(*seed % 7) + 1,
+        split_by_seed(stream, *seed),
+    );
+    assert_eq!(whole, seeded, "seeded chunking changed the outcome");
+    let bytewise = split_chunks(options, 1, stream.chunks(1).collect());
+    assert_eq!(whole, bytewise, "byte-by-byte chunking changed the outcome");
+
+    let errors = whole.iter().filter(|item| item.is_err()).count();
+    assert!(errors <= 1, "splitting continued after an error");
+    assert!(
+        errors == 0 || whole.last().is_some_and(Result::is_err),
+        "error is last"
+    );
+    let mut last_offset = None;
+    for (n, (index, _line, offset, payload)) in whole.iter().flatten().enumerate() {
+        assert_eq!(*index, n as u64 + 1, "indices are consecutive from 1");
+        assert!(!payload.is_empty(), "empty message");
+        assert!(payload.len() <= options.max_message, "message over the cap");
+        assert!(
+            memchr::memchr2(VT, FS, payload).is_none(),
+            "VT or FS in a message"
+        );
+        assert!(last_offset < Some(*offset), "offsets go forward");
+        last_offset = Some(*offset);
+        let head = &payload[..payload.len().min(3)];
+        assert!(
+            head == b"MSH" || (options.batch && (head == b"FHS" || head == b"BHS")),
+            "message starts with a header segment"
+        );
+        if !options.raw {
+            assert!(payload.ends_with(b"\r"), "normalised message ends with CR");
+            assert!(!payload.contains(&b'\n'), "normalised message holds no LF");
+            assert!(
+                !payload.windows(2).any(|w| w == b"\r\r"),
+                "empty segment kept"
+            );
+        }
+    }
+}

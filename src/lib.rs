@@ -10,6 +10,8 @@
 //! - [`client`]: the client core: link state machine, reconnect, correlation, backpressure, drain.
 //! - [`server`]: the server core: accept loop, containment, sinks, the commit contract.
 //! - [`input`]: splitting HL7 files and streams into messages.
+//! - [`probe`]: one diagnostic connection, phase by phase, and a verdict.
+//! - [`soak`]: load and endurance runs: templates, pacing, chaos, the ledger and the report.
 
 pub mod ack;
 pub mod cause;
@@ -19,8 +21,10 @@ pub mod framing;
 pub mod fuzzing;
 pub mod hl7;
 pub mod input;
+pub mod probe;
 pub mod resolve;
 pub mod server;
+pub mod soak;
 pub mod tls;
 pub mod transport;
 pub mod warning;

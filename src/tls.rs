@@ -164,6 +164,25 @@ impl ClientTlsOptions {
         Ok(Arc::new(config))
     }
 
+    /// The server-certificate verifier `client_config` installs: WebPKI against the configured
+    /// roots, or the accept-anything verifier under `insecure`. For callers that wrap it.
+    pub fn server_verifier(
+        &self,
+    ) -> Result<Arc<dyn rustls::client::danger::ServerCertVerifier>, TlsConfigError> {
+        if self.insecure {
+            return Ok(Arc::new(insecure::AcceptAnyServerCert::new(provider())));
+        }
+        rustls::client::WebPkiServerVerifier::builder_with_provider(
+            Arc::new(self.root_store()?),
+            provider(),
+        )
+        .build()
+        .map(|v| v as Arc<dyn rustls::client::danger::ServerCertVerifier>)
+        .map_err(|e| TlsConfigError::Rustls {
+            what: e.to_string(),
+        })
+    }
+
     /// Native roots (honouring `SSL_CERT_FILE`/`SSL_CERT_DIR`; unreadable ones are skipped, the
     /// rest kept) plus the CA file, whose every certificate must parse.
     fn root_store(&self) -> Result<RootCertStore, TlsConfigError> {

@@ -113,13 +113,15 @@ fn escape_into(out: &mut Vec<u8>, text: &[u8], d: &Delimiters) {
 }
 
 /// The MSH-2 to write: the inbound's own when it declares all four characters, else the
-/// characters in effect.
+/// characters in effect, cut before any default that would collide with the field separator (a
+/// reader falls back to the same default for what is left out).
 pub(crate) fn encoding_characters<'a>(msh: &Msh<'a>, effective: &'a [u8; 4]) -> &'a [u8] {
     if msh.encoding_characters.len() >= 4 {
-        msh.encoding_characters
-    } else {
-        effective
+        return msh.encoding_characters;
     }
+    let field = msh.delimiters.field;
+    let end = effective.iter().position(|&b| b == field).unwrap_or(4);
+    &effective[..end]
 }
 
 /// Write the MSH of an answer to `msh`: sender and receiver swapped, MSH-11, MSH-12 and MSH-18
@@ -163,7 +165,7 @@ pub(crate) fn answer_msh(
 pub(crate) fn ack(msh: Option<&Msh<'_>>, decision: &Decision, ctx: &AckContext) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     let (delimiters, control_id) = match msh {
-        Some(msh) if !decision.headerless => {
+        Some(msh) if !decision.headerless && usable(&msh.delimiters) => {
             answer_msh(&mut out, msh, msh.component(9, 2), ctx);
             (msh.delimiters, msh.control_id().unwrap_or_default())
         }

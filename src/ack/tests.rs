@@ -167,6 +167,21 @@ fn uncorrelatable_inbound_is_never_positive() {
 }
 
 #[test]
+fn short_msh2_is_completed_without_colliding_with_the_field_separator() {
+    let a = ack(b"MSH|^~|S||R||T||ADT^A01|K1", Committed);
+    assert!(a.payload.starts_with(b"MSH|^~\\&|R||S||"));
+    let a = ack(b"MSH^^S^^R^^T^^ADT^K2", Committed);
+    assert!(
+        a.payload.starts_with(b"MSH^^R^^S^^"),
+        "{:?}",
+        String::from_utf8_lossy(&a.payload)
+    );
+    let again = scan(&a.payload).msh.unwrap();
+    assert!(again.is_ack());
+    assert_eq!(scan_ack(&a.payload).unwrap().control_id, b"K2");
+}
+
+#[test]
 fn no_msh_gets_a_minimal_ack_under_default_delimiters() {
     let a = ack(b"garbage", Committed);
     let text = String::from_utf8(a.payload).unwrap();
@@ -336,6 +351,19 @@ proptest! {
             let _ = build_application_ack(&data, d, true, &ctx());
             let _ = build_batch_ack(&data, d, false, &ctx());
         }
+    }
+
+    #[test]
+    fn fuzz_invariants_hold_on_header_like_bytes(
+        tail in proptest::collection::vec(
+            prop::sample::select(b"MSHACKBTFE|^~\\&!#\r\n 012".to_vec()),
+            0..80,
+        ),
+    ) {
+        let mut data = b"MSH".to_vec();
+        data.extend_from_slice(&tail);
+        crate::fuzzing::header_and_ack(&data);
+        crate::fuzzing::header_and_ack(&tail);
     }
 
     #[test]

@@ -30,7 +30,8 @@ pub(crate) enum Stop {
     Vt,
     Fs,
     Eof,
-    /// The line is longer than the limit; the reader is left mid-line.
+    /// The line is longer than the limit: its first `limit` bytes are in the buffer, and the
+    /// reader is left mid-line.
     Limit,
 }
 
@@ -124,6 +125,7 @@ impl<R: BufRead> Tracked<R> {
             match find_stop(avail) {
                 Some(at) => {
                     if taken + at > limit {
+                        buf.extend_from_slice(&avail[..limit - taken]);
                         return Ok(Stop::Limit);
                     }
                     let stop = avail[at];
@@ -138,6 +140,7 @@ impl<R: BufRead> Tracked<R> {
                 None => {
                     let n = avail.len();
                     if taken + n > limit {
+                        buf.extend_from_slice(&avail[..limit - taken]);
                         return Ok(Stop::Limit);
                     }
                     buf.extend_from_slice(avail);

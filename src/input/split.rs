@@ -237,7 +237,17 @@ impl<R: BufRead> Splitter<R> {
                     },
                 })
             }
-            Stop::Limit => return Err(self.too_large(line)),
+            Stop::Limit => {
+                // A line too long to be part of any message: name the message it would start.
+                let starts_one = matches!(
+                    classify(&self.buf[start..]),
+                    LineKind::Msh | LineKind::BatchHeader(_)
+                );
+                if starts_one || self.open.is_none() {
+                    self.open = None;
+                }
+                return Err(self.too_large(line));
+            }
         };
         self.on_line(start, line, offset, end)?;
         match end {

@@ -29,11 +29,17 @@ const LINGER_BYTES: usize = 1024 * 1024;
 pub(crate) struct End {
     pub(crate) cause: Cause,
     pub(crate) code: Option<WarningCode>,
+    /// Ended by a policy's reset: no linger.
+    pub(crate) abort: bool,
 }
 
 impl End {
     fn cause(cause: Cause) -> End {
-        End { cause, code: None }
+        End {
+            cause,
+            code: None,
+            abort: false,
+        }
     }
 }
 
@@ -71,7 +77,7 @@ pub(crate) async fn serve<S>(
         stream: &mut stream,
     };
     let end = conn.run(shutdown).await;
-    let lingering = !conn.eof && !shutdown.immediate.is_cancelled();
+    let lingering = !conn.eof && !end.abort && !shutdown.immediate.is_cancelled();
     drop(conn);
     shared.stats.update(|s| {
         s.connections_open -= 1;
@@ -160,8 +166,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
             match fatal {
                 Some(FramingError::Fatal { code, .. }) => {
                     return End {
-                        cause: Cause::FramingFatal,
                         code: Some(code),
+                        ..End::cause(Cause::FramingFatal)
                     }
                 }
                 // At the end of the stream, an unfinished frame is lost with the connection.
@@ -238,7 +244,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
             let decision = shared.policy.decide(&message);
             messages.push(message);
             decisions.push(decision);
-            if decision.close_after {
+            if decision.close_after || decision.reset {
                 // Later frames are neither committed nor answered: the connection ends here.
                 close_after = true;
                 break;
@@ -289,8 +295,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
                     _ = tokio::time::sleep(delay) => {}
                 }
             }
+            let silent = decision.silent || decision.reset;
             let ack_code = self
-                .answer(message, result.disposition, decision.silent, &stamp)
+                .answer(message, result.disposition, silent, &stamp)
                 .await;
             shared.stats.update(|s| {
                 s.messages += 1;
@@ -318,6 +325,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         }
         if let Some(end) = self.flush(shutdown).await {
             return Some(end);
+        }
+        if decisions.last().is_some_and(|d| d.reset) {
+            return Some(End {
+                abort: true,
+                ..End::cause(Cause::ConnectionReset)
+            });
         }
         close_after.then_some(End::cause(Cause::Shutdown))
     }

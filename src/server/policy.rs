@@ -28,6 +28,9 @@ pub struct Decision {
     pub silent: bool,
     /// Close the connection after this message's ACK.
     pub close_after: bool,
+    /// End the connection right after this message's commit step: no ACK for it, no linger
+    /// (fault injection; a peer with data still unread sees a reset).
+    pub reset: bool,
 }
 
 /// Consulted once per message, in arrival order, before the commit.

@@ -11,4 +11,5 @@ mod listen;
 mod listen_more;
 mod probe;
 mod send;
+mod send_cli;
 mod soak;

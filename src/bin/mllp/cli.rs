@@ -57,13 +57,13 @@ pub enum LogFormat {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Send HL7 files to an MLLP endpoint and account for every message.
-    Send(crate::send::SendArgs),
+    Send(Box<crate::send::SendArgs>),
     /// Receive HL7 over MLLP, commit each message to a sink, then acknowledge it.
     Listen(crate::listen::ListenArgs),
     /// Find out why an endpoint will not talk: resolve, connect, TLS, and optionally one message.
     Probe(crate::probe::ProbeArgs),
     /// Hold a link under load, watch it fail and heal, and prove nothing was lost.
-    Soak(crate::soak::SoakArgs),
+    Soak(Box<crate::soak::SoakArgs>),
     /// Print a shell completion script.
     Completions(crate::generate::CompletionsArgs),
     /// Print the man page, or write one per subcommand into a directory.

@@ -10,22 +10,25 @@ pub struct Diag {
     pub verbose: u8,
     pub quiet: bool,
     pub color: bool,
+    /// Colour for data on stdout (`--color`, and whether stdout is a terminal).
+    pub stdout_color: bool,
 }
 
 impl Diag {
     pub fn new(global: &GlobalArgs) -> Self {
-        let color = match global.color {
+        let wants = |terminal: bool| match global.color {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-            }
+            ColorChoice::Auto => terminal && std::env::var_os("NO_COLOR").is_none(),
         };
+        let color = wants(std::io::stderr().is_terminal());
+        let stdout_color = wants(std::io::stdout().is_terminal());
         Diag {
             format: global.log_format,
             verbose: global.verbose,
             quiet: global.quiet,
             color,
+            stdout_color,
         }
     }
 

@@ -2,8 +2,13 @@
 
 use anyhow::Context;
 use clap::Args;
+use mllp::client::{
+    BackoffConfig, ClientOptions, ExponentialBackoff, GiveUpAfter, MaxRetries, Reconnect,
+    RetryStrategy,
+};
 use mllp::resolve::{Resolver, StaticResolver, SystemResolver};
-use mllp::tls::ClientTlsOptions;
+use mllp::tls::{ClientTlsOptions, TlsClient};
+use mllp::transport::TcpConnector;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -94,6 +99,66 @@ pub struct LinkArgs {
     /// Random spread of each delay, as a fraction (0.2 = +/-20 %).
     #[arg(long, value_name = "FRACTION", default_value_t = 0.2)]
     pub backoff_jitter: f64,
+}
+
+impl LinkArgs {
+    /// The reconnect policy these flags describe: exponential backoff (permanent causes never
+    /// retried), stopped after `--max-retries` failed attempts and after `--give-up-after`.
+    pub fn reconnect(&self) -> Reconnect {
+        let backoff: Arc<dyn RetryStrategy> = Arc::new(ExponentialBackoff::new(BackoffConfig {
+            initial: self.backoff_initial,
+            multiplier: self.backoff_multiplier,
+            max: self.backoff_max,
+            jitter: self.backoff_jitter,
+        }));
+        let bounded: Arc<dyn RetryStrategy> = match self.max_retries {
+            Some(max) => Arc::new(MaxRetries {
+                inner: backoff,
+                max,
+            }),
+            None => backoff,
+        };
+        Reconnect {
+            enabled: !self.no_reconnect,
+            strategy: Arc::new(GiveUpAfter {
+                inner: bounded,
+                limit: self.give_up_after,
+            }),
+        }
+    }
+
+    /// The client-core options these flags set; flow options (window, correlation, pipeline)
+    /// stay at the library's defaults for the caller to fill in.
+    pub fn client_options(&self) -> ClientOptions {
+        ClientOptions {
+            ack_timeout: self.ack_timeout,
+            app_ack_timeout: self.app_ack_timeout,
+            drain_timeout: self.drain_timeout,
+            dead_peer_timeout: self.dead_peer_timeout,
+            reconnect: self.reconnect(),
+            ..ClientOptions::default()
+        }
+    }
+
+    /// A connector to `host:port` with these timeouts, `tls` (built already) and `resolver`.
+    pub fn connector(
+        &self,
+        host: &str,
+        port: u16,
+        tls: Option<TlsClient>,
+        resolver: Arc<dyn Resolver>,
+    ) -> TcpConnector {
+        let mut connector = TcpConnector::new(host, port)
+            .with_resolver(resolver)
+            .with_connect_timeout(self.connect_timeout);
+        if let Some(tls) = tls {
+            connector = connector.with_tls(tls);
+        }
+        if let Some(interval) = self.keepalive {
+            connector = connector.with_keepalive(interval);
+        }
+        connector
+    }
 }
 
 /// The resolver the binary uses. `MLLP_HOSTS_FILE` names a hosts-format file (`ADDRESS NAME...`

@@ -1,13 +1,77 @@
-//! `mllp soak`.
+//! `mllp soak`: flags, a validated plan, the run (embedded listener or a real peer, optionally
+//! behind the chaos proxy), the report, and the exit code.
+
+mod args;
+mod embedded;
+mod monitor;
+mod plan;
+mod view;
+mod worker;
 
 use crate::diag::Diag;
-use crate::exit::Exit;
-use clap::Args;
+use crate::exit::{self, Exit, Observed};
+pub use args::SoakArgs;
+use mllp::soak::Report;
 
-#[derive(Debug, Args)]
-pub struct SoakArgs {}
+pub fn run(args: SoakArgs, diag: &Diag) -> anyhow::Result<Exit> {
+    if !args.merge.is_empty() {
+        return merge(&args);
+    }
+    let plan = match plan::Plan::from_args(&args, diag) {
+        Ok(plan) => plan,
+        Err(e) => {
+            eprintln!("mllp: error: {e:#}");
+            return Ok(Exit::Usage);
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let outcome = runtime.block_on(plan::execute(plan, diag));
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    let outcome = outcome?;
+    let observed = Observed {
+        permanent: outcome.permanent,
+        transient: outcome.transient,
+        thresholds_missed: !outcome.report.accounting_ok || !outcome.report.thresholds_ok(),
+        ..Default::default()
+    };
+    Ok(exit::for_soak(observed))
+}
 
-pub fn run(_args: SoakArgs, _diag: &Diag) -> anyhow::Result<Exit> {
-    eprintln!("mllp: `soak` is not built yet");
-    Ok(Exit::Usage)
+/// `--merge a.json b.json`: one report of several, on stdout.
+fn merge(args: &SoakArgs) -> anyhow::Result<Exit> {
+    let mut reports = Vec::new();
+    for path in &args.merge {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) => {
+                eprintln!("mllp: error: reading {}: {e}", path.display());
+                return Ok(Exit::Usage);
+            }
+        };
+        match serde_json::from_str::<Report>(&text) {
+            Ok(report) => reports.push(report),
+            Err(e) => {
+                eprintln!("mllp: error: {} is not a soak report: {e}", path.display());
+                return Ok(Exit::Usage);
+            }
+        }
+    }
+    let mut merged = match Report::merge(&reports) {
+        Ok(merged) => merged,
+        Err(e) => {
+            eprintln!("mllp: error: {e}");
+            return Ok(Exit::Usage);
+        }
+    };
+    merged.thresholds = args.thresholds().evaluate(&merged);
+    println!("{}", serde_json::to_string_pretty(&merged)?);
+    let missed = !merged.accounting_ok || !merged.thresholds_ok();
+    view::print_verdicts(&merged);
+    Ok(if missed {
+        Exit::Thresholds
+    } else {
+        Exit::Success
+    })
 }

@@ -279,6 +279,13 @@ fn max_message_size_is_enforced_without_reading_on() {
         Some(Err(InputError::MessageTooLarge { line: 1, .. }))
     ));
     assert!(splitter.peak_buffer_capacity() < 1024);
+    // A too-long MSH line is named by its own line, not the message before it.
+    let data = [A, b"\r\n", endless.as_slice()].concat();
+    let e = error(&data, tiny);
+    assert!(
+        matches!(e, InputError::MessageTooLarge { line: 4, .. }),
+        "{e}"
+    );
 }
 
 /// Index, line, offset and payload of one message.

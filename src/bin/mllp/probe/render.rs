@@ -1,0 +1,191 @@
+//! How probe results look: an aligned phase table, a ping-style line, statistics, and JSON.
+//! Everything here goes to stdout; none of it carries message bytes (MSH-10 is the one
+//! per-message field shown).
+
+use crate::exit::Exit;
+use mllp::probe::stats::StatsSummary;
+use mllp::probe::{Detail, PhaseReport, Report, TlsDetail, VerdictClass};
+use serde_json::{json, Value};
+use std::fmt::Write;
+
+fn ms(value: f64) -> String {
+    format!("{value:.1} ms")
+}
+
+/// The full table of one probe, then its verdict.
+pub fn table(report: &Report) -> String {
+    let mut out = String::new();
+    let tls = if report.tls { " (TLS)" } else { "" };
+    let _ = writeln!(out, "probe {}{tls}", report.target);
+    for phase in &report.phases {
+        let result = if phase.ok { "ok" } else { "FAILED" };
+        let mut lines = phase_lines(phase);
+        if let Some(error) = &phase.error {
+            lines.insert(0, error.clone());
+        }
+        let first = lines.first().cloned().unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  {:<8}{:>11}  {:<7}{first}",
+            phase.name.as_str(),
+            ms(phase.ms),
+            result
+        );
+        for more in lines.iter().skip(1) {
+            let _ = writeln!(out, "{:32}{more}", "");
+        }
+    }
+    let verdict = &report.verdict;
+    let cause = verdict.cause.map(|c| format!(" ({c})")).unwrap_or_default();
+    let _ = writeln!(out, "verdict: {}{cause}", verdict.class.as_str());
+    let _ = writeln!(out, "  {}", verdict.detail);
+    let _ = write!(out, "  hint: {}", verdict.hint);
+    out
+}
+
+fn phase_lines(phase: &PhaseReport) -> Vec<String> {
+    match &phase.detail {
+        None => Vec::new(),
+        Some(Detail::Resolve { addresses }) => vec![addresses.join(", ")],
+        Some(Detail::Connect { address, failed }) => {
+            let mut lines: Vec<String> = address.iter().cloned().collect();
+            // A single failure is already the phase's error line.
+            if address.is_none() && failed.len() < 2 {
+                return lines;
+            }
+            lines.extend(
+                failed
+                    .iter()
+                    .map(|f| format!("{} failed ({}): {}", f.address, f.cause, f.error)),
+            );
+            lines
+        }
+        Some(Detail::Tls(tls)) => tls_lines(tls),
+        Some(Detail::Banner { silent: true, .. }) => vec!["silent".into()],
+        Some(Detail::Banner { peer, .. }) => vec![peer
+            .map(|p| format!("{} bytes: {}", p.bytes, p.kind))
+            .unwrap_or_default()],
+        Some(Detail::Send { bytes, control_id }) => {
+            vec![format!("{bytes} bytes, MSH-10 {control_id}")]
+        }
+        Some(Detail::Ack {
+            ack_code,
+            control_id_matches,
+            ignored_frames,
+        }) => {
+            let mut line = match ack_code {
+                Some(code) => format!(
+                    "{code}, MSA-2 {}, round trip {}",
+                    if *control_id_matches {
+                        "matches"
+                    } else {
+                        "does not match"
+                    },
+                    ms(phase.ms)
+                ),
+                None => String::new(),
+            };
+            if *ignored_frames > 0 {
+                let _ = write!(line, " ({ignored_frames} other frames ignored)");
+            }
+            vec![line]
+        }
+    }
+}
+
+fn tls_lines(tls: &TlsDetail) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let (Some(version), Some(suite)) = (&tls.version, &tls.cipher_suite) {
+        let verified = if tls.verified {
+            "verified"
+        } else {
+            "NOT verified (--insecure)"
+        };
+        lines.push(format!("{version} {suite}, {verified}"));
+    }
+    if let Some(cert) = &tls.peer_certificate {
+        lines.push(format!("subject  {}", cert.subject));
+        lines.push(format!("issuer   {}", cert.issuer));
+        let matched = match tls.name_matched {
+            Some(true) => format!("(matches {})", tls.server_name),
+            Some(false) => format!("(does NOT match {})", tls.server_name),
+            None => String::new(),
+        };
+        lines.push(format!("names    {} {matched}", cert.sans.join(", ")));
+        let left = if cert.days_left < 0 {
+            format!("expired {} days ago", -cert.days_left)
+        } else {
+            format!("{} days left", cert.days_left)
+        };
+        lines.push(format!("expires  {} ({left})", cert.not_after));
+    }
+    lines.push(format!(
+        "client certificate: {}",
+        tls.client_certificate.as_str()
+    ));
+    lines
+}
+
+/// One ping-style line.
+pub fn line(seq: u32, report: &Report) -> String {
+    let mut out = format!("{seq}: {}", report.verdict.class.as_str());
+    if let Some(cause) = report.verdict.cause {
+        let _ = write!(out, " {cause}: {}", report.verdict.detail);
+        return out;
+    }
+    if let Some(code) = &report.verdict.ack_code {
+        let _ = write!(out, " {code}");
+    }
+    for (name, value) in report.timings() {
+        let _ = write!(out, "  {name} {}", ms(value));
+    }
+    out
+}
+
+/// The statistics after repeated probes.
+pub fn stats_table(target: &str, summary: &StatsSummary) -> String {
+    let mut out = format!(
+        "--- {target}: {} probes, {} ok, {} failed ({:.1}% loss)\n",
+        summary.probes, summary.ok, summary.failed, summary.loss_percent
+    );
+    let _ = write!(
+        out,
+        "  {:<8}{:>10}{:>10}{:>10}{:>10}  (ms)",
+        "phase", "min", "median", "p99", "max"
+    );
+    for name in &summary.order {
+        let s = &summary.phases[name];
+        let _ = write!(
+            out,
+            "\n  {name:<8}{:>10.1}{:>10.1}{:>10.1}{:>10.1}",
+            s.min, s.median, s.p99, s.max
+        );
+    }
+    out
+}
+
+/// One probe as JSON (SPEC section 6), with `seq` when repeated.
+pub fn json(report: &Report, seq: Option<u32>) -> String {
+    let mut value = serde_json::to_value(report).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut value {
+        map.insert("type".into(), json!("probe"));
+        if let Some(seq) = seq {
+            map.insert("seq".into(), json!(seq));
+        }
+        let class = report.verdict.class;
+        map.insert(
+            "ok".into(),
+            json!(class == VerdictClass::Ok && !report.negative),
+        );
+    }
+    value.to_string()
+}
+
+pub fn json_summary(summary: &StatsSummary, exit: Exit) -> String {
+    let mut value = serde_json::to_value(summary).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut value {
+        map.insert("type".into(), json!("summary"));
+        map.insert("exit_code".into(), json!(exit.code()));
+    }
+    value.to_string()
+}

@@ -1,0 +1,441 @@
+//! The run: a reader thread streams messages from disk, a producer hands them to the client
+//! (backpressure waits, never drops), and a collector settles each message's one fate, resends
+//! under the policy, writes results, and decides the exit code. Ctrl-C stops reading and drains;
+//! a second Ctrl-C settles everything at once.
+
+use super::failed::FailedOut;
+use super::live::Live;
+use super::output::Output;
+use super::pace::Pacer;
+use super::summary::{self, Ending, Tally};
+use super::Plan;
+use crate::exit::Exit;
+use bytes::Bytes;
+use mllp::cause::Cause;
+use mllp::client::{Client, ClientEvent, Fate, FateCause, Population, Reason, State};
+use mllp::input::{InputError, InputSet, Message};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+/// Messages read ahead of the client, at most: with the window, this bounds memory.
+const READ_AHEAD: usize = 256;
+
+/// Messages handed to the client whose fate is not yet reported, at most (beyond the window).
+const ORDER_QUEUE: usize = 1024;
+
+/// One message on its way, across resends.
+pub struct Item {
+    pub source: Arc<str>,
+    pub index: u64,
+    pub payload: Bytes,
+    /// How many times it was resent so far.
+    pub resends: u32,
+}
+
+impl Item {
+    fn new(message: Message) -> Item {
+        Item {
+            source: message.source,
+            index: message.index,
+            payload: message.payload,
+            resends: 0,
+        }
+    }
+
+    /// `adt.hl7#2`, `-#1`.
+    pub fn label(&self) -> String {
+        format!("{}#{}", self.source, self.index)
+    }
+
+    /// MSH-10, for the per-message record only.
+    pub fn control_id(&self) -> Option<String> {
+        let scan = mllp::hl7::scan(&self.payload);
+        let id = scan.msh?.control_id()?;
+        (!id.is_empty()).then(|| String::from_utf8_lossy(id).into_owned())
+    }
+}
+
+/// What the producer and the per-send waiters tell the collector.
+enum Note {
+    Read,
+    Settled(Item, Fate),
+    InputEnd(Option<InputError>),
+}
+
+/// Whether the client is gone for good (it gave up, or was closed).
+fn client_closed(client: &Client) -> bool {
+    matches!(client.state(), State::Closed | State::Disconnected)
+}
+
+pub async fn run(
+    client: Arc<Client>,
+    set: InputSet,
+    plan: Plan,
+    mut output: Output,
+    live: Live,
+    failed: Option<FailedOut>,
+) -> Exit {
+    // Before the first message goes out, so an early Ctrl-C is a drain, not a kill.
+    let mut signals = Signals::install();
+    let started = Instant::now();
+    let live = Arc::new(live);
+    let (gave_up_tx, gave_up) = watch::channel(None::<Cause>);
+    let events = tokio::spawn(watch_events(client.subscribe(), live.clone(), gave_up_tx));
+    let stop = CancellationToken::new();
+    let (notes_tx, mut notes) = mpsc::unbounded_channel();
+    let (resend_tx, resend_rx) = mpsc::unbounded_channel();
+    let input = spawn_reader(set);
+    let producer = tokio::spawn(produce(
+        client.clone(),
+        plan.clone(),
+        input,
+        resend_rx,
+        notes_tx,
+        stop.clone(),
+        gave_up.clone(),
+    ));
+
+    let mut tally = Tally::default();
+    let mut ending = Ending::default();
+    let mut input_done = false;
+    let mut interrupts = 0u32;
+    while !(input_done && tally.adds_up()) {
+        let note = tokio::select! {
+            note = notes.recv() => note,
+            () = signals.next() => {
+                interrupts += 1;
+                ending.interrupted = true;
+                stop.cancel();
+                let client = client.clone();
+                if interrupts == 1 {
+                    live.line("interrupted: no more messages are read; draining (Ctrl-C again to stop at once)");
+                    tokio::spawn(async move { client.close().await });
+                } else {
+                    tokio::spawn(async move { client.destroy().await });
+                }
+                continue;
+            }
+        };
+        match note {
+            None => break, // producer and every waiter are gone: nothing more can settle
+            Some(Note::Read) => tally.read += 1,
+            Some(Note::InputEnd(error)) => {
+                input_done = true;
+                if let Some(error) = error {
+                    ending.input_failed = true;
+                    live.line(&format!("mllp: error: {error}; no more messages are read"));
+                }
+            }
+            Some(Note::Settled(mut item, fate)) => {
+                if !stop.is_cancelled() && resend_wanted(&plan, &item, &fate, &client) {
+                    item.resends += 1;
+                    tally.resent += 1;
+                    if let Err(mpsc::error::SendError(item)) = resend_tx.send(item) {
+                        settle(
+                            &mut tally,
+                            &mut output,
+                            &live,
+                            &failed,
+                            &client,
+                            &gave_up,
+                            item,
+                            fate,
+                        );
+                    }
+                } else {
+                    settle(
+                        &mut tally,
+                        &mut output,
+                        &live,
+                        &failed,
+                        &client,
+                        &gave_up,
+                        item,
+                        fate,
+                    );
+                }
+            }
+        }
+        if notes.is_empty() {
+            output.flush();
+        }
+    }
+    drop(resend_tx);
+    stop.cancel();
+    let _ = producer.await;
+    output.flush();
+    live.finish();
+    let close = client.close();
+    let _ = tokio::time::timeout(Duration::from_secs(5), close).await;
+    tally.reconnects = client.stats().reconnect_attempts;
+    drop(client);
+    let _ = tokio::time::timeout(Duration::from_secs(1), events).await;
+    ending.gave_up = *gave_up.borrow();
+    finish(&tally, ending, started.elapsed(), &mut output, &live)
+}
+
+/// Print the summary and decide the exit code; a count that does not close is a bug report.
+fn finish(
+    tally: &Tally,
+    ending: Ending,
+    elapsed: Duration,
+    output: &mut Output,
+    live: &Live,
+) -> Exit {
+    if !tally.adds_up() {
+        live.line(&format!(
+            "mllp: internal error: {} messages read but {} outcomes counted; please report this",
+            tally.read,
+            tally.settled()
+        ));
+    }
+    let exit = summary::decide(tally, ending);
+    if output.json() {
+        output.summary_record(&summary::json_record(tally, ending, elapsed, exit));
+    } else {
+        live.line(&summary::human(tally, elapsed, ending));
+    }
+    exit
+}
+
+/// The resend policy of SPEC section 5. Control-ID mode resends inside the client itself.
+fn resend_wanted(plan: &Plan, item: &Item, fate: &Fate, client: &Client) -> bool {
+    if !plan.fifo || item.resends >= plan.max_resends || client_closed(client) {
+        return false;
+    }
+    match fate {
+        Fate::NeverDelivered {
+            cause: FateCause::Link(Cause::FifoUnsafe),
+        } => true,
+        Fate::UnknownFate {
+            cause: FateCause::Link(Cause::InFlightOrphan | Cause::AckTimeout),
+            ..
+        } => plan.at_least_once,
+        _ => false,
+    }
+}
+
+/// A message's final fate: count it, show it, keep it when it failed.
+#[allow(clippy::too_many_arguments)]
+fn settle(
+    tally: &mut Tally,
+    output: &mut Output,
+    live: &Live,
+    failed: &Option<FailedOut>,
+    client: &Client,
+    gave_up: &watch::Receiver<Option<Cause>>,
+    item: Item,
+    fate: Fate,
+) {
+    // A send the closed client turned away carries the reason the client gave up.
+    let cause = match (&fate, *gave_up.borrow()) {
+        (
+            Fate::NeverDelivered {
+                cause: FateCause::Closed,
+            },
+            Some(cause),
+        ) => Some(cause.as_str()),
+        _ => None,
+    };
+    tally.record(&fate);
+    output.message(&item, &fate, cause);
+    if fate.population() != Population::Accepted {
+        if let Some(failed) = failed {
+            if let Err(err) = failed.write(&item.label(), &item.payload) {
+                live.line(&format!(
+                    "mllp: warning: --failed-out: cannot write {}: {err}",
+                    super::failed::file_name(&item.label())
+                ));
+            }
+        }
+    }
+    let stats = client.stats();
+    live.settled(
+        (stats.in_flight + stats.queue_depth) as u64,
+        stats.reconnect_attempts,
+    );
+}
+
+/// The reader thread: blocking file reads, at most [`READ_AHEAD`] messages ahead.
+fn spawn_reader(mut set: InputSet) -> mpsc::Receiver<Result<Message, InputError>> {
+    let (tx, rx) = mpsc::channel(READ_AHEAD);
+    std::thread::spawn(move || {
+        for message in set.messages() {
+            let failed = message.is_err();
+            if tx.blocking_send(message).is_err() || failed {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Hand messages to the client: resends first, then new input. Ends when the input is done and
+/// the collector wants no more resends.
+async fn produce(
+    client: Arc<Client>,
+    plan: Plan,
+    mut input: mpsc::Receiver<Result<Message, InputError>>,
+    mut resends: mpsc::UnboundedReceiver<Item>,
+    notes: mpsc::UnboundedSender<Note>,
+    stop: CancellationToken,
+    mut gave_up: watch::Receiver<Option<Cause>>,
+) {
+    let mut pacer = plan.rate.map(Pacer::new);
+    let order = spawn_waiter(notes.clone());
+    let mut reading = true;
+    loop {
+        let stream_over = plan.stream && gave_up.borrow().is_some();
+        let item = tokio::select! {
+            biased;
+            item = resends.recv() => match item {
+                Some(item) => item,
+                // The collector is done: it stops only once every message settled.
+                None => return,
+            },
+            () = stop.cancelled(), if reading => {
+                reading = false;
+                input.close();
+                let _ = notes.send(Note::InputEnd(None));
+                continue;
+            }
+            message = input.recv(), if reading && !stream_over => match message {
+                Some(Ok(message)) => {
+                    let _ = notes.send(Note::Read);
+                    Item::new(message)
+                }
+                Some(Err(error)) => {
+                    reading = false;
+                    let _ = notes.send(Note::InputEnd(Some(error)));
+                    continue;
+                }
+                None => {
+                    reading = false;
+                    let _ = notes.send(Note::InputEnd(None));
+                    continue;
+                }
+            },
+            () = std::future::ready(()), if reading && stream_over => {
+                reading = false;
+                let _ = notes.send(Note::InputEnd(None));
+                continue;
+            }
+        };
+        if client_closed(&client) {
+            // Report why without asking the client: it gave up (or is closing after Ctrl-C).
+            let cause =
+                tokio::time::timeout(Duration::from_secs(1), gave_up.wait_for(Option::is_some))
+                    .await
+                    .ok()
+                    .and_then(|r| r.ok().and_then(|c| *c));
+            let fate = Fate::NeverDelivered {
+                cause: cause.map_or(FateCause::Closed, FateCause::Link),
+            };
+            if let Err(mpsc::error::SendError((item, _))) =
+                order.send((item, Awaiting::Done(fate.clone()))).await
+            {
+                let _ = notes.send(Note::Settled(item, fate));
+            }
+            continue;
+        }
+        if let Some(pacer) = &mut pacer {
+            pacer.tick().await;
+        }
+        let handle = client.send_cancellable(item.payload.clone(), &stop).await;
+        if let Err(mpsc::error::SendError((item, Awaiting::Handle(handle)))) =
+            order.send((item, Awaiting::Handle(handle))).await
+        {
+            // The waiter is gone only when the run is over; settle here all the same.
+            let fate = handle.await;
+            let _ = notes.send(Note::Settled(item, fate));
+        }
+    }
+}
+
+/// A submitted message's fate to come, or already decided without the client.
+enum Awaiting {
+    Handle(mllp::client::SendHandle),
+    Done(Fate),
+}
+
+/// Await fates in the order messages were handed over, so results come out in input order
+/// (resends excepted). The bounded queue in front of it holds back the producer when the
+/// oldest message is slow, which keeps memory bounded.
+fn spawn_waiter(notes: mpsc::UnboundedSender<Note>) -> mpsc::Sender<(Item, Awaiting)> {
+    let (tx, mut rx) = mpsc::channel::<(Item, Awaiting)>(ORDER_QUEUE);
+    tokio::spawn(async move {
+        while let Some((item, awaiting)) = rx.recv().await {
+            let fate = match awaiting {
+                Awaiting::Handle(handle) => handle.await,
+                Awaiting::Done(fate) => fate,
+            };
+            let _ = notes.send(Note::Settled(item, fate));
+        }
+    });
+    tx
+}
+
+/// Events to stderr, and the cause the client gave up on.
+async fn watch_events(
+    mut events: tokio::sync::broadcast::Receiver<ClientEvent>,
+    live: Arc<Live>,
+    gave_up: watch::Sender<Option<Cause>>,
+) {
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        match events.recv().await {
+            Ok(event) => {
+                if let ClientEvent::StateChange(t) = &event {
+                    if let Reason::GaveUp(cause) = t.reason {
+                        gave_up.send_replace(Some(cause));
+                    }
+                }
+                live.event(&event);
+            }
+            Err(RecvError::Lagged(_)) => continue,
+            Err(RecvError::Closed) => return,
+        }
+    }
+}
+
+/// SIGINT and SIGTERM, as one stream of interruptions.
+struct Signals {
+    int: Option<tokio::signal::unix::Signal>,
+    term: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn install() -> Signals {
+        use tokio::signal::unix::{signal, SignalKind};
+        Signals {
+            int: signal(SignalKind::interrupt()).ok(),
+            term: signal(SignalKind::terminate()).ok(),
+        }
+    }
+
+    async fn next(&mut self) {
+        let (int, term) = (&mut self.int, &mut self.term);
+        let int = async {
+            match int {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        };
+        let term = async {
+            match term {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = int => {}
+            () = term => {}
+        }
+    }
+}

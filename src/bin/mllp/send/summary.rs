@@ -1,0 +1,260 @@
+//! The run's accounting: counts per population and per ACK code, the check that they add up to
+//! the messages read, the summary (human lines on stderr or an NDJSON record), and the exit code.
+
+use crate::exit::{self, Exit, Observed};
+use mllp::cause::{Cause, Class};
+use mllp::client::{Fate, Population};
+use mllp::input::InputSource;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Width of the `source#n` column: the longest source name plus `#` and a few digits.
+pub fn label_width(sources: &[InputSource]) -> usize {
+    let longest = sources.iter().map(|s| s.name().len()).max().unwrap_or(1);
+    (longest + 4).min(60)
+}
+
+/// Everything counted during a run.
+#[derive(Debug, Default, Clone)]
+pub struct Tally {
+    /// Messages taken from the input.
+    pub read: u64,
+    pub populations: BTreeMap<Population, u64>,
+    /// Final ACK codes (accepted, negative, committed-only).
+    pub by_code: BTreeMap<String, u64>,
+    /// Resends made under the resend policy.
+    pub resent: u64,
+    pub reconnects: u64,
+}
+
+impl Tally {
+    pub fn record(&mut self, fate: &Fate) {
+        *self.populations.entry(fate.population()).or_default() += 1;
+        if let Some(code) = fate.ack_code() {
+            *self.by_code.entry(code.as_str().to_string()).or_default() += 1;
+        }
+    }
+
+    pub fn count(&self, population: Population) -> u64 {
+        self.populations.get(&population).copied().unwrap_or(0)
+    }
+
+    pub fn settled(&self) -> u64 {
+        self.populations.values().sum()
+    }
+
+    /// The one-fate rule: every message read ended in exactly one population.
+    pub fn adds_up(&self) -> bool {
+        self.settled() == self.read
+    }
+}
+
+/// How a run ended, beyond the per-message fates.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Ending {
+    /// The client stopped reconnecting because of this cause.
+    pub gave_up: Option<Cause>,
+    pub interrupted: bool,
+    /// Reading the input failed part way (only with --stream, or a file changed meanwhile).
+    pub input_failed: bool,
+}
+
+/// The exit code: SPEC section 7, 5 then 4 then 3 then 1; 130 after Ctrl-C; 3 when the
+/// accounting does not close (a bug, reported as such before this is called).
+pub fn decide(tally: &Tally, ending: Ending) -> Exit {
+    if ending.interrupted {
+        return Exit::Interrupted;
+    }
+    if !tally.adds_up() {
+        return Exit::UnknownFate;
+    }
+    let undelivered = tally.count(Population::NeverDelivered) + tally.count(Population::Refused);
+    let unknown = tally.count(Population::UnknownFate) + tally.count(Population::CommittedOnly);
+    let link_failed = undelivered + unknown > 0;
+    let class = ending.gave_up.map(Cause::class);
+    let observed = Observed {
+        permanent: link_failed && class == Some(Class::Permanent),
+        // Never delivered without a give-up (a duplicate control ID, resends exhausted):
+        // trying later may work.
+        transient: (link_failed && class == Some(Class::Transient))
+            || (undelivered > 0 && ending.gave_up.is_none()),
+        unknown_fate: unknown > 0,
+        negative: tally.count(Population::Negative) > 0,
+        thresholds_missed: false,
+    };
+    match exit::for_delivery(observed) {
+        Exit::Success | Exit::Negative if ending.input_failed => Exit::Usage,
+        exit => exit,
+    }
+}
+
+fn rate(messages: u64, elapsed: Duration) -> f64 {
+    let secs = elapsed.as_secs_f64();
+    if secs > 0.0 {
+        (messages as f64 / secs * 10.0).round() / 10.0
+    } else {
+        0.0
+    }
+}
+
+/// The summary record of `--json`.
+pub fn json_record(
+    tally: &Tally,
+    ending: Ending,
+    elapsed: Duration,
+    exit: Exit,
+) -> serde_json::Value {
+    let n = |p| tally.count(p);
+    json!({
+        "type": "summary",
+        "messages": tally.read,
+        "accepted": n(Population::Accepted),
+        "negative": n(Population::Negative),
+        "committed_only": n(Population::CommittedOnly),
+        "unknown_fate": n(Population::UnknownFate),
+        "never_delivered": n(Population::NeverDelivered),
+        "refused": n(Population::Refused),
+        "by_code": tally.by_code,
+        "reconnects": tally.reconnects,
+        "resent": tally.resent,
+        "elapsed_ms": (elapsed.as_secs_f64() * 10_000.0).round() / 10.0,
+        "messages_per_second": rate(tally.read, elapsed),
+        "accounting_ok": tally.adds_up(),
+        "gave_up": ending.gave_up.map(Cause::as_str),
+        "interrupted": ending.interrupted,
+        "exit_code": exit.code(),
+    })
+}
+
+/// The summary for people, on stderr.
+pub fn human(tally: &Tally, elapsed: Duration, ending: Ending) -> String {
+    let populations: Vec<String> = Population::ALL
+        .iter()
+        .map(|p| format!("{} {}", tally.count(*p), p.as_str()))
+        .collect();
+    let codes: Vec<String> = tally
+        .by_code
+        .iter()
+        .map(|(code, n)| format!("{code} {n}"))
+        .collect();
+    let mut text = format!(
+        "sent {} messages in {:.2}s ({} msg/s): {}\n  by code: {}; reconnects: {}; resent: {}",
+        tally.read,
+        elapsed.as_secs_f64(),
+        rate(tally.read, elapsed),
+        populations.join(", "),
+        if codes.is_empty() {
+            "none".to_string()
+        } else {
+            codes.join(", ")
+        },
+        tally.reconnects,
+        tally.resent
+    );
+    if let Some(cause) = ending.gave_up {
+        text.push_str(&format!(
+            "\n  gave up: {cause} ({}): {}",
+            cause.class(),
+            cause.hint()
+        ));
+    }
+    if ending.interrupted {
+        text.push_str("\n  interrupted: reading stopped at Ctrl-C");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mllp::ack::AckCode;
+    use mllp::client::{AckPayload, FateCause};
+
+    fn tally(fates: &[Fate]) -> Tally {
+        let mut t = Tally {
+            read: fates.len() as u64,
+            ..Default::default()
+        };
+        for f in fates {
+            t.record(f);
+        }
+        t
+    }
+
+    fn answered(code: AckCode) -> Fate {
+        let ack = AckPayload::new(Default::default());
+        let latency = Duration::from_millis(1);
+        if code.is_positive() {
+            Fate::Accepted { code, ack, latency }
+        } else {
+            Fate::Negative { code, ack, latency }
+        }
+    }
+
+    fn unknown() -> Fate {
+        Fate::UnknownFate {
+            cause: FateCause::Link(Cause::AckTimeout),
+            flushed_at: std::time::SystemTime::now(),
+            elapsed: Duration::from_millis(5),
+            bytes: 10,
+        }
+    }
+
+    fn never(cause: Cause) -> Fate {
+        Fate::NeverDelivered {
+            cause: FateCause::Link(cause),
+        }
+    }
+
+    #[test]
+    fn exit_codes_follow_the_precedence() {
+        let none = Ending::default();
+        let (aa, ae) = (answered(AckCode::AA), answered(AckCode::AE));
+        assert_eq!(
+            decide(&tally(std::slice::from_ref(&aa)), none),
+            Exit::Success
+        );
+        assert_eq!(
+            decide(&tally(&[aa.clone(), ae.clone()]), none),
+            Exit::Negative
+        );
+        assert_eq!(
+            decide(&tally(&[ae.clone(), unknown()]), none),
+            Exit::UnknownFate
+        );
+        let refused = Ending {
+            gave_up: Some(Cause::ConnectionRefused),
+            ..none
+        };
+        let t = tally(&[ae, unknown(), never(Cause::ConnectionRefused)]);
+        assert_eq!(decide(&t, refused), Exit::Transient);
+        let tls = Ending {
+            gave_up: Some(Cause::TlsVerify),
+            ..none
+        };
+        assert_eq!(decide(&t, tls), Exit::Permanent);
+        // A give-up after every message was answered does not fail the run.
+        assert_eq!(decide(&tally(&[aa]), refused), Exit::Success);
+        let interrupted = Ending {
+            interrupted: true,
+            ..none
+        };
+        assert_eq!(decide(&t, interrupted), Exit::Interrupted);
+    }
+
+    #[test]
+    fn a_count_that_does_not_close_is_exit_3() {
+        let mut t = tally(&[answered(AckCode::AA)]);
+        t.read = 2;
+        assert!(!t.adds_up());
+        assert_eq!(decide(&t, Ending::default()), Exit::UnknownFate);
+        let record = json_record(
+            &t,
+            Ending::default(),
+            Duration::from_secs(1),
+            Exit::UnknownFate,
+        );
+        assert_eq!(record["accounting_ok"], false);
+    }
+}

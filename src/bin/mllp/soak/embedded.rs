@@ -1,0 +1,125 @@
+//! The embedded listener: the server core on 127.0.0.1 with a free port, de-duplicating and
+//! counting every commit in the ledger (in memory, or as files with `--out-dir`), applying the
+//! chaos policy, and taking the whole link down for a while when a drop strikes.
+
+use super::plan::Plan;
+use anyhow::Context;
+use mllp::server::sink::OutDirSink;
+use mllp::server::{Accept, AcceptFuture, PlainTcp, Server, ServerConfig, Shutdown, Sink};
+use mllp::soak::{ChaosPolicy, ControlIds, FaultKind, Ledger, LedgerSink};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+pub struct Embedded {
+    pub addr: SocketAddr,
+    pub ledger: Arc<Ledger>,
+    stop: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// Accepted sockets close with a reset when dropped with unread input: a chaos reset is a
+/// real TCP reset, not a polite close.
+struct Abortive;
+
+impl Accept for Abortive {
+    type Stream = TcpStream;
+    fn accept(&self, tcp: TcpStream) -> AcceptFuture<TcpStream> {
+        let _ = socket2::SockRef::from(&tcp).set_linger(Some(Duration::ZERO));
+        PlainTcp.accept(tcp)
+    }
+}
+
+impl Embedded {
+    pub async fn start(
+        ids: ControlIds,
+        connections: usize,
+        out_dir: Option<&Path>,
+        plan: &Plan,
+    ) -> anyhow::Result<Embedded> {
+        let ledger = Arc::new(Ledger::new(ids, connections));
+        let inner: Option<Arc<dyn Sink>> = match out_dir {
+            Some(dir) => Some(Arc::new(OutDirSink::new(dir).with_context(|| {
+                format!("--out-dir {}: not a writable directory", dir.display())
+            })?)),
+            None => None,
+        };
+        let sink = Arc::new(LedgerSink::new(ledger.clone(), inner));
+        let config = ServerConfig {
+            drain_timeout: Duration::from_secs(5),
+            ..ServerConfig::default()
+        };
+        let (drops_tx, drops) = mpsc::channel(1);
+        let mut builder = Server::builder(config, sink);
+        if let Some(spec) = &plan.chaos {
+            let drops = spec.get(FaultKind::Drop).map(|_| drops_tx);
+            builder = builder.policy(Arc::new(ChaosPolicy::new(spec.clone(), plan.seed, drops)));
+        }
+        let server = builder.build().context("building the embedded listener")?;
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .context("binding the embedded listener on 127.0.0.1")?;
+        let addr = listener.local_addr()?;
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(supervise(server, listener, addr, drops, stop.clone()));
+        Ok(Embedded {
+            addr,
+            ledger,
+            stop,
+            task,
+        })
+    }
+
+    /// Stop gracefully: commits under way finish and are acknowledged.
+    pub async fn stop(self) {
+        self.stop.cancel();
+        let _ = self.task.await;
+    }
+}
+
+/// Serve until stopped; on a drop, cut every connection, close the port for the drop's
+/// duration (connects are refused), then listen again on the same address.
+async fn supervise(
+    server: Server,
+    mut listener: TcpListener,
+    addr: SocketAddr,
+    mut drops: mpsc::Receiver<Duration>,
+    stop: CancellationToken,
+) {
+    let acceptor = Arc::new(Abortive);
+    loop {
+        let shutdown = Shutdown::new();
+        let run = server.run_with(listener, acceptor.clone(), shutdown.clone());
+        tokio::pin!(run);
+        let down_for = tokio::select! {
+            _ = &mut run => return,
+            _ = stop.cancelled() => {
+                shutdown.graceful.cancel();
+                run.await;
+                return;
+            }
+            Some(d) = drops.recv() => d,
+        };
+        shutdown.immediate.cancel();
+        run.await;
+        tokio::select! {
+            _ = tokio::time::sleep(down_for) => {}
+            _ = stop.cancelled() => return,
+        }
+        // Drops that struck while the link was down are part of this one.
+        while drops.try_recv().is_ok() {}
+        listener = loop {
+            match TcpListener::bind(addr).await {
+                Ok(l) => break l,
+                Err(_) => tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+                    _ = stop.cancelled() => return,
+                },
+            }
+        };
+    }
+}

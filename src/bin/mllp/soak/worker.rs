@@ -1,0 +1,302 @@
+//! One connection's load: a sender that renders and paces messages, and a collector that awaits
+//! their fates in order, checks them against the embedded listener's ledger, and hands results
+//! to the monitor in batches.
+
+use super::monitor::{Done, Update};
+use bytes::BytesMut;
+use mllp::client::{Client, Fate, SendHandle};
+use mllp::server::clock::Utc;
+use mllp::soak::{ControlIds, Ledger, Pacer, Schedule, Template};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// Largest batch of results handed to the monitor at once, and the longest it is held.
+const BATCH: usize = 512;
+const BATCH_AGE: Duration = Duration::from_millis(100);
+/// Never-delivered messages remembered for the final ledger check.
+const NEVER_DELIVERED_CHECKED: usize = 100_000;
+
+/// Counts workers that have finished generating; fires when all have.
+#[derive(Clone)]
+pub struct Countdown {
+    left: Arc<AtomicUsize>,
+    token: CancellationToken,
+}
+
+impl Countdown {
+    pub fn new(n: usize) -> Countdown {
+        Countdown {
+            left: Arc::new(AtomicUsize::new(n)),
+            token: CancellationToken::new(),
+        }
+    }
+    fn one_done(&self) {
+        if self.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.token.cancel();
+        }
+    }
+    pub async fn done(&self) {
+        self.token.cancelled().await
+    }
+}
+
+pub struct Worker {
+    pub index: usize,
+    pub client: Arc<Client>,
+    pub templates: Arc<Vec<Template>>,
+    pub ids: ControlIds,
+    /// Messages this connection generates; `None`: until stopped.
+    pub budget: Option<u64>,
+    /// Due times with a rate; `None`: as fast as the window allows.
+    pub schedule: Option<Schedule>,
+    /// Wait this long before the first message (connection ramp-up without a rate).
+    pub delay_start: Duration,
+    pub start: Instant,
+    pub window: usize,
+    pub stop: CancellationToken,
+    pub countdown: Countdown,
+    pub updates: mpsc::Sender<Update>,
+    pub ledger: Option<Arc<Ledger>>,
+    #[doc(hidden)]
+    pub generated_counter: Arc<AtomicU64>,
+}
+
+/// What a connection leaves for the accounting.
+pub struct End {
+    pub index: usize,
+    /// Sequence numbers that ended never-delivered (checked against the ledger at the end).
+    pub never_delivered: Vec<u64>,
+    pub problems: Vec<String>,
+}
+
+struct InFlight {
+    handle: SendHandle,
+    from: Instant,
+    seq: u64,
+    _permit: Option<OwnedSemaphorePermit>,
+}
+
+impl Worker {
+    /// The count of messages generated so far, shared with the monitor.
+    pub fn generated(&self) -> Arc<AtomicU64> {
+        self.generated_counter.clone()
+    }
+
+    pub async fn run(self) -> End {
+        let (tx, rx) = mpsc::channel::<InFlight>(self.window.max(64) * 2);
+        let collector = tokio::spawn(collect(
+            self.index,
+            rx,
+            self.start,
+            self.updates.clone(),
+            self.ledger.clone(),
+        ));
+        let closed = CancellationToken::new();
+        let events = tokio::spawn(forward_events(
+            self.index,
+            self.client.subscribe(),
+            self.updates.clone(),
+            closed.clone(),
+        ));
+        self.generate(&tx).await;
+        self.countdown.one_done();
+        drop(tx);
+        let _ = self.client.close().await;
+        let (never_delivered, problems) = collector.await.unwrap_or_default();
+        closed.cancel();
+        let _ = events.await;
+        End {
+            index: self.index,
+            never_delivered,
+            problems,
+        }
+    }
+
+    async fn generate(&self, tx: &mpsc::Sender<InFlight>) {
+        if !self.delay_start.is_zero() {
+            tokio::select! {
+                _ = tokio::time::sleep(self.delay_start) => {}
+                _ = self.stop.cancelled() => return,
+            }
+        }
+        let mut pacer = self.schedule.map(|s| Pacer::new(s, self.start));
+        let gate = self
+            .schedule
+            .is_none()
+            .then(|| Arc::new(Semaphore::new(self.window)));
+        let mut stamp = Stamp::default();
+        let mut buf = BytesMut::with_capacity(64 * 1024);
+        let mut seq: u64 = 0;
+        loop {
+            if self.budget.is_some_and(|b| seq >= b) || self.stop.is_cancelled() {
+                return;
+            }
+            // A link that gave up takes nothing more: stop rather than spin on refusals.
+            if seq % 64 == 0 && self.client.state() == mllp::client::State::Closed {
+                return;
+            }
+            let (from, permit) = match (&mut pacer, &gate) {
+                (Some(pacer), _) => tokio::select! {
+                    biased;
+                    _ = self.stop.cancelled() => return,
+                    due = pacer.tick() => (due, None),
+                },
+                (None, Some(gate)) => tokio::select! {
+                    biased;
+                    _ = self.stop.cancelled() => return,
+                    permit = gate.clone().acquire_owned() => match permit {
+                        Ok(permit) => (Instant::now(), Some(permit)),
+                        Err(_) => return,
+                    },
+                },
+                (None, None) => return,
+            };
+            let template = &self.templates[(seq % self.templates.len() as u64) as usize];
+            let id = self.ids.format(self.index, seq);
+            template.render(stamp.now(), &id, &mut buf);
+            let payload = buf.split().freeze();
+            if buf.capacity() < 4096 {
+                buf.reserve(64 * 1024);
+            }
+            self.generated_counter.fetch_add(1, Ordering::Relaxed);
+            let handle = self.client.send(payload).await;
+            let item = InFlight {
+                handle,
+                from,
+                seq,
+                _permit: permit,
+            };
+            if tx.send(item).await.is_err() {
+                return;
+            }
+            seq += 1;
+        }
+    }
+}
+
+/// MSH-7 to the second, formatted once per second.
+#[derive(Default)]
+struct Stamp {
+    second: u64,
+    text: String,
+}
+
+impl Stamp {
+    fn now(&mut self) -> &[u8] {
+        let now = SystemTime::now();
+        let second = now
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or_default();
+        if second != self.second || self.text.is_empty() {
+            self.second = second;
+            self.text = Utc::from_system(now).hl7();
+        }
+        self.text.as_bytes()
+    }
+}
+
+async fn collect(
+    index: usize,
+    mut rx: mpsc::Receiver<InFlight>,
+    start: Instant,
+    updates: mpsc::Sender<Update>,
+    ledger: Option<Arc<Ledger>>,
+) -> (Vec<u64>, Vec<String>) {
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut ticker = tokio::time::interval(BATCH_AGE);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut never_delivered = Vec::new();
+    let mut problems = Vec::new();
+    let flush = |batch: &mut Vec<Done>| {
+        let items = std::mem::replace(batch, Vec::with_capacity(BATCH));
+        let updates = updates.clone();
+        async move {
+            if !items.is_empty() {
+                let _ = updates.send(Update::Done { conn: index, items }).await;
+            }
+        }
+    };
+    loop {
+        let next = tokio::select! {
+            next = rx.recv() => next,
+            _ = ticker.tick() => { flush(&mut batch).await; continue; }
+        };
+        let Some(mut item) = next else { break };
+        let fate = loop {
+            tokio::select! {
+                fate = &mut item.handle => break fate,
+                _ = ticker.tick() => flush(&mut batch).await,
+            }
+        };
+        let now = Instant::now();
+        if let Some(ledger) = &ledger {
+            if matches!(fate, Fate::Accepted { .. }) && !ledger.is_committed(index, item.seq) {
+                problems.push(format!(
+                    "connection {} message {}: accepted, but the listener has no commit of it",
+                    index + 1,
+                    item.seq
+                ));
+            }
+        }
+        if matches!(fate, Fate::NeverDelivered { .. })
+            && never_delivered.len() < NEVER_DELIVERED_CHECKED
+        {
+            never_delivered.push(item.seq);
+        }
+        batch.push(Done {
+            at: now.saturating_duration_since(start),
+            latency: now.saturating_duration_since(item.from),
+            population: fate.population(),
+            code: fate.ack_code(),
+            cause: fate.cause(),
+        });
+        drop(item);
+        if batch.len() >= BATCH {
+            flush(&mut batch).await;
+        }
+    }
+    flush(&mut batch).await;
+    (never_delivered, problems)
+}
+
+async fn forward_events(
+    index: usize,
+    mut events: tokio::sync::broadcast::Receiver<mllp::client::ClientEvent>,
+    updates: mpsc::Sender<Update>,
+    closed: CancellationToken,
+) {
+    use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+    loop {
+        let next = tokio::select! {
+            next = events.recv() => next,
+            // The client is closed: what it said last is already queued.
+            _ = closed.cancelled() => loop {
+                match events.try_recv() {
+                    Ok(event) => { let _ = updates.send(Update::Event { conn: index, event }).await; }
+                    Err(TryRecvError::Lagged(n)) => { let _ = updates.send(Update::Lagged { conn: index, n }).await; }
+                    Err(_) => return,
+                }
+            },
+        };
+        match next {
+            Ok(event) => {
+                if updates
+                    .send(Update::Event { conn: index, event })
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            Err(RecvError::Lagged(n)) => {
+                let _ = updates.send(Update::Lagged { conn: index, n }).await;
+            }
+            Err(RecvError::Closed) => return,
+        }
+    }
+}

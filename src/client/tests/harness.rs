@@ -1,0 +1,223 @@
+//! Test doubles: a connector that hands out duplex streams (or scripted failures) and a peer
+//! that reads frames and writes ACKs.
+
+use crate::cause::Cause;
+use crate::client::{Client, ClientEvent, ClientOptions, Fate, Population, SendHandle, State};
+use crate::framing::{encode_frame, Decoded, MllpCodec, Tolerance};
+use crate::resolve::BoxFuture;
+use crate::transport::{Connection, Connector, LinkError, Phase};
+use bytes::{Bytes, BytesMut};
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
+use tokio::sync::{broadcast, mpsc};
+use tokio_util::codec::Decoder;
+
+/// Marker that must never appear in any diagnostic.
+pub const MARKER: &str = "PAYLOADMARKER";
+
+pub enum Plan {
+    Accept,
+    Fail(Cause),
+}
+
+pub struct TestConnector {
+    plans: Mutex<VecDeque<Plan>>,
+    peers: mpsc::UnboundedSender<Peer>,
+}
+
+impl Connector for TestConnector {
+    fn connect(&self) -> BoxFuture<'_, Result<Connection, LinkError>> {
+        let plan = self
+            .plans
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or(Plan::Accept);
+        Box::pin(async move {
+            match plan {
+                Plan::Fail(cause) => Err(LinkError {
+                    cause,
+                    phase: Phase::Connect,
+                    detail: "scripted".into(),
+                }),
+                Plan::Accept => {
+                    let (ours, theirs) = tokio::io::duplex(1 << 20);
+                    let _ = self.peers.send(Peer::new(theirs));
+                    Ok(Connection {
+                        stream: Box::new(ours),
+                        peer: None,
+                        tls: None,
+                        security_warnings: vec![],
+                    })
+                }
+            }
+        })
+    }
+}
+
+pub struct Rig {
+    pub client: Client,
+    pub events: broadcast::Receiver<ClientEvent>,
+    pub peers: mpsc::UnboundedReceiver<Peer>,
+}
+
+pub fn rig(plans: Vec<Plan>, options: ClientOptions) -> Rig {
+    let (tx, peers) = mpsc::unbounded_channel();
+    let connector = Arc::new(TestConnector {
+        plans: Mutex::new(plans.into()),
+        peers: tx,
+    });
+    let client = Client::new(connector, options).unwrap();
+    let events = client.subscribe();
+    Rig {
+        client,
+        events,
+        peers,
+    }
+}
+
+impl Rig {
+    pub async fn peer(&mut self) -> Peer {
+        self.peers.recv().await.expect("a connection")
+    }
+
+    /// Every event so far (the clock is paused, so "so far" is well defined after a yield).
+    pub fn drain_events(&mut self) -> Vec<ClientEvent> {
+        let mut out = vec![];
+        while let Ok(e) = self.events.try_recv() {
+            out.push(e);
+        }
+        out
+    }
+
+    pub async fn wait_state(&mut self, state: State) -> Vec<ClientEvent> {
+        let mut seen = vec![];
+        loop {
+            let e = self.events.recv().await.expect("event");
+            let done = matches!(&e, ClientEvent::StateChange(t) if t.to == state);
+            seen.push(e);
+            if done {
+                return seen;
+            }
+        }
+    }
+}
+
+pub fn states(events: &[ClientEvent]) -> Vec<(State, State)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            ClientEvent::StateChange(t) => Some((t.from, t.to)),
+            _ => None,
+        })
+        .collect()
+}
+
+pub fn warnings(events: &[ClientEvent]) -> Vec<&'static str> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            ClientEvent::Warning(w) => Some(w.code.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// An HL7 message with control ID `cid`; enhanced when `msh15` is not empty.
+pub fn msg(cid: &str, msh15: &str) -> Bytes {
+    Bytes::from(format!(
+        "MSH|^~\\&|A|B|C|D|20240101120000||ADT^A01|{cid}|P|2.5|||{msh15}|\rPID|1||{MARKER}\r"
+    ))
+}
+
+pub fn ack(code: &str, cid: &str) -> Bytes {
+    Bytes::from(format!(
+        "MSH|^~\\&|C|D|A|B|20240101120000||ACK^A01|R{cid}|P|2.5\rMSA|{code}|{cid}|{MARKER}\r"
+    ))
+}
+
+/// The far end of a duplex link.
+pub struct Peer {
+    stream: DuplexStream,
+    codec: MllpCodec,
+    buf: BytesMut,
+}
+
+impl Peer {
+    fn new(stream: DuplexStream) -> Self {
+        Peer {
+            stream,
+            codec: MllpCodec::new(Tolerance::STRICT, 1 << 20),
+            buf: BytesMut::new(),
+        }
+    }
+
+    /// The next frame's payload; `None` when the client closed the link.
+    pub async fn read(&mut self) -> Option<Bytes> {
+        loop {
+            if let Some(Decoded::Frame(f)) = self.codec.decode(&mut self.buf).unwrap() {
+                return Some(f.payload);
+            }
+            if self.stream.read_buf(&mut self.buf).await.ok()? == 0 {
+                return None;
+            }
+        }
+    }
+
+    /// Read `n` frames, returning their control IDs.
+    pub async fn read_ids(&mut self, n: usize) -> Vec<String> {
+        let mut ids = vec![];
+        for _ in 0..n {
+            let p = self.read().await.expect("a frame");
+            let scan = crate::hl7::scan(&p);
+            let cid = scan.msh.and_then(|m| m.control_id()).unwrap_or_default();
+            ids.push(String::from_utf8_lossy(cid).into_owned());
+        }
+        ids
+    }
+
+    pub async fn write_ack(&mut self, code: &str, cid: &str) {
+        let mut buf = BytesMut::new();
+        encode_frame(&ack(code, cid), &mut buf).unwrap();
+        self.stream.write_all(&buf).await.unwrap();
+    }
+}
+
+/// Await every handle; check that each fate's Display/Debug is payload-free.
+pub async fn fates(handles: Vec<SendHandle>) -> Vec<Fate> {
+    let mut out = vec![];
+    for h in handles {
+        let fate = h.await;
+        assert_clean(&fate);
+        out.push(fate);
+    }
+    out
+}
+
+pub fn assert_clean<T: std::fmt::Debug + std::fmt::Display>(value: &T) {
+    assert!(!format!("{value}").contains(MARKER), "{value}");
+    assert!(!format!("{value:?}").contains(MARKER), "{value:?}");
+}
+
+pub fn populations(fates: &[Fate]) -> BTreeMap<Population, usize> {
+    let mut m = BTreeMap::new();
+    for f in fates {
+        *m.entry(f.population()).or_default() += 1;
+    }
+    m
+}
+
+/// The stats' population counts must equal the fates seen.
+pub fn assert_accounts(client: &Client, fates: &[Fate]) {
+    let stats = client.stats();
+    let total: u64 = stats.by_population.values().sum();
+    assert_eq!(total as usize, fates.len(), "{:?}", stats.by_population);
+    for (pop, n) in populations(fates) {
+        assert_eq!(
+            stats.by_population.get(pop.as_str()).copied().unwrap_or(0) as usize,
+            n
+        );
+    }
+    assert!(!serde_json::to_string(&stats).unwrap().contains(MARKER));
+}

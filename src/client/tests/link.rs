@@ -1,0 +1,211 @@
+//! The link: state sequences, reconnect, give up, permanent causes, custom strategy, dead peer.
+
+use super::harness::*;
+use crate::cause::Cause;
+use crate::client::*;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use State::*;
+
+fn reconnecting(strategy: Arc<dyn RetryStrategy>) -> ClientOptions {
+    ClientOptions {
+        reconnect: Reconnect {
+            enabled: true,
+            strategy,
+        },
+        ..Default::default()
+    }
+}
+
+fn seeded() -> Arc<dyn RetryStrategy> {
+    Arc::new(ExponentialBackoff::seeded(BackoffConfig::default(), 3))
+}
+
+#[tokio::test(start_paused = true)]
+async fn drop_with_reconnect_passes_through_reconnecting() {
+    let mut rig = rig(vec![], reconnecting(seeded()));
+    let peer = rig.peer().await;
+    rig.wait_state(Connected).await;
+    drop(peer);
+    let events = rig.wait_state(Connected).await;
+    assert_eq!(
+        states(&events),
+        [
+            (Connected, Reconnecting),
+            (Reconnecting, Connecting),
+            (Connecting, Connected)
+        ]
+    );
+    let delay = events.iter().find_map(|e| match e {
+        ClientEvent::Reconnecting { attempt: 1, delay } => Some(*delay),
+        _ => None,
+    });
+    let delay = delay.expect("a reconnecting event");
+    assert!(delay >= Duration::from_millis(80) && delay <= Duration::from_millis(120));
+    assert!(events.iter().any(|e| matches!(
+        e,
+        ClientEvent::Error {
+            cause: Cause::PeerClosed,
+            ..
+        }
+    )));
+    assert_eq!(rig.client.stats().reconnect_attempts, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn failed_attempts_then_give_up() {
+    let strategy: Arc<dyn RetryStrategy> = Arc::new(MaxRetries {
+        inner: seeded(),
+        max: 2,
+    });
+    let plans = vec![
+        Plan::Fail(Cause::ConnectionRefused),
+        Plan::Fail(Cause::ConnectionRefused),
+        Plan::Fail(Cause::ConnectionRefused),
+    ];
+    let mut rig = rig(plans, reconnecting(strategy));
+    let h = rig.client.send(msg("1", "")).await;
+    let events = rig.wait_state(Closed).await;
+    assert_eq!(
+        states(&events),
+        [
+            (Connecting, Reconnecting),
+            (Reconnecting, Connecting),
+            (Connecting, Reconnecting),
+            (Reconnecting, Connecting),
+            (Connecting, Closed),
+        ]
+    );
+    let fate = h.await;
+    assert_eq!(fate.population(), Population::NeverDelivered);
+    assert_eq!(fate.cause(), Some("connection-refused"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn give_up_while_reconnecting_goes_reconnecting_to_closed_on_close() {
+    let mut rig = rig(
+        vec![Plan::Fail(Cause::ConnectionReset)],
+        reconnecting(seeded()),
+    );
+    rig.wait_state(Reconnecting).await;
+    let report = rig.client.close().await;
+    assert!(report.is_clean());
+    let events = rig.drain_events();
+    assert_eq!(states(&events), [(Reconnecting, Closed)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn permanent_cause_is_never_retried() {
+    let mut rig = rig(vec![Plan::Fail(Cause::TlsVerify)], reconnecting(seeded()));
+    let events = rig.wait_state(Closed).await;
+    assert_eq!(states(&events), [(Connecting, Closed)]);
+    assert!(!events
+        .iter()
+        .any(|e| matches!(e, ClientEvent::Reconnecting { .. })));
+    assert_eq!(rig.client.stats().reconnect_attempts, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn drop_without_reconnect_is_disconnected_then_closed() {
+    let mut rig = rig(vec![], ClientOptions::default());
+    let peer = rig.peer().await;
+    drop(peer);
+    let events = rig.wait_state(Closed).await;
+    assert_eq!(
+        states(&events),
+        [
+            (Connecting, Connected),
+            (Connected, Disconnected),
+            (Disconnected, Closed)
+        ]
+    );
+    assert_eq!(rig.client.state(), Closed);
+}
+
+#[derive(Debug, Default)]
+struct Recording(Mutex<Vec<RetryContext>>);
+
+impl RetryStrategy for Recording {
+    fn next_delay(&self, ctx: &RetryContext) -> Option<Duration> {
+        self.0.lock().unwrap().push(*ctx);
+        (ctx.attempt < 3).then_some(Duration::from_secs(7))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn custom_strategy_sees_context_and_is_honoured() {
+    let strategy = Arc::new(Recording::default());
+    let plans = (0..5).map(|_| Plan::Fail(Cause::HostUnreachable)).collect();
+    let mut rig = rig(plans, reconnecting(strategy.clone()));
+    let start = tokio::time::Instant::now();
+    let events = rig.wait_state(Closed).await;
+    assert_eq!(start.elapsed(), Duration::from_secs(14));
+    let delays: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            ClientEvent::Reconnecting { delay, .. } => Some(*delay),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(delays, [Duration::from_secs(7), Duration::from_secs(7)]);
+    let seen = strategy.0.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3);
+    assert_eq!(seen[1].attempt, 2);
+    assert_eq!(seen[1].last_delay, Some(Duration::from_secs(7)));
+    assert_eq!(seen[1].elapsed, Duration::from_secs(7));
+    assert_eq!(seen[1].last_error.cause, Cause::HostUnreachable);
+    assert_eq!(seen[1].since_last_success, None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn dead_peer_trips_and_reconnects() {
+    let options = ClientOptions {
+        dead_peer_timeout: Some(Duration::from_secs(5)),
+        ..reconnecting(seeded())
+    };
+    let mut rig = rig(vec![], options);
+    let _silent = rig.peer().await;
+    rig.wait_state(Connected).await;
+    let start = tokio::time::Instant::now();
+    let events = rig.wait_state(Connected).await;
+    assert!(start.elapsed() >= Duration::from_secs(5));
+    assert!(events.iter().any(|e| matches!(
+        e,
+        ClientEvent::StateChange(Transition {
+            reason: Reason::LinkFailed(Cause::DeadPeer),
+            ..
+        })
+    )));
+    assert_eq!(
+        states(&events),
+        [
+            (Connected, Reconnecting),
+            (Reconnecting, Connecting),
+            (Connecting, Connected)
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_event_and_error_is_payload_free() {
+    let mut rig = rig(vec![], ClientOptions::default());
+    let mut peer = rig.peer().await;
+    let h = rig.client.send(msg("1", "AL")).await;
+    peer.read().await;
+    peer.write_ack("AA", "other").await;
+    let fate = h.await;
+    assert_clean(&fate);
+    drop(peer);
+    let events = rig.wait_state(Closed).await;
+    for e in &events {
+        assert_clean(e);
+    }
+    assert!(!format!("{:?}", rig.client.stats()).contains(MARKER));
+    let err = ClientOptions {
+        ack_timeout: Duration::ZERO,
+        ..Default::default()
+    }
+    .validate()
+    .unwrap_err();
+    assert_clean(&err);
+}

@@ -1,0 +1,5 @@
+//! Unit tests of the client core over in-memory links on tokio's paused clock.
+
+mod flow;
+mod harness;
+mod link;

@@ -1,0 +1,296 @@
+//! After connecting: the banner wait (a receiver should stay silent until spoken to) and the
+//! one message with its ACK. Every read is bounded in time and size.
+
+use super::handshake::{client_certificate_alert, client_certificate_verdict};
+use super::report::{ClientCertificate, Detail, PhaseName, Verdict};
+use super::run::{failure, healthy, Run};
+use super::sniff::{recognise, PeerKind};
+use crate::cause::Cause;
+use crate::framing::{encode_frame, Decoded, FramingError, MllpCodec, Tolerance};
+use crate::hl7::{scan, scan_ack};
+use crate::transport::{classify, BoxStream};
+use bytes::BytesMut;
+use std::io;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::time::Instant;
+use tokio_util::codec::Decoder;
+
+/// Largest ACK frame read.
+const MAX_ACK: usize = 1024 * 1024;
+
+/// A read failed: a TLS alert about our client certificate, or a classified I/O error.
+fn read_failure(err: &io::Error, run: &mut Run, during: &str) -> Verdict {
+    let presented = run.presented_client_certificate();
+    if let Some(state) = client_certificate_alert(err, presented) {
+        let detail = format!(
+            "{during}: {}",
+            crate::transport::classify_handshake_io(err).1
+        );
+        run.client_certificate(state, Some(&detail));
+        return client_certificate_verdict(state, &detail);
+    }
+    let cause = classify(err);
+    failure(cause, format!("{during}: {err}"), cause.hint())
+}
+
+fn not_mllp(kind: PeerKind, first_byte: u8, during: &str) -> Verdict {
+    failure(
+        Cause::FramingFatal,
+        format!("{during}: {kind} (first byte 0x{first_byte:02X})"),
+        kind.hint(),
+    )
+}
+
+/// Listens for `wait`: silence is what an MLLP receiver does; bytes say what the peer is.
+pub(crate) async fn banner(
+    stream: &mut BoxStream,
+    wait: Duration,
+    tls: bool,
+    run: &mut Run,
+) -> Result<Verdict, Verdict> {
+    let silent = healthy(
+        "the peer accepted the connection and stayed silent, as an MLLP receiver does",
+        "MLLP itself was not exercised: add --send to send one test message",
+    );
+    if wait.is_zero() {
+        return Ok(silent);
+    }
+    let started = Instant::now();
+    let mut first = [0u8; 64];
+    let during = "while waiting for a banner";
+    match tokio::time::timeout(wait, stream.read(&mut first)).await {
+        Err(_) => {
+            run.pass(
+                PhaseName::Banner,
+                started,
+                Some(Detail::Banner {
+                    silent: true,
+                    peer: None,
+                }),
+            );
+            if run.presented_client_certificate() {
+                run.client_certificate(ClientCertificate::Accepted, None);
+            }
+            Ok(silent)
+        }
+        Ok(Ok(0)) => {
+            let detail = format!("{during}: the peer closed the connection at once");
+            run.fail(PhaseName::Banner, started, None, &detail);
+            let hint = if tls {
+                "the peer closed right after the handshake: it may refuse this client (address \
+                 or certificate), be at its connection limit, or be shutting down"
+            } else {
+                "the peer accepted and closed at once: it may refuse this address, be at its \
+                 connection limit, be shutting down, or expect TLS (try --tls)"
+            };
+            Err(failure(Cause::PeerClosed, detail, hint))
+        }
+        Ok(Ok(n)) => {
+            let seen = recognise(&first[..n]);
+            let detail = Detail::Banner {
+                silent: false,
+                peer: seen,
+            };
+            match seen {
+                Some(r) if r.kind != PeerKind::Mllp => {
+                    let verdict = not_mllp(r.kind, r.first_byte, "unsolicited bytes");
+                    run.fail(PhaseName::Banner, started, Some(detail), &verdict.detail);
+                    Err(verdict)
+                }
+                _ => {
+                    run.pass(PhaseName::Banner, started, Some(detail));
+                    Ok(healthy(
+                        "the peer sent an MLLP frame before being spoken to",
+                        PeerKind::Mllp.hint(),
+                    ))
+                }
+            }
+        }
+        Ok(Err(err)) => {
+            let verdict = read_failure(&err, run, during);
+            run.fail(PhaseName::Banner, started, None, &verdict.detail);
+            Err(verdict)
+        }
+    }
+}
+
+/// Writes `payload` as one frame and waits for the ACK whose MSA-2 is its MSH-10 (the first
+/// ACK when the message has no MSH-10). Frames that are not that ACK are counted and skipped.
+pub(crate) async fn send_and_await_ack(
+    stream: &mut BoxStream,
+    payload: &[u8],
+    limit: Duration,
+    run: &mut Run,
+) -> Result<Verdict, Verdict> {
+    let control_id = scan(payload)
+        .msh
+        .and_then(|m| m.control_id())
+        .map(|id| String::from_utf8_lossy(id).into_owned())
+        .unwrap_or_default();
+    let mut frame = BytesMut::new();
+    if let Err(err) = encode_frame(payload, &mut frame) {
+        let detail = format!("the message cannot be framed: {err}");
+        run.fail(PhaseName::Send, Instant::now(), None, &detail);
+        return Err(failure(
+            Cause::FramingFatal,
+            detail,
+            "remove VT and FS bytes from the message",
+        ));
+    }
+    let started = Instant::now();
+    let deadline = started + limit;
+    let write = async {
+        stream.write_all(&frame).await?;
+        stream.flush().await
+    };
+    let send_detail = Some(Detail::Send {
+        bytes: payload.len(),
+        control_id: control_id.clone(),
+    });
+    match tokio::time::timeout_at(deadline, write).await {
+        Ok(Ok(())) => run.pass(PhaseName::Send, started, send_detail),
+        Ok(Err(err)) => {
+            let verdict = read_failure(&err, run, "while sending");
+            run.fail(PhaseName::Send, started, send_detail, &verdict.detail);
+            return Err(verdict);
+        }
+        Err(_) => {
+            let detail = format!(
+                "the peer did not take the message within {}",
+                humantime::format_duration(limit)
+            );
+            run.fail(PhaseName::Send, started, send_detail, &detail);
+            run.unknown_fate = true;
+            return Err(failure(
+                Cause::AckTimeout,
+                detail,
+                "the peer stopped reading: check the peer process",
+            ));
+        }
+    }
+    let mut ignored = 0usize;
+    let ack_detail = |code: Option<String>, matches: bool, ignored: usize| {
+        Some(Detail::Ack {
+            ack_code: code,
+            control_id_matches: matches,
+            ignored_frames: ignored,
+        })
+    };
+    let mut codec = MllpCodec::new(Tolerance::ACK_READER, MAX_ACK);
+    let mut buf = BytesMut::with_capacity(4096);
+    let mut first_read = true;
+    loop {
+        loop {
+            let decoded = match codec.decode(&mut buf) {
+                Ok(Some(Decoded::Frame(frame))) => frame,
+                Ok(Some(Decoded::LateWarning { .. })) => continue,
+                Ok(None) => break,
+                Err(err) => {
+                    let verdict = framing_failure(&err);
+                    run.fail(
+                        PhaseName::Ack,
+                        started,
+                        ack_detail(None, false, ignored),
+                        &verdict.detail,
+                    );
+                    run.unknown_fate = true;
+                    return Err(verdict);
+                }
+            };
+            let Some(ack) = scan_ack(&decoded.payload) else {
+                ignored += 1;
+                continue;
+            };
+            let matches = !control_id.is_empty() && ack.control_id == control_id.as_bytes();
+            if !matches && !control_id.is_empty() {
+                ignored += 1;
+                continue;
+            }
+            let code: String = String::from_utf8_lossy(ack.code).chars().take(8).collect();
+            run.pass(
+                PhaseName::Ack,
+                started,
+                ack_detail(Some(code.clone()), matches, ignored),
+            );
+            if run.presented_client_certificate() {
+                run.client_certificate(ClientCertificate::Accepted, None);
+            }
+            return Ok(acknowledged(code));
+        }
+        let read = tokio::time::timeout_at(deadline, stream.read_buf(&mut buf)).await;
+        let verdict = match read {
+            Err(_) => failure(
+                Cause::AckTimeout,
+                format!(
+                    "no ACK within {}{}",
+                    humantime::format_duration(limit),
+                    ignored_note(ignored)
+                ),
+                Cause::AckTimeout.hint(),
+            ),
+            Ok(Ok(0)) => failure(
+                Cause::PeerClosed,
+                format!(
+                    "the peer closed the connection before answering{}",
+                    ignored_note(ignored)
+                ),
+                "the peer took the message and hung up without an ACK: check the peer's logs",
+            ),
+            Ok(Ok(_)) if first_read => {
+                first_read = false;
+                match recognise(&buf) {
+                    Some(r) if r.kind != PeerKind::Mllp => {
+                        not_mllp(r.kind, r.first_byte, "the answer")
+                    }
+                    _ => continue,
+                }
+            }
+            Ok(Ok(_)) => continue,
+            Ok(Err(err)) => read_failure(&err, run, "while waiting for the ACK"),
+        };
+        run.fail(
+            PhaseName::Ack,
+            started,
+            ack_detail(None, false, ignored),
+            &verdict.detail,
+        );
+        run.unknown_fate = true;
+        return Err(verdict);
+    }
+}
+
+fn ignored_note(ignored: usize) -> String {
+    match ignored {
+        0 => String::new(),
+        n => format!(
+            " ({n} other frame{} ignored)",
+            if n == 1 { "" } else { "s" }
+        ),
+    }
+}
+
+fn framing_failure(err: &FramingError) -> Verdict {
+    failure(
+        Cause::FramingFatal,
+        format!("the answer is not valid MLLP: {err}"),
+        Cause::FramingFatal.hint(),
+    )
+}
+
+fn acknowledged(code: String) -> Verdict {
+    let positive = crate::ack::AckCode::parse(code.as_bytes()).is_some_and(|c| c.is_positive());
+    let mut verdict = if positive {
+        healthy(
+            format!("the peer acknowledged the message with {code}"),
+            "MLLP works end to end",
+        )
+    } else {
+        healthy(
+            format!("the link works, but the peer refused the message with {code}"),
+            "check the message against the receiver's rules (its MSA-3 or ERR says why)",
+        )
+    };
+    verdict.ack_code = Some(code);
+    verdict
+}

@@ -1,0 +1,157 @@
+//! The rate pacer: when each message of one connection is due, for a total rate spread evenly
+//! over the connections, with an optional linear ramp-up. Latency is measured from these due
+//! times, so a stalled peer cannot hide its stall (no coordinated omission).
+
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Due times of one connection's messages, relative to the start of the run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Schedule {
+    /// This connection's share of the rate, messages per second.
+    rate: f64,
+    /// Where this connection sits in the even spread.
+    offset: Duration,
+    ramp_up: Duration,
+}
+
+impl Schedule {
+    /// Connection `index` of `connections` sharing `total_rate` per second; the rate climbs
+    /// linearly from zero over `ramp_up`. `None` when the rate is not positive and finite.
+    pub fn new(
+        total_rate: f64,
+        connections: usize,
+        index: usize,
+        ramp_up: Duration,
+    ) -> Option<Schedule> {
+        if !(total_rate.is_finite() && total_rate > 0.0) || connections == 0 {
+            return None;
+        }
+        let connections = connections as f64;
+        Some(Schedule {
+            rate: total_rate / connections,
+            offset: secs(index as f64 / total_rate),
+            ramp_up,
+        })
+    }
+
+    /// When message `n` (from 0) is due.
+    pub fn due(&self, n: u64) -> Duration {
+        let n = n as f64;
+        let ramp = self.ramp_up.as_secs_f64();
+        // During a linear ramp the count by time t is rate * t^2 / (2 * ramp).
+        let in_ramp = self.rate * ramp / 2.0;
+        let secs = if ramp > 0.0 && n < in_ramp {
+            (2.0 * ramp * n / self.rate).sqrt()
+        } else if ramp > 0.0 {
+            ramp + (n - in_ramp) / self.rate
+        } else {
+            n / self.rate
+        };
+        self.offset + self::secs(secs)
+    }
+}
+
+/// Seconds to a duration, rounded to the nanosecond (so exact rates give exact times).
+fn secs(s: f64) -> Duration {
+    Duration::from_nanos((s * 1e9).round() as u64)
+}
+
+/// Waits for each due time in turn. Behind schedule it does not wait, so the messages a stall
+/// held back go out at once, and their latency still counts from when they were due.
+#[derive(Debug)]
+pub struct Pacer {
+    schedule: Schedule,
+    start: Instant,
+    next: u64,
+}
+
+impl Pacer {
+    pub fn new(schedule: Schedule, start: Instant) -> Pacer {
+        Pacer {
+            schedule,
+            start,
+            next: 0,
+        }
+    }
+
+    /// The next message's due time, after waiting for it.
+    pub async fn tick(&mut self) -> Instant {
+        let due = self.start + self.schedule.due(self.next);
+        self.next += 1;
+        tokio::time::sleep_until(due).await;
+        due
+    }
+
+    /// The due time of the message after the last tick, without waiting.
+    pub fn peek(&self) -> Instant {
+        self.start + self.schedule.due(self.next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(d: Duration) -> f64 {
+        d.as_secs_f64() * 1000.0
+    }
+
+    #[test]
+    fn even_spread_over_connections() {
+        // 1000/s over 4 connections: each sends every 4 ms, offset by 1 ms from the previous.
+        let s: Vec<Schedule> = (0..4)
+            .map(|i| Schedule::new(1000.0, 4, i, Duration::ZERO).unwrap())
+            .collect();
+        let mut all: Vec<f64> = s
+            .iter()
+            .flat_map(|s| (0..10).map(move |n| ms(s.due(n))))
+            .collect();
+        all.sort_by(f64::total_cmp);
+        for (i, t) in all.iter().enumerate() {
+            assert!((t - i as f64).abs() < 1e-6, "{i}: {t}");
+        }
+    }
+
+    #[test]
+    fn ramp_up_climbs_linearly_then_holds_the_rate() {
+        let s = Schedule::new(100.0, 1, 0, Duration::from_secs(2)).unwrap();
+        // 100 messages fit in the 2 s ramp (half of 200); then one every 10 ms.
+        assert_eq!(s.due(0), Duration::ZERO);
+        assert!((s.due(25).as_secs_f64() - 1.0).abs() < 1e-9);
+        assert!((s.due(100).as_secs_f64() - 2.0).abs() < 1e-9);
+        assert!((s.due(110).as_secs_f64() - 2.1).abs() < 1e-9);
+        let gaps: Vec<f64> = (1..100).map(|n| ms(s.due(n) - s.due(n - 1))).collect();
+        assert!(gaps.windows(2).all(|w| w[1] <= w[0] + 1e-9), "gaps shrink");
+    }
+
+    #[test]
+    fn rejects_a_rate_that_is_not_positive() {
+        assert!(Schedule::new(0.0, 1, 0, Duration::ZERO).is_none());
+        assert!(Schedule::new(f64::NAN, 1, 0, Duration::ZERO).is_none());
+        assert!(Schedule::new(10.0, 0, 0, Duration::ZERO).is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn pacer_waits_for_each_due_time_and_catches_up_without_waiting() {
+        let start = Instant::now();
+        let s = Schedule::new(200.0, 2, 1, Duration::ZERO).unwrap();
+        let mut pacer = Pacer::new(s, start);
+        for n in 0..5u64 {
+            let due = pacer.tick().await;
+            assert_eq!(Instant::now(), due);
+            assert_eq!(due - start, Duration::from_millis(5 + 10 * n));
+        }
+        // A stall of 100 ms: the ten messages it held back are due already.
+        tokio::time::advance(Duration::from_millis(100)).await;
+        let late = Instant::now();
+        for _ in 0..10 {
+            let due = pacer.tick().await;
+            assert!(due <= late);
+            assert_eq!(Instant::now(), late, "no wait while behind");
+        }
+        let due = pacer.tick().await;
+        assert!(due > late);
+        assert_eq!(Instant::now(), due);
+    }
+}

@@ -1,0 +1,432 @@
+//! The soak report: an in-memory [`Tally`] the run adds to, and the serialized [`Report`]
+//! (SPEC section 6) whose counters sum and whose HDR histogram (V2, base64) merges, so reports
+//! from several machines combine into one. Thresholds are judged on a report.
+
+use base64::Engine;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Latency range recorded, in microseconds: 1 us to 1 hour, 3 significant digits.
+pub const LATENCY_MAX_US: u64 = 3_600_000_000;
+
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, LATENCY_MAX_US, 3).expect("constant histogram bounds are valid")
+}
+
+/// Record one latency, clamped into the histogram's range.
+pub fn record(histogram: &mut Histogram<u64>, latency: Duration) {
+    let micros = (latency.as_micros() as u64).clamp(1, LATENCY_MAX_US);
+    histogram.saturating_record(micros);
+}
+
+/// A report that cannot be read back.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReportError {
+    #[error("the histogram is not base64: {0}")]
+    Base64(#[from] base64::DecodeError),
+    #[error("the histogram is not an HDR V2 histogram: {0}")]
+    Histogram(String),
+}
+
+/// One second of the run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Second {
+    /// Messages handed to the client in this second.
+    pub sent: u64,
+    /// Messages that ended accepted in this second.
+    pub accepted: u64,
+    /// Messages that ended any other way in this second.
+    pub failed: u64,
+}
+
+/// Running totals. Every field sums when tallies merge.
+#[derive(Debug, Clone)]
+pub struct Tally {
+    pub generated: u64,
+    pub accepted: u64,
+    pub negative: u64,
+    pub committed_only: u64,
+    pub unknown_fate: u64,
+    pub never_delivered: u64,
+    pub refused: u64,
+    pub by_code: BTreeMap<String, u64>,
+    /// Microseconds.
+    pub latency: Histogram<u64>,
+    pub reconnects: u64,
+    /// `FROM->TO` transition counts.
+    pub state_changes: BTreeMap<String, u64>,
+    /// Link failures by cause.
+    pub errors_by_cause: BTreeMap<String, u64>,
+    /// Messages that did not end accepted or negative, by cause.
+    pub outcomes_by_cause: BTreeMap<String, u64>,
+    pub per_second: Vec<Second>,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    /// How long the run took (merging keeps the longest: runs are taken to be concurrent).
+    pub elapsed: Duration,
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Tally {
+            generated: 0,
+            accepted: 0,
+            negative: 0,
+            committed_only: 0,
+            unknown_fate: 0,
+            never_delivered: 0,
+            refused: 0,
+            by_code: BTreeMap::new(),
+            latency: new_histogram(),
+            reconnects: 0,
+            state_changes: BTreeMap::new(),
+            errors_by_cause: BTreeMap::new(),
+            outcomes_by_cause: BTreeMap::new(),
+            per_second: Vec::new(),
+            bytes_sent: 0,
+            bytes_received: 0,
+            elapsed: Duration::ZERO,
+        }
+    }
+}
+
+fn add_map(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {
+    for (k, v) in from {
+        *into.entry(k.clone()).or_default() += v;
+    }
+}
+
+impl Tally {
+    /// Sum of the six populations.
+    pub fn settled(&self) -> u64 {
+        self.accepted
+            + self.negative
+            + self.committed_only
+            + self.unknown_fate
+            + self.never_delivered
+            + self.refused
+    }
+
+    /// The second bucket at `index`, created as needed.
+    pub fn second(&mut self, index: usize) -> &mut Second {
+        if self.per_second.len() <= index {
+            self.per_second.resize(index + 1, Second::default());
+        }
+        &mut self.per_second[index]
+    }
+
+    pub fn merge(&mut self, other: &Tally) {
+        self.generated += other.generated;
+        self.accepted += other.accepted;
+        self.negative += other.negative;
+        self.committed_only += other.committed_only;
+        self.unknown_fate += other.unknown_fate;
+        self.never_delivered += other.never_delivered;
+        self.refused += other.refused;
+        add_map(&mut self.by_code, &other.by_code);
+        // Same bounds on both sides, so adding cannot fail; saturate rather than panic if it did.
+        if self.latency.add(&other.latency).is_err() {
+            for v in other.latency.iter_recorded() {
+                self.latency
+                    .saturating_record_n(v.value_iterated_to(), v.count_at_value());
+            }
+        }
+        self.reconnects += other.reconnects;
+        add_map(&mut self.state_changes, &other.state_changes);
+        add_map(&mut self.errors_by_cause, &other.errors_by_cause);
+        add_map(&mut self.outcomes_by_cause, &other.outcomes_by_cause);
+        for (i, s) in other.per_second.iter().enumerate() {
+            let mine = self.second(i);
+            mine.sent += s.sent;
+            mine.accepted += s.accepted;
+            mine.failed += s.failed;
+        }
+        self.bytes_sent += other.bytes_sent;
+        self.bytes_received += other.bytes_received;
+        self.elapsed = self.elapsed.max(other.elapsed);
+    }
+
+    pub fn latency_ms(&self) -> LatencyMs {
+        if self.latency.is_empty() {
+            return LatencyMs::default();
+        }
+        let ms = |q: f64| self.latency.value_at_quantile(q) as f64 / 1000.0;
+        LatencyMs {
+            p50: ms(0.5),
+            p90: ms(0.9),
+            p99: ms(0.99),
+            p999: ms(0.999),
+            max: self.latency.max() as f64 / 1000.0,
+        }
+    }
+
+    /// Accepted messages per second over the run.
+    pub fn throughput(&self) -> f64 {
+        let secs = self.elapsed.as_secs_f64();
+        if secs > 0.0 {
+            self.accepted as f64 / secs
+        } else {
+            0.0
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyMs {
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ByteCounts {
+    pub sent: u64,
+    pub received: u64,
+}
+
+/// The accounting check. `problems` says in words what did not close.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Accounting {
+    pub generated: u64,
+    pub populations_sum: u64,
+    /// What the embedded listener committed, when there was one.
+    pub listener: Option<crate::soak::ledger::LedgerTotals>,
+    pub problems: Vec<String>,
+}
+
+/// One threshold's verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The flag: `max-p99`, `max-error-rate`, `min-throughput`.
+    pub name: String,
+    pub limit: f64,
+    pub observed: f64,
+    pub ok: bool,
+}
+
+/// CI thresholds; each unset one is not judged.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Thresholds {
+    pub max_p99: Option<Duration>,
+    /// Fraction of generated messages that did not end accepted.
+    pub max_error_rate: Option<f64>,
+    /// Accepted messages per second.
+    pub min_throughput: Option<f64>,
+}
+
+impl Thresholds {
+    pub fn evaluate(&self, report: &Report) -> Vec<Verdict> {
+        let mut out = Vec::new();
+        if let Some(limit) = self.max_p99 {
+            let limit = limit.as_secs_f64() * 1000.0;
+            let observed = report.latency_ms.p99;
+            out.push(verdict("max-p99", limit, observed, observed <= limit));
+        }
+        if let Some(limit) = self.max_error_rate {
+            let observed = report.error_rate();
+            out.push(verdict(
+                "max-error-rate",
+                limit,
+                observed,
+                observed <= limit,
+            ));
+        }
+        if let Some(limit) = self.min_throughput {
+            let observed = report.throughput;
+            out.push(verdict(
+                "min-throughput",
+                limit,
+                observed,
+                observed >= limit,
+            ));
+        }
+        out
+    }
+}
+
+fn verdict(name: &str, limit: f64, observed: f64, ok: bool) -> Verdict {
+    Verdict {
+        name: name.into(),
+        limit,
+        observed,
+        ok,
+    }
+}
+
+/// The report of SPEC section 6. Field names are interface: add, never rename.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub config: serde_json::Value,
+    pub generated: u64,
+    pub accepted: u64,
+    pub negative: u64,
+    pub committed_only: u64,
+    pub unknown_fate: u64,
+    pub never_delivered: u64,
+    pub refused: u64,
+    pub by_code: BTreeMap<String, u64>,
+    pub latency_ms: LatencyMs,
+    /// HDR histogram of latencies in microseconds, V2 encoding, base64.
+    pub histogram: String,
+    pub reconnects: u64,
+    pub state_changes: BTreeMap<String, u64>,
+    pub errors_by_cause: BTreeMap<String, u64>,
+    pub outcomes_by_cause: BTreeMap<String, u64>,
+    pub per_second: Vec<Second>,
+    pub bytes: ByteCounts,
+    pub elapsed_s: f64,
+    /// Accepted messages per second.
+    pub throughput: f64,
+    pub accounting: Accounting,
+    pub accounting_ok: bool,
+    #[serde(default)]
+    pub thresholds: Vec<Verdict>,
+    /// How many runs this report covers.
+    #[serde(default = "one")]
+    pub runs: u64,
+}
+
+fn one() -> u64 {
+    1
+}
+
+impl Report {
+    /// The report of `tally`. The accounting's sum check is (re)done here; `accounting` brings
+    /// the listener-side problems, if any.
+    pub fn new(config: serde_json::Value, tally: &Tally, mut accounting: Accounting) -> Report {
+        accounting.generated = tally.generated;
+        accounting.populations_sum = tally.settled();
+        if tally.generated != tally.settled() {
+            accounting.problems.push(format!(
+                "generated {} but the populations add up to {}",
+                tally.generated,
+                tally.settled()
+            ));
+        }
+        Report {
+            config,
+            generated: tally.generated,
+            accepted: tally.accepted,
+            negative: tally.negative,
+            committed_only: tally.committed_only,
+            unknown_fate: tally.unknown_fate,
+            never_delivered: tally.never_delivered,
+            refused: tally.refused,
+            by_code: tally.by_code.clone(),
+            latency_ms: tally.latency_ms(),
+            histogram: encode_histogram(&tally.latency),
+            reconnects: tally.reconnects,
+            state_changes: tally.state_changes.clone(),
+            errors_by_cause: tally.errors_by_cause.clone(),
+            outcomes_by_cause: tally.outcomes_by_cause.clone(),
+            per_second: tally.per_second.clone(),
+            bytes: ByteCounts {
+                sent: tally.bytes_sent,
+                received: tally.bytes_received,
+            },
+            elapsed_s: tally.elapsed.as_secs_f64(),
+            throughput: tally.throughput(),
+            accounting_ok: accounting.problems.is_empty(),
+            accounting,
+            thresholds: Vec::new(),
+            runs: 1,
+        }
+    }
+
+    /// The tally this report was made from.
+    pub fn tally(&self) -> Result<Tally, ReportError> {
+        Ok(Tally {
+            generated: self.generated,
+            accepted: self.accepted,
+            negative: self.negative,
+            committed_only: self.committed_only,
+            unknown_fate: self.unknown_fate,
+            never_delivered: self.never_delivered,
+            refused: self.refused,
+            by_code: self.by_code.clone(),
+            latency: decode_histogram(&self.histogram)?,
+            reconnects: self.reconnects,
+            state_changes: self.state_changes.clone(),
+            errors_by_cause: self.errors_by_cause.clone(),
+            outcomes_by_cause: self.outcomes_by_cause.clone(),
+            per_second: self.per_second.clone(),
+            bytes_sent: self.bytes.sent,
+            bytes_received: self.bytes.received,
+            elapsed: Duration::from_secs_f64(self.elapsed_s.max(0.0)),
+        })
+    }
+
+    /// Fraction of generated messages that did not end accepted.
+    pub fn error_rate(&self) -> f64 {
+        if self.generated == 0 {
+            0.0
+        } else {
+            (self.generated - self.accepted.min(self.generated)) as f64 / self.generated as f64
+        }
+    }
+
+    pub fn thresholds_ok(&self) -> bool {
+        self.thresholds.iter().all(|v| v.ok)
+    }
+
+    /// Combine reports: counters summed, histograms merged, percentiles recomputed, accounting
+    /// closed only when it closed in every report and still closes in the sum.
+    pub fn merge(reports: &[Report]) -> Result<Report, ReportError> {
+        let mut tally = Tally::default();
+        let mut accounting = Accounting::default();
+        let mut runs = 0;
+        for (i, report) in reports.iter().enumerate() {
+            tally.merge(&report.tally()?);
+            runs += report.runs;
+            for problem in &report.accounting.problems {
+                accounting
+                    .problems
+                    .push(format!("report {}: {problem}", i + 1));
+            }
+            if let Some(l) = report.accounting.listener {
+                let sum = accounting.listener.get_or_insert_with(Default::default);
+                sum.committed += l.committed;
+                sum.duplicates += l.duplicates;
+                sum.foreign += l.foreign;
+            }
+        }
+        let config = serde_json::json!({
+            "merged": reports.iter().map(|r| r.config.clone()).collect::<Vec<_>>(),
+        });
+        let mut merged = Report::new(config, &tally, accounting);
+        merged.runs = runs;
+        Ok(merged)
+    }
+}
+
+pub fn encode_histogram(histogram: &Histogram<u64>) -> String {
+    let mut bytes = Vec::new();
+    // Writing to a Vec cannot fail for a histogram of this size.
+    let _ = V2Serializer::new().serialize(histogram, &mut bytes);
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, ReportError> {
+    let bytes = base64::engine::general_purpose::STANDARD.decode(text.trim())?;
+    let decoded: Histogram<u64> = Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .map_err(|e| ReportError::Histogram(format!("{e:?}")))?;
+    // Re-home into the standard bounds so every tally merges with every other.
+    let mut histogram = new_histogram();
+    for v in decoded.iter_recorded() {
+        histogram.saturating_record_n(
+            v.value_iterated_to().clamp(1, LATENCY_MAX_US),
+            v.count_at_value(),
+        );
+    }
+    Ok(histogram)
+}
+
+#[cfg(test)]
+mod tests;
