@@ -7,6 +7,7 @@ mod client_flow;
 mod client_link;
 mod framing;
 mod hl7_ack;
+mod interop;
 mod listen;
 mod listen_more;
 mod probe;
