@@ -221,7 +221,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__listen)
-            opts="-v -q -h -V --host --port --allow-wildcard --format --out-dir --exec --reject-exit-code --exec-timeout --exec-concurrency --ack --strict --max-frame-size --max-connections --idle-timeout --drain-timeout --verbose --quiet --color --log-format --help --version"
+            opts="-v -q -h -V --host --port --allow-wildcard --format --out-dir --sqlite --exec --reject-exit-code --exec-timeout --exec-concurrency --ack --dedupe --dedupe-window --batch-ack --ack-delay --nack-rate --reject-rate --silent-rate --drop-after --seed --tls-cert --tls-key --client-ca --client-auth --tls-handshake-timeout --metrics --strict --max-frame-size --max-connections --idle-timeout --drain-timeout --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -243,6 +243,10 @@ _mllp() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --sqlite)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --exec)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -261,6 +265,58 @@ _mllp() {
                     ;;
                 --ack)
                     COMPREPLY=($(compgen -W "auto none AA AE AR CA CE CR" -- "${cur}"))
+                    return 0
+                    ;;
+                --dedupe-window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ack-delay)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nack-rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reject-rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --silent-rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --drop-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --client-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --client-auth)
+                    COMPREPLY=($(compgen -W "none want must" -- "${cur}"))
+                    return 0
+                    ;;
+                --tls-handshake-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --max-frame-size)

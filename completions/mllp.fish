@@ -96,6 +96,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand listen" -l format -d 'How the 
 json\t'One JSON object per message per line'
 raw\t'Each message re-framed as MLLP, byte for byte'"
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l out-dir -d 'Commit each message as one fsynced .hl7 file in DIR instead of printing it' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l sqlite -d 'Commit each message as a row of table `messages` in an SQLite database FILE (created on first use; WAL, full synchronous commits, one transaction per group of messages)' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l exec -d 'Commit each message by piping it to `sh -c CMD` (env MLLP_PEER, MLLP_CONTROL_ID, MLLP_MESSAGE_TYPE); exit 0 commits, --reject-exit-code rejects, anything else fails' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l reject-exit-code -d 'The --exec exit status that rejects a message (AR/CR)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l exec-timeout -d 'Kill an --exec command still running after this long and fail its message (AE/CE)' -r
@@ -108,6 +109,21 @@ AR\t''
 CA\t''
 CE\t''
 CR\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l dedupe-window -d 'How many committed messages --dedupe remembers (not used with --sqlite: the table is the memory)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l ack-delay -d 'Test double: hold every ACK back this long after the commit' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l nack-rate -d 'Test double: this share of messages (0..1) is not committed and answered AE/CE' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l reject-rate -d 'Test double: this share of messages (0..1) is not committed and answered AR/CR' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l silent-rate -d 'Test double: this share of messages (0..1) is committed and never answered' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l drop-after -d 'Test double: answer N messages on each connection, then close it' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l seed -d 'Seed for the test-double rates (default: from the clock, printed in the stats)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l tls-cert -d 'Serve TLS with this certificate chain (PEM); needs --tls-key' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l client-ca -d 'Roots (PEM) that client certificates are verified against; needed by --client-auth want|must' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l client-auth -d 'Client certificates: not asked for, asked for and verified when given, or required' -r -f -a "none\t''
+want\t''
+must\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l tls-handshake-timeout -d 'A client that has not finished its TLS handshake within this long is dropped' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l metrics -d 'Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-frame-size -d 'Largest payload accepted, in bytes (suffixes K, KiB, M, MiB); larger frames end the connection' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-connections -d 'Connections open at once; extra peers are accepted and closed at once' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l idle-timeout -d 'Close a connection that sends nothing for this long (default: never)' -r
@@ -118,6 +134,8 @@ never\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l log-format -d 'Format of diagnostics on stderr' -r -f -a "human\t''
 json\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l allow-wildcard -d 'Allow binding every interface (prints security warning MLLP_BIND_ALL_INTERFACES)'
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l dedupe -d 'Answer a message whose MSH-10 + MSH-7 was already committed positively, without committing it again (remembered in --out-dir\'s journal, or by a unique index with --sqlite)'
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l batch-ack -d 'Commit a batch frame (FHS/BHS) as one unit and answer it with a batch acknowledgement'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l strict -d 'Turn every framing tolerance off (FS without CR, LF after FS, whitespace before VT)'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -s v -l verbose -d 'More detail on stderr (repeat for more)'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -s q -l quiet -d 'Only errors and the final summary on stderr'

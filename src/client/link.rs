@@ -141,19 +141,20 @@ impl Actor {
                         }
                     }
                 }
-                cmd = self.rx.recv() => match cmd {
-                    Some(Command::Send(p)) => self.accept(p),
-                    Some(Command::Cancel(id)) => self.cancel(id, Instant::now()),
-                    Some(Command::Close(tx)) => {
-                        self.closing.push(tx);
-                        if self.state == State::Connected {
-                            self.begin_drain();
-                            drain_deadline = Some(Instant::now() + self.options.drain_timeout);
+                cmd = self.rx.recv() => {
+                    // Take every command already waiting, so their frames share one write.
+                    let mut next = Some(cmd);
+                    let mut budget = 1024;
+                    while let Some(cmd) = next.take() {
+                        if let Some(end) = self.on_command(cmd, &mut drain_deadline) {
+                            return end;
+                        }
+                        budget -= 1;
+                        if budget > 0 {
+                            next = self.rx.try_recv().ok().map(Some);
                         }
                     }
-                    Some(Command::Destroy(tx)) => return End::Destroy(Some(tx), FateCause::Destroyed),
-                    None => return End::Destroy(None, FateCause::ClientDropped),
-                },
+                }
                 () = &mut sleep => {
                     if let Some(end) = self.on_timers(last_inbound, drain_deadline) {
                         return end;
@@ -161,6 +162,30 @@ impl Actor {
                 }
             }
         }
+    }
+
+    /// One command in the connected phase; `Some` ends it.
+    fn on_command(
+        &mut self,
+        cmd: Option<Command>,
+        drain_deadline: &mut Option<Instant>,
+    ) -> Option<End> {
+        match cmd {
+            Some(Command::Send(p)) => self.accept(p),
+            Some(Command::Cancel(id)) => self.cancel(id, Instant::now()),
+            Some(Command::Close(tx)) => {
+                self.closing.push(tx);
+                if self.state == State::Connected {
+                    self.begin_drain();
+                    *drain_deadline = Some(Instant::now() + self.options.drain_timeout);
+                }
+            }
+            Some(Command::Destroy(tx)) => {
+                return Some(End::Destroy(Some(tx), FateCause::Destroyed))
+            }
+            None => return Some(End::Destroy(None, FateCause::ClientDropped)),
+        }
+        None
     }
 
     /// CONNECTED -> DRAINING: nothing more is written; unwritten sends are never delivered.

@@ -47,3 +47,24 @@ impl Accept for PlainTcp {
         })))
     }
 }
+
+/// TLS: the handshake (bounded by the acceptor's timeout) runs in the connection's own task; a
+/// failure becomes an [`AcceptError`] and a `tls_client_error` event, never a crash.
+impl Accept for crate::tls::TlsAcceptor {
+    type Stream = tokio_rustls::server::TlsStream<TcpStream>;
+    fn accept(&self, tcp: TcpStream) -> AcceptFuture<Self::Stream> {
+        let acceptor = self.clone();
+        Box::pin(async move {
+            match crate::tls::TlsAcceptor::accept(&acceptor, tcp).await {
+                Ok((stream, info)) => Ok(Accepted {
+                    stream,
+                    tls: Some(info),
+                }),
+                Err(e) => Err(AcceptError {
+                    cause: e.cause,
+                    detail: e.detail,
+                }),
+            }
+        })
+    }
+}

@@ -30,6 +30,9 @@ pub struct ServerConfig {
     /// After a graceful stop, how long commits under way may take before everything is dropped.
     pub drain_timeout: Duration,
     pub ack: AckMode,
+    /// Answer a batch frame (FHS/BHS envelope) with a batch acknowledgement, one ACK per
+    /// message; otherwise it gets the downgraded, non-positive ACK.
+    pub batch_ack: bool,
 }
 
 impl Default for ServerConfig {
@@ -42,6 +45,7 @@ impl Default for ServerConfig {
             write_timeout: Duration::from_secs(30),
             drain_timeout: Duration::from_secs(30),
             ack: AckMode::Auto,
+            batch_ack: false,
         }
     }
 }

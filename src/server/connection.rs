@@ -6,9 +6,10 @@ use super::event::ServerEvent;
 use super::policy::{Action, Decision};
 use super::sink::{pad_results, Inbound, SinkResult};
 use super::{Accepted, AckMode, Shared, Shutdown};
-use crate::ack::{self, AckCode, AckContext, Disposition};
+use crate::ack::{self, AckCode, AckContext, BuiltAck, Disposition};
 use crate::cause::{classify_io, Cause};
 use crate::framing::{encode_frame, Decoded, Frame, FramingError, MllpCodec};
+use crate::hl7::Shape;
 use crate::server::clock::Utc;
 use crate::server::event::NackWhy;
 use crate::warning::{Warning, WarningCode};
@@ -19,6 +20,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio_util::codec::Decoder;
 
 const READ_CHUNK: usize = 64 * 1024;
+/// The first read of a connection with nothing buffered: small, so idle connections stay cheap.
+const FIRST_READ: usize = 2048;
 /// After a close with input still arriving, keep reading (and discarding) this long so the
 /// kernel sends FIN, not RST, and the peer can still read the ACKs already written.
 const LINGER: Duration = Duration::from_millis(500);
@@ -71,7 +74,7 @@ pub(crate) async fn serve<S>(
         id,
         peer: Arc::clone(&peer),
         codec: MllpCodec::new(shared.config.tolerance, shared.config.max_frame),
-        buf: BytesMut::with_capacity(READ_CHUNK),
+        buf: BytesMut::new(),
         out: BytesMut::new(),
         eof: false,
         stream: &mut stream,
@@ -79,6 +82,7 @@ pub(crate) async fn serve<S>(
     let end = conn.run(shutdown).await;
     let lingering = !conn.eof && !end.abort && !shutdown.immediate.is_cancelled();
     drop(conn);
+    shared.policy.closed(id);
     shared.stats.update(|s| {
         s.connections_open -= 1;
         s.closed(end.cause);
@@ -188,26 +192,45 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
     }
 
     async fn read(&mut self, shutdown: &Shutdown) -> Read {
-        self.buf.reserve(READ_CHUNK);
         let idle = self.shared.config.idle_timeout;
+        // An idle connection holds no read buffer: with nothing pending, the first read lands in
+        // a small array inside the task and the buffer is allocated only for what arrives.
+        let lazy = self.buf.is_empty();
+        let mut first = [0u8; FIRST_READ];
+        if lazy {
+            self.buf = BytesMut::new();
+        } else {
+            self.buf.reserve(READ_CHUNK);
+        }
         let read = async {
+            let read_once = async {
+                if lazy {
+                    self.stream.read(&mut first).await
+                } else {
+                    self.stream.read_buf(&mut self.buf).await
+                }
+            };
             match idle {
-                Some(limit) => tokio::time::timeout(limit, self.stream.read_buf(&mut self.buf))
-                    .await
-                    .ok(),
-                None => Some(self.stream.read_buf(&mut self.buf).await),
+                Some(limit) => tokio::time::timeout(limit, read_once).await.ok(),
+                None => Some(read_once.await),
             }
         };
-        tokio::select! {
+        let result = tokio::select! {
             biased;
-            _ = shutdown.immediate.cancelled() => Read::Stop,
-            _ = shutdown.graceful.cancelled() => Read::Stop,
-            result = read => match result {
-                None => Read::Idle,
-                Some(Ok(0)) => Read::Eof,
-                Some(Ok(n)) => Read::Data(n),
-                Some(Err(e)) => Read::Failed(e),
-            },
+            _ = shutdown.immediate.cancelled() => return Read::Stop,
+            _ = shutdown.graceful.cancelled() => return Read::Stop,
+            result = read => result,
+        };
+        match result {
+            None => Read::Idle,
+            Some(Ok(0)) => Read::Eof,
+            Some(Ok(n)) => {
+                if lazy {
+                    self.buf.extend_from_slice(&first[..n]);
+                }
+                Read::Data(n)
+            }
+            Some(Err(e)) => Read::Failed(e),
         }
     }
 
@@ -264,12 +287,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         let mut results = results.into_iter();
         for (message, decision) in messages.iter().zip(&decisions) {
             let (result, duplicate) = match decision.action {
-                Action::Commit => (
-                    results
+                Action::Commit => {
+                    let result = results
                         .next()
-                        .unwrap_or_else(|| SinkResult::failed("the sink returned no result")),
-                    false,
-                ),
+                        .unwrap_or_else(|| SinkResult::failed("the sink returned no result"));
+                    let duplicate = result.duplicate;
+                    (result, duplicate)
+                }
                 Action::Duplicate => (SinkResult::committed(), true),
                 Action::Fail => (SinkResult::failed("refused by policy"), false),
                 Action::Reject => (SinkResult::rejected("refused by policy"), false),
@@ -355,7 +379,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         pad_results(results, chosen.len())
     }
 
-    /// Build this message's ACK into the write buffer; the code written, if any.
+    /// Build this message's ACK (and, in enhanced mode, its application ACK) into the write
+    /// buffer; the first code written, if any.
     async fn answer(
         &mut self,
         message: &Inbound,
@@ -386,12 +411,43 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
             },
             forced,
         };
-        let Some(built) = ack::build_ack(&message.payload, disposition, message.damaged, &ctx)
-        else {
+        let batch = shared.config.batch_ack && message.shape == Shape::Batch;
+        let built = if batch {
+            ack::build_batch_ack(&message.payload, disposition, message.damaged, &ctx).map(|b| {
+                BuiltAck {
+                    payload: b.payload,
+                    code: b.code,
+                    reason: b.reason,
+                    warnings: b.warnings,
+                }
+            })
+        } else {
+            ack::build_ack(&message.payload, disposition, message.damaged, &ctx)
+        };
+        let Some(built) = built else {
             // An inbound ACK: committed like any message, never answered.
             shared.stats.update(|s| s.inbound_acks += 1);
             return None;
         };
+        let code = self.write_ack(built).await?;
+        // Enhanced mode: the application ACK follows the accept ACK, same MSA-2.
+        if code.is_commit_level() && !batch {
+            let app_ctx = AckContext {
+                control_id: shared.next_ack_control_id(),
+                ..ctx
+            };
+            if let Some(app) =
+                ack::build_application_ack(&message.payload, disposition, message.damaged, &app_ctx)
+            {
+                self.write_ack(app).await;
+            }
+        }
+        Some(code)
+    }
+
+    /// Frame one built ACK into the write buffer and count it.
+    async fn write_ack(&mut self, built: BuiltAck) -> Option<AckCode> {
+        let shared = self.shared;
         for code in &built.warnings {
             self.warn(Warning::new(*code)).await;
         }

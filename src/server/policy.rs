@@ -39,6 +39,9 @@ pub trait Policy: Send + Sync + 'static {
 
     /// Called after a commit (or a duplicate) succeeded, so a de-duplicating policy can remember it.
     fn committed(&self, _message: &Inbound) {}
+
+    /// Called once when a connection ends, so per-connection state can be dropped.
+    fn closed(&self, _connection: u64) {}
 }
 
 /// Commit everything, answer at once.

@@ -3,6 +3,7 @@
 
 pub mod exec;
 pub mod out_dir;
+pub mod sqlite;
 pub mod stdout;
 
 use crate::ack::Disposition;
@@ -15,6 +16,7 @@ use std::time::SystemTime;
 
 pub use exec::{ExecOptions, ExecSink};
 pub use out_dir::OutDirSink;
+pub use sqlite::{SqliteError, SqliteSink};
 pub use stdout::{OutputFormat, StdoutSink};
 
 /// One de-framed inbound message and what the server knows about it.
@@ -31,6 +33,8 @@ pub struct Inbound {
     pub control_id: Option<Bytes>,
     /// MSH-9 as written (a slice of `payload`).
     pub message_type: Option<Bytes>,
+    /// MSH-7 (date/time of message) as written (a slice of `payload`).
+    pub msh7: Option<Bytes>,
     pub shape: Shape,
     /// The frame carried `MLLP_TRAILING_BYTES`: part of it was discarded.
     pub damaged: bool,
@@ -49,13 +53,14 @@ impl Inbound {
     ) -> Inbound {
         let scan = hl7::scan(&payload);
         let field = |f: Option<&[u8]>| f.map(|s| payload.slice_ref(s));
-        let (control_id, message_type, is_ack) = match &scan.msh {
+        let (control_id, message_type, msh7, is_ack) = match &scan.msh {
             Some(msh) => (
                 field(msh.control_id()),
                 field(msh.message_type()),
+                field(msh.date_time()),
                 msh.is_ack(),
             ),
-            None => (None, None, false),
+            None => (None, None, None, false),
         };
         Inbound {
             connection,
@@ -64,11 +69,23 @@ impl Inbound {
             received_at: SystemTime::now(),
             control_id,
             message_type,
+            msh7,
             shape: scan.shape,
             damaged,
             is_ack,
             payload,
         }
+    }
+
+    /// MSH-10 + MSH-7, the identity de-duplication remembers. `None` for what is never
+    /// de-duplicated: an empty MSH-10, a batch or concatenated frame, an inbound ACK, a damaged
+    /// frame.
+    pub fn dedupe_key(&self) -> Option<(Bytes, Bytes)> {
+        let control_id = self.control_id.clone().filter(|c| !c.is_empty())?;
+        if self.shape != Shape::Single || self.is_ack || self.damaged {
+            return None;
+        }
+        Some((control_id, self.msh7.clone().unwrap_or_default()))
     }
 
     pub fn control_id_lossy(&self) -> String {
@@ -92,6 +109,9 @@ fn lossy(bytes: Option<&[u8]>) -> String {
 pub struct SinkResult {
     pub disposition: Disposition,
     pub detail: Option<String>,
+    /// Committed earlier (a de-duplicating sink found it already stored): answered positively,
+    /// not stored again.
+    pub duplicate: bool,
 }
 
 impl SinkResult {
@@ -99,18 +119,27 @@ impl SinkResult {
         SinkResult {
             disposition: Disposition::Committed,
             detail: None,
+            duplicate: false,
+        }
+    }
+    pub fn duplicate() -> Self {
+        SinkResult {
+            duplicate: true,
+            ..SinkResult::committed()
         }
     }
     pub fn failed(detail: impl Into<String>) -> Self {
         SinkResult {
             disposition: Disposition::CommitFailed,
             detail: Some(detail.into()),
+            duplicate: false,
         }
     }
     pub fn rejected(detail: impl Into<String>) -> Self {
         SinkResult {
             disposition: Disposition::Rejected,
             detail: Some(detail.into()),
+            duplicate: false,
         }
     }
 }

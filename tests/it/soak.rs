@@ -247,3 +247,57 @@ fn merge_sums_reports_from_several_runs() {
     assert_eq!(merged["runs"], 2);
     assert_eq!(merged["accounting_ok"], true);
 }
+
+#[test]
+fn an_unreachable_peer_ends_in_exit_4_with_the_accounting_closed() {
+    // A port that was free a moment ago: connects are refused, a transient cause.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let port = port.to_string();
+    let run = soak(&[
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &port,
+        "--allow-synthetic",
+        "--give-up-after",
+        "500ms",
+        "--duration",
+        "10s",
+    ]);
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    assert_closes(&run);
+    assert_eq!(n(&run.report, "accepted"), 0);
+    assert!(
+        run.report["errors_by_cause"]["connection-refused"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+}
+
+#[test]
+fn the_chaos_proxy_in_front_of_a_real_peer_resets_and_heals() {
+    let peer = crate::support::listen_proc::ListenProc::start(&[]);
+    let port = peer.addr.port().to_string();
+    let run = soak(&[
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &port,
+        "--allow-synthetic",
+        "--messages",
+        "2000",
+        "--chaos",
+        "reset=0.01,delay=0.02:5ms",
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_closes(&run);
+    assert!(n(&run.report, "reconnects") > 0, "{:#}", run.report);
+    assert!(run.report["accounting"]["listener"].is_null());
+}

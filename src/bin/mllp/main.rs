@@ -11,6 +11,7 @@ mod listen;
 #[allow(dead_code)] // used as client subcommands land
 mod netargs;
 mod probe;
+mod prometheus;
 mod send;
 mod soak;
 

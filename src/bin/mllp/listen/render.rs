@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 pub fn spawn(
     diag: Diag,
     mut rx: mpsc::Receiver<ServerEvent>,
+    metrics: bool,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("mllp-events".into())
@@ -18,8 +19,14 @@ pub fn spawn(
             let mut text = String::new();
             while let Some(event) = rx.blocking_recv() {
                 text.clear();
+                if metrics {
+                    super::prom::record(&event);
+                }
                 push(&diag, &event, &mut text);
                 while let Ok(more) = rx.try_recv() {
+                    if metrics {
+                        super::prom::record(&more);
+                    }
                     push(&diag, &more, &mut text);
                     if text.len() > 64 * 1024 {
                         break;
@@ -68,11 +75,39 @@ fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, V
             connection,
             peer,
             tls,
-        } => (
-            "connection_opened",
-            format!("connection {connection} opened from {peer}"),
-            json!({ "connection": connection, "peer": &**peer, "tls": tls }),
-        ),
+        } => {
+            let subject = tls.as_ref().and_then(|t| t.client_subject.clone());
+            let authorized = tls.as_ref().map(|t| t.client_cert_verified);
+            let human = match (tls, &subject) {
+                (None, _) => format!("connection {connection} opened from {peer}"),
+                (Some(t), None) => {
+                    format!(
+                        "connection {connection} opened from {peer} ({}, no client certificate)",
+                        t.tls.version
+                    )
+                }
+                (Some(t), Some(subject)) => format!(
+                    "connection {connection} opened from {peer} ({}, client {subject}, {})",
+                    t.tls.version,
+                    if t.client_cert_verified {
+                        "authorized"
+                    } else {
+                        "not authorized"
+                    }
+                ),
+            };
+            (
+                "connection_opened",
+                human,
+                json!({
+                    "connection": connection,
+                    "peer": &**peer,
+                    "tls": tls,
+                    "subject": subject,
+                    "authorized": authorized,
+                }),
+            )
+        }
         ServerEvent::ConnectionClosed {
             connection,
             peer,
@@ -156,9 +191,12 @@ fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, V
     })
 }
 
-/// The final counters, one event.
-pub fn stats(diag: &Diag, stats: &StatsSnapshot) {
-    let fields = serde_json::to_value(stats).unwrap_or(Value::Null);
+/// The final counters, one event (with the test double's seed, when one ran).
+pub fn stats(diag: &Diag, stats: &StatsSnapshot, seed: Option<u64>) {
+    let mut fields = serde_json::to_value(stats).unwrap_or(Value::Null);
+    if let (Some(seed), Value::Object(map)) = (seed, &mut fields) {
+        map.insert("seed".into(), json!(seed));
+    }
     let human = format!("stats {fields}");
     diag.event("stats", || human, fields);
 }

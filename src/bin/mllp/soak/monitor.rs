@@ -80,10 +80,7 @@ impl Monitored {
 
 /// Serve Prometheus metrics on `addr`.
 pub fn install_metrics(addr: std::net::SocketAddr) -> anyhow::Result<()> {
-    metrics_exporter_prometheus::PrometheusBuilder::new()
-        .with_http_listener(addr)
-        .install()
-        .map_err(|e| anyhow::anyhow!("--metrics {addr}: {e}"))?;
+    crate::prometheus::install(addr, None)?;
     METRICS.store(true, Ordering::Relaxed);
     Ok(())
 }

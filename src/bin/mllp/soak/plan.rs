@@ -365,6 +365,11 @@ pub async fn execute(plan: Plan, diag: &Diag) -> anyhow::Result<Outcome> {
     if let Some(proxy) = proxy.take() {
         proxy.stop();
     }
+    let stopped_by = if monitored.permanent || monitored.transient {
+        "gave-up"
+    } else {
+        stopped_by
+    };
     let mut config = plan.config.clone();
     config["stopped_by"] = serde_json::Value::from(stopped_by);
     let mut report = Report::new(config, &tally, accounting);

@@ -135,6 +135,10 @@ impl Worker {
             if self.budget.is_some_and(|b| seq >= b) || self.stop.is_cancelled() {
                 return;
             }
+            // A link that gave up takes nothing more: stop rather than spin on refusals.
+            if seq % 64 == 0 && self.client.state() == mllp::client::State::Closed {
+                return;
+            }
             let (from, permit) = match (&mut pacer, &gate) {
                 (Some(pacer), _) => tokio::select! {
                     biased;

@@ -1,0 +1,293 @@
+//! The SQLite sink: one row per message in table `messages`, WAL and `synchronous=FULL`, written
+//! by one dedicated thread that commits everything queued when it runs (across connections) in
+//! one transaction (group commit); each message's ACK waits for that commit. With
+//! de-duplication, a unique index on (control_id, msh7) is the memory.
+
+use super::{Inbound, Sink, SinkFuture, SinkResult};
+use crate::server::clock::Utc;
+use rusqlite::types::Value;
+use rusqlite::{params, Connection};
+use std::path::{Path, PathBuf};
+use tokio::sync::{mpsc, oneshot};
+
+/// Messages queued for the writer at most (backpressure beyond: committers wait).
+const QUEUE: usize = 1024;
+/// Rows in one transaction at most.
+const GROUP_ROWS: usize = 4096;
+
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS messages (
+    id INTEGER PRIMARY KEY,
+    received_at TEXT NOT NULL,
+    peer TEXT NOT NULL,
+    control_id TEXT,
+    msh7 TEXT,
+    message_type TEXT,
+    bytes INTEGER NOT NULL,
+    payload BLOB NOT NULL,
+    dedupe INTEGER
+)";
+const DEDUPE_INDEX: &str = "CREATE UNIQUE INDEX IF NOT EXISTS messages_control_id_msh7
+    ON messages (control_id, msh7) WHERE dedupe = 1";
+const COLUMNS: [&str; 8] = [
+    "id",
+    "received_at",
+    "peer",
+    "control_id",
+    "msh7",
+    "message_type",
+    "bytes",
+    "payload",
+];
+
+/// The database could not be opened or is not one this sink can write. Names the file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SqliteError {
+    #[error("{file}: not a usable SQLite database: {what}")]
+    Open { file: PathBuf, what: String },
+    #[error("{file}: table `messages` has no column `{column}`")]
+    Schema { file: PathBuf, column: &'static str },
+    #[error("{file}: cannot start the writer thread: {what}")]
+    Thread { file: PathBuf, what: String },
+}
+
+struct Row {
+    received_at: String,
+    peer: String,
+    control_id: Option<Value>,
+    msh7: Option<Value>,
+    message_type: Option<Value>,
+    payload: bytes::Bytes,
+    dedupe: bool,
+}
+
+struct Job {
+    rows: Vec<Row>,
+    reply: oneshot::Sender<Vec<SinkResult>>,
+}
+
+/// Writes messages into an SQLite database file.
+pub struct SqliteSink {
+    jobs: mpsc::Sender<Job>,
+    dedupe: bool,
+}
+
+/// Text when the bytes are UTF-8 (what a user queries), else a blob (exact, never merged with
+/// another value by a lossy conversion).
+fn value(bytes: Option<&bytes::Bytes>) -> Option<Value> {
+    bytes.map(|b| match std::str::from_utf8(b) {
+        Ok(text) => Value::Text(text.to_string()),
+        Err(_) => Value::Blob(b.to_vec()),
+    })
+}
+
+fn open_error(file: &Path, e: rusqlite::Error) -> SqliteError {
+    SqliteError::Open {
+        file: file.to_path_buf(),
+        what: e.to_string(),
+    }
+}
+
+impl SqliteSink {
+    /// Open (or create) `file`, set WAL and full synchronous commits, create the table (and,
+    /// with `dedupe`, the unique index), and start the writer thread.
+    pub fn open(file: &Path, dedupe: bool) -> Result<SqliteSink, SqliteError> {
+        let db = Connection::open(file).map_err(|e| open_error(file, e))?;
+        let mode: String = db
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .map_err(|e| open_error(file, e))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(SqliteError::Open {
+                file: file.to_path_buf(),
+                what: format!("cannot use WAL mode (journal mode is {mode})"),
+            });
+        }
+        db.execute_batch("PRAGMA synchronous=FULL; PRAGMA busy_timeout=5000;")
+            .and_then(|()| db.execute_batch(SCHEMA))
+            .map_err(|e| open_error(file, e))?;
+        let present: Vec<String> = db
+            .prepare("SELECT name FROM pragma_table_info('messages')")
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .map_err(|e| open_error(file, e))?;
+        if let Some(column) = COLUMNS.iter().find(|c| !present.iter().any(|p| p == *c)) {
+            return Err(SqliteError::Schema {
+                file: file.to_path_buf(),
+                column,
+            });
+        }
+        if !present.iter().any(|p| p == "dedupe") {
+            db.execute_batch("ALTER TABLE messages ADD COLUMN dedupe INTEGER")
+                .map_err(|e| open_error(file, e))?;
+        }
+        if dedupe {
+            db.execute_batch(DEDUPE_INDEX)
+                .map_err(|e| open_error(file, e))?;
+        }
+        let (jobs, rx) = mpsc::channel(QUEUE);
+        std::thread::Builder::new()
+            .name("mllp-sqlite".into())
+            .spawn(move || writer(db, rx))
+            .map_err(|e| SqliteError::Thread {
+                file: file.to_path_buf(),
+                what: e.to_string(),
+            })?;
+        Ok(SqliteSink { jobs, dedupe })
+    }
+
+    fn row(&self, m: &Inbound) -> Row {
+        Row {
+            received_at: Utc::from_system(m.received_at).rfc3339(),
+            peer: m.peer.to_string(),
+            control_id: value(m.control_id.as_ref()),
+            msh7: value(m.msh7.as_ref()),
+            message_type: value(m.message_type.as_ref()),
+            payload: m.payload.clone(),
+            dedupe: self.dedupe && m.dedupe_key().is_some(),
+        }
+    }
+}
+
+/// Take every job queued, commit them in one transaction, answer each.
+fn writer(mut db: Connection, mut rx: mpsc::Receiver<Job>) {
+    while let Some(first) = rx.blocking_recv() {
+        let mut rows = first.rows.len();
+        let mut jobs = vec![first];
+        while rows < GROUP_ROWS {
+            match rx.try_recv() {
+                Ok(job) => {
+                    rows += job.rows.len();
+                    jobs.push(job);
+                }
+                Err(_) => break,
+            }
+        }
+        let results = commit_group(&mut db, &jobs);
+        for (job, results) in jobs.into_iter().zip(results) {
+            // A committer that went away (its connection was dropped) needs no answer.
+            let _ = job.reply.send(results);
+        }
+    }
+}
+
+fn commit_group(db: &mut Connection, jobs: &[Job]) -> Vec<Vec<SinkResult>> {
+    let failed_all = |what: String| {
+        jobs.iter()
+            .map(|j| vec![SinkResult::failed(format!("sqlite: {what}")); j.rows.len()])
+            .collect()
+    };
+    let tx = match db.transaction() {
+        Ok(tx) => tx,
+        Err(e) => return failed_all(e.to_string()),
+    };
+    let mut results = Vec::with_capacity(jobs.len());
+    {
+        let mut insert = match tx.prepare_cached(
+            "INSERT INTO messages
+                (received_at, peer, control_id, msh7, message_type, bytes, payload, dedupe)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+             ON CONFLICT DO NOTHING",
+        ) {
+            Ok(statement) => statement,
+            Err(e) => return failed_all(e.to_string()),
+        };
+        for job in jobs {
+            let mut answers = Vec::with_capacity(job.rows.len());
+            for row in &job.rows {
+                let inserted = insert.execute(params![
+                    row.received_at,
+                    row.peer,
+                    row.control_id,
+                    row.msh7,
+                    row.message_type,
+                    row.payload.len() as i64,
+                    &row.payload[..],
+                    row.dedupe.then_some(1),
+                ]);
+                answers.push(match inserted {
+                    Ok(0) => SinkResult::duplicate(),
+                    Ok(_) => SinkResult::committed(),
+                    Err(e) => SinkResult::failed(format!("sqlite: {e}")),
+                });
+            }
+            results.push(answers);
+        }
+    }
+    match tx.commit() {
+        Ok(()) => results,
+        Err(e) => failed_all(e.to_string()),
+    }
+}
+
+impl Sink for SqliteSink {
+    fn commit<'a>(&'a self, message: &'a Inbound) -> SinkFuture<'a, SinkResult> {
+        Box::pin(async move {
+            let mut results = self.commit_batch(std::slice::from_ref(message)).await;
+            results
+                .pop()
+                .unwrap_or_else(|| SinkResult::failed("sqlite: no result"))
+        })
+    }
+
+    fn commit_batch<'a>(&'a self, messages: &'a [Inbound]) -> SinkFuture<'a, Vec<SinkResult>> {
+        Box::pin(async move {
+            let len = messages.len();
+            let lost = || vec![SinkResult::failed("sqlite: the writer thread stopped"); len];
+            let (reply, answer) = oneshot::channel();
+            let job = Job {
+                rows: messages.iter().map(|m| self.row(m)).collect(),
+                reply,
+            };
+            if self.jobs.send(job).await.is_err() {
+                return lost();
+            }
+            answer.await.unwrap_or_else(|_| lost())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use std::sync::Arc;
+
+    fn msg(id: &str) -> Inbound {
+        let payload = format!("MSH|^~\\&|A|B|C|D|20240101||ADT^A01|{id}|P|2.5\rPID|1\r");
+        Inbound::new(1, 1, Arc::from("peer"), Bytes::from(payload), false)
+    }
+
+    #[tokio::test]
+    async fn rows_land_and_repeats_are_duplicates_with_dedupe() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("m.db");
+        let sink = SqliteSink::open(&file, true).unwrap();
+        let results = sink
+            .commit_batch(&[msg("A"), msg("B"), msg("A"), msg("")])
+            .await;
+        let dup: Vec<bool> = results.iter().map(|r| r.duplicate).collect();
+        assert_eq!(dup, [false, false, true, false]);
+        let plain = SqliteSink::open(&file, false).unwrap();
+        assert!(
+            !plain.commit(&msg("A")).await.duplicate,
+            "no dedupe: stored again"
+        );
+        let db = Connection::open(&file).unwrap();
+        let n: i64 = db
+            .query_row(
+                "SELECT count(*) FROM messages WHERE message_type = 'ADT^A01'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(n, 4);
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_database_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("notes.txt");
+        std::fs::write(&file, vec![b'x'; 4096]).unwrap();
+        let err = SqliteSink::open(&file, false).err().expect("refused");
+        assert!(err.to_string().contains("notes.txt"), "{err}");
+    }
+}
