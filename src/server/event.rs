@@ -18,15 +18,26 @@ pub enum NackWhy {
     /// A reason from the ACK builder (`handler-rejected`, `uncorrelatable-inbound`,
     /// `discarded-bytes`).
     Reason(crate::ack::NackReason),
-    /// The sink could not commit the message (`commit-failed`).
+    /// The sink could not commit the message: the handler's failure, so reason
+    /// `handler-rejected`, with detail `commit-failed`.
     CommitFailed,
 }
 
 impl NackWhy {
+    /// The reason, always one of SPEC section 6's three.
     pub fn as_str(self) -> &'static str {
         match self {
             NackWhy::Reason(reason) => reason.as_str(),
-            NackWhy::CommitFailed => "commit-failed",
+            NackWhy::CommitFailed => crate::ack::NackReason::HandlerRejected.as_str(),
+        }
+    }
+
+    /// What the reason alone does not say: `commit-failed` when the sink failed rather than
+    /// rejected.
+    pub fn detail(self) -> Option<&'static str> {
+        match self {
+            NackWhy::Reason(_) => None,
+            NackWhy::CommitFailed => Some("commit-failed"),
         }
     }
 }

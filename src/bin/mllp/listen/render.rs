@@ -172,10 +172,16 @@ fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, V
         } => (
             "nack",
             format!(
-                "connection {connection}: answered {ack_code} ({})",
-                why.as_str()
+                "connection {connection}: answered {ack_code} ({}{})",
+                why.as_str(),
+                why.detail().map_or(String::new(), |d| format!(", {d}"))
             ),
-            json!({ "connection": connection, "ack_code": ack_code, "reason": why.as_str() }),
+            json!({
+                "connection": connection,
+                "ack_code": ack_code,
+                "reason": why.as_str(),
+                "detail": why.detail(),
+            }),
         ),
         ServerEvent::SinkFailed { connection, detail } => (
             "sink_error",
