@@ -91,12 +91,19 @@ impl<'a> Msh<'a> {
         match n {
             0 => self.segment.get(..3),
             1 => self.segment.get(3..4),
-            _ => nth_piece(self.segment.get(4..)?, self.delimiters.field, n - 2),
+            _ => self
+                .segment
+                .get(4..)?
+                .split(|&b| b == self.delimiters.field)
+                .nth(n - 2),
         }
     }
     /// Component `c` (1-based) of MSH-n; `None` when absent.
     pub fn component(&self, n: usize, c: usize) -> Option<&'a [u8]> {
-        nth_piece(self.field(n)?, self.delimiters.component, c.checked_sub(1)?)
+        let field = self.field(n)?;
+        field
+            .split(|&b| b == self.delimiters.component)
+            .nth(c.checked_sub(1)?)
     }
     pub fn control_id(&self) -> Option<&'a [u8]> {
         self.field(10)
@@ -122,18 +129,6 @@ impl<'a> Msh<'a> {
         let present = |f: Option<&[u8]>| f.is_some_and(|v| !v.is_empty());
         present(self.accept_ack_type()) || present(self.application_ack_type())
     }
-}
-
-/// The `n`th (0-based) piece of `bytes` split at `separator`, like `split(..).nth(n)` but with a
-/// vectorised search: header fields are read for every message.
-fn nth_piece(bytes: &[u8], separator: u8, n: usize) -> Option<&[u8]> {
-    let mut start = 0;
-    let mut ends = memchr::memchr_iter(separator, bytes);
-    for _ in 0..n {
-        start = ends.next()? + 1;
-    }
-    let end = ends.next().unwrap_or(bytes.len());
-    Some(&bytes[start..end])
 }
 
 /// The segments of a payload with their byte offsets. CR and LF each end a segment (so CRLF

@@ -140,22 +140,3 @@ fn segments_skip_empty_lines() {
     let got: Vec<_> = segments(b"\r\nA\r\rB\nC").collect();
     assert_eq!(got, vec![(2, &b"A"[..]), (5, &b"B"[..]), (7, &b"C"[..])]);
 }
-
-#[test]
-fn nth_piece_matches_split() {
-    for bytes in [
-        &b""[..],
-        b"|",
-        b"a",
-        b"a|",
-        b"|b",
-        b"a|b|c",
-        b"||",
-        b"a||c|",
-    ] {
-        for n in 0..5 {
-            let want = bytes.split(|&b| b == b'|').nth(n);
-            assert_eq!(super::nth_piece(bytes, b'|', n), want, "{bytes:?} {n}");
-        }
-    }
-}
