@@ -11,7 +11,6 @@ use clap::Args;
 use mllp::cause::Cause;
 use mllp::probe::stats::ProbeStats;
 use mllp::probe::{ProbeConfig, ProbeTls, Report, Send, Timeouts, VerdictClass};
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -158,7 +157,6 @@ pub fn run(args: ProbeArgs, diag: &Diag) -> anyhow::Result<Exit> {
 async fn probe_loop(args: &ProbeArgs, config: &ProbeConfig) -> Exit {
     let mut stats = ProbeStats::new();
     let mut seen = Observed::default();
-    let out = std::io::stdout();
     let repeated = args.count > 1;
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
@@ -174,7 +172,10 @@ async fn probe_loop(args: &ProbeArgs, config: &ProbeConfig) -> Exit {
             (false, false) => render::table(&report),
             (false, true) => render::line(seq, &report),
         };
-        let _ = writeln!(out.lock(), "{text}");
+        if crate::stdout::line(text).is_err() {
+            // Nobody reads the results any more: stop probing, keep what was seen.
+            return for_delivery(seen);
+        }
         if seq < args.count {
             tokio::select! {
                 _ = &mut interrupted => break,
@@ -190,7 +191,7 @@ async fn probe_loop(args: &ProbeArgs, config: &ProbeConfig) -> Exit {
         } else {
             render::stats_table(&config.target(), &summary)
         };
-        let _ = writeln!(out.lock(), "{text}");
+        let _ = crate::stdout::line(text);
     }
     exit
 }

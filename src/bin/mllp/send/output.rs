@@ -5,9 +5,10 @@
 use super::engine::Item;
 use super::SendArgs;
 use crate::diag::Diag;
+use crate::stdout::Out;
 use mllp::client::{Fate, Population};
 use serde_json::{json, Value};
-use std::io::{BufWriter, Stdout, Write};
+use std::io::{BufWriter, Write};
 
 pub struct Output {
     json: bool,
@@ -17,7 +18,7 @@ pub struct Output {
     color: bool,
     label_width: usize,
     id_width: usize,
-    out: BufWriter<Stdout>,
+    out: BufWriter<Out>,
 }
 
 /// What one message's record says, whatever the format.
@@ -40,7 +41,7 @@ impl Output {
             color: diag.stdout_color && !args.json,
             label_width,
             id_width: 12,
-            out: BufWriter::with_capacity(64 * 1024, std::io::stdout()),
+            out: BufWriter::with_capacity(64 * 1024, Out),
         }
     }
 

@@ -372,11 +372,11 @@ pub async fn execute(plan: Plan, diag: &Diag) -> anyhow::Result<Outcome> {
         std::fs::write(path, text + "\n")
             .with_context(|| format!("writing --report {}", path.display()))?;
     }
-    if plan.json {
-        println!("{}", serde_json::to_string(&report)?);
-    } else {
-        view::print_summary(&report);
-    }
+    // A closed stdout loses only the copy for the reader who left: the run keeps its exit code.
+    let _ = match plan.json {
+        true => crate::stdout::line(serde_json::to_string(&report)?),
+        false => crate::stdout::write_all(view::summary(&report).as_bytes()),
+    };
     view::print_verdicts(&report);
     Ok(Outcome {
         permanent: monitored.permanent,
