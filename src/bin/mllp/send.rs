@@ -242,8 +242,9 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         diag,
         (!checked.unvalidated_stdin).then_some(checked.messages),
     );
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread: the link, the producer and the collector hand each message along without
+    // cross-thread wake-ups; file reading has its own thread.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the runtime")?;

@@ -9,6 +9,7 @@ pub mod peer;
 #[cfg(test)]
 mod peer_selftest;
 pub mod peer_wire;
+pub mod python_peer;
 
 use std::path::PathBuf;
 
