@@ -324,7 +324,7 @@ async fn collect(
             latency: now.saturating_duration_since(item.from),
             population: fate.population(),
             code: fate.ack_code(),
-            cause: fate.cause(),
+            cause: fate.contract_cause(),
         });
         drop(item);
         if batch.len() >= BATCH {
