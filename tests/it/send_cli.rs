@@ -680,3 +680,20 @@ async fn every_cause_in_records_is_a_spec_cause() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tolerated_deviation_is_warned_about_without_verbose_flags() {
+    // An enhanced-mode message on a FIFO client: the first reply settles it, with a warning.
+    let peer = Peer::start(Script::always(Behaviour::Ack("CA"))).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "enh.hl7", ENHANCED.as_bytes());
+    let run = send(&to(peer.port(), &[&path(&file)])).await;
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("MLLP_ACK_TWO_PHASE_UNAVAILABLE"),
+        "no warning: {}",
+        run.stderr
+    );
+    let quiet = send(&to(peer.port(), &["--quiet", &path(&file)])).await;
+    assert!(!quiet.stderr.contains("MLLP_ACK_TWO_PHASE_UNAVAILABLE"));
+}

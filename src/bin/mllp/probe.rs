@@ -24,7 +24,15 @@ Examples:
   mllp probe engine.example --json          one JSON object (SPEC section 6)
 
 Verdicts: ok (exit 0; 1 when the ACK was negative), transient (exit 4; 3 when a message was
-written and no ACK came), permanent (exit 5).";
+written and no ACK came), permanent (exit 5).
+
+Exit codes:
+  0  healthy
+  1  the ACK was negative (AE, AR, CE, CR)
+  2  usage error
+  3  the message was written and no ACK came back (or only its CA)
+  4  transient failure: trying later may work
+  5  permanent failure: configuration, TLS trust, not an MLLP peer";
 
 #[derive(Debug, Args)]
 #[command(after_help = EXAMPLES)]
@@ -38,9 +46,6 @@ pub struct ProbeArgs {
     /// The port (default 2575), when the target does not name one.
     #[arg(long)]
     pub port: Option<u16>,
-
-    #[command(flatten)]
-    pub tls: TlsArgs,
 
     /// Send one message and wait for its ACK (a synthetic ADT^A01 with processing ID D and a
     /// unique control ID, unless --message).
@@ -76,6 +81,10 @@ pub struct ProbeArgs {
     /// One JSON object per probe on stdout (and a summary object after several).
     #[arg(long)]
     pub json: bool,
+
+    // Last: a flattened group's heading applies to every flag after it.
+    #[command(flatten)]
+    pub tls: TlsArgs,
 }
 
 impl ProbeArgs {
