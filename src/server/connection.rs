@@ -183,6 +183,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
                 if let Some(end) = end {
                     return end;
                 }
+                if fatal.is_none() {
+                    // Input read ahead during the commit (frames, end of stream) is decoded
+                    // before waiting for more: the peer may be waiting for these ACKs.
+                    continue;
+                }
             }
             match fatal {
                 Some(FramingError::Fatal { code, .. }) => {
