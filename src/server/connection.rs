@@ -7,7 +7,7 @@ use super::policy::{Action, Decision};
 use super::sink::{pad_results, Inbound, SinkResult};
 use super::stats::StatsSnapshot;
 use super::{Accepted, AckMode, Shared, Shutdown};
-use crate::ack::{self, AckCode, AckContext, BuiltAck, Disposition};
+use crate::ack::{self, AckCode, AckContext, BuiltAck, Disposition, NackReason};
 use crate::cause::{classify_io, Cause};
 use crate::framing::{encode_frame, Decoded, Frame, FramingError, MllpCodec};
 use crate::hl7::Shape;
@@ -461,7 +461,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
             self.tally.inbound_acks += 1;
             return None;
         };
-        let code = self.write_ack(built).await?;
+        let code = self.write_ack(built, disposition).await?;
         // Enhanced mode: the application ACK follows the accept ACK, same MSA-2.
         if code.is_commit_level() && !batch {
             let app_ctx = AckContext {
@@ -471,14 +471,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
             if let Some(app) =
                 ack::build_application_ack(&message.payload, disposition, message.damaged, &app_ctx)
             {
-                self.write_ack(app).await;
+                self.write_ack(app, disposition).await;
             }
         }
         Some(code)
     }
 
     /// Frame one built ACK into the write buffer and count it.
-    async fn write_ack(&mut self, built: BuiltAck) -> Option<AckCode> {
+    async fn write_ack(&mut self, built: BuiltAck, disposition: Disposition) -> Option<AckCode> {
         let shared = self.shared;
         for code in &built.warnings {
             self.warn(Warning::new(*code)).await;
@@ -489,9 +489,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
             return None;
         }
         if !built.code.is_positive() {
-            let why = match built.reason {
-                Some(reason) => NackWhy::Reason(reason),
-                None => NackWhy::CommitFailed,
+            // Defects always name their reason; a committed message without one (or with
+            // handler-rejected) is negative only because a code was forced.
+            let why = match (built.reason, disposition) {
+                (None | Some(NackReason::HandlerRejected), Disposition::Committed) => {
+                    NackWhy::Forced
+                }
+                (Some(reason), _) => NackWhy::Reason(reason),
+                (None, _) => NackWhy::CommitFailed,
             };
             self.tally.nack(why.as_str());
             shared

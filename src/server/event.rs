@@ -21,6 +21,9 @@ pub enum NackWhy {
     /// The sink could not commit the message: the handler's failure, so reason
     /// `handler-rejected`, with detail `commit-failed`.
     CommitFailed,
+    /// A negative code forced (`--ack`) on a message that was committed and is sound: reason
+    /// `handler-rejected`, with detail `forced`.
+    Forced,
 }
 
 impl NackWhy {
@@ -28,16 +31,19 @@ impl NackWhy {
     pub fn as_str(self) -> &'static str {
         match self {
             NackWhy::Reason(reason) => reason.as_str(),
-            NackWhy::CommitFailed => crate::ack::NackReason::HandlerRejected.as_str(),
+            NackWhy::CommitFailed | NackWhy::Forced => {
+                crate::ack::NackReason::HandlerRejected.as_str()
+            }
         }
     }
 
     /// What the reason alone does not say: `commit-failed` when the sink failed rather than
-    /// rejected.
+    /// rejected, `forced` when the message was committed and only the code is negative.
     pub fn detail(self) -> Option<&'static str> {
         match self {
             NackWhy::Reason(_) => None,
             NackWhy::CommitFailed => Some("commit-failed"),
+            NackWhy::Forced => Some("forced"),
         }
     }
 }
