@@ -251,11 +251,14 @@ fn settle(
             }
         }
     }
-    let stats = client.stats();
-    live.settled(
-        (stats.in_flight + stats.queue_depth) as u64,
-        stats.reconnect_attempts,
-    );
+    // A stats snapshot computes latency quantiles: take one only when the bar will show it.
+    live.settled(|| {
+        let stats = client.stats();
+        (
+            (stats.in_flight + stats.queue_depth) as u64,
+            stats.reconnect_attempts,
+        )
+    });
 }
 
 /// The reader thread: blocking file reads, at most [`READ_AHEAD`] messages ahead.

@@ -8,9 +8,17 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mllp::client::ClientEvent;
 use serde_json::json;
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// How often the bar's counts are refreshed, at most.
+const REFRESH: Duration = Duration::from_millis(100);
 
 pub struct Live {
     bar: Option<ProgressBar>,
+    started: Instant,
+    /// When the counts were last refreshed (ms since `started`), `u64::MAX` before the first.
+    refreshed_ms: AtomicU64,
     events: bool,
     diag: Diag,
 }
@@ -39,16 +47,25 @@ impl Live {
         });
         Live {
             bar,
+            started: Instant::now(),
+            refreshed_ms: AtomicU64::new(u64::MAX),
             events: args.events,
             diag: diag.clone(),
         }
     }
 
-    /// One message settled; `in_flight` and `reconnects` refresh the bar's message.
-    pub fn settled(&self, in_flight: u64, reconnects: u64) {
+    /// One message settled. `counts` gives (in flight, reconnects) for the bar's message; it is
+    /// asked only when there is a bar, at most every [`REFRESH`].
+    pub fn settled(&self, counts: impl FnOnce() -> (u64, u64)) {
         if let Some(bar) = &self.bar {
             bar.inc(1);
-            bar.set_message(format!("in flight {in_flight}, reconnects {reconnects}"));
+            let now = self.started.elapsed().as_millis() as u64;
+            let last = self.refreshed_ms.load(Ordering::Relaxed);
+            if last == u64::MAX || now.saturating_sub(last) >= REFRESH.as_millis() as u64 {
+                self.refreshed_ms.store(now, Ordering::Relaxed);
+                let (in_flight, reconnects) = counts();
+                bar.set_message(format!("in flight {in_flight}, reconnects {reconnects}"));
+            }
         }
     }
 
