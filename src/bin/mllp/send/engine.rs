@@ -86,7 +86,7 @@ pub async fn run(
     let stop = CancellationToken::new();
     let (notes_tx, mut notes) = mpsc::unbounded_channel();
     let (resend_tx, resend_rx) = mpsc::unbounded_channel();
-    let input = spawn_reader(set);
+    let input = spawn_reader(set, plan.stream);
     let producer = tokio::spawn(produce(
         client.clone(),
         plan.clone(),
@@ -261,18 +261,60 @@ fn settle(
     });
 }
 
-/// The reader thread: blocking file reads, at most [`READ_AHEAD`] messages ahead.
-fn spawn_reader(mut set: InputSet) -> mpsc::Receiver<Result<Message, InputError>> {
-    let (tx, rx) = mpsc::channel(READ_AHEAD);
+/// Messages the reader thread hands over at once (files only): one wake-up per chunk, not per
+/// message.
+const CHUNK: usize = 32;
+
+/// The reader thread: blocking file reads, at most [`READ_AHEAD`] messages ahead, handed over in
+/// chunks. Endless input (`--stream`) goes one message at a time so none waits for a full chunk.
+fn spawn_reader(mut set: InputSet, stream: bool) -> Feed {
+    let chunk = if stream { 1 } else { CHUNK };
+    let (tx, rx) = mpsc::channel(READ_AHEAD / chunk);
     std::thread::spawn(move || {
+        let mut batch = Vec::with_capacity(chunk);
         for message in set.messages() {
             let failed = message.is_err();
-            if tx.blocking_send(message).is_err() || failed {
-                break;
+            batch.push(message);
+            if batch.len() == chunk || failed {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(chunk));
+                if tx.blocking_send(full).is_err() || failed {
+                    return;
+                }
             }
         }
+        if !batch.is_empty() {
+            let _ = tx.blocking_send(batch);
+        }
     });
-    rx
+    Feed {
+        chunks: rx,
+        current: Vec::new().into_iter(),
+    }
+}
+
+/// The producer's end of the reader thread: messages one by one out of the chunks.
+struct Feed {
+    chunks: mpsc::Receiver<Vec<Result<Message, InputError>>>,
+    current: std::vec::IntoIter<Result<Message, InputError>>,
+}
+
+impl Feed {
+    /// The next message, `None` at the end of the input. Cancel-safe: a message is taken out of
+    /// the chunk only when this returns.
+    async fn recv(&mut self) -> Option<Result<Message, InputError>> {
+        loop {
+            if let Some(message) = self.current.next() {
+                return Some(message);
+            }
+            self.current = self.chunks.recv().await?.into_iter();
+        }
+    }
+
+    /// Read no more: messages not yet taken are never counted as read.
+    fn close(&mut self) {
+        self.chunks.close();
+        self.current = Vec::new().into_iter();
+    }
 }
 
 /// Hand messages to the client: resends first, then new input. Ends when the input is done and
@@ -280,7 +322,7 @@ fn spawn_reader(mut set: InputSet) -> mpsc::Receiver<Result<Message, InputError>
 async fn produce(
     client: Arc<Client>,
     plan: Plan,
-    mut input: mpsc::Receiver<Result<Message, InputError>>,
+    mut input: Feed,
     mut resends: mpsc::UnboundedReceiver<Item>,
     notes: mpsc::UnboundedSender<Note>,
     stop: CancellationToken,
