@@ -15,4 +15,5 @@ mod listen_more;
 mod probe;
 mod send;
 mod send_cli;
+mod send_output;
 mod soak;

@@ -4,23 +4,23 @@
 //! a second Ctrl-C settles everything at once.
 
 use super::failed::FailedOut;
+use super::feed::{spawn_reader, Feed};
 use super::live::Live;
 use super::output::Output;
 use super::pace::Pacer;
 use super::summary::{self, Ending, Tally};
 use super::Plan;
+use crate::diag::count;
 use crate::exit::Exit;
 use bytes::Bytes;
 use mllp::cause::Cause;
 use mllp::client::{Client, ClientEvent, Fate, FateCause, Population, Reason, State};
 use mllp::input::{InputError, InputSet, Message};
+use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
-
-/// Messages read ahead of the client, at most: with the window, this bounds memory.
-const READ_AHEAD: usize = 256;
 
 /// Messages handed to the client whose fate is not yet reported, at most (beyond the window).
 const ORDER_QUEUE: usize = 1024;
@@ -110,7 +110,11 @@ pub async fn run(
                 stop.cancel();
                 let client = client.clone();
                 if interrupts == 1 {
-                    live.line("interrupted: no more messages are read; draining (Ctrl-C again to stop at once)");
+                    live.note(
+                        "interrupted",
+                        || "interrupted: no more messages are read; draining (Ctrl-C again to stop at once)".into(),
+                        json!({ "draining": true }),
+                    );
                     tokio::spawn(async move { client.close().await });
                 } else {
                     tokio::spawn(async move { client.destroy().await });
@@ -125,7 +129,11 @@ pub async fn run(
                 input_done = true;
                 if let Some(error) = error {
                     ending.input_failed = true;
-                    live.line(&format!("mllp: error: {error}; no more messages are read"));
+                    live.note(
+                        "input_error",
+                        || format!("mllp: error: {error}; no more messages are read"),
+                        json!({ "message": error.to_string() }),
+                    );
                 }
             }
             Some(Note::Settled(mut item, fate)) => {
@@ -192,17 +200,27 @@ fn finish(
     live: &Live,
 ) -> Exit {
     if !tally.adds_up() {
-        live.line(&format!(
-            "mllp: internal error: {} messages read but {} outcomes counted; please report this",
-            tally.read,
-            tally.settled()
-        ));
+        live.note(
+            "internal_error",
+            || {
+                format!(
+                    "mllp: internal error: {} read but {} counted; please report this",
+                    count(tally.read, "message"),
+                    count(tally.settled(), "outcome")
+                )
+            },
+            json!({ "read": tally.read, "settled": tally.settled() }),
+        );
     }
     let exit = summary::decide(tally, ending);
     if output.json() {
         output.summary_record(&summary::json_record(tally, ending, elapsed, exit));
     } else {
-        live.line(&summary::human(tally, elapsed, ending));
+        live.note(
+            "summary",
+            || summary::human(tally, elapsed, ending),
+            summary::event_fields(tally, ending, elapsed, exit),
+        );
     }
     exit
 }
@@ -251,10 +269,12 @@ fn settle(
     if fate.population() != Population::Accepted {
         if let Some(failed) = failed {
             if let Err(err) = failed.write(&item.label(), &item.payload) {
-                live.line(&format!(
-                    "mllp: warning: --failed-out: cannot write {}: {err}",
-                    super::failed::file_name(&item.label())
-                ));
+                let file = super::failed::file_name(&item.label());
+                live.note(
+                    "failed_out_error",
+                    || format!("mllp: warning: --failed-out: cannot write {file}: {err}"),
+                    json!({ "file": file, "error": err.to_string() }),
+                );
             }
         }
     }
@@ -266,62 +286,6 @@ fn settle(
             stats.reconnect_attempts,
         )
     });
-}
-
-/// Messages the reader thread hands over at once (files only): one wake-up per chunk, not per
-/// message.
-const CHUNK: usize = 32;
-
-/// The reader thread: blocking file reads, at most [`READ_AHEAD`] messages ahead, handed over in
-/// chunks. Endless input (`--stream`) goes one message at a time so none waits for a full chunk.
-fn spawn_reader(mut set: InputSet, stream: bool) -> Feed {
-    let chunk = if stream { 1 } else { CHUNK };
-    let (tx, rx) = mpsc::channel(READ_AHEAD / chunk);
-    std::thread::spawn(move || {
-        let mut batch = Vec::with_capacity(chunk);
-        for message in set.messages() {
-            let failed = message.is_err();
-            batch.push(message);
-            if batch.len() == chunk || failed {
-                let full = std::mem::replace(&mut batch, Vec::with_capacity(chunk));
-                if tx.blocking_send(full).is_err() || failed {
-                    return;
-                }
-            }
-        }
-        if !batch.is_empty() {
-            let _ = tx.blocking_send(batch);
-        }
-    });
-    Feed {
-        chunks: rx,
-        current: Vec::new().into_iter(),
-    }
-}
-
-/// The producer's end of the reader thread: messages one by one out of the chunks.
-struct Feed {
-    chunks: mpsc::Receiver<Vec<Result<Message, InputError>>>,
-    current: std::vec::IntoIter<Result<Message, InputError>>,
-}
-
-impl Feed {
-    /// The next message, `None` at the end of the input. Cancel-safe: a message is taken out of
-    /// the chunk only when this returns.
-    async fn recv(&mut self) -> Option<Result<Message, InputError>> {
-        loop {
-            if let Some(message) = self.current.next() {
-                return Some(message);
-            }
-            self.current = self.chunks.recv().await?.into_iter();
-        }
-    }
-
-    /// Read no more: messages not yet taken are never counted as read.
-    fn close(&mut self) {
-        self.chunks.close();
-        self.current = Vec::new().into_iter();
-    }
 }
 
 /// Hand messages to the client: resends first, then new input. Ends when the input is done and

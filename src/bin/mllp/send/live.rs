@@ -1,5 +1,5 @@
 //! What `send` shows on stderr while it runs: the progress bar (a terminal only, off under
-//! `--json`/`--quiet` unless `--progress always`), `--events` lines, and security warnings on
+//! `--json`/`--quiet`; `--progress always` draws it anyway, terminal or not), `--events` lines, and security warnings on
 //! every connect. Codes, causes and counts only.
 
 use super::{ProgressArg, SendArgs};
@@ -25,16 +25,17 @@ pub struct Live {
 
 impl Live {
     pub fn new(args: &SendArgs, diag: &Diag, total: Option<u64>) -> Live {
-        let show = match args.progress {
-            ProgressArg::Always => true,
-            ProgressArg::Never => false,
-            ProgressArg::Auto => std::io::stderr().is_terminal() && !args.json && !diag.quiet,
+        let target = match args.progress {
+            // indicatif's stderr target hides itself off a terminal; asked for, it draws anyway.
+            ProgressArg::Always => Some(ProgressDrawTarget::term_like(Box::new(
+                console::Term::buffered_stderr(),
+            ))),
+            ProgressArg::Never => None,
+            ProgressArg::Auto => (std::io::stderr().is_terminal() && !args.json && !diag.quiet)
+                .then(ProgressDrawTarget::stderr),
         };
-        let bar = show.then(|| {
-            let bar = match total {
-                Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr()),
-                None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
-            };
+        let bar = target.map(|target| {
+            let bar = ProgressBar::with_draw_target(total, target);
             let template = if total.is_some() {
                 "{bar:30} {pos}/{len} {per_sec} eta {eta} {msg}"
             } else {
@@ -75,6 +76,11 @@ impl Live {
             Some(bar) => bar.suspend(|| eprintln!("{text}")),
             None => eprintln!("{text}"),
         }
+    }
+
+    /// A run event: `human` for people, `fields` under `event` with `--log-format json`.
+    pub fn note(&self, event: &str, human: impl FnOnce() -> String, fields: serde_json::Value) {
+        self.line(&self.diag.line(event, human, fields));
     }
 
     /// A client event: security warnings always, protocol warnings unless `--quiet` (a
