@@ -175,7 +175,8 @@ enum Peer {
 }
 
 /// The baseline client: raw tokio TCP, the given frames, at most `window` unacknowledged (a
-/// semaphore refilled as ACK frame ends arrive), no correlation, no fates. Messages per second.
+/// semaphore refilled as whole ACK frames arrive, each checked to be the AA of the next message
+/// in order), no fates, no timers, no output. Messages per second.
 fn raw_against(peer: Peer, frames: &[Vec<u8>], window: usize) -> f64 {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -240,6 +241,11 @@ fn control_id(payload: &[u8]) -> &[u8] {
 
 async fn raw_client(addr: std::net::SocketAddr, frames: &[Vec<u8>], window: usize) -> f64 {
     let messages = frames.len();
+    // What each ACK must name, in order: the raw client correlates FIFO, as `send` does.
+    let ids: Vec<Vec<u8>> = frames
+        .iter()
+        .map(|f| control_id(&f[1..]).to_vec())
+        .collect();
     let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
     tcp.set_nodelay(true).unwrap();
     let (mut rd, mut wr) = tcp.into_split();
@@ -248,12 +254,23 @@ async fn raw_client(addr: std::net::SocketAddr, frames: &[Vec<u8>], window: usiz
     let reader = {
         let credit = credit.clone();
         tokio::spawn(async move {
-            let mut buf = vec![0u8; 1 << 16];
+            let mut buf = Vec::with_capacity(1 << 16);
             let mut acked = 0;
             while acked < messages {
-                let n = rd.read(&mut buf).await.unwrap();
+                let n = rd.read_buf(&mut buf).await.unwrap();
                 assert!(n > 0, "peer closed early");
-                let k = memchr::memchr_iter(0x1c, &buf[..n]).count();
+                // Only whole ACK frames count, each an AA whose MSA-2 is the next message's
+                // MSH-10; a partial frame waits for the next read.
+                let mut start = 0;
+                let mut k = 0;
+                while let Some(end) = memchr::memchr(0x1c, &buf[start..]) {
+                    let (code, id) = msa(&buf[start..start + end]);
+                    assert_eq!(code, b"AA", "ACK {acked} is not AA");
+                    assert_eq!(id, &ids[acked + k][..], "ACK {acked} names another message");
+                    k += 1;
+                    start += end + 2;
+                }
+                buf.drain(..start.min(buf.len()));
                 acked += k;
                 credit.add_permits(k);
             }
@@ -277,4 +294,16 @@ async fn raw_client(addr: std::net::SocketAddr, frames: &[Vec<u8>], window: usiz
     }
     reader.await.unwrap();
     messages as f64 / started.elapsed().as_secs_f64()
+}
+
+/// MSA-1 and MSA-2 of an ACK frame (VT and the bytes before the FS).
+fn msa(frame: &[u8]) -> (&[u8], &[u8]) {
+    let at = memchr::memmem::find(frame, b"\rMSA|").expect("an MSA segment") + 5;
+    let segment = frame[at..]
+        .split(|b| *b == b'\r')
+        .next()
+        .unwrap_or_default();
+    let mut fields = segment.split(|b| *b == b'|');
+    let code = fields.next().unwrap_or_default();
+    (code, fields.next().unwrap_or_default())
 }
