@@ -45,8 +45,7 @@ impl Pending {
         fate_tx: oneshot::Sender<Fate>,
         commit_tx: oneshot::Sender<Commit>,
     ) -> Self {
-        let scan = hl7::scan(&payload);
-        let (control_id, enhanced) = match &scan.msh {
+        let (control_id, enhanced) = match &first_msh(&payload) {
             Some(msh) => (
                 msh.control_id()
                     .filter(|c| !c.is_empty())
@@ -116,6 +115,16 @@ impl Pending {
             Fate::NeverDelivered { cause }
         }
     }
+}
+
+/// The first MSH of a payload: its first segment when it starts with `MSH` (the usual case,
+/// read without scanning the rest of the message), else the full scan's.
+fn first_msh(payload: &[u8]) -> Option<hl7::Msh<'_>> {
+    if payload.starts_with(b"MSH") {
+        let end = memchr::memchr2(b'\r', b'\n', payload).unwrap_or(payload.len());
+        return hl7::Msh::parse(&payload[..end]);
+    }
+    hl7::scan(payload).msh
 }
 
 /// Control IDs recently given up on, to tell a late ACK from an unmatched one. Bounded.

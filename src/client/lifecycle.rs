@@ -43,6 +43,7 @@ impl Actor {
     fn idle_command(&mut self, cmd: Option<Command>) -> Option<Stop> {
         match cmd {
             Some(Command::Send(p)) => self.accept(p),
+            Some(Command::SendMany(ps)) => ps.into_iter().for_each(|p| self.accept(p)),
             Some(Command::Cancel(id)) => self.cancel(id, Instant::now()),
             Some(Command::Close(tx)) => return Some((Some(tx), FateCause::Closed)),
             Some(Command::Destroy(tx)) => return Some((Some(tx), FateCause::Destroyed)),
@@ -258,20 +259,23 @@ impl Actor {
         }
     }
 
+    fn refuse_detached(&self, p: super::actor::Pending) {
+        self.shared.admission.release(p.payload.len());
+        p.settle_detached(
+            &self.shared,
+            Fate::NeverDelivered {
+                cause: FateCause::Closed,
+            },
+        );
+    }
+
     /// After CLOSED: settle whatever is still in the command channel.
     async fn refuse_leftovers(&mut self) {
         self.rx.close();
         while let Some(cmd) = self.rx.recv().await {
             match cmd {
-                Command::Send(p) => {
-                    self.shared.admission.release(p.payload.len());
-                    p.settle_detached(
-                        &self.shared,
-                        Fate::NeverDelivered {
-                            cause: FateCause::Closed,
-                        },
-                    );
-                }
+                Command::Send(p) => self.refuse_detached(p),
+                Command::SendMany(ps) => ps.into_iter().for_each(|p| self.refuse_detached(p)),
                 Command::Close(tx) | Command::Destroy(tx) => {
                     let _ = tx.send(DrainReport::default());
                 }
