@@ -59,6 +59,18 @@ impl AckReader {
             self.fresh_bytes += n as u64;
         }
     }
+
+    /// The next item already in the buffer, without reading; `None` when a read is needed
+    /// (or the stream ended: `next` reports that).
+    fn buffered(&mut self) -> Option<Result<Option<Decoded>, FramingError>> {
+        if self.eof {
+            return None;
+        }
+        self.codec
+            .decode(&mut self.buf)
+            .transpose()
+            .map(|r| r.map(Some))
+    }
 }
 
 async fn write_batch(mut writer: Writer, buf: BytesMut) -> (Writer, io::Result<()>, usize) {
@@ -120,24 +132,18 @@ impl Actor {
                     self.on_flushed(&mut batch, n);
                 }
                 item = reader.next() => {
-                    last_inbound = Instant::now();
-                    match item {
-                        Ok(Some(Decoded::Frame(frame))) => {
-                            for w in &frame.warnings {
-                                self.warn(w.code, w.byte_offset);
-                            }
-                            self.on_ack(frame.payload, frame.offset);
+                    let now = Instant::now();
+                    last_inbound = now;
+                    // Every ACK already read is credited in this pass: one clock reading, one
+                    // counters sync and one timer reset per read, not per ACK.
+                    let mut item = item;
+                    loop {
+                        if let Some(end) = self.on_inbound(item, now) {
+                            return end;
                         }
-                        Ok(Some(Decoded::LateWarning { warning, .. })) => {
-                            self.warn(warning.code, warning.byte_offset);
-                        }
-                        Ok(None) => return End::Failed(Cause::PeerClosed),
-                        Err(FramingError::Io(e)) => return End::Failed(classify_io(&e)),
-                        Err(err) => {
-                            if let Some(code) = err.code() {
-                                self.warn(code, None);
-                            }
-                            return End::Failed(Cause::FramingFatal);
+                        match reader.buffered() {
+                            Some(next) => item = next,
+                            None => break,
                         }
                     }
                 }
@@ -162,6 +168,34 @@ impl Actor {
                 }
             }
         }
+    }
+
+    /// One item from the ACK reader; `Some` ends the connected phase.
+    fn on_inbound(
+        &mut self,
+        item: Result<Option<Decoded>, FramingError>,
+        now: Instant,
+    ) -> Option<End> {
+        match item {
+            Ok(Some(Decoded::Frame(frame))) => {
+                for w in &frame.warnings {
+                    self.warn(w.code, w.byte_offset);
+                }
+                self.on_ack(frame.payload, frame.offset, now);
+            }
+            Ok(Some(Decoded::LateWarning { warning, .. })) => {
+                self.warn(warning.code, warning.byte_offset);
+            }
+            Ok(None) => return Some(End::Failed(Cause::PeerClosed)),
+            Err(FramingError::Io(e)) => return Some(End::Failed(classify_io(&e))),
+            Err(err) => {
+                if let Some(code) = err.code() {
+                    self.warn(code, None);
+                }
+                return Some(End::Failed(Cause::FramingFatal));
+            }
+        }
+        None
     }
 
     /// One command in the connected phase; `Some` ends it.
