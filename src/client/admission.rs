@@ -101,13 +101,23 @@ impl Admission {
         }
     }
 
-    /// Give back the room of one settled send.
+    /// Give back the room of one settled send, and wake the callers waiting for room.
     pub fn release(&self, len: usize) {
-        {
-            let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
-            held.count = held.count.saturating_sub(1);
-            held.bytes = held.bytes.saturating_sub(len);
-        }
+        self.give_back(len);
+        self.wake();
+    }
+
+    /// Give back the room of one settled send without waking anyone yet: the caller calls
+    /// [`Admission::wake`] before it next waits, so waiters wake once for all the room freed.
+    pub fn give_back(&self, len: usize) {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        held.count = held.count.saturating_sub(1);
+        held.bytes = held.bytes.saturating_sub(len);
+    }
+
+    /// Wake the callers waiting for room, if any.
+    pub fn wake(&self) {
+        // Read after the update under the lock: a waiter whose check missed it is counted.
         if self.waiting.load(Ordering::SeqCst) > 0 {
             self.freed.notify_waiters();
         }

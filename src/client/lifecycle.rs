@@ -209,7 +209,7 @@ impl Actor {
         let now = Instant::now();
         self.flight.clear();
         self.app_wait.clear();
-        let ids: Vec<u64> = self.sends.keys().copied().collect();
+        let ids = self.ordered_ids();
         let fifo = self.options.correlation == Correlation::Fifo;
         for id in ids {
             let p = &self.sends[&id];
@@ -234,7 +234,7 @@ impl Actor {
             }
         }
         // Control-ID mode writes every remaining send again, in admission order.
-        self.queue = self.sends.keys().copied().collect();
+        self.queue = self.ordered_ids().into();
     }
 
     /// Go to CLOSED from a non-draining state, settling everything.

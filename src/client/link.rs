@@ -137,14 +137,20 @@ impl Actor {
                     // Every ACK already read is credited in this pass: one clock reading, one
                     // counters sync and one timer reset per read, not per ACK.
                     let mut item = item;
-                    loop {
+                    self.defer_wake = true;
+                    let end = loop {
                         if let Some(end) = self.on_inbound(item, now) {
-                            return end;
+                            break Some(end);
                         }
                         match reader.buffered() {
                             Some(next) => item = next,
-                            None => break,
+                            None => break None,
                         }
+                    };
+                    self.defer_wake = false;
+                    self.shared.admission.wake();
+                    if let Some(end) = end {
+                        return end;
                     }
                 }
                 cmd = self.rx.recv() => {
