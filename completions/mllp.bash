@@ -377,7 +377,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__probe)
-            opts="-v -q -h -V --host --port --tls --ca --cert --key --server-name --insecure --send --message --banner-wait --timeout --connect-timeout --tls-timeout --ack-timeout --count --interval --json --verbose --quiet --color --log-format --help --version"
+            opts="-v -q -h -V --host --port --send --message --banner-wait --timeout --connect-timeout --tls-timeout --ack-timeout --count --interval --json --tls --ca --cert --key --server-name --insecure --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -388,22 +388,6 @@ _mllp() {
                     return 0
                     ;;
                 --port)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --ca)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cert)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --key)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --server-name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -436,6 +420,22 @@ _mllp() {
                     return 0
                     ;;
                 --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server-name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -143,10 +143,6 @@ complete -c mllp -n "__fish_mllp_using_subcommand listen" -s h -l help -d 'Print
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -s V -l version -d 'Print version'
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l host -d 'The host, instead of the positional HOST' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l port -d 'The port (default 2575), when the target does not name one' -r
-complete -c mllp -n "__fish_mllp_using_subcommand probe" -l ca -d 'Extra CA certificate(s) to trust, PEM. Implies --tls' -r -F
-complete -c mllp -n "__fish_mllp_using_subcommand probe" -l cert -d 'Client certificate chain for mutual TLS, PEM. Implies --tls; needs --key' -r -F
-complete -c mllp -n "__fish_mllp_using_subcommand probe" -l key -d 'Client private key for mutual TLS, PEM. Needs --cert' -r -F
-complete -c mllp -n "__fish_mllp_using_subcommand probe" -l server-name -d 'Name to send as SNI and to verify the certificate against (default: the host)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l message -d 'Send the first message of FILE instead (line ends normalised to CR). Implies --send' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l banner-wait -d 'How long to listen for unsolicited bytes after connecting (0 skips it). A receiver should stay silent; bytes mean the peer is not MLLP' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l timeout -d 'Sets the connect, TLS and ACK timeouts at once (the specific flags win)' -r
@@ -155,15 +151,19 @@ complete -c mllp -n "__fish_mllp_using_subcommand probe" -l tls-timeout -d 'Boun
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l ack-timeout -d 'Bound on the wait for the ACK, from the start of the write [default: 10s]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l count -d 'Probe this many times, one line each, then statistics per phase' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l interval -d 'Pause between probes with --count' -r
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l ca -d 'Extra CA certificate(s) to trust, PEM. Implies --tls' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l cert -d 'Client certificate chain for mutual TLS, PEM. Implies --tls; needs --key' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l key -d 'Client private key for mutual TLS, PEM. Needs --cert' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l server-name -d 'Name to send as SNI and to verify the certificate against (default: the host)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l color -d 'When to colour output' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l log-format -d 'Format of diagnostics on stderr' -r -f -a "human\t''
 json\t''"
-complete -c mllp -n "__fish_mllp_using_subcommand probe" -l tls -d 'Speak TLS (verification on, against the system roots plus --ca)'
-complete -c mllp -n "__fish_mllp_using_subcommand probe" -l insecure -d 'Accept any server certificate. Prints a security warning on every connect'
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l send -d 'Send one message and wait for its ACK (a synthetic ADT^A01 with processing ID D and a unique control ID, unless --message)'
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l json -d 'One JSON object per probe on stdout (and a summary object after several)'
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l tls -d 'Speak TLS (verification on, against the system roots plus --ca)'
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l insecure -d 'Accept any server certificate. Prints a security warning on every connect'
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -s v -l verbose -d 'More detail on stderr (repeat for more)'
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -s q -l quiet -d 'Only errors and the final summary on stderr'
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -s h -l help -d 'Print help'

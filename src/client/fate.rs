@@ -218,6 +218,44 @@ impl Fate {
         }
     }
 
+    /// The cause as the contract names it, for user-facing `cause` fields: the client's own
+    /// reasons fold into the nearest contract cause (an app-ACK or drain wait that ran out is
+    /// `ack-timeout`; a link taken away after a `CA` is `connection-lost`; a written send the
+    /// client was closed over is `in-flight-orphan`, an unwritten one `shutdown`).
+    /// [`Fate::cause_detail`] keeps the client's own name.
+    pub fn contract_cause(&self) -> Option<&'static str> {
+        let (cause, written, committed) = match self {
+            Fate::CommittedOnly { cause, .. } => (*cause, true, true),
+            Fate::UnknownFate { cause, .. } => (*cause, true, false),
+            Fate::NeverDelivered { cause } => (*cause, false, false),
+            Fate::Refused { reason } => return Some(reason.as_str()),
+            _ => return None,
+        };
+        let folded = match cause {
+            FateCause::Link(cause) => cause,
+            FateCause::DrainTimeout | FateCause::AppAckTimeout => Cause::AckTimeout,
+            FateCause::PayloadContainsFramingByte => Cause::FramingFatal,
+            FateCause::Cancelled
+            | FateCause::Closed
+            | FateCause::Destroyed
+            | FateCause::ClientDropped => match (committed, written) {
+                (true, _) => Cause::ConnectionLost,
+                (false, true) => Cause::InFlightOrphan,
+                (false, false) => Cause::Shutdown,
+            },
+        };
+        Some(folded.as_str())
+    }
+
+    /// The client's own reason when [`Fate::contract_cause`] folded it into a contract cause
+    /// (`app-ack-timeout`, `drain-timeout`, `cancelled`, `closed`, `destroyed`, ...).
+    pub fn cause_detail(&self) -> Option<&'static str> {
+        match (self.cause(), self.contract_cause()) {
+            (Some(own), Some(contract)) if own != contract => Some(own),
+            _ => None,
+        }
+    }
+
     pub fn latency(&self) -> Option<Duration> {
         match self {
             Fate::Accepted { latency, .. }

@@ -84,3 +84,44 @@ fn man_pages_are_current() {
         );
     }
 }
+
+#[test]
+fn every_subcommand_help_has_examples_and_exit_codes() {
+    for (sub, codes) in [
+        ("send", &["0", "1", "2", "3", "4", "5", "130"][..]),
+        ("listen", &["0", "2", "5"][..]),
+        ("probe", &["0", "1", "2", "3", "4", "5"][..]),
+        ("soak", &["0", "2", "4", "5", "6"][..]),
+    ] {
+        let out = mllp().args([sub, "--help"]).output().unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("Examples:"), "{sub} --help has no examples");
+        let section = text
+            .split("Exit codes")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{sub} --help does not document exit codes"));
+        for code in codes {
+            assert!(
+                section
+                    .lines()
+                    .any(|l| l.trim_start().starts_with(&format!("{code} "))),
+                "{sub} --help does not document exit code {code}"
+            );
+        }
+    }
+}
+
+#[test]
+fn probe_flags_are_not_filed_under_the_tls_heading() {
+    let out = mllp().args(["probe", "--help"]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let tls_section = text.split("\nTLS:").nth(1).expect("a TLS section");
+    let tls_section = tls_section.split("\n\n").next().unwrap();
+    for flag in ["--send", "--message", "--banner-wait", "--count", "--json"] {
+        assert!(
+            !tls_section.contains(flag),
+            "{flag} is listed under TLS:\n{tls_section}"
+        );
+    }
+}

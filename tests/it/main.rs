@@ -5,6 +5,7 @@ mod support;
 mod cli;
 mod client_flow;
 mod client_link;
+mod closed_stdout;
 mod conformance;
 mod framing;
 mod hl7_ack;

@@ -598,4 +598,102 @@ async fn ctrl_c_drains_prints_the_summary_and_exits_130() {
     assert_eq!(s["messages"], 3);
     assert_eq!(s["unknown_fate"], 3);
     assert_eq!(s["exit_code"], 130);
+    // The drain ran out: a SPEC cause, with the client's own reason beside it.
+    for r in run.messages() {
+        assert_eq!(r["outcome"], "unknown-fate", "{r}");
+        assert_eq!(r["cause"], "ack-timeout", "{r}");
+        assert_eq!(r["cause_detail"], "drain-timeout", "{r}");
+    }
+}
+
+/// The SPEC's cause names; every `cause` a user sees is one of them (or a refusal reason).
+const SPEC_CAUSES: &[&str] = &[
+    "dns-not-found",
+    "dns-failed",
+    "permission-denied",
+    "connection-refused",
+    "connection-reset",
+    "connect-timeout",
+    "host-unreachable",
+    "tls-verify",
+    "tls-handshake",
+    "framing-fatal",
+    "dead-peer",
+    "ack-timeout",
+    "peer-closed",
+    "in-flight-orphan",
+    "fifo-unsafe",
+    "connection-lost",
+    "duplicate-control-id",
+    "network-error",
+    "idle-timeout",
+    "max-connections",
+    "shutdown",
+];
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_application_ack_is_committed_only_with_the_spec_cause_ack_timeout() {
+    let peer = Peer::start(Script::always(Behaviour::Ack("CA"))).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "enh.hl7", ENHANCED.as_bytes());
+    let run = send(&to(
+        peer.port(),
+        &[
+            "--json",
+            "--correlate",
+            "control-id",
+            "--app-ack-timeout",
+            "200ms",
+            &path(&file),
+        ],
+    ))
+    .await;
+    let r = &run.messages()[0];
+    assert_eq!(r["outcome"], "committed-only", "{r}");
+    assert_eq!(r["cause"], "ack-timeout", "{r}");
+    assert_eq!(r["cause_detail"], "app-ack-timeout", "{r}");
+    assert_eq!(run.code, 3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_cause_in_records_is_a_spec_cause() {
+    // Orphans after a reset, resent never-written messages, a refused reconnect: all causes
+    // must come from the contract's list.
+    let peer = Peer::start(Script::then(
+        vec![Behaviour::ResetAfter(1)],
+        Behaviour::CloseAtOnce,
+    ))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "adt.hl7", &messages("C", 4));
+    let run = send(&to(
+        peer.port(),
+        &["--json", "--max-retries", "1", &path(&file)],
+    ))
+    .await;
+    let messages = run.messages();
+    assert_eq!(messages.len(), 4, "{}", run.stdout);
+    for r in &messages {
+        assert!(r.as_object().unwrap().contains_key("cause_detail"), "{r}");
+        if let Some(cause) = r["cause"].as_str() {
+            assert!(SPEC_CAUSES.contains(&cause), "not a SPEC cause: {r}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tolerated_deviation_is_warned_about_without_verbose_flags() {
+    // An enhanced-mode message on a FIFO client: the first reply settles it, with a warning.
+    let peer = Peer::start(Script::always(Behaviour::Ack("CA"))).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "enh.hl7", ENHANCED.as_bytes());
+    let run = send(&to(peer.port(), &[&path(&file)])).await;
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("MLLP_ACK_TWO_PHASE_UNAVAILABLE"),
+        "no warning: {}",
+        run.stderr
+    );
+    let quiet = send(&to(peer.port(), &["--quiet", &path(&file)])).await;
+    assert!(!quiet.stderr.contains("MLLP_ACK_TWO_PHASE_UNAVAILABLE"));
 }

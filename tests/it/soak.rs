@@ -144,6 +144,42 @@ fn accounting_closes_under_stalls_and_delays() {
 }
 
 #[test]
+fn after_the_duration_what_was_generated_settles_before_the_close() {
+    let run = soak(&[
+        "--duration",
+        "1s",
+        "--connections",
+        "2",
+        "--chaos",
+        "stall=0.002:200ms,delay=0.05:5ms",
+        "--seed",
+        "7",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_closes(&run);
+    assert_eq!(n(&run.report, "accepted"), n(&run.report, "generated"));
+}
+
+#[test]
+fn a_settle_wait_cut_by_the_drain_timeout_reports_the_rest_by_population() {
+    // The first message stalls the link far beyond the drain timeout: the window fills, the
+    // duration ends, and what is still pending is settled and counted, not lost.
+    let run = soak(&[
+        "--duration",
+        "300ms",
+        "--chaos",
+        "stall=1:30s",
+        "--drain-timeout",
+        "200ms",
+    ]);
+    assert_closes(&run);
+    let r = &run.report;
+    let pending = n(r, "unknown_fate") + n(r, "never_delivered");
+    assert!(pending > 0, "{r:#}");
+    assert_eq!(n(r, "accepted") + pending, n(r, "generated"), "{r:#}");
+}
+
+#[test]
 fn accounting_closes_under_link_drops() {
     let run = chaos("drop=0.002:300ms");
     assert!(n(&run.report, "reconnects") > 0, "{:#}", run.report);
@@ -277,6 +313,13 @@ fn an_unreachable_peer_ends_in_exit_4_with_the_accounting_closed() {
             .unwrap()
             > 0
     );
+    // Messages the closed client turned away carry a contract cause, not the client's own.
+    for cause in run.report["outcomes_by_cause"].as_object().unwrap().keys() {
+        assert!(
+            ["connection-refused", "shutdown", "in-flight-orphan"].contains(&cause.as_str()),
+            "not a SPEC cause: {cause}"
+        );
+    }
 }
 
 #[test]

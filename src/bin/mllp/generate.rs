@@ -29,7 +29,10 @@ pub struct ManArgs {
 
 pub fn completions(args: CompletionsArgs) -> anyhow::Result<Exit> {
     let mut cmd = Cli::command();
-    clap_complete::generate(args.shell, &mut cmd, "mllp", &mut std::io::stdout());
+    // Rendered first: the generator panics on a failed write.
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut cmd, "mllp", &mut script);
+    crate::stdout::write_all(&script)?;
     Ok(Exit::Success)
 }
 
@@ -37,7 +40,9 @@ pub fn man(args: ManArgs) -> anyhow::Result<Exit> {
     let cmd = Cli::command();
     match args.dir {
         None => {
-            clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
+            let mut page = Vec::new();
+            clap_mangen::Man::new(cmd).render(&mut page)?;
+            crate::stdout::write_all(&page)?;
         }
         Some(dir) => {
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;

@@ -1,5 +1,6 @@
 //! The `mllp` binary: parses arguments, runs one subcommand, and turns its outcome into an exit
-//! code in one place.
+//! code in one place. Stdout is written only through `stdout` (a closed pipe is no panic).
+#![deny(clippy::print_stdout)]
 
 mod cli;
 #[allow(dead_code)] // used as subcommands land
@@ -14,6 +15,7 @@ mod probe;
 mod prometheus;
 mod send;
 mod soak;
+mod stdout;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -22,6 +24,8 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let code = match run(cli) {
         Ok(code) => code,
+        // The reader left before there was anything to show: end quietly.
+        Err(err) if stdout::caused(&err) => exit::Exit::Usage,
         Err(err) => {
             eprintln!("mllp: error: {err:#}");
             exit::Exit::Usage

@@ -11,7 +11,6 @@ use clap::Args;
 use mllp::cause::Cause;
 use mllp::probe::stats::ProbeStats;
 use mllp::probe::{ProbeConfig, ProbeTls, Report, Send, Timeouts, VerdictClass};
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -25,7 +24,15 @@ Examples:
   mllp probe engine.example --json          one JSON object (SPEC section 6)
 
 Verdicts: ok (exit 0; 1 when the ACK was negative), transient (exit 4; 3 when a message was
-written and no ACK came), permanent (exit 5).";
+written and no ACK came), permanent (exit 5).
+
+Exit codes:
+  0  healthy
+  1  the ACK was negative (AE, AR, CE, CR)
+  2  usage error
+  3  the message was written and no ACK came back (or only its CA)
+  4  transient failure: trying later may work
+  5  permanent failure: configuration, TLS trust, not an MLLP peer";
 
 #[derive(Debug, Args)]
 #[command(after_help = EXAMPLES)]
@@ -39,9 +46,6 @@ pub struct ProbeArgs {
     /// The port (default 2575), when the target does not name one.
     #[arg(long)]
     pub port: Option<u16>,
-
-    #[command(flatten)]
-    pub tls: TlsArgs,
 
     /// Send one message and wait for its ACK (a synthetic ADT^A01 with processing ID D and a
     /// unique control ID, unless --message).
@@ -77,6 +81,10 @@ pub struct ProbeArgs {
     /// One JSON object per probe on stdout (and a summary object after several).
     #[arg(long)]
     pub json: bool,
+
+    // Last: a flattened group's heading applies to every flag after it.
+    #[command(flatten)]
+    pub tls: TlsArgs,
 }
 
 impl ProbeArgs {
@@ -158,7 +166,6 @@ pub fn run(args: ProbeArgs, diag: &Diag) -> anyhow::Result<Exit> {
 async fn probe_loop(args: &ProbeArgs, config: &ProbeConfig) -> Exit {
     let mut stats = ProbeStats::new();
     let mut seen = Observed::default();
-    let out = std::io::stdout();
     let repeated = args.count > 1;
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
@@ -174,7 +181,10 @@ async fn probe_loop(args: &ProbeArgs, config: &ProbeConfig) -> Exit {
             (false, false) => render::table(&report),
             (false, true) => render::line(seq, &report),
         };
-        let _ = writeln!(out.lock(), "{text}");
+        if crate::stdout::line(text).is_err() {
+            // Nobody reads the results any more: stop probing, keep what was seen.
+            return for_delivery(seen);
+        }
         if seq < args.count {
             tokio::select! {
                 _ = &mut interrupted => break,
@@ -190,7 +200,7 @@ async fn probe_loop(args: &ProbeArgs, config: &ProbeConfig) -> Exit {
         } else {
             render::stats_table(&config.target(), &summary)
         };
-        let _ = writeln!(out.lock(), "{text}");
+        let _ = crate::stdout::line(text);
     }
     exit
 }

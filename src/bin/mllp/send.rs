@@ -33,7 +33,16 @@ Resend policy (what each mode risks):
   --correlate control-id: every pending message is written again on the new connection;
      the risk is a duplicate at the receiver (most engines, and `listen --dedupe`,
      de-duplicate on MSH-10).
-Every message still ends in exactly one reported outcome: a resent message's is its last try's.";
+Every message still ends in exactly one reported outcome: a resent message's is its last try's.
+
+Exit codes (when several apply: 5, then 4, then 3, then 1):
+  0  every message accepted (AA, or CA when no application ACK was asked for)
+  1  the peer said no (AE, AR, CE, CR) for at least one message
+  2  usage error or unreadable input, before anything was sent
+  3  unknown fate: a message was written and no ACK came back (or only its CA)
+  4  transient connection failure, retries exhausted: trying later may work
+  5  permanent connection failure: configuration, TLS trust, not an MLLP peer
+  130 interrupted by Ctrl-C (the summary is still printed)";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CorrelateArg {
@@ -242,8 +251,9 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         diag,
         (!checked.unvalidated_stdin).then_some(checked.messages),
     );
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread: the link, the producer and the collector hand each message along without
+    // cross-thread wake-ups; file reading has its own thread.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the runtime")?;

@@ -66,7 +66,8 @@ fn merge(args: &SoakArgs) -> anyhow::Result<Exit> {
         }
     };
     merged.thresholds = args.thresholds().evaluate(&merged);
-    println!("{}", serde_json::to_string_pretty(&merged)?);
+    // The verdict stands whether or not the reader is still there.
+    let _ = crate::stdout::line(serde_json::to_string_pretty(&merged)?);
     let missed = !merged.accounting_ok || !merged.thresholds_ok();
     view::print_verdicts(&merged);
     Ok(if missed {

@@ -27,7 +27,12 @@ Examples:
   mllp listen --ack none > capture.hl7          a pure sink: commit, never answer
   mllp listen --sqlite rx.db --dedupe           rows in SQLite, repeats answered, not stored
   mllp listen --tls-cert s.pem --tls-key s.key --client-ca ca.pem --client-auth must
-  mllp listen --nack-rate 0.1 --ack-delay 200ms --seed 7   a misbehaving peer for testing";
+  mllp listen --nack-rate 0.1 --ack-delay 200ms --seed 7   a misbehaving peer for testing
+
+Exit codes:
+  0  stopped by SIGINT/SIGTERM after draining the commits under way
+  2  usage error (a refused wildcard bind included)
+  5  cannot bind the address, or cannot load the TLS material";
 
 #[derive(Debug, Args)]
 #[command(after_help = EXAMPLES)]

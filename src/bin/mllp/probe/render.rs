@@ -177,8 +177,27 @@ pub fn json(report: &Report, seq: Option<u32>) -> String {
             "ok".into(),
             json!(class == VerdictClass::Ok && !report.negative),
         );
+        if let Some(Value::Array(phases)) = map.get_mut("phases") {
+            fold_banner(phases);
+        }
     }
     value.to_string()
+}
+
+/// The contract's phase names are resolve, connect, tls, send and ack: the banner wait is
+/// reported inside the phase it follows (connect, or tls), as an object `banner` with its own
+/// `ok`, `ms` and findings.
+fn fold_banner(phases: &mut Vec<Value>) {
+    let Some(at) = phases.iter().position(|p| p["name"] == "banner") else {
+        return;
+    };
+    let mut banner = phases.remove(at);
+    if let Value::Object(fields) = &mut banner {
+        fields.remove("name");
+    }
+    if let Some(Value::Object(before)) = at.checked_sub(1).and_then(|i| phases.get_mut(i)) {
+        before.insert("banner".into(), banner);
+    }
 }
 
 pub fn json_summary(summary: &StatsSummary, exit: Exit) -> String {

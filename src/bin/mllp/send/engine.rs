@@ -161,6 +161,13 @@ pub async fn run(
         if notes.is_empty() {
             output.flush();
         }
+        // Nobody reads the results any more: read no more messages, drain, end quietly.
+        if crate::stdout::is_closed() && !stop.is_cancelled() {
+            ending.output_closed = !input_done;
+            stop.cancel();
+            let client = client.clone();
+            tokio::spawn(async move { client.close().await });
+        }
     }
     drop(resend_tx);
     stop.cancel();

@@ -60,7 +60,8 @@ impl Live {
         }
     }
 
-    /// A client event: security warnings always, the rest with `--events` (warnings also at -v).
+    /// A client event: security warnings always, protocol warnings unless `--quiet` (a
+    /// tolerated deviation is said out loud), the rest with `--events`.
     pub fn event(&self, event: &ClientEvent) {
         let diag = &self.diag;
         let line = match event {
@@ -74,7 +75,7 @@ impl Live {
                 );
                 return self.line(&line);
             }
-            _ if !(self.events || diag.verbose > 0 && matches!(event, ClientEvent::Warning(_))) => {
+            _ if !(self.events || !diag.quiet && matches!(event, ClientEvent::Warning(_))) => {
                 return
             }
             ClientEvent::StateChange(t) => diag.line(

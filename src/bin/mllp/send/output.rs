@@ -5,9 +5,10 @@
 use super::engine::Item;
 use super::SendArgs;
 use crate::diag::Diag;
+use crate::stdout::Out;
 use mllp::client::{Fate, Population};
 use serde_json::{json, Value};
-use std::io::{BufWriter, Stdout, Write};
+use std::io::{BufWriter, Write};
 
 pub struct Output {
     json: bool,
@@ -17,7 +18,7 @@ pub struct Output {
     color: bool,
     label_width: usize,
     id_width: usize,
-    out: BufWriter<Stdout>,
+    out: BufWriter<Out>,
 }
 
 /// What one message's record says, whatever the format.
@@ -26,6 +27,8 @@ struct Record<'a> {
     control_id: Option<String>,
     fate: &'a Fate,
     cause: Option<&'a str>,
+    /// The client's own reason when `cause` is the contract cause it folds into.
+    cause_detail: Option<&'a str>,
     /// MSA-3 and ERR-3 of a negative or committed-only ACK.
     text: Option<String>,
     error_code: Option<String>,
@@ -40,7 +43,7 @@ impl Output {
             color: diag.stdout_color && !args.json,
             label_width,
             id_width: 12,
-            out: BufWriter::with_capacity(64 * 1024, std::io::stdout()),
+            out: BufWriter::with_capacity(64 * 1024, Out),
         }
     }
 
@@ -60,7 +63,8 @@ impl Output {
             label: item.label(),
             control_id: item.control_id(),
             fate,
-            cause: cause.or(fate.cause()),
+            cause: cause.or(fate.contract_cause()),
+            cause_detail: fate.cause_detail().filter(|_| cause.is_none()),
             text: ack
                 .as_ref()
                 .and_then(|a| a.text)
@@ -100,6 +104,7 @@ impl Output {
             "ack_code": r.fate.ack_code().map(|c| c.as_str()),
             "latency_ms": r.fate.latency().map(ms),
             "cause": r.cause,
+            "cause_detail": r.cause_detail,
             "ack_text": r.text,
             "error_code": r.error_code,
             "attempts": item.resends + 1,
@@ -143,8 +148,10 @@ impl Output {
         if population != Population::Accepted {
             line.push_str("  ");
             line.push_str(population.as_str());
-            if let Some(cause) = r.cause {
-                line.push_str(&format!(" ({cause})"));
+            match (r.cause, r.cause_detail) {
+                (Some(cause), Some(detail)) => line.push_str(&format!(" ({cause}: {detail})")),
+                (Some(cause), None) => line.push_str(&format!(" ({cause})")),
+                _ => {}
             }
         }
         if let Some(text) = &r.text {

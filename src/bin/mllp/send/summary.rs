@@ -58,6 +58,8 @@ pub struct Ending {
     pub interrupted: bool,
     /// Reading the input failed part way (only with --stream, or a file changed meanwhile).
     pub input_failed: bool,
+    /// Stdout closed before the input was all read, so reading stopped there.
+    pub output_closed: bool,
 }
 
 /// The exit code: SPEC section 7, 5 then 4 then 3 then 1; 130 after Ctrl-C; 3 when the
@@ -84,7 +86,9 @@ pub fn decide(tally: &Tally, ending: Ending) -> Exit {
         thresholds_missed: false,
     };
     match exit::for_delivery(observed) {
-        Exit::Success | Exit::Negative if ending.input_failed => Exit::Usage,
+        Exit::Success | Exit::Negative if ending.input_failed || ending.output_closed => {
+            Exit::Usage
+        }
         exit => exit,
     }
 }

@@ -13,7 +13,14 @@ Examples:
   mllp soak --chaos reset=0.01,delay=0.1:50ms,drop=0.0005:3s --duration 5m
   mllp soak --host engine.test --template adt.hl7 --rate 50 --duration 8h --report soak.json
   mllp soak --host engine.test --allow-synthetic --max-p99 200ms --min-throughput 500
-  mllp soak --merge a.json b.json                    combine reports from several machines";
+  mllp soak --merge a.json b.json                    combine reports from several machines
+
+Exit codes (when several apply: 5, then 4, then 6):
+  0  the run stayed within its thresholds and its accounting closed
+  2  usage error or unreadable template
+  4  a connection gave up on a transient failure
+  5  a connection gave up on a permanent failure: configuration, TLS trust, not an MLLP peer
+  6  a threshold was missed, or the accounting did not close";
 
 #[derive(Debug, Args)]
 #[command(after_help = EXAMPLES)]

@@ -3,10 +3,12 @@
 //! chaos policy, and taking the whole link down for a while when a drop strikes.
 
 use super::plan::Plan;
+use super::worker::End;
 use anyhow::Context;
 use mllp::server::sink::OutDirSink;
 use mllp::server::{Accept, AcceptFuture, PlainTcp, Server, ServerConfig, Shutdown, Sink};
-use mllp::soak::{ChaosPolicy, ControlIds, FaultKind, Ledger, LedgerSink};
+use mllp::soak::report::Accounting;
+use mllp::soak::{ChaosPolicy, ControlIds, FaultKind, Ledger, LedgerSink, Tally};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -78,6 +80,38 @@ impl Embedded {
     pub async fn stop(self) {
         self.stop.cancel();
         let _ = self.task.await;
+    }
+
+    /// Stop, then check the ledger against what the sender counted: every accepted message
+    /// committed, nothing committed that was never delivered, no more and no fewer commits.
+    pub async fn account(self, tally: &Tally, ends: &[End], accounting: &mut Accounting) {
+        let ledger = self.ledger.clone();
+        self.stop().await;
+        let totals = ledger.totals();
+        for end in ends {
+            for seq in &end.never_delivered {
+                if ledger.is_committed(end.index, *seq) {
+                    accounting.problems.push(format!(
+                        "connection {} message {seq}: never delivered by the sender, committed by the listener",
+                        end.index + 1
+                    ));
+                }
+            }
+        }
+        let delivered_at_most = tally.generated - tally.never_delivered.min(tally.generated);
+        if totals.committed > delivered_at_most {
+            accounting.problems.push(format!(
+                "the listener committed {} messages, more than the {delivered_at_most} the sender may have delivered",
+                totals.committed
+            ));
+        }
+        if totals.committed < tally.accepted {
+            accounting.problems.push(format!(
+                "{} messages accepted but only {} committed by the listener",
+                tally.accepted, totals.committed
+            ));
+        }
+        accounting.listener = Some(totals);
     }
 }
 

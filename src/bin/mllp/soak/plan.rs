@@ -302,6 +302,10 @@ pub async fn execute(plan: Plan, diag: &Diag) -> anyhow::Result<Outcome> {
             countdown: generated_all.clone(),
             updates: updates.clone(),
             ledger: embedded.as_ref().map(|e| e.ledger.clone()),
+            settle_quiet: plan.link.ack_timeout
+                + plan.link.give_up_after
+                + plan.link.connect_timeout,
+            drain_timeout: plan.link.drain_timeout,
             generated_counter: Arc::default(),
         };
         conns.push(monitor::Conn::new(client, worker.generated()));
@@ -319,10 +323,25 @@ pub async fn execute(plan: Plan, diag: &Diag) -> anyhow::Result<Outcome> {
     if stopped_by == "interrupt" && !diag.quiet {
         eprintln!("mllp: interrupted: draining, then reporting");
     }
-    stop.cancel();
+    // Out of messages, the workers wait for every fate; `stop` would cut that wait to the drain
+    // timeout, so it fires only for the duration or Ctrl-C (also while the last fates settle).
+    let interrupt = if stopped_by == "messages" {
+        let stop = stop.clone();
+        Some(tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                stop.cancel();
+            }
+        }))
+    } else {
+        stop.cancel();
+        None
+    };
     let mut ends = Vec::new();
     for w in workers.drain(..) {
         ends.push(w.await.context("a connection task failed")?);
+    }
+    if let Some(interrupt) = interrupt {
+        interrupt.abort();
     }
     let elapsed = start.elapsed();
     let monitored = monitor.await.context("the monitor task failed")?;
@@ -334,33 +353,7 @@ pub async fn execute(plan: Plan, diag: &Diag) -> anyhow::Result<Outcome> {
         accounting.problems.extend(end.problems.iter().cloned());
     }
     if let Some(listener) = embedded.take() {
-        let ledger = listener.ledger.clone();
-        listener.stop().await;
-        let totals = ledger.totals();
-        for end in &ends {
-            for seq in &end.never_delivered {
-                if ledger.is_committed(end.index, *seq) {
-                    accounting.problems.push(format!(
-                        "connection {} message {seq}: never delivered by the sender, committed by the listener",
-                        end.index + 1
-                    ));
-                }
-            }
-        }
-        let delivered_at_most = tally.generated - tally.never_delivered.min(tally.generated);
-        if totals.committed > delivered_at_most {
-            accounting.problems.push(format!(
-                "the listener committed {} messages, more than the {delivered_at_most} the sender may have delivered",
-                totals.committed
-            ));
-        }
-        if totals.committed < tally.accepted {
-            accounting.problems.push(format!(
-                "{} messages accepted but only {} committed by the listener",
-                tally.accepted, totals.committed
-            ));
-        }
-        accounting.listener = Some(totals);
+        listener.account(&tally, &ends, &mut accounting).await;
     }
     if let Some(proxy) = proxy.take() {
         proxy.stop();
@@ -379,11 +372,11 @@ pub async fn execute(plan: Plan, diag: &Diag) -> anyhow::Result<Outcome> {
         std::fs::write(path, text + "\n")
             .with_context(|| format!("writing --report {}", path.display()))?;
     }
-    if plan.json {
-        println!("{}", serde_json::to_string(&report)?);
-    } else {
-        view::print_summary(&report);
-    }
+    // A closed stdout loses only the copy for the reader who left: the run keeps its exit code.
+    let _ = match plan.json {
+        true => crate::stdout::line(serde_json::to_string(&report)?),
+        false => crate::stdout::write_all(view::summary(&report).as_bytes()),
+    };
     view::print_verdicts(&report);
     Ok(Outcome {
         permanent: monitored.permanent,

@@ -176,34 +176,42 @@ fn states(conns: &[ConnLine]) -> String {
     items.join(" ")
 }
 
-/// The human report on stdout (without `--json`).
-pub fn print_summary(r: &Report) {
+/// The human report for stdout (without `--json`).
+pub fn summary(r: &Report) -> String {
+    let mut text = String::new();
+    let mut line = |l: String| {
+        text.push_str(&l);
+        text.push('\n');
+    };
     let l = &r.latency_ms;
-    println!(
+    line(format!(
         "soak: {} generated in {:.1}s, {:.1} accepted/s",
         r.generated, r.elapsed_s, r.throughput
-    );
-    println!(
+    ));
+    line(format!(
         "  accepted {}  negative {}  committed-only {}  unknown-fate {}  never-delivered {}  refused {}",
         r.accepted, r.negative, r.committed_only, r.unknown_fate, r.never_delivered, r.refused
-    );
-    println!("  ack codes:{}", or_none(&r.by_code));
-    println!(
+    ));
+    line(format!("  ack codes:{}", or_none(&r.by_code)));
+    line(format!(
         "  latency ms: p50 {:.3}  p90 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}",
         l.p50, l.p90, l.p99, l.p999, l.max
-    );
-    println!(
+    ));
+    line(format!(
         "  reconnects {}  link errors:{}",
         r.reconnects,
         or_none(&r.errors_by_cause)
-    );
+    ));
     if !r.outcomes_by_cause.is_empty() {
-        println!("  not accepted, by cause:{}", or_none(&r.outcomes_by_cause));
+        line(format!(
+            "  not accepted, by cause:{}",
+            or_none(&r.outcomes_by_cause)
+        ));
     }
-    println!(
+    line(format!(
         "  bytes sent {}  received {}",
         r.bytes.sent, r.bytes.received
-    );
+    ));
     let listener = r
         .accounting
         .listener
@@ -219,7 +227,8 @@ pub fn print_summary(r: &Report) {
     } else {
         "DOES NOT CLOSE"
     };
-    println!("  accounting {verdict}{listener}");
+    line(format!("  accounting {verdict}{listener}"));
+    text
 }
 
 fn or_none(map: &BTreeMap<String, u64>) -> String {

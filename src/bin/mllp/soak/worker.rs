@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -61,9 +62,25 @@ pub struct Worker {
     pub countdown: Countdown,
     pub updates: mpsc::Sender<Update>,
     pub ledger: Option<Arc<Ledger>>,
+    /// How long the settle wait may see no fate at all before it gives up (the client's own
+    /// bounds: ACK timeout plus reconnect give-up).
+    pub settle_quiet: Duration,
+    /// How long what was generated may take to settle once `stop` fired.
+    pub drain_timeout: Duration,
     #[doc(hidden)]
     pub generated_counter: Arc<AtomicU64>,
 }
+
+/// Why generating ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Generated {
+    /// The budget is spent (or the link gave up): every message is given its chance.
+    Exhausted,
+    /// `stop` fired (duration, Ctrl-C): what was generated settles within the drain timeout.
+    Stopped,
+}
+
+type Collected = (Vec<u64>, Vec<String>);
 
 /// What a connection leaves for the accounting.
 pub struct End {
@@ -88,12 +105,14 @@ impl Worker {
 
     pub async fn run(self) -> End {
         let (tx, rx) = mpsc::channel::<InFlight>(self.window.max(64) * 2);
+        let settled = Arc::new(AtomicU64::new(0));
         let collector = tokio::spawn(collect(
             self.index,
             rx,
             self.start,
             self.updates.clone(),
             self.ledger.clone(),
+            settled.clone(),
         ));
         let closed = CancellationToken::new();
         let events = tokio::spawn(forward_events(
@@ -102,11 +121,24 @@ impl Worker {
             self.updates.clone(),
             closed.clone(),
         ));
-        self.generate(&tx).await;
+        let why = self.generate(&tx).await;
         self.countdown.one_done();
         drop(tx);
-        let _ = self.client.close().await;
-        let (never_delivered, problems) = collector.await.unwrap_or_default();
+        // `close()` fails sends not yet written as never delivered, so it must wait until every
+        // generated message has its fate; only a wait cut short closes with sends still pending.
+        let collected = match self.settle(collector, &settled, why).await {
+            Ok(collected) => {
+                let _ = self.client.close().await;
+                collected
+            }
+            Err(collector) => {
+                // The wait's bound is spent: settle the rest now (unwritten -> never delivered,
+                // written -> unknown fate) rather than wait a drain timeout more.
+                let _ = self.client.destroy().await;
+                collector.await.unwrap_or_default()
+            }
+        };
+        let (never_delivered, problems) = collected;
         closed.cancel();
         let _ = events.await;
         End {
@@ -116,11 +148,45 @@ impl Worker {
         }
     }
 
-    async fn generate(&self, tx: &mpsc::Sender<InFlight>) {
+    /// Wait until the collector has every generated message's fate. `Err` hands the collector
+    /// back when the wait's bound ran out first: after `stop`, the drain timeout; otherwise (or
+    /// before `stop`) `settle_quiet` without a single fate settling.
+    async fn settle(
+        &self,
+        mut collector: JoinHandle<Collected>,
+        settled: &AtomicU64,
+        why: Generated,
+    ) -> Result<Collected, JoinHandle<Collected>> {
+        let mut drain_deadline =
+            (why == Generated::Stopped).then(|| Instant::now() + self.drain_timeout);
+        let mut seen = settled.load(Ordering::Relaxed);
+        let mut quiet_deadline = Instant::now() + self.settle_quiet;
+        loop {
+            let deadline = drain_deadline.map_or(quiet_deadline, |d| d.min(quiet_deadline));
+            tokio::select! {
+                collected = &mut collector => return Ok(collected.unwrap_or_default()),
+                // Ctrl-C while the last messages settle: bound the rest by the drain timeout.
+                _ = self.stop.cancelled(), if drain_deadline.is_none() => {
+                    drain_deadline = Some(Instant::now() + self.drain_timeout);
+                }
+                _ = tokio::time::sleep_until(deadline) => {
+                    let now = Instant::now();
+                    let progress = settled.load(Ordering::Relaxed);
+                    if drain_deadline.is_some_and(|d| d <= now) || progress == seen {
+                        return Err(collector);
+                    }
+                    seen = progress;
+                    quiet_deadline = now + self.settle_quiet;
+                }
+            }
+        }
+    }
+
+    async fn generate(&self, tx: &mpsc::Sender<InFlight>) -> Generated {
         if !self.delay_start.is_zero() {
             tokio::select! {
                 _ = tokio::time::sleep(self.delay_start) => {}
-                _ = self.stop.cancelled() => return,
+                _ = self.stop.cancelled() => return Generated::Stopped,
             }
         }
         let mut pacer = self.schedule.map(|s| Pacer::new(s, self.start));
@@ -132,28 +198,31 @@ impl Worker {
         let mut buf = BytesMut::with_capacity(64 * 1024);
         let mut seq: u64 = 0;
         loop {
-            if self.budget.is_some_and(|b| seq >= b) || self.stop.is_cancelled() {
-                return;
+            if self.budget.is_some_and(|b| seq >= b) {
+                return Generated::Exhausted;
+            }
+            if self.stop.is_cancelled() {
+                return Generated::Stopped;
             }
             // A link that gave up takes nothing more: stop rather than spin on refusals.
             if seq % 64 == 0 && self.client.state() == mllp::client::State::Closed {
-                return;
+                return Generated::Exhausted;
             }
             let (from, permit) = match (&mut pacer, &gate) {
                 (Some(pacer), _) => tokio::select! {
                     biased;
-                    _ = self.stop.cancelled() => return,
+                    _ = self.stop.cancelled() => return Generated::Stopped,
                     due = pacer.tick() => (due, None),
                 },
                 (None, Some(gate)) => tokio::select! {
                     biased;
-                    _ = self.stop.cancelled() => return,
+                    _ = self.stop.cancelled() => return Generated::Stopped,
                     permit = gate.clone().acquire_owned() => match permit {
                         Ok(permit) => (Instant::now(), Some(permit)),
-                        Err(_) => return,
+                        Err(_) => return Generated::Exhausted,
                     },
                 },
-                (None, None) => return,
+                (None, None) => return Generated::Exhausted,
             };
             let template = &self.templates[(seq % self.templates.len() as u64) as usize];
             let id = self.ids.format(self.index, seq);
@@ -171,7 +240,7 @@ impl Worker {
                 _permit: permit,
             };
             if tx.send(item).await.is_err() {
-                return;
+                return Generated::Exhausted;
             }
             seq += 1;
         }
@@ -206,7 +275,8 @@ async fn collect(
     start: Instant,
     updates: mpsc::Sender<Update>,
     ledger: Option<Arc<Ledger>>,
-) -> (Vec<u64>, Vec<String>) {
+    settled: Arc<AtomicU64>,
+) -> Collected {
     let mut batch = Vec::with_capacity(BATCH);
     let mut ticker = tokio::time::interval(BATCH_AGE);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -233,6 +303,7 @@ async fn collect(
                 _ = ticker.tick() => flush(&mut batch).await,
             }
         };
+        settled.fetch_add(1, Ordering::Relaxed);
         let now = Instant::now();
         if let Some(ledger) = &ledger {
             if matches!(fate, Fate::Accepted { .. }) && !ledger.is_committed(index, item.seq) {
@@ -253,7 +324,7 @@ async fn collect(
             latency: now.saturating_duration_since(item.from),
             population: fate.population(),
             code: fate.ack_code(),
-            cause: fate.cause(),
+            cause: fate.contract_cause(),
         });
         drop(item);
         if batch.len() >= BATCH {

@@ -1,0 +1,179 @@
+//! Durable-sink and idle-memory benchmark for `mllp listen` (the real binary):
+//! 1. throughput of `--sqlite` (group commit) beside `--out-dir` (one fsynced file per message),
+//!    same load, same run, as a ratio;
+//! 2. resident memory of `listen` holding idle connections opened by this process.
+//!
+//! `ulimit -n 30000; cargo bench --bench listen_sinks` (env: SINK_CONNECTIONS, SINK_WINDOW,
+//! SINK_SECONDS, IDLE_CONNECTIONS; the descriptor limit must cover IDLE_CONNECTIONS, here and in
+//! the child, which inherits it).
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn message(n: u64) -> Vec<u8> {
+    format!("\x0bMSH|^~\\&|LOAD|FAC|RCV|FAC|20240101120000||ADT^A01|L{n:09}|P|2.5\rEVN|A01|20240101120000\rPID|1||123456^^^HOSP^MR||DOE^JANE||19800101|F\rPV1|1|I|W^1^1\r\x1c\r").into_bytes()
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        println!("listen_sinks: bench");
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let connections = env_or("SINK_CONNECTIONS", 8);
+    let window = env_or("SINK_WINDOW", 16);
+    let seconds = env_or("SINK_SECONDS", 3);
+    let bin = env!("CARGO_BIN_EXE_mllp");
+    let dir = tempfile::tempdir().unwrap();
+    println!("listen_sinks: {connections} connections, window {window}, {seconds} s per sink");
+    let out_dir = dir.path().join("inbox");
+    std::fs::create_dir(&out_dir).unwrap();
+    let db = dir.path().join("rx.db");
+    let mut rates = Vec::new();
+    for (name, flag, target) in [
+        ("out-dir", "--out-dir", &out_dir),
+        ("sqlite", "--sqlite", &db),
+    ] {
+        let mut child = start(
+            Command::new(bin)
+                .args(["-q", "listen", "--port", "0", flag])
+                .arg(target),
+        );
+        let addr = address(&mut child);
+        let (messages, elapsed) = runtime.block_on(drive(
+            addr,
+            connections,
+            window,
+            Duration::from_secs(seconds),
+        ));
+        let _ = child.kill();
+        let _ = child.wait();
+        let rate = messages as f64 / elapsed;
+        println!("{name:>8}: {rate:>9.0} msg/s ({messages} messages)");
+        rates.push(rate);
+    }
+    println!("  sqlite / out-dir throughput: {:.2}x", rates[1] / rates[0]);
+
+    let idle = env_or("IDLE_CONNECTIONS", 10_000) as usize;
+    let mut child = start(Command::new(bin).args([
+        "-q",
+        "listen",
+        "--port",
+        "0",
+        "--max-connections",
+        &(idle + 100).to_string(),
+    ]));
+    let addr = address(&mut child);
+    let before = rss_kib(child.id());
+    let held = runtime.block_on(async {
+        let mut held = Vec::with_capacity(idle);
+        for _ in 0..idle {
+            match TcpStream::connect(addr).await {
+                Ok(s) => held.push(s),
+                Err(e) => {
+                    println!(
+                        "  connect failed after {}: {e} (raise ulimit -n)",
+                        held.len()
+                    );
+                    break;
+                }
+            }
+        }
+        // One round trip on the last connection proves every earlier accept has been served.
+        if let Some(last) = held.last_mut() {
+            last.write_all(&message(0)).await.unwrap();
+            let mut buf = [0u8; 512];
+            let _ = last.read(&mut buf).await;
+        }
+        held
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let after = rss_kib(child.id());
+    println!(
+        "    idle: {} connections held: VmRSS {:.1} MiB (empty server {:.1} MiB, {:.2} KiB per connection; target < 64 MiB)",
+        held.len(),
+        after as f64 / 1024.0,
+        before as f64 / 1024.0,
+        (after.saturating_sub(before)) as f64 / held.len().max(1) as f64
+    );
+    drop(held);
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+fn start(command: &mut Command) -> Child {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start listen")
+}
+
+/// The address from the first stderr line; the rest is drained so the server never blocks.
+fn address(child: &mut Child) -> SocketAddr {
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    line.trim()
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap_or_else(|_| panic!("no address in {line:?}"))
+}
+
+/// Each connection sends `window` messages, reads their ACKs, and repeats until `run` is over.
+async fn drive(addr: SocketAddr, connections: u64, window: u64, run: Duration) -> (u64, f64) {
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..connections {
+        tasks.push(tokio::spawn(async move {
+            let mut stream = TcpStream::connect(addr).await.unwrap();
+            let mut done = 0u64;
+            let mut buf = vec![0u8; 64 * 1024];
+            while start.elapsed() < run {
+                let mut batch = Vec::new();
+                for i in 0..window {
+                    batch.extend_from_slice(&message(c * 1_000_000_000 + done + i));
+                }
+                stream.write_all(&batch).await.unwrap();
+                let mut acks = 0;
+                while acks < window {
+                    let n = stream.read(&mut buf).await.unwrap();
+                    assert!(n > 0, "listen closed the connection");
+                    acks += buf[..n].iter().filter(|b| **b == 0x1c).count() as u64;
+                }
+                done += window;
+            }
+            done
+        }));
+    }
+    let mut total = 0;
+    for t in tasks {
+        total += t.await.unwrap();
+    }
+    (total, start.elapsed().as_secs_f64())
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
