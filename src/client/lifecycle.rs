@@ -86,6 +86,10 @@ impl Actor {
                         cause,
                         class: cause.class(),
                     });
+                    // A failed retry returns to RECONNECTING even when it is the last one, so
+                    // giving up leaves from there (RECONNECTING -> CLOSED). A first connect that
+                    // is never retried (reconnect off, or a permanent cause) closes directly.
+                    let retrying = self.episode.is_some();
                     match self.retry_delay(cause) {
                         Some(delay) => {
                             self.transition(State::Reconnecting, Reason::ConnectFailed(cause));
@@ -94,6 +98,9 @@ impl Actor {
                             }
                         }
                         None => {
+                            if retrying {
+                                self.transition(State::Reconnecting, Reason::ConnectFailed(cause));
+                            }
                             self.transition(State::Closed, Reason::GaveUp(cause));
                             self.settle_all(FateCause::Link(cause));
                             return None;
