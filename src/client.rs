@@ -18,6 +18,7 @@ mod admission;
 mod correlate;
 mod lifecycle;
 mod link;
+mod submit;
 
 pub use backoff::{
     Backoff, BackoffConfig, ExponentialBackoff, GiveUpAfter, LastError, MaxRetries, RetryContext,
@@ -32,15 +33,13 @@ pub use stats::{Latency, Stats};
 use crate::ack::AckCode;
 use crate::transport::Connector;
 use admission::Admission;
-use bytes::Bytes;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot};
-use tokio_util::sync::CancellationToken;
 
 /// State shared between the handle side and the actor.
 #[derive(Debug)]
@@ -59,6 +58,8 @@ impl Shared {
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Command {
     Send(actor::Pending),
+    /// Sends admitted together by [`Client::send_many`], in order.
+    SendMany(Vec<actor::Pending>),
     Cancel(u64),
     Close(oneshot::Sender<DrainReport>),
     Destroy(oneshot::Sender<DrainReport>),
@@ -143,89 +144,6 @@ impl Client {
     /// The latency histogram (microseconds), mergeable across clients and runs.
     pub fn latency_histogram(&self) -> hdrhistogram::Histogram<u64> {
         self.shared.counters().latency.clone()
-    }
-
-    /// Hand one payload (an HL7 message, unframed) to the client. Under `reject` a full window
-    /// settles the handle at once as refused; under `wait` this waits for room, bounded by the
-    /// ACK timeout.
-    pub async fn send(&self, payload: Bytes) -> SendHandle {
-        self.send_cancellable(payload, &CancellationToken::new())
-            .await
-    }
-
-    /// As [`Client::send`]; `cancel` aborts a wait for room (the send is then never delivered).
-    /// After admission, cancel through [`SendHandle::cancel`].
-    pub async fn send_cancellable(&self, payload: Bytes, cancel: &CancellationToken) -> SendHandle {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (fate_tx, fate_rx) = oneshot::channel();
-        let (commit_tx, commit_rx) = oneshot::channel();
-        let handle = SendHandle {
-            id,
-            fate: fate_rx,
-            commit: Some(commit_rx),
-            commands: self.commands.downgrade(),
-        };
-        let shared = &self.shared;
-        let settle_now = move |fate_tx: oneshot::Sender<Fate>, fate: Fate| {
-            shared.counters().record_fate(&fate);
-            let _ = fate_tx.send(fate);
-        };
-        if memchr::memchr2(crate::framing::VT, crate::framing::FS, &payload).is_some() {
-            settle_now(
-                fate_tx,
-                Fate::NeverDelivered {
-                    cause: FateCause::PayloadContainsFramingByte,
-                },
-            );
-            return handle;
-        }
-        let len = payload.len();
-        let admitted = match self.options.on_backpressure {
-            OnBackpressure::Reject => self
-                .shared
-                .admission
-                .try_admit(len)
-                .then_some(())
-                .ok_or(Refusal::WindowFull),
-            OnBackpressure::Wait => {
-                match self
-                    .shared
-                    .admission
-                    .admit_wait(len, self.options.ack_timeout, cancel)
-                    .await
-                {
-                    admission::Waited::Admitted => Ok(()),
-                    admission::Waited::TimedOut => Err(Refusal::WaitTimedOut),
-                    admission::Waited::Cancelled => {
-                        settle_now(
-                            fate_tx,
-                            Fate::NeverDelivered {
-                                cause: FateCause::Cancelled,
-                            },
-                        );
-                        return handle;
-                    }
-                }
-            }
-        };
-        if let Err(reason) = admitted {
-            settle_now(fate_tx, Fate::Refused { reason });
-            return handle;
-        }
-        let pending = actor::Pending::new(id, payload, fate_tx, commit_tx);
-        if let Err(mpsc::error::SendError(Command::Send(pending))) =
-            self.commands.send(Command::Send(pending)).await
-        {
-            // The actor is gone (the client is closed): the send was never taken in.
-            self.shared.admission.release(len);
-            pending.settle_detached(
-                &self.shared,
-                Fate::NeverDelivered {
-                    cause: FateCause::Closed,
-                },
-            );
-        }
-        handle
     }
 
     /// Drain: stop taking sends, wait for the ACKs of written sends (up to the drain timeout, or

@@ -11,7 +11,8 @@ use crate::hl7;
 use crate::transport::Connector;
 use crate::warning::{Warning, WarningCode};
 use bytes::Bytes;
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::sync::{broadcast, mpsc, oneshot};
@@ -45,14 +46,16 @@ impl Pending {
         fate_tx: oneshot::Sender<Fate>,
         commit_tx: oneshot::Sender<Commit>,
     ) -> Self {
-        let scan = hl7::scan(&payload);
-        let (control_id, enhanced) = match &scan.msh {
-            Some(msh) => (
-                msh.control_id()
-                    .filter(|c| !c.is_empty())
-                    .map(|c| payload.slice_ref(c)),
-                msh.is_enhanced(),
-            ),
+        let (control_id, enhanced) = match first_msh(&payload) {
+            Some(msh) => {
+                let (control_id, enhanced) = header_fields(&msh);
+                (
+                    control_id
+                        .filter(|c| !c.is_empty())
+                        .map(|c| payload.slice_ref(c)),
+                    enhanced,
+                )
+            }
             None => (None, false),
         };
         Pending {
@@ -118,6 +121,55 @@ impl Pending {
     }
 }
 
+/// The first MSH of a payload: its first segment when it starts with `MSH` (the usual case,
+/// read without scanning the rest of the message), else the full scan's.
+fn first_msh(payload: &[u8]) -> Option<hl7::Msh<'_>> {
+    if payload.starts_with(b"MSH") {
+        let end = memchr::memchr2(b'\r', b'\n', payload).unwrap_or(payload.len());
+        return hl7::Msh::parse(&payload[..end]);
+    }
+    hl7::scan(payload).msh
+}
+
+/// MSH-10, and whether MSH-15 or MSH-16 is not empty: what `Msh::control_id` and
+/// `Msh::is_enhanced` say, in one pass over the segment instead of three.
+fn header_fields<'a>(msh: &hl7::Msh<'a>) -> (Option<&'a [u8]>, bool) {
+    let Some(fields) = msh.segment.get(4..) else {
+        return (None, false);
+    };
+    let separator = msh.delimiters.field;
+    let (mut control_id, mut enhanced) = (None, false);
+    // Piece i of the split is MSH-(i + 2).
+    for (i, field) in fields.split(|&b| b == separator).enumerate().take(15) {
+        match i {
+            8 => control_id = Some(field),
+            13 | 14 => enhanced |= !field.is_empty(),
+            _ => {}
+        }
+    }
+    (control_id, enhanced)
+}
+
+#[cfg(test)]
+#[test]
+fn header_fields_agree_with_msh() {
+    for segment in [
+        &b"MSH|^~\\&|A|B|C|D|T||ADT^A01|42|P|2.5"[..],
+        b"MSH|^~\\&|A|B|C|D|T||ADT^A01|42|P|2.5|||AL|",
+        b"MSH|^~\\&|A|B|C|D|T||ADT^A01||P|2.5||||NE|x",
+        b"MSH#^~\\&#A#B#C#D#T##ADT^A01#7#P",
+        b"MSH|",
+        b"MSH",
+    ] {
+        let msh = hl7::Msh::parse(segment).unwrap();
+        assert_eq!(
+            header_fields(&msh),
+            (msh.control_id(), msh.is_enhanced()),
+            "{segment:?}"
+        );
+    }
+}
+
 /// Control IDs recently given up on, to tell a late ACK from an unmatched one. Bounded.
 #[derive(Debug, Default)]
 pub(crate) struct LateSet {
@@ -142,6 +194,28 @@ impl LateSet {
     }
 }
 
+/// Sends by id. A hash map: an ordered map moves whole `Pending`s about on every insert and
+/// remove, which cost more than anything else the actor did per send.
+pub(crate) type Sends = HashMap<u64, Pending, BuildHasherDefault<IdHasher>>;
+
+/// Ids are consecutive integers: one multiplication spreads them well enough.
+#[derive(Default)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
 /// A written frame's place in the order of the current connection.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Slot {
@@ -157,8 +231,8 @@ pub(crate) struct Actor {
     pub events: broadcast::Sender<ClientEvent>,
     pub rx: mpsc::Receiver<Command>,
     pub state: State,
-    /// Every unsettled send, by id (= admission order).
-    pub sends: BTreeMap<u64, Pending>,
+    /// Every unsettled send, by id (ids follow admission order: see `ordered_ids`).
+    pub sends: Sends,
     /// Sends to write on the current (or next) connection, in order.
     pub queue: VecDeque<u64>,
     /// Written on the current connection, in write order. FIFO keeps slots of cancelled sends
@@ -174,6 +248,9 @@ pub(crate) struct Actor {
     pub closing: Vec<oneshot::Sender<DrainReport>>,
     pub episode: Option<Episode>,
     pub last_success: Option<Instant>,
+    /// Set while the link loop credits a read's worth of ACKs: room is given back at once but
+    /// waiters are woken once after, so they find all of it, not one send's worth.
+    pub defer_wake: bool,
 }
 
 /// One reconnect episode: from the first failure to the next successful connect.
@@ -199,7 +276,7 @@ impl Actor {
             events,
             rx,
             state: State::Connecting,
-            sends: BTreeMap::new(),
+            sends: Sends::default(),
             queue: VecDeque::new(),
             flight: VecDeque::new(),
             by_control: HashMap::new(),
@@ -209,6 +286,7 @@ impl Actor {
             closing: Vec::new(),
             episode: None,
             last_success: None,
+            defer_wake: false,
         }
     }
 
@@ -249,7 +327,10 @@ impl Actor {
                 self.by_control.remove(cid);
             }
         }
-        self.shared.admission.release(p.payload.len());
+        self.shared.admission.give_back(p.payload.len());
+        if !self.defer_wake {
+            self.shared.admission.wake();
+        }
         self.shared.counters().record_fate(&fate);
         if let Some(report) = &mut self.report {
             report.record(id, &fate);
@@ -301,11 +382,17 @@ impl Actor {
         self.settle(id, fate);
     }
 
+    /// The ids of every unsettled send, in admission order.
+    pub fn ordered_ids(&self) -> Vec<u64> {
+        let mut ids: Vec<u64> = self.sends.keys().copied().collect();
+        ids.sort_unstable();
+        ids
+    }
+
     /// Settle every pending send as cut off by `cause` (CA'd ones as committed-only).
     pub fn settle_all(&mut self, cause: FateCause) {
         let now = Instant::now();
-        let ids: Vec<u64> = self.sends.keys().copied().collect();
-        for id in ids {
+        for id in self.ordered_ids() {
             let fate = self.sends[&id].cut_off(cause, now);
             self.settle(id, fate);
         }

@@ -2,6 +2,7 @@
 //! taken before a send reaches the actor and given back when its fate is decided.
 
 use super::options::Window;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -18,6 +19,17 @@ pub(crate) struct Admission {
     window: Window,
     held: Mutex<Held>,
     freed: Notify,
+    /// Callers in `admit_wait`: releases wake no one when it is zero.
+    waiting: AtomicUsize,
+}
+
+/// Counts one caller in `admit_wait` for as long as it waits, however the wait ends.
+struct WaitingGuard<'a>(&'a AtomicUsize);
+
+impl Drop for WaitingGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 pub(crate) enum Waited {
@@ -32,6 +44,7 @@ impl Admission {
             window,
             held: Mutex::new(Held::default()),
             freed: Notify::new(),
+            waiting: AtomicUsize::new(0),
         }
     }
 
@@ -58,9 +71,20 @@ impl Admission {
         &self,
         len: usize,
         limit: Duration,
-        cancel: &CancellationToken,
+        cancel: Option<&CancellationToken>,
     ) -> Waited {
         let deadline = tokio::time::Instant::now() + limit;
+        // Counted before the first check under the lock: a release that this check misses sees
+        // the count after its own update, and wakes this waiter.
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let _waiting = WaitingGuard(&self.waiting);
+        let cancelled = async {
+            match cancel {
+                Some(cancel) => cancel.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(cancelled);
         loop {
             let freed = self.freed.notified();
             tokio::pin!(freed);
@@ -72,19 +96,31 @@ impl Admission {
             tokio::select! {
                 _ = &mut freed => {}
                 _ = tokio::time::sleep_until(deadline) => return Waited::TimedOut,
-                _ = cancel.cancelled() => return Waited::Cancelled,
+                () = &mut cancelled => return Waited::Cancelled,
             }
         }
     }
 
-    /// Give back the room of one settled send.
+    /// Give back the room of one settled send, and wake the callers waiting for room.
     pub fn release(&self, len: usize) {
-        {
-            let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
-            held.count = held.count.saturating_sub(1);
-            held.bytes = held.bytes.saturating_sub(len);
+        self.give_back(len);
+        self.wake();
+    }
+
+    /// Give back the room of one settled send without waking anyone yet: the caller calls
+    /// [`Admission::wake`] before it next waits, so waiters wake once for all the room freed.
+    pub fn give_back(&self, len: usize) {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        held.count = held.count.saturating_sub(1);
+        held.bytes = held.bytes.saturating_sub(len);
+    }
+
+    /// Wake the callers waiting for room, if any.
+    pub fn wake(&self) {
+        // Read after the update under the lock: a waiter whose check missed it is counted.
+        if self.waiting.load(Ordering::SeqCst) > 0 {
+            self.freed.notify_waiters();
         }
-        self.freed.notify_waiters();
     }
 
     #[cfg(test)]

@@ -15,7 +15,7 @@ use tokio::time::Instant;
 
 impl Actor {
     /// One inbound frame on the client: an ACK to credit, or a warning.
-    pub(crate) fn on_ack(&mut self, payload: Bytes, offset: u64) {
+    pub(crate) fn on_ack(&mut self, payload: Bytes, offset: u64, now: Instant) {
         let at = Some(offset);
         let parsed = hl7::scan_ack(&payload)
             .and_then(|view| AckCode::parse(view.code).map(|code| (code, view.control_id)));
@@ -26,7 +26,6 @@ impl Actor {
             return;
         };
         let msa2 = payload.slice_ref(msa2);
-        let now = Instant::now();
         let ack = AckPayload::new(payload);
         let id = match self.options.correlation {
             Correlation::Fifo => {

@@ -43,6 +43,7 @@ impl Actor {
     fn idle_command(&mut self, cmd: Option<Command>) -> Option<Stop> {
         match cmd {
             Some(Command::Send(p)) => self.accept(p),
+            Some(Command::SendMany(ps)) => ps.into_iter().for_each(|p| self.accept(p)),
             Some(Command::Cancel(id)) => self.cancel(id, Instant::now()),
             Some(Command::Close(tx)) => return Some((Some(tx), FateCause::Closed)),
             Some(Command::Destroy(tx)) => return Some((Some(tx), FateCause::Destroyed)),
@@ -85,6 +86,10 @@ impl Actor {
                         cause,
                         class: cause.class(),
                     });
+                    // A failed retry returns to RECONNECTING even when it is the last one, so
+                    // giving up leaves from there (RECONNECTING -> CLOSED). A first connect that
+                    // is never retried (reconnect off, or a permanent cause) closes directly.
+                    let retrying = self.episode.is_some();
                     match self.retry_delay(cause) {
                         Some(delay) => {
                             self.transition(State::Reconnecting, Reason::ConnectFailed(cause));
@@ -93,6 +98,9 @@ impl Actor {
                             }
                         }
                         None => {
+                            if retrying {
+                                self.transition(State::Reconnecting, Reason::ConnectFailed(cause));
+                            }
                             self.transition(State::Closed, Reason::GaveUp(cause));
                             self.settle_all(FateCause::Link(cause));
                             return None;
@@ -208,7 +216,7 @@ impl Actor {
         let now = Instant::now();
         self.flight.clear();
         self.app_wait.clear();
-        let ids: Vec<u64> = self.sends.keys().copied().collect();
+        let ids = self.ordered_ids();
         let fifo = self.options.correlation == Correlation::Fifo;
         for id in ids {
             let p = &self.sends[&id];
@@ -233,7 +241,7 @@ impl Actor {
             }
         }
         // Control-ID mode writes every remaining send again, in admission order.
-        self.queue = self.sends.keys().copied().collect();
+        self.queue = self.ordered_ids().into();
     }
 
     /// Go to CLOSED from a non-draining state, settling everything.
@@ -258,20 +266,23 @@ impl Actor {
         }
     }
 
+    fn refuse_detached(&self, p: super::actor::Pending) {
+        self.shared.admission.release(p.payload.len());
+        p.settle_detached(
+            &self.shared,
+            Fate::NeverDelivered {
+                cause: FateCause::Closed,
+            },
+        );
+    }
+
     /// After CLOSED: settle whatever is still in the command channel.
     async fn refuse_leftovers(&mut self) {
         self.rx.close();
         while let Some(cmd) = self.rx.recv().await {
             match cmd {
-                Command::Send(p) => {
-                    self.shared.admission.release(p.payload.len());
-                    p.settle_detached(
-                        &self.shared,
-                        Fate::NeverDelivered {
-                            cause: FateCause::Closed,
-                        },
-                    );
-                }
+                Command::Send(p) => self.refuse_detached(p),
+                Command::SendMany(ps) => ps.into_iter().for_each(|p| self.refuse_detached(p)),
                 Command::Close(tx) | Command::Destroy(tx) => {
                     let _ = tx.send(DrainReport::default());
                 }

@@ -16,4 +16,5 @@ mod listen_tls;
 mod probe;
 mod send;
 mod send_cli;
+mod send_output;
 mod soak;

@@ -2,7 +2,9 @@
 //! that reads frames and writes ACKs.
 
 use crate::cause::Cause;
-use crate::client::{Client, ClientEvent, ClientOptions, Fate, Population, SendHandle, State};
+use crate::client::{
+    Client, ClientEvent, ClientOptions, Fate, Population, Reason, SendHandle, State,
+};
 use crate::framing::{encode_frame, Decoded, MllpCodec, Tolerance};
 use crate::resolve::BoxFuture;
 use crate::transport::{Connection, Connector, LinkError, Phase};
@@ -109,6 +111,17 @@ pub fn states(events: &[ClientEvent]) -> Vec<(State, State)> {
         .iter()
         .filter_map(|e| match e {
             ClientEvent::StateChange(t) => Some((t.from, t.to)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The state changes with their reasons.
+pub fn transitions(events: &[ClientEvent]) -> Vec<(State, State, Reason)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            ClientEvent::StateChange(t) => Some((t.from, t.to, t.reason)),
             _ => None,
         })
         .collect()

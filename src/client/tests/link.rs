@@ -58,27 +58,96 @@ async fn failed_attempts_then_give_up() {
         inner: seeded(),
         max: 2,
     });
-    let plans = vec![
-        Plan::Fail(Cause::ConnectionRefused),
-        Plan::Fail(Cause::ConnectionRefused),
-        Plan::Fail(Cause::ConnectionRefused),
-    ];
+    let refused = Cause::ConnectionRefused;
+    let plans = (0..3).map(|_| Plan::Fail(refused)).collect();
     let mut rig = rig(plans, reconnecting(strategy));
     let h = rig.client.send(msg("1", "")).await;
     let events = rig.wait_state(Closed).await;
+    // The last failed attempt still returns to RECONNECTING; giving up leaves from there.
     assert_eq!(
-        states(&events),
+        transitions(&events),
         [
-            (Connecting, Reconnecting),
-            (Reconnecting, Connecting),
-            (Connecting, Reconnecting),
-            (Reconnecting, Connecting),
-            (Connecting, Closed),
+            (Connecting, Reconnecting, Reason::ConnectFailed(refused)),
+            (Reconnecting, Connecting, Reason::BackoffElapsed),
+            (Connecting, Reconnecting, Reason::ConnectFailed(refused)),
+            (Reconnecting, Connecting, Reason::BackoffElapsed),
+            (Connecting, Reconnecting, Reason::ConnectFailed(refused)),
+            (Reconnecting, Closed, Reason::GaveUp(refused)),
         ]
     );
+    assert_eq!(rig.client.stats().reconnect_attempts, 2);
     let fate = h.await;
     assert_eq!(fate.population(), Population::NeverDelivered);
     assert_eq!(fate.cause(), Some("connection-refused"));
+    assert_accounts(&rig.client, &[fate]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn give_up_after_leaves_from_reconnecting() {
+    let steady = BackoffConfig {
+        jitter: 0.0,
+        ..Default::default()
+    };
+    // 100 + 200 + 400 ms fit in the second; the fourth failure would wait 800 ms more.
+    let strategy: Arc<dyn RetryStrategy> = Arc::new(GiveUpAfter {
+        inner: Arc::new(ExponentialBackoff::seeded(steady, 3)),
+        limit: Duration::from_secs(1),
+    });
+    let reset = Cause::ConnectionReset;
+    let plans = (0..4).map(|_| Plan::Fail(reset)).collect();
+    let mut rig = rig(plans, reconnecting(strategy));
+    let start = tokio::time::Instant::now();
+    let events = rig.wait_state(Closed).await;
+    assert_eq!(start.elapsed(), Duration::from_millis(700));
+    let mut expected = vec![];
+    for _ in 0..3 {
+        expected.push((Connecting, Reconnecting, Reason::ConnectFailed(reset)));
+        expected.push((Reconnecting, Connecting, Reason::BackoffElapsed));
+    }
+    expected.push((Connecting, Reconnecting, Reason::ConnectFailed(reset)));
+    expected.push((Reconnecting, Closed, Reason::GaveUp(reset)));
+    assert_eq!(transitions(&events), expected);
+    assert_eq!(rig.client.state(), Closed);
+}
+
+#[tokio::test(start_paused = true)]
+async fn permanent_cause_while_reconnecting_leaves_from_reconnecting() {
+    let verify = Cause::TlsVerify;
+    let mut rig = rig(
+        vec![Plan::Accept, Plan::Fail(verify)],
+        reconnecting(seeded()),
+    );
+    let peer = rig.peer().await;
+    rig.wait_state(Connected).await;
+    drop(peer);
+    rig.wait_state(Reconnecting).await;
+    // Admitted while the link is down: queued for the next connection, which never comes.
+    let h = rig.client.send(msg("1", "")).await;
+    let events = rig.wait_state(Closed).await;
+    assert_eq!(
+        transitions(&events),
+        [
+            (Reconnecting, Connecting, Reason::BackoffElapsed),
+            (Connecting, Reconnecting, Reason::ConnectFailed(verify)),
+            (Reconnecting, Closed, Reason::GaveUp(verify)),
+        ]
+    );
+    assert_eq!(rig.client.stats().reconnect_attempts, 1);
+    let fate = h.await;
+    assert_eq!(fate.population(), Population::NeverDelivered);
+    assert_eq!(fate.cause(), Some("tls-verify"));
+    assert_accounts(&rig.client, &[fate]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn first_connect_without_reconnect_closes_directly() {
+    let refused = Cause::ConnectionRefused;
+    let mut rig = rig(vec![Plan::Fail(refused)], ClientOptions::default());
+    let events = rig.wait_state(Closed).await;
+    assert_eq!(
+        transitions(&events),
+        [(Connecting, Closed, Reason::GaveUp(refused))]
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -3,3 +3,4 @@
 mod flow;
 mod harness;
 mod link;
+mod many;
