@@ -1,6 +1,7 @@
 //! The actor that owns the link: connect, back off, reconnect, and settle sends when the link or
 //! the client ends. The connected phase (writing, reading, correlation, timers) is in `link`.
 
+use super::admission::Room;
 use super::events::ClientEvent;
 use super::fate::{AckPayload, DrainReport, Fate, FateCause};
 use super::options::{ClientOptions, Correlation};
@@ -24,6 +25,8 @@ pub(crate) struct Pending {
     pub payload: Bytes,
     pub control_id: Option<Bytes>,
     pub enhanced: bool,
+    /// Its room in the window: dropping the send, settled or not, gives it back.
+    room: Room,
     fate_tx: Option<oneshot::Sender<Fate>>,
     commit_tx: Option<oneshot::Sender<Commit>>,
     /// The last write of its frame, on any connection.
@@ -43,6 +46,7 @@ impl Pending {
     pub fn new(
         id: u64,
         payload: Bytes,
+        room: Room,
         fate_tx: oneshot::Sender<Fate>,
         commit_tx: oneshot::Sender<Commit>,
     ) -> Self {
@@ -63,6 +67,7 @@ impl Pending {
             control_id,
             enhanced,
             payload,
+            room,
             fate_tx: Some(fate_tx),
             commit_tx: Some(commit_tx),
             written: None,
@@ -71,9 +76,11 @@ impl Pending {
     }
 
     /// Settle a send that never reached the actor.
-    pub fn settle_detached(mut self, shared: &Shared, fate: Fate) {
+    pub fn settle_detached(self, shared: &Shared, fate: Fate) {
+        // Room first: a caller woken by the fate may send again at once.
+        drop(self.room);
         shared.counters().record_fate(&fate);
-        if let Some(tx) = self.fate_tx.take() {
+        if let Some(tx) = self.fate_tx {
             let _ = tx.send(fate);
         }
     }
@@ -319,7 +326,7 @@ impl Actor {
 
     /// Decide a send's fate: give back its room, count it, tell its handle and the report.
     pub fn settle(&mut self, id: u64, fate: Fate) {
-        let Some(mut p) = self.sends.remove(&id) else {
+        let Some(p) = self.sends.remove(&id) else {
             return;
         };
         if let Some(cid) = &p.control_id {
@@ -327,15 +334,16 @@ impl Actor {
                 self.by_control.remove(cid);
             }
         }
-        self.shared.admission.give_back(p.payload.len());
-        if !self.defer_wake {
-            self.shared.admission.wake();
+        if self.defer_wake {
+            p.room.give_back_quietly();
+        } else {
+            drop(p.room);
         }
         self.shared.counters().record_fate(&fate);
         if let Some(report) = &mut self.report {
             report.record(id, &fate);
         }
-        if let Some(tx) = p.fate_tx.take() {
+        if let Some(tx) = p.fate_tx {
             let _ = tx.send(fate);
         }
     }

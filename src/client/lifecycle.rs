@@ -267,7 +267,6 @@ impl Actor {
     }
 
     fn refuse_detached(&self, p: super::actor::Pending) {
-        self.shared.admission.release(p.payload.len());
         p.settle_detached(
             &self.shared,
             Fate::NeverDelivered {

@@ -1,5 +1,6 @@
 //! Unit tests of the client core over in-memory links on tokio's paused clock.
 
+mod dropped;
 mod flow;
 mod harness;
 mod link;
