@@ -1,9 +1,11 @@
 //! End-to-end `mllp send` benchmark: 100,000 ADT messages from files to `mllp listen` (stdout to
-//! /dev/null) on loopback, pipelined (window 64) and one at a time, beside a raw tokio TCP
-//! ping-pong of the same sizes measured in the same run. Prints figures and ratios, and the peak
-//! RSS (VmHWM) of the send process.
+//! /dev/null) on loopback, pipelined (window 64) and one at a time, beside two baselines measured
+//! in the same run with the same frames and window: a raw tokio TCP client against an
+//! in-process peer that answers each frame with an AA naming its MSH-10 (the client benchmark's
+//! ping-pong), and the same raw client against `mllp listen` (which tells the receiver's share
+//! from the sender's). Prints figures and ratios, and the peak RSS (VmHWM) of the send process.
 //!
-//! `cargo bench --bench send_e2e` (MESSAGES=N to change the count).
+//! `cargo bench --bench send_e2e` (MESSAGES=N to change the count, RUNS=N to repeat).
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -22,14 +24,18 @@ fn adt(i: usize) -> Vec<u8> {
     .into_bytes()
 }
 
-const ACK: &[u8] =
-    b"\x0bMSH|^~\\&|RECEIVER|FAC|SENDER|FAC|20240101120000||ACK^A01|A0000001|P|2.5\rMSA|AA|MSG00000001\r\x1c\r";
+const ACK_HEAD: &[u8] =
+    b"\x0bMSH|^~\\&|RECEIVER|FAC|SENDER|FAC|20240101120000||ACK^A01|A0000001|P|2.5\rMSA|AA|";
 
 fn main() {
     let messages: usize = std::env::var("MESSAGES")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(100_000);
+    let runs: usize = std::env::var("RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
     let dir = tempfile::tempdir().unwrap();
     let per_file = messages.div_ceil(FILES);
     let mut written = 0;
@@ -45,32 +51,50 @@ fn main() {
             file.write_all(&adt(written)).unwrap();
         }
     }
+    // The raw client sends exactly the bytes send reads from the files, framed.
+    let frames: Vec<Vec<u8>> = (1..=messages)
+        .map(|i| {
+            let mut f = vec![0x0b];
+            f.extend_from_slice(&adt(i));
+            f.extend_from_slice(&[0x1c, 0x0d]);
+            f
+        })
+        .collect();
     let size = adt(1).len();
     println!("send_e2e: {messages} ADT messages of ~{size} bytes in {FILES} files, loopback");
 
-    let raw_pipelined = raw_ping_pong(messages, size, 64);
-    let raw_sequential = raw_ping_pong(messages, size, 1);
-    let (pipelined, rss_p) = send_run(dir.path(), messages, &["--window", "64"]);
-    let (sequential, rss_s) = send_run(dir.path(), messages, &["--no-pipeline"]);
+    for run in 1..=runs {
+        let raw_p = raw_against(Peer::Echo, &frames, 64);
+        let raw_s = raw_against(Peer::Echo, &frames, 1);
+        let listen_p = raw_against(Peer::Listen, &frames, 64);
+        let listen_s = raw_against(Peer::Listen, &frames, 1);
+        let (pipelined, rss_p) = send_run(dir.path(), messages, &["--window", "64"]);
+        let (sequential, rss_s) = send_run(dir.path(), messages, &["--no-pipeline"]);
 
-    println!("raw ping-pong pipelined (64)  {raw_pipelined:>10.0} msg/s");
-    println!("raw ping-pong sequential      {raw_sequential:>10.0} msg/s");
-    println!(
-        "mllp send pipelined (64)      {pipelined:>10.0} msg/s  {:.2}x raw  peak RSS {:.1} MB",
-        pipelined / raw_pipelined,
-        rss_p as f64 / 1024.0
-    );
-    println!(
-        "mllp send --no-pipeline       {sequential:>10.0} msg/s  {:.2}x raw  peak RSS {:.1} MB",
-        sequential / raw_sequential,
-        rss_s as f64 / 1024.0
-    );
-    println!(
-        "targets: pipelined >= 0.5x raw and > 100000 msg/s: {}; sequential >= 0.9x raw: {}; RSS < 20 MB: {}",
-        verdict(pipelined >= 0.5 * raw_pipelined && pipelined > 100_000.0),
-        verdict(sequential >= 0.9 * raw_sequential),
-        verdict(rss_p.max(rss_s) < 20 * 1024)
-    );
+        println!("run {run}/{runs}");
+        println!("  raw client -> raw ACK peer, window 64   {raw_p:>10.0} msg/s");
+        println!("  raw client -> raw ACK peer, window 1    {raw_s:>10.0} msg/s");
+        println!("  raw client -> mllp listen, window 64    {listen_p:>10.0} msg/s");
+        println!("  raw client -> mllp listen, window 1     {listen_s:>10.0} msg/s");
+        println!(
+            "  mllp send -> mllp listen, window 64     {pipelined:>10.0} msg/s  {:.2}x raw peer  {:.2}x raw->listen  peak RSS {:.1} MB",
+            pipelined / raw_p,
+            pipelined / listen_p,
+            rss_p as f64 / 1024.0
+        );
+        println!(
+            "  mllp send -> mllp listen, --no-pipeline {sequential:>10.0} msg/s  {:.2}x raw peer  {:.2}x raw->listen  peak RSS {:.1} MB",
+            sequential / raw_s,
+            sequential / listen_s,
+            rss_s as f64 / 1024.0
+        );
+        println!(
+            "  targets (vs raw peer): pipelined >= 0.5x and > 100000 msg/s: {}; sequential >= 0.9x: {}; RSS < 20 MB: {}",
+            verdict(pipelined >= 0.5 * raw_p && pipelined > 100_000.0),
+            verdict(sequential >= 0.9 * raw_s),
+            verdict(rss_p.max(rss_s) < 20 * 1024)
+        );
+    }
 }
 
 fn verdict(ok: bool) -> &'static str {
@@ -81,8 +105,8 @@ fn verdict(ok: bool) -> &'static str {
     }
 }
 
-/// One `mllp send` run against a fresh `mllp listen`: messages per second and VmHWM in KiB.
-fn send_run(dir: &std::path::Path, messages: usize, extra: &[&str]) -> (f64, u64) {
+/// A fresh `mllp listen` on a free port (stdout to /dev/null), and its address.
+fn spawn_listen() -> (std::process::Child, std::net::SocketAddr) {
     let bin = env!("CARGO_BIN_EXE_mllp");
     let mut listen = Command::new(bin)
         .args(["--log-format", "json", "listen", "--port", "0"])
@@ -93,9 +117,16 @@ fn send_run(dir: &std::path::Path, messages: usize, extra: &[&str]) -> (f64, u64
     let mut lines = BufReader::new(listen.stderr.take().unwrap()).lines();
     let first = lines.next().unwrap().unwrap();
     let event: serde_json::Value = serde_json::from_str(&first).unwrap();
-    let addr: std::net::SocketAddr = event["addr"].as_str().unwrap().parse().unwrap();
+    let addr = event["addr"].as_str().unwrap().parse().unwrap();
     // Keep draining listen's stderr so it never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
+    (listen, addr)
+}
+
+/// One `mllp send` run against a fresh `mllp listen`: messages per second and VmHWM in KiB.
+fn send_run(dir: &std::path::Path, messages: usize, extra: &[&str]) -> (f64, u64) {
+    let bin = env!("CARGO_BIN_EXE_mllp");
+    let (mut listen, addr) = spawn_listen();
 
     let started = Instant::now();
     let mut send = Command::new(bin)
@@ -134,73 +165,145 @@ fn send_run(dir: &std::path::Path, messages: usize, extra: &[&str]) -> (f64, u64
     (messages as f64 / elapsed.as_secs_f64(), peak)
 }
 
-/// Raw tokio TCP: frames of `size` bytes out, a fixed ACK frame back for each, at most `window`
-/// outstanding. Messages per second.
-fn raw_ping_pong(messages: usize, size: usize, window: usize) -> f64 {
+#[derive(Clone, Copy)]
+enum Peer {
+    /// In-process: answers each frame with an AA naming its MSH-10, the ACKs of one read
+    /// coalesced into one write (the client benchmark's peer).
+    Echo,
+    /// A fresh `mllp listen`, as the send runs use.
+    Listen,
+}
+
+/// The baseline client: raw tokio TCP, the given frames, at most `window` unacknowledged (a
+/// semaphore refilled as whole ACK frames arrive, each checked to be the AA of the next message
+/// in order), no fates, no timers, no output. Messages per second.
+fn raw_against(peer: Peer, frames: &[Vec<u8>], window: usize) -> f64 {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
-    rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            let (mut tcp, _) = listener.accept().await.unwrap();
-            tcp.set_nodelay(true).unwrap();
-            let mut buf = vec![0u8; 64 * 1024];
-            let mut out = Vec::with_capacity(64 * 1024);
-            loop {
-                let n = match tcp.read(&mut buf).await {
-                    Ok(0) | Err(_) => return,
-                    Ok(n) => n,
-                };
-                for _ in memchr::memchr_iter(0x1c, &buf[..n]) {
-                    out.extend_from_slice(ACK);
-                }
-                if !out.is_empty() {
-                    tcp.write_all(&out).await.unwrap();
-                    out.clear();
-                }
+    let mut child = None;
+    let addr = match peer {
+        Peer::Listen => {
+            let (c, addr) = spawn_listen();
+            child = Some(c);
+            addr
+        }
+        Peer::Echo => rt.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            tokio::spawn(echo_peer(listener));
+            addr
+        }),
+    };
+    let rate = rt.block_on(raw_client(addr, frames, window));
+    if let Some(mut c) = child {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    rate
+}
+
+async fn echo_peer(listener: tokio::net::TcpListener) {
+    let (mut tcp, _) = listener.accept().await.unwrap();
+    tcp.set_nodelay(true).unwrap();
+    let mut buf = Vec::with_capacity(1 << 16);
+    let mut out = Vec::with_capacity(1 << 16);
+    loop {
+        match tcp.read_buf(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let mut start = 0;
+        while let Some(end) = memchr::memchr(0x1c, &buf[start..]) {
+            let payload = &buf[start + 1..start + end];
+            out.extend_from_slice(ACK_HEAD);
+            out.extend_from_slice(control_id(payload));
+            out.extend_from_slice(b"\r\x1c\r");
+            start += end + 2;
+        }
+        buf.drain(..start.min(buf.len()));
+        if !out.is_empty() {
+            if tcp.write_all(&out).await.is_err() {
+                return;
             }
-        });
-        let mut frame = vec![0x0b];
-        frame.resize(size + 1, b'X');
-        frame.extend_from_slice(&[0x1c, 0x0d]);
-        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-        tcp.set_nodelay(true).unwrap();
-        let (mut rd, mut wr) = tcp.into_split();
-        let started = Instant::now();
-        let (credit_tx, mut credit_rx) = tokio::sync::mpsc::unbounded_channel::<usize>();
-        let reader = tokio::spawn(async move {
-            let mut buf = vec![0u8; 64 * 1024];
+            out.clear();
+        }
+    }
+}
+
+/// MSH-10 of a payload (the tenth `|`-separated field of the first segment).
+fn control_id(payload: &[u8]) -> &[u8] {
+    let segment = payload.split(|b| *b == b'\r').next().unwrap_or_default();
+    segment.split(|b| *b == b'|').nth(9).unwrap_or_default()
+}
+
+async fn raw_client(addr: std::net::SocketAddr, frames: &[Vec<u8>], window: usize) -> f64 {
+    let messages = frames.len();
+    // What each ACK must name, in order: the raw client correlates FIFO, as `send` does.
+    let ids: Vec<Vec<u8>> = frames
+        .iter()
+        .map(|f| control_id(&f[1..]).to_vec())
+        .collect();
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.set_nodelay(true).unwrap();
+    let (mut rd, mut wr) = tcp.into_split();
+    let credit = std::sync::Arc::new(tokio::sync::Semaphore::new(window));
+    let started = Instant::now();
+    let reader = {
+        let credit = credit.clone();
+        tokio::spawn(async move {
+            let mut buf = Vec::with_capacity(1 << 16);
             let mut acked = 0;
             while acked < messages {
-                let n = rd.read(&mut buf).await.unwrap();
-                let k = memchr::memchr_iter(0x1c, &buf[..n]).count();
-                acked += k;
-                if k > 0 {
-                    let _ = credit_tx.send(k);
+                let n = rd.read_buf(&mut buf).await.unwrap();
+                assert!(n > 0, "peer closed early");
+                // Only whole ACK frames count, each an AA whose MSA-2 is the next message's
+                // MSH-10; a partial frame waits for the next read.
+                let mut start = 0;
+                let mut k = 0;
+                while let Some(end) = memchr::memchr(0x1c, &buf[start..]) {
+                    let (code, id) = msa(&buf[start..start + end]);
+                    assert_eq!(code, b"AA", "ACK {acked} is not AA");
+                    assert_eq!(id, &ids[acked + k][..], "ACK {acked} names another message");
+                    k += 1;
+                    start += end + 2;
                 }
+                buf.drain(..start.min(buf.len()));
+                acked += k;
+                credit.add_permits(k);
             }
-        });
-        let mut sent = 0;
-        let mut outstanding = 0;
-        let mut batch = Vec::with_capacity(window * frame.len());
-        while sent < messages {
-            while outstanding < window && sent < messages {
-                batch.extend_from_slice(&frame);
-                outstanding += 1;
-                sent += 1;
-            }
-            wr.write_all(&batch).await.unwrap();
-            batch.clear();
-            outstanding -= credit_rx.recv().await.unwrap();
-            while let Ok(k) = credit_rx.try_recv() {
-                outstanding -= k;
-            }
+        })
+    };
+    let mut batch = Vec::with_capacity(1 << 16);
+    let mut sent = 0;
+    while sent < messages {
+        credit.acquire().await.unwrap().forget();
+        let mut take = 1;
+        while let Ok(p) = credit.try_acquire() {
+            p.forget();
+            take += 1;
         }
-        reader.await.unwrap();
-        messages as f64 / started.elapsed().as_secs_f64()
-    })
+        for f in &frames[sent..(sent + take).min(messages)] {
+            batch.extend_from_slice(f);
+        }
+        sent += take;
+        wr.write_all(&batch).await.unwrap();
+        batch.clear();
+    }
+    reader.await.unwrap();
+    messages as f64 / started.elapsed().as_secs_f64()
+}
+
+/// MSA-1 and MSA-2 of an ACK frame (VT and the bytes before the FS).
+fn msa(frame: &[u8]) -> (&[u8], &[u8]) {
+    let at = memchr::memmem::find(frame, b"\rMSA|").expect("an MSA segment") + 5;
+    let segment = frame[at..]
+        .split(|b| *b == b'\r')
+        .next()
+        .unwrap_or_default();
+    let mut fields = segment.split(|b| *b == b'|');
+    let code = fields.next().unwrap_or_default();
+    (code, fields.next().unwrap_or_default())
 }

@@ -66,9 +66,9 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -l window-bytes -d 'Payl
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l rate -d 'Send at most this many messages per second (`200` or `200/s`)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-resends -d 'Most times one message is resent after reconnects' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l failed-out -d 'Write every message that did not end accepted to DIR, one file each' -r -F
-complete -c mllp -n "__fish_mllp_using_subcommand send" -l progress -d 'Progress bar on stderr' -r -f -a "auto\t''
-always\t''
-never\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l progress -d 'Progress bar on stderr' -r -f -a "auto\t'When stderr is a terminal, and not under --json or --quiet'
+always\t'Always, even when stderr is not a terminal'
+never\t'Never'"
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l color -d 'When to colour output' -r -f -a "auto\t''
 always\t''
 never\t''"

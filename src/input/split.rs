@@ -71,7 +71,8 @@ enum LineEnd {
     Eof,
 }
 
-/// Splits one byte stream into [`Message`]s. An iterator; after the first error it ends.
+/// Splits one byte stream into [`Message`]s. An iterator; after the first error it ends, and
+/// every message completed before the error comes out before it.
 ///
 /// Rules, in order of precedence:
 /// - Layout is decided by the first byte that is not whitespace (SP, HT, CR, LF; a UTF-8 byte
@@ -96,6 +97,8 @@ pub struct Splitter<R> {
     buf: BytesMut,
     open: Option<Open>,
     ready: VecDeque<Message>,
+    /// The error that ended the input, given out after the messages completed before it.
+    failed: Option<InputError>,
     index: u64,
     peak_capacity: usize,
 }
@@ -118,6 +121,7 @@ impl<R: BufRead> Splitter<R> {
             buf: BytesMut::new(),
             open: None,
             ready: VecDeque::new(),
+            failed: None,
             index: 0,
             peak_capacity: 0,
         }
@@ -227,6 +231,8 @@ impl<R: BufRead> Splitter<R> {
             Stop::Eof => LineEnd::Eof,
             Stop::Fs if framed => LineEnd::FrameEnd,
             Stop::Vt | Stop::Fs => {
+                // A bad line that starts the next message leaves the one before it whole.
+                self.close_before_bad_line(start);
                 return Err(InputError::FramingByte {
                     name: self.name.to_string(),
                     line: self.reader.line(),
@@ -235,15 +241,12 @@ impl<R: BufRead> Splitter<R> {
                     } else {
                         crate::framing::FS
                     },
-                })
+                });
             }
             Stop::Limit => {
-                // A line too long to be part of any message: name the message it would start.
-                let starts_one = matches!(
-                    classify(&self.buf[start..]),
-                    LineKind::Msh | LineKind::BatchHeader(_)
-                );
-                if starts_one || self.open.is_none() {
+                // A line too long to be part of any message: name the message it would start,
+                // and leave the one before it whole.
+                if self.close_before_bad_line(start) {
                     self.open = None;
                 }
                 return Err(self.too_large(line));
@@ -263,6 +266,21 @@ impl<R: BufRead> Splitter<R> {
                 self.finish()
             }
         }
+    }
+
+    /// A bad line (in `buf[start..]`, whole or cut short) that starts a message or a batch
+    /// proves the open message complete: close it, so it comes out before the error. Inside a
+    /// batch kept whole it proves nothing. True when the line starts one.
+    fn close_before_bad_line(&mut self, start: usize) -> bool {
+        let kept_batch = self.open.is_some_and(|o| o.closes_at.is_some());
+        let starts_one = matches!(
+            classify(&self.buf[start..]),
+            LineKind::Msh | LineKind::BatchHeader(_)
+        );
+        if starts_one && !kept_batch {
+            self.close(start);
+        }
+        starts_one
     }
 
     /// Act on the line in `buf[start..]` by its kind.
@@ -418,13 +436,16 @@ impl<R: BufRead> Iterator for Splitter<R> {
             if let Some(message) = self.ready.pop_front() {
                 return Some(Ok(message));
             }
+            if let Some(error) = self.failed.take() {
+                return Some(Err(error));
+            }
             if self.layout == Layout::Done {
                 return None;
             }
             if let Err(e) = self.step() {
+                // Messages completed before the problem come out first, then the error.
                 self.layout = Layout::Done;
-                self.ready.clear();
-                return Some(Err(e));
+                self.failed = Some(e);
             }
         }
     }

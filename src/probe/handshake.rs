@@ -155,7 +155,11 @@ fn verify_failure(
     let (detail, hint) = match err {
         C::Expired | C::ExpiredContext { .. } => (
             match cert {
-                Some(c) => format!("certificate expired on {} ({} days ago)", c.not_after, -c.days_left),
+                Some(c) => {
+                    let days = -c.days_left;
+                    let unit = if days == 1 { "day" } else { "days" };
+                    format!("certificate expired on {} ({days} {unit} ago)", c.not_after)
+                }
                 None => what.to_string(),
             },
             "the peer's certificate has expired: the peer must renew it".to_string(),

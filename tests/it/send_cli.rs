@@ -244,7 +244,7 @@ async fn human_lines_show_code_and_the_summary_goes_to_stderr() {
     assert!(run.stderr.contains("1 negative"), "{}", run.stderr);
     let quiet = send(&to(peer.port(), &["--quiet", &path(&file)])).await;
     assert!(quiet.stdout.is_empty());
-    assert!(quiet.stderr.contains("sent 1 messages"));
+    assert!(quiet.stderr.contains("sent 1 message in "));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -82,3 +82,24 @@ impl Diag {
         }
     }
 }
+
+/// `1 message`, `2 messages`: a count and its noun, agreeing in number.
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::count;
+
+    #[test]
+    fn a_count_agrees_with_its_noun() {
+        assert_eq!(count(0, "message"), "0 messages");
+        assert_eq!(count(1, "message"), "1 message");
+        assert_eq!(count(2, "probe"), "2 probes");
+    }
+}

@@ -2,6 +2,7 @@
 
 mod engine;
 mod failed;
+mod feed;
 mod live;
 mod output;
 mod pace;
@@ -54,8 +55,11 @@ pub enum CorrelateArg {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ProgressArg {
+    /// When stderr is a terminal, and not under --json or --quiet.
     Auto,
+    /// Always, even when stderr is not a terminal.
     Always,
+    /// Never.
     Never,
 }
 

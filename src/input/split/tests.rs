@@ -245,6 +245,44 @@ fn vt_or_fs_in_unframed_content_is_an_error() {
     ));
 }
 
+/// Labels of what comes out before the error, and the error's line.
+fn until_error(data: &[u8], options: SplitOptions) -> (Vec<u64>, u64) {
+    let mut done = Vec::new();
+    for item in Splitter::new("s", data, options) {
+        match item {
+            Ok(m) => done.push(m.index),
+            Err(
+                InputError::FramingByte { line, .. } | InputError::MessageTooLarge { line, .. },
+            ) => return (done, line),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    panic!("no error")
+}
+
+#[test]
+fn a_message_completed_before_a_bad_line_comes_out_before_the_error() {
+    // The bad line starts the next message: the one before it is whole.
+    let bad_msh = [A, b"MSH|^~\\&|\x0b\r".as_slice()].concat();
+    assert_eq!(until_error(&bad_msh, opts()), (vec![1], 3));
+    // The bad line is part of the open message: that message is not whole.
+    let bad_pid = [A, B, b"PID|\x0b\r".as_slice()].concat();
+    assert_eq!(until_error(&bad_pid, opts()), (vec![1], 5));
+    let tiny = SplitOptions {
+        max_message: 100,
+        ..opts()
+    };
+    let long_msh = [A, b"MSH|".as_slice(), &[b'x'; 200]].concat();
+    assert_eq!(until_error(&long_msh, tiny), (vec![1], 3));
+    // Inside a batch kept whole, a bad MSH line leaves nothing whole behind it.
+    let batch = SplitOptions {
+        batch: true,
+        ..opts()
+    };
+    let bad_in_batch = b"BHS|^~\\&\rMSH|^~\\&|A\rMSH|^~\\&|\x0b\r";
+    assert_eq!(until_error(bad_in_batch, batch), (vec![], 3));
+}
+
 #[test]
 fn empty_input_has_no_messages() {
     assert!(matches!(error(b"", opts()), InputError::NoMessages { .. }));

@@ -112,10 +112,11 @@ fn tls_lines(tls: &TlsDetail) -> Vec<String> {
             None => String::new(),
         };
         lines.push(format!("names    {} {matched}", cert.sans.join(", ")));
+        let days = crate::diag::count(cert.days_left.unsigned_abs(), "day");
         let left = if cert.days_left < 0 {
-            format!("expired {} days ago", -cert.days_left)
+            format!("expired {days} ago")
         } else {
-            format!("{} days left", cert.days_left)
+            format!("{days} left")
         };
         lines.push(format!("expires  {} ({left})", cert.not_after));
     }
@@ -145,8 +146,11 @@ pub fn line(seq: u32, report: &Report) -> String {
 /// The statistics after repeated probes.
 pub fn stats_table(target: &str, summary: &StatsSummary) -> String {
     let mut out = format!(
-        "--- {target}: {} probes, {} ok, {} failed ({:.1}% loss)\n",
-        summary.probes, summary.ok, summary.failed, summary.loss_percent
+        "--- {target}: {}, {} ok, {} failed ({:.1}% loss)\n",
+        crate::diag::count(summary.probes as u64, "probe"),
+        summary.ok,
+        summary.failed,
+        summary.loss_percent
     );
     let _ = write!(
         out,

@@ -4,23 +4,23 @@
 //! a second Ctrl-C settles everything at once.
 
 use super::failed::FailedOut;
+use super::feed::{spawn_reader, Feed};
 use super::live::Live;
 use super::output::Output;
 use super::pace::Pacer;
 use super::summary::{self, Ending, Tally};
 use super::Plan;
+use crate::diag::count;
 use crate::exit::Exit;
 use bytes::Bytes;
 use mllp::cause::Cause;
 use mllp::client::{Client, ClientEvent, Fate, FateCause, Population, Reason, State};
 use mllp::input::{InputError, InputSet, Message};
+use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
-
-/// Messages read ahead of the client, at most: with the window, this bounds memory.
-const READ_AHEAD: usize = 256;
 
 /// Messages handed to the client whose fate is not yet reported, at most (beyond the window).
 const ORDER_QUEUE: usize = 1024;
@@ -86,7 +86,7 @@ pub async fn run(
     let stop = CancellationToken::new();
     let (notes_tx, mut notes) = mpsc::unbounded_channel();
     let (resend_tx, resend_rx) = mpsc::unbounded_channel();
-    let input = spawn_reader(set);
+    let input = spawn_reader(set, plan.stream);
     let producer = tokio::spawn(produce(
         client.clone(),
         plan.clone(),
@@ -110,7 +110,11 @@ pub async fn run(
                 stop.cancel();
                 let client = client.clone();
                 if interrupts == 1 {
-                    live.line("interrupted: no more messages are read; draining (Ctrl-C again to stop at once)");
+                    live.note(
+                        "interrupted",
+                        || "interrupted: no more messages are read; draining (Ctrl-C again to stop at once)".into(),
+                        json!({ "draining": true }),
+                    );
                     tokio::spawn(async move { client.close().await });
                 } else {
                     tokio::spawn(async move { client.destroy().await });
@@ -125,7 +129,11 @@ pub async fn run(
                 input_done = true;
                 if let Some(error) = error {
                     ending.input_failed = true;
-                    live.line(&format!("mllp: error: {error}; no more messages are read"));
+                    live.note(
+                        "input_error",
+                        || format!("mllp: error: {error}; no more messages are read"),
+                        json!({ "message": error.to_string() }),
+                    );
                 }
             }
             Some(Note::Settled(mut item, fate)) => {
@@ -192,17 +200,27 @@ fn finish(
     live: &Live,
 ) -> Exit {
     if !tally.adds_up() {
-        live.line(&format!(
-            "mllp: internal error: {} messages read but {} outcomes counted; please report this",
-            tally.read,
-            tally.settled()
-        ));
+        live.note(
+            "internal_error",
+            || {
+                format!(
+                    "mllp: internal error: {} read but {} counted; please report this",
+                    count(tally.read, "message"),
+                    count(tally.settled(), "outcome")
+                )
+            },
+            json!({ "read": tally.read, "settled": tally.settled() }),
+        );
     }
     let exit = summary::decide(tally, ending);
     if output.json() {
         output.summary_record(&summary::json_record(tally, ending, elapsed, exit));
     } else {
-        live.line(&summary::human(tally, elapsed, ending));
+        live.note(
+            "summary",
+            || summary::human(tally, elapsed, ending),
+            summary::event_fields(tally, ending, elapsed, exit),
+        );
     }
     exit
 }
@@ -251,32 +269,23 @@ fn settle(
     if fate.population() != Population::Accepted {
         if let Some(failed) = failed {
             if let Err(err) = failed.write(&item.label(), &item.payload) {
-                live.line(&format!(
-                    "mllp: warning: --failed-out: cannot write {}: {err}",
-                    super::failed::file_name(&item.label())
-                ));
+                let file = super::failed::file_name(&item.label());
+                live.note(
+                    "failed_out_error",
+                    || format!("mllp: warning: --failed-out: cannot write {file}: {err}"),
+                    json!({ "file": file, "error": err.to_string() }),
+                );
             }
         }
     }
-    let stats = client.stats();
-    live.settled(
-        (stats.in_flight + stats.queue_depth) as u64,
-        stats.reconnect_attempts,
-    );
-}
-
-/// The reader thread: blocking file reads, at most [`READ_AHEAD`] messages ahead.
-fn spawn_reader(mut set: InputSet) -> mpsc::Receiver<Result<Message, InputError>> {
-    let (tx, rx) = mpsc::channel(READ_AHEAD);
-    std::thread::spawn(move || {
-        for message in set.messages() {
-            let failed = message.is_err();
-            if tx.blocking_send(message).is_err() || failed {
-                break;
-            }
-        }
+    // A stats snapshot computes latency quantiles: take one only when the bar will show it.
+    live.settled(|| {
+        let stats = client.stats();
+        (
+            (stats.in_flight + stats.queue_depth) as u64,
+            stats.reconnect_attempts,
+        )
     });
-    rx
 }
 
 /// Hand messages to the client: resends first, then new input. Ends when the input is done and
@@ -284,7 +293,7 @@ fn spawn_reader(mut set: InputSet) -> mpsc::Receiver<Result<Message, InputError>
 async fn produce(
     client: Arc<Client>,
     plan: Plan,
-    mut input: mpsc::Receiver<Result<Message, InputError>>,
+    mut input: Feed,
     mut resends: mpsc::UnboundedReceiver<Item>,
     notes: mpsc::UnboundedSender<Note>,
     stop: CancellationToken,

@@ -1,5 +1,5 @@
 //! What `send` shows on stderr while it runs: the progress bar (a terminal only, off under
-//! `--json`/`--quiet` unless `--progress always`), `--events` lines, and security warnings on
+//! `--json`/`--quiet`; `--progress always` draws it anyway, terminal or not), `--events` lines, and security warnings on
 //! every connect. Codes, causes and counts only.
 
 use super::{ProgressArg, SendArgs};
@@ -8,25 +8,34 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mllp::client::ClientEvent;
 use serde_json::json;
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// How often the bar's counts are refreshed, at most.
+const REFRESH: Duration = Duration::from_millis(100);
 
 pub struct Live {
     bar: Option<ProgressBar>,
+    started: Instant,
+    /// When the counts were last refreshed (ms since `started`), `u64::MAX` before the first.
+    refreshed_ms: AtomicU64,
     events: bool,
     diag: Diag,
 }
 
 impl Live {
     pub fn new(args: &SendArgs, diag: &Diag, total: Option<u64>) -> Live {
-        let show = match args.progress {
-            ProgressArg::Always => true,
-            ProgressArg::Never => false,
-            ProgressArg::Auto => std::io::stderr().is_terminal() && !args.json && !diag.quiet,
+        let target = match args.progress {
+            // indicatif's stderr target hides itself off a terminal; asked for, it draws anyway.
+            ProgressArg::Always => Some(ProgressDrawTarget::term_like(Box::new(
+                console::Term::buffered_stderr(),
+            ))),
+            ProgressArg::Never => None,
+            ProgressArg::Auto => (std::io::stderr().is_terminal() && !args.json && !diag.quiet)
+                .then(ProgressDrawTarget::stderr),
         };
-        let bar = show.then(|| {
-            let bar = match total {
-                Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr()),
-                None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
-            };
+        let bar = target.map(|target| {
+            let bar = ProgressBar::with_draw_target(total, target);
             let template = if total.is_some() {
                 "{bar:30} {pos}/{len} {per_sec} eta {eta} {msg}"
             } else {
@@ -39,16 +48,25 @@ impl Live {
         });
         Live {
             bar,
+            started: Instant::now(),
+            refreshed_ms: AtomicU64::new(u64::MAX),
             events: args.events,
             diag: diag.clone(),
         }
     }
 
-    /// One message settled; `in_flight` and `reconnects` refresh the bar's message.
-    pub fn settled(&self, in_flight: u64, reconnects: u64) {
+    /// One message settled. `counts` gives (in flight, reconnects) for the bar's message; it is
+    /// asked only when there is a bar, at most every [`REFRESH`].
+    pub fn settled(&self, counts: impl FnOnce() -> (u64, u64)) {
         if let Some(bar) = &self.bar {
             bar.inc(1);
-            bar.set_message(format!("in flight {in_flight}, reconnects {reconnects}"));
+            let now = self.started.elapsed().as_millis() as u64;
+            let last = self.refreshed_ms.load(Ordering::Relaxed);
+            if last == u64::MAX || now.saturating_sub(last) >= REFRESH.as_millis() as u64 {
+                self.refreshed_ms.store(now, Ordering::Relaxed);
+                let (in_flight, reconnects) = counts();
+                bar.set_message(format!("in flight {in_flight}, reconnects {reconnects}"));
+            }
         }
     }
 
@@ -58,6 +76,11 @@ impl Live {
             Some(bar) => bar.suspend(|| eprintln!("{text}")),
             None => eprintln!("{text}"),
         }
+    }
+
+    /// A run event: `human` for people, `fields` under `event` with `--log-format json`.
+    pub fn note(&self, event: &str, human: impl FnOnce() -> String, fields: serde_json::Value) {
+        self.line(&self.diag.line(event, human, fields));
     }
 
     /// A client event: security warnings always, protocol warnings unless `--quiet` (a

@@ -131,6 +131,21 @@ pub fn json_record(
     })
 }
 
+/// The summary as a `--log-format json` event on stderr: the `--json` record's fields under
+/// `event: "summary"`, so one parser reads either.
+pub fn event_fields(
+    tally: &Tally,
+    ending: Ending,
+    elapsed: Duration,
+    exit: Exit,
+) -> serde_json::Value {
+    let mut record = json_record(tally, ending, elapsed, exit);
+    if let Some(map) = record.as_object_mut() {
+        map.remove("type");
+    }
+    record
+}
+
 /// The summary for people, on stderr.
 pub fn human(tally: &Tally, elapsed: Duration, ending: Ending) -> String {
     let populations: Vec<String> = Population::ALL
@@ -143,8 +158,8 @@ pub fn human(tally: &Tally, elapsed: Duration, ending: Ending) -> String {
         .map(|(code, n)| format!("{code} {n}"))
         .collect();
     let mut text = format!(
-        "sent {} messages in {:.2}s ({} msg/s): {}\n  by code: {}; reconnects: {}; resent: {}",
-        tally.read,
+        "sent {} in {:.2}s ({} msg/s): {}\n  by code: {}; reconnects: {}; resent: {}",
+        crate::diag::count(tally.read, "message"),
         elapsed.as_secs_f64(),
         rate(tally.read, elapsed),
         populations.join(", "),

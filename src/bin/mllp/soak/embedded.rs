@@ -101,14 +101,15 @@ impl Embedded {
         let delivered_at_most = tally.generated - tally.never_delivered.min(tally.generated);
         if totals.committed > delivered_at_most {
             accounting.problems.push(format!(
-                "the listener committed {} messages, more than the {delivered_at_most} the sender may have delivered",
-                totals.committed
+                "the listener committed {}, more than the {delivered_at_most} the sender may have delivered",
+                crate::diag::count(totals.committed, "message")
             ));
         }
         if totals.committed < tally.accepted {
             accounting.problems.push(format!(
-                "{} messages accepted but only {} committed by the listener",
-                tally.accepted, totals.committed
+                "{} accepted but only {} committed by the listener",
+                crate::diag::count(tally.accepted, "message"),
+                totals.committed
             ));
         }
         accounting.listener = Some(totals);
