@@ -4,6 +4,7 @@
 //! provider is named explicitly so no other provider can be picked up by accident.
 
 mod cert;
+mod client_error;
 mod insecure;
 mod pem;
 mod server;

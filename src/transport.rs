@@ -4,6 +4,7 @@
 
 mod classify;
 
+pub(crate) use classify::certificate_detail;
 pub use classify::{classify, classify_handshake_io, classify_tls};
 
 use crate::cause::{classify_io, Cause};

@@ -5,8 +5,9 @@
 use super::event::ServerEvent;
 use super::policy::{Action, Decision};
 use super::sink::{pad_results, Inbound, SinkResult};
+use super::stats::StatsSnapshot;
 use super::{Accepted, AckMode, Shared, Shutdown};
-use crate::ack::{self, AckCode, AckContext, BuiltAck, Disposition};
+use crate::ack::{self, AckCode, AckContext, BuiltAck, Disposition, NackReason};
 use crate::cause::{classify_io, Cause};
 use crate::framing::{encode_frame, Decoded, Frame, FramingError, MllpCodec};
 use crate::hl7::Shape;
@@ -26,6 +27,9 @@ const FIRST_READ: usize = 2048;
 /// kernel sends FIN, not RST, and the peer can still read the ACKs already written.
 const LINGER: Duration = Duration::from_millis(500);
 const LINGER_BYTES: usize = 1024 * 1024;
+/// While a commit is in flight the connection keeps reading, up to this much buffered input: the
+/// next batch is ready when the commit returns, and a slow sink still pushes back on the peer.
+const READ_AHEAD: usize = 256 * 1024;
 
 /// How a connection ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,9 +81,13 @@ pub(crate) async fn serve<S>(
         buf: BytesMut::new(),
         out: BytesMut::new(),
         eof: false,
+        busy: false,
+        ended: None,
+        tally: StatsSnapshot::default(),
         stream: &mut stream,
     };
     let end = conn.run(shutdown).await;
+    shared.stats.absorb(&mut conn.tally);
     let lingering = !conn.eof && !end.abort && !shutdown.immediate.is_cancelled();
     drop(conn);
     shared.policy.closed(id);
@@ -130,6 +138,13 @@ struct Connection<'a, S> {
     /// ACK frames waiting to be written together.
     out: BytesMut,
     eof: bool,
+    /// The last read filled the small first-read array: more is coming, keep a real buffer.
+    busy: bool,
+    /// A read ahead (during a commit) failed: the connection ends once what is buffered has been
+    /// committed and answered.
+    ended: Option<End>,
+    /// This connection's counters since they were last added to the server's.
+    tally: StatsSnapshot,
     stream: &'a mut S,
 }
 
@@ -163,8 +178,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
                 }
             }
             if !frames.is_empty() {
-                if let Some(end) = self.process(frames, shutdown).await {
+                let end = self.process(frames, shutdown).await;
+                self.shared.stats.absorb(&mut self.tally);
+                if let Some(end) = end {
                     return end;
+                }
+                if fatal.is_none() {
+                    // Input read ahead during the commit (frames, end of stream) is decoded
+                    // before waiting for more: the peer may be waiting for these ACKs.
+                    continue;
                 }
             }
             match fatal {
@@ -181,8 +203,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
                 None if self.eof => return End::cause(Cause::PeerClosed),
                 None => {}
             }
+            if let Some(end) = self.ended.take() {
+                return end;
+            }
             match self.read(shutdown).await {
-                Read::Data(n) => self.shared.stats.update(|s| s.bytes_in += n as u64),
+                Read::Data(n) => self.tally.bytes_in += n as u64,
                 Read::Eof => self.eof = true,
                 Read::Failed(e) => return End::cause(classify_io(&e)),
                 Read::Idle => return End::cause(Cause::IdleTimeout),
@@ -195,7 +220,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         let idle = self.shared.config.idle_timeout;
         // An idle connection holds no read buffer: with nothing pending, the first read lands in
         // a small array inside the task and the buffer is allocated only for what arrives.
-        let lazy = self.buf.is_empty();
+        let lazy = self.buf.is_empty() && !self.busy;
         let mut first = [0u8; FIRST_READ];
         if lazy {
             self.buf = BytesMut::new();
@@ -228,14 +253,35 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
                 if lazy {
                     self.buf.extend_from_slice(&first[..n]);
                 }
+                self.busy = n >= FIRST_READ;
                 Read::Data(n)
             }
             Some(Err(e)) => Read::Failed(e),
         }
     }
 
+    /// Read more input while a commit is in flight; `false` once reading ahead must stop.
+    async fn read_ahead(&mut self) -> bool {
+        self.buf.reserve(READ_CHUNK);
+        match self.stream.read_buf(&mut self.buf).await {
+            Ok(0) => {
+                self.eof = true;
+                false
+            }
+            Ok(n) => {
+                self.tally.bytes_in += n as u64;
+                self.busy = true;
+                true
+            }
+            Err(e) => {
+                self.ended = Some(End::cause(classify_io(&e)));
+                false
+            }
+        }
+    }
+
     async fn warn(&mut self, warning: Warning) {
-        self.shared.stats.update(|s| s.warning(warning.code));
+        self.tally.warning(warning.code);
         self.shared
             .events
             .emit(ServerEvent::Warning {
@@ -275,10 +321,18 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         }
 
         let started = Instant::now();
-        let results = tokio::select! {
-            biased;
-            _ = shutdown.immediate.cancelled() => return Some(End::cause(Cause::Shutdown)),
-            results = self.commit(&messages, &decisions) => results,
+        let commit = commit(shared, &messages, &decisions);
+        tokio::pin!(commit);
+        let mut reading = !self.eof && !close_after;
+        let results = loop {
+            let room = reading && self.buf.len() < READ_AHEAD;
+            tokio::select! {
+                biased;
+                _ = shutdown.immediate.cancelled() => return Some(End::cause(Cause::Shutdown)),
+                results = &mut commit => break results,
+                _ = shutdown.graceful.cancelled(), if room => reading = false,
+                more = self.read_ahead(), if room => reading = more,
+            }
         };
         let commit_ms = started.elapsed().as_secs_f64() * 1000.0;
 
@@ -323,15 +377,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
             let ack_code = self
                 .answer(message, result.disposition, silent, &stamp)
                 .await;
-            shared.stats.update(|s| {
-                s.messages += 1;
-                match result.disposition {
-                    Disposition::Committed if duplicate => s.duplicates += 1,
-                    Disposition::Committed => s.committed += 1,
-                    Disposition::CommitFailed => s.commit_failed += 1,
-                    Disposition::Rejected => s.rejected += 1,
-                }
-            });
+            let s = &mut self.tally;
+            s.messages += 1;
+            match result.disposition {
+                Disposition::Committed if duplicate => s.duplicates += 1,
+                Disposition::Committed => s.committed += 1,
+                Disposition::CommitFailed => s.commit_failed += 1,
+                Disposition::Rejected => s.rejected += 1,
+            }
             shared
                 .events
                 .emit(ServerEvent::Message {
@@ -358,27 +411,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         }
         close_after.then_some(End::cause(Cause::Shutdown))
     }
-
-    /// Hand the messages the policy lets through to the sink, one result per such message.
-    async fn commit(&mut self, messages: &[Inbound], decisions: &[Decision]) -> Vec<SinkResult> {
-        let sink = &self.shared.sink;
-        if decisions.iter().all(|d| d.action == Action::Commit) {
-            let results = sink.commit_batch(messages).await;
-            return pad_results(results, messages.len());
-        }
-        let chosen: Vec<Inbound> = messages
-            .iter()
-            .zip(decisions)
-            .filter(|(_, d)| d.action == Action::Commit)
-            .map(|(m, _)| m.clone())
-            .collect();
-        if chosen.is_empty() {
-            return Vec::new();
-        }
-        let results = sink.commit_batch(&chosen).await;
-        pad_results(results, chosen.len())
-    }
-
     /// Build this message's ACK (and, in enhanced mode, its application ACK) into the write
     /// buffer; the first code written, if any.
     async fn answer(
@@ -391,14 +423,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         let shared = self.shared;
         let forced = match shared.config.ack {
             AckMode::None => {
-                shared.stats.update(|s| s.unanswered += 1);
+                self.tally.unanswered += 1;
                 return None;
             }
             AckMode::Auto => None,
             AckMode::Forced(code) => Some(code),
         };
         if silent {
-            shared.stats.update(|s| s.unanswered += 1);
+            self.tally.unanswered += 1;
             return None;
         }
         let ctx = AckContext {
@@ -426,10 +458,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         };
         let Some(built) = built else {
             // An inbound ACK: committed like any message, never answered.
-            shared.stats.update(|s| s.inbound_acks += 1);
+            self.tally.inbound_acks += 1;
             return None;
         };
-        let code = self.write_ack(built).await?;
+        let code = self.write_ack(built, disposition).await?;
         // Enhanced mode: the application ACK follows the accept ACK, same MSA-2.
         if code.is_commit_level() && !batch {
             let app_ctx = AckContext {
@@ -439,14 +471,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
             if let Some(app) =
                 ack::build_application_ack(&message.payload, disposition, message.damaged, &app_ctx)
             {
-                self.write_ack(app).await;
+                self.write_ack(app, disposition).await;
             }
         }
         Some(code)
     }
 
     /// Frame one built ACK into the write buffer and count it.
-    async fn write_ack(&mut self, built: BuiltAck) -> Option<AckCode> {
+    async fn write_ack(&mut self, built: BuiltAck, disposition: Disposition) -> Option<AckCode> {
         let shared = self.shared;
         for code in &built.warnings {
             self.warn(Warning::new(*code)).await;
@@ -457,11 +489,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
             return None;
         }
         if !built.code.is_positive() {
-            let why = match built.reason {
-                Some(reason) => NackWhy::Reason(reason),
-                None => NackWhy::CommitFailed,
+            // Defects always name their reason; a committed message without one (or with
+            // handler-rejected) is negative only because a code was forced.
+            let why = match (built.reason, disposition) {
+                (None | Some(NackReason::HandlerRejected), Disposition::Committed) => {
+                    NackWhy::Forced
+                }
+                (Some(reason), _) => NackWhy::Reason(reason),
+                (None, _) => NackWhy::CommitFailed,
             };
-            shared.stats.update(|s| s.nack(why.as_str()));
+            self.tally.nack(why.as_str());
             shared
                 .events
                 .emit(ServerEvent::Nack {
@@ -471,7 +508,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
                 })
                 .await;
         }
-        shared.stats.update(|s| s.ack(built.code));
+        self.tally.ack(built.code);
         Some(built.code)
     }
 
@@ -494,7 +531,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         self.out.clear();
         match result {
             Ok(Ok(())) => {
-                self.shared.stats.update(|s| s.bytes_out += written);
+                self.tally.bytes_out += written;
                 None
             }
             Ok(Err(e)) => Some(End::cause(classify_io(&e))),
@@ -502,4 +539,24 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
             Err(_) => Some(End::cause(Cause::DeadPeer)),
         }
     }
+}
+
+/// Hand the messages the policy lets through to the sink, one result per such message.
+async fn commit(shared: &Shared, messages: &[Inbound], decisions: &[Decision]) -> Vec<SinkResult> {
+    let sink = &shared.sink;
+    if decisions.iter().all(|d| d.action == Action::Commit) {
+        let results = sink.commit_batch(messages).await;
+        return pad_results(results, messages.len());
+    }
+    let chosen: Vec<Inbound> = messages
+        .iter()
+        .zip(decisions)
+        .filter(|(_, d)| d.action == Action::Commit)
+        .map(|(m, _)| m.clone())
+        .collect();
+    if chosen.is_empty() {
+        return Vec::new();
+    }
+    let results = sink.commit_batch(&chosen).await;
+    pad_results(results, chosen.len())
 }

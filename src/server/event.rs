@@ -18,15 +18,32 @@ pub enum NackWhy {
     /// A reason from the ACK builder (`handler-rejected`, `uncorrelatable-inbound`,
     /// `discarded-bytes`).
     Reason(crate::ack::NackReason),
-    /// The sink could not commit the message (`commit-failed`).
+    /// The sink could not commit the message: the handler's failure, so reason
+    /// `handler-rejected`, with detail `commit-failed`.
     CommitFailed,
+    /// A negative code forced (`--ack`) on a message that was committed and is sound: reason
+    /// `handler-rejected`, with detail `forced`.
+    Forced,
 }
 
 impl NackWhy {
+    /// The reason, always one of SPEC section 6's three.
     pub fn as_str(self) -> &'static str {
         match self {
             NackWhy::Reason(reason) => reason.as_str(),
-            NackWhy::CommitFailed => "commit-failed",
+            NackWhy::CommitFailed | NackWhy::Forced => {
+                crate::ack::NackReason::HandlerRejected.as_str()
+            }
+        }
+    }
+
+    /// What the reason alone does not say: `commit-failed` when the sink failed rather than
+    /// rejected, `forced` when the message was committed and only the code is negative.
+    pub fn detail(self) -> Option<&'static str> {
+        match self {
+            NackWhy::Reason(_) => None,
+            NackWhy::CommitFailed => Some("commit-failed"),
+            NackWhy::Forced => Some("forced"),
         }
     }
 }

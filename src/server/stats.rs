@@ -34,7 +34,8 @@ pub struct StatsSnapshot {
     pub bytes_out: u64,
 }
 
-/// The live counters. One short lock per batch of messages.
+/// The live counters. Connections count into a local [`StatsSnapshot`] and add it here under
+/// one short lock per batch of messages.
 #[derive(Debug, Default)]
 pub(crate) struct Stats(Mutex<StatsSnapshot>);
 
@@ -47,6 +48,12 @@ impl Stats {
         f(&mut inner);
     }
 
+    /// Add a connection's batch counters and reset them.
+    pub(crate) fn absorb(&self, delta: &mut StatsSnapshot) {
+        self.update(|s| s.absorb(delta));
+        *delta = StatsSnapshot::default();
+    }
+
     pub(crate) fn snapshot(&self) -> StatsSnapshot {
         self.0
             .lock()
@@ -56,6 +63,27 @@ impl Stats {
 }
 
 impl StatsSnapshot {
+    /// Add the message counters of `delta` (gathered over one batch without the lock).
+    pub(crate) fn absorb(&mut self, delta: &StatsSnapshot) {
+        let add = |into: &mut BTreeMap<&'static str, u64>, from: &BTreeMap<&'static str, u64>| {
+            for (key, n) in from {
+                *into.entry(key).or_default() += n;
+            }
+        };
+        self.messages += delta.messages;
+        self.committed += delta.committed;
+        self.commit_failed += delta.commit_failed;
+        self.rejected += delta.rejected;
+        self.duplicates += delta.duplicates;
+        self.inbound_acks += delta.inbound_acks;
+        self.unanswered += delta.unanswered;
+        self.bytes_in += delta.bytes_in;
+        self.bytes_out += delta.bytes_out;
+        add(&mut self.acks_by_code, &delta.acks_by_code);
+        add(&mut self.nacks_by_reason, &delta.nacks_by_reason);
+        add(&mut self.warnings_by_code, &delta.warnings_by_code);
+    }
+
     pub(crate) fn closed(&mut self, cause: Cause) {
         *self.closed_by_cause.entry(cause.as_str()).or_default() += 1;
     }

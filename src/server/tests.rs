@@ -58,7 +58,8 @@ struct Harness {
     client: DuplexStream,
     events: mpsc::Receiver<ServerEvent>,
     shutdown: Shutdown,
-    task: tokio::task::JoinHandle<()>,
+    /// The server's counters once the connection has ended.
+    task: tokio::task::JoinHandle<StatsSnapshot>,
     sink: Arc<ScriptedSink>,
     decoder: MllpCodec,
     buf: BytesMut,
@@ -74,7 +75,10 @@ fn harness(config: ServerConfig, sink: ScriptedSink) -> Harness {
     let (client, server_side) = tokio::io::duplex(64 * 1024);
     let shutdown = Shutdown::new();
     let stop = shutdown.clone();
-    let task = tokio::spawn(async move { server.serve(server_side, "test-peer", &stop).await });
+    let task = tokio::spawn(async move {
+        server.serve(server_side, "test-peer", &stop).await;
+        server.stats()
+    });
     Harness {
         client,
         events,
@@ -129,6 +133,9 @@ fn closed_cause(events: &[ServerEvent]) -> (Cause, Option<WarningCode>) {
 }
 
 use crate::warning::WarningCode;
+
+mod nack;
+mod read_ahead;
 
 #[tokio::test]
 async fn pipelined_messages_are_answered_in_arrival_order() {

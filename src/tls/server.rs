@@ -1,9 +1,10 @@
 //! Server-side TLS: configuration with client authentication `none|want|must`, and an acceptor
 //! that bounds the handshake and reports the client certificate.
 
+use super::client_error::describe_client_handshake_io;
 use super::{pem, provider, CertSummary, TlsConfigError, TlsVersions};
 use crate::cause::Cause;
-use crate::transport::{classify_handshake_io, TlsSummary};
+use crate::transport::TlsSummary;
 use rustls::server::WebPkiClientVerifier;
 use rustls::{RootCertStore, ServerConfig};
 use std::path::PathBuf;
@@ -166,13 +167,13 @@ impl TlsAcceptor {
                 return Err(TlsAcceptError {
                     cause: Cause::ConnectTimeout,
                     detail: format!(
-                        "no TLS handshake within {}",
+                        "client did not complete a TLS handshake within {}",
                         humantime::format_duration(self.handshake_timeout)
                     ),
                 })
             }
             Ok(Err(err)) => {
-                let (cause, detail) = classify_handshake_io(&err);
+                let (cause, detail) = describe_client_handshake_io(&err);
                 return Err(TlsAcceptError { cause, detail });
             }
             Ok(Ok(stream)) => stream,

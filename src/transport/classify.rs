@@ -31,7 +31,7 @@ pub fn classify_tls(err: &rustls::Error) -> (Cause, String) {
     }
 }
 
-fn certificate_detail(err: &rustls::CertificateError) -> String {
+pub(crate) fn certificate_detail(err: &rustls::CertificateError) -> String {
     match err {
         C::UnknownIssuer => "certificate issuer is not trusted (unknown issuer)".into(),
         C::Expired | C::ExpiredContext { .. } => "certificate expired".into(),

@@ -315,6 +315,9 @@ async fn a_closed_stdout_fails_the_commit_without_a_crash() {
         let ack = client.ack().await.expect("still answering");
         assert_eq!(ack.code, "AE", "never positive for an uncommitted message");
     }
+    let nack = server.wait_event(is("nack"));
+    assert_eq!(nack["reason"], "handler-rejected", "{nack}");
+    assert_eq!(nack["detail"], "commit-failed", "{nack}");
 }
 
 #[tokio::test]

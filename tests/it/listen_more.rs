@@ -18,7 +18,7 @@ use tokio_util::codec::Decoder;
 
 const WAIT: Duration = Duration::from_secs(10);
 
-fn is(event: &'static str) -> impl Fn(&Value) -> bool {
+pub(crate) fn is(event: &'static str) -> impl Fn(&Value) -> bool {
     move |v| v["event"] == event
 }
 
@@ -49,7 +49,11 @@ async fn round_trip<S: AsyncRead + AsyncWrite + Unpin>(
 }
 
 /// A TLS MLLP exchange with `client` presenting `cert` (if any): the ACK code, or `None`.
-async fn tls_exchange(addr: SocketAddr, certs: &Certs, cert: Option<&Pair>) -> Option<String> {
+pub(crate) async fn tls_exchange(
+    addr: SocketAddr,
+    certs: &Certs,
+    cert: Option<&Pair>,
+) -> Option<String> {
     let options = ClientTlsOptions {
         cert_file: cert.map(|p| p.cert.clone()),
         key_file: cert.map(|p| p.key.clone()),
@@ -65,7 +69,7 @@ async fn tls_exchange(addr: SocketAddr, certs: &Certs, cert: Option<&Pair>) -> O
     round_trip(&mut tls, &marked("T1", "")).await
 }
 
-fn tls_args<'a>(certs: &'a Certs, auth: &'a str) -> Vec<&'a str> {
+pub(crate) fn tls_args<'a>(certs: &'a Certs, auth: &'a str) -> Vec<&'a str> {
     vec![
         "--tls-cert",
         certs.server.cert.to_str().unwrap(),

@@ -12,6 +12,7 @@ mod hl7_ack;
 mod interop;
 mod listen;
 mod listen_more;
+mod listen_tls;
 mod log_json;
 mod probe;
 mod send;

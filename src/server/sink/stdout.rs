@@ -112,19 +112,19 @@ impl StdoutSink {
 }
 
 fn render_hl7(payload: &[u8], out: &mut Vec<u8>) {
-    let mut i = 0;
-    while i < payload.len() {
-        match payload[i] {
-            b'\r' => {
-                out.push(b'\n');
-                if payload.get(i + 1) == Some(&b'\n') {
-                    i += 1;
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
+    // Copy whole segments at a time: segment terminators are sparse.
+    let mut rest = payload;
+    while let Some(at) = memchr::memchr(b'\r', rest) {
+        out.extend_from_slice(&rest[..at]);
+        out.push(b'\n');
+        let skip = if rest.get(at + 1) == Some(&b'\n') {
+            2
+        } else {
+            1
+        };
+        rest = &rest[at + skip..];
     }
+    out.extend_from_slice(rest);
     if out.last() != Some(&b'\n') {
         out.push(b'\n');
     }
@@ -204,5 +204,15 @@ mod tests {
         let mut out = Vec::new();
         render_hl7(b"MSH|a\rPID|b\r\nOBX|c", &mut out);
         assert_eq!(out, b"MSH|a\nPID|b\nOBX|c\n\n");
+        for (payload, want) in [
+            (&b"MSH|a\r"[..], &b"MSH|a\n\n"[..]),
+            (b"\r\r\n\n", b"\n\n\n\n"),
+            (b"", b"\n\n"),
+            (b"A\nB", b"A\nB\n\n"),
+        ] {
+            out.clear();
+            render_hl7(payload, &mut out);
+            assert_eq!(out, want, "{payload:?}");
+        }
     }
 }

@@ -130,7 +130,9 @@ fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, V
             detail,
         } => (
             "tls_client_error",
-            format!("connection {connection} from {peer} failed its handshake: {cause}: {detail}"),
+            format!(
+                "connection {connection} from {peer}: TLS handshake failed ({cause}): {detail}"
+            ),
             json!({ "connection": connection, "peer": &**peer, "cause": cause, "detail": detail }),
         ),
         ServerEvent::Warning {
@@ -172,10 +174,16 @@ fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, V
         } => (
             "nack",
             format!(
-                "connection {connection}: answered {ack_code} ({})",
-                why.as_str()
+                "connection {connection}: answered {ack_code} ({}{})",
+                why.as_str(),
+                why.detail().map_or(String::new(), |d| format!(", {d}"))
             ),
-            json!({ "connection": connection, "ack_code": ack_code, "reason": why.as_str() }),
+            json!({
+                "connection": connection,
+                "ack_code": ack_code,
+                "reason": why.as_str(),
+                "detail": why.detail(),
+            }),
         ),
         ServerEvent::SinkFailed { connection, detail } => (
             "sink_error",
@@ -199,4 +207,68 @@ pub fn stats(diag: &Diag, stats: &StatsSnapshot, seed: Option<u64>) {
     }
     let human = format!("stats {fields}");
     diag.event("stats", || human, fields);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::LogFormat;
+    use mllp::ack::{AckCode, NackReason};
+    use mllp::cause::Cause;
+    use mllp::server::NackWhy;
+
+    fn line(format: LogFormat, event: &ServerEvent) -> String {
+        let diag = Diag {
+            format,
+            verbose: 0,
+            quiet: false,
+            color: false,
+            stdout_color: false,
+        };
+        let mut text = String::new();
+        push(&diag, event, &mut text);
+        text.trim_end().to_string()
+    }
+
+    #[test]
+    fn a_failed_commit_is_handler_rejected_in_both_formats() {
+        let nack = |why| ServerEvent::Nack {
+            connection: 7,
+            ack_code: AckCode::AE,
+            why,
+        };
+        let failed = nack(NackWhy::CommitFailed);
+        assert_eq!(
+            line(LogFormat::Human, &failed),
+            "connection 7: answered AE (handler-rejected, commit-failed)"
+        );
+        let json: Value = serde_json::from_str(&line(LogFormat::Json, &failed)).unwrap();
+        assert_eq!(json["reason"], "handler-rejected");
+        assert_eq!(json["detail"], "commit-failed");
+        let rejected = nack(NackWhy::Reason(NackReason::HandlerRejected));
+        assert_eq!(
+            line(LogFormat::Human, &rejected),
+            "connection 7: answered AE (handler-rejected)"
+        );
+        let json: Value = serde_json::from_str(&line(LogFormat::Json, &rejected)).unwrap();
+        assert_eq!(json["detail"], Value::Null);
+    }
+
+    #[test]
+    fn a_tls_client_error_names_the_client() {
+        let event = ServerEvent::AcceptFailed {
+            connection: 3,
+            peer: "10.0.0.9:4000".into(),
+            cause: Cause::TlsHandshake,
+            detail: "client did not present a certificate".into(),
+        };
+        assert_eq!(
+            line(LogFormat::Human, &event),
+            "connection 3 from 10.0.0.9:4000: TLS handshake failed (tls-handshake): client did \
+             not present a certificate"
+        );
+        let json: Value = serde_json::from_str(&line(LogFormat::Json, &event)).unwrap();
+        assert_eq!(json["event"], "tls_client_error");
+        assert_eq!(json["detail"], "client did not present a certificate");
+    }
 }
