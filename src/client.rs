@@ -18,6 +18,7 @@ mod admission;
 mod correlate;
 mod lifecycle;
 mod link;
+mod recent;
 mod submit;
 
 pub use backoff::{

@@ -4,6 +4,7 @@
 use super::events::ClientEvent;
 use super::fate::{AckPayload, DrainReport, Fate, FateCause};
 use super::options::{ClientOptions, Correlation};
+use super::recent::RecentIds;
 use super::state::{self, Reason, State};
 use super::{Command, Commit, Shared};
 use crate::cause::Cause;
@@ -11,7 +12,7 @@ use crate::hl7;
 use crate::transport::Connector;
 use crate::warning::{Warning, WarningCode};
 use bytes::Bytes;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -170,30 +171,6 @@ fn header_fields_agree_with_msh() {
     }
 }
 
-/// Control IDs recently given up on, to tell a late ACK from an unmatched one. Bounded.
-#[derive(Debug, Default)]
-pub(crate) struct LateSet {
-    order: VecDeque<Bytes>,
-    set: HashSet<Bytes>,
-}
-
-impl LateSet {
-    const CAPACITY: usize = 4096;
-    pub fn insert(&mut self, id: Bytes) {
-        if self.set.insert(id.clone()) {
-            self.order.push_back(id);
-            if self.order.len() > Self::CAPACITY {
-                if let Some(old) = self.order.pop_front() {
-                    self.set.remove(&old);
-                }
-            }
-        }
-    }
-    pub fn contains(&self, id: &[u8]) -> bool {
-        self.set.contains(id)
-    }
-}
-
 /// Sends by id. A hash map: an ordered map moves whole `Pending`s about on every insert and
 /// remove, which cost more than anything else the actor did per send.
 pub(crate) type Sends = HashMap<u64, Pending, BuildHasherDefault<IdHasher>>;
@@ -241,7 +218,10 @@ pub(crate) struct Actor {
     pub by_control: HashMap<Bytes, u64>,
     /// Enhanced sends whose `CA` came, in `CA` order (their app-ACK deadlines are monotone).
     pub app_wait: VecDeque<u64>,
-    pub late: LateSet,
+    /// Control IDs recently given up on, to tell a late ACK from an unmatched one.
+    pub late: RecentIds,
+    /// FIFO: control IDs already credited on the current connection, to know a repeated ACK.
+    pub answered: RecentIds,
     /// Collects what closing or destroying settles.
     pub report: Option<DrainReport>,
     /// Callers of `close()` waiting for the drain to end.
@@ -281,7 +261,8 @@ impl Actor {
             flight: VecDeque::new(),
             by_control: HashMap::new(),
             app_wait: VecDeque::new(),
-            late: LateSet::default(),
+            late: RecentIds::default(),
+            answered: RecentIds::default(),
             report: None,
             closing: Vec::new(),
             episode: None,

@@ -215,6 +215,7 @@ impl Actor {
     fn on_drop(&mut self, final_cause: Option<Cause>) {
         let now = Instant::now();
         self.flight.clear();
+        self.answered.clear();
         self.app_wait.clear();
         let ids = self.ordered_ids();
         let fifo = self.options.correlation == Correlation::Fifo;

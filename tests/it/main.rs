@@ -10,6 +10,7 @@ mod conformance;
 mod framing;
 mod hl7_ack;
 mod interop;
+mod interop_node;
 mod listen;
 mod listen_more;
 mod listen_tls;

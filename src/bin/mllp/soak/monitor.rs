@@ -134,6 +134,7 @@ pub async fn run(
         let stats = conn.client.stats();
         conn.tally.bytes_sent = stats.bytes_out;
         conn.tally.bytes_received = stats.bytes_in;
+        conn.tally.warnings_by_code = stats.warnings_by_code;
         conn.tally.generated = conn.generated.load(Ordering::Relaxed);
     }
     m.view.finish();

@@ -40,6 +40,9 @@ pub fn human(r: &Report) -> String {
             or_none(&r.outcomes_by_cause)
         ));
     }
+    if !r.warnings_by_code.is_empty() {
+        line(format!("  warnings:{}", or_none(&r.warnings_by_code)));
+    }
     line(format!(
         "  bytes sent {}  received {}",
         r.bytes.sent, r.bytes.received
