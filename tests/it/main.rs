@@ -14,6 +14,7 @@ mod interop_node;
 mod listen;
 mod listen_more;
 mod listen_tls;
+mod log_json;
 mod probe;
 mod send;
 mod send_cli;

@@ -3,6 +3,7 @@
 //! Prometheus metrics, and hands the tallies back for the report.
 
 use super::view::{ConnLine, Mode, Snapshot, View};
+use crate::diag::Diag;
 use mllp::ack::AckCode;
 use mllp::cause::Class;
 use mllp::client::{Client, ClientEvent, Population, Reason, State};
@@ -103,9 +104,10 @@ pub async fn run(
     conns: Vec<Conn>,
     mode: Mode,
     start: Instant,
+    diag: Diag,
 ) -> Monitored {
     let mut m = Monitor {
-        view: View::new(mode, conns.len()),
+        view: View::new(mode, conns.len(), diag),
         conns,
         start,
         window_start: start,
@@ -218,6 +220,7 @@ impl Monitor {
                         .increment(1);
                 }
             }
+            ClientEvent::SecurityWarning(code) => self.view.security_warning(code.as_str()),
             _ => {}
         }
     }
