@@ -67,7 +67,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -l rate -d 'Send at most
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-resends -d 'Most times one message is resent after reconnects' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l failed-out -d 'Write every message that did not end accepted to DIR, one file each' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l progress -d 'Progress bar on stderr' -r -f -a "auto\t'When stderr is a terminal, and not under --json or --quiet'
-always\t'Always, even when stderr is not a terminal'
+always\t'Always, even when stderr is not a terminal (never under --log-format json)'
 never\t'Never'"
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l color -d 'When to colour output' -r -f -a "auto\t''
 always\t''
@@ -181,10 +181,10 @@ complete -c mllp -n "__fish_mllp_using_subcommand soak" -l chaos -d 'Inject faul
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l seed -d 'Seed for the fault dice and the run\'s control IDs' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l out-dir -d 'Embedded listener: commit each message as an fsynced file in DIR instead of memory' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l report -d 'Write the report (JSON) to FILE' -r -F
-complete -c mllp -n "__fish_mllp_using_subcommand soak" -l live -d 'The live view: auto (when stderr is a terminal), always, never' -r -f -a "auto\t''
+complete -c mllp -n "__fish_mllp_using_subcommand soak" -l live -d 'The live view: auto (when stderr is a terminal), always, never. Under --log-format json it is never drawn: progress events come instead' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c mllp -n "__fish_mllp_using_subcommand soak" -l report-interval -d 'How often a plain progress line is printed when the live view is off' -r
+complete -c mllp -n "__fish_mllp_using_subcommand soak" -l report-interval -d 'How often a plain progress line (or progress event) is printed when the live view is off' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l metrics -d 'Serve Prometheus metrics on ADDR (e.g. 127.0.0.1:9898)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l max-p99 -d 'Fail (exit 6) when the p99 latency is above this' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l max-error-rate -d 'Fail (exit 6) when more than this fraction of messages did not end accepted' -r

@@ -18,6 +18,7 @@ mod admission;
 mod correlate;
 mod lifecycle;
 mod link;
+mod recent;
 mod submit;
 
 pub use backoff::{
@@ -44,7 +45,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 /// State shared between the handle side and the actor.
 #[derive(Debug)]
 pub(crate) struct Shared {
-    pub admission: Admission,
+    pub admission: Arc<Admission>,
     pub counters: Mutex<stats::Counters>,
 }
 
@@ -96,7 +97,7 @@ impl Client {
         let capacity = options.window.count.unwrap_or(1024).clamp(1, 4096) + 8;
         let (commands, rx) = mpsc::channel(capacity);
         let shared = Arc::new(Shared {
-            admission: Admission::new(options.window),
+            admission: Arc::new(Admission::new(options.window)),
             counters: Mutex::new(stats::Counters::default()),
         });
         let actor = actor::Actor::new(

@@ -1,9 +1,11 @@
 //! The actor that owns the link: connect, back off, reconnect, and settle sends when the link or
 //! the client ends. The connected phase (writing, reading, correlation, timers) is in `link`.
 
+use super::admission::Room;
 use super::events::ClientEvent;
 use super::fate::{AckPayload, DrainReport, Fate, FateCause};
 use super::options::{ClientOptions, Correlation};
+use super::recent::RecentIds;
 use super::state::{self, Reason, State};
 use super::{Command, Commit, Shared};
 use crate::cause::Cause;
@@ -11,7 +13,7 @@ use crate::hl7;
 use crate::transport::Connector;
 use crate::warning::{Warning, WarningCode};
 use bytes::Bytes;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -24,6 +26,8 @@ pub(crate) struct Pending {
     pub payload: Bytes,
     pub control_id: Option<Bytes>,
     pub enhanced: bool,
+    /// Its room in the window: dropping the send, settled or not, gives it back.
+    room: Room,
     fate_tx: Option<oneshot::Sender<Fate>>,
     commit_tx: Option<oneshot::Sender<Commit>>,
     /// The last write of its frame, on any connection.
@@ -43,6 +47,7 @@ impl Pending {
     pub fn new(
         id: u64,
         payload: Bytes,
+        room: Room,
         fate_tx: oneshot::Sender<Fate>,
         commit_tx: oneshot::Sender<Commit>,
     ) -> Self {
@@ -63,6 +68,7 @@ impl Pending {
             control_id,
             enhanced,
             payload,
+            room,
             fate_tx: Some(fate_tx),
             commit_tx: Some(commit_tx),
             written: None,
@@ -71,9 +77,11 @@ impl Pending {
     }
 
     /// Settle a send that never reached the actor.
-    pub fn settle_detached(mut self, shared: &Shared, fate: Fate) {
+    pub fn settle_detached(self, shared: &Shared, fate: Fate) {
+        // Room first: a caller woken by the fate may send again at once.
+        drop(self.room);
         shared.counters().record_fate(&fate);
-        if let Some(tx) = self.fate_tx.take() {
+        if let Some(tx) = self.fate_tx {
             let _ = tx.send(fate);
         }
     }
@@ -170,30 +178,6 @@ fn header_fields_agree_with_msh() {
     }
 }
 
-/// Control IDs recently given up on, to tell a late ACK from an unmatched one. Bounded.
-#[derive(Debug, Default)]
-pub(crate) struct LateSet {
-    order: VecDeque<Bytes>,
-    set: HashSet<Bytes>,
-}
-
-impl LateSet {
-    const CAPACITY: usize = 4096;
-    pub fn insert(&mut self, id: Bytes) {
-        if self.set.insert(id.clone()) {
-            self.order.push_back(id);
-            if self.order.len() > Self::CAPACITY {
-                if let Some(old) = self.order.pop_front() {
-                    self.set.remove(&old);
-                }
-            }
-        }
-    }
-    pub fn contains(&self, id: &[u8]) -> bool {
-        self.set.contains(id)
-    }
-}
-
 /// Sends by id. A hash map: an ordered map moves whole `Pending`s about on every insert and
 /// remove, which cost more than anything else the actor did per send.
 pub(crate) type Sends = HashMap<u64, Pending, BuildHasherDefault<IdHasher>>;
@@ -241,7 +225,10 @@ pub(crate) struct Actor {
     pub by_control: HashMap<Bytes, u64>,
     /// Enhanced sends whose `CA` came, in `CA` order (their app-ACK deadlines are monotone).
     pub app_wait: VecDeque<u64>,
-    pub late: LateSet,
+    /// Control IDs recently given up on, to tell a late ACK from an unmatched one.
+    pub late: RecentIds,
+    /// FIFO: control IDs already credited on the current connection, to know a repeated ACK.
+    pub answered: RecentIds,
     /// Collects what closing or destroying settles.
     pub report: Option<DrainReport>,
     /// Callers of `close()` waiting for the drain to end.
@@ -281,7 +268,8 @@ impl Actor {
             flight: VecDeque::new(),
             by_control: HashMap::new(),
             app_wait: VecDeque::new(),
-            late: LateSet::default(),
+            late: RecentIds::default(),
+            answered: RecentIds::default(),
             report: None,
             closing: Vec::new(),
             episode: None,
@@ -319,7 +307,7 @@ impl Actor {
 
     /// Decide a send's fate: give back its room, count it, tell its handle and the report.
     pub fn settle(&mut self, id: u64, fate: Fate) {
-        let Some(mut p) = self.sends.remove(&id) else {
+        let Some(p) = self.sends.remove(&id) else {
             return;
         };
         if let Some(cid) = &p.control_id {
@@ -327,15 +315,16 @@ impl Actor {
                 self.by_control.remove(cid);
             }
         }
-        self.shared.admission.give_back(p.payload.len());
-        if !self.defer_wake {
-            self.shared.admission.wake();
+        if self.defer_wake {
+            p.room.give_back_quietly();
+        } else {
+            drop(p.room);
         }
         self.shared.counters().record_fate(&fate);
         if let Some(report) = &mut self.report {
             report.record(id, &fate);
         }
-        if let Some(tx) = p.fate_tx.take() {
+        if let Some(tx) = p.fate_tx {
             let _ = tx.send(fate);
         }
     }

@@ -1,9 +1,14 @@
 //! Backpressure: the in-flight plus queued bound, by count and by bytes (the stricter wins),
 //! taken before a send reaches the actor and given back when its fate is decided.
+//!
+//! Room is a [`Room`] token that gives itself back when dropped, so the room held is exactly
+//! the live tokens: a send dropped anywhere before its fate is decided (its caller's future
+//! cancelled on the way to the actor, a command left in a closed channel) cannot shrink the
+//! window.
 
 use super::options::Window;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -32,8 +37,34 @@ impl Drop for WaitingGuard<'_> {
     }
 }
 
+/// The room one admitted send holds in the window, given back on drop.
+#[derive(Debug)]
+pub(crate) struct Room {
+    admission: Arc<Admission>,
+    len: usize,
+    /// Cleared by [`Room::give_back_quietly`]: whoever gives it back wakes the waiters later.
+    wake: bool,
+}
+
+impl Room {
+    /// Give the room back without waking anyone yet: the caller calls [`Admission::wake`]
+    /// before it next waits, so waiters wake once for all the room freed.
+    pub fn give_back_quietly(mut self) {
+        self.wake = false;
+    }
+}
+
+impl Drop for Room {
+    fn drop(&mut self) {
+        self.admission.give_back(self.len);
+        if self.wake {
+            self.admission.wake();
+        }
+    }
+}
+
 pub(crate) enum Waited {
-    Admitted,
+    Admitted(Room),
     TimedOut,
     Cancelled,
 }
@@ -50,7 +81,7 @@ impl Admission {
 
     /// Take room for one payload of `len` bytes if there is some. A payload larger than the
     /// byte window is admitted alone, or it could never be sent.
-    pub fn try_admit(&self, len: usize) -> bool {
+    pub fn try_admit(self: &Arc<Self>, len: usize) -> Option<Room> {
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
         let count_ok = self.window.count.map_or(true, |max| held.count < max);
         let bytes_ok = self
@@ -60,15 +91,20 @@ impl Admission {
         if count_ok && bytes_ok {
             held.count += 1;
             held.bytes += len;
-            true
+            Some(Room {
+                admission: Arc::clone(self),
+                len,
+                wake: true,
+            })
         } else {
-            false
+            None
         }
     }
 
-    /// Wait for room, at most `limit`, or until `cancel`.
+    /// Wait for room, at most `limit`, or until `cancel`. Dropping this future mid-wait takes
+    /// no room and leaves no waiter counted.
     pub async fn admit_wait(
-        &self,
+        self: &Arc<Self>,
         len: usize,
         limit: Duration,
         cancel: Option<&CancellationToken>,
@@ -90,8 +126,8 @@ impl Admission {
             tokio::pin!(freed);
             // Register before checking, so a release between check and wait is not missed.
             freed.as_mut().enable();
-            if self.try_admit(len) {
-                return Waited::Admitted;
+            if let Some(room) = self.try_admit(len) {
+                return Waited::Admitted(room);
             }
             tokio::select! {
                 _ = &mut freed => {}
@@ -101,15 +137,7 @@ impl Admission {
         }
     }
 
-    /// Give back the room of one settled send, and wake the callers waiting for room.
-    pub fn release(&self, len: usize) {
-        self.give_back(len);
-        self.wake();
-    }
-
-    /// Give back the room of one settled send without waking anyone yet: the caller calls
-    /// [`Admission::wake`] before it next waits, so waiters wake once for all the room freed.
-    pub fn give_back(&self, len: usize) {
+    fn give_back(&self, len: usize) {
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
         held.count = held.count.saturating_sub(1);
         held.bytes = held.bytes.saturating_sub(len);
@@ -128,36 +156,63 @@ impl Admission {
         let held = self.held.lock().unwrap_or_else(|p| p.into_inner());
         (held.count, held.bytes)
     }
+
+    #[cfg(test)]
+    pub fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::SeqCst)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn admission(count: Option<usize>, bytes: Option<usize>) -> Arc<Admission> {
+        Arc::new(Admission::new(Window { count, bytes }))
+    }
+
     #[test]
     fn stricter_bound_wins() {
-        let a = Admission::new(Window {
-            count: Some(3),
-            bytes: Some(10),
-        });
-        assert!(a.try_admit(4));
-        assert!(a.try_admit(4));
-        assert!(!a.try_admit(4), "bytes bound");
-        assert!(a.try_admit(2));
-        assert!(!a.try_admit(0), "count bound");
-        a.release(4);
+        let a = admission(Some(3), Some(10));
+        let first = a.try_admit(4).unwrap();
+        let _second = a.try_admit(4).unwrap();
+        assert!(a.try_admit(4).is_none(), "bytes bound");
+        let _third = a.try_admit(2).unwrap();
+        assert!(a.try_admit(0).is_none(), "count bound");
+        drop(first);
         assert_eq!(a.held(), (2, 6));
     }
 
     #[test]
     fn oversize_payload_goes_alone() {
-        let a = Admission::new(Window {
-            count: None,
-            bytes: Some(10),
-        });
-        assert!(a.try_admit(50));
-        assert!(!a.try_admit(1));
-        a.release(50);
-        assert!(a.try_admit(1));
+        let a = admission(None, Some(10));
+        let big = a.try_admit(50).unwrap();
+        assert!(a.try_admit(1).is_none());
+        drop(big);
+        assert!(a.try_admit(1).is_some());
+        assert_eq!(a.held(), (0, 0), "a room not kept is given back at once");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_dropped_room_wakes_a_waiter_and_a_quiet_one_waits_for_wake() {
+        let a = admission(Some(1), None);
+        let room = a.try_admit(1).unwrap();
+        let wait = a.admit_wait(1, Duration::from_secs(1), None);
+        tokio::pin!(wait);
+        assert!(futures::poll!(&mut wait).is_pending());
+        room.give_back_quietly();
+        assert_eq!(a.held(), (0, 0));
+        assert!(futures::poll!(&mut wait).is_pending(), "not woken yet");
+        a.wake();
+        let Waited::Admitted(room) = wait.await else {
+            panic!("not admitted");
+        };
+        let wait = a.admit_wait(1, Duration::from_secs(1), None);
+        tokio::pin!(wait);
+        assert!(futures::poll!(&mut wait).is_pending());
+        assert_eq!(a.waiting(), 1);
+        drop(room);
+        assert!(matches!(wait.await, Waited::Admitted(_)));
+        assert_eq!((a.held(), a.waiting()), ((0, 0), 0));
     }
 }

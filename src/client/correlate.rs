@@ -29,19 +29,32 @@ impl Actor {
         let ack = AckPayload::new(payload);
         let id = match self.options.correlation {
             Correlation::Fifo => {
-                let Some(slot) = self.flight.pop_front() else {
+                let Some(slot) = self.flight.front().copied() else {
                     self.warn(WarningCode::AckUnmatchedControlId, at);
                     return;
                 };
+                let head = self.sends.get(&slot.id);
+                let matches = head.is_some_and(|p| p.control_id.as_deref() == Some(&msa2[..]));
+                // A repeat of an ACK already credited on this connection (some receivers answer
+                // every earlier message again): crediting it to the next send would report a
+                // delivery its receiver never confirmed.
+                if !matches && self.answered.contains(&msa2) {
+                    self.warn(WarningCode::AckUnmatchedControlId, at);
+                    return;
+                }
+                self.flight.pop_front();
                 // A cancelled send's slot: its ACK is consumed here, credited to no one.
-                let Some(p) = self.sends.get(&slot.id) else {
+                let Some(p) = head else {
                     return;
                 };
-                if p.control_id.as_deref() != Some(&msa2[..]) {
+                if !matches {
                     self.warn(WarningCode::AckControlIdMismatch, at);
                 }
                 if p.enhanced {
                     self.warn(WarningCode::AckTwoPhaseUnavailable, at);
+                }
+                if let Some(cid) = p.control_id.clone() {
+                    self.answered.insert(cid);
                 }
                 slot.id
             }
@@ -83,7 +96,7 @@ impl Actor {
     }
 
     /// Drop slots of settled or committed sends from the front: their ACK clock no longer runs.
-    fn prune_flight(&mut self) {
+    pub(crate) fn prune_flight(&mut self) {
         if self.options.correlation == Correlation::Fifo {
             return;
         }

@@ -215,6 +215,7 @@ impl Actor {
     fn on_drop(&mut self, final_cause: Option<Cause>) {
         let now = Instant::now();
         self.flight.clear();
+        self.answered.clear();
         self.app_wait.clear();
         let ids = self.ordered_ids();
         let fifo = self.options.correlation == Correlation::Fifo;
@@ -267,7 +268,6 @@ impl Actor {
     }
 
     fn refuse_detached(&self, p: super::actor::Pending) {
-        self.shared.admission.release(p.payload.len());
         p.settle_detached(
             &self.shared,
             Fate::NeverDelivered {

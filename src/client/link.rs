@@ -242,6 +242,13 @@ impl Actor {
         }
     }
 
+    /// Pipeline off: may the next send go? Control-ID mode leaves a settled send's slot behind
+    /// until pruned; unpruned, it would hold the next send back with nothing left to wake the loop.
+    fn nothing_in_flight(&mut self) -> bool {
+        self.prune_flight();
+        self.flight.is_empty() && self.sends.len() == self.queue.len()
+    }
+
     /// Coalesce queued frames into one buffer: one write for everything that may go now.
     fn take_batch(&mut self, batch: &mut Vec<u64>) -> Option<BytesMut> {
         if self.queue.is_empty() {
@@ -249,7 +256,7 @@ impl Actor {
         }
         let take = if self.options.pipeline {
             self.queue.len()
-        } else if self.flight.is_empty() && self.sends.len() == self.queue.len() {
+        } else if self.nothing_in_flight() {
             1
         } else {
             return None;

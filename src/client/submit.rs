@@ -1,8 +1,13 @@
 //! Handing payloads to the client: the framing-byte check, admission (backpressure), and the
 //! trip to the actor, one send at a time or many in one command.
+//!
+//! A caller may drop these futures at any await, including while the actor's command channel
+//! is full. Each admitted send carries its window room inside its [`Pending`], so a send
+//! dropped before the actor took it gives its room back with it; it was never handed over, so
+//! no fate is counted for it.
 
 use super::actor::Pending;
-use super::admission::Waited;
+use super::admission::{Room, Waited};
 use super::fate::{Fate, FateCause, Refusal};
 use super::options::OnBackpressure;
 use super::{Client, Command, Commit, SendHandle};
@@ -52,15 +57,18 @@ impl Client {
 
     async fn submit(&self, payload: Bytes, cancel: Option<&CancellationToken>) -> SendHandle {
         let (handle, fate_tx, commit_tx) = self.new_handle();
-        let refused = match framing_byte(&payload) {
-            Some(fate) => Some(fate),
-            None => self.admit(payload.len(), cancel).await.err(),
+        let admitted = match framing_byte(&payload) {
+            Some(fate) => Err(fate),
+            None => self.admit(payload.len(), cancel).await,
         };
-        if let Some(fate) = refused {
-            self.settle_now(fate_tx, fate);
-            return handle;
-        }
-        let pending = Pending::new(handle.id, payload, fate_tx, commit_tx);
+        let room = match admitted {
+            Ok(room) => room,
+            Err(fate) => {
+                self.settle_now(fate_tx, fate);
+                return handle;
+            }
+        };
+        let pending = Pending::new(handle.id, payload, room, fate_tx, commit_tx);
         self.hand_over(Command::Send(pending)).await;
         handle
     }
@@ -79,18 +87,20 @@ impl Client {
         for payload in payloads {
             let (handle, fate_tx, commit_tx) = self.new_handle();
             let len = payload.len();
-            let refused = if let Some(fate) = framing_byte(&payload) {
-                Some(fate)
-            } else if self.shared.admission.try_admit(len) {
-                None
+            let room = if let Some(fate) = framing_byte(&payload) {
+                Err(fate)
+            } else if let Some(room) = self.shared.admission.try_admit(len) {
+                Ok(room)
             } else {
                 // No room: the sends admitted so far go first, so their ACKs can make some.
                 self.hand_over_many(&mut admitted).await;
-                self.admit(len, cancel).await.err()
+                self.admit(len, cancel).await
             };
-            match refused {
-                Some(fate) => self.settle_now(fate_tx, fate),
-                None => admitted.push(Pending::new(handle.id, payload, fate_tx, commit_tx)),
+            match room {
+                Err(fate) => self.settle_now(fate_tx, fate),
+                Ok(room) => {
+                    admitted.push(Pending::new(handle.id, payload, room, fate_tx, commit_tx))
+                }
             }
             handles.push(handle);
         }
@@ -112,10 +122,10 @@ impl Client {
     }
 
     /// Take room for a payload of `len` bytes by the backpressure policy; `Err` is its fate.
-    async fn admit(&self, len: usize, cancel: Option<&CancellationToken>) -> Result<(), Fate> {
+    async fn admit(&self, len: usize, cancel: Option<&CancellationToken>) -> Result<Room, Fate> {
         let admission = &self.shared.admission;
-        if admission.try_admit(len) {
-            return Ok(());
+        if let Some(room) = admission.try_admit(len) {
+            return Ok(room);
         }
         let reason = match self.options.on_backpressure {
             OnBackpressure::Reject => Refusal::WindowFull,
@@ -124,7 +134,7 @@ impl Client {
                     .admit_wait(len, self.options.ack_timeout, cancel)
                     .await
                 {
-                    Waited::Admitted => return Ok(()),
+                    Waited::Admitted(room) => return Ok(room),
                     Waited::TimedOut => Refusal::WaitTimedOut,
                     Waited::Cancelled => {
                         return Err(Fate::NeverDelivered {
@@ -158,7 +168,8 @@ impl Client {
     }
 
     /// Give admitted sends to the actor; when it is gone (the client is closed) they were never
-    /// taken in, and settle here.
+    /// taken in, and settle here. Waits while the command channel is full; dropped there, the
+    /// command and its sends' rooms are dropped with it.
     async fn hand_over(&self, command: Command) {
         let Err(mpsc::error::SendError(command)) = self.commands.send(command).await else {
             return;
@@ -169,7 +180,6 @@ impl Client {
             _ => Vec::new(),
         };
         for p in pendings {
-            self.shared.admission.release(p.payload.len());
             p.settle_detached(
                 &self.shared,
                 Fate::NeverDelivered {

@@ -63,6 +63,8 @@ pub struct Tally {
     pub errors_by_cause: BTreeMap<String, u64>,
     /// Messages that did not end accepted or negative, by cause.
     pub outcomes_by_cause: BTreeMap<String, u64>,
+    /// Client warnings by code (repeated or unmatched ACKs, framing tolerated on the way in).
+    pub warnings_by_code: BTreeMap<String, u64>,
     pub per_second: Vec<Second>,
     pub bytes_sent: u64,
     pub bytes_received: u64,
@@ -86,6 +88,7 @@ impl Default for Tally {
             state_changes: BTreeMap::new(),
             errors_by_cause: BTreeMap::new(),
             outcomes_by_cause: BTreeMap::new(),
+            warnings_by_code: BTreeMap::new(),
             per_second: Vec::new(),
             bytes_sent: 0,
             bytes_received: 0,
@@ -139,6 +142,7 @@ impl Tally {
         add_map(&mut self.state_changes, &other.state_changes);
         add_map(&mut self.errors_by_cause, &other.errors_by_cause);
         add_map(&mut self.outcomes_by_cause, &other.outcomes_by_cause);
+        add_map(&mut self.warnings_by_code, &other.warnings_by_code);
         for (i, s) in other.per_second.iter().enumerate() {
             let mine = self.second(i);
             mine.sent += s.sent;
@@ -278,6 +282,8 @@ pub struct Report {
     pub state_changes: BTreeMap<String, u64>,
     pub errors_by_cause: BTreeMap<String, u64>,
     pub outcomes_by_cause: BTreeMap<String, u64>,
+    #[serde(default)]
+    pub warnings_by_code: BTreeMap<String, u64>,
     pub per_second: Vec<Second>,
     pub bytes: ByteCounts,
     pub elapsed_s: f64,
@@ -325,6 +331,7 @@ impl Report {
             state_changes: tally.state_changes.clone(),
             errors_by_cause: tally.errors_by_cause.clone(),
             outcomes_by_cause: tally.outcomes_by_cause.clone(),
+            warnings_by_code: tally.warnings_by_code.clone(),
             per_second: tally.per_second.clone(),
             bytes: ByteCounts {
                 sent: tally.bytes_sent,
@@ -355,6 +362,7 @@ impl Report {
             state_changes: self.state_changes.clone(),
             errors_by_cause: self.errors_by_cause.clone(),
             outcomes_by_cause: self.outcomes_by_cause.clone(),
+            warnings_by_code: self.warnings_by_code.clone(),
             per_second: self.per_second.clone(),
             bytes_sent: self.bytes.sent,
             bytes_received: self.bytes.received,

@@ -54,6 +54,25 @@ pub enum LogFormat {
     Json,
 }
 
+/// The `--log-format` a command line asks for, read without clap: a line clap refuses still says
+/// how its error should be written. The last one wins, as in clap; `--` ends the flags.
+pub fn log_format_in(args: impl IntoIterator<Item = std::ffi::OsString>) -> Option<LogFormat> {
+    let mut found = None;
+    let mut args = args.into_iter().skip(1);
+    while let Some(arg) = args.next() {
+        let arg = arg.to_string_lossy().into_owned();
+        let value = match arg.as_str() {
+            "--" => break,
+            "--log-format" => args.next().map(|v| v.to_string_lossy().into_owned()),
+            _ => arg.strip_prefix("--log-format=").map(str::to_owned),
+        };
+        if let Some(value) = value {
+            found = LogFormat::from_str(&value, false).ok();
+        }
+    }
+    found
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Send HL7 files to an MLLP endpoint and account for every message.
@@ -78,5 +97,22 @@ mod tests {
     #[test]
     fn command_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn the_log_format_is_found_before_parsing() {
+        let find = |line: &str| log_format_in(line.split(' ').map(Into::into));
+        assert_eq!(
+            find("mllp --log-format json send --port x"),
+            Some(LogFormat::Json)
+        );
+        assert_eq!(find("mllp send --log-format=json"), Some(LogFormat::Json));
+        assert_eq!(
+            find("mllp --log-format json --log-format human probe"),
+            Some(LogFormat::Human)
+        );
+        assert_eq!(find("mllp --log-format xml probe"), None);
+        assert_eq!(find("mllp send -- --log-format json"), None);
+        assert_eq!(find("mllp probe"), None);
     }
 }

@@ -1,8 +1,72 @@
-//! Diagnostics on stderr: human lines or one JSON object per line, never payload bytes.
+//! Diagnostics on stderr: human lines or one JSON object per line, never payload bytes. Every
+//! stderr write of the binary goes through here, so `--log-format json` holds for all of them.
+
+pub mod fatal;
+
+pub use fatal::Fatal;
 
 use crate::cli::{ColorChoice, GlobalArgs, LogFormat};
 use serde_json::{Map, Value};
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What `MLLP_TLS_VERIFY_DISABLED` means, said on every connect under `--insecure`.
+pub const VERIFY_DISABLED: &str = "TLS certificate verification is disabled (--insecure): the \
+                                   peer is not authenticated and the link may be intercepted";
+
+/// The log format for writers that hold no `Diag` (stdout's failure, `main`'s last error); set
+/// once, when the `Diag` is made.
+static JSON: AtomicBool = AtomicBool::new(false);
+
+/// Whether diagnostics are JSON lines.
+pub fn json() -> bool {
+    JSON.load(Ordering::Relaxed)
+}
+
+/// Set the format for the writers that hold no `Diag`.
+pub fn set_format(format: LogFormat) {
+    let json = format == LogFormat::Json;
+    if json && !JSON.swap(true, Ordering::Relaxed) {
+        // A bug report is a stderr line too.
+        std::panic::set_hook(Box::new(|info| {
+            let message = info.to_string();
+            emit(
+                "panic",
+                String::new,
+                serde_json::json!({ "message": message }),
+            );
+        }));
+    }
+    JSON.store(json, Ordering::Relaxed);
+}
+
+/// One event in the process-wide format, for writers that hold no `Diag`.
+pub fn emit(event: &str, human: impl FnOnce() -> String, fields: Value) {
+    write_line(&render(json(), event, human, fields));
+}
+
+/// Write one prepared line (from [`Diag::line`]) whole.
+pub fn write_line(line: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{line}");
+}
+
+/// `fields` plus `event`, as one line; or the human text.
+fn render(json: bool, event: &str, human: impl FnOnce() -> String, fields: Value) -> String {
+    if !json {
+        return human();
+    }
+    let mut ordered = Map::new();
+    ordered.insert("event".into(), Value::String(event.into()));
+    if let Value::Object(map) = fields {
+        for (k, v) in map {
+            if k != "event" {
+                ordered.insert(k, v);
+            }
+        }
+    }
+    Value::Object(ordered).to_string()
+}
 
 #[derive(Debug, Clone)]
 pub struct Diag {
@@ -23,6 +87,7 @@ impl Diag {
         };
         let color = wants(std::io::stderr().is_terminal());
         let stdout_color = wants(std::io::stdout().is_terminal());
+        set_format(global.log_format);
         Diag {
             format: global.log_format,
             verbose: global.verbose,
@@ -39,39 +104,26 @@ impl Diag {
     /// One event: `human` for people, `fields` (plus `event`) for machines. Written whole, in one
     /// call, so lines from different tasks never interleave.
     pub fn event(&self, event: &str, human: impl FnOnce() -> String, fields: Value) {
-        let line = self.line(event, human, fields);
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{line}");
+        write_line(&self.line(event, human, fields));
     }
 
     /// The text of one event without its newline, for callers that batch their writes.
     pub fn line(&self, event: &str, human: impl FnOnce() -> String, fields: Value) -> String {
-        if self.json() {
-            let mut map = match fields {
-                Value::Object(map) => map,
-                _ => Map::new(),
-            };
-            map.insert("event".into(), Value::String(event.into()));
-            let mut ordered = Map::new();
-            ordered.insert("event".into(), Value::String(event.into()));
-            for (k, v) in map {
-                if k != "event" {
-                    ordered.insert(k, v);
-                }
-            }
-            Value::Object(ordered).to_string()
-        } else {
-            human()
-        }
+        render(self.json(), event, human, fields)
     }
 
     /// A security warning is shown even under `--quiet`.
     pub fn security_warning(&self, code: &str, text: &str) {
-        self.event(
+        write_line(&self.security_warning_line(code, text));
+    }
+
+    /// The text of a security warning, for callers that write around a progress display.
+    pub fn security_warning_line(&self, code: &str, text: &str) -> String {
+        self.line(
             "security_warning",
             || format!("{} {code}: {text}", self.paint("warning:", "1;33")),
             serde_json::json!({ "code": code, "message": text }),
-        );
+        )
     }
 
     pub fn paint(&self, text: &str, sgr: &str) -> String {

@@ -6,7 +6,7 @@ mod render;
 
 pub use args::ListenArgs;
 
-use crate::diag::Diag;
+use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
 use anyhow::Context;
 use mllp::server::{BindError, Server, ServerConfig, Shutdown};
@@ -18,8 +18,8 @@ pub fn run(args: ListenArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let tls = match args.tls() {
         Ok(tls) => tls,
         Err(e) => {
-            eprintln!("mllp: error: cannot load the TLS material: {e}");
-            return Ok(Exit::Permanent);
+            let message = format!("cannot load the TLS material: {e}");
+            return Ok(Fatal::new(Exit::Permanent, message).report());
         }
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -43,18 +43,22 @@ async fn serve(
     let listener = match mllp::server::bind(&args.host, args.port, args.allow_wildcard).await {
         Ok(listener) => listener,
         Err(e @ BindError::Wildcard { .. }) => {
-            eprintln!("mllp: error: {e}");
-            return Ok(Exit::Usage);
+            let refused = Fatal::new(Exit::Usage, &e).field("code", "MLLP_BIND_ALL_INTERFACES");
+            return Ok(refused.report());
         }
         Err(e) => {
-            eprintln!("mllp: error: {e}");
-            return Ok(Exit::Permanent);
+            let cause = match &e {
+                BindError::Io { source, .. } => Some(mllp::cause::classify_io(source).as_str()),
+                _ => None,
+            };
+            return Ok(Fatal::new(Exit::Permanent, &e)
+                .field("cause", cause)
+                .report());
         }
     };
     if let Some(addr) = args.metrics {
         if let Err(e) = crate::prometheus::install(addr, Some(prom::COMMIT_BUCKETS)) {
-            eprintln!("mllp: error: {e:#}");
-            return Ok(Exit::Permanent);
+            return Ok(Fatal::new(Exit::Permanent, format!("{e:#}")).report());
         }
     }
     let (tx, rx) = tokio::sync::mpsc::channel(4096);

@@ -21,15 +21,15 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return diag::fatal::parse_error(err),
+    };
     let code = match run(cli) {
         Ok(code) => code,
         // The reader left before there was anything to show: end quietly.
         Err(err) if stdout::caused(&err) => exit::Exit::Usage,
-        Err(err) => {
-            eprintln!("mllp: error: {err:#}");
-            exit::Exit::Usage
-        }
+        Err(err) => diag::Fatal::new(exit::Exit::Usage, format!("{err:#}")).report(),
     };
     code.into()
 }

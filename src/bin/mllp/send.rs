@@ -8,7 +8,7 @@ mod output;
 mod pace;
 mod summary;
 
-use crate::diag::Diag;
+use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
 use crate::netargs::{self, LinkArgs, TlsArgs};
 use anyhow::Context;
@@ -57,7 +57,7 @@ pub enum CorrelateArg {
 pub enum ProgressArg {
     /// When stderr is a terminal, and not under --json or --quiet.
     Auto,
-    /// Always, even when stderr is not a terminal.
+    /// Always, even when stderr is not a terminal (never under --log-format json).
     Always,
     /// Never.
     Never,
@@ -179,9 +179,9 @@ pub struct Plan {
 
 pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let input_error = |err: &dyn std::fmt::Display| {
-        eprintln!("mllp: error: {err}");
-        eprintln!("nothing was sent");
-        Ok(Exit::Usage)
+        Ok(Fatal::new(Exit::Usage, err)
+            .then("nothing was sent")
+            .report())
     };
     let sources = match collect_inputs(&args.files, args.recursive) {
         Ok(sources) => sources,
@@ -216,9 +216,11 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         Some(options) => match options.build(&args.host) {
             Ok(tls) => Some(tls),
             Err(err) => {
-                eprintln!("mllp: error: TLS configuration: {err}");
-                eprintln!("nothing was sent");
-                return Ok(Exit::Permanent);
+                return Ok(
+                    Fatal::new(Exit::Permanent, format!("TLS configuration: {err}"))
+                        .then("nothing was sent")
+                        .report(),
+                )
             }
         },
         None => None,
@@ -236,8 +238,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     client_options.pipeline = !args.no_pipeline;
     client_options.event_capacity = 4096;
     if let Err(err) = client_options.validate() {
-        eprintln!("mllp: error: {err}");
-        return Ok(Exit::Usage);
+        return Ok(Fatal::new(Exit::Usage, err).report());
     }
     let connector = args
         .link

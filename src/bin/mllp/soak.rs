@@ -5,25 +5,24 @@ mod args;
 mod embedded;
 mod monitor;
 mod plan;
+mod summary;
 mod view;
 mod worker;
 
-use crate::diag::Diag;
+use crate::diag::{Diag, Fatal};
 use crate::exit::{self, Exit, Observed};
 pub use args::SoakArgs;
 use mllp::soak::Report;
 
 pub fn run(args: SoakArgs, diag: &Diag) -> anyhow::Result<Exit> {
     if !args.merge.is_empty() {
-        return merge(&args);
+        return merge(&args, diag);
     }
     let plan = match plan::Plan::from_args(&args, diag) {
         Ok(plan) => plan,
-        Err(e) => {
-            eprintln!("mllp: error: {e:#}");
-            return Ok(Exit::Usage);
-        }
+        Err(e) => return Ok(Fatal::new(Exit::Usage, format!("{e:#}")).report()),
     };
+    let report_path = plan.report_path.clone();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -36,43 +35,42 @@ pub fn run(args: SoakArgs, diag: &Diag) -> anyhow::Result<Exit> {
         thresholds_missed: !outcome.report.accounting_ok || !outcome.report.thresholds_ok(),
         ..Default::default()
     };
-    Ok(exit::for_soak(observed))
+    let exit = exit::for_soak(observed);
+    summary::report_event(diag, &outcome.report, report_path.as_deref(), exit);
+    Ok(exit)
 }
 
 /// `--merge a.json b.json`: one report of several, on stdout.
-fn merge(args: &SoakArgs) -> anyhow::Result<Exit> {
+fn merge(args: &SoakArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let mut reports = Vec::new();
     for path in &args.merge {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) => {
-                eprintln!("mllp: error: reading {}: {e}", path.display());
-                return Ok(Exit::Usage);
+                let message = format!("reading {}: {e}", path.display());
+                return Ok(Fatal::new(Exit::Usage, message).report());
             }
         };
         match serde_json::from_str::<Report>(&text) {
             Ok(report) => reports.push(report),
             Err(e) => {
-                eprintln!("mllp: error: {} is not a soak report: {e}", path.display());
-                return Ok(Exit::Usage);
+                let message = format!("{} is not a soak report: {e}", path.display());
+                return Ok(Fatal::new(Exit::Usage, message).report());
             }
         }
     }
     let mut merged = match Report::merge(&reports) {
         Ok(merged) => merged,
-        Err(e) => {
-            eprintln!("mllp: error: {e}");
-            return Ok(Exit::Usage);
-        }
+        Err(e) => return Ok(Fatal::new(Exit::Usage, e).report()),
     };
     merged.thresholds = args.thresholds().evaluate(&merged);
     // The verdict stands whether or not the reader is still there.
     let _ = crate::stdout::line(serde_json::to_string_pretty(&merged)?);
-    let missed = !merged.accounting_ok || !merged.thresholds_ok();
-    view::print_verdicts(&merged);
-    Ok(if missed {
+    let exit = if !merged.accounting_ok || !merged.thresholds_ok() {
         Exit::Thresholds
     } else {
         Exit::Success
-    })
+    };
+    summary::report_event(diag, &merged, None, exit);
+    Ok(exit)
 }

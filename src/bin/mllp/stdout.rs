@@ -28,7 +28,12 @@ pub fn is_closed() -> bool {
 /// failure (a full disk behind a redirect) is said once on stderr, since output is lost.
 fn mark(err: &io::Error) {
     if !CLOSED.swap(true, Ordering::Relaxed) && err.kind() != io::ErrorKind::BrokenPipe {
-        eprintln!("mllp: error: writing to stdout: {err}; no more output is written");
+        let message = format!("writing to stdout: {err}; no more output is written");
+        crate::diag::emit(
+            "stdout_error",
+            || format!("mllp: error: {message}"),
+            serde_json::json!({ "message": message }),
+        );
     }
 }
 

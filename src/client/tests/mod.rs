@@ -1,6 +1,9 @@
 //! Unit tests of the client core over in-memory links on tokio's paused clock.
 
+mod dropped;
+mod fifo;
 mod flow;
 mod harness;
 mod link;
 mod many;
+mod pipeline_off;

@@ -19,6 +19,9 @@ fn run(data: &[(u64, bool)], elapsed_s: u64) -> Tally {
         } else {
             t.unknown_fate += 1;
             *t.outcomes_by_cause.entry("ack-timeout".into()).or_default() += 1;
+            *t.warnings_by_code
+                .entry("MLLP_ACK_AFTER_TIMEOUT".into())
+                .or_default() += 1;
             t.second(second).failed += 1;
         }
         t.second(second).sent += 1;
@@ -65,6 +68,11 @@ fn merging_two_reports_equals_the_report_of_both_runs_data() {
     merged_one.runs = 1;
     assert_eq!(merged_one, direct);
     assert_eq!(merged.generated, 400 + 300 - 2);
+    let not_accepted = merged.generated - merged.accepted;
+    assert_eq!(
+        merged.warnings_by_code["MLLP_ACK_AFTER_TIMEOUT"],
+        not_accepted
+    );
     assert!(merged.accounting_ok);
     assert_eq!(merged.elapsed_s, 4.0);
 }

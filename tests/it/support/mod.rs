@@ -5,6 +5,7 @@
 
 pub mod certs;
 pub mod no_payload;
+pub mod node_peer;
 pub mod peer;
 #[cfg(test)]
 mod peer_selftest;

@@ -1,6 +1,7 @@
 //! What `send` shows on stderr while it runs: the progress bar (a terminal only, off under
-//! `--json`/`--quiet`; `--progress always` draws it anyway, terminal or not), `--events` lines, and security warnings on
-//! every connect. Codes, causes and counts only.
+//! `--json`/`--quiet`; `--progress always` draws it anyway, terminal or not; never under
+//! `--log-format json`), `--events` lines, and security warnings on every connect. Codes, causes
+//! and counts only.
 
 use super::{ProgressArg, SendArgs};
 use crate::diag::Diag;
@@ -26,6 +27,8 @@ pub struct Live {
 impl Live {
     pub fn new(args: &SendArgs, diag: &Diag, total: Option<u64>) -> Live {
         let target = match args.progress {
+            // A bar is not a JSON line: under `--log-format json` it is never drawn.
+            _ if diag.json() => None,
             // indicatif's stderr target hides itself off a terminal; asked for, it draws anyway.
             ProgressArg::Always => Some(ProgressDrawTarget::term_like(Box::new(
                 console::Term::buffered_stderr(),
@@ -73,8 +76,8 @@ impl Live {
     /// A line on stderr that does not tear the bar.
     pub fn line(&self, text: &str) {
         match &self.bar {
-            Some(bar) => bar.suspend(|| eprintln!("{text}")),
-            None => eprintln!("{text}"),
+            Some(bar) => bar.suspend(|| crate::diag::write_line(text)),
+            None => crate::diag::write_line(text),
         }
     }
 
@@ -89,14 +92,8 @@ impl Live {
         let diag = &self.diag;
         let line = match event {
             ClientEvent::SecurityWarning(code) => {
-                let text = "TLS certificate verification is disabled (--insecure): the peer is \
-                            not authenticated and the link may be intercepted";
-                let line = diag.line(
-                    "security_warning",
-                    || format!("{} {code}: {text}", diag.paint("warning:", "1;33")),
-                    json!({ "code": code.as_str(), "message": text }),
-                );
-                return self.line(&line);
+                let text = crate::diag::VERIFY_DISABLED;
+                return self.line(&diag.security_warning_line(code.as_str(), text));
             }
             _ if !(self.events || !diag.quiet && matches!(event, ClientEvent::Warning(_))) => {
                 return

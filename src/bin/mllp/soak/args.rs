@@ -77,10 +77,11 @@ pub struct SoakArgs {
     /// Print the report as JSON on stdout (and no live view).
     #[arg(long)]
     pub json: bool,
-    /// The live view: auto (when stderr is a terminal), always, never.
+    /// The live view: auto (when stderr is a terminal), always, never. Under --log-format json
+    /// it is never drawn: progress events come instead.
     #[arg(long, value_enum, default_value_t = Live::Auto)]
     pub live: Live,
-    /// How often a plain progress line is printed when the live view is off.
+    /// How often a plain progress line (or progress event) is printed when the live view is off.
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = humantime::parse_duration)]
     pub report_interval: Duration,
     /// Serve Prometheus metrics on ADDR (e.g. 127.0.0.1:9898).

@@ -3,6 +3,7 @@
 //! Prometheus metrics, and hands the tallies back for the report.
 
 use super::view::{ConnLine, Mode, Snapshot, View};
+use crate::diag::Diag;
 use mllp::ack::AckCode;
 use mllp::cause::Class;
 use mllp::client::{Client, ClientEvent, Population, Reason, State};
@@ -105,9 +106,10 @@ pub async fn run(
     conns: Vec<Conn>,
     mode: Mode,
     start: Instant,
+    diag: Diag,
 ) -> Monitored {
     let mut m = Monitor {
-        view: View::new(mode, conns.len()),
+        view: View::new(mode, conns.len(), diag),
         conns,
         start,
         window_start: start,
@@ -135,6 +137,7 @@ pub async fn run(
         let stats = conn.client.stats();
         conn.tally.bytes_sent = stats.bytes_out;
         conn.tally.bytes_received = stats.bytes_in;
+        conn.tally.warnings_by_code = stats.warnings_by_code;
         conn.tally.generated = conn.generated.load(Ordering::Relaxed);
     }
     m.view.finish();
@@ -220,6 +223,7 @@ impl Monitor {
                         .increment(1);
                 }
             }
+            ClientEvent::SecurityWarning(code) => self.view.security_warning(code.as_str()),
             _ => {}
         }
     }

@@ -2,8 +2,8 @@
 //! chaos proxy), one client and worker per connection, the monitor, then stop, drain, account
 //! and report.
 
-use super::args::{Live, SoakArgs};
-use super::{embedded, monitor, view, worker};
+use super::args::SoakArgs;
+use super::{embedded, monitor, summary, view, worker};
 use crate::diag::Diag;
 use anyhow::Context;
 use mllp::client::{
@@ -13,7 +13,6 @@ use mllp::client::{
 use mllp::soak::report::Accounting;
 use mllp::soak::{ChaosSpec, ControlIds, FaultKind, Report, Schedule, Template, Thresholds};
 use mllp::transport::{Connector, TcpConnector};
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -119,13 +118,7 @@ impl Plan {
             }
         }
         let seed = args.seed.unwrap_or_else(rand::random);
-        let interactive = std::io::stderr().is_terminal();
-        let view = match (args.live, args.json, diag.quiet) {
-            (Live::Always, _, _) => view::Mode::Live,
-            (Live::Auto, false, false) if interactive => view::Mode::Live,
-            (_, false, false) => view::Mode::Plain(args.report_interval),
-            _ => view::Mode::Off,
-        };
+        let view = view::Mode::choose(args, diag);
         let config = serde_json::json!({
             "target": match &target {
                 Target::Embedded { .. } => "embedded".to_string(),
@@ -312,7 +305,13 @@ pub async fn execute(plan: Plan, diag: &Diag) -> anyhow::Result<Outcome> {
         workers.push(tokio::spawn(worker.run()));
     }
     drop(updates);
-    let monitor = tokio::spawn(monitor::run(updates_rx, conns, plan.view, start));
+    let monitor = tokio::spawn(monitor::run(
+        updates_rx,
+        conns,
+        plan.view,
+        start,
+        diag.clone(),
+    ));
 
     // Stop generating at the first of: the duration, Ctrl-C, every worker out of messages.
     let stopped_by = tokio::select! {
@@ -321,7 +320,11 @@ pub async fn execute(plan: Plan, diag: &Diag) -> anyhow::Result<Outcome> {
         _ = generated_all.done() => "messages",
     };
     if stopped_by == "interrupt" && !diag.quiet {
-        eprintln!("mllp: interrupted: draining, then reporting");
+        diag.event(
+            "interrupted",
+            || "mllp: interrupted: draining, then reporting".into(),
+            serde_json::json!({ "message": "draining, then reporting" }),
+        );
     }
     // Out of messages, the workers wait for every fate; `stop` would cut that wait to the drain
     // timeout, so it fires only for the duration or Ctrl-C (also while the last fates settle).
@@ -375,9 +378,8 @@ pub async fn execute(plan: Plan, diag: &Diag) -> anyhow::Result<Outcome> {
     // A closed stdout loses only the copy for the reader who left: the run keeps its exit code.
     let _ = match plan.json {
         true => crate::stdout::line(serde_json::to_string(&report)?),
-        false => crate::stdout::write_all(view::summary(&report).as_bytes()),
+        false => crate::stdout::write_all(summary::human(&report).as_bytes()),
     };
-    view::print_verdicts(&report);
     Ok(Outcome {
         permanent: monitored.permanent,
         transient: monitored.transient,

@@ -1,23 +1,43 @@
-//! What a person sees: the live view on a terminal (one line per connection, redrawn a few
-//! times a second), plain progress lines otherwise, and the final summary and verdicts. Codes,
+//! What a run shows on stderr while it goes: the live view on a terminal (one line per
+//! connection, redrawn a few times a second), plain progress lines otherwise, or under
+//! `--log-format json` `progress` and `state_change` events; security warnings always. Codes,
 //! counts and timings only.
 
+use super::args::{Live, SoakArgs};
+use crate::diag::Diag;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mllp::client::{State, Transition};
-use mllp::soak::{Report, Tally};
+use mllp::soak::Tally;
+use serde_json::json;
 use std::collections::BTreeMap;
+use std::io::IsTerminal;
 use std::time::Duration;
 use tokio::time::Instant;
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
-    /// Redrawn in place on a terminal.
+    /// Redrawn in place on a terminal (never under `--log-format json`).
     Live,
-    /// One plain line per interval.
+    /// One plain line (or `progress` event) per interval.
     Plain(Duration),
     /// Nothing (`--json`, `--quiet`).
     Off,
+}
+
+impl Mode {
+    pub fn choose(args: &SoakArgs, diag: &Diag) -> Mode {
+        // A redrawn view is not JSON lines: under `--log-format json` progress events stand in.
+        let drawable = !diag.json();
+        let interactive = std::io::stderr().is_terminal();
+        match (args.live, args.json, diag.quiet) {
+            (Live::Always, _, _) if drawable => Mode::Live,
+            (Live::Always, _, _) => Mode::Plain(args.report_interval),
+            (Live::Auto, false, false) if interactive && drawable => Mode::Live,
+            (_, false, false) => Mode::Plain(args.report_interval),
+            _ => Mode::Off,
+        }
+    }
 }
 
 const LIVE_EVERY: Duration = Duration::from_millis(250);
@@ -46,10 +66,11 @@ pub struct View {
     bars: Vec<ProgressBar>,
     multi: Option<MultiProgress>,
     last: Option<Instant>,
+    diag: Diag,
 }
 
 impl View {
-    pub fn new(mode: Mode, connections: usize) -> View {
+    pub fn new(mode: Mode, connections: usize, diag: Diag) -> View {
         let mut bars = Vec::new();
         let multi = (mode == Mode::Live).then(|| {
             let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(8));
@@ -67,6 +88,7 @@ impl View {
             bars,
             multi,
             last: None,
+            diag,
         }
     }
 
@@ -126,14 +148,31 @@ impl View {
             }
             Mode::Plain(_) => {
                 let states = states(s.conns);
-                eprintln!("{head}  {states}\n{totals}");
+                self.diag.event(
+                    "progress",
+                    || format!("{head}  {}\n{totals}", join(&states)),
+                    progress_fields(s, &states),
+                );
             }
             Mode::Off => {}
         }
     }
 
-    /// A state change: the live view shows it in its connection line; plain mode says it.
+    /// A state change: the live view shows it in its connection line; plain lines name the
+    /// notable ones; JSON events carry every one.
     pub fn transition(&mut self, conn: usize, t: &Transition) {
+        if self.mode == Mode::Off {
+            return;
+        }
+        if self.diag.json() {
+            let fields = json!({
+                "connection": conn + 1,
+                "from": t.from,
+                "to": t.to,
+                "reason": t.reason.to_string(),
+            });
+            return self.diag.event("state_change", String::new, fields);
+        }
         if let Mode::Plain(_) = self.mode {
             if matches!(
                 t.to,
@@ -145,7 +184,20 @@ impl View {
             if t.from == State::Connecting && t.to == State::Connected {
                 return;
             }
-            eprintln!("connection {}: {t}", conn + 1);
+            self.diag.event(
+                "state_change",
+                || format!("connection {}: {t}", conn + 1),
+                json!({}),
+            );
+        }
+    }
+
+    /// A security warning (`MLLP_TLS_VERIFY_DISABLED` on each connect), whatever the mode.
+    pub fn security_warning(&self, code: &str) {
+        let text = crate::diag::VERIFY_DISABLED;
+        match &self.multi {
+            Some(multi) => multi.suspend(|| self.diag.security_warning(code, text)),
+            None => self.diag.security_warning(code, text),
         }
     }
 
@@ -167,92 +219,39 @@ fn counts(label: &str, map: &BTreeMap<String, u64>) -> String {
     format!("{label} {}", items.join(" "))
 }
 
-fn states(conns: &[ConnLine]) -> String {
-    let mut by_state: BTreeMap<&str, usize> = BTreeMap::new();
+/// How many connections are in each state.
+fn states(conns: &[ConnLine]) -> BTreeMap<&'static str, usize> {
+    let mut by_state = BTreeMap::new();
     for c in conns {
         *by_state.entry(c.state.as_str()).or_default() += 1;
     }
-    let items: Vec<String> = by_state.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    by_state
+}
+
+fn join(states: &BTreeMap<&str, usize>) -> String {
+    let items: Vec<String> = states.iter().map(|(k, v)| format!("{k}={v}")).collect();
     items.join(" ")
 }
 
-/// The human report for stdout (without `--json`).
-pub fn summary(r: &Report) -> String {
-    let mut text = String::new();
-    let mut line = |l: String| {
-        text.push_str(&l);
-        text.push('\n');
-    };
-    let l = &r.latency_ms;
-    line(format!(
-        "soak: {} generated in {:.1}s, {:.1} accepted/s",
-        r.generated, r.elapsed_s, r.throughput
-    ));
-    line(format!(
-        "  accepted {}  negative {}  committed-only {}  unknown-fate {}  never-delivered {}  refused {}",
-        r.accepted, r.negative, r.committed_only, r.unknown_fate, r.never_delivered, r.refused
-    ));
-    line(format!("  ack codes:{}", or_none(&r.by_code)));
-    line(format!(
-        "  latency ms: p50 {:.3}  p90 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}",
-        l.p50, l.p90, l.p99, l.p999, l.max
-    ));
-    line(format!(
-        "  reconnects {}  link errors:{}",
-        r.reconnects,
-        or_none(&r.errors_by_cause)
-    ));
-    if !r.outcomes_by_cause.is_empty() {
-        line(format!(
-            "  not accepted, by cause:{}",
-            or_none(&r.outcomes_by_cause)
-        ));
-    }
-    line(format!(
-        "  bytes sent {}  received {}",
-        r.bytes.sent, r.bytes.received
-    ));
-    let listener = r
-        .accounting
-        .listener
-        .map(|l| {
-            format!(
-                " (listener committed {}, duplicates {})",
-                l.committed, l.duplicates
-            )
-        })
-        .unwrap_or_default();
-    let verdict = if r.accounting_ok {
-        "closes"
-    } else {
-        "DOES NOT CLOSE"
-    };
-    line(format!("  accounting {verdict}{listener}"));
-    text
-}
-
-fn or_none(map: &BTreeMap<String, u64>) -> String {
-    if map.is_empty() {
-        return " none".into();
-    }
-    map.iter().map(|(k, v)| format!(" {k}={v}")).collect()
-}
-
-/// Missed thresholds and accounting problems, on stderr.
-pub fn print_verdicts(r: &Report) {
-    for v in r.thresholds.iter().filter(|v| !v.ok) {
-        eprintln!(
-            "mllp: threshold missed: --{} {} (observed {:.3})",
-            v.name, v.limit, v.observed
-        );
-    }
-    if !r.accounting_ok {
-        eprintln!("mllp: the accounting does not close:");
-        for problem in r.accounting.problems.iter().take(20) {
-            eprintln!("  {problem}");
-        }
-        if r.accounting.problems.len() > 20 {
-            eprintln!("  ... and {} more", r.accounting.problems.len() - 20);
-        }
-    }
+/// A `progress` event: the plain lines' figures, under the report's field names.
+fn progress_fields(s: &Snapshot, states: &BTreeMap<&str, usize>) -> serde_json::Value {
+    let t = s.totals;
+    json!({
+        "elapsed_s": s.elapsed.as_secs_f64(),
+        "sent_per_s": s.sent_per_s,
+        "done_per_s": s.done_per_s,
+        "latency_ms": { "p50": s.recent[0], "p99": s.recent[1], "max": s.recent[2] },
+        "in_flight": s.in_flight,
+        "generated": t.generated,
+        "accepted": t.accepted,
+        "negative": t.negative,
+        "committed_only": t.committed_only,
+        "unknown_fate": t.unknown_fate,
+        "never_delivered": t.never_delivered,
+        "refused": t.refused,
+        "reconnects": t.reconnects,
+        "by_code": t.by_code,
+        "errors_by_cause": t.errors_by_cause,
+        "states": states,
+    })
 }

@@ -1,0 +1,121 @@
+//! The end of a run: the human summary for stdout, and on stderr the missed thresholds and
+//! accounting problems, or under `--log-format json` one `report` event. Codes and counts only.
+
+use crate::diag::Diag;
+use crate::exit::Exit;
+use mllp::soak::Report;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The human report for stdout (without `--json`).
+pub fn human(r: &Report) -> String {
+    let mut text = String::new();
+    let mut line = |l: String| {
+        text.push_str(&l);
+        text.push('\n');
+    };
+    let l = &r.latency_ms;
+    line(format!(
+        "soak: {} generated in {:.1}s, {:.1} accepted/s",
+        r.generated, r.elapsed_s, r.throughput
+    ));
+    line(format!(
+        "  accepted {}  negative {}  committed-only {}  unknown-fate {}  never-delivered {}  refused {}",
+        r.accepted, r.negative, r.committed_only, r.unknown_fate, r.never_delivered, r.refused
+    ));
+    line(format!("  ack codes:{}", or_none(&r.by_code)));
+    line(format!(
+        "  latency ms: p50 {:.3}  p90 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}",
+        l.p50, l.p90, l.p99, l.p999, l.max
+    ));
+    line(format!(
+        "  reconnects {}  link errors:{}",
+        r.reconnects,
+        or_none(&r.errors_by_cause)
+    ));
+    if !r.outcomes_by_cause.is_empty() {
+        line(format!(
+            "  not accepted, by cause:{}",
+            or_none(&r.outcomes_by_cause)
+        ));
+    }
+    if !r.warnings_by_code.is_empty() {
+        line(format!("  warnings:{}", or_none(&r.warnings_by_code)));
+    }
+    line(format!(
+        "  bytes sent {}  received {}",
+        r.bytes.sent, r.bytes.received
+    ));
+    let listener = r
+        .accounting
+        .listener
+        .map(|l| {
+            format!(
+                " (listener committed {}, duplicates {})",
+                l.committed, l.duplicates
+            )
+        })
+        .unwrap_or_default();
+    let verdict = if r.accounting_ok {
+        "closes"
+    } else {
+        "DOES NOT CLOSE"
+    };
+    line(format!("  accounting {verdict}{listener}"));
+    text
+}
+
+fn or_none(map: &BTreeMap<String, u64>) -> String {
+    if map.is_empty() {
+        return " none".into();
+    }
+    map.iter().map(|(k, v)| format!(" {k}={v}")).collect()
+}
+
+/// The last word on stderr. For people: missed thresholds and accounting problems, if any. For
+/// machines: one `report` event holding the report's fields (less the bulky `histogram` and
+/// `per_second`, which `--report`/`--json` keep), `report_file` when one was written, and the
+/// exit code.
+pub fn report_event(diag: &Diag, r: &Report, report_file: Option<&Path>, exit: Exit) {
+    let human = verdicts(r);
+    if !diag.json() && human.is_empty() {
+        return;
+    }
+    let mut fields = serde_json::to_value(r).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut fields {
+        map.remove("histogram");
+        map.remove("per_second");
+        map.insert("thresholds_ok".into(), r.thresholds_ok().into());
+        map.insert(
+            "report_file".into(),
+            report_file.map(|p| p.display().to_string()).into(),
+        );
+        map.insert("exit_code".into(), exit.code().into());
+    }
+    diag.event("report", || human, fields);
+}
+
+/// Missed thresholds and accounting problems, one per line; empty when there are none.
+fn verdicts(r: &Report) -> String {
+    let mut lines = Vec::new();
+    for v in r.thresholds.iter().filter(|v| !v.ok) {
+        lines.push(format!(
+            "mllp: threshold missed: --{} {} (observed {:.3})",
+            v.name, v.limit, v.observed
+        ));
+    }
+    if !r.accounting_ok {
+        lines.push("mllp: the accounting does not close:".into());
+        for problem in r.accounting.problems.iter().take(20) {
+            lines.push(format!("  {problem}"));
+        }
+        if r.accounting.problems.len() > 20 {
+            lines.push(format!(
+                "  ... and {} more",
+                r.accounting.problems.len() - 20
+            ));
+        }
+    }
+    lines.join("\n")
+}
