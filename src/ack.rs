@@ -144,7 +144,24 @@ pub fn build_ack(
     damaged: bool,
     ctx: &AckContext,
 ) -> Option<BuiltAck> {
-    let scan = hl7::scan(inbound);
+    answer(
+        &hl7::scan(inbound),
+        disposition,
+        damaged,
+        ctx,
+        Vec::with_capacity(256),
+    )
+}
+
+/// [`build_ack`] for an inbound already scanned (the server scans each message once), written
+/// into `payload` (cleared first) so a caller can reuse one buffer.
+pub(crate) fn answer(
+    scan: &hl7::Scan<'_>,
+    disposition: Disposition,
+    damaged: bool,
+    ctx: &AckContext,
+    mut payload: Vec<u8>,
+) -> Option<BuiltAck> {
     let msh = scan.msh.as_ref();
     if msh.is_some_and(|m| m.is_ack()) {
         return None;
@@ -153,15 +170,17 @@ pub fn build_ack(
     let decision = policy::decide(
         ack_type.codes(),
         disposition,
-        defect_of(&scan, damaged),
+        defect_of(scan, damaged),
         ctx.forced,
     );
     let mut warnings = Vec::new();
     if ack_type == AcceptAckType::Unknown {
         warnings.push(WarningCode::UnknownAcceptAckType);
     }
+    payload.clear();
+    render::ack_into(&mut payload, msh, &decision, ctx);
     Some(BuiltAck {
-        payload: render::ack(msh, &decision, ctx),
+        payload,
         code: decision.code,
         reason: decision.reason,
         warnings,
@@ -188,7 +207,23 @@ pub fn build_application_ack(
     damaged: bool,
     ctx: &AckContext,
 ) -> Option<BuiltAck> {
-    let scan = hl7::scan(inbound);
+    application_answer(
+        &hl7::scan(inbound),
+        disposition,
+        damaged,
+        ctx,
+        Vec::with_capacity(256),
+    )
+}
+
+/// [`build_application_ack`] for an inbound already scanned, written into `payload`.
+pub(crate) fn application_answer(
+    scan: &hl7::Scan<'_>,
+    disposition: Disposition,
+    damaged: bool,
+    ctx: &AckContext,
+    mut payload: Vec<u8>,
+) -> Option<BuiltAck> {
     let msh = scan.msh.as_ref()?;
     if msh.is_ack() {
         return None;
@@ -196,14 +231,16 @@ pub fn build_application_ack(
     let decision = policy::decide(
         AcceptAckType::Original.codes(),
         disposition,
-        defect_of(&scan, damaged),
+        defect_of(scan, damaged),
         ctx.forced.map(AckCode::application_level),
     );
     if !wants_application_ack(msh, decision.code.is_positive()) {
         return None;
     }
+    payload.clear();
+    render::ack_into(&mut payload, Some(msh), &decision, ctx);
     Some(BuiltAck {
-        payload: render::ack(Some(msh), &decision, ctx),
+        payload,
         code: decision.code,
         reason: decision.reason,
         warnings: Vec::new(),

@@ -59,6 +59,95 @@ pub struct Msh<'a> {
     pub encoding_characters: &'a [u8],
     /// The MSH segment, without its terminator.
     pub segment: &'a [u8],
+    /// Where the fields end, found once: reading a field does not rescan the segment.
+    fields: FieldIndex,
+}
+
+/// Separators indexed per header: fields up to MSH-21 are read without a rescan.
+const INDEXED: usize = 20;
+
+/// The high bit of each byte of `word` that is zero, and no other bit (exact, unlike the
+/// usual `(x - 0x01..) & !x & 0x80..` test, which can flag a 0x01 byte after a zero one).
+fn zero_bytes(word: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    !(((word & LOW7) + LOW7) | word | LOW7)
+}
+
+/// The offsets of the first field separators after MSH-1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FieldIndex {
+    seps: [u32; INDEXED],
+    len: u8,
+    /// `seps` holds every separator of the segment.
+    complete: bool,
+}
+
+impl FieldIndex {
+    fn of(segment: &[u8], field: u8) -> FieldIndex {
+        let mut index = FieldIndex {
+            seps: [0; INDEXED],
+            len: 0,
+            complete: false,
+        };
+        // Offsets are u32: a longer segment is read without the index.
+        let Some(rest) = segment
+            .get(4..)
+            .filter(|_| segment.len() <= u32::MAX as usize)
+        else {
+            return index;
+        };
+        // Eight bytes at a time (fields are short: a memchr call per field costs more than it
+        // saves), then the tail byte by byte.
+        let mut chunks = rest.chunks_exact(8);
+        let mut base = 4;
+        for chunk in &mut chunks {
+            let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+            let mut hits = zero_bytes(word ^ (u64::from(field) * 0x0101_0101_0101_0101));
+            while hits != 0 {
+                let at = base + (hits.trailing_zeros() / 8) as usize;
+                if !index.push(at) {
+                    return index;
+                }
+                hits &= hits - 1;
+            }
+            base += 8;
+        }
+        for (i, &b) in chunks.remainder().iter().enumerate() {
+            if b == field && !index.push(base + i) {
+                return index;
+            }
+        }
+        index.complete = true;
+        index
+    }
+
+    /// Record a separator at `at`; `false` when the index is full.
+    fn push(&mut self, at: usize) -> bool {
+        if usize::from(self.len) == INDEXED {
+            return false;
+        }
+        self.seps[usize::from(self.len)] = at as u32;
+        self.len += 1;
+        true
+    }
+
+    /// Field `i` counted from MSH-2 (`i == 0`), as a range of the segment; `Err` when the index
+    /// does not reach it.
+    fn range(&self, i: usize, segment_len: usize) -> Result<Option<(usize, usize)>, ()> {
+        let len = usize::from(self.len);
+        let start = match i {
+            0 => 4,
+            _ if i - 1 < len => self.seps[i - 1] as usize + 1,
+            _ if self.complete => return Ok(None),
+            _ => return Err(()),
+        };
+        let end = match i {
+            _ if i < len => self.seps[i] as usize,
+            _ if self.complete => segment_len,
+            _ => return Err(()),
+        };
+        Ok(Some((start, end)))
+    }
 }
 
 impl<'a> Msh<'a> {
@@ -73,15 +162,22 @@ impl<'a> Msh<'a> {
                 delimiters: Delimiters::default(),
                 encoding_characters: &[],
                 segment,
+                fields: FieldIndex::of(segment, b'|'),
             });
         };
+        let fields = FieldIndex::of(segment, field);
         let rest = segment.get(4..).unwrap_or_default();
-        let end = memchr::memchr(field, rest).unwrap_or(rest.len());
+        let end = match fields.len {
+            0 if !fields.complete => memchr::memchr(field, rest).unwrap_or(rest.len()),
+            0 => rest.len(),
+            _ => fields.seps[0] as usize - 4,
+        };
         let encoding_characters = &rest[..end];
         Some(Msh {
             delimiters: Delimiters::from_header(field, encoding_characters),
             encoding_characters,
             segment,
+            fields,
         })
     }
 
@@ -91,11 +187,17 @@ impl<'a> Msh<'a> {
         match n {
             0 => self.segment.get(..3),
             1 => self.segment.get(3..4),
-            _ => self
-                .segment
-                .get(4..)?
-                .split(|&b| b == self.delimiters.field)
-                .nth(n - 2),
+            _ => {
+                if self.segment.len() < 4 {
+                    return None;
+                }
+                match self.fields.range(n - 2, self.segment.len()) {
+                    Ok(range) => range.map(|(start, end)| &self.segment[start..end]),
+                    Err(()) => self.segment[4..]
+                        .split(|&b| b == self.delimiters.field)
+                        .nth(n - 2),
+                }
+            }
         }
     }
     /// Component `c` (1-based) of MSH-n; `None` when absent.

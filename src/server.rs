@@ -84,8 +84,9 @@ pub(crate) struct Shared {
     next_connection: AtomicU64,
     next_seq: AtomicU64,
     next_ack: AtomicU64,
-    /// Start time in seconds: makes ACK control IDs fresh across runs.
-    run_stamp: u64,
+    /// Start time in seconds, in decimal: the prefix that makes ACK control IDs fresh across
+    /// runs.
+    ack_prefix: String,
     slots: Arc<Semaphore>,
 }
 
@@ -94,10 +95,30 @@ impl Shared {
         self.next_seq.fetch_add(1, Ordering::Relaxed) + 1
     }
 
-    pub(crate) fn next_ack_control_id(&self) -> String {
+    /// The next ACK control ID (the run's start second, then a counter padded to six digits),
+    /// written over `out` so a connection reuses one string.
+    pub(crate) fn next_ack_control_id(&self, out: &mut String) {
         let n = self.next_ack.fetch_add(1, Ordering::Relaxed) + 1;
-        format!("{}{:06}", self.run_stamp, n)
+        out.clear();
+        out.push_str(&self.ack_prefix);
+        push_padded(out, n, 6);
     }
+}
+
+/// `n` in decimal, zero-padded to at least `width` digits (what `{n:06}` writes for 6).
+fn push_padded(out: &mut String, mut n: u64, width: usize) {
+    let mut digits = [b'0'; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let start = at.min(digits.len().saturating_sub(width));
+    out.extend(digits[start..].iter().map(|&d| char::from(d)));
 }
 
 /// An MLLP receiver. Cheap to clone; clones share counters and configuration.
@@ -120,6 +141,7 @@ pub struct ServerBuilder {
     sink: Arc<dyn Sink>,
     policy: Arc<dyn Policy>,
     events: Option<mpsc::Sender<ServerEvent>>,
+    message_events: bool,
 }
 
 impl ServerBuilder {
@@ -131,6 +153,14 @@ impl ServerBuilder {
     /// Send events here. The channel is bounded: a slow reader slows the server, nothing is lost.
     pub fn events(mut self, tx: mpsc::Sender<ServerEvent>) -> Self {
         self.events = Some(tx);
+        self
+    }
+
+    /// Whether the per-message events (`Message`, `Nack`) are sent; on by default. An embedder
+    /// that shows only connection-level events turns them off and saves a channel hop per
+    /// message. Counters ([`Server::stats`]) are kept either way.
+    pub fn message_events(mut self, on: bool) -> Self {
+        self.message_events = on;
         self
     }
 
@@ -146,12 +176,12 @@ impl ServerBuilder {
                 config: self.config,
                 sink: self.sink,
                 policy: self.policy,
-                events: Events::new(self.events),
+                events: Events::new(self.events, self.message_events),
                 stats: Stats::default(),
                 next_connection: AtomicU64::new(0),
                 next_seq: AtomicU64::new(0),
                 next_ack: AtomicU64::new(0),
-                run_stamp,
+                ack_prefix: run_stamp.to_string(),
                 slots,
             }),
         })
@@ -165,6 +195,7 @@ impl Server {
             sink,
             policy: Arc::new(CommitAll),
             events: None,
+            message_events: true,
         }
     }
 

@@ -83,6 +83,11 @@ pub(crate) fn escaped(text: &str, delimiters: &Delimiters) -> Vec<u8> {
 /// offending bytes become spaces. Letters and digits are never escaped: an inbound that declares
 /// one as a delimiter gets its text as is.
 fn escape_into(out: &mut Vec<u8>, text: &[u8], d: &Delimiters) {
+    // Timestamps and our control IDs are letters and digits only: nothing to escape.
+    if text.iter().all(u8::is_ascii_alphanumeric) {
+        out.extend_from_slice(text);
+        return;
+    }
     let can_escape = d.escape != d.field && !d.escape.is_ascii_alphanumeric();
     for &b in text {
         let code = match b {
@@ -161,25 +166,29 @@ pub(crate) fn answer_msh(
     w.end();
 }
 
-/// The whole acknowledgement message.
-pub(crate) fn ack(msh: Option<&Msh<'_>>, decision: &Decision, ctx: &AckContext) -> Vec<u8> {
-    let mut out = Vec::with_capacity(256);
+/// The whole acknowledgement message, appended to `out`.
+pub(crate) fn ack_into(
+    out: &mut Vec<u8>,
+    msh: Option<&Msh<'_>>,
+    decision: &Decision,
+    ctx: &AckContext,
+) {
     let (delimiters, control_id) = match msh {
         Some(msh) if !decision.headerless && usable(&msh.delimiters) => {
-            answer_msh(&mut out, msh, msh.component(9, 2), ctx);
+            answer_msh(out, msh, msh.component(9, 2), ctx);
             (msh.delimiters, msh.control_id().unwrap_or_default())
         }
         _ => {
-            minimal_msh(&mut out, ctx);
+            minimal_msh(out, ctx);
             (Delimiters::default(), &[][..])
         }
     };
-    let mut msa = SegmentWriter::start(&mut out, b"MSA", delimiters);
+    let mut msa = SegmentWriter::start(out, b"MSA", delimiters);
     msa.raw(decision.code.as_str().as_bytes()).raw(control_id);
     if let Some(cause) = decision.negative {
         msa.text(ctx.text.as_deref().unwrap_or(cause.text())).end();
         let (code, name) = cause.error();
-        SegmentWriter::start(&mut out, b"ERR", delimiters)
+        SegmentWriter::start(out, b"ERR", delimiters)
             .empty(2)
             .components(&[code, name, "HL70357"])
             .raw(b"E")
@@ -187,7 +196,6 @@ pub(crate) fn ack(msh: Option<&Msh<'_>>, decision: &Decision, ctx: &AckContext) 
     } else {
         msa.end();
     }
-    out
 }
 
 /// The MSH of an answer to a payload without a usable MSH: default delimiters, nothing copied.
@@ -199,4 +207,119 @@ fn minimal_msh(out: &mut Vec<u8>, ctx: &AckContext) {
         .empty(1)
         .raw(b"ACK");
     w.text(&ctx.control_id).empty(1).raw(FALLBACK_VERSION).end();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ack::{AckCode, Disposition};
+    use proptest::prelude::*;
+
+    /// Escaping byte by byte, with no shortcut for plain text.
+    fn reference_escape(text: &[u8], d: &Delimiters) -> Vec<u8> {
+        let can_escape = d.escape != d.field && !d.escape.is_ascii_alphanumeric();
+        let mut out = Vec::new();
+        for &b in text {
+            let code = match b {
+                b'\r' | b'\n' => {
+                    out.push(b' ');
+                    continue;
+                }
+                _ if b.is_ascii_alphanumeric() => {
+                    out.push(b);
+                    continue;
+                }
+                _ if b == d.field => b'F',
+                _ if b == d.component => b'S',
+                _ if b == d.repetition => b'R',
+                _ if b == d.escape => b'E',
+                _ if b == d.subcomponent => b'T',
+                _ => {
+                    out.push(b);
+                    continue;
+                }
+            };
+            if can_escape {
+                out.extend_from_slice(&[d.escape, code, d.escape]);
+            } else {
+                out.push(b' ');
+            }
+        }
+        out
+    }
+
+    /// HL7-looking payloads: header, batch and other segments with fields from a small
+    /// alphabet (delimiters, letters, digits, the MSH-15/16 codes), CR or LF between them.
+    fn payload() -> impl Strategy<Value = Vec<u8>> {
+        let name = prop_oneof![
+            4 => Just(&b"MSH"[..]),
+            2 => Just(&b"PID"[..]),
+            1 => Just(&b"BHS"[..]),
+            1 => Just(&b"EVN"[..]),
+        ];
+        let field = prop_oneof![
+            Just(b"AL".to_vec()),
+            Just(b"SU".to_vec()),
+            Just(b"ACK^A01".to_vec()),
+            Just(b"^~\\&".to_vec()),
+            proptest::collection::vec(proptest::sample::select(b"|^~\\&#AB1 ".to_vec()), 0..6),
+        ];
+        let segment = (name, proptest::collection::vec(field, 0..20), any::<bool>()).prop_map(
+            |(name, fields, lf)| {
+                let mut out = name.to_vec();
+                for f in fields {
+                    out.push(b'|');
+                    out.extend(f);
+                }
+                out.push(if lf { b'\n' } else { b'\r' });
+                out
+            },
+        );
+        proptest::collection::vec(segment, 0..4).prop_map(|s| s.concat())
+    }
+
+    proptest! {
+        /// The server's path (its own scan, a reused and dirty buffer) writes exactly what
+        /// `build_ack` and `build_application_ack` write.
+        #[test]
+        fn the_scanned_path_writes_the_same_bytes(
+            inbound in payload(),
+            disposition in prop_oneof![
+                Just(Disposition::Committed),
+                Just(Disposition::CommitFailed),
+                Just(Disposition::Rejected),
+            ],
+            damaged in any::<bool>(),
+            forced in proptest::option::of(proptest::sample::select(vec![
+                AckCode::AA, AckCode::AE, AckCode::CA, AckCode::CR,
+            ])),
+        ) {
+            let ctx = AckContext {
+                control_id: "1700000000000042".into(),
+                timestamp: "20240101120000".into(),
+                text: None,
+                forced,
+            };
+            let scan = crate::hl7::scan(&inbound);
+            let dirty = b"left over from the last ACK".to_vec();
+            prop_assert_eq!(
+                super::super::answer(&scan, disposition, damaged, &ctx, dirty.clone()),
+                super::super::build_ack(&inbound, disposition, damaged, &ctx)
+            );
+            prop_assert_eq!(
+                super::super::application_answer(&scan, disposition, damaged, &ctx, dirty),
+                super::super::build_application_ack(&inbound, disposition, damaged, &ctx)
+            );
+        }
+
+        #[test]
+        fn escaping_matches_the_byte_by_byte_rules(
+            text in "[A-Za-z0-9|^~\\\\&# \r\n-]{0,24}",
+            field in any::<u8>(),
+            encoding in proptest::collection::vec(any::<u8>(), 0..5),
+        ) {
+            let d = Delimiters::from_header(field, &encoding);
+            prop_assert_eq!(escaped(&text, &d), reference_escape(text.as_bytes(), &d));
+        }
+    }
 }

@@ -140,3 +140,70 @@ fn segments_skip_empty_lines() {
     let got: Vec<_> = segments(b"\r\nA\r\rB\nC").collect();
     assert_eq!(got, vec![(2, &b"A"[..]), (5, &b"B"[..]), (7, &b"C"[..])]);
 }
+
+/// MSH-n as the plain definition reads it: split everything after MSH-1 on the field separator.
+fn reference_field(segment: &[u8], field: u8, n: usize) -> Option<&[u8]> {
+    match n {
+        0 => segment.get(..3),
+        1 => segment.get(3..4),
+        _ => segment.get(4..)?.split(|&b| b == field).nth(n - 2),
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+    /// The field index agrees with a plain split for every field, however many separators
+    /// (beyond the indexed ones too) and whatever the separator.
+    #[test]
+    fn indexed_fields_match_a_plain_split(
+        separator in proptest::prelude::prop_oneof![
+            proptest::prelude::Just(b'|'),
+            proptest::prelude::any::<u8>()
+        ],
+        body in proptest::collection::vec(
+            proptest::prelude::prop_oneof![
+                3 => proptest::prelude::Just(b'|'),
+                5 => b'A'..=b'C',
+                1 => proptest::prelude::any::<u8>(),
+            ],
+            0..90,
+        ),
+        bare in proptest::prelude::any::<bool>(),
+    ) {
+        let mut segment = b"MSH".to_vec();
+        if !bare {
+            segment.push(separator);
+            segment.extend(body.iter().map(|&b| if b == b'|' { separator } else { b }));
+        }
+        let segment = &segment[..];
+        let msh = Msh::parse(segment).unwrap();
+        let field = segment.get(3).copied().unwrap_or(b'|');
+        for n in 0..40 {
+            proptest::prop_assert_eq!(msh.field(n), reference_field(segment, field, n), "MSH-{}", n);
+        }
+        let declared = reference_field(segment, field, 2).unwrap_or_default();
+        proptest::prop_assert_eq!(msh.encoding_characters, declared);
+    }
+
+    #[test]
+    fn zero_bytes_flags_exactly_the_zero_bytes(
+        bytes in proptest::collection::vec(
+            proptest::prelude::prop_oneof![
+                proptest::prelude::Just(0u8),
+                proptest::prelude::Just(1u8),
+                proptest::prelude::Just(0x80u8),
+                proptest::prelude::any::<u8>(),
+            ],
+            8,
+        ),
+    ) {
+        let word = u64::from_le_bytes(bytes.clone().try_into().unwrap());
+        let want = bytes
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b == 0)
+            .fold(0u64, |m, (i, _)| m | 0x80 << (8 * i));
+        proptest::prop_assert_eq!(super::zero_bytes(word), want);
+    }
+}

@@ -10,13 +10,13 @@ use super::{Accepted, AckMode, Shared, Shutdown};
 use crate::ack::{self, AckCode, AckContext, BuiltAck, Disposition, NackReason};
 use crate::cause::{classify_io, Cause};
 use crate::framing::{encode_frame, Decoded, Frame, FramingError, MllpCodec};
-use crate::hl7::Shape;
+use crate::hl7::{self, Scan, Shape};
 use crate::server::clock::Utc;
 use crate::server::event::NackWhy;
 use crate::warning::{Warning, WarningCode};
 use bytes::BytesMut;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio_util::codec::Decoder;
 
@@ -84,6 +84,9 @@ pub(crate) async fn serve<S>(
         busy: false,
         ended: None,
         tally: StatsSnapshot::default(),
+        ack: AckContext::default(),
+        stamped: None,
+        ack_buf: Vec::new(),
         stream: &mut stream,
     };
     let end = conn.run(shutdown).await;
@@ -145,6 +148,12 @@ struct Connection<'a, S> {
     ended: Option<End>,
     /// This connection's counters since they were last added to the server's.
     tally: StatsSnapshot,
+    /// Reused for every ACK: the control ID is rewritten in place, MSH-7 once a second.
+    ack: AckContext,
+    /// The second `ack.timestamp` shows.
+    stamped: Option<u64>,
+    /// The last ACK's payload buffer, reused for the next.
+    ack_buf: Vec<u8>,
     stream: &'a mut S,
 }
 
@@ -296,22 +305,29 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
     async fn process(&mut self, frames: Vec<Frame>, shutdown: &Shutdown) -> Option<End> {
         let shared = self.shared;
         let mut messages = Vec::with_capacity(frames.len());
+        // Each header is scanned once: for the `Inbound` and again for its ACK.
+        let mut scans: Vec<Scan<'_>> = Vec::with_capacity(frames.len());
         let mut decisions: Vec<Decision> = Vec::with_capacity(frames.len());
         let mut close_after = false;
-        for frame in frames {
+        let received_at = SystemTime::now();
+        for frame in &frames {
             for warning in &frame.warnings {
                 self.warn(*warning).await;
             }
             let damaged = frame.is_damaged();
-            let message = Inbound::new(
+            let scan = hl7::scan(&frame.payload);
+            let message = Inbound::scanned(
                 self.id,
                 shared.next_seq(),
                 Arc::clone(&self.peer),
-                frame.payload,
+                frame.payload.clone(),
                 damaged,
+                &scan,
+                received_at,
             );
             let decision = shared.policy.decide(&message);
             messages.push(message);
+            scans.push(scan);
             decisions.push(decision);
             if decision.close_after || decision.reset {
                 // Later frames are neither committed nor answered: the connection ends here.
@@ -336,10 +352,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         };
         let commit_ms = started.elapsed().as_secs_f64() * 1000.0;
 
-        let stamp = Utc::from_system(SystemTime::now()).hl7();
+        self.stamp(SystemTime::now());
         self.out.clear();
         let mut results = results.into_iter();
-        for (message, decision) in messages.iter().zip(&decisions) {
+        for ((message, decision), scan) in messages.iter().zip(&decisions).zip(&scans) {
             let (result, duplicate) = match decision.action {
                 Action::Commit => {
                     let result = results
@@ -374,9 +390,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
                 }
             }
             let silent = decision.silent || decision.reset;
-            let ack_code = self
-                .answer(message, result.disposition, silent, &stamp)
-                .await;
+            let ack_code = self.answer(message, scan, result.disposition, silent).await;
             let s = &mut self.tally;
             s.messages += 1;
             match result.disposition {
@@ -411,14 +425,23 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         }
         close_after.then_some(End::cause(Cause::Shutdown))
     }
+    /// Set the ACKs' MSH-7 to `now`, formatted only when the second changes.
+    fn stamp(&mut self, now: SystemTime) {
+        let second = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        if self.stamped != Some(second) {
+            self.ack.timestamp = Utc::from_system(now).hl7();
+            self.stamped = Some(second);
+        }
+    }
+
     /// Build this message's ACK (and, in enhanced mode, its application ACK) into the write
-    /// buffer; the first code written, if any.
+    /// buffer; the first code written, if any. `scan` is the message's header scan.
     async fn answer(
         &mut self,
         message: &Inbound,
+        scan: &Scan<'_>,
         disposition: Disposition,
         silent: bool,
-        stamp: &str,
     ) -> Option<AckCode> {
         let shared = self.shared;
         let forced = match shared.config.ack {
@@ -433,19 +456,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
             self.tally.unanswered += 1;
             return None;
         }
-        let ctx = AckContext {
-            control_id: shared.next_ack_control_id(),
-            timestamp: stamp.to_string(),
-            text: match disposition {
-                Disposition::Committed => None,
-                Disposition::CommitFailed => Some("message not committed".into()),
-                Disposition::Rejected => Some("message rejected by the receiver".into()),
-            },
-            forced,
+        shared.next_ack_control_id(&mut self.ack.control_id);
+        self.ack.text = match disposition {
+            Disposition::Committed => None,
+            Disposition::CommitFailed => Some("message not committed".into()),
+            Disposition::Rejected => Some("message rejected by the receiver".into()),
         };
+        self.ack.forced = forced;
+        let ctx = &self.ack;
         let batch = shared.config.batch_ack && message.shape == Shape::Batch;
         let built = if batch {
-            ack::build_batch_ack(&message.payload, disposition, message.damaged, &ctx).map(|b| {
+            ack::build_batch_ack(&message.payload, disposition, message.damaged, ctx).map(|b| {
                 BuiltAck {
                     payload: b.payload,
                     code: b.code,
@@ -454,7 +475,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
                 }
             })
         } else {
-            ack::build_ack(&message.payload, disposition, message.damaged, &ctx)
+            ack::answer(
+                scan,
+                disposition,
+                message.damaged,
+                ctx,
+                std::mem::take(&mut self.ack_buf),
+            )
         };
         let Some(built) = built else {
             // An inbound ACK: committed like any message, never answered.
@@ -464,13 +491,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         let code = self.write_ack(built, disposition).await?;
         // Enhanced mode: the application ACK follows the accept ACK, same MSA-2.
         if code.is_commit_level() && !batch {
-            let app_ctx = AckContext {
-                control_id: shared.next_ack_control_id(),
-                ..ctx
-            };
-            if let Some(app) =
-                ack::build_application_ack(&message.payload, disposition, message.damaged, &app_ctx)
-            {
+            shared.next_ack_control_id(&mut self.ack.control_id);
+            if let Some(app) = ack::application_answer(
+                scan,
+                disposition,
+                message.damaged,
+                &self.ack,
+                std::mem::take(&mut self.ack_buf),
+            ) {
                 self.write_ack(app, disposition).await;
             }
         }
@@ -483,7 +511,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         for code in &built.warnings {
             self.warn(Warning::new(*code)).await;
         }
-        if let Err(e) = encode_frame(&built.payload, &mut self.out) {
+        let framed = encode_frame(&built.payload, &mut self.out);
+        self.ack_buf = built.payload;
+        if let Err(e) = framed {
             // Cannot happen for a built ACK; if it ever does, say so rather than send it broken.
             self.warn(Warning::new(e.code)).await;
             return None;

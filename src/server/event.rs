@@ -108,15 +108,27 @@ pub enum ServerEvent {
 /// Where events go: nowhere, or a bounded channel. A full channel slows the server down rather
 /// than losing events.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Events(Option<mpsc::Sender<ServerEvent>>);
+pub(crate) struct Events {
+    tx: Option<mpsc::Sender<ServerEvent>>,
+    /// Send `Message` and `Nack` events (one per message: a channel hop each).
+    per_message: bool,
+}
 
 impl Events {
-    pub(crate) fn new(tx: Option<mpsc::Sender<ServerEvent>>) -> Self {
-        Events(tx)
+    pub(crate) fn new(tx: Option<mpsc::Sender<ServerEvent>>, per_message: bool) -> Self {
+        Events { tx, per_message }
     }
 
     pub(crate) async fn emit(&self, event: ServerEvent) {
-        if let Some(tx) = &self.0 {
+        if !self.per_message
+            && matches!(
+                event,
+                ServerEvent::Message { .. } | ServerEvent::Nack { .. }
+            )
+        {
+            return;
+        }
+        if let Some(tx) = &self.tx {
             // A closed receiver means nobody listens any more; the server carries on.
             let _ = tx.send(event).await;
         }

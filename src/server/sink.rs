@@ -52,6 +52,21 @@ impl Inbound {
         damaged: bool,
     ) -> Inbound {
         let scan = hl7::scan(&payload);
+        let now = SystemTime::now();
+        Inbound::scanned(connection, seq, peer, payload.clone(), damaged, &scan, now)
+    }
+
+    /// [`Inbound::new`] with the header already scanned (`scan` reads `payload`'s bytes) and the
+    /// arrival time given (the frames of one read share it).
+    pub(crate) fn scanned(
+        connection: u64,
+        seq: u64,
+        peer: Arc<str>,
+        payload: Bytes,
+        damaged: bool,
+        scan: &hl7::Scan<'_>,
+        received_at: SystemTime,
+    ) -> Inbound {
         let field = |f: Option<&[u8]>| f.map(|s| payload.slice_ref(s));
         let (control_id, message_type, msh7, is_ack) = match &scan.msh {
             Some(msh) => (
@@ -66,7 +81,7 @@ impl Inbound {
             connection,
             seq,
             peer,
-            received_at: SystemTime::now(),
+            received_at,
             control_id,
             message_type,
             msh7,

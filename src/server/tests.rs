@@ -125,6 +125,15 @@ impl Harness {
     }
 }
 
+#[test]
+fn ack_control_id_counters_are_zero_padded_to_six_digits() {
+    for n in [0, 7, 999_999, 1_000_000, 123_456_789, u64::MAX] {
+        let mut out = String::new();
+        super::push_padded(&mut out, n, 6);
+        assert_eq!(out, format!("{n:06}"));
+    }
+}
+
 fn closed_cause(events: &[ServerEvent]) -> (Cause, Option<WarningCode>) {
     match events.last() {
         Some(ServerEvent::ConnectionClosed { cause, code, .. }) => (*cause, *code),

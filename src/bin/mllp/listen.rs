@@ -66,6 +66,8 @@ async fn serve(
     let server = Server::builder(config, sink)
         .policy(policy)
         .events(tx)
+        // Under --quiet the renderer shows no per-message line; only metrics still count them.
+        .message_events(!diag.quiet || args.metrics.is_some())
         .build()?;
     let shutdown = Shutdown::new();
     let signals = watch_signals(shutdown.clone())?;

@@ -7,6 +7,9 @@ use serde_json::{json, Value};
 use std::io::Write;
 use tokio::sync::mpsc;
 
+/// Events rendered per write.
+const BATCH: usize = 512;
+
 /// Render events until every sender is gone.
 pub fn spawn(
     diag: Diag,
@@ -17,20 +20,15 @@ pub fn spawn(
         .name("mllp-events".into())
         .spawn(move || {
             let mut text = String::new();
-            while let Some(event) = rx.blocking_recv() {
+            // Taken many at a time: the channel's bookkeeping is then paid once per batch.
+            let mut batch = Vec::with_capacity(BATCH);
+            while rx.blocking_recv_many(&mut batch, BATCH) > 0 {
                 text.clear();
-                if metrics {
-                    super::prom::record(&event);
-                }
-                push(&diag, &event, &mut text);
-                while let Ok(more) = rx.try_recv() {
+                for event in batch.drain(..) {
                     if metrics {
-                        super::prom::record(&more);
+                        super::prom::record(&event);
                     }
-                    push(&diag, &more, &mut text);
-                    if text.len() > 64 * 1024 {
-                        break;
-                    }
+                    push(&diag, &event, &mut text);
                 }
                 let mut err = std::io::stderr().lock();
                 let _ = err.write_all(text.as_bytes());
@@ -152,21 +150,31 @@ fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, V
             ack_code,
             duplicate,
             commit_ms,
-        } => (
-            "message",
-            format!(
-                "connection {connection}: message {bytes} bytes, {}{}, commit {commit_ms:.2} ms",
-                ack_code.map_or("no ACK".to_string(), |c| format!("answered {c}")),
-                if *duplicate { ", duplicate" } else { "" },
-            ),
-            json!({
-                "connection": connection,
-                "bytes": bytes,
-                "ack_code": ack_code,
-                "duplicate": duplicate,
-                "commit_ms": (commit_ms * 1000.0).round() / 1000.0,
-            }),
-        ),
+        } => {
+            let duplicate_text = if *duplicate { ", duplicate" } else { "" };
+            let human = match ack_code {
+                _ if diag.json() => String::new(),
+                Some(code) => format!(
+                    "connection {connection}: message {bytes} bytes, answered {code}{duplicate_text}, commit {commit_ms:.2} ms"
+                ),
+                None => format!(
+                    "connection {connection}: message {bytes} bytes, no ACK{duplicate_text}, commit {commit_ms:.2} ms"
+                ),
+            };
+            // One per message: the JSON fields are built only when they are written.
+            let fields = if diag.json() {
+                json!({
+                    "connection": connection,
+                    "bytes": bytes,
+                    "ack_code": ack_code,
+                    "duplicate": duplicate,
+                    "commit_ms": (commit_ms * 1000.0).round() / 1000.0,
+                })
+            } else {
+                Value::Null
+            };
+            ("message", human, fields)
+        }
         ServerEvent::Nack {
             connection,
             ack_code,
@@ -252,6 +260,39 @@ mod tests {
         );
         let json: Value = serde_json::from_str(&line(LogFormat::Json, &rejected)).unwrap();
         assert_eq!(json["detail"], Value::Null);
+    }
+
+    #[test]
+    fn message_lines_in_both_formats() {
+        let message = |ack_code, duplicate| ServerEvent::Message {
+            connection: 3,
+            bytes: 150,
+            ack_code,
+            duplicate,
+            commit_ms: 0.1234,
+        };
+        assert_eq!(
+            line(LogFormat::Human, &message(Some(AckCode::AA), false)),
+            "connection 3: message 150 bytes, answered AA, commit 0.12 ms"
+        );
+        assert_eq!(
+            line(LogFormat::Human, &message(None, true)),
+            "connection 3: message 150 bytes, no ACK, duplicate, commit 0.12 ms"
+        );
+        let json: Value =
+            serde_json::from_str(&line(LogFormat::Json, &message(Some(AckCode::CA), true)))
+                .unwrap();
+        assert_eq!(
+            json,
+            json!({
+                "event": "message",
+                "connection": 3,
+                "bytes": 150,
+                "ack_code": "CA",
+                "duplicate": true,
+                "commit_ms": 0.123,
+            })
+        );
     }
 
     #[test]
