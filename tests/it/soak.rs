@@ -144,6 +144,17 @@ fn accounting_closes_under_stalls_and_delays() {
 }
 
 #[test]
+fn unpaced_batches_stop_exactly_at_the_budget() {
+    // Budgets of 334, 334 and 333 that no batch of a 7-message window divides.
+    let run = soak(&["--messages", "1001", "--connections", "3", "--window", "7"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_closes(&run);
+    assert_eq!(n(&run.report, "generated"), 1001);
+    assert_eq!(n(&run.report, "accepted"), 1001);
+    assert_eq!(run.report["accounting"]["listener"]["committed"], 1001);
+}
+
+#[test]
 fn after_the_duration_what_was_generated_settles_before_the_close() {
     let run = soak(&[
         "--duration",

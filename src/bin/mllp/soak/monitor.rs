@@ -91,6 +91,8 @@ struct Monitor {
     view: View,
     start: Instant,
     window_start: Instant,
+    /// When the generated counters were last sampled.
+    sampled: Instant,
     recent: hdrhistogram::Histogram<u64>,
     recent_completed: u64,
     recent_generated: u64,
@@ -111,6 +113,7 @@ pub async fn run(
         conns,
         start,
         window_start: start,
+        sampled: start,
         recent: new_histogram(),
         recent_completed: 0,
         recent_generated: 0,
@@ -228,7 +231,11 @@ impl Monitor {
     /// Sample the generated counters into their seconds; redraw when the view is due.
     fn tick(&mut self, last: bool) {
         let now = Instant::now();
-        let second = now.saturating_duration_since(self.start).as_secs() as usize;
+        // What was generated since the last sample goes to the second of the interval's middle:
+        // the second of `now` would shift a quarter second's messages into the next second.
+        let middle = self.sampled + now.saturating_duration_since(self.sampled) / 2;
+        self.sampled = now;
+        let second = middle.saturating_duration_since(self.start).as_secs() as usize;
         for c in &mut self.conns {
             let generated = c.generated.load(Ordering::Relaxed);
             let delta = generated - c.last_generated.min(generated);

@@ -1,6 +1,6 @@
-//! One connection's load: a sender that renders and paces messages, and a collector that awaits
-//! their fates in order, checks them against the embedded listener's ledger, and hands results
-//! to the monitor in batches.
+//! One connection's load: a sender that renders and paces messages (unpaced: the window's free
+//! room at once, in one batch), and a collector that awaits their fates in order, checks them
+//! against the embedded listener's ledger, and hands results to the monitor in batches.
 
 use super::monitor::{Done, Update};
 use bytes::BytesMut;
@@ -196,53 +196,79 @@ impl Worker {
             .then(|| Arc::new(Semaphore::new(self.window)));
         let mut stamp = Stamp::default();
         let mut buf = BytesMut::with_capacity(64 * 1024);
+        let mut payloads = Vec::with_capacity(self.window);
+        let mut permits = Vec::with_capacity(self.window);
         let mut seq: u64 = 0;
+        let mut next_state_check: u64 = 0;
         loop {
-            if self.budget.is_some_and(|b| seq >= b) {
+            let left = self.budget.map_or(u64::MAX, |b| b.saturating_sub(seq));
+            if left == 0 {
                 return Generated::Exhausted;
             }
             if self.stop.is_cancelled() {
                 return Generated::Stopped;
             }
             // A link that gave up takes nothing more: stop rather than spin on refusals.
-            if seq % 64 == 0 && self.client.state() == mllp::client::State::Closed {
-                return Generated::Exhausted;
+            if seq >= next_state_check {
+                if self.client.state() == mllp::client::State::Closed {
+                    return Generated::Exhausted;
+                }
+                next_state_check = seq + 64;
             }
-            let (from, permit) = match (&mut pacer, &gate) {
+            // Paced: one message per due time. Unpaced: all the room the window has, handed to
+            // the client in one batch (one command to its link instead of one per message).
+            let from = match (&mut pacer, &gate) {
                 (Some(pacer), _) => tokio::select! {
                     biased;
                     _ = self.stop.cancelled() => return Generated::Stopped,
-                    due = pacer.tick() => (due, None),
+                    due = pacer.tick() => due,
                 },
-                (None, Some(gate)) => tokio::select! {
-                    biased;
-                    _ = self.stop.cancelled() => return Generated::Stopped,
-                    permit = gate.clone().acquire_owned() => match permit {
-                        Ok(permit) => (Instant::now(), Some(permit)),
-                        Err(_) => return Generated::Exhausted,
-                    },
-                },
+                (None, Some(gate)) => {
+                    let first = tokio::select! {
+                        biased;
+                        _ = self.stop.cancelled() => return Generated::Stopped,
+                        permit = gate.clone().acquire_owned() => match permit {
+                            Ok(permit) => permit,
+                            Err(_) => return Generated::Exhausted,
+                        },
+                    };
+                    permits.push(first);
+                    while (permits.len() as u64) < left {
+                        match gate.clone().try_acquire_owned() {
+                            Ok(permit) => permits.push(permit),
+                            Err(_) => break,
+                        }
+                    }
+                    Instant::now()
+                }
                 (None, None) => return Generated::Exhausted,
             };
-            let template = &self.templates[(seq % self.templates.len() as u64) as usize];
-            let id = self.ids.format(self.index, seq);
-            template.render(stamp.now(), &id, &mut buf);
-            let payload = buf.split().freeze();
-            if buf.capacity() < 4096 {
-                buf.reserve(64 * 1024);
+            let count = permits.len().max(1) as u64;
+            for k in seq..seq + count {
+                let template = &self.templates[(k % self.templates.len() as u64) as usize];
+                let id = self.ids.format(self.index, k);
+                template.render(stamp.now(), &id, &mut buf);
+                payloads.push(buf.split().freeze());
+                if buf.capacity() < 4096 {
+                    buf.reserve(64 * 1024);
+                }
             }
-            self.generated_counter.fetch_add(1, Ordering::Relaxed);
-            let handle = self.client.send(payload).await;
-            let item = InFlight {
-                handle,
-                from,
-                seq,
-                _permit: permit,
-            };
-            if tx.send(item).await.is_err() {
-                return Generated::Exhausted;
+            self.generated_counter.fetch_add(count, Ordering::Relaxed);
+            let handles = self.client.send_many(payloads.drain(..)).await;
+            let mut batch_permits = permits.drain(..).map(Some);
+            for handle in handles {
+                let item = InFlight {
+                    handle,
+                    from,
+                    seq,
+                    _permit: batch_permits.next().flatten(),
+                };
+                // The collector is gone only if its task ended: nothing more can be counted.
+                if tx.send(item).await.is_err() {
+                    return Generated::Exhausted;
+                }
+                seq += 1;
             }
-            seq += 1;
         }
     }
 }

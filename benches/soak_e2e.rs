@@ -1,0 +1,342 @@
+//! End-to-end `mllp soak` benchmark: the release binary against its embedded listener, as fast
+//! as the window allows with 1 and 4 connections, and paced at 2,000 msg/s for 10 s; beside a
+//! baseline measured in the same run: a raw tokio client pipelining the same frames (window 64,
+//! 4 connections) against an in-process peer that answers each frame with an AA naming its MSH-10
+//! (no parsing, no commit, no ledger). Prints rates, ratios to the baseline, CPU seconds per
+//! 100,000 messages (soak: the child's user+sys; baseline: this process's), the cores each run
+//! got (CPU seconds per second: the machine is shared), and the rate held.
+//!
+//! `cargo bench --bench soak_e2e` (MESSAGES=N per unpaced run, RUNS=N repeats, PACED_SECS=N for
+//! the paced run's length, 0 to skip it; MLLP_BIN=PATH drives another build, e.g. an older one).
+
+use bytes::BytesMut;
+use mllp::soak::{ControlIds, Template};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const WINDOW: usize = 64;
+const BASELINE_CONNECTIONS: usize = 4;
+const TARGET_4: f64 = 80_000.0;
+const PACED_RATE: f64 = 2_000.0;
+
+const ACK_HEAD: &[u8] =
+    b"\x0bMSH|^~\\&|RECEIVER|RECEIVER|MLLP-SOAK|SOAK|20240101120000||ACK^A01|A1|T|2.5\rMSA|AA|";
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() {
+    let messages: usize = env_or("MESSAGES", 1_000_000);
+    let runs: usize = env_or("RUNS", 1);
+    let paced_secs: u64 = env_or("PACED_SECS", 10);
+    let frames = Arc::new(frames(messages, BASELINE_CONNECTIONS));
+    let size = frames[0][0].len() - 3;
+    println!("soak_e2e: {messages} built-in ADT messages of {size} bytes per unpaced run, window {WINDOW}, loopback, 2 tokio workers per side");
+
+    for run in 1..=runs {
+        let base = baseline(frames.clone());
+        let one = soak(&["--connections", "1", "--messages", &messages.to_string()]);
+        let four = soak(&["--connections", "4", "--messages", &messages.to_string()]);
+        println!("run {run}/{runs}");
+        println!(
+            "  {:<44} {:>9} {:>8} {:>11} {:>6} {:>8}",
+            "", "msg/s", "x base", "CPU-s/100k", "cores", "p99 ms"
+        );
+        println!(
+            "  {:<44} {:>9.0} {:>8} {:>11.3} {:>6.2} {:>8}",
+            "raw client -> raw ACK peer, 4 conns (base)",
+            base.rate,
+            "1.00",
+            base.cpu_per_100k,
+            base.cores,
+            "-"
+        );
+        for (label, r) in [
+            ("mllp soak -c 1 --messages N (embedded)", &one),
+            ("mllp soak -c 4 --messages N (embedded)", &four),
+        ] {
+            println!(
+                "  {:<44} {:>9.0} {:>8.3} {:>11.3} {:>6.2} {:>8.2}{}",
+                label,
+                r.throughput,
+                r.throughput / base.rate,
+                r.cpu_s * 100_000.0 / r.generated.max(1) as f64,
+                r.cpu_s / r.elapsed_s,
+                r.p99_ms,
+                if r.accounting_ok {
+                    ""
+                } else {
+                    "  ACCOUNTING DID NOT CLOSE"
+                }
+            );
+        }
+        println!(
+            "  target: > {TARGET_4:.0} msg/s with 4 connections: {} ({:.2}x the target)",
+            if four.throughput > TARGET_4 {
+                "met"
+            } else {
+                "MISSED"
+            },
+            four.throughput / TARGET_4
+        );
+        if paced_secs > 0 {
+            let paced = soak(&[
+                "--rate",
+                &PACED_RATE.to_string(),
+                "--duration",
+                &format!("{paced_secs}s"),
+            ]);
+            let (low, high) = full_seconds(&paced.per_second);
+            println!(
+                "  paced --rate {PACED_RATE:.0} --duration {paced_secs}s: held {:.1} msg/s accepted ({:.4}x the rate), generated {}, refused {}, full seconds {low}..{high} accepted, p99 {:.2} ms, CPU {:.3} s ({:.2} s/100k){}",
+                paced.throughput,
+                paced.throughput / PACED_RATE,
+                paced.generated,
+                paced.refused,
+                paced.p99_ms,
+                paced.cpu_s,
+                paced.cpu_s * 100_000.0 / paced.generated.max(1) as f64,
+                if paced.accounting_ok {
+                    ""
+                } else {
+                    ", ACCOUNTING DID NOT CLOSE"
+                }
+            );
+        }
+    }
+}
+
+/// The built-in message rendered for each connection, framed, with the control IDs soak uses.
+fn frames(messages: usize, connections: usize) -> Vec<Vec<Vec<u8>>> {
+    let template = Template::builtin();
+    let ids = ControlIds::new(0x5eed);
+    let mut buf = BytesMut::new();
+    (0..connections)
+        .map(|conn| {
+            let share = messages / connections + usize::from(conn < messages % connections);
+            (0..share as u64)
+                .map(|seq| {
+                    buf.clear();
+                    template.render(b"20240101120000", &ids.format(conn, seq), &mut buf);
+                    let mut frame = Vec::with_capacity(buf.len() + 3);
+                    frame.push(0x0b);
+                    frame.extend_from_slice(&buf);
+                    frame.extend_from_slice(&[0x1c, 0x0d]);
+                    frame
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The accepted counts of the whole seconds of a paced run (the last bucket is partial).
+fn full_seconds(per_second: &[serde_json::Value]) -> (u64, u64) {
+    let counts: Vec<u64> = per_second
+        .iter()
+        .map(|s| s["accepted"].as_u64().unwrap_or(0))
+        .collect();
+    let whole = &counts[..counts.len().saturating_sub(1)];
+    (
+        whole.iter().copied().min().unwrap_or(0),
+        whole.iter().copied().max().unwrap_or(0),
+    )
+}
+
+/// User plus system CPU seconds of `who` so far.
+fn cpu_seconds(who: libc::c_int) -> f64 {
+    // SAFETY: getrusage only writes into the struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        assert_eq!(libc::getrusage(who, &mut usage), 0);
+        usage
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+struct SoakRun {
+    throughput: f64,
+    generated: u64,
+    refused: u64,
+    accounting_ok: bool,
+    p99_ms: f64,
+    cpu_s: f64,
+    elapsed_s: f64,
+    per_second: Vec<serde_json::Value>,
+}
+
+/// One `mllp soak --json` run; its CPU time is the change in this process's reaped children's.
+fn soak(args: &[&str]) -> SoakRun {
+    let bin = std::env::var("MLLP_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_mllp").into());
+    let before = cpu_seconds(libc::RUSAGE_CHILDREN);
+    let out = Command::new(&bin)
+        .args(["soak", "--json"])
+        .args(args)
+        .output()
+        .unwrap();
+    let cpu_s = cpu_seconds(libc::RUSAGE_CHILDREN) - before;
+    assert!(
+        out.status.success(),
+        "mllp soak {args:?} failed: {}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    SoakRun {
+        throughput: report["throughput"].as_f64().unwrap(),
+        generated: report["generated"].as_u64().unwrap(),
+        refused: report["refused"].as_u64().unwrap(),
+        accounting_ok: report["accounting_ok"].as_bool().unwrap(),
+        p99_ms: report["latency_ms"]["p99"].as_f64().unwrap_or(f64::NAN),
+        cpu_s,
+        elapsed_s: report["elapsed_s"].as_f64().unwrap(),
+        per_second: report["per_second"].as_array().cloned().unwrap_or_default(),
+    }
+}
+
+struct Baseline {
+    rate: f64,
+    cpu_per_100k: f64,
+    /// CPU seconds per second of the run: how many of the cores the run got.
+    cores: f64,
+}
+
+/// The raw client against the raw peer, both in this process on one 2-worker runtime (soak's
+/// generator, client and listener share one runtime the same way).
+fn baseline(frames: Arc<Vec<Vec<Vec<u8>>>>) -> Baseline {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let messages: usize = frames.iter().map(Vec::len).sum();
+    let before = cpu_seconds(libc::RUSAGE_SELF);
+    let elapsed = rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                tokio::spawn(echo_peer(tcp));
+            }
+        });
+        let started = Instant::now();
+        let conns: Vec<_> = (0..frames.len())
+            .map(|c| tokio::spawn(raw_client(addr, frames.clone(), c)))
+            .collect();
+        for conn in conns {
+            conn.await.unwrap();
+        }
+        started.elapsed()
+    });
+    let cpu = cpu_seconds(libc::RUSAGE_SELF) - before;
+    rt.shutdown_timeout(Duration::from_secs(1));
+    Baseline {
+        rate: messages as f64 / elapsed.as_secs_f64(),
+        cpu_per_100k: cpu * 100_000.0 / messages as f64,
+        cores: cpu / elapsed.as_secs_f64(),
+    }
+}
+
+/// Answers each frame with an AA naming its MSH-10, the ACKs of one read in one write.
+async fn echo_peer(mut tcp: tokio::net::TcpStream) {
+    tcp.set_nodelay(true).unwrap();
+    let mut buf = Vec::with_capacity(1 << 16);
+    let mut out = Vec::with_capacity(1 << 16);
+    loop {
+        match tcp.read_buf(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let mut start = 0;
+        while let Some(end) = memchr::memchr(0x1c, &buf[start..]) {
+            out.extend_from_slice(ACK_HEAD);
+            out.extend_from_slice(control_id(&buf[start + 1..start + end]));
+            out.extend_from_slice(b"\r\x1c\r");
+            start += end + 2;
+        }
+        buf.drain(..start.min(buf.len()));
+        if !out.is_empty() {
+            if tcp.write_all(&out).await.is_err() {
+                return;
+            }
+            out.clear();
+        }
+    }
+}
+
+/// MSH-10 of a payload (the tenth `|`-separated field of the first segment).
+fn control_id(payload: &[u8]) -> &[u8] {
+    let segment = payload.split(|b| *b == b'\r').next().unwrap_or_default();
+    segment.split(|b| *b == b'|').nth(9).unwrap_or_default()
+}
+
+/// One connection's frames, at most `WINDOW` unacknowledged (a semaphore refilled as whole ACK
+/// frames arrive, each checked to be the AA naming the next message in order).
+async fn raw_client(addr: std::net::SocketAddr, frames: Arc<Vec<Vec<Vec<u8>>>>, conn: usize) {
+    let messages = frames[conn].len();
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.set_nodelay(true).unwrap();
+    let (mut rd, mut wr) = tcp.into_split();
+    let credit = Arc::new(tokio::sync::Semaphore::new(WINDOW));
+    let reader = {
+        let credit = credit.clone();
+        let frames = frames.clone();
+        tokio::spawn(async move {
+            let mine = &frames[conn];
+            let mut buf = Vec::with_capacity(1 << 16);
+            let mut acked = 0;
+            while acked < messages {
+                let n = rd.read_buf(&mut buf).await.unwrap();
+                assert!(n > 0, "peer closed early");
+                let mut start = 0;
+                let mut k = 0;
+                while let Some(end) = memchr::memchr(0x1c, &buf[start..]) {
+                    let (code, id) = msa(&buf[start..start + end]);
+                    assert_eq!(code, b"AA", "ACK {acked} is not AA");
+                    assert_eq!(id, control_id(&mine[acked + k][1..]), "ACK names another");
+                    k += 1;
+                    start += end + 2;
+                }
+                buf.drain(..start.min(buf.len()));
+                acked += k;
+                credit.add_permits(k);
+            }
+        })
+    };
+    let mine = &frames[conn];
+    let mut batch = Vec::with_capacity(1 << 16);
+    let mut sent = 0;
+    while sent < messages {
+        credit.acquire().await.unwrap().forget();
+        let mut take = 1;
+        while let Ok(p) = credit.try_acquire() {
+            p.forget();
+            take += 1;
+        }
+        for f in &mine[sent..(sent + take).min(messages)] {
+            batch.extend_from_slice(f);
+        }
+        sent += take;
+        wr.write_all(&batch).await.unwrap();
+        batch.clear();
+    }
+    reader.await.unwrap();
+}
+
+/// MSA-1 and MSA-2 of an ACK frame (VT and the bytes before the FS).
+fn msa(frame: &[u8]) -> (&[u8], &[u8]) {
+    let at = memchr::memmem::find(frame, b"\rMSA|").expect("an MSA segment") + 5;
+    let segment = frame[at..]
+        .split(|b| *b == b'\r')
+        .next()
+        .unwrap_or_default();
+    let mut fields = segment.split(|b| *b == b'|');
+    let code = fields.next().unwrap_or_default();
+    (code, fields.next().unwrap_or_default())
+}
