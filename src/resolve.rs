@@ -48,6 +48,21 @@ pub fn ip_literal(host: &str, port: u16) -> Option<SocketAddr> {
         .map(|ip| SocketAddr::new(ip, port))
 }
 
+/// Every resolver's answer: an IP literal at once, anything else from `lookup` (which is not
+/// started for a literal).
+fn literal_or<'a>(
+    host: &'a str,
+    port: u16,
+    lookup: impl Future<Output = Result<Vec<SocketAddr>, ResolveError>> + Send + 'a,
+) -> BoxFuture<'a, Result<Vec<SocketAddr>, ResolveError>> {
+    Box::pin(async move {
+        match ip_literal(host, port) {
+            Some(addr) => Ok(vec![addr]),
+            None => lookup.await,
+        }
+    })
+}
+
 /// The operating system's resolver (`getaddrinfo` through tokio).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SystemResolver;
@@ -58,10 +73,7 @@ impl Resolver for SystemResolver {
         host: &'a str,
         port: u16,
     ) -> BoxFuture<'a, Result<Vec<SocketAddr>, ResolveError>> {
-        Box::pin(async move {
-            if let Some(addr) = ip_literal(host, port) {
-                return Ok(vec![addr]);
-            }
+        literal_or(host, port, async move {
             match tokio::net::lookup_host((host, port)).await {
                 Ok(addrs) => {
                     let addrs: Vec<SocketAddr> = addrs.collect();
@@ -148,10 +160,7 @@ impl Resolver for StaticResolver {
         host: &'a str,
         port: u16,
     ) -> BoxFuture<'a, Result<Vec<SocketAddr>, ResolveError>> {
-        Box::pin(async move {
-            if let Some(addr) = ip_literal(host, port) {
-                return Ok(vec![addr]);
-            }
+        literal_or(host, port, async move {
             match self.entries.get(host) {
                 Some(StaticAnswer::Addresses(ips)) if !ips.is_empty() => {
                     Ok(ips.iter().map(|ip| SocketAddr::new(*ip, port)).collect())

@@ -1,9 +1,13 @@
 //! Unit tests for ACK building: the MSH-15 table, downgrades, echoing MSH-10, and never
-//! answering an ACK.
+//! answering an ACK. Application ACKs, batch ACKs and the property tests have modules of their
+//! own.
+
+mod application;
+mod batch;
+mod props;
 
 use super::*;
 use crate::hl7::{scan, scan_ack};
-use proptest::prelude::*;
 use AckCode::*;
 use Disposition::*;
 
@@ -253,153 +257,4 @@ fn an_inbound_ack_is_never_answered() {
     }
     let own = ack(&msg("AL", b"C9"), Committed);
     assert_eq!(build_ack(&own.payload, Committed, false, &ctx()), None);
-}
-
-#[test]
-fn application_acks_follow_msh16() {
-    let with16 =
-        |msh16: &str| format!("MSH|^~\\&|S||R||T||ORU^R01|P7|P|2.5|||AL|{msh16}\r").into_bytes();
-    let table: &[(&str, [bool; 3])] = &[
-        ("AL", [true, true, true]),
-        ("ER", [false, true, true]),
-        ("SU", [true, false, false]),
-        ("NE", [false, false, false]),
-        ("", [false, false, false]),
-        ("ZZ", [false, false, false]),
-    ];
-    for (msh16, wanted) in table {
-        for (d, want) in [Committed, CommitFailed, Rejected].into_iter().zip(wanted) {
-            let got = build_application_ack(&with16(msh16), d, false, &ctx());
-            assert_eq!(got.is_some(), *want, "MSH-16 {msh16:?} {d:?}");
-            if let Some(a) = got {
-                let code = [AA, AE, AR][d as usize];
-                assert_eq!(a.code, code);
-                assert_eq!(scan_ack(&a.payload).unwrap().control_id, b"P7");
-            }
-        }
-    }
-    let damaged = build_application_ack(&with16("AL"), Committed, true, &ctx()).unwrap();
-    assert_eq!(damaged.code, AE);
-    let su = with16("SU");
-    let msh = scan(&su).msh.unwrap();
-    assert!(wants_application_ack(&msh, true));
-    assert!(!wants_application_ack(&msh, false));
-}
-
-#[test]
-fn batch_acks_answer_each_message() {
-    let batch = b"FHS|^~\\&|S|SF|R|RF|T||||F1\rBHS|^~\\&|S|SF|R|RF|T||||B1\rMSH|^~\\&|S||R||T||ADT^A01|M1|P|2.5\rPID|1\rMSH|^~\\&|S||R||T||ADT^A02|M2|P|2.5|||AL\rMSH|^~\\&|S||R||T||ACK|M3\rMSA|AA|X\rBTS|3\rFTS|1\r";
-    let b = build_batch_ack(batch, Committed, false, &ctx()).unwrap();
-    assert_eq!(b.acks.len(), 2);
-    assert_eq!(b.code, AA);
-    let parts = crate::hl7::split_batch(&b.payload);
-    let ids: Vec<_> = parts
-        .iter()
-        .map(|p| scan_ack(p).unwrap().control_id)
-        .collect();
-    assert_eq!(ids, vec![&b"M1"[..], b"M2"]);
-    let codes: Vec<_> = b.acks.iter().map(|a| a.code).collect();
-    assert_eq!(codes, vec![AA, CA]);
-    let text = String::from_utf8(b.payload.clone()).unwrap();
-    assert!(text.starts_with("FHS|^~\\&|R|RF|S|SF|20240102030405||||ACK1.F|F1\rBHS|^~\\&|R|RF|S|SF|20240102030405||||ACK1.B|B1\rMSH|"));
-    assert!(text.ends_with("BTS|2\rFTS|1\r"));
-    assert_eq!(scan(&b.payload).shape, crate::hl7::Shape::Batch);
-
-    let bhs_only = b"BHS|^~\\&\rMSH|^~\\&|||||||ADT^A01|M1\rMSH|^~\\&|||||||ADT^A01|\rBTS|2";
-    let b = build_batch_ack(bhs_only, Committed, false, &ctx()).unwrap();
-    assert_eq!(
-        (b.code, b.reason),
-        (AE, Some(NackReason::UncorrelatableInbound))
-    );
-    let text = String::from_utf8(b.payload).unwrap();
-    assert!(text.starts_with("BHS|") && text.ends_with("BTS|2\r") && !text.contains("FHS"));
-
-    let failed = build_batch_ack(bhs_only, CommitFailed, false, &ctx()).unwrap();
-    assert!(failed.acks.iter().all(|a| a.code == AE));
-
-    let empty = build_batch_ack(b"BHS|^~\\&\rBTS|0", Committed, false, &ctx()).unwrap();
-    assert_eq!(empty.code, AE);
-    assert_eq!(scan_ack(&empty.payload).unwrap().control_id, b"");
-
-    let acks_only = b"BHS|^~\\&\rMSH|^~\\&|||||||ACK|A\rMSA|AA|1\rBTS|1";
-    assert_eq!(build_batch_ack(acks_only, Committed, false, &ctx()), None);
-
-    let single = build_batch_ack(&msg("", b"S1"), Committed, false, &ctx()).unwrap();
-    assert_eq!(single.payload, ack(&msg("", b"S1"), Committed).payload);
-}
-
-fn header_bytes() -> impl Strategy<Value = Vec<u8>> {
-    proptest::collection::vec(
-        any::<u8>().prop_filter("no CR/LF", |b| *b != b'\r' && *b != b'\n'),
-        0..12,
-    )
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
-
-    #[test]
-    fn scanning_and_building_never_panic(data in proptest::collection::vec(any::<u8>(), 0..300)) {
-        let _ = scan(&data);
-        let _ = scan_ack(&data);
-        let _ = crate::hl7::split_batch(&data);
-        for d in [Committed, CommitFailed, Rejected] {
-            if let Some(a) = build_ack(&data, d, false, &ctx()) {
-                prop_assert!(d == Committed || !a.code.is_positive());
-                prop_assert!(scan_ack(&a.payload).is_some());
-            }
-            let _ = build_application_ack(&data, d, true, &ctx());
-            let _ = build_batch_ack(&data, d, false, &ctx());
-        }
-    }
-
-    #[test]
-    fn fuzz_invariants_hold_on_header_like_bytes(
-        tail in proptest::collection::vec(
-            prop::sample::select(b"MSHACKBTFE|^~\\&!#\r\n 012".to_vec()),
-            0..80,
-        ),
-    ) {
-        let mut data = b"MSH".to_vec();
-        data.extend_from_slice(&tail);
-        crate::fuzzing::header_and_ack(&data);
-        crate::fuzzing::header_and_ack(&tail);
-    }
-
-    #[test]
-    fn msa2_echoes_msh10(
-        sep in prop::sample::select(b"|!#$%*;/,:".to_vec()),
-        enc in header_bytes(),
-        fields in proptest::collection::vec(header_bytes(), 7),
-        control_id in header_bytes(),
-        msh15 in prop::sample::select(vec!["", "AL", "ER", "SU", "NE", "Q"]),
-        damaged in any::<bool>(),
-    ) {
-        let clean = |v: &Vec<u8>| v.iter().copied().filter(|b| *b != sep).collect::<Vec<u8>>();
-        let control_id = clean(&control_id);
-        prop_assume!(!control_id.is_empty());
-        let enc: Vec<u8> = clean(&enc).into_iter().filter(|b| !b.is_ascii_alphanumeric()).collect();
-        let mut inbound = b"MSH".to_vec();
-        inbound.push(sep);
-        inbound.extend_from_slice(&enc);
-        for f in &fields {
-            inbound.push(sep);
-            inbound.extend_from_slice(&clean(f));
-        }
-        inbound.push(sep);
-        inbound.extend_from_slice(&control_id);
-        inbound.extend_from_slice(format!("{0}P{0}2.5{0}{0}{0}{1}\rPID{0}1\r", sep as char, msh15).as_bytes());
-        let is_ack = scan(&inbound).msh.unwrap().is_ack();
-        for d in [Committed, CommitFailed, Rejected] {
-            match build_ack(&inbound, d, damaged, &ctx()) {
-                None => prop_assert!(is_ack),
-                Some(a) => {
-                    let v = scan_ack(&a.payload).unwrap();
-                    prop_assert_eq!(v.control_id, &control_id[..]);
-                    prop_assert_eq!(v.code, a.code.as_str().as_bytes());
-                    prop_assert!(!a.code.is_positive() || (d == Committed && !damaged));
-                }
-            }
-        }
-    }
 }

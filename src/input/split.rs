@@ -1,56 +1,23 @@
 //! The streaming splitter: one byte stream in, HL7 messages out, in memory bounded by the
 //! maximum message size.
+//!
+//! The layout (plain or framed) is a small state machine in `layout`; turning lines into
+//! messages is `assemble`; what a line is, `line`.
 
+mod assemble;
+mod layout;
 mod line;
 
 use super::error::InputError;
 use super::message::{Message, SplitOptions};
 use super::reader::{Stop, Terminator, Tracked};
-use crate::framing::{CR, VT};
+use crate::framing::VT;
 use bytes::BytesMut;
-use line::{classify, LineKind, Trailer};
+use layout::{next_layout, Layout, LayoutEvent};
+use line::Trailer;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};
 use std::sync::Arc;
-
-/// Where the reader is in the stream's layout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Layout {
-    /// Nothing but whitespace seen yet.
-    Undecided,
-    Plain,
-    /// Framed input, between frames.
-    BetweenFrames,
-    /// Framed input, inside the frame that opened on `line`.
-    InFrame {
-        line: u64,
-        messages: u64,
-    },
-    Done,
-}
-
-/// What moves the layout on.
-#[derive(Debug, Clone, Copy)]
-enum LayoutEvent {
-    FirstByte { vt: bool },
-    Vt { line: u64 },
-    Fs,
-    Eof,
-}
-
-/// The legal layout transitions, written once; anything else is not a transition.
-fn next_layout(layout: Layout, event: LayoutEvent) -> Option<Layout> {
-    use Layout::*;
-    use LayoutEvent as E;
-    Some(match (layout, event) {
-        (Undecided, E::FirstByte { vt: true }) => BetweenFrames,
-        (Undecided, E::FirstByte { vt: false }) => Plain,
-        (BetweenFrames, E::Vt { line }) => InFrame { line, messages: 0 },
-        (InFrame { .. }, E::Fs) => BetweenFrames,
-        (Undecided | Plain | BetweenFrames | InFrame { .. }, E::Eof) => Done,
-        _ => return None,
-    })
-}
 
 /// The message being assembled at the start of `buf`.
 #[derive(Debug, Clone, Copy)]
@@ -266,138 +233,6 @@ impl<R: BufRead> Splitter<R> {
                 self.finish()
             }
         }
-    }
-
-    /// A bad line (in `buf[start..]`, whole or cut short) that starts a message or a batch
-    /// proves the open message complete: close it, so it comes out before the error. Inside a
-    /// batch kept whole it proves nothing. True when the line starts one.
-    fn close_before_bad_line(&mut self, start: usize) -> bool {
-        let kept_batch = self.open.is_some_and(|o| o.closes_at.is_some());
-        let starts_one = matches!(
-            classify(&self.buf[start..]),
-            LineKind::Msh | LineKind::BatchHeader(_)
-        );
-        if starts_one && !kept_batch {
-            self.close(start);
-        }
-        starts_one
-    }
-
-    /// Act on the line in `buf[start..]` by its kind.
-    fn on_line(
-        &mut self,
-        start: usize,
-        line: u64,
-        offset: u64,
-        end: LineEnd,
-    ) -> Result<(), InputError> {
-        let kind = classify(&self.buf[start..]);
-        let in_kept_batch = self.open.and_then(|o| o.closes_at);
-        match kind {
-            LineKind::Blank => {
-                if self.options.raw && self.open.is_some() {
-                    // Kept in case a segment follows; counts toward the size meanwhile.
-                    self.append_end(end);
-                    if self.buf.len() > self.options.max_message {
-                        return Err(self.too_large(line));
-                    }
-                } else {
-                    self.buf.truncate(start);
-                }
-            }
-            LineKind::Msh | LineKind::BatchHeader(_) | LineKind::BatchTrailer(_)
-                if in_kept_batch.is_some() =>
-            {
-                self.keep_segment(end, line)?;
-                if kind == LineKind::BatchTrailer(in_kept_batch.unwrap_or(Trailer::Fts)) {
-                    let len = self.buf.len();
-                    self.close(len);
-                }
-            }
-            LineKind::Msh => self.open_message(start, line, offset, None, end)?,
-            LineKind::BatchHeader(trailer) if self.options.batch => {
-                self.open_message(start, line, offset, Some(trailer), end)?
-            }
-            LineKind::BatchHeader(_) | LineKind::BatchTrailer(_) => {
-                self.close(start);
-                self.buf.clear();
-            }
-            LineKind::Other => {
-                if self.open.is_none() {
-                    return Err(InputError::TextBeforeMsh {
-                        name: self.name.to_string(),
-                        line,
-                    });
-                }
-                self.keep_segment(end, line)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn open_message(
-        &mut self,
-        start: usize,
-        line: u64,
-        offset: u64,
-        closes_at: Option<Trailer>,
-        end: LineEnd,
-    ) -> Result<(), InputError> {
-        self.close(start);
-        self.open = Some(Open {
-            line,
-            offset,
-            content_end: 0,
-            closes_at,
-        });
-        if let Layout::InFrame { line, messages } = self.layout {
-            self.layout = Layout::InFrame {
-                line,
-                messages: messages + 1,
-            };
-        }
-        self.keep_segment(end, line)
-    }
-
-    /// The line in `buf` belongs to the open message: terminate it and check the size.
-    fn keep_segment(&mut self, end: LineEnd, line: u64) -> Result<(), InputError> {
-        self.append_end(end);
-        let len = self.buf.len();
-        if len > self.options.max_message {
-            return Err(self.too_large(line));
-        }
-        if let Some(open) = self.open.as_mut() {
-            open.content_end = len;
-        }
-        Ok(())
-    }
-
-    fn append_end(&mut self, end: LineEnd) {
-        match end {
-            LineEnd::Terminator(t) if self.options.raw => self.buf.extend_from_slice(t.bytes()),
-            LineEnd::Terminator(_) => self.buf.extend_from_slice(&[CR]),
-            // The last segment gets its CR too (raw: left as it is).
-            LineEnd::FrameEnd | LineEnd::Eof if self.options.raw => {}
-            LineEnd::FrameEnd | LineEnd::Eof => self.buf.extend_from_slice(&[CR]),
-        }
-        self.peak_capacity = self.peak_capacity.max(self.buf.capacity());
-    }
-
-    /// Complete the open message with `buf[..upto]`; bytes after `upto` stay in `buf`.
-    fn close(&mut self, upto: usize) {
-        let Some(open) = self.open.take() else {
-            return;
-        };
-        let mut payload = self.buf.split_to(upto);
-        payload.truncate(open.content_end);
-        self.index += 1;
-        self.ready.push_back(Message {
-            source: self.name.clone(),
-            index: self.index,
-            line: open.line,
-            offset: open.offset,
-            payload: payload.freeze(),
-        });
     }
 
     fn end_frame(&mut self) -> Result<(), InputError> {

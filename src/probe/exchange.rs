@@ -170,13 +170,6 @@ pub(crate) async fn send_and_await_ack(
         }
     }
     let mut ignored = 0usize;
-    let ack_detail = |code: Option<String>, matches: bool, ignored: usize| {
-        Some(Detail::Ack {
-            ack_code: code,
-            control_id_matches: matches,
-            ignored_frames: ignored,
-        })
-    };
     let mut codec = MllpCodec::new(Tolerance::ACK_READER, MAX_ACK);
     let mut buf = BytesMut::with_capacity(4096);
     let mut first_read = true;
@@ -186,17 +179,7 @@ pub(crate) async fn send_and_await_ack(
                 Ok(Some(Decoded::Frame(frame))) => frame,
                 Ok(Some(Decoded::LateWarning { .. })) => continue,
                 Ok(None) => break,
-                Err(err) => {
-                    let verdict = framing_failure(&err);
-                    run.fail(
-                        PhaseName::Ack,
-                        started,
-                        ack_detail(None, false, ignored),
-                        &verdict.detail,
-                    );
-                    run.unknown_fate = true;
-                    return Err(verdict);
-                }
+                Err(err) => return Err(ack_failed(run, started, ignored, framing_failure(&err))),
             };
             let Some(ack) = scan_ack(&decoded.payload) else {
                 ignored += 1;
@@ -249,15 +232,28 @@ pub(crate) async fn send_and_await_ack(
             Ok(Ok(_)) => continue,
             Ok(Err(err)) => read_failure(&err, run, "while waiting for the ACK"),
         };
-        run.fail(
-            PhaseName::Ack,
-            started,
-            ack_detail(None, false, ignored),
-            &verdict.detail,
-        );
-        run.unknown_fate = true;
-        return Err(verdict);
+        return Err(ack_failed(run, started, ignored, verdict));
     }
+}
+
+fn ack_detail(code: Option<String>, matches: bool, ignored: usize) -> Option<Detail> {
+    Some(Detail::Ack {
+        ack_code: code,
+        control_id_matches: matches,
+        ignored_frames: ignored,
+    })
+}
+
+/// The ACK phase failed after the message went out: its fate is unknown.
+fn ack_failed(run: &mut Run, started: Instant, ignored: usize, verdict: Verdict) -> Verdict {
+    run.fail(
+        PhaseName::Ack,
+        started,
+        ack_detail(None, false, ignored),
+        &verdict.detail,
+    );
+    run.unknown_fate = true;
+    verdict
 }
 
 fn ignored_note(ignored: usize) -> String {

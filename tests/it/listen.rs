@@ -1,14 +1,10 @@
 //! Integration tests: `mllp listen` as a real process, driven over real loopback sockets.
 
-use crate::support::listen_proc::ListenProc;
+use crate::support::listen_proc::{is, ListenProc};
 use crate::support::mllp;
 use crate::support::mllp_client::{adt, frame, MllpClient};
 use serde_json::Value;
 use std::time::Duration;
-
-fn is(event: &'static str) -> impl Fn(&Value) -> bool {
-    move |v| v["event"] == event
-}
 
 #[tokio::test]
 async fn every_interesting_control_id_round_trips_byte_for_byte() {

@@ -3,55 +3,20 @@
 //! and the accounting when reading stops part way through a stream.
 
 use crate::support::mllp_bin;
-use crate::support::no_payload::{assert_no_marker, MARKER};
+use crate::support::no_payload::MARKER;
 use crate::support::peer::{Behaviour, Peer, Script};
 use crate::support::peer_wire::message;
+use crate::support::send_proc::{finish, messages, Run};
 use serde_json::Value;
-use std::process::Stdio;
-use std::time::Duration;
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
 
 /// `mllp [GLOBAL] send --host 127.0.0.1 --port PORT ARGS`, `stdin` piped in (then closed).
 async fn send(global: &[&str], port: u16, args: &[&str], stdin: Vec<u8>) -> Run {
-    let mut child = tokio::process::Command::new(mllp_bin())
-        .args(global)
+    let mut cmd = tokio::process::Command::new(mllp_bin());
+    cmd.args(global)
         .args(["send", "--host", "127.0.0.1", "--port", &port.to_string()])
         .args(args)
-        .env("MLLP_TEST", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    {
-        use tokio::io::AsyncWriteExt;
-        let mut pipe = child.stdin.take().unwrap();
-        pipe.write_all(&stdin).await.unwrap();
-    }
-    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
-        .await
-        .expect("send finished")
-        .unwrap();
-    let run = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    assert_no_marker("send stderr", &run.stderr, MARKER);
-    run
-}
-
-/// `n` messages `{prefix}{i}`, 1-based.
-fn messages(prefix: &str, n: usize) -> Vec<u8> {
-    (1..=n)
-        .flat_map(|i| message(&format!("{prefix}{i}"), MARKER))
-        .collect()
+        .env("MLLP_TEST", "1");
+    finish(cmd, Some(stdin)).await
 }
 
 fn json_lines(text: &str) -> Vec<Value> {

@@ -334,6 +334,31 @@ fn an_unreachable_peer_ends_in_exit_4_with_the_accounting_closed() {
 }
 
 #[test]
+fn plain_lines_name_a_give_up_and_the_close() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+        .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let out = mllp()
+        .args(["soak", "--host", "127.0.0.1", "--port", &port])
+        .args(["--allow-synthetic", "--give-up-after", "300ms"])
+        .args(["--duration", "10s", "--report"])
+        .arg(&report)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("connection 1: RECONNECTING -> CLOSED"),
+        "the give-up is named: {stderr}"
+    );
+}
+
+#[test]
 fn the_chaos_proxy_in_front_of_a_real_peer_resets_and_heals() {
     let peer = crate::support::listen_proc::ListenProc::start(&[]);
     let port = peer.addr.port().to_string();

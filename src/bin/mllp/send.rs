@@ -6,6 +6,7 @@ mod feed;
 mod live;
 mod output;
 mod pace;
+mod signals;
 mod summary;
 
 use crate::diag::{Diag, Fatal};

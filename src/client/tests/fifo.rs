@@ -79,11 +79,3 @@ async fn fifo_same_control_id_twice_is_credited_to_each() {
     assert_eq!(fates[1].ack_code(), Some(AckCode::AE));
     assert!(warnings(&rig.drain_events()).is_empty());
 }
-
-async fn send_all<const N: usize>(client: &Client, ids: [&str; N]) -> Vec<SendHandle> {
-    let mut hs = vec![];
-    for id in ids {
-        hs.push(client.send(msg(id, "")).await);
-    }
-    hs
-}

@@ -197,6 +197,18 @@ impl Peer {
     }
 }
 
+/// Send one message per control ID, in order; the handles in the same order.
+pub async fn send_all<I: AsRef<str>>(
+    client: &Client,
+    ids: impl IntoIterator<Item = I>,
+) -> Vec<SendHandle> {
+    let mut hs = vec![];
+    for id in ids {
+        hs.push(client.send(msg(id.as_ref(), "")).await);
+    }
+    hs
+}
+
 /// Await every handle; check that each fate's Display/Debug is payload-free.
 pub async fn fates(handles: Vec<SendHandle>) -> Vec<Fate> {
     let mut out = vec![];

@@ -141,3 +141,8 @@ impl Drop for ListenProc {
         let _ = self.child.wait();
     }
 }
+
+/// Matches events named `event`, for `wait_event` and `events_until`.
+pub fn is(event: &'static str) -> impl Fn(&Value) -> bool {
+    move |v| v["event"] == event
+}

@@ -97,3 +97,10 @@ pub fn adt(control_id: &[u8], msh15: &str) -> Vec<u8> {
     m.extend_from_slice(format!("|P|2.5|||{msh15}\rPID|1||42^^^H||DOE^JANE\r").as_bytes());
     m
 }
+
+/// An ADT^A01 (MSH-15 and MSH-16 in `msh15_16`) with the payload marker in an NTE segment.
+pub fn marked(id: &str, msh15_16: &str) -> Vec<u8> {
+    let mut m = adt(id.as_bytes(), msh15_16);
+    m.extend_from_slice(format!("NTE|1||{}\r", super::no_payload::MARKER).as_bytes());
+    m
+}

@@ -3,11 +3,13 @@
 //! under the policy, writes results, and decides the exit code. Ctrl-C stops reading and drains;
 //! a second Ctrl-C settles everything at once.
 
+mod produce;
+
 use super::failed::FailedOut;
-use super::feed::{spawn_reader, Feed};
+use super::feed::spawn_reader;
 use super::live::Live;
 use super::output::Output;
-use super::pace::Pacer;
+use super::signals::Signals;
 use super::summary::{self, Ending, Tally};
 use super::Plan;
 use crate::diag::count;
@@ -16,14 +18,12 @@ use bytes::Bytes;
 use mllp::cause::Cause;
 use mllp::client::{Client, ClientEvent, Fate, FateCause, Population, Reason, State};
 use mllp::input::{InputError, InputSet, Message};
+use produce::produce;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
-
-/// Messages handed to the client whose fate is not yet reported, at most (beyond the window).
-const ORDER_QUEUE: usize = 1024;
 
 /// One message on its way, across resends.
 pub struct Item {
@@ -137,22 +137,19 @@ pub async fn run(
                 }
             }
             Some(Note::Settled(mut item, fate)) => {
-                if !stop.is_cancelled() && resend_wanted(&plan, &item, &fate, &client) {
+                // Resent, or (when the producer can take no more resends) settled as it stands.
+                let unsent = if !stop.is_cancelled() && resend_wanted(&plan, &item, &fate, &client)
+                {
                     item.resends += 1;
                     tally.resent += 1;
-                    if let Err(mpsc::error::SendError(item)) = resend_tx.send(item) {
-                        settle(
-                            &mut tally,
-                            &mut output,
-                            &live,
-                            &failed,
-                            &client,
-                            &gave_up,
-                            item,
-                            fate,
-                        );
-                    }
+                    resend_tx
+                        .send(item)
+                        .err()
+                        .map(|mpsc::error::SendError(item)| item)
                 } else {
+                    Some(item)
+                };
+                if let Some(item) = unsent {
                     settle(
                         &mut tally,
                         &mut output,
@@ -288,111 +285,6 @@ fn settle(
     });
 }
 
-/// Hand messages to the client: resends first, then new input. Ends when the input is done and
-/// the collector wants no more resends.
-async fn produce(
-    client: Arc<Client>,
-    plan: Plan,
-    mut input: Feed,
-    mut resends: mpsc::UnboundedReceiver<Item>,
-    notes: mpsc::UnboundedSender<Note>,
-    stop: CancellationToken,
-    mut gave_up: watch::Receiver<Option<Cause>>,
-) {
-    let mut pacer = plan.rate.map(Pacer::new);
-    let order = spawn_waiter(notes.clone());
-    let mut reading = true;
-    loop {
-        let stream_over = plan.stream && gave_up.borrow().is_some();
-        let item = tokio::select! {
-            biased;
-            item = resends.recv() => match item {
-                Some(item) => item,
-                // The collector is done: it stops only once every message settled.
-                None => return,
-            },
-            () = stop.cancelled(), if reading => {
-                reading = false;
-                input.close();
-                let _ = notes.send(Note::InputEnd(None));
-                continue;
-            }
-            message = input.recv(), if reading && !stream_over => match message {
-                Some(Ok(message)) => {
-                    let _ = notes.send(Note::Read);
-                    Item::new(message)
-                }
-                Some(Err(error)) => {
-                    reading = false;
-                    let _ = notes.send(Note::InputEnd(Some(error)));
-                    continue;
-                }
-                None => {
-                    reading = false;
-                    let _ = notes.send(Note::InputEnd(None));
-                    continue;
-                }
-            },
-            () = std::future::ready(()), if reading && stream_over => {
-                reading = false;
-                let _ = notes.send(Note::InputEnd(None));
-                continue;
-            }
-        };
-        if client_closed(&client) {
-            // Report why without asking the client: it gave up (or is closing after Ctrl-C).
-            let cause =
-                tokio::time::timeout(Duration::from_secs(1), gave_up.wait_for(Option::is_some))
-                    .await
-                    .ok()
-                    .and_then(|r| r.ok().and_then(|c| *c));
-            let fate = Fate::NeverDelivered {
-                cause: cause.map_or(FateCause::Closed, FateCause::Link),
-            };
-            if let Err(mpsc::error::SendError((item, _))) =
-                order.send((item, Awaiting::Done(fate.clone()))).await
-            {
-                let _ = notes.send(Note::Settled(item, fate));
-            }
-            continue;
-        }
-        if let Some(pacer) = &mut pacer {
-            pacer.tick().await;
-        }
-        let handle = client.send_cancellable(item.payload.clone(), &stop).await;
-        if let Err(mpsc::error::SendError((item, Awaiting::Handle(handle)))) =
-            order.send((item, Awaiting::Handle(handle))).await
-        {
-            // The waiter is gone only when the run is over; settle here all the same.
-            let fate = handle.await;
-            let _ = notes.send(Note::Settled(item, fate));
-        }
-    }
-}
-
-/// A submitted message's fate to come, or already decided without the client.
-enum Awaiting {
-    Handle(mllp::client::SendHandle),
-    Done(Fate),
-}
-
-/// Await fates in the order messages were handed over, so results come out in input order
-/// (resends excepted). The bounded queue in front of it holds back the producer when the
-/// oldest message is slow, which keeps memory bounded.
-fn spawn_waiter(notes: mpsc::UnboundedSender<Note>) -> mpsc::Sender<(Item, Awaiting)> {
-    let (tx, mut rx) = mpsc::channel::<(Item, Awaiting)>(ORDER_QUEUE);
-    tokio::spawn(async move {
-        while let Some((item, awaiting)) = rx.recv().await {
-            let fate = match awaiting {
-                Awaiting::Handle(handle) => handle.await,
-                Awaiting::Done(fate) => fate,
-            };
-            let _ = notes.send(Note::Settled(item, fate));
-        }
-    });
-    tx
-}
-
 /// Events to stderr, and the cause the client gave up on.
 async fn watch_events(
     mut events: tokio::sync::broadcast::Receiver<ClientEvent>,
@@ -412,46 +304,6 @@ async fn watch_events(
             }
             Err(RecvError::Lagged(_)) => continue,
             Err(RecvError::Closed) => return,
-        }
-    }
-}
-
-/// SIGINT and SIGTERM, as one stream of interruptions.
-struct Signals {
-    int: Option<tokio::signal::unix::Signal>,
-    term: Option<tokio::signal::unix::Signal>,
-}
-
-impl Signals {
-    fn install() -> Signals {
-        use tokio::signal::unix::{signal, SignalKind};
-        Signals {
-            int: signal(SignalKind::interrupt()).ok(),
-            term: signal(SignalKind::terminate()).ok(),
-        }
-    }
-
-    async fn next(&mut self) {
-        let (int, term) = (&mut self.int, &mut self.term);
-        let int = async {
-            match int {
-                Some(s) => {
-                    s.recv().await;
-                }
-                None => std::future::pending().await,
-            }
-        };
-        let term = async {
-            match term {
-                Some(s) => {
-                    s.recv().await;
-                }
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            () = int => {}
-            () = term => {}
         }
     }
 }

@@ -174,14 +174,17 @@ impl View {
             return self.diag.event("state_change", String::new, fields);
         }
         if let Mode::Plain(_) = self.mode {
-            if matches!(
-                t.to,
-                State::Reconnecting | State::Closed | State::Disconnected
-            ) || t.from == State::Reconnecting
-            {
-                return;
-            }
-            if t.from == State::Connecting && t.to == State::Connected {
+            // The ordinary connect and reconnect cycle is counted in the periodic lines; a
+            // line each would drown them under chaos. A close, a give-up or a drop without
+            // reconnect is what an operator needs to see.
+            let ordinary_cycle = matches!(
+                (t.from, t.to),
+                (State::Connected, State::Reconnecting)
+                    | (State::Reconnecting, State::Connecting)
+                    | (State::Connecting, State::Reconnecting)
+                    | (State::Connecting, State::Connected)
+            );
+            if ordinary_cycle {
                 return;
             }
             self.diag.event(

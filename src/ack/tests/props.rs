@@ -1,0 +1,80 @@
+//! Property tests: scanning and building never panic, and MSA-2 always echoes MSH-10.
+
+use super::*;
+use proptest::prelude::*;
+
+fn header_bytes() -> impl Strategy<Value = Vec<u8>> {
+    proptest::collection::vec(
+        any::<u8>().prop_filter("no CR/LF", |b| *b != b'\r' && *b != b'\n'),
+        0..12,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn scanning_and_building_never_panic(data in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let _ = scan(&data);
+        let _ = scan_ack(&data);
+        let _ = crate::hl7::split_batch(&data);
+        for d in [Committed, CommitFailed, Rejected] {
+            if let Some(a) = build_ack(&data, d, false, &ctx()) {
+                prop_assert!(d == Committed || !a.code.is_positive());
+                prop_assert!(scan_ack(&a.payload).is_some());
+            }
+            let _ = build_application_ack(&data, d, true, &ctx());
+            let _ = build_batch_ack(&data, d, false, &ctx());
+        }
+    }
+
+    #[test]
+    fn fuzz_invariants_hold_on_header_like_bytes(
+        tail in proptest::collection::vec(
+            prop::sample::select(b"MSHACKBTFE|^~\\&!#\r\n 012".to_vec()),
+            0..80,
+        ),
+    ) {
+        let mut data = b"MSH".to_vec();
+        data.extend_from_slice(&tail);
+        crate::fuzzing::header_and_ack(&data);
+        crate::fuzzing::header_and_ack(&tail);
+    }
+
+    #[test]
+    fn msa2_echoes_msh10(
+        sep in prop::sample::select(b"|!#$%*;/,:".to_vec()),
+        enc in header_bytes(),
+        fields in proptest::collection::vec(header_bytes(), 7),
+        control_id in header_bytes(),
+        msh15 in prop::sample::select(vec!["", "AL", "ER", "SU", "NE", "Q"]),
+        damaged in any::<bool>(),
+    ) {
+        let clean = |v: &Vec<u8>| v.iter().copied().filter(|b| *b != sep).collect::<Vec<u8>>();
+        let control_id = clean(&control_id);
+        prop_assume!(!control_id.is_empty());
+        let enc: Vec<u8> = clean(&enc).into_iter().filter(|b| !b.is_ascii_alphanumeric()).collect();
+        let mut inbound = b"MSH".to_vec();
+        inbound.push(sep);
+        inbound.extend_from_slice(&enc);
+        for f in &fields {
+            inbound.push(sep);
+            inbound.extend_from_slice(&clean(f));
+        }
+        inbound.push(sep);
+        inbound.extend_from_slice(&control_id);
+        inbound.extend_from_slice(format!("{0}P{0}2.5{0}{0}{0}{1}\rPID{0}1\r", sep as char, msh15).as_bytes());
+        let is_ack = scan(&inbound).msh.unwrap().is_ack();
+        for d in [Committed, CommitFailed, Rejected] {
+            match build_ack(&inbound, d, damaged, &ctx()) {
+                None => prop_assert!(is_ack),
+                Some(a) => {
+                    let v = scan_ack(&a.payload).unwrap();
+                    prop_assert_eq!(v.control_id, &control_id[..]);
+                    prop_assert_eq!(v.code, a.code.as_str().as_bytes());
+                    prop_assert!(!a.code.is_positive() || (d == Committed && !damaged));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! The producer: hands messages to the client (resends first, then new input), waiting on
+//! backpressure and the rate, never dropping; and the waiter that reports each fate in the order
+//! the messages were handed over.
+
+use super::{client_closed, Item, Note};
+use crate::send::feed::Feed;
+use crate::send::pace::Pacer;
+use crate::send::Plan;
+use mllp::cause::Cause;
+use mllp::client::{Client, Fate, FateCause};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+/// Messages handed to the client whose fate is not yet reported, at most (beyond the window).
+const ORDER_QUEUE: usize = 1024;
+
+/// Hand messages to the client: resends first, then new input. Ends when the input is done and
+/// the collector wants no more resends.
+pub(super) async fn produce(
+    client: Arc<Client>,
+    plan: Plan,
+    mut input: Feed,
+    mut resends: mpsc::UnboundedReceiver<Item>,
+    notes: mpsc::UnboundedSender<Note>,
+    stop: CancellationToken,
+    mut gave_up: watch::Receiver<Option<Cause>>,
+) {
+    let mut pacer = plan.rate.map(Pacer::new);
+    let order = spawn_waiter(notes.clone());
+    let mut reading = true;
+    loop {
+        let stream_over = plan.stream && gave_up.borrow().is_some();
+        let item = tokio::select! {
+            biased;
+            item = resends.recv() => match item {
+                Some(item) => item,
+                // The collector is done: it stops only once every message settled.
+                None => return,
+            },
+            () = stop.cancelled(), if reading => {
+                reading = false;
+                input.close();
+                let _ = notes.send(Note::InputEnd(None));
+                continue;
+            }
+            message = input.recv(), if reading && !stream_over => match message {
+                Some(Ok(message)) => {
+                    let _ = notes.send(Note::Read);
+                    Item::new(message)
+                }
+                Some(Err(error)) => {
+                    reading = false;
+                    let _ = notes.send(Note::InputEnd(Some(error)));
+                    continue;
+                }
+                None => {
+                    reading = false;
+                    let _ = notes.send(Note::InputEnd(None));
+                    continue;
+                }
+            },
+            () = std::future::ready(()), if reading && stream_over => {
+                reading = false;
+                let _ = notes.send(Note::InputEnd(None));
+                continue;
+            }
+        };
+        if client_closed(&client) {
+            // Report why without asking the client: it gave up (or is closing after Ctrl-C).
+            let cause =
+                tokio::time::timeout(Duration::from_secs(1), gave_up.wait_for(Option::is_some))
+                    .await
+                    .ok()
+                    .and_then(|r| r.ok().and_then(|c| *c));
+            let fate = Fate::NeverDelivered {
+                cause: cause.map_or(FateCause::Closed, FateCause::Link),
+            };
+            if let Err(mpsc::error::SendError((item, _))) =
+                order.send((item, Awaiting::Done(fate.clone()))).await
+            {
+                let _ = notes.send(Note::Settled(item, fate));
+            }
+            continue;
+        }
+        if let Some(pacer) = &mut pacer {
+            pacer.tick().await;
+        }
+        let handle = client.send_cancellable(item.payload.clone(), &stop).await;
+        if let Err(mpsc::error::SendError((item, Awaiting::Handle(handle)))) =
+            order.send((item, Awaiting::Handle(handle))).await
+        {
+            // The waiter is gone only when the run is over; settle here all the same.
+            let fate = handle.await;
+            let _ = notes.send(Note::Settled(item, fate));
+        }
+    }
+}
+
+/// A submitted message's fate to come, or already decided without the client.
+enum Awaiting {
+    Handle(mllp::client::SendHandle),
+    Done(Fate),
+}
+
+/// Await fates in the order messages were handed over, so results come out in input order
+/// (resends excepted). The bounded queue in front of it holds back the producer when the
+/// oldest message is slow, which keeps memory bounded.
+fn spawn_waiter(notes: mpsc::UnboundedSender<Note>) -> mpsc::Sender<(Item, Awaiting)> {
+    let (tx, mut rx) = mpsc::channel::<(Item, Awaiting)>(ORDER_QUEUE);
+    tokio::spawn(async move {
+        while let Some((item, awaiting)) = rx.recv().await {
+            let fate = match awaiting {
+                Awaiting::Handle(handle) => handle.await,
+                Awaiting::Done(fate) => fate,
+            };
+            let _ = notes.send(Note::Settled(item, fate));
+        }
+    });
+    tx
+}

@@ -1,0 +1,143 @@
+//! Assembling messages from lines: each line, by its kind, opens a message, joins the open one,
+//! closes it, or is dropped; a completed message goes to the ready queue.
+
+use super::line::{classify, LineKind, Trailer};
+use super::{Layout, LineEnd, Open, Splitter};
+use crate::framing::CR;
+use crate::input::error::InputError;
+use crate::input::message::Message;
+use std::io::BufRead;
+
+impl<R: BufRead> Splitter<R> {
+    /// A bad line (in `buf[start..]`, whole or cut short) that starts a message or a batch
+    /// proves the open message complete: close it, so it comes out before the error. Inside a
+    /// batch kept whole it proves nothing. True when the line starts one.
+    pub(super) fn close_before_bad_line(&mut self, start: usize) -> bool {
+        let kept_batch = self.open.is_some_and(|o| o.closes_at.is_some());
+        let starts_one = matches!(
+            classify(&self.buf[start..]),
+            LineKind::Msh | LineKind::BatchHeader(_)
+        );
+        if starts_one && !kept_batch {
+            self.close(start);
+        }
+        starts_one
+    }
+
+    /// Act on the line in `buf[start..]` by its kind.
+    pub(super) fn on_line(
+        &mut self,
+        start: usize,
+        line: u64,
+        offset: u64,
+        end: LineEnd,
+    ) -> Result<(), InputError> {
+        let kind = classify(&self.buf[start..]);
+        let in_kept_batch = self.open.and_then(|o| o.closes_at);
+        match kind {
+            LineKind::Blank => {
+                if self.options.raw && self.open.is_some() {
+                    // Kept in case a segment follows; counts toward the size meanwhile.
+                    self.append_end(end);
+                    if self.buf.len() > self.options.max_message {
+                        return Err(self.too_large(line));
+                    }
+                } else {
+                    self.buf.truncate(start);
+                }
+            }
+            LineKind::Msh | LineKind::BatchHeader(_) | LineKind::BatchTrailer(_)
+                if in_kept_batch.is_some() =>
+            {
+                self.keep_segment(end, line)?;
+                if kind == LineKind::BatchTrailer(in_kept_batch.unwrap_or(Trailer::Fts)) {
+                    let len = self.buf.len();
+                    self.close(len);
+                }
+            }
+            LineKind::Msh => self.open_message(start, line, offset, None, end)?,
+            LineKind::BatchHeader(trailer) if self.options.batch => {
+                self.open_message(start, line, offset, Some(trailer), end)?
+            }
+            LineKind::BatchHeader(_) | LineKind::BatchTrailer(_) => {
+                self.close(start);
+                self.buf.clear();
+            }
+            LineKind::Other => {
+                if self.open.is_none() {
+                    return Err(InputError::TextBeforeMsh {
+                        name: self.name.to_string(),
+                        line,
+                    });
+                }
+                self.keep_segment(end, line)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn open_message(
+        &mut self,
+        start: usize,
+        line: u64,
+        offset: u64,
+        closes_at: Option<Trailer>,
+        end: LineEnd,
+    ) -> Result<(), InputError> {
+        self.close(start);
+        self.open = Some(Open {
+            line,
+            offset,
+            content_end: 0,
+            closes_at,
+        });
+        if let Layout::InFrame { line, messages } = self.layout {
+            self.layout = Layout::InFrame {
+                line,
+                messages: messages + 1,
+            };
+        }
+        self.keep_segment(end, line)
+    }
+
+    /// The line in `buf` belongs to the open message: terminate it and check the size.
+    fn keep_segment(&mut self, end: LineEnd, line: u64) -> Result<(), InputError> {
+        self.append_end(end);
+        let len = self.buf.len();
+        if len > self.options.max_message {
+            return Err(self.too_large(line));
+        }
+        if let Some(open) = self.open.as_mut() {
+            open.content_end = len;
+        }
+        Ok(())
+    }
+
+    fn append_end(&mut self, end: LineEnd) {
+        match end {
+            LineEnd::Terminator(t) if self.options.raw => self.buf.extend_from_slice(t.bytes()),
+            LineEnd::Terminator(_) => self.buf.extend_from_slice(&[CR]),
+            // The last segment gets its CR too (raw: left as it is).
+            LineEnd::FrameEnd | LineEnd::Eof if self.options.raw => {}
+            LineEnd::FrameEnd | LineEnd::Eof => self.buf.extend_from_slice(&[CR]),
+        }
+        self.peak_capacity = self.peak_capacity.max(self.buf.capacity());
+    }
+
+    /// Complete the open message with `buf[..upto]`; bytes after `upto` stay in `buf`.
+    pub(super) fn close(&mut self, upto: usize) {
+        let Some(open) = self.open.take() else {
+            return;
+        };
+        let mut payload = self.buf.split_to(upto);
+        payload.truncate(open.content_end);
+        self.index += 1;
+        self.ready.push_back(Message {
+            source: self.name.clone(),
+            index: self.index,
+            line: open.line,
+            offset: open.offset,
+            payload: payload.freeze(),
+        });
+    }
+}

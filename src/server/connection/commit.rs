@@ -1,0 +1,167 @@
+//! Committing a batch of frames: the policy decides each, the sink commits those it lets
+//! through (reading ahead meanwhile), and every message is then answered in arrival order.
+
+use super::{Connection, End, Shutdown};
+use crate::ack::Disposition;
+use crate::cause::Cause;
+use crate::framing::Frame;
+use crate::hl7::{self, Scan};
+use crate::server::event::ServerEvent;
+use crate::server::policy::{Action, Decision};
+use crate::server::sink::{pad_results, Inbound, SinkResult};
+use crate::server::Shared;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// While a commit is in flight the connection keeps reading, up to this much buffered input: the
+/// next batch is ready when the commit returns, and a slow sink still pushes back on the peer.
+const READ_AHEAD: usize = 256 * 1024;
+
+impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
+    /// Commit `frames` in order, then write their ACKs in the same order. `Some` ends the
+    /// connection.
+    pub(super) async fn process(&mut self, frames: Vec<Frame>, shutdown: &Shutdown) -> Option<End> {
+        let shared = self.shared;
+        let mut messages = Vec::with_capacity(frames.len());
+        // Each header is scanned once: for the `Inbound` and again for its ACK.
+        let mut scans: Vec<Scan<'_>> = Vec::with_capacity(frames.len());
+        let mut decisions: Vec<Decision> = Vec::with_capacity(frames.len());
+        let mut close_after = false;
+        let received_at = SystemTime::now();
+        for frame in &frames {
+            for warning in &frame.warnings {
+                self.warn(*warning).await;
+            }
+            let damaged = frame.is_damaged();
+            let scan = hl7::scan(&frame.payload);
+            let message = Inbound::scanned(
+                self.id,
+                shared.next_seq(),
+                Arc::clone(&self.peer),
+                frame.payload.clone(),
+                damaged,
+                &scan,
+                received_at,
+            );
+            let decision = shared.policy.decide(&message);
+            messages.push(message);
+            scans.push(scan);
+            decisions.push(decision);
+            if decision.close_after || decision.reset {
+                // Later frames are neither committed nor answered: the connection ends here.
+                close_after = true;
+                break;
+            }
+        }
+
+        let started = Instant::now();
+        let commit = commit(shared, &messages, &decisions);
+        tokio::pin!(commit);
+        let mut reading = !self.eof && !close_after;
+        let results = loop {
+            let room = reading && self.buf.len() < READ_AHEAD;
+            tokio::select! {
+                biased;
+                _ = shutdown.immediate.cancelled() => return Some(End::cause(Cause::Shutdown)),
+                results = &mut commit => break results,
+                _ = shutdown.graceful.cancelled(), if room => reading = false,
+                more = self.read_ahead(), if room => reading = more,
+            }
+        };
+        let commit_ms = started.elapsed().as_secs_f64() * 1000.0;
+
+        self.stamp(SystemTime::now());
+        self.out.clear();
+        let mut results = results.into_iter();
+        for ((message, decision), scan) in messages.iter().zip(&decisions).zip(&scans) {
+            let (result, duplicate) = match decision.action {
+                Action::Commit => {
+                    let result = results
+                        .next()
+                        .unwrap_or_else(|| SinkResult::failed("the sink returned no result"));
+                    let duplicate = result.duplicate;
+                    (result, duplicate)
+                }
+                Action::Duplicate => (SinkResult::committed(), true),
+                Action::Fail => (SinkResult::failed("refused by policy"), false),
+                Action::Reject => (SinkResult::rejected("refused by policy"), false),
+            };
+            if let Some(detail) = result.detail {
+                shared
+                    .events
+                    .emit(ServerEvent::SinkFailed {
+                        connection: self.id,
+                        detail,
+                    })
+                    .await;
+            }
+            if result.disposition == Disposition::Committed {
+                shared.policy.committed(message);
+            }
+            if let Some(delay) = decision.ack_delay {
+                if let Some(end) = self.flush(shutdown).await {
+                    return Some(end);
+                }
+                tokio::select! {
+                    _ = shutdown.immediate.cancelled() => return Some(End::cause(Cause::Shutdown)),
+                    _ = tokio::time::sleep(delay) => {}
+                }
+            }
+            let silent = decision.silent || decision.reset;
+            let ack_code = self.answer(message, scan, result.disposition, silent).await;
+            let s = &mut self.tally;
+            s.messages += 1;
+            match result.disposition {
+                Disposition::Committed if duplicate => s.duplicates += 1,
+                Disposition::Committed => s.committed += 1,
+                Disposition::CommitFailed => s.commit_failed += 1,
+                Disposition::Rejected => s.rejected += 1,
+            }
+            shared
+                .events
+                .emit(ServerEvent::Message {
+                    connection: self.id,
+                    bytes: message.payload.len(),
+                    ack_code,
+                    duplicate,
+                    commit_ms: if decision.action == Action::Commit {
+                        commit_ms
+                    } else {
+                        0.0
+                    },
+                })
+                .await;
+        }
+        if let Some(end) = self.flush(shutdown).await {
+            return Some(end);
+        }
+        if decisions.last().is_some_and(|d| d.reset) {
+            return Some(End {
+                abort: true,
+                ..End::cause(Cause::ConnectionReset)
+            });
+        }
+        close_after.then_some(End::cause(Cause::Shutdown))
+    }
+}
+
+/// Hand the messages the policy lets through to the sink, one result per such message.
+async fn commit(shared: &Shared, messages: &[Inbound], decisions: &[Decision]) -> Vec<SinkResult> {
+    let sink = &shared.sink;
+    if decisions.iter().all(|d| d.action == Action::Commit) {
+        let results = sink.commit_batch(messages).await;
+        return pad_results(results, messages.len());
+    }
+    let chosen: Vec<Inbound> = messages
+        .iter()
+        .zip(decisions)
+        .filter(|(_, d)| d.action == Action::Commit)
+        .map(|(m, _)| m.clone())
+        .collect();
+    if chosen.is_empty() {
+        return Vec::new();
+    }
+    let results = sink.commit_batch(&chosen).await;
+    pad_results(results, chosen.len())
+}
