@@ -341,6 +341,17 @@ pub struct AckView<'a> {
     pub error_code: Option<&'a [u8]>,
 }
 
+/// The delimiters a header segment declares, as [`Msh::parse`] reads them, without indexing
+/// its fields: an ACK's reader needs nothing else from its header.
+fn header_delimiters(segment: &[u8]) -> Delimiters {
+    let Some(&field) = segment.get(3) else {
+        return Delimiters::default();
+    };
+    let rest = segment.get(4..).unwrap_or_default();
+    let end = memchr::memchr(field, rest).unwrap_or(rest.len());
+    Delimiters::from_header(field, &rest[..end])
+}
+
 /// Read MSA of an acknowledgement payload; `None` when there is no MSH or no MSA.
 /// Only the first MSA (and first ERR) is read.
 pub fn scan_ack(payload: &[u8]) -> Option<AckView<'_>> {
@@ -349,7 +360,7 @@ pub fn scan_ack(payload: &[u8]) -> Option<AckView<'_>> {
     let mut err = None;
     for (_, segment) in segments(payload) {
         if delimiters.is_none() && segment.starts_with(b"MSH") {
-            delimiters = Msh::parse(segment).map(|m| m.delimiters);
+            delimiters = Some(header_delimiters(segment));
         } else if msa.is_none() && segment.starts_with(b"MSA") {
             msa = Some(segment);
         } else if err.is_none() && segment.starts_with(b"ERR") {
@@ -372,6 +383,28 @@ pub fn scan_ack(payload: &[u8]) -> Option<AckView<'_>> {
         text: field(3).filter(|t| !t.is_empty()),
         error_code,
     })
+}
+
+/// MSA-1 and MSA-2 of an acknowledgement, as [`scan_ack`] reads them (empty when absent),
+/// reading no further than the MSA: a client credits every ACK it gets with these two alone.
+pub fn ack_reply(payload: &[u8]) -> Option<(&[u8], &[u8])> {
+    let mut delimiters = None;
+    let mut msa = None;
+    for (_, segment) in segments(payload) {
+        if delimiters.is_none() && segment.starts_with(b"MSH") {
+            delimiters = Some(header_delimiters(segment));
+        } else if msa.is_none() && segment.starts_with(b"MSA") {
+            msa = Some(segment);
+        }
+        if delimiters.is_some() && msa.is_some() {
+            break;
+        }
+    }
+    let separator = delimiters?.field;
+    let mut fields = msa?.split(|&b| b == separator).skip(1);
+    let code = fields.next().unwrap_or_default();
+    let control_id = fields.next().unwrap_or_default();
+    Some((code, control_id))
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use super::admission::Room;
 use super::events::ClientEvent;
 use super::fate::{AckPayload, DrainReport, Fate, FateCause};
 use super::options::{ClientOptions, Correlation};
-use super::recent::RecentIds;
+use super::recent::{CidMap, RecentIds};
 use super::state::{self, Reason, State};
 use super::{Command, Commit, Shared};
 use crate::cause::Cause;
@@ -52,15 +52,13 @@ impl Pending {
         commit_tx: oneshot::Sender<Commit>,
     ) -> Self {
         let (control_id, enhanced) = match first_msh(&payload) {
-            Some(msh) => {
-                let (control_id, enhanced) = header_fields(&msh);
-                (
-                    control_id
-                        .filter(|c| !c.is_empty())
-                        .map(|c| payload.slice_ref(c)),
-                    enhanced,
-                )
-            }
+            // The header's field index makes these reads O(1): no rescan of the segment.
+            Some(msh) => (
+                msh.control_id()
+                    .filter(|c| !c.is_empty())
+                    .map(|c| payload.slice_ref(c)),
+                msh.is_enhanced(),
+            ),
             None => (None, false),
         };
         Pending {
@@ -139,45 +137,6 @@ fn first_msh(payload: &[u8]) -> Option<hl7::Msh<'_>> {
     hl7::scan(payload).msh
 }
 
-/// MSH-10, and whether MSH-15 or MSH-16 is not empty: what `Msh::control_id` and
-/// `Msh::is_enhanced` say, in one pass over the segment instead of three.
-fn header_fields<'a>(msh: &hl7::Msh<'a>) -> (Option<&'a [u8]>, bool) {
-    let Some(fields) = msh.segment.get(4..) else {
-        return (None, false);
-    };
-    let separator = msh.delimiters.field;
-    let (mut control_id, mut enhanced) = (None, false);
-    // Piece i of the split is MSH-(i + 2).
-    for (i, field) in fields.split(|&b| b == separator).enumerate().take(15) {
-        match i {
-            8 => control_id = Some(field),
-            13 | 14 => enhanced |= !field.is_empty(),
-            _ => {}
-        }
-    }
-    (control_id, enhanced)
-}
-
-#[cfg(test)]
-#[test]
-fn header_fields_agree_with_msh() {
-    for segment in [
-        &b"MSH|^~\\&|A|B|C|D|T||ADT^A01|42|P|2.5"[..],
-        b"MSH|^~\\&|A|B|C|D|T||ADT^A01|42|P|2.5|||AL|",
-        b"MSH|^~\\&|A|B|C|D|T||ADT^A01||P|2.5||||NE|x",
-        b"MSH#^~\\&#A#B#C#D#T##ADT^A01#7#P",
-        b"MSH|",
-        b"MSH",
-    ] {
-        let msh = hl7::Msh::parse(segment).unwrap();
-        assert_eq!(
-            header_fields(&msh),
-            (msh.control_id(), msh.is_enhanced()),
-            "{segment:?}"
-        );
-    }
-}
-
 /// Sends by id. A hash map: an ordered map moves whole `Pending`s about on every insert and
 /// remove, which cost more than anything else the actor did per send.
 pub(crate) type Sends = HashMap<u64, Pending, BuildHasherDefault<IdHasher>>;
@@ -222,7 +181,7 @@ pub(crate) struct Actor {
     /// Written on the current connection, in write order. FIFO keeps slots of cancelled sends
     /// so their ACK is consumed, not credited to the next send.
     pub flight: VecDeque<Slot>,
-    pub by_control: HashMap<Bytes, u64>,
+    pub by_control: CidMap<u64>,
     /// Enhanced sends whose `CA` came, in `CA` order (their app-ACK deadlines are monotone).
     pub app_wait: VecDeque<u64>,
     /// Control IDs recently given up on, to tell a late ACK from an unmatched one.
@@ -238,6 +197,8 @@ pub(crate) struct Actor {
     /// Set while the link loop credits a read's worth of ACKs: room is given back at once but
     /// waiters are woken once after, so they find all of it, not one send's worth.
     pub defer_wake: bool,
+    /// Wall-clock time of the read being credited, taken once for all its ACKs.
+    pub read_wall: Option<SystemTime>,
 }
 
 /// One reconnect episode: from the first failure to the next successful connect.
@@ -266,7 +227,7 @@ impl Actor {
             sends: Sends::default(),
             queue: VecDeque::new(),
             flight: VecDeque::new(),
-            by_control: HashMap::new(),
+            by_control: CidMap::default(),
             app_wait: VecDeque::new(),
             late: RecentIds::default(),
             answered: RecentIds::default(),
@@ -275,6 +236,7 @@ impl Actor {
             episode: None,
             last_success: None,
             defer_wake: false,
+            read_wall: None,
         }
     }
 
@@ -320,7 +282,7 @@ impl Actor {
         } else {
             drop(p.room);
         }
-        self.shared.counters().record_fate(&fate);
+        self.shared.counters().record_fate_at(&fate, self.read_wall);
         if let Some(report) = &mut self.report {
             report.record(id, &fate);
         }

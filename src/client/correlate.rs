@@ -17,8 +17,8 @@ impl Actor {
     /// One inbound frame on the client: an ACK to credit, or a warning.
     pub(crate) fn on_ack(&mut self, payload: Bytes, offset: u64, now: Instant) {
         let at = Some(offset);
-        let parsed = hl7::scan_ack(&payload)
-            .and_then(|view| AckCode::parse(view.code).map(|code| (code, view.control_id)));
+        let parsed = hl7::ack_reply(&payload)
+            .and_then(|(code, control_id)| AckCode::parse(code).map(|code| (code, control_id)));
         // A reply without a readable MSA cannot be credited to any send: say so, and let the
         // ACK timeout decide.
         let Some((code, msa2)) = parsed else {

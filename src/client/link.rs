@@ -138,6 +138,7 @@ impl Actor {
                     // counters sync and one timer reset per read, not per ACK.
                     let mut item = item;
                     self.defer_wake = true;
+                    self.read_wall = Some(SystemTime::now());
                     let end = loop {
                         if let Some(end) = self.on_inbound(item, now) {
                             break Some(end);
@@ -148,6 +149,7 @@ impl Actor {
                         }
                     };
                     self.defer_wake = false;
+                    self.read_wall = None;
                     self.shared.admission.wake();
                     if let Some(end) = end {
                         return end;

@@ -1,32 +1,122 @@
 //! A bounded memory of recent control IDs: late ACKs and repeated ACKs are told apart with it.
 
 use bytes::Bytes;
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 
-/// A bounded set of recent control IDs, the oldest forgotten first.
+/// Control IDs hashed with [`CidHasher`].
+pub(crate) type CidMap<V> = HashMap<Bytes, V, BuildHasherDefault<CidHasher>>;
+
+/// A multiply-rotate hash, a word at a time: control IDs are looked up per ACK under control-ID
+/// correlation. The keys are the application's own control IDs (a peer's ACK only looks one up).
+#[derive(Default)]
+pub(crate) struct CidHasher(u64);
+
+impl CidHasher {
+    const K: u64 = 0xF135_7AEA_2E62_A9C5;
+    fn mix(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::K);
+    }
+}
+
+impl Hasher for CidHasher {
+    fn finish(&self) -> u64 {
+        // The product's high bits are the well-mixed ones; the table indexes by the low ones.
+        self.0.rotate_left(26)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.mix(u64::from_le_bytes(chunk.try_into().unwrap_or_default()));
+        }
+        let tail = chunks.remainder();
+        if !tail.is_empty() {
+            let mut word = [0u8; 8];
+            word[..tail.len()].copy_from_slice(tail);
+            self.mix(u64::from_le_bytes(word));
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.mix(n as u64);
+    }
+}
+
+/// A bounded memory of recent control IDs, the oldest forgotten first. FIFO correlation
+/// remembers every credited ID but looks one up only when an ACK does not match its send, so
+/// the lookup index is built on the first lookup and kept from then on: with a peer that answers
+/// in order, remembering is a push onto a ring.
 #[derive(Debug, Default)]
 pub(crate) struct RecentIds {
     order: VecDeque<Bytes>,
-    set: HashSet<Bytes>,
+    /// How many times each ID is in `order`; `None` until the first lookup.
+    index: Option<CidMap<u32>>,
 }
 
 impl RecentIds {
     const CAPACITY: usize = 4096;
     pub fn insert(&mut self, id: Bytes) {
-        if self.set.insert(id.clone()) {
-            self.order.push_back(id);
-            if self.order.len() > Self::CAPACITY {
-                if let Some(old) = self.order.pop_front() {
-                    self.set.remove(&old);
-                }
+        if let Some(index) = &mut self.index {
+            *index.entry(id.clone()).or_default() += 1;
+        }
+        self.order.push_back(id);
+        if self.order.len() > Self::CAPACITY {
+            if let Some(old) = self.order.pop_front() {
+                self.forget(&old);
             }
         }
     }
-    pub fn contains(&self, id: &[u8]) -> bool {
-        self.set.contains(id)
+    fn forget(&mut self, old: &Bytes) {
+        let Some(index) = &mut self.index else {
+            return;
+        };
+        if let Some(n) = index.get_mut(old) {
+            *n -= 1;
+            if *n == 0 {
+                index.remove(old);
+            }
+        }
+    }
+    pub fn contains(&mut self, id: &[u8]) -> bool {
+        let order = &self.order;
+        let index = self.index.get_or_insert_with(|| {
+            let mut index = CidMap::default();
+            for old in order {
+                *index.entry(old.clone()).or_default() += 1;
+            }
+            index
+        });
+        index.contains_key(id)
     }
     pub fn clear(&mut self) {
         self.order.clear();
-        self.set.clear();
+        if let Some(index) = &mut self.index {
+            index.clear();
+        }
     }
+}
+
+#[cfg(test)]
+#[test]
+fn remembers_the_last_capacity_ids() {
+    let mut recent = RecentIds::default();
+    let id = |i: usize| Bytes::from(format!("{i:010}"));
+    recent.insert(id(0));
+    recent.insert(id(0));
+    assert!(recent.contains(b"0000000000"));
+    for i in 1..RecentIds::CAPACITY {
+        recent.insert(id(i));
+    }
+    // One copy of id 0 is forgotten, the other is still within the last CAPACITY.
+    assert!(recent.contains(b"0000000000"));
+    recent.insert(id(RecentIds::CAPACITY));
+    assert!(!recent.contains(b"0000000000"));
+    assert!(recent.contains(&id(1)));
+    let mut lazy = RecentIds::default();
+    for i in 0..=RecentIds::CAPACITY {
+        lazy.insert(id(i));
+    }
+    assert!(!lazy.contains(&id(0)), "built after eviction");
+    assert!(lazy.contains(&id(RecentIds::CAPACITY)));
+    lazy.clear();
+    assert!(!lazy.contains(&id(1)));
 }

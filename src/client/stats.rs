@@ -3,11 +3,22 @@
 
 use super::fate::{Fate, Population};
 use super::state::State;
+use crate::ack::AckCode;
 use crate::warning::WarningCode;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
+
+/// Every ACK code, in declaration order (the index of `acked_by_code`).
+const ACK_CODES: [AckCode; 6] = [
+    AckCode::AA,
+    AckCode::AE,
+    AckCode::AR,
+    AckCode::CA,
+    AckCode::CE,
+    AckCode::CR,
+];
 
 /// Latency percentiles in milliseconds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -52,11 +63,13 @@ pub(crate) struct Counters {
     pub queue_bytes: usize,
     pub in_flight: usize,
     pub sent: u64,
-    pub acked_by_code: BTreeMap<&'static str, u64>,
+    /// By [`AckCode`], in declaration order: an array, not a map, as it is counted per ACK.
+    pub acked_by_code: [u64; ACK_CODES.len()],
     pub timed_out: u64,
     pub reconnect_attempts: u64,
     pub warnings_by_code: BTreeMap<WarningCode, u64>,
-    pub by_population: BTreeMap<Population, u64>,
+    /// By [`Population`], in [`Population::ALL`] order.
+    pub by_population: [u64; Population::ALL.len()],
     pub bytes_in: u64,
     pub bytes_out: u64,
     pub last_connected: Option<SystemTime>,
@@ -73,11 +86,11 @@ impl Default for Counters {
             queue_bytes: 0,
             in_flight: 0,
             sent: 0,
-            acked_by_code: BTreeMap::new(),
+            acked_by_code: [0; ACK_CODES.len()],
             timed_out: 0,
             reconnect_attempts: 0,
             warnings_by_code: BTreeMap::new(),
-            by_population: BTreeMap::new(),
+            by_population: [0; Population::ALL.len()],
             bytes_in: 0,
             bytes_out: 0,
             last_connected: None,
@@ -90,11 +103,17 @@ impl Default for Counters {
 
 impl Counters {
     pub fn record_fate(&mut self, fate: &Fate) {
-        *self.by_population.entry(fate.population()).or_default() += 1;
+        self.record_fate_at(fate, None);
+    }
+
+    /// As [`Counters::record_fate`], with the wall-clock time of the read that brought its ACK
+    /// (read once for all the ACKs of that read) when there is one.
+    pub fn record_fate_at(&mut self, fate: &Fate, wall: Option<SystemTime>) {
+        self.by_population[fate.population() as usize] += 1;
         if let Some(code) = fate.ack_code() {
             if fate.ack().is_some() {
-                *self.acked_by_code.entry(code.as_str()).or_default() += 1;
-                self.last_ack = Some(SystemTime::now());
+                self.acked_by_code[code as usize] += 1;
+                self.last_ack = Some(wall.unwrap_or_else(SystemTime::now));
             }
         }
         if let Some(latency) = fate.latency() {
@@ -129,10 +148,11 @@ impl Counters {
             queue_bytes: self.queue_bytes,
             in_flight: self.in_flight,
             sent: self.sent,
-            acked_by_code: self
-                .acked_by_code
+            acked_by_code: ACK_CODES
                 .iter()
-                .map(|(k, v)| (k.to_string(), *v))
+                .zip(self.acked_by_code)
+                .filter(|(_, n)| *n > 0)
+                .map(|(code, n)| (code.as_str().to_string(), n))
                 .collect(),
             timed_out: self.timed_out,
             reconnect_attempts: self.reconnect_attempts,
@@ -141,10 +161,11 @@ impl Counters {
                 .iter()
                 .map(|(k, v)| (k.as_str().to_string(), *v))
                 .collect(),
-            by_population: self
-                .by_population
+            by_population: Population::ALL
                 .iter()
-                .map(|(k, v)| (k.as_str().to_string(), *v))
+                .zip(self.by_population)
+                .filter(|(_, n)| *n > 0)
+                .map(|(pop, n)| (pop.as_str().to_string(), n))
                 .collect(),
             bytes_in: self.bytes_in,
             bytes_out: self.bytes_out,
@@ -152,5 +173,16 @@ impl Counters {
             last_ack: time(self.last_ack),
             latency_ms: latency,
         }
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn array_indices_follow_declaration_order() {
+    for (i, pop) in Population::ALL.iter().enumerate() {
+        assert_eq!(*pop as usize, i);
+    }
+    for (i, code) in ACK_CODES.iter().enumerate() {
+        assert_eq!(*code as usize, i);
     }
 }

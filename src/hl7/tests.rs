@@ -207,3 +207,38 @@ proptest::proptest! {
         proptest::prop_assert_eq!(super::zero_bytes(word), want);
     }
 }
+
+#[test]
+fn header_delimiters_agree_with_msh() {
+    for segment in [
+        &b"MSH|^~\\&|A|B"[..],
+        b"MSH|^~",
+        b"MSH#^~\\&#A",
+        b"MSH|",
+        b"MSH",
+        b"MSH|||",
+    ] {
+        assert_eq!(
+            Some(super::header_delimiters(segment)),
+            Msh::parse(segment).map(|m| m.delimiters),
+            "{segment:?}"
+        );
+    }
+}
+
+#[test]
+fn ack_reply_agrees_with_scan_ack() {
+    for ack in [
+        &b"MSH|^~\\&|A|B|C|D|T||ACK|1|P|2.5\rMSA|AA|CTL-1\r"[..],
+        b"MSH|^~\\&|A|B\rMSA|AE|CTL-2|text\rERR|||207^x\r",
+        b"MSA|AA|1\rMSH#^~\\&#A\rMSA#CA#7",
+        b"MSH|^~\\&\nMSA|AR",
+        b"MSH|^~\\&\rMSA",
+        b"MSH|^~\\&\rPID|1",
+        b"MSA|AA|1",
+        b"",
+    ] {
+        let want = scan_ack(ack).map(|v| (v.code, v.control_id));
+        assert_eq!(ack_reply(ack), want, "{ack:?}");
+    }
+}
