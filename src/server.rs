@@ -157,7 +157,7 @@ impl ServerBuilder {
     }
 
     /// Whether the per-message events (`Message`, `Nack`) are sent; on by default. An embedder
-    /// that shows only connection-level events turns them off and saves a channel hop per
+    /// that shows only connection-level events turns them off and saves an event per
     /// message. Counters ([`Server::stats`]) are kept either way.
     pub fn message_events(mut self, on: bool) -> Self {
         self.message_events = on;

@@ -81,9 +81,11 @@ pub(crate) async fn serve<S>(
         ack: AckContext::default(),
         stamped: None,
         ack_buf: Vec::new(),
+        pending: Vec::new(),
         stream: &mut stream,
     };
     let end = conn.run(shutdown).await;
+    conn.send_events().await;
     shared.stats.absorb(&mut conn.tally);
     let lingering = !conn.eof && !end.abort && !shutdown.immediate.is_cancelled();
     drop(conn);
@@ -128,6 +130,8 @@ struct Connection<'a, S> {
     stamped: Option<u64>,
     /// The last ACK's payload buffer, reused for the next.
     ack_buf: Vec<u8>,
+    /// Events noted since they were last sent.
+    pending: Vec<ServerEvent>,
     stream: &'a mut S,
 }
 
@@ -152,7 +156,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
                 };
                 match next {
                     Ok(Some(Decoded::Frame(frame))) => frames.push(frame),
-                    Ok(Some(Decoded::LateWarning { warning, .. })) => self.warn(warning).await,
+                    Ok(Some(Decoded::LateWarning { warning, .. })) => self.warn(warning),
                     Ok(None) => break,
                     Err(e) => {
                         fatal = Some(e);
@@ -189,6 +193,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
             if let Some(end) = self.ended.take() {
                 return end;
             }
+            self.send_events().await;
             match self.read(shutdown).await {
                 Read::Data(n) => self.tally.bytes_in += n as u64,
                 Read::Eof => self.eof = true,
@@ -263,14 +268,24 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         }
     }
 
-    async fn warn(&mut self, warning: Warning) {
+    fn warn(&mut self, warning: Warning) {
         self.tally.warning(warning.code);
-        self.shared
-            .events
-            .emit(ServerEvent::Warning {
-                connection: self.id,
-                warning,
-            })
-            .await;
+        self.note(ServerEvent::Warning {
+            connection: self.id,
+            warning,
+        });
+    }
+
+    /// Hold `event` until [`Connection::send_events`]: one batch's events go out together.
+    fn note(&mut self, event: ServerEvent) {
+        if self.shared.events.wants(&event) {
+            self.pending.push(event);
+        }
+    }
+
+    async fn send_events(&mut self) {
+        if !self.pending.is_empty() {
+            self.shared.events.emit_all(&mut self.pending).await;
+        }
     }
 }

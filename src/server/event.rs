@@ -110,7 +110,7 @@ pub enum ServerEvent {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Events {
     tx: Option<mpsc::Sender<ServerEvent>>,
-    /// Send `Message` and `Nack` events (one per message: a channel hop each).
+    /// Send `Message` and `Nack` events (one per message).
     per_message: bool,
 }
 
@@ -120,17 +120,45 @@ impl Events {
     }
 
     pub(crate) async fn emit(&self, event: ServerEvent) {
-        if !self.per_message
-            && matches!(
-                event,
-                ServerEvent::Message { .. } | ServerEvent::Nack { .. }
-            )
-        {
+        if !self.wants(&event) {
             return;
         }
         if let Some(tx) = &self.tx {
             // A closed receiver means nobody listens any more; the server carries on.
             let _ = tx.send(event).await;
+        }
+    }
+
+    /// Whether `event` would be sent at all.
+    pub(crate) fn wants(&self, event: &ServerEvent) -> bool {
+        self.tx.is_some()
+            && (self.per_message
+                || !matches!(
+                    event,
+                    ServerEvent::Message { .. } | ServerEvent::Nack { .. }
+                ))
+    }
+
+    /// Send `events` in order and empty it, taking channel room for many at once: one wait per
+    /// batch of messages rather than one per event.
+    pub(crate) async fn emit_all(&self, events: &mut Vec<ServerEvent>) {
+        let Some(tx) = &self.tx else {
+            events.clear();
+            return;
+        };
+        let mut events = events.drain(..);
+        loop {
+            let n = events.len().min(tx.max_capacity());
+            if n == 0 {
+                return;
+            }
+            let Ok(permits) = tx.reserve_many(n).await else {
+                // Nobody listens any more; the server carries on.
+                return;
+            };
+            for (permit, event) in permits.zip(&mut events) {
+                permit.send(event);
+            }
         }
     }
 }

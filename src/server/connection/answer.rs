@@ -78,7 +78,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
             self.tally.inbound_acks += 1;
             return None;
         };
-        let code = self.write_ack(built, disposition).await?;
+        let code = self.write_ack(built, disposition)?;
         // Enhanced mode: the application ACK follows the accept ACK, same MSA-2.
         if code.is_commit_level() && !batch {
             shared.next_ack_control_id(&mut self.ack.control_id);
@@ -89,23 +89,22 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
                 &self.ack,
                 std::mem::take(&mut self.ack_buf),
             ) {
-                self.write_ack(app, disposition).await;
+                self.write_ack(app, disposition);
             }
         }
         Some(code)
     }
 
     /// Frame one built ACK into the write buffer and count it.
-    async fn write_ack(&mut self, built: BuiltAck, disposition: Disposition) -> Option<AckCode> {
-        let shared = self.shared;
+    fn write_ack(&mut self, built: BuiltAck, disposition: Disposition) -> Option<AckCode> {
         for code in &built.warnings {
-            self.warn(Warning::new(*code)).await;
+            self.warn(Warning::new(*code));
         }
         let framed = encode_frame(&built.payload, &mut self.out);
         self.ack_buf = built.payload;
         if let Err(e) = framed {
             // Cannot happen for a built ACK; if it ever does, say so rather than send it broken.
-            self.warn(Warning::new(e.code)).await;
+            self.warn(Warning::new(e.code));
             return None;
         }
         if !built.code.is_positive() {
@@ -119,14 +118,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
                 (None, _) => NackWhy::CommitFailed,
             };
             self.tally.nack(why.as_str());
-            shared
-                .events
-                .emit(ServerEvent::Nack {
-                    connection: self.id,
-                    ack_code: built.code,
-                    why,
-                })
-                .await;
+            self.note(ServerEvent::Nack {
+                connection: self.id,
+                ack_code: built.code,
+                why,
+            });
         }
         self.tally.ack(built.code);
         Some(built.code)

@@ -31,7 +31,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         let received_at = SystemTime::now();
         for frame in &frames {
             for warning in &frame.warnings {
-                self.warn(*warning).await;
+                self.warn(*warning);
             }
             let damaged = frame.is_damaged();
             let scan = hl7::scan(&frame.payload);
@@ -88,18 +88,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
                 Action::Reject => (SinkResult::rejected("refused by policy"), false),
             };
             if let Some(detail) = result.detail {
-                shared
-                    .events
-                    .emit(ServerEvent::SinkFailed {
-                        connection: self.id,
-                        detail,
-                    })
-                    .await;
+                self.note(ServerEvent::SinkFailed {
+                    connection: self.id,
+                    detail,
+                });
             }
             if result.disposition == Disposition::Committed {
                 shared.policy.committed(message);
             }
             if let Some(delay) = decision.ack_delay {
+                self.send_events().await;
                 if let Some(end) = self.flush(shutdown).await {
                     return Some(end);
                 }
@@ -118,21 +116,19 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
                 Disposition::CommitFailed => s.commit_failed += 1,
                 Disposition::Rejected => s.rejected += 1,
             }
-            shared
-                .events
-                .emit(ServerEvent::Message {
-                    connection: self.id,
-                    bytes: message.payload.len(),
-                    ack_code,
-                    duplicate,
-                    commit_ms: if decision.action == Action::Commit {
-                        commit_ms
-                    } else {
-                        0.0
-                    },
-                })
-                .await;
+            self.note(ServerEvent::Message {
+                connection: self.id,
+                bytes: message.payload.len(),
+                ack_code,
+                duplicate,
+                commit_ms: if decision.action == Action::Commit {
+                    commit_ms
+                } else {
+                    0.0
+                },
+            });
         }
+        self.send_events().await;
         if let Some(end) = self.flush(shutdown).await {
             return Some(end);
         }

@@ -1,13 +1,14 @@
 //! The stdout sink: each message printed as HL7 text, JSON or re-framed MLLP, flushed before the
-//! ACK. One writer thread serves every connection, so messages that arrive together share one
-//! write and one flush; a closed stdout fails the commit (AE), it does not end the process.
+//! ACK. A connection writes and flushes its whole batch itself, under a lock that keeps batches
+//! from different connections whole and in order; a closed stdout fails the commit (AE), it does
+//! not end the process.
 
 use super::{Inbound, Sink, SinkFuture, SinkResult};
 use crate::server::clock::Utc;
 use base64::Engine;
 use serde::Serialize;
 use std::io::Write;
-use tokio::sync::{mpsc, oneshot};
+use std::sync::{Arc, Mutex};
 
 /// How a message is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -21,66 +22,43 @@ pub enum OutputFormat {
     Raw,
 }
 
-/// Bounded: a stalled stdout slows the receivers down, it never buffers without limit.
-const QUEUE: usize = 256;
-
-struct Job {
-    bytes: Vec<u8>,
-    done: oneshot::Sender<Result<(), String>>,
-}
+type Writer = Arc<Mutex<Box<dyn Write + Send>>>;
 
 /// Prints messages to stdout (or any writer, for tests).
 pub struct StdoutSink {
     format: OutputFormat,
-    jobs: mpsc::Sender<Job>,
+    writer: Writer,
+    /// Writes return at once (a regular file, `/dev/null`): done on the connection's task. A
+    /// pipe, socket or terminal can stall, so those writes go to the blocking pool.
+    prompt: bool,
 }
 
 impl std::fmt::Debug for StdoutSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StdoutSink")
             .field("format", &self.format)
+            .field("prompt", &self.prompt)
             .finish()
     }
 }
 
 impl StdoutSink {
     pub fn new(format: OutputFormat) -> std::io::Result<StdoutSink> {
-        StdoutSink::with_writer(format, Box::new(std::io::stdout()))
+        let mut sink = StdoutSink::with_writer(format, Box::new(std::io::stdout()))?;
+        sink.prompt = stdout_is_prompt();
+        Ok(sink)
     }
 
-    /// Print to `writer` from a dedicated thread.
+    /// Print to `writer`, which may block: its writes are moved off the runtime's workers.
     pub fn with_writer(
         format: OutputFormat,
-        mut writer: Box<dyn Write + Send>,
+        writer: Box<dyn Write + Send>,
     ) -> std::io::Result<StdoutSink> {
-        let (jobs, mut rx) = mpsc::channel::<Job>(QUEUE);
-        std::thread::Builder::new()
-            .name("mllp-stdout".into())
-            .spawn(move || {
-                let mut batch = Vec::new();
-                while let Some(job) = rx.blocking_recv() {
-                    batch.push(job);
-                    while let Ok(more) = rx.try_recv() {
-                        batch.push(more);
-                    }
-                    let mut result = Ok(());
-                    for job in &batch {
-                        if let Err(e) = writer.write_all(&job.bytes) {
-                            result = Err(format!("stdout: {e}"));
-                            break;
-                        }
-                    }
-                    if result.is_ok() {
-                        if let Err(e) = writer.flush() {
-                            result = Err(format!("stdout: {e}"));
-                        }
-                    }
-                    for job in batch.drain(..) {
-                        let _ = job.done.send(result.clone());
-                    }
-                }
-            })?;
-        Ok(StdoutSink { format, jobs })
+        Ok(StdoutSink {
+            format,
+            writer: Arc::new(Mutex::new(writer)),
+            prompt: false,
+        })
     }
 
     fn render(&self, message: &Inbound, out: &mut Vec<u8>) {
@@ -100,14 +78,45 @@ impl StdoutSink {
         }
     }
 
+    /// Write and flush `bytes` as one piece.
     async fn print(&self, bytes: Vec<u8>) -> Result<(), String> {
-        let (done, wait) = oneshot::channel();
-        self.jobs
-            .send(Job { bytes, done })
+        if self.prompt {
+            return write_flush(&self.writer, &bytes);
+        }
+        // Off the runtime's workers, and awaited so a stop can still cancel the commit: a write
+        // stuck on a stalled pipe then holds one blocking thread, not the server.
+        let writer = Arc::clone(&self.writer);
+        tokio::task::spawn_blocking(move || write_flush(&writer, &bytes))
             .await
-            .map_err(|_| "stdout writer stopped".to_string())?;
-        wait.await
-            .unwrap_or_else(|_| Err("stdout writer stopped".into()))
+            .unwrap_or_else(|e| Err(format!("stdout: writer task: {e}")))
+    }
+}
+
+fn write_flush(writer: &Writer, bytes: &[u8]) -> Result<(), String> {
+    // A panic inside a write leaves the writer usable: the next write reports its own error.
+    let mut writer = writer.lock().unwrap_or_else(|p| p.into_inner());
+    writer
+        .write_all(bytes)
+        .and_then(|()| writer.flush())
+        .map_err(|e| format!("stdout: {e}"))
+}
+
+/// Whether stdout is a regular file or a character device other than a terminal
+/// (`/dev/null`): writes that never wait on a reader.
+fn stdout_is_prompt() -> bool {
+    use std::io::IsTerminal;
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::FileTypeExt;
+    let stdout = std::io::stdout();
+    if stdout.is_terminal() {
+        return false;
+    }
+    let Ok(fd) = stdout.as_fd().try_clone_to_owned() else {
+        return false;
+    };
+    match std::fs::File::from(fd).metadata() {
+        Ok(meta) => meta.file_type().is_file() || meta.file_type().is_char_device(),
+        Err(_) => false,
     }
 }
 
@@ -198,6 +207,44 @@ impl Sink for StdoutSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A writer whose bytes the test can read back.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn batches_are_written_whole_on_either_path() {
+        use std::sync::Arc as A;
+        let peer: A<str> = A::from("p");
+        let batch: Vec<Inbound> = ["MSH|1\r", "MSH|2\r"]
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Inbound::new(1, i as u64 + 1, peer.clone(), (*p).into(), false))
+            .collect();
+        for prompt in [false, true] {
+            let out = Shared::default();
+            let mut sink =
+                StdoutSink::with_writer(OutputFormat::Raw, Box::new(out.clone())).unwrap();
+            sink.prompt = prompt;
+            let results = sink.commit_batch(&batch).await;
+            assert_eq!(results, vec![SinkResult::committed(); 2]);
+            assert_eq!(
+                &*out.0.lock().unwrap(),
+                b"\x0bMSH|1\r\x1c\r\x0bMSH|2\r\x1c\r",
+                "prompt {prompt}"
+            );
+        }
+    }
 
     #[test]
     fn hl7_format_shows_segments_as_lines() {

@@ -38,6 +38,31 @@ pub fn spawn(
 }
 
 fn push(diag: &Diag, event: &ServerEvent, text: &mut String) {
+    if let ServerEvent::Message {
+        connection,
+        bytes,
+        ack_code,
+        duplicate,
+        commit_ms,
+    } = event
+    {
+        if !diag.json() && !diag.quiet {
+            // The commonest line, written in place: the same text `describe` gives.
+            use std::fmt::Write as _;
+            let duplicate_text = if *duplicate { ", duplicate" } else { "" };
+            let _ = match ack_code {
+                Some(code) => writeln!(
+                    text,
+                    "connection {connection}: message {bytes} bytes, answered {code}{duplicate_text}, commit {commit_ms:.2} ms"
+                ),
+                None => writeln!(
+                    text,
+                    "connection {connection}: message {bytes} bytes, no ACK{duplicate_text}, commit {commit_ms:.2} ms"
+                ),
+            };
+            return;
+        }
+    }
     if let Some((name, human, fields)) = describe(diag, event) {
         text.push_str(&diag.line(name, || human, fields));
         text.push('\n');
@@ -279,6 +304,18 @@ mod tests {
             line(LogFormat::Human, &message(None, true)),
             "connection 3: message 150 bytes, no ACK, duplicate, commit 0.12 ms"
         );
+        // The in-place line is the one `describe` gives.
+        let diag = Diag {
+            format: LogFormat::Human,
+            verbose: 0,
+            quiet: false,
+            color: false,
+            stdout_color: false,
+        };
+        for event in [message(Some(AckCode::AE), true), message(None, false)] {
+            let (_, human, _) = describe(&diag, &event).unwrap();
+            assert_eq!(line(LogFormat::Human, &event), human);
+        }
         let json: Value =
             serde_json::from_str(&line(LogFormat::Json, &message(Some(AckCode::CA), true)))
                 .unwrap();
