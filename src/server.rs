@@ -264,9 +264,11 @@ impl Server {
             let acceptor = Arc::clone(&acceptor);
             let shutdown = shutdown.clone();
             tracker.spawn(async move {
-                let _permit = permit;
                 match acceptor.accept(tcp).await {
-                    Ok(accepted) => connection::serve(&shared, accepted, id, peer, &shutdown).await,
+                    Ok(accepted) => {
+                        connection::serve(&shared, accepted, id, peer, &shutdown, Some(permit))
+                            .await
+                    }
                     Err(e) => {
                         shared.stats.update(|s| {
                             s.accept_failed += 1;
@@ -306,7 +308,7 @@ impl Server {
         let shared = &self.shared;
         let id = shared.next_connection.fetch_add(1, Ordering::Relaxed) + 1;
         let accepted = Accepted { stream, tls: None };
-        connection::serve(shared, accepted, id, peer.into(), shutdown).await
+        connection::serve(shared, accepted, id, peer.into(), shutdown, None).await
     }
 }
 

@@ -19,6 +19,7 @@ use crate::warning::{Warning, WarningCode};
 use bytes::BytesMut;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::codec::Decoder;
 
 const READ_CHUNK: usize = 64 * 1024;
@@ -51,6 +52,7 @@ pub(crate) async fn serve<S>(
     id: u64,
     peer: Arc<str>,
     shutdown: &Shutdown,
+    slot: Option<OwnedSemaphorePermit>,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send,
 {
@@ -103,6 +105,9 @@ pub(crate) async fn serve<S>(
             code: end.code,
         })
         .await;
+    // The connection is closed as far as anyone can see: a lingering socket must not keep a
+    // `max_connections` slot from the next peer.
+    drop(slot);
     if lingering {
         close::linger(&mut stream, shutdown).await;
     }

@@ -242,6 +242,23 @@ async fn an_idle_connection_is_closed() {
 }
 
 #[tokio::test]
+async fn a_connection_closed_for_idleness_frees_its_slot_at_once() {
+    let server = ListenProc::start(&["--max-connections", "1", "--idle-timeout", "200ms"]);
+    // The first peer sees the close but keeps its socket open, so the server lingers on it.
+    let mut idle = MllpClient::connect(server.addr).await;
+    assert!(idle.ack().await.is_none());
+    server.wait_event(|v| v["cause"] == "idle-timeout");
+    let mut next = MllpClient::connect(server.addr).await;
+    next.send(&adt(b"next", "")).await;
+    let ack = next
+        .ack()
+        .await
+        .expect("the freed slot serves the next peer");
+    assert_eq!(ack.code, "AA");
+    drop(idle);
+}
+
+#[tokio::test]
 async fn sigterm_drains_the_commit_under_way_then_exits_0() {
     let script = "cat >/dev/null; echo commit-started >&2; sleep 1";
     let server = ListenProc::start(&["--exec", script]);
