@@ -1,4 +1,4 @@
-//! Integration tests: `mllp listen --metrics`, scraped over HTTP and parsed.
+//! Integration tests: `--metrics` of listen and soak, announced, scraped over HTTP and parsed.
 
 use crate::support::listen_proc::{is, ListenProc};
 use crate::support::mllp_client::{adt, marked, MllpClient};
@@ -10,18 +10,14 @@ use tokio::net::TcpStream;
 
 const WAIT: Duration = Duration::from_secs(10);
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 #[tokio::test]
 async fn the_metrics_endpoint_is_scraped_and_parsed() {
-    let metrics: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
-    let server = ListenProc::start(&["--metrics", &metrics.to_string(), "--format", "json"]);
+    let server = ListenProc::start(&["--metrics", "127.0.0.1:0", "--format", "json"]);
+    // Right after `listening` comes the address metrics were bound to.
+    let announced = server.events_until(|_| true).remove(0);
+    assert_eq!(announced["event"], "metrics_listening", "{announced}");
+    let metrics: SocketAddr = announced["addr"].as_str().unwrap().parse().unwrap();
+    assert_ne!(metrics.port(), 0);
     let mut client = MllpClient::connect(server.addr).await;
     client.send(&marked("M1", "")).await;
     client.send(&adt(b"", "")).await;
@@ -55,4 +51,38 @@ async fn the_metrics_endpoint_is_scraped_and_parsed() {
     assert_eq!(value("mllp_listen_commit_seconds_count"), 2.0);
     assert!(response.contains("mllp_listen_commit_seconds_bucket{le="));
     assert_no_marker("metrics", &response, MARKER);
+}
+
+/// The `metrics_listening` address soak printed on stderr, in either format.
+fn soak_metrics_addr(log_format: &str) -> String {
+    let out = crate::support::mllp()
+        .args(["--log-format", log_format, "soak", "--duration", "1s"])
+        .args(["--metrics", "127.0.0.1:0", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    if log_format == "json" {
+        let event: serde_json::Value = stderr
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .find(|v: &serde_json::Value| v["event"] == "metrics_listening")
+            .unwrap_or_else(|| panic!("no metrics_listening in {stderr}"));
+        event["addr"].as_str().unwrap().to_string()
+    } else {
+        let line = stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("metrics on http://"))
+            .unwrap_or_else(|| panic!("no metrics line in {stderr}"));
+        line.strip_suffix("/metrics").unwrap().to_string()
+    }
+}
+
+#[test]
+fn soak_announces_the_port_it_bound_for_metrics() {
+    for format in ["json", "human"] {
+        let addr: SocketAddr = soak_metrics_addr(format).parse().unwrap();
+        assert_eq!(addr.ip().to_string(), "127.0.0.1");
+        assert_ne!(addr.port(), 0, "{format}");
+    }
 }

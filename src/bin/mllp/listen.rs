@@ -56,13 +56,16 @@ async fn serve(
                 .report());
         }
     };
-    if let Some(addr) = args.metrics {
-        if let Err(e) = crate::prometheus::install(addr, Some(prom::COMMIT_BUCKETS)) {
-            return Ok(Fatal::new(Exit::Permanent, format!("{e:#}")).report());
-        }
-    }
+    let metrics = match args.metrics {
+        Some(addr) => match crate::prometheus::bind(addr, Some(prom::COMMIT_BUCKETS)) {
+            Ok(bound) => Some(bound),
+            Err(e) => return Ok(Fatal::new(Exit::Permanent, format!("{e:#}")).report()),
+        },
+        None => None,
+    };
     let (tx, rx) = tokio::sync::mpsc::channel(4096);
-    let renderer = render::spawn(diag.clone(), rx, args.metrics.is_some())?;
+    // The metrics address is announced by the renderer, right after `listening`.
+    let renderer = render::spawn(diag.clone(), rx, metrics)?;
     let server = Server::builder(config, sink)
         .policy(policy)
         .events(tx)

@@ -1,18 +1,123 @@
 //! The Prometheus exporter both `listen` and `soak` serve with `--metrics ADDR`.
+//!
+//! The listener is bound here rather than by the exporter so that `--metrics 127.0.0.1:0` works
+//! and the bound address can be reported.
 
-use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
 
-/// Install the global recorder and serve it over HTTP on `addr`. With `buckets`, histograms
+/// Largest request head read; a scrape is one short GET.
+const MAX_REQUEST: usize = 8 * 1024;
+/// A scraper that sends nothing for this long is dropped.
+const READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// [`bind`], then announce the bound address at once.
+pub fn install(addr: SocketAddr, buckets: Option<&[f64]>) -> anyhow::Result<()> {
+    let bound = bind(addr, buckets)?;
+    crate::diag::emit(
+        "metrics_listening",
+        || format!("metrics on http://{bound}/metrics"),
+        serde_json::json!({ "addr": bound.to_string() }),
+    );
+    Ok(())
+}
+
+/// Bind `addr`, install the global recorder and serve it over HTTP from a task on the current
+/// runtime (must be called inside one). Returns the bound address. With `buckets`, histograms
 /// whose names end in `_seconds` are exported as Prometheus histograms with those bounds
 /// (otherwise as summaries).
-pub fn install(addr: std::net::SocketAddr, buckets: Option<&[f64]>) -> anyhow::Result<()> {
-    let mut builder = PrometheusBuilder::new().with_http_listener(addr);
+pub fn bind(addr: SocketAddr, buckets: Option<&[f64]>) -> anyhow::Result<SocketAddr> {
+    let bound_err = |e: std::io::Error| anyhow::anyhow!("--metrics {addr}: {e}");
+    let std_listener = std::net::TcpListener::bind(addr).map_err(bound_err)?;
+    std_listener.set_nonblocking(true).map_err(bound_err)?;
+    let listener = TcpListener::from_std(std_listener).map_err(bound_err)?;
+    let bound = listener.local_addr()?;
+    let mut builder = PrometheusBuilder::new();
     if let Some(buckets) = buckets {
         builder = builder
             .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), buckets)
             .map_err(|e| anyhow::anyhow!("--metrics: {e}"))?;
     }
-    builder
-        .install()
-        .map_err(|e| anyhow::anyhow!("--metrics {addr}: {e}"))
+    let handle = builder
+        .install_recorder()
+        .map_err(|e| anyhow::anyhow!("--metrics {addr}: {e}"))?;
+    tokio::spawn(serve(listener, handle));
+    Ok(bound)
+}
+
+/// The event announcing where metrics are served.
+pub fn announce_line(diag: &crate::diag::Diag, addr: SocketAddr) -> String {
+    diag.line(
+        "metrics_listening",
+        || format!("metrics on http://{addr}/metrics"),
+        serde_json::json!({ "addr": addr.to_string() }),
+    )
+}
+
+async fn serve(listener: TcpListener, handle: PrometheusHandle) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            // Out of descriptors and the like: back off instead of spinning.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        };
+        let handle = handle.clone();
+        tokio::spawn(async move {
+            let _ = tokio::time::timeout(READ_TIMEOUT, respond(stream, &handle)).await;
+        });
+    }
+}
+
+/// One request, one response, then close (HTTP/1.1 with `Connection: close`).
+async fn respond(mut stream: TcpStream, handle: &PrometheusHandle) -> std::io::Result<()> {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 || head.len() + n > MAX_REQUEST {
+            return Ok(());
+        }
+        head.extend_from_slice(&buf[..n]);
+    }
+    let request_line = head.split(|&b| b == b'\r').next().unwrap_or_default();
+    let mut parts = request_line.split(|&b| b == b' ');
+    let (method, target) = (parts.next(), parts.next());
+    let (status, body) = match (method, target) {
+        (Some(b"GET"), Some(b"/metrics")) => ("200 OK", handle.render()),
+        (Some(b"GET"), _) => ("404 Not Found", "not found\n".to_string()),
+        _ => ("405 Method Not Allowed", "method not allowed\n".to_string()),
+    };
+    let response = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(response.as_bytes()).await?;
+    stream.shutdown().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn only_get_metrics_is_served() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let handle = PrometheusBuilder::new().build_recorder().handle();
+        tokio::spawn(serve(listener, handle));
+        for (request, status) in [
+            ("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 200"),
+            ("GET / HTTP/1.1\r\n\r\n", "HTTP/1.1 404"),
+            ("POST /metrics HTTP/1.1\r\n\r\n", "HTTP/1.1 405"),
+        ] {
+            let mut s = TcpStream::connect(addr).await.unwrap();
+            s.write_all(request.as_bytes()).await.unwrap();
+            let mut out = String::new();
+            s.read_to_string(&mut out).await.unwrap();
+            assert!(out.starts_with(status), "{request:?}: {out}");
+        }
+    }
 }

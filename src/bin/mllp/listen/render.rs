@@ -14,7 +14,7 @@ const BATCH: usize = 512;
 pub fn spawn(
     diag: Diag,
     mut rx: mpsc::Receiver<ServerEvent>,
-    metrics: bool,
+    metrics: Option<std::net::SocketAddr>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("mllp-events".into())
@@ -25,10 +25,14 @@ pub fn spawn(
             while rx.blocking_recv_many(&mut batch, BATCH) > 0 {
                 text.clear();
                 for event in batch.drain(..) {
-                    if metrics {
+                    if metrics.is_some() {
                         super::prom::record(&event);
                     }
                     push(&diag, &event, &mut text);
+                    if let (ServerEvent::Listening { .. }, Some(addr)) = (&event, metrics) {
+                        text.push_str(&crate::prometheus::announce_line(&diag, addr));
+                        text.push('\n');
+                    }
                 }
                 let mut err = std::io::stderr().lock();
                 let _ = err.write_all(text.as_bytes());
