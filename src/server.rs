@@ -18,7 +18,7 @@ pub mod sink;
 mod stats;
 
 pub use accept::{Accept, AcceptError, AcceptFuture, Accepted, PlainTcp};
-pub use bind::{bind, is_wildcard, BindError};
+pub use bind::{bind, bind_with, is_wildcard, BindError};
 pub use config::{AckMode, ConfigError, ServerConfig};
 pub use dedupe::{DedupeMemory, DedupePolicy, DedupeSink};
 pub use double::{DoubleError, DoubleOptions, TestDouble};

@@ -1,6 +1,8 @@
-//! Binding the listener, and refusing a wildcard address unless asked: the check runs on the
-//! address the OS actually bound, so every spelling of "all interfaces" is caught.
+//! Binding the listener, and refusing a wildcard address unless asked: the check runs on every
+//! address the name resolved to (before anything is bound) and again on the address the OS
+//! actually bound, so every spelling of "all interfaces" is caught.
 
+use crate::resolve::{ResolveError, Resolver, SystemResolver};
 use std::net::{IpAddr, SocketAddr};
 use tokio::net::TcpListener;
 
@@ -16,6 +18,13 @@ pub enum BindError {
         #[source]
         source: std::io::Error,
     },
+    #[error("cannot bind {host}:{port}: {source}")]
+    Resolve {
+        host: String,
+        port: u16,
+        #[source]
+        source: ResolveError,
+    },
 }
 
 /// True for 0.0.0.0, ::, and ::ffff:0.0.0.0.
@@ -28,25 +37,53 @@ pub fn is_wildcard(ip: IpAddr) -> bool {
     }
 }
 
-/// Bind `host:port` (port 0 picks a free port). A wildcard bind is dropped again and refused
-/// unless `allow_wildcard`.
+/// Bind `host:port` (port 0 picks a free port) with the system resolver. A wildcard bind is
+/// refused unless `allow_wildcard`.
 pub async fn bind(host: &str, port: u16, allow_wildcard: bool) -> Result<TcpListener, BindError> {
-    // `[::1]` is how people write IPv6 next to a port; the resolver wants it bare.
-    let bare = host
-        .strip_prefix('[')
-        .and_then(|h| h.strip_suffix(']'))
-        .unwrap_or(host);
+    bind_with(&SystemResolver, host, port, allow_wildcard).await
+}
+
+/// [`bind`] with names resolved by `resolver`: the first resolved address that binds is used.
+pub async fn bind_with(
+    resolver: &dyn Resolver,
+    host: &str,
+    port: u16,
+    allow_wildcard: bool,
+) -> Result<TcpListener, BindError> {
+    let addrs = resolver
+        .resolve(host, port)
+        .await
+        .map_err(|source| BindError::Resolve {
+            host: host.to_string(),
+            port,
+            source,
+        })?;
+    if !allow_wildcard {
+        if let Some(addr) = addrs.iter().find(|a| is_wildcard(a.ip())) {
+            return Err(BindError::Wildcard { addr: *addr });
+        }
+    }
     let io = |source| BindError::Io {
         host: host.to_string(),
         port,
         source,
     };
-    let listener = TcpListener::bind((bare, port)).await.map_err(io)?;
-    let addr = listener.local_addr().map_err(io)?;
-    if is_wildcard(addr.ip()) && !allow_wildcard {
-        return Err(BindError::Wildcard { addr });
+    let mut last = None;
+    for addr in addrs {
+        match TcpListener::bind(addr).await {
+            Ok(listener) => {
+                let bound = listener.local_addr().map_err(io)?;
+                if is_wildcard(bound.ip()) && !allow_wildcard {
+                    return Err(BindError::Wildcard { addr: bound });
+                }
+                return Ok(listener);
+            }
+            Err(e) => last = Some(e),
+        }
     }
-    Ok(listener)
+    Err(io(last.unwrap_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::AddrNotAvailable, "no address to bind")
+    })))
 }
 
 #[cfg(test)]
@@ -67,5 +104,22 @@ mod tests {
         assert!(ok.local_addr().unwrap().ip().is_loopback());
         let wild = bind("0.0.0.0", 0, true).await.unwrap();
         assert!(is_wildcard(wild.local_addr().unwrap().ip()));
+    }
+
+    #[tokio::test]
+    async fn a_name_resolving_to_all_interfaces_is_refused() {
+        let resolver = crate::resolve::StaticResolver::new()
+            .with("anywhere", ["0.0.0.0".parse().unwrap()])
+            .with("here", ["127.0.0.1".parse().unwrap()]);
+        match bind_with(&resolver, "anywhere", 0, false).await {
+            Err(BindError::Wildcard { addr }) => assert!(is_wildcard(addr.ip())),
+            other => panic!("{other:?}"),
+        }
+        let ok = bind_with(&resolver, "here", 0, false).await.unwrap();
+        assert!(ok.local_addr().unwrap().ip().is_loopback());
+        assert!(matches!(
+            bind_with(&resolver, "nowhere", 0, false).await,
+            Err(BindError::Resolve { .. })
+        ));
     }
 }

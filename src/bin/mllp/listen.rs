@@ -40,7 +40,10 @@ async fn serve(
 ) -> anyhow::Result<Exit> {
     let (sink, memory) = args.sink()?;
     let (policy, seed) = args.policy(memory)?;
-    let listener = match mllp::server::bind(&args.host, args.port, args.allow_wildcard).await {
+    // The same replaceable resolver as every other command (MLLP_HOSTS_FILE).
+    let resolver = crate::netargs::resolver()?;
+    let bound = mllp::server::bind_with(&*resolver, &args.host, args.port, args.allow_wildcard);
+    let listener = match bound.await {
         Ok(listener) => listener,
         Err(e @ BindError::Wildcard { .. }) => {
             let refused = Fatal::new(Exit::Usage, &e).field("code", "MLLP_BIND_ALL_INTERFACES");
@@ -49,6 +52,7 @@ async fn serve(
         Err(e) => {
             let cause = match &e {
                 BindError::Io { source, .. } => Some(mllp::cause::classify_io(source).as_str()),
+                BindError::Resolve { source, .. } => Some(source.cause().as_str()),
                 _ => None,
             };
             return Ok(Fatal::new(Exit::Permanent, &e)
