@@ -65,7 +65,9 @@ impl DoubleOptions {
 }
 
 /// Decides each message's fate from the options and a seeded generator. Every message draws
-/// the same three numbers in the same order, so a seed fixes the whole run's sequence.
+/// the same three numbers in the same order, so a seed fixes the whole run's sequence. An
+/// inbound ACK draws nothing and is never delayed, refused or failed: it is never answered, so a
+/// forced outcome would only miscount it.
 pub struct TestDouble {
     options: DoubleOptions,
     rng: Mutex<SmallRng>,
@@ -84,9 +86,28 @@ impl TestDouble {
     }
 }
 
+impl TestDouble {
+    /// Count one more message on `connection`; true once `drop_after` is reached.
+    fn count(&self, connection: u64) -> bool {
+        let Some(limit) = self.options.drop_after else {
+            return false;
+        };
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        let count = seen.entry(connection).or_default();
+        *count += 1;
+        *count >= limit
+    }
+}
+
 impl Policy for TestDouble {
     fn decide(&self, message: &Inbound) -> Decision {
         let o = &self.options;
+        if message.is_ack {
+            return Decision {
+                close_after: self.count(message.connection),
+                ..Decision::default()
+            };
+        }
         let (reject, nack, silent) = {
             let mut rng = self.rng.lock().unwrap_or_else(|p| p.into_inner());
             let (r, n, s): (f64, f64, f64) = (rng.gen(), rng.gen(), rng.gen());
@@ -102,12 +123,7 @@ impl Policy for TestDouble {
         } else if nack {
             decision.action = Action::Fail;
         }
-        if let Some(limit) = o.drop_after {
-            let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-            let count = seen.entry(message.connection).or_default();
-            *count += 1;
-            decision.close_after = *count >= limit;
-        }
+        decision.close_after = self.count(message.connection);
         decision
     }
 
@@ -169,6 +185,28 @@ mod tests {
         );
         let fails = a.iter().filter(|x| **x == Action::Fail).count();
         assert!((50..150).contains(&fails), "{fails}");
+    }
+
+    #[test]
+    fn inbound_acks_draw_nothing() {
+        let options = DoubleOptions {
+            reject_rate: 1.0,
+            nack_rate: 1.0,
+            silent_rate: 1.0,
+            ack_delay: Some(Duration::from_secs(1)),
+            ..DoubleOptions::default()
+        };
+        let double = TestDouble::new(options).unwrap();
+        let ack = Inbound::new(
+            1,
+            1,
+            Arc::from("p"),
+            Bytes::from_static(b"MSH|^~\\&|A|B|C|D|20240101||ACK^A01|1|P|2.5\rMSA|AA|9\r"),
+            false,
+        );
+        assert!(ack.is_ack);
+        assert_eq!(double.decide(&ack), Decision::default());
+        assert_eq!(double.decide(&msg(1)).action, Action::Reject);
     }
 
     #[test]

@@ -126,3 +126,33 @@ async fn each_test_double_behaviour_is_seen_by_a_client() {
         "{first:?}"
     );
 }
+
+#[tokio::test]
+async fn an_inbound_ack_is_neither_refused_nor_counted_as_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let server = ListenProc::start(&["--reject-rate", "1", "--out-dir", out]);
+    let mut client = MllpClient::connect(server.addr).await;
+    client
+        .send(b"MSH|^~\\&|A|B|C|D|20240101000000||ACK^A01|K1|P|2.5\rMSA|AA|X0\r")
+        .await;
+    client.send(&marked("X1", "")).await;
+    // The ACK goes unanswered; the next message is the one refused.
+    assert_eq!(client.ack().await.unwrap().code, "AR");
+    server.wait_event(is("message"));
+    server.wait_event(is("message"));
+    server.signal("TERM");
+    drop(client);
+    let (status, rest, _) = server.wait();
+    assert_eq!(status.code(), Some(0));
+    assert!(rest.iter().all(|v| v["event"] != "sink_error"), "{rest:?}");
+    let stats = rest
+        .iter()
+        .find(|v| v["event"] == "stats")
+        .expect("stats on exit");
+    assert_eq!(stats["messages"], 2, "{stats}");
+    assert_eq!(stats["rejected"], 1, "{stats}");
+    assert_eq!(stats["committed"], 1, "{stats}");
+    assert_eq!(stats["inbound_acks"], 1, "{stats}");
+    assert_eq!(stats["nacks_by_reason"]["handler-rejected"], 1, "{stats}");
+}
