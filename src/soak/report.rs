@@ -228,7 +228,8 @@ impl Thresholds {
     pub fn evaluate(&self, report: &Report) -> Vec<Verdict> {
         let mut out = Vec::new();
         if let Some(limit) = self.max_p99 {
-            let limit = limit.as_secs_f64() * 1000.0;
+            // From whole nanoseconds: `1ns` is 0.000001 ms, not float noise around it.
+            let limit = limit.as_nanos() as f64 / 1e6;
             let observed = report.latency_ms.p99;
             out.push(verdict("max-p99", limit, observed, observed <= limit));
         }

@@ -7,6 +7,7 @@ mod causes;
 mod enhanced;
 mod exit_codes;
 mod input;
+mod no_reconnect;
 mod resend;
 mod tls;
 

@@ -217,8 +217,19 @@ fn missed_thresholds_exit_6_and_are_named() {
         "1e12",
     ]);
     assert_eq!(run.code, 6);
-    assert!(run.stderr.contains("max-p99"), "{}", run.stderr);
-    assert!(run.stderr.contains("min-throughput"), "{}", run.stderr);
+    // Limits read as they were given, durations in human units, not as raw floats.
+    let p99 = run.stderr.lines().find(|l| l.contains("max-p99")).unwrap();
+    assert!(p99.contains("--max-p99 1us (observed "), "{p99}");
+    assert!(
+        ["ns)", "us)", "ms)", "s)"].iter().any(|u| p99.ends_with(u)),
+        "{p99}"
+    );
+    assert!(
+        run.stderr
+            .contains("--min-throughput 1000000000000 (observed "),
+        "{}",
+        run.stderr
+    );
     let missed: Vec<&str> = run.report["thresholds"]
         .as_array()
         .unwrap()

@@ -74,7 +74,10 @@ pub fn decide(tally: &Tally, ending: Ending) -> Exit {
     let undelivered = tally.count(Population::NeverDelivered) + tally.count(Population::Refused);
     let unknown = tally.count(Population::UnknownFate) + tally.count(Population::CommittedOnly);
     let link_failed = undelivered + unknown > 0;
-    let class = ending.gave_up.map(Cause::class);
+    // An ACK-timeout close is our own decision about a written message, not a connection
+    // failure: with reconnects off it answers as the same peer does with them on (3).
+    let gave_up = ending.gave_up.filter(|&c| c != Cause::AckTimeout);
+    let class = gave_up.map(Cause::class);
     let observed = Observed {
         permanent: link_failed && class == Some(Class::Permanent),
         // Never delivered without a give-up (a duplicate control ID, resends exhausted):
@@ -260,6 +263,16 @@ mod tests {
             ..none
         };
         assert_eq!(decide(&t, interrupted), Exit::Interrupted);
+        // Closed on an ACK timeout (reconnects off): unknown fate, not a transient give-up.
+        let ack_timeout = Ending {
+            gave_up: Some(Cause::AckTimeout),
+            ..none
+        };
+        let closed = Fate::NeverDelivered {
+            cause: FateCause::Closed,
+        };
+        let t = tally(&[unknown(), closed]);
+        assert_eq!(decide(&t, ack_timeout), Exit::UnknownFate);
     }
 
     #[test]
