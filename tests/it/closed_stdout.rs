@@ -4,23 +4,30 @@
 use crate::support::listen_proc::ListenProc;
 use crate::support::mllp_bin;
 use std::io::Write;
+use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 const ADT: &str = "MSH|^~\\&|APP|FAC|RCV|RFAC|20240101000000||ADT^A01|CLOSED1|T|2.5\rPID|1||42^^^H^MR||DOE^JANE\r";
 
-/// Start `mllp ARGS` with stdout a pipe whose reading end is already closed.
+/// Start `mllp ARGS` with stdout a pipe whose reading end is already closed. The reading end
+/// is closed before the child starts, so no early write can land in the pipe's buffer.
 fn spawn_closed(args: &[&str], stdin: Stdio) -> Child {
-    let mut child = Command::new(mllp_bin())
+    let mut fds = [0; 2];
+    // Close-on-exec, so no other test's child inherits the reading end and keeps it open.
+    // SAFETY: pipe2(2) fills both descriptors on success; each is owned exactly once below.
+    let made = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+    assert_eq!(made, 0, "pipe2(2) failed");
+    let (reader, writer) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(reader);
+    Command::new(mllp_bin())
         .args(args)
         .env("MLLP_TEST", "1")
         .stdin(stdin)
-        .stdout(Stdio::piped())
+        .stdout(writer)
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
-    drop(child.stdout.take());
-    child
+        .unwrap()
 }
 
 /// Wait (bounded) and return the exit code and stderr; a run that does not end is killed and fails.
