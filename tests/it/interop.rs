@@ -2,10 +2,10 @@
 //! `mllp_send` and asyncio client against `mllp listen`, and its asyncio server under `mllp send`,
 //! `probe` and `soak`. Missing Python skips outside CI and fails under `CI`.
 
+use crate::support::interop_peer::{committed, json_lines, probe_send_json, soak_json};
 use crate::support::listen_proc::ListenProc;
 use crate::support::mllp;
 use crate::support::python_peer::PythonPeer;
-use serde_json::Value;
 
 const VT: u8 = 0x0b;
 const FS: u8 = 0x1c;
@@ -20,14 +20,6 @@ fn adt(control_id: &str, name: &str) -> String {
 }
 
 const NAMES: [&str; 5] = ["DOE", "MÜLLER", "O'BRIEN", "NGUYỄN", "SMITH-JONES"];
-
-fn json_lines(stdout: &[u8]) -> Vec<Value> {
-    String::from_utf8(stdout.to_vec())
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?}")))
-        .collect()
-}
 
 /// Splits `mllp_send`'s stdout (each ACK as received, then `\n`) into ACK payloads, checking
 /// every one is a canonical `VT payload FS CR` frame.
@@ -57,17 +49,6 @@ fn msa(ack: &[u8]) -> (String, String) {
         .expect("an MSA segment");
     let fields: Vec<&str> = seg.split('|').collect();
     (fields[1].to_string(), fields[2].to_string())
-}
-
-/// Committed `.hl7` files of an `--out-dir`, in commit order (names sort by time and sequence).
-fn committed(dir: &std::path::Path) -> Vec<Vec<u8>> {
-    let mut names: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "hl7"))
-        .collect();
-    names.sort();
-    names.iter().map(|p| std::fs::read(p).unwrap()).collect()
 }
 
 #[test]
@@ -198,15 +179,7 @@ fn probe_send_against_python_server_is_ok() {
         return;
     };
     let server = py.server("AA");
-    let run = mllp()
-        .args(["probe", &format!("127.0.0.1:{}", server.port), "--send"])
-        .args(["--json", "--connect-timeout", "5s", "--ack-timeout", "5s"])
-        .timeout(std::time::Duration::from_secs(30))
-        .assert()
-        .code(0)
-        .get_output()
-        .clone();
-    let report: Value = serde_json::from_slice(&run.stdout).unwrap();
+    let report = probe_send_json(server.port);
     assert_eq!(report["verdict"]["class"], "ok", "{report}");
     let ack = report["phases"]
         .as_array()
@@ -227,16 +200,7 @@ fn soak_against_python_server_accounts_for_every_message() {
         return;
     };
     let server = py.server("AA");
-    let run = mllp()
-        .args(["soak", "--host", "127.0.0.1", "--port"])
-        .arg(server.port.to_string())
-        .args(["--allow-synthetic", "--duration", "2s", "--json"])
-        .timeout(std::time::Duration::from_secs(60))
-        .assert()
-        .code(0)
-        .get_output()
-        .clone();
-    let report: Value = serde_json::from_slice(&run.stdout).unwrap();
+    let report = soak_json(server.port);
     assert_eq!(report["accounting_ok"], true, "{report}");
     let generated = report["generated"].as_u64().unwrap();
     assert!(generated > 0, "{report}");

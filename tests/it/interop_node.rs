@@ -6,11 +6,11 @@
 //! hand every earlier message of that connection to its handler again and ACK each again. These
 //! tests pin that down and check that our sender credits each message with its own ACK only.
 
+use crate::support::interop_peer::{committed, json_lines, probe_send_json, soak_json};
 use crate::support::listen_proc::ListenProc;
 use crate::support::mllp;
 use crate::support::node_peer::NodePeer;
 use base64::Engine;
-use serde_json::Value;
 
 /// An ADT^A01 with `control_id` as MSH-10 and a UTF-8 name, so byte-for-byte means something.
 fn adt(control_id: &str, name: &str) -> String {
@@ -21,25 +21,6 @@ fn adt(control_id: &str, name: &str) -> String {
 }
 
 const NAMES: [&str; 4] = ["DOE", "MÜLLER", "NGUYỄN", "SMITH-JONES"];
-
-fn json_lines(bytes: &[u8]) -> Vec<Value> {
-    String::from_utf8(bytes.to_vec())
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?}")))
-        .collect()
-}
-
-/// Committed `.hl7` files of an `--out-dir`, in commit order (names sort by time and sequence).
-fn committed(dir: &std::path::Path) -> Vec<Vec<u8>> {
-    let mut names: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "hl7"))
-        .collect();
-    names.sort();
-    names.iter().map(|p| std::fs::read(p).unwrap()).collect()
-}
 
 /// `MSA|code|control id` of an ACK payload using `|`.
 fn msa(ack: &str) -> String {
@@ -180,15 +161,7 @@ fn probe_send_against_node_server_is_ok() {
         return;
     };
     let server = node.server("AA");
-    let run = mllp()
-        .args(["probe", &format!("127.0.0.1:{}", server.port), "--send"])
-        .args(["--json", "--connect-timeout", "5s", "--ack-timeout", "5s"])
-        .timeout(std::time::Duration::from_secs(30))
-        .assert()
-        .code(0)
-        .get_output()
-        .clone();
-    let report: Value = serde_json::from_slice(&run.stdout).unwrap();
+    let report = probe_send_json(server.port);
     assert_eq!(report["verdict"]["class"], "ok", "{report}");
     let phases = report["phases"].as_array().unwrap();
     let ack = phases.iter().find(|p| p["name"] == "ack").unwrap();
@@ -207,16 +180,7 @@ fn soak_against_node_server_accounts_for_every_message() {
         return;
     };
     let server = node.server("AA");
-    let run = mllp()
-        .args(["soak", "--host", "127.0.0.1", "--port"])
-        .arg(server.port.to_string())
-        .args(["--allow-synthetic", "--duration", "2s", "--json"])
-        .timeout(std::time::Duration::from_secs(60))
-        .assert()
-        .code(0)
-        .get_output()
-        .clone();
-    let report: Value = serde_json::from_slice(&run.stdout).unwrap();
+    let report = soak_json(server.port);
     assert_eq!(report["accounting_ok"], true, "{report}");
     let generated = report["generated"].as_u64().unwrap();
     assert!(generated > 1, "{report}");

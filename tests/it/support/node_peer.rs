@@ -2,17 +2,13 @@
 //! `.ci/run` installs under `tests/interop-node/`, the scripts committed next to them, and their
 //! processes killed on drop. A missing peer fails the test under `CI`, skips otherwise.
 
-use super::python_peer::ChildGuard;
-use std::io::{BufRead, BufReader};
+use super::interop_peer::{recv_id, LineServer, WAIT};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::process::Command;
 
 /// The versions `tests/interop-node/package-lock.json` pins.
 pub const PINNED: [(&str, &str); 2] = [("node-hl7-server", "2.5.0"), ("node-hl7-client", "2.3.1")];
 
-const WAIT: Duration = Duration::from_secs(15);
 const INSTALL: &str = "cd tests/interop-node && npm ci --no-audit --no-fund";
 
 /// node with the pinned packages installed.
@@ -66,41 +62,19 @@ impl NodePeer {
 
     /// Starts `server.js` answering `code`; returns once it printed its port.
     pub fn server(&self, code: &str) -> NodeServer {
-        let mut child = Command::new("node")
-            .arg(self.dir.join("server.js"))
-            .arg(code)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start the node-hl7-server script");
-        let stdout = child.stdout.take().unwrap();
-        let guard = ChildGuard(child);
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let first = lines
-            .recv_timeout(WAIT)
-            .expect("the node-hl7-server script printed no port");
-        let port = first.trim().parse().expect("a port number");
+        let mut cmd = Command::new("node");
+        cmd.arg(self.dir.join("server.js")).arg(code);
+        let server = LineServer::start(cmd, "node-hl7-server script");
         NodeServer {
-            _child: guard,
-            lines,
-            port,
+            port: server.port,
+            server,
         }
     }
 }
 
 /// A running node-hl7-server.
 pub struct NodeServer {
-    _child: ChildGuard,
-    lines: mpsc::Receiver<String>,
+    server: LineServer,
     pub port: u16,
 }
 
@@ -108,14 +82,8 @@ impl NodeServer {
     /// Stops the server and returns every control ID its handler was given (the lines
     /// already written to its stdout pipe, read to the end).
     pub fn stop(self) -> Vec<String> {
-        let NodeServer { _child, lines, .. } = self;
-        drop(_child);
-        lines
-            .iter()
-            .map(|line| match line.strip_prefix("RECV ") {
-                Some(id) => id.to_string(),
-                None => panic!("unexpected server line {line:?}"),
-            })
-            .collect()
+        let LineServer { child, lines, .. } = self.server;
+        drop(child);
+        lines.iter().map(|line| recv_id(&line)).collect()
     }
 }

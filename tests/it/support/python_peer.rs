@@ -1,16 +1,12 @@
 //! python-hl7 (PyPI `hl7`) as an independent MLLP peer: finding it, its scripts written to a temp
 //! dir, and its processes killed on drop. Missing Python fails the test under `CI`, skips otherwise.
 
-use std::io::{BufRead, BufReader};
+use super::interop_peer::{recv_id, LineServer, WAIT};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::process::{Command, Stdio};
 
 /// The version `.ci/run` installs and these tests were written against.
 pub const PINNED: &str = "0.4.5";
-
-const WAIT: Duration = Duration::from_secs(15);
 
 /// An asyncio MLLP server from `hl7.mllp`: answers every message with `hl7.Message.create_ack`
 /// using the code in argv[1]; prints its port, then one `RECV <MSH-10>` line per message.
@@ -64,16 +60,6 @@ async def main():
 
 asyncio.run(main())
 "#;
-
-/// A child process killed (and reaped) when dropped.
-pub struct ChildGuard(pub Child);
-
-impl Drop for ChildGuard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// python3 with the `hl7` package, and a temporary directory for the scripts.
 pub struct PythonPeer {
@@ -160,41 +146,19 @@ impl PythonPeer {
 
     /// Starts the asyncio server answering `code`; returns once it printed its port.
     pub fn server(&self, code: &str) -> PyServer {
-        let mut child = Command::new("python3")
-            .arg(self.script("server.py"))
-            .arg(code)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start the python-hl7 server");
-        let stdout = child.stdout.take().unwrap();
-        let guard = ChildGuard(child);
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let first = lines
-            .recv_timeout(WAIT)
-            .expect("the python-hl7 server printed no port");
-        let port = first.trim().parse().expect("a port number");
+        let mut cmd = Command::new("python3");
+        cmd.arg(self.script("server.py")).arg(code);
+        let server = LineServer::start(cmd, "python-hl7 server");
         PyServer {
-            _child: guard,
-            lines,
-            port,
+            port: server.port,
+            server,
         }
     }
 }
 
 /// A running python-hl7 server.
 pub struct PyServer {
-    _child: ChildGuard,
-    lines: mpsc::Receiver<String>,
+    server: LineServer,
     pub port: u16,
 }
 
@@ -204,12 +168,11 @@ impl PyServer {
         (0..count)
             .map(|_| {
                 let line = self
+                    .server
                     .lines
                     .recv_timeout(WAIT)
                     .expect("the python-hl7 server reported fewer messages");
-                line.strip_prefix("RECV ")
-                    .unwrap_or_else(|| panic!("unexpected server line {line:?}"))
-                    .to_string()
+                recv_id(&line)
             })
             .collect()
     }
