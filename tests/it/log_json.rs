@@ -5,26 +5,15 @@
 use crate::support::certs::Certs;
 use crate::support::listen_proc::ListenProc;
 use crate::support::mllp;
-use crate::support::no_payload::{assert_no_marker, MARKER};
+use crate::support::no_payload::MARKER;
+use crate::support::run::Run;
 use serde_json::Value;
 use std::path::Path;
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
 
 fn run<S: AsRef<str>>(args: &[S], stdin: &[u8]) -> Run {
     let args: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
     let out = mllp().args(args).write_stdin(stdin).output().unwrap();
-    let run = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    assert_no_marker("stderr", &run.stderr, MARKER);
-    run
+    Run::checked(&out, "stderr")
 }
 
 /// `mllp --log-format json ARGS`.

@@ -9,17 +9,12 @@ mod transient;
 
 use crate::support::certs::Certs;
 use crate::support::mllp;
-use crate::support::no_payload::{assert_no_marker, MARKER};
+use crate::support::no_payload::MARKER;
+use crate::support::run::Run;
 use mllp::tls::TlsAcceptor;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
 
 /// Runs `mllp probe ARGS` with names pinned by `hosts` (an MLLP_HOSTS_FILE), off the runtime so
 /// the in-process peers keep serving.
@@ -37,13 +32,7 @@ async fn probe(args: &[&str], hosts: &Path) -> Run {
     })
     .await
     .unwrap();
-    let run = Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    };
-    assert_no_marker("probe stderr", &run.stderr, MARKER);
-    run
+    Run::checked(&output, "probe stderr")
 }
 
 /// A scratch directory with a hosts file pinning `localhost` (and a failing name), and a

@@ -12,6 +12,7 @@ pub mod peer;
 mod peer_selftest;
 pub mod peer_wire;
 pub mod python_peer;
+pub mod run;
 pub mod send_proc;
 
 use std::path::PathBuf;
