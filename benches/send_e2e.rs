@@ -7,10 +7,12 @@
 //!
 //! `cargo bench --bench send_e2e` (MESSAGES=N to change the count, RUNS=N to repeat).
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const FILES: usize = 100;
 
@@ -52,14 +54,16 @@ fn main() {
         }
     }
     // The raw client sends exactly the bytes send reads from the files, framed.
-    let frames: Vec<Vec<u8>> = (1..=messages)
-        .map(|i| {
-            let mut f = vec![0x0b];
-            f.extend_from_slice(&adt(i));
-            f.extend_from_slice(&[0x1c, 0x0d]);
-            f
-        })
-        .collect();
+    let frames: Arc<Vec<Vec<u8>>> = Arc::new(
+        (1..=messages)
+            .map(|i| {
+                let mut f = vec![0x0b];
+                f.extend_from_slice(&adt(i));
+                f.extend_from_slice(&[0x1c, 0x0d]);
+                f
+            })
+            .collect(),
+    );
     let size = adt(1).len();
     println!("send_e2e: {messages} ADT messages of ~{size} bytes in {FILES} files, loopback");
 
@@ -177,7 +181,7 @@ enum Peer {
 /// The baseline client: raw tokio TCP, the given frames, at most `window` unacknowledged (a
 /// semaphore refilled as whole ACK frames arrive, each checked to be the AA of the next message
 /// in order), no fates, no timers, no output. Messages per second.
-fn raw_against(peer: Peer, frames: &[Vec<u8>], window: usize) -> f64 {
+fn raw_against(peer: Peer, frames: &Arc<Vec<Vec<u8>>>, window: usize) -> f64 {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -193,117 +197,18 @@ fn raw_against(peer: Peer, frames: &[Vec<u8>], window: usize) -> f64 {
         Peer::Echo => rt.block_on(async {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             let addr = listener.local_addr().unwrap();
-            tokio::spawn(echo_peer(listener));
+            tokio::spawn(async move {
+                let (tcp, _) = listener.accept().await.unwrap();
+                common::echo_peer(tcp, ACK_HEAD).await
+            });
             addr
         }),
     };
-    let rate = rt.block_on(raw_client(addr, frames, window));
+    let elapsed = rt.block_on(common::pipeline(addr, frames.clone(), window));
+    let rate = frames.len() as f64 / elapsed.as_secs_f64();
     if let Some(mut c) = child {
         let _ = c.kill();
         let _ = c.wait();
     }
     rate
-}
-
-async fn echo_peer(listener: tokio::net::TcpListener) {
-    let (mut tcp, _) = listener.accept().await.unwrap();
-    tcp.set_nodelay(true).unwrap();
-    let mut buf = Vec::with_capacity(1 << 16);
-    let mut out = Vec::with_capacity(1 << 16);
-    loop {
-        match tcp.read_buf(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        let mut start = 0;
-        while let Some(end) = memchr::memchr(0x1c, &buf[start..]) {
-            let payload = &buf[start + 1..start + end];
-            out.extend_from_slice(ACK_HEAD);
-            out.extend_from_slice(control_id(payload));
-            out.extend_from_slice(b"\r\x1c\r");
-            start += end + 2;
-        }
-        buf.drain(..start.min(buf.len()));
-        if !out.is_empty() {
-            if tcp.write_all(&out).await.is_err() {
-                return;
-            }
-            out.clear();
-        }
-    }
-}
-
-/// MSH-10 of a payload (the tenth `|`-separated field of the first segment).
-fn control_id(payload: &[u8]) -> &[u8] {
-    let segment = payload.split(|b| *b == b'\r').next().unwrap_or_default();
-    segment.split(|b| *b == b'|').nth(9).unwrap_or_default()
-}
-
-async fn raw_client(addr: std::net::SocketAddr, frames: &[Vec<u8>], window: usize) -> f64 {
-    let messages = frames.len();
-    // What each ACK must name, in order: the raw client correlates FIFO, as `send` does.
-    let ids: Vec<Vec<u8>> = frames
-        .iter()
-        .map(|f| control_id(&f[1..]).to_vec())
-        .collect();
-    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    tcp.set_nodelay(true).unwrap();
-    let (mut rd, mut wr) = tcp.into_split();
-    let credit = std::sync::Arc::new(tokio::sync::Semaphore::new(window));
-    let started = Instant::now();
-    let reader = {
-        let credit = credit.clone();
-        tokio::spawn(async move {
-            let mut buf = Vec::with_capacity(1 << 16);
-            let mut acked = 0;
-            while acked < messages {
-                let n = rd.read_buf(&mut buf).await.unwrap();
-                assert!(n > 0, "peer closed early");
-                // Only whole ACK frames count, each an AA whose MSA-2 is the next message's
-                // MSH-10; a partial frame waits for the next read.
-                let mut start = 0;
-                let mut k = 0;
-                while let Some(end) = memchr::memchr(0x1c, &buf[start..]) {
-                    let (code, id) = msa(&buf[start..start + end]);
-                    assert_eq!(code, b"AA", "ACK {acked} is not AA");
-                    assert_eq!(id, &ids[acked + k][..], "ACK {acked} names another message");
-                    k += 1;
-                    start += end + 2;
-                }
-                buf.drain(..start.min(buf.len()));
-                acked += k;
-                credit.add_permits(k);
-            }
-        })
-    };
-    let mut batch = Vec::with_capacity(1 << 16);
-    let mut sent = 0;
-    while sent < messages {
-        credit.acquire().await.unwrap().forget();
-        let mut take = 1;
-        while let Ok(p) = credit.try_acquire() {
-            p.forget();
-            take += 1;
-        }
-        for f in &frames[sent..(sent + take).min(messages)] {
-            batch.extend_from_slice(f);
-        }
-        sent += take;
-        wr.write_all(&batch).await.unwrap();
-        batch.clear();
-    }
-    reader.await.unwrap();
-    messages as f64 / started.elapsed().as_secs_f64()
-}
-
-/// MSA-1 and MSA-2 of an ACK frame (VT and the bytes before the FS).
-fn msa(frame: &[u8]) -> (&[u8], &[u8]) {
-    let at = memchr::memmem::find(frame, b"\rMSA|").expect("an MSA segment") + 5;
-    let segment = frame[at..]
-        .split(|b| *b == b'\r')
-        .next()
-        .unwrap_or_default();
-    let mut fields = segment.split(|b| *b == b'|');
-    let code = fields.next().unwrap_or_default();
-    (code, fields.next().unwrap_or_default())
 }

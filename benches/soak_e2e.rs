@@ -9,12 +9,13 @@
 //! `cargo bench --bench soak_e2e` (MESSAGES=N per unpaced run, RUNS=N repeats, PACED_SECS=N for
 //! the paced run's length, 0 to skip it; MLLP_BIN=PATH drives another build, e.g. an older one).
 
+mod common;
+
 use bytes::BytesMut;
 use mllp::soak::{ControlIds, Template};
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const WINDOW: usize = 64;
 const BASELINE_CONNECTIONS: usize = 4;
@@ -35,12 +36,12 @@ fn main() {
     let messages: usize = env_or("MESSAGES", 1_000_000);
     let runs: usize = env_or("RUNS", 1);
     let paced_secs: u64 = env_or("PACED_SECS", 10);
-    let frames = Arc::new(frames(messages, BASELINE_CONNECTIONS));
+    let frames = frames(messages, BASELINE_CONNECTIONS);
     let size = frames[0][0].len() - 3;
     println!("soak_e2e: {messages} built-in ADT messages of {size} bytes per unpaced run, window {WINDOW}, loopback, 2 tokio workers per side");
 
     for run in 1..=runs {
-        let base = baseline(frames.clone());
+        let base = baseline(&frames);
         let one = soak(&["--connections", "1", "--messages", &messages.to_string()]);
         let four = soak(&["--connections", "4", "--messages", &messages.to_string()]);
         println!("run {run}/{runs}");
@@ -113,14 +114,14 @@ fn main() {
 }
 
 /// The built-in message rendered for each connection, framed, with the control IDs soak uses.
-fn frames(messages: usize, connections: usize) -> Vec<Vec<Vec<u8>>> {
+fn frames(messages: usize, connections: usize) -> Vec<Arc<Vec<Vec<u8>>>> {
     let template = Template::builtin();
     let ids = ControlIds::new(0x5eed);
     let mut buf = BytesMut::new();
     (0..connections)
         .map(|conn| {
             let share = messages / connections + usize::from(conn < messages % connections);
-            (0..share as u64)
+            let frames = (0..share as u64)
                 .map(|seq| {
                     buf.clear();
                     template.render(b"20240101120000", &ids.format(conn, seq), &mut buf);
@@ -130,7 +131,8 @@ fn frames(messages: usize, connections: usize) -> Vec<Vec<Vec<u8>>> {
                     frame.extend_from_slice(&[0x1c, 0x0d]);
                     frame
                 })
-                .collect()
+                .collect();
+            Arc::new(frames)
         })
         .collect()
 }
@@ -209,25 +211,26 @@ struct Baseline {
 
 /// The raw client against the raw peer, both in this process on one 2-worker runtime (soak's
 /// generator, client and listener share one runtime the same way).
-fn baseline(frames: Arc<Vec<Vec<Vec<u8>>>>) -> Baseline {
+fn baseline(frames: &[Arc<Vec<Vec<u8>>>]) -> Baseline {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
-    let messages: usize = frames.iter().map(Vec::len).sum();
+    let messages: usize = frames.iter().map(|f| f.len()).sum();
     let before = cpu_seconds(libc::RUSAGE_SELF);
     let elapsed = rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move {
             while let Ok((tcp, _)) = listener.accept().await {
-                tokio::spawn(echo_peer(tcp));
+                tokio::spawn(common::echo_peer(tcp, ACK_HEAD));
             }
         });
         let started = Instant::now();
-        let conns: Vec<_> = (0..frames.len())
-            .map(|c| tokio::spawn(raw_client(addr, frames.clone(), c)))
+        let conns: Vec<_> = frames
+            .iter()
+            .map(|f| tokio::spawn(common::pipeline(addr, f.clone(), WINDOW)))
             .collect();
         for conn in conns {
             conn.await.unwrap();
@@ -241,102 +244,4 @@ fn baseline(frames: Arc<Vec<Vec<Vec<u8>>>>) -> Baseline {
         cpu_per_100k: cpu * 100_000.0 / messages as f64,
         cores: cpu / elapsed.as_secs_f64(),
     }
-}
-
-/// Answers each frame with an AA naming its MSH-10, the ACKs of one read in one write.
-async fn echo_peer(mut tcp: tokio::net::TcpStream) {
-    tcp.set_nodelay(true).unwrap();
-    let mut buf = Vec::with_capacity(1 << 16);
-    let mut out = Vec::with_capacity(1 << 16);
-    loop {
-        match tcp.read_buf(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        let mut start = 0;
-        while let Some(end) = memchr::memchr(0x1c, &buf[start..]) {
-            out.extend_from_slice(ACK_HEAD);
-            out.extend_from_slice(control_id(&buf[start + 1..start + end]));
-            out.extend_from_slice(b"\r\x1c\r");
-            start += end + 2;
-        }
-        buf.drain(..start.min(buf.len()));
-        if !out.is_empty() {
-            if tcp.write_all(&out).await.is_err() {
-                return;
-            }
-            out.clear();
-        }
-    }
-}
-
-/// MSH-10 of a payload (the tenth `|`-separated field of the first segment).
-fn control_id(payload: &[u8]) -> &[u8] {
-    let segment = payload.split(|b| *b == b'\r').next().unwrap_or_default();
-    segment.split(|b| *b == b'|').nth(9).unwrap_or_default()
-}
-
-/// One connection's frames, at most `WINDOW` unacknowledged (a semaphore refilled as whole ACK
-/// frames arrive, each checked to be the AA naming the next message in order).
-async fn raw_client(addr: std::net::SocketAddr, frames: Arc<Vec<Vec<Vec<u8>>>>, conn: usize) {
-    let messages = frames[conn].len();
-    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    tcp.set_nodelay(true).unwrap();
-    let (mut rd, mut wr) = tcp.into_split();
-    let credit = Arc::new(tokio::sync::Semaphore::new(WINDOW));
-    let reader = {
-        let credit = credit.clone();
-        let frames = frames.clone();
-        tokio::spawn(async move {
-            let mine = &frames[conn];
-            let mut buf = Vec::with_capacity(1 << 16);
-            let mut acked = 0;
-            while acked < messages {
-                let n = rd.read_buf(&mut buf).await.unwrap();
-                assert!(n > 0, "peer closed early");
-                let mut start = 0;
-                let mut k = 0;
-                while let Some(end) = memchr::memchr(0x1c, &buf[start..]) {
-                    let (code, id) = msa(&buf[start..start + end]);
-                    assert_eq!(code, b"AA", "ACK {acked} is not AA");
-                    assert_eq!(id, control_id(&mine[acked + k][1..]), "ACK names another");
-                    k += 1;
-                    start += end + 2;
-                }
-                buf.drain(..start.min(buf.len()));
-                acked += k;
-                credit.add_permits(k);
-            }
-        })
-    };
-    let mine = &frames[conn];
-    let mut batch = Vec::with_capacity(1 << 16);
-    let mut sent = 0;
-    while sent < messages {
-        credit.acquire().await.unwrap().forget();
-        let mut take = 1;
-        while let Ok(p) = credit.try_acquire() {
-            p.forget();
-            take += 1;
-        }
-        for f in &mine[sent..(sent + take).min(messages)] {
-            batch.extend_from_slice(f);
-        }
-        sent += take;
-        wr.write_all(&batch).await.unwrap();
-        batch.clear();
-    }
-    reader.await.unwrap();
-}
-
-/// MSA-1 and MSA-2 of an ACK frame (VT and the bytes before the FS).
-fn msa(frame: &[u8]) -> (&[u8], &[u8]) {
-    let at = memchr::memmem::find(frame, b"\rMSA|").expect("an MSA segment") + 5;
-    let segment = frame[at..]
-        .split(|b| *b == b'\r')
-        .next()
-        .unwrap_or_default();
-    let mut fields = segment.split(|b| *b == b'|');
-    let code = fields.next().unwrap_or_default();
-    (code, fields.next().unwrap_or_default())
 }
