@@ -194,10 +194,9 @@ pub(crate) struct Actor {
     pub closing: Vec<oneshot::Sender<DrainReport>>,
     pub episode: Option<Episode>,
     pub last_success: Option<Instant>,
-    /// Set while the link loop credits a read's worth of ACKs: room is given back at once but
-    /// waiters are woken once after, so they find all of it, not one send's worth.
-    pub defer_wake: bool,
-    /// Wall-clock time of the read being credited, taken once for all its ACKs.
+    /// Set while the link loop credits a read's worth of ACKs, to the read's wall-clock time
+    /// (taken once for all its ACKs). Meanwhile room is given back at once but waiters are
+    /// woken once after, so they find all of it, not one send's worth.
     pub read_wall: Option<SystemTime>,
 }
 
@@ -235,7 +234,6 @@ impl Actor {
             closing: Vec::new(),
             episode: None,
             last_success: None,
-            defer_wake: false,
             read_wall: None,
         }
     }
@@ -277,7 +275,7 @@ impl Actor {
                 self.by_control.remove(cid);
             }
         }
-        if self.defer_wake {
+        if self.read_wall.is_some() {
             p.room.give_back_quietly();
         } else {
             drop(p.room);
