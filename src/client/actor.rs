@@ -5,7 +5,7 @@ use super::admission::Room;
 use super::events::ClientEvent;
 use super::fate::{AckPayload, DrainReport, Fate, FateCause};
 use super::options::{ClientOptions, Correlation};
-use super::recent::{CidMap, RecentIds};
+use super::recent::{CidMap, KeyHasher, RecentIds};
 use super::state::{self, Reason, State};
 use super::{Command, Commit, Shared};
 use crate::cause::Cause;
@@ -14,7 +14,7 @@ use crate::transport::Connector;
 use crate::warning::{Warning, WarningCode};
 use bytes::Bytes;
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::sync::{broadcast, mpsc, oneshot};
@@ -139,25 +139,7 @@ fn first_msh(payload: &[u8]) -> Option<hl7::Msh<'_>> {
 
 /// Sends by id. A hash map: an ordered map moves whole `Pending`s about on every insert and
 /// remove, which cost more than anything else the actor did per send.
-pub(crate) type Sends = HashMap<u64, Pending, BuildHasherDefault<IdHasher>>;
-
-/// Ids are consecutive integers: one multiplication spreads them well enough.
-#[derive(Default)]
-pub(crate) struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
+pub(crate) type Sends = HashMap<u64, Pending, BuildHasherDefault<KeyHasher>>;
 
 /// A written frame's place in the order of the current connection.
 #[derive(Debug, Clone, Copy)]
