@@ -101,7 +101,8 @@ async fn raw(addr: std::net::SocketAddr, frames: &[Bytes]) -> Duration {
     start.elapsed()
 }
 
-async fn through_client(addr: std::net::SocketAddr, frames: &[Bytes]) -> Duration {
+/// A client to `addr` that waits for room in a window of `WINDOW` sends.
+fn windowed_client(addr: std::net::SocketAddr) -> Client {
     let options = ClientOptions {
         window: Window {
             count: Some(WINDOW),
@@ -111,7 +112,11 @@ async fn through_client(addr: std::net::SocketAddr, frames: &[Bytes]) -> Duratio
         ..Default::default()
     };
     let connector = TcpConnector::new(addr.ip().to_string(), addr.port());
-    let client = Client::new(Arc::new(connector), options).unwrap();
+    Client::new(Arc::new(connector), options).unwrap()
+}
+
+async fn through_client(addr: std::net::SocketAddr, frames: &[Bytes]) -> Duration {
+    let client = windowed_client(addr);
     let (tx, mut rx) = mpsc::channel(WINDOW * 2);
     let start = Instant::now();
     let checker = tokio::spawn(async move {
@@ -135,16 +140,7 @@ async fn through_client(addr: std::net::SocketAddr, frames: &[Bytes]) -> Duratio
 
 /// As `through_client`, handing the frames over a window at a time with `send_many`.
 async fn through_client_many(addr: std::net::SocketAddr, frames: &[Bytes]) -> Duration {
-    let options = ClientOptions {
-        window: Window {
-            count: Some(WINDOW),
-            bytes: None,
-        },
-        on_backpressure: OnBackpressure::Wait,
-        ..Default::default()
-    };
-    let connector = TcpConnector::new(addr.ip().to_string(), addr.port());
-    let client = Client::new(Arc::new(connector), options).unwrap();
+    let client = windowed_client(addr);
     let (tx, mut rx) = mpsc::channel::<Vec<mllp::client::SendHandle>>(4);
     let start = Instant::now();
     let checker = tokio::spawn(async move {

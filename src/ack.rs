@@ -160,7 +160,7 @@ pub(crate) fn answer(
     disposition: Disposition,
     damaged: bool,
     ctx: &AckContext,
-    mut payload: Vec<u8>,
+    payload: Vec<u8>,
 ) -> Option<BuiltAck> {
     let msh = scan.msh.as_ref();
     if msh.is_some_and(|m| m.is_ack()) {
@@ -177,14 +177,7 @@ pub(crate) fn answer(
     if ack_type == AcceptAckType::Unknown {
         warnings.push(WarningCode::UnknownAcceptAckType);
     }
-    payload.clear();
-    render::ack_into(&mut payload, msh, &decision, ctx);
-    Some(BuiltAck {
-        payload,
-        code: decision.code,
-        reason: decision.reason,
-        warnings,
-    })
+    Some(render_into(payload, msh, &decision, ctx, warnings))
 }
 
 /// MSH-16 (application acknowledgement type) asks for an application ACK for this outcome:
@@ -222,7 +215,7 @@ pub(crate) fn application_answer(
     disposition: Disposition,
     damaged: bool,
     ctx: &AckContext,
-    mut payload: Vec<u8>,
+    payload: Vec<u8>,
 ) -> Option<BuiltAck> {
     let msh = scan.msh.as_ref()?;
     if msh.is_ack() {
@@ -237,14 +230,25 @@ pub(crate) fn application_answer(
     if !wants_application_ack(msh, decision.code.is_positive()) {
         return None;
     }
+    Some(render_into(payload, Some(msh), &decision, ctx, Vec::new()))
+}
+
+/// The answer for `decision`, written into `payload` (cleared first).
+fn render_into(
+    mut payload: Vec<u8>,
+    msh: Option<&hl7::Msh<'_>>,
+    decision: &policy::Decision,
+    ctx: &AckContext,
+    warnings: Vec<WarningCode>,
+) -> BuiltAck {
     payload.clear();
-    render::ack_into(&mut payload, Some(msh), &decision, ctx);
-    Some(BuiltAck {
+    render::ack_into(&mut payload, msh, decision, ctx);
+    BuiltAck {
         payload,
         code: decision.code,
         reason: decision.reason,
-        warnings: Vec::new(),
-    })
+        warnings,
+    }
 }
 
 /// What stops a positive answer regardless of the commit: the inbound cannot be correlated,

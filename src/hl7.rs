@@ -352,9 +352,12 @@ fn header_delimiters(segment: &[u8]) -> Delimiters {
     Delimiters::from_header(field, &rest[..end])
 }
 
-/// Read MSA of an acknowledgement payload; `None` when there is no MSH or no MSA.
-/// Only the first MSA (and first ERR) is read.
-pub fn scan_ack(payload: &[u8]) -> Option<AckView<'_>> {
+/// The delimiters of the first MSH, the first MSA and (with `want_err`) the first ERR of an
+/// acknowledgement, reading no further than needed to find them.
+fn ack_segments(
+    payload: &[u8],
+    want_err: bool,
+) -> (Option<Delimiters>, Option<&[u8]>, Option<&[u8]>) {
     let mut delimiters = None;
     let mut msa = None;
     let mut err = None;
@@ -363,13 +366,20 @@ pub fn scan_ack(payload: &[u8]) -> Option<AckView<'_>> {
             delimiters = Some(header_delimiters(segment));
         } else if msa.is_none() && segment.starts_with(b"MSA") {
             msa = Some(segment);
-        } else if err.is_none() && segment.starts_with(b"ERR") {
+        } else if want_err && err.is_none() && segment.starts_with(b"ERR") {
             err = Some(segment);
         }
-        if delimiters.is_some() && msa.is_some() && err.is_some() {
+        if delimiters.is_some() && msa.is_some() && (err.is_some() || !want_err) {
             break;
         }
     }
+    (delimiters, msa, err)
+}
+
+/// Read MSA of an acknowledgement payload; `None` when there is no MSH or no MSA.
+/// Only the first MSA (and first ERR) is read.
+pub fn scan_ack(payload: &[u8]) -> Option<AckView<'_>> {
+    let (delimiters, msa, err) = ack_segments(payload, true);
     let delimiters = delimiters?;
     let msa = msa?;
     let field = |n| segment_field(msa, delimiters.field, n);
@@ -388,18 +398,7 @@ pub fn scan_ack(payload: &[u8]) -> Option<AckView<'_>> {
 /// MSA-1 and MSA-2 of an acknowledgement, as [`scan_ack`] reads them (empty when absent),
 /// reading no further than the MSA: a client credits every ACK it gets with these two alone.
 pub fn ack_reply(payload: &[u8]) -> Option<(&[u8], &[u8])> {
-    let mut delimiters = None;
-    let mut msa = None;
-    for (_, segment) in segments(payload) {
-        if delimiters.is_none() && segment.starts_with(b"MSH") {
-            delimiters = Some(header_delimiters(segment));
-        } else if msa.is_none() && segment.starts_with(b"MSA") {
-            msa = Some(segment);
-        }
-        if delimiters.is_some() && msa.is_some() {
-            break;
-        }
-    }
+    let (delimiters, msa, _) = ack_segments(payload, false);
     let separator = delimiters?.field;
     let mut fields = msa?.split(|&b| b == separator).skip(1);
     let code = fields.next().unwrap_or_default();

@@ -5,7 +5,7 @@ use super::admission::Room;
 use super::events::ClientEvent;
 use super::fate::{AckPayload, DrainReport, Fate, FateCause};
 use super::options::{ClientOptions, Correlation};
-use super::recent::{CidMap, RecentIds};
+use super::recent::{CidMap, KeyHasher, RecentIds};
 use super::state::{self, Reason, State};
 use super::{Command, Commit, Shared};
 use crate::cause::Cause;
@@ -14,7 +14,7 @@ use crate::transport::Connector;
 use crate::warning::{Warning, WarningCode};
 use bytes::Bytes;
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::sync::{broadcast, mpsc, oneshot};
@@ -139,25 +139,7 @@ fn first_msh(payload: &[u8]) -> Option<hl7::Msh<'_>> {
 
 /// Sends by id. A hash map: an ordered map moves whole `Pending`s about on every insert and
 /// remove, which cost more than anything else the actor did per send.
-pub(crate) type Sends = HashMap<u64, Pending, BuildHasherDefault<IdHasher>>;
-
-/// Ids are consecutive integers: one multiplication spreads them well enough.
-#[derive(Default)]
-pub(crate) struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
+pub(crate) type Sends = HashMap<u64, Pending, BuildHasherDefault<KeyHasher>>;
 
 /// A written frame's place in the order of the current connection.
 #[derive(Debug, Clone, Copy)]
@@ -194,10 +176,9 @@ pub(crate) struct Actor {
     pub closing: Vec<oneshot::Sender<DrainReport>>,
     pub episode: Option<Episode>,
     pub last_success: Option<Instant>,
-    /// Set while the link loop credits a read's worth of ACKs: room is given back at once but
-    /// waiters are woken once after, so they find all of it, not one send's worth.
-    pub defer_wake: bool,
-    /// Wall-clock time of the read being credited, taken once for all its ACKs.
+    /// Set while the link loop credits a read's worth of ACKs, to the read's wall-clock time
+    /// (taken once for all its ACKs). Meanwhile room is given back at once but waiters are
+    /// woken once after, so they find all of it, not one send's worth.
     pub read_wall: Option<SystemTime>,
 }
 
@@ -235,7 +216,6 @@ impl Actor {
             closing: Vec::new(),
             episode: None,
             last_success: None,
-            defer_wake: false,
             read_wall: None,
         }
     }
@@ -277,7 +257,7 @@ impl Actor {
                 self.by_control.remove(cid);
             }
         }
-        if self.defer_wake {
+        if self.read_wall.is_some() {
             p.room.give_back_quietly();
         } else {
             drop(p.room);

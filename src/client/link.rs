@@ -137,7 +137,6 @@ impl Actor {
                     // Every ACK already read is credited in this pass: one clock reading, one
                     // counters sync and one timer reset per read, not per ACK.
                     let mut item = item;
-                    self.defer_wake = true;
                     self.read_wall = Some(SystemTime::now());
                     let end = loop {
                         if let Some(end) = self.on_inbound(item, now) {
@@ -148,7 +147,6 @@ impl Actor {
                             None => break None,
                         }
                     };
-                    self.defer_wake = false;
                     self.read_wall = None;
                     self.shared.admission.wake();
                     if let Some(end) = end {

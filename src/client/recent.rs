@@ -4,22 +4,23 @@ use bytes::Bytes;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
-/// Control IDs hashed with [`CidHasher`].
-pub(crate) type CidMap<V> = HashMap<Bytes, V, BuildHasherDefault<CidHasher>>;
+/// Control IDs hashed with [`KeyHasher`].
+pub(crate) type CidMap<V> = HashMap<Bytes, V, BuildHasherDefault<KeyHasher>>;
 
-/// A multiply-rotate hash, a word at a time: control IDs are looked up per ACK under control-ID
-/// correlation. The keys are the application's own control IDs (a peer's ACK only looks one up).
+/// A multiply-rotate hash, a word at a time, for the actor's maps: send ids, and control IDs
+/// looked up per ACK under control-ID correlation. The keys are the client's own ids and the
+/// application's own control IDs (a peer's ACK only looks one up).
 #[derive(Default)]
-pub(crate) struct CidHasher(u64);
+pub(crate) struct KeyHasher(u64);
 
-impl CidHasher {
+impl KeyHasher {
     const K: u64 = 0xF135_7AEA_2E62_A9C5;
     fn mix(&mut self, word: u64) {
         self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::K);
     }
 }
 
-impl Hasher for CidHasher {
+impl Hasher for KeyHasher {
     fn finish(&self) -> u64 {
         // The product's high bits are the well-mixed ones; the table indexes by the low ones.
         self.0.rotate_left(26)
@@ -38,6 +39,9 @@ impl Hasher for CidHasher {
     }
     fn write_usize(&mut self, n: usize) {
         self.mix(n as u64);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.mix(n);
     }
 }
 

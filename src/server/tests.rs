@@ -30,11 +30,14 @@ fn frame(payload: &[u8]) -> Vec<u8> {
 struct ScriptedSink {
     committed: Mutex<Vec<Vec<u8>>>,
     delay: Option<Duration>,
+    /// Signalled as each commit begins.
+    started: tokio::sync::Notify,
 }
 
 impl Sink for ScriptedSink {
     fn commit<'a>(&'a self, message: &'a Inbound) -> SinkFuture<'a, SinkResult> {
         Box::pin(async move {
+            self.started.notify_one();
             if let Some(delay) = self.delay {
                 tokio::time::sleep(delay).await;
             }
@@ -132,6 +135,19 @@ fn ack_control_id_counters_are_zero_padded_to_six_digits() {
         super::push_padded(&mut out, n, 6);
         assert_eq!(out, format!("{n:06}"));
     }
+}
+
+/// A harness whose server has read a message with control ID `id` and is committing it, each
+/// commit taking `delay`.
+async fn committing(delay: Duration, id: &str) -> Harness {
+    let sink = ScriptedSink {
+        delay: Some(delay),
+        ..ScriptedSink::default()
+    };
+    let mut h = harness(ServerConfig::default(), sink);
+    h.send(&frame(&msg(id, ""))).await;
+    h.sink.started.notified().await;
+    h
 }
 
 fn closed_cause(events: &[ServerEvent]) -> (Cause, Option<WarningCode>) {
@@ -281,18 +297,7 @@ async fn an_idle_connection_is_closed() {
 
 #[tokio::test(start_paused = true)]
 async fn a_graceful_stop_lets_a_commit_under_way_finish_and_be_answered() {
-    let sink = ScriptedSink {
-        delay: Some(Duration::from_secs(2)),
-        ..ScriptedSink::default()
-    };
-    let mut h = harness(ServerConfig::default(), sink);
-    h.send(&frame(&msg("slow", ""))).await;
-    // Let the server read the frame and enter the commit.
-    while !matches!(
-        h.events.recv().await,
-        Some(ServerEvent::ConnectionOpened { .. })
-    ) {}
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut h = committing(Duration::from_secs(2), "slow").await;
     h.shutdown.graceful.cancel();
     assert_eq!(h.ack().await, Some(("AA".into(), "slow".into())));
     let events = h.events_until_close().await;
@@ -302,13 +307,7 @@ async fn a_graceful_stop_lets_a_commit_under_way_finish_and_be_answered() {
 
 #[tokio::test(start_paused = true)]
 async fn an_immediate_stop_abandons_the_commit_and_answers_nothing() {
-    let sink = ScriptedSink {
-        delay: Some(Duration::from_secs(60)),
-        ..ScriptedSink::default()
-    };
-    let mut h = harness(ServerConfig::default(), sink);
-    h.send(&frame(&msg("stuck", ""))).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut h = committing(Duration::from_secs(60), "stuck").await;
     h.shutdown.immediate.cancel();
     assert_eq!(h.ack().await, None);
     h.task.await.unwrap();

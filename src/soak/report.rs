@@ -122,15 +122,23 @@ impl Tally {
         &mut self.per_second[index]
     }
 
-    pub fn merge(&mut self, other: &Tally) {
-        self.generated += other.generated;
+    /// The outcome counters only (no histogram, no seconds): cheap enough for every redraw.
+    pub fn merge_counts(&mut self, other: &Tally) {
         self.accepted += other.accepted;
         self.negative += other.negative;
         self.committed_only += other.committed_only;
         self.unknown_fate += other.unknown_fate;
         self.never_delivered += other.never_delivered;
         self.refused += other.refused;
+        self.reconnects += other.reconnects;
         add_map(&mut self.by_code, &other.by_code);
+        add_map(&mut self.errors_by_cause, &other.errors_by_cause);
+        add_map(&mut self.outcomes_by_cause, &other.outcomes_by_cause);
+    }
+
+    pub fn merge(&mut self, other: &Tally) {
+        self.merge_counts(other);
+        self.generated += other.generated;
         // Same bounds on both sides, so adding cannot fail; saturate rather than panic if it did.
         if self.latency.add(&other.latency).is_err() {
             for v in other.latency.iter_recorded() {
@@ -138,10 +146,7 @@ impl Tally {
                     .saturating_record_n(v.value_iterated_to(), v.count_at_value());
             }
         }
-        self.reconnects += other.reconnects;
         add_map(&mut self.state_changes, &other.state_changes);
-        add_map(&mut self.errors_by_cause, &other.errors_by_cause);
-        add_map(&mut self.outcomes_by_cause, &other.outcomes_by_cause);
         add_map(&mut self.warnings_by_code, &other.warnings_by_code);
         for (i, s) in other.per_second.iter().enumerate() {
             let mine = self.second(i);

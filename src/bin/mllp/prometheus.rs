@@ -16,12 +16,8 @@ const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// [`bind`], then announce the bound address at once.
 pub fn install(addr: SocketAddr, buckets: Option<&[f64]>) -> anyhow::Result<()> {
-    let bound = bind(addr, buckets)?;
-    crate::diag::emit(
-        "metrics_listening",
-        || format!("metrics on http://{bound}/metrics"),
-        serde_json::json!({ "addr": bound.to_string() }),
-    );
+    let (human, fields) = announcement(bind(addr, buckets)?);
+    crate::diag::emit(ANNOUNCEMENT, || human, fields);
     Ok(())
 }
 
@@ -50,9 +46,16 @@ pub fn bind(addr: SocketAddr, buckets: Option<&[f64]>) -> anyhow::Result<SocketA
 
 /// The event announcing where metrics are served.
 pub fn announce_line(diag: &crate::diag::Diag, addr: SocketAddr) -> String {
-    diag.line(
-        "metrics_listening",
-        || format!("metrics on http://{addr}/metrics"),
+    let (human, fields) = announcement(addr);
+    diag.line(ANNOUNCEMENT, || human, fields)
+}
+
+const ANNOUNCEMENT: &str = "metrics_listening";
+
+/// The announcement's human text and fields.
+fn announcement(addr: SocketAddr) -> (String, serde_json::Value) {
+    (
+        format!("metrics on http://{addr}/metrics"),
         serde_json::json!({ "addr": addr.to_string() }),
     )
 }

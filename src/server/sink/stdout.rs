@@ -78,17 +78,22 @@ impl StdoutSink {
         }
     }
 
-    /// Write and flush `bytes` as one piece.
-    async fn print(&self, bytes: Vec<u8>) -> Result<(), String> {
-        if self.prompt {
-            return write_flush(&self.writer, &bytes);
+    /// Write and flush `bytes` as one piece: committed, or failed with the write's error.
+    async fn print(&self, bytes: Vec<u8>) -> SinkResult {
+        let written = if self.prompt {
+            write_flush(&self.writer, &bytes)
+        } else {
+            // Off the runtime's workers, and awaited so a stop can still cancel the commit: a
+            // write stuck on a stalled pipe then holds one blocking thread, not the server.
+            let writer = Arc::clone(&self.writer);
+            tokio::task::spawn_blocking(move || write_flush(&writer, &bytes))
+                .await
+                .unwrap_or_else(|e| Err(format!("stdout: writer task: {e}")))
+        };
+        match written {
+            Ok(()) => SinkResult::committed(),
+            Err(e) => SinkResult::failed(e),
         }
-        // Off the runtime's workers, and awaited so a stop can still cancel the commit: a write
-        // stuck on a stalled pipe then holds one blocking thread, not the server.
-        let writer = Arc::clone(&self.writer);
-        tokio::task::spawn_blocking(move || write_flush(&writer, &bytes))
-            .await
-            .unwrap_or_else(|e| Err(format!("stdout: writer task: {e}")))
     }
 }
 
@@ -180,10 +185,7 @@ impl Sink for StdoutSink {
         Box::pin(async move {
             let mut out = Vec::with_capacity(message.payload.len() + 64);
             self.render(message, &mut out);
-            match self.print(out).await {
-                Ok(()) => SinkResult::committed(),
-                Err(e) => SinkResult::failed(e),
-            }
+            self.print(out).await
         })
     }
 
@@ -195,11 +197,7 @@ impl Sink for StdoutSink {
                 self.render(message, &mut out);
             }
             // One write for the batch: all committed together or none.
-            let result = match self.print(out).await {
-                Ok(()) => SinkResult::committed(),
-                Err(e) => SinkResult::failed(e),
-            };
-            vec![result; messages.len()]
+            vec![self.print(out).await; messages.len()]
         })
     }
 }

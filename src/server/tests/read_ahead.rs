@@ -5,13 +5,7 @@ use super::*;
 
 /// Frame `a`, then (while `a` commits) frame `b` and optionally the end of the stream.
 async fn read_ahead_case(end_stream: bool) -> Harness {
-    let sink = ScriptedSink {
-        delay: Some(Duration::from_secs(2)),
-        ..ScriptedSink::default()
-    };
-    let mut h = harness(ServerConfig::default(), sink);
-    h.send(&frame(&msg("a", ""))).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut h = committing(Duration::from_secs(2), "a").await;
     h.send(&frame(&msg("b", ""))).await;
     if end_stream {
         h.client.shutdown().await.unwrap();

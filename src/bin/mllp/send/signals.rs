@@ -17,26 +17,19 @@ impl Signals {
     }
 
     pub async fn next(&mut self) {
-        let (int, term) = (&mut self.int, &mut self.term);
-        let int = async {
-            match int {
-                Some(s) => {
-                    s.recv().await;
-                }
-                None => std::future::pending().await,
-            }
-        };
-        let term = async {
-            match term {
-                Some(s) => {
-                    s.recv().await;
-                }
-                None => std::future::pending().await,
-            }
-        };
         tokio::select! {
-            () = int => {}
-            () = term => {}
+            () = arrival(&mut self.int) => {}
+            () = arrival(&mut self.term) => {}
         }
+    }
+}
+
+/// The next delivery of one signal; never, when it could not be installed.
+async fn arrival(signal: &mut Option<tokio::signal::unix::Signal>) {
+    match signal {
+        Some(s) => {
+            s.recv().await;
+        }
+        None => std::future::pending().await,
     }
 }

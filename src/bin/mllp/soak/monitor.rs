@@ -265,7 +265,7 @@ impl Monitor {
                 in_flight: pending,
                 generated: c.last_generated,
             });
-            add_counts(&mut totals, &c.tally);
+            totals.merge_counts(&c.tally);
         }
         totals.generated = lines.iter().map(|l| l.generated).sum();
         if self.metrics {
@@ -322,25 +322,5 @@ fn add(t: &mut Tally, done: &Done) {
         second.accepted += 1;
     } else {
         second.failed += 1;
-    }
-}
-
-/// Counters only (no histogram, no seconds): cheap enough for every redraw.
-fn add_counts(into: &mut Tally, t: &Tally) {
-    into.accepted += t.accepted;
-    into.negative += t.negative;
-    into.committed_only += t.committed_only;
-    into.unknown_fate += t.unknown_fate;
-    into.never_delivered += t.never_delivered;
-    into.refused += t.refused;
-    into.reconnects += t.reconnects;
-    for (k, v) in &t.by_code {
-        *into.by_code.entry(k.clone()).or_default() += v;
-    }
-    for (k, v) in &t.errors_by_cause {
-        *into.errors_by_cause.entry(k.clone()).or_default() += v;
-    }
-    for (k, v) in &t.outcomes_by_cause {
-        *into.outcomes_by_cause.entry(k.clone()).or_default() += v;
     }
 }

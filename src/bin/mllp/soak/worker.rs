@@ -255,13 +255,13 @@ impl Worker {
             }
             self.generated_counter.fetch_add(count, Ordering::Relaxed);
             let handles = self.client.send_many(payloads.drain(..)).await;
-            let mut batch_permits = permits.drain(..).map(Some);
+            let mut batch_permits = permits.drain(..);
             for handle in handles {
                 let item = InFlight {
                     handle,
                     from,
                     seq,
-                    _permit: batch_permits.next().flatten(),
+                    _permit: batch_permits.next(),
                 };
                 // The collector is gone only if its task ended: nothing more can be counted.
                 if tx.send(item).await.is_err() {
