@@ -49,12 +49,12 @@ pub(crate) async fn accept_until_stopped<A: Accept>(
         };
         failures.succeeded();
         let id = shared.next_connection.fetch_add(1, Ordering::Relaxed) + 1;
-        let Some(peer_slot) = shared.limits.admit(peer_addr.ip()) else {
-            refuse(shared, tcp, id, peer_addr, Cause::PerPeerLimit).await;
-            continue;
-        };
         let Ok(permit) = Arc::clone(&shared.slots).try_acquire_owned() else {
             refuse(shared, tcp, id, peer_addr, Cause::MaxConnections).await;
+            continue;
+        };
+        let Some(peer_slot) = shared.limits.admit(peer_addr.ip()) else {
+            refuse(shared, tcp, id, peer_addr, Cause::PerPeerLimit).await;
             continue;
         };
         let admission = Admission {

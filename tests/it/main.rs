@@ -13,6 +13,7 @@ mod interop;
 mod interop_node;
 mod listen;
 mod listen_answers;
+mod listen_guards;
 mod listen_hosts;
 mod listen_metrics;
 mod listen_store;
