@@ -255,12 +255,13 @@ async fn a_stop_kills_the_commands_children_even_after_the_listener_exits() {
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("child.pid");
     let command = spawner(&pid_file);
-    let server = ListenProc::start(&["--exec", &command, "--drain-timeout", "200ms"]);
+    let mut server = ListenProc::start(&["--exec", &command, "--drain-timeout", "200ms"]);
     let mut client = MllpClient::connect(server.addr).await;
     client.send(&adt(b"stuck", "")).await;
     let pid = tokio::task::block_in_place(|| pid_in(&pid_file));
     server.signal("TERM");
-    let (status, _, _) = tokio::task::block_in_place(|| server.wait());
+    // Only the exit: a surviving child would hold the listener's output open.
+    let status = tokio::task::block_in_place(|| server.wait_exit());
     assert_eq!(status.code(), Some(0));
     assert_dies(pid, "after the listener stopped");
 }

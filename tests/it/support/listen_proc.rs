@@ -147,16 +147,21 @@ impl ListenProc {
         let _ = self.child.wait();
     }
 
-    /// Wait for exit; returns the status, the remaining events and everything printed on stdout.
-    pub fn wait(mut self) -> (ExitStatus, Vec<Value>, Vec<u8>) {
+    /// Wait for the process to exit, without reading what is left of its output.
+    pub fn wait_exit(&mut self) -> ExitStatus {
         let deadline = Instant::now() + WAIT;
-        let status = loop {
+        loop {
             if let Some(status) = self.child.try_wait().unwrap() {
-                break status;
+                return status;
             }
             assert!(Instant::now() < deadline, "listen did not exit");
             std::thread::sleep(Duration::from_millis(20));
-        };
+        }
+    }
+
+    /// Wait for exit; returns the status, the remaining events and everything printed on stdout.
+    pub fn wait(mut self) -> (ExitStatus, Vec<Value>, Vec<u8>) {
+        let status = self.wait_exit();
         let mut rest = Vec::new();
         while let Ok(v) = self.events.recv_timeout(WAIT) {
             rest.push(v);
