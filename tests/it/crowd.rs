@@ -66,7 +66,12 @@ async fn good_sender(certs: &Certs, port: u16, n: usize, tag: &str) -> f64 {
         file.to_str().unwrap(),
     ]);
     let run = finish(cmd, None).await;
-    assert!(!run.stdout.is_empty(), "good sender: {}\n{}", run.code, run.stderr);
+    assert!(
+        !run.stdout.is_empty(),
+        "good sender: {}\n{}",
+        run.code,
+        run.stderr
+    );
     let summary = run.summary();
     assert_eq!(run.code, 0, "good sender: {summary}\n{}", run.stderr);
     assert_eq!(summary["accepted"], n as u64, "{summary}");
@@ -95,7 +100,12 @@ async fn hostile_crowd(scenario: Scenario) -> Outcome {
 
     let tls = Arc::new(certs.client_options().build("localhost").unwrap());
     let per_kind = scenario.connections / KINDS.len();
-    let crowd = Crowd::start(server.addr, "127.0.0.2".parse().unwrap(), per_kind, Some(tls));
+    let crowd = Crowd::start(
+        server.addr,
+        "127.0.0.2".parse().unwrap(),
+        per_kind,
+        Some(tls),
+    );
     // Let the crowd arrive before the good sender does.
     let arrived = scenario.connections as u64;
     for _ in 0..200 {
@@ -159,7 +169,14 @@ async fn a_hostile_crowd_does_not_stop_a_good_sender() {
     report("crowd of 300", &outcome);
     assert!(outcome.peak_rss_kib < RSS_LIMIT_KIB);
     // More of 127.0.0.2's connections than its share arrived: the rest were turned away.
-    assert!(outcome.closes_by_cause.get("per-peer-limit").copied().unwrap_or(0) > 0);
+    assert!(
+        outcome
+            .closes_by_cause
+            .get("per-peer-limit")
+            .copied()
+            .unwrap_or(0)
+            > 0
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -188,6 +205,9 @@ async fn a_crowd_of_2000_at_1024_descriptors_gets_accept_errors_and_nobody_hangs
     })
     .await;
     report("crowd of 2000 at 1024 descriptors", &outcome);
-    assert!(outcome.accept_errors > 0, "the descriptor limit was reached");
+    assert!(
+        outcome.accept_errors > 0,
+        "the descriptor limit was reached"
+    );
     assert!(outcome.peak_rss_kib < RSS_LIMIT_KIB);
 }

@@ -165,7 +165,9 @@ async fn misbehave<S: AsyncRead + AsyncWrite + Unpin>(kind: Kind, stream: S) {
             Kind::Idle => std::future::pending::<()>().await,
             Kind::TlsStall => {
                 // A handshake record announcing 512 bytes, of which 11 ever come.
-                let hello = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03];
+                let hello = [
+                    0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03,
+                ];
                 let _ = writer.write_all(&hello).await;
                 std::future::pending::<()>().await;
             }

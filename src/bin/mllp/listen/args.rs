@@ -59,13 +59,15 @@ pub struct ListenArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "exec")]
     pub sqlite: Option<PathBuf>,
     /// Commit each message by piping it to `sh -c CMD` (env MLLP_PEER, MLLP_CONTROL_ID,
-    /// MLLP_MESSAGE_TYPE); exit 0 commits, --reject-exit-code rejects, anything else fails.
+    /// MLLP_MESSAGE_TYPE); exit 0 commits, --reject-exit-code rejects, anything else fails. Each
+    /// command runs in its own process group.
     #[arg(long, value_name = "CMD")]
     pub exec: Option<String>,
     /// The --exec exit status that rejects a message (AR/CR).
     #[arg(long, default_value_t = 2, requires = "exec")]
     pub reject_exit_code: i32,
-    /// Kill an --exec command still running after this long and fail its message (AE/CE).
+    /// Kill an --exec command still running after this long, with everything it started (its
+    /// process group, as on a stop), and fail its message (AE/CE).
     #[arg(long, value_parser = humantime::parse_duration, default_value = "30s", requires = "exec")]
     pub exec_timeout: Duration,
     /// --exec commands running at once.
