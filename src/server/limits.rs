@@ -39,6 +39,8 @@ impl Limits {
     /// A place for one more connection from `ip`, or `None` when that address already holds
     /// its share.
     pub(crate) fn admit(&self, ip: IpAddr) -> Option<PeerSlot> {
+        // 127.0.0.2 is one address however a dual-stack socket spells it.
+        let ip = ip.to_canonical();
         let mut peers = lock(&self.peers);
         let usage = Arc::clone(peers.entry(ip).or_default());
         if usage.connections.load(Ordering::Relaxed) >= self.per_peer_connections {
