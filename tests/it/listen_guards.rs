@@ -40,7 +40,7 @@ async fn one_address_holding_its_share_does_not_lock_another_out() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_trickle_is_closed_at_the_frame_deadline() {
-    let server = ListenProc::start(&["--frame-timeout", "1s", "--idle-timeout", "600ms"]);
+    let server = ListenProc::start(&["--frame-timeout", "1s", "--idle-timeout", "3s"]);
     let mut stream = TcpStream::connect(server.addr).await.unwrap();
     stream.write_all(b"\x0bMSH|").await.unwrap();
     let (mut reader, mut writer) = stream.into_split();
