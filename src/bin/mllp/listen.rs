@@ -4,7 +4,7 @@ mod args;
 mod prom;
 mod render;
 
-pub use args::ListenArgs;
+pub use args::{ListenArgs, MANUAL};
 
 use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
