@@ -18,6 +18,7 @@ mod listen_metrics;
 mod listen_store;
 mod listen_tls;
 mod log_json;
+mod output_details;
 mod probe;
 mod send;
 mod send_cli;

@@ -240,7 +240,8 @@ fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, V
 pub fn stats(diag: &Diag, stats: &StatsSnapshot, seed: Option<u64>) {
     let mut fields = serde_json::to_value(stats).unwrap_or(Value::Null);
     if let (Some(seed), Value::Object(map)) = (seed, &mut fields) {
-        map.insert("seed".into(), json!(seed));
+        // A string: JSON readers that hold numbers as doubles (jq) would round a u64.
+        map.insert("seed".into(), json!(seed.to_string()));
     }
     let human = format!("stats {fields}");
     diag.event("stats", || human, fields);

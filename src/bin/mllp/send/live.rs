@@ -105,7 +105,10 @@ impl Live {
             ),
             ClientEvent::Reconnecting { attempt, delay } => diag.line(
                 "reconnecting",
-                || format!("reconnecting: attempt {attempt} in {delay:?}"),
+                || {
+                    let delay = mllp::duration::Rounded(*delay);
+                    format!("reconnecting: attempt {attempt} in {delay}")
+                },
                 json!({ "attempt": attempt, "delay_ms": delay.as_millis() as u64 }),
             ),
             ClientEvent::Error { cause, class } => diag.line(
