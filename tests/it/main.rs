@@ -15,6 +15,7 @@ mod listen;
 mod listen_answers;
 mod listen_hosts;
 mod listen_metrics;
+mod listen_output;
 mod listen_store;
 mod listen_tls;
 mod log_json;
