@@ -25,3 +25,4 @@ mod send;
 mod send_cli;
 mod send_output;
 mod soak;
+mod terminal;

@@ -320,12 +320,13 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         rate: args.rate,
         stream: args.stream,
     };
-    let output = output::Output::new(&args, diag, width);
+    let mut output = output::Output::new(&args, diag, width);
     let live = live::Live::new(
         &args,
         diag,
         (!checked.unvalidated_stdin).then_some(checked.messages),
     );
+    output.around(live.bar());
     // One thread: the link, the producer and the collector hand each message along without
     // cross-thread wake-ups; file reading has its own thread.
     let runtime = tokio::runtime::Builder::new_current_thread()
