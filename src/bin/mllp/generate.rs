@@ -11,46 +11,8 @@ use clap::{Args, CommandFactory};
 use clap_complete::Shell;
 use std::path::PathBuf;
 
-const COMPLETIONS: Manual = Manual {
-    description: "Prints a completion script for SHELL on stdout: flags, their values and file \
-names complete after `mllp` and each subcommand.",
-    notes: "",
-    examples: &[
-        ("mllp completions bash > /etc/bash_completion.d/mllp", ""),
-        ("mllp completions zsh > ~/.zfunc/_mllp", ""),
-        (
-            "mllp completions fish > ~/.config/fish/completions/mllp.fish",
-            "",
-        ),
-    ],
-    exit_precedence: "",
-    exit_codes: &[("0", "the script was printed"), ("2", "usage error")],
-    environment: &[],
-    files: &[],
-};
-
-const MAN: Manual = Manual {
-    description: "Prints the mllp(1) man page on stdout, or writes it and one page per \
-subcommand (mllp-send(1), mllp-listen(1), ...) into a directory.",
-    notes: "",
-    examples: &[
-        ("mllp man | man -l -", "read it now"),
-        (
-            "mllp man --dir /usr/local/share/man/man1",
-            "install every page",
-        ),
-    ],
-    exit_precedence: "",
-    exit_codes: &[
-        ("0", "the pages were written"),
-        ("2", "usage error, or a page could not be written"),
-    ],
-    environment: &[],
-    files: &[("DIR/mllp.1, DIR/mllp-SUBCOMMAND.1", "written with --dir")],
-};
-
 #[derive(Debug, Args)]
-#[command(after_help = COMPLETIONS.short_after_help())]
+#[command(after_help = manual::COMPLETIONS.short_after_help())]
 pub struct CompletionsArgs {
     /// The shell to generate for.
     #[arg(value_enum, value_name = "SHELL")]
@@ -58,7 +20,7 @@ pub struct CompletionsArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = MAN.short_after_help())]
+#[command(after_help = manual::MAN.short_after_help())]
 pub struct ManArgs {
     /// Write mllp.1 and one page per subcommand into DIR.
     #[arg(long, value_name = "DIR", help_heading = heading::OUTPUT)]
@@ -93,12 +55,12 @@ pub fn man(args: ManArgs) -> anyhow::Result<Exit> {
 /// The manual of a subcommand, by name; `None` for those whose `--help` is the whole story.
 fn manual_for(name: &str) -> Option<&'static Manual> {
     Some(match name {
-        "send" => &crate::send::MANUAL,
-        "listen" => &crate::listen::MANUAL,
-        "probe" => &crate::probe::MANUAL,
-        "soak" => &crate::soak::MANUAL,
-        "completions" => &COMPLETIONS,
-        "man" => &MAN,
+        "send" => &manual::SEND,
+        "listen" => &manual::LISTEN,
+        "probe" => &manual::PROBE,
+        "soak" => &manual::SOAK,
+        "completions" => &manual::COMPLETIONS,
+        "man" => &manual::MAN,
         _ => return None,
     })
 }

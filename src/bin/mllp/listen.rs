@@ -4,7 +4,7 @@ mod args;
 mod prom;
 mod render;
 
-pub use args::{ListenArgs, MANUAL};
+pub use args::ListenArgs;
 
 use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;

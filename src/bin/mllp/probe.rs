@@ -6,7 +6,7 @@ mod target;
 use crate::cli::heading;
 use crate::diag::Diag;
 use crate::exit::{for_delivery, Exit, Observed};
-use crate::manual::{Manual, COMMON_ENVIRONMENT};
+use crate::manual::PROBE;
 use crate::netargs::{resolver, TlsArgs};
 use anyhow::Context;
 use clap::Args;
@@ -16,72 +16,8 @@ use mllp::probe::{ProbeConfig, ProbeTls, Report, Send, Timeouts, VerdictClass};
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub const MANUAL: Manual = Manual {
-    description: "Runs each phase of reaching an endpoint and times it: name resolution, TCP \
-connect, the TLS handshake (version, cipher, the peer certificate's subject, names and expiry), \
-and with --send one message and its ACK. It ends with a verdict, ok, transient or permanent, with \
-the cause and a hint, and recognises peers that are not MLLP receivers: an HTTP server, a TLS \
-port spoken to in plain, an SSH banner.
-
-Without --send, probe only listens for --banner-wait after connecting: an MLLP receiver stays \
-silent until it is sent a message, so silence proves the port is reachable, not that MLLP is \
-spoken there. Use --send for that.",
-    notes:
-        "Verdicts: ok (exit 0; 1 when the ACK was negative), transient (exit 4; 3 when a message \
-was written and no ACK came), permanent (exit 5).",
-    examples: &[
-        (
-            "mllp probe engine.example",
-            "resolve, connect, listen 500 ms for a banner",
-        ),
-        (
-            "mllp probe engine.example:6661 --send",
-            "also send a synthetic ADT^A01 (MSH-11 = D)",
-        ),
-        (
-            "mllp probe 10.0.0.7 --port 6661 --tls --ca ca.pem --send",
-            "",
-        ),
-        (
-            "mllp probe [fd00::7]:2575 --message adt.hl7",
-            "send the first message of adt.hl7",
-        ),
-        (
-            "mllp probe engine.example --send --count 10 --interval 1s",
-            "ping style, then statistics",
-        ),
-        ("mllp probe engine.example --json", "one JSON object"),
-    ],
-    exit_precedence: "",
-    exit_codes: &[
-        ("0", "healthy"),
-        ("1", "the ACK was negative (AE, AR, CE, CR)"),
-        ("2", "usage error"),
-        (
-            "3",
-            "the message was written and no ACK came back (or only its CA)",
-        ),
-        ("4", "transient failure: trying later may work"),
-        (
-            "5",
-            "permanent failure: configuration, TLS trust, not an MLLP peer",
-        ),
-    ],
-    environment: COMMON_ENVIRONMENT,
-    files: &[
-        (
-            "--message FILE",
-            "the message to send; its first message is used",
-        ),
-        (
-            "--ca, --cert, --key FILE",
-            "PEM certificates and key for TLS",
-        ),
-    ],
-};
-
 #[derive(Debug, Args)]
-#[command(after_help = MANUAL.short_after_help(), after_long_help = MANUAL.long_after_help())]
+#[command(after_help = PROBE.short_after_help(), after_long_help = PROBE.long_after_help())]
 pub struct ProbeArgs {
     /// The endpoint, HOST or HOST:PORT (IPv6 literals in brackets: [fd00::7]:2575).
     #[arg(value_name = "HOST[:PORT]", required_unless_present = "host")]

@@ -11,7 +11,7 @@ mod worker;
 
 use crate::diag::{Diag, Fatal};
 use crate::exit::{self, Exit, Observed};
-pub use args::{SoakArgs, MANUAL};
+pub use args::SoakArgs;
 use mllp::soak::Report;
 
 pub fn run(args: SoakArgs, diag: &Diag) -> anyhow::Result<Exit> {

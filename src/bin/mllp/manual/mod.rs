@@ -1,6 +1,18 @@
 //! Each command's manual beyond its flags: description, examples, exit status, environment and
-//! files. `--help` shows the examples and exit codes after the flags; the man pages give every
-//! part its own section (see `generate`).
+//! files, one module per command. `--help` shows the examples and exit codes after the flags;
+//! the man pages give every part its own section (see `generate`).
+
+mod generated;
+mod listen;
+mod probe;
+mod send;
+mod soak;
+
+pub use generated::{COMPLETIONS, MAN};
+pub use listen::LISTEN;
+pub use probe::PROBE;
+pub use send::SEND;
+pub use soak::SOAK;
 
 /// One command's manual. Text is plain: paragraphs separated by a blank line, and lines that
 /// start with two spaces are kept as they are (tables, indented notes).
