@@ -108,14 +108,22 @@ pub enum LogFormat {
 
 /// The `--log-format` a command line asks for, read without clap: a line clap refuses still says
 /// how its error should be written. The last one wins, as in clap; `--` ends the flags.
+/// `listen --json` asks for JSON too.
 pub fn log_format_in(args: impl IntoIterator<Item = std::ffi::OsString>) -> Option<LogFormat> {
     let mut found = None;
+    let (mut command, mut listen) = (false, false);
     let mut args = args.into_iter().skip(1);
     while let Some(arg) = args.next() {
         let arg = arg.to_string_lossy().into_owned();
+        // The first word that is not a flag names the subcommand (`--color auto` aside).
+        if !command && !arg.starts_with('-') {
+            command = true;
+            listen = arg == "listen";
+        }
         let value = match arg.as_str() {
             "--" => break,
             "--log-format" => args.next().map(|v| v.to_string_lossy().into_owned()),
+            "--json" if listen => Some("json".to_owned()),
             _ => arg.strip_prefix("--log-format=").map(str::to_owned),
         };
         if let Some(value) = value {
@@ -166,5 +174,8 @@ mod tests {
         assert_eq!(find("mllp --log-format xml probe"), None);
         assert_eq!(find("mllp send -- --log-format json"), None);
         assert_eq!(find("mllp probe"), None);
+        assert_eq!(find("mllp listen --json --port x"), Some(LogFormat::Json));
+        assert_eq!(find("mllp send --json --port x"), None);
+        assert_eq!(find("mllp send --host listen --json"), None);
     }
 }
