@@ -57,7 +57,7 @@ pub struct SoakArgs {
     ///
     /// Comma-separated, with kinds reset, nack, delay, stall, drop: for example
     /// reset=0.01,delay=0.1:50ms,drop=0.0005:3s.
-    #[arg(long, value_name = "SPEC", value_parser = parse_chaos, help_heading = heading::LOAD)]
+    #[arg(long, value_name = "FAULTS", value_parser = parse_chaos, help_heading = heading::LOAD)]
     pub chaos: Option<ChaosSpec>,
     /// Seed for the fault dice and the run's control IDs.
     #[arg(long, value_name = "SEED", help_heading = heading::LOAD)]
