@@ -6,7 +6,7 @@ mod ids;
 mod policy;
 pub(crate) mod render;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use batch::{build_batch_ack, BuiltBatchAck};
 pub use ids::{hl7_timestamp, next_control_id};

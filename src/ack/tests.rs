@@ -4,6 +4,7 @@
 
 mod application;
 mod batch;
+pub(crate) mod fields;
 mod props;
 
 use super::*;

@@ -159,6 +159,7 @@ fn closed_cause(events: &[ServerEvent]) -> (Cause, Option<WarningCode>) {
 
 use crate::warning::WarningCode;
 
+mod model;
 mod nack;
 mod read_ahead;
 
