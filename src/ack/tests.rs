@@ -37,6 +37,8 @@ fn msh15_table_crossed_with_every_disposition() {
     let table: &[(&str, [AckCode; 3], bool)] = &[
         ("", [AA, AE, AR], false),
         ("NE", [AA, AE, AR], false),
+        // HL7 null: as if empty, no warning.
+        ("\"\"", [AA, AE, AR], false),
         ("AL", [CA, CE, CR], false),
         ("ER", [AA, CE, CR], false),
         ("SU", [CA, AE, AR], false),

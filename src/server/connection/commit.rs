@@ -3,7 +3,7 @@
 //! through (reading ahead meanwhile), and every message is then answered in arrival order.
 
 use super::{Connection, End, Shutdown};
-use crate::ack::{self, Disposition};
+use crate::ack::{self, AckCode, Disposition};
 use crate::cause::Cause;
 use crate::framing::Frame;
 use crate::hl7::{self, Scan};
@@ -81,18 +81,18 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         let each = messages.iter().zip(&decisions).zip(&scans).zip(&refusals);
         for (((message, decision), scan), refused) in each {
             let committing = refused.is_none() && decision.action == Action::Commit;
-            let (result, duplicate) = match decision.action {
-                _ if refused.is_some() => (refused_result(*refused), false),
-                Action::Commit => {
+            let (result, duplicate) = match (*refused, decision.action) {
+                (Some(disposition), _) => (refused_result(disposition), false),
+                (None, Action::Commit) => {
                     let result = results
                         .next()
                         .unwrap_or_else(|| SinkResult::failed("the sink returned no result"));
                     let duplicate = result.duplicate;
                     (result, duplicate)
                 }
-                Action::Duplicate => (SinkResult::committed(), true),
-                Action::Fail => (SinkResult::failed("refused by policy"), false),
-                Action::Reject => (SinkResult::rejected("refused by policy"), false),
+                (None, Action::Duplicate) => (SinkResult::committed(), true),
+                (None, Action::Fail) => (SinkResult::failed("refused by policy"), false),
+                (None, Action::Reject) => (SinkResult::rejected("refused by policy"), false),
             };
             if let Some(detail) = result.detail {
                 self.note(ServerEvent::SinkFailed {
@@ -158,7 +158,7 @@ fn refusal(config: &ServerConfig, message: &Inbound, scan: &Scan<'_>) -> Option<
     defect.or_else(|| match forced {
         Some(code) if !code.is_positive() && !message.is_ack => {
             Some(match code.application_level() {
-                crate::ack::AckCode::AR => Disposition::Rejected,
+                AckCode::AR => Disposition::Rejected,
                 _ => Disposition::CommitFailed,
             })
         }
@@ -167,9 +167,9 @@ fn refusal(config: &ServerConfig, message: &Inbound, scan: &Scan<'_>) -> Option<
 }
 
 /// The result of a message refused before the commit: nothing kept, and no sink detail.
-fn refused_result(disposition: Option<Disposition>) -> SinkResult {
+fn refused_result(disposition: Disposition) -> SinkResult {
     SinkResult {
-        disposition: disposition.unwrap_or(Disposition::CommitFailed),
+        disposition,
         detail: None,
         duplicate: false,
     }
