@@ -46,12 +46,32 @@ pub(crate) fn open(dir: &Path, window: &mut Window) -> std::io::Result<File> {
     }
     if lines + read_back.len() > 2 * window.capacity {
         compact(dir, &path, &entries[keep..])?;
-    } else if !read_back.is_empty() {
-        let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
-        file.write_all(&render(&read_back))?;
+        return OpenOptions::new().append(true).open(&path);
+    }
+    let mut file = OpenOptions::new().create(true).append(true).open(&path)?;
+    let mut tail = render(&read_back);
+    if !ends_cleanly(&path)? {
+        // A torn line is ended, so the next entry starts a line of its own.
+        tail.insert(0, b'\n');
+    }
+    if !tail.is_empty() {
+        file.write_all(&tail)?;
         file.sync_data()?;
     }
-    OpenOptions::new().create(true).append(true).open(&path)
+    Ok(file)
+}
+
+/// The file is empty or its last line is complete.
+fn ends_cleanly(path: &Path) -> std::io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = File::open(path)?;
+    if file.metadata()?.len() == 0 {
+        return Ok(true);
+    }
+    file.seek(SeekFrom::End(-1))?;
+    let mut last = [0u8];
+    file.read_exact(&mut last)?;
+    Ok(last[0] == b'\n')
 }
 
 /// Append `entries` and fsync: done before the ACKs of their messages go out.
@@ -136,12 +156,19 @@ fn unnamed_files(dir: &Path, named: &HashSet<&str>, window: usize) -> std::io::R
             }
         }
     }
-    names.sort_unstable();
-    let newest = names.split_off(names.len().saturating_sub(window));
-    Ok(newest
+    // Only the newest `window` matter, in any order: no need to sort a large directory.
+    let cut = names.len().saturating_sub(window);
+    if cut > 0 {
+        names.select_nth_unstable(cut);
+    }
+    let newest = names.split_off(cut);
+    let mut missing: Vec<String> = newest
         .into_iter()
         .filter(|n| !named.contains(n.as_str()))
-        .collect())
+        .collect();
+    // Arrival order, so the window forgets the oldest first.
+    missing.sort_unstable();
+    Ok(missing)
 }
 
 /// The key of the message a file holds, read as the server reads an inbound.
