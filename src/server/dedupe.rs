@@ -3,10 +3,9 @@
 //! sink wrapper that commits one copy of each key per commit group and remembers what its sink
 //! committed, and a policy wrapper that answers repeats as duplicates.
 //!
-//! Two copies of one message in flight on two connections at the same moment are both
-//! committed: a copy is only called a duplicate once the first is durably committed (or in the
-//! same commit group as the first, which it then follows), so a duplicate answer is never a false
-//! positive.
+//! A copy is only called a duplicate once the first is durably committed, so a duplicate answer
+//! is never a false positive: a copy in the same commit group follows the first's fate, and a
+//! copy on another connection while the first is being committed waits for that commit.
 
 mod journal;
 
@@ -58,6 +57,9 @@ impl Window {
 pub struct DedupeMemory {
     window: Mutex<Window>,
     journal: Option<Mutex<File>>,
+    /// Keys some commit group is committing right now, and a signal each time some are let go.
+    claims: Mutex<HashSet<DedupeKey>>,
+    released: tokio::sync::Notify,
 }
 
 impl DedupeMemory {
@@ -66,6 +68,8 @@ impl DedupeMemory {
         DedupeMemory {
             window: Mutex::new(Window::new(window)),
             journal: None,
+            claims: Mutex::default(),
+            released: tokio::sync::Notify::new(),
         }
     }
 
@@ -78,6 +82,8 @@ impl DedupeMemory {
         Ok(DedupeMemory {
             window: Mutex::new(memory),
             journal: Some(Mutex::new(file)),
+            claims: Mutex::default(),
+            released: tokio::sync::Notify::new(),
         })
     }
 
@@ -98,6 +104,29 @@ impl DedupeMemory {
             .contains(key)
     }
 
+    /// Claim `keys` for one commit group, once no other group holds any of them: a copy arriving
+    /// on another connection while the first is being committed waits for that commit, then
+    /// finds it remembered. A group holds no claim while it waits, so two groups never wait on
+    /// each other.
+    async fn claim(self: &Arc<Self>, keys: Vec<DedupeKey>) -> Claim {
+        loop {
+            let released = self.released.notified();
+            tokio::pin!(released);
+            released.as_mut().enable();
+            {
+                let mut claims = self.claims.lock().unwrap_or_else(|p| p.into_inner());
+                if !keys.iter().any(|k| claims.contains(k)) {
+                    claims.extend(keys.iter().cloned());
+                    return Claim {
+                        memory: Arc::clone(self),
+                        keys,
+                    };
+                }
+            }
+            released.await;
+        }
+    }
+
     /// Remember what was committed: journaled and fsynced first (blocking), then in memory.
     fn remember(&self, entries: Vec<journal::Entry>) -> std::io::Result<()> {
         let mut result = Ok(());
@@ -110,6 +139,27 @@ impl DedupeMemory {
             window.insert(key);
         }
         result
+    }
+}
+
+/// Keys a commit group holds; let go when it is dropped (committed and remembered, or
+/// abandoned).
+struct Claim {
+    memory: Arc<DedupeMemory>,
+    keys: Vec<DedupeKey>,
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if self.keys.is_empty() {
+            return;
+        }
+        let mut claims = self.memory.claims.lock().unwrap_or_else(|p| p.into_inner());
+        for key in &self.keys {
+            claims.remove(key);
+        }
+        drop(claims);
+        self.memory.released.notify_waiters();
     }
 }
 
@@ -174,6 +224,14 @@ impl Sink for DedupeSink {
 
     fn commit_batch<'a>(&'a self, messages: &'a [Inbound]) -> SinkFuture<'a, Vec<SinkResult>> {
         Box::pin(async move {
+            let fresh: Vec<DedupeKey> = messages
+                .iter()
+                .zip(self.plan(messages))
+                .filter(|(_, p)| matches!(p, Plan::Commit(_)))
+                .filter_map(|(m, _)| m.dedupe_key())
+                .collect();
+            let _claim = self.memory.claim(fresh).await;
+            // Planned again: a copy committed elsewhere meanwhile is now remembered.
             let plans = self.plan(messages);
             let all = plans.iter().all(|p| matches!(p, Plan::Commit(_)));
             let committed = if all {

@@ -93,6 +93,38 @@ async fn a_repeat_inside_one_commit_group_is_committed_once() {
     );
 }
 
+/// Commits slowly, recording what reached it.
+struct Slow(Recording);
+
+impl Sink for Slow {
+    fn commit<'a>(&'a self, message: &'a Inbound) -> SinkFuture<'a, SinkResult> {
+        Box::pin(async move {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            self.0.commit(message).await
+        })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_copy_on_another_connection_waits_for_the_first_commit() {
+    let memory = Arc::new(DedupeMemory::in_memory(10));
+    let inner = Arc::new(Slow(Recording::default()));
+    let sink = Arc::new(DedupeSink::new(inner.clone(), memory));
+    let first = {
+        let sink = Arc::clone(&sink);
+        tokio::spawn(async move { sink.commit(&msg("X", "1")).await })
+    };
+    tokio::task::yield_now().await;
+    let second = sink.commit_batch(&[msg("X", "1"), msg("Y", "1")]).await;
+    assert_eq!(first.await.unwrap(), SinkResult::committed());
+    assert_eq!(
+        second,
+        [SinkResult::duplicate(), SinkResult::committed()],
+        "the copy waited and found the first remembered"
+    );
+    assert_eq!(*inner.0 .0.lock().unwrap(), ["X", "Y"]);
+}
+
 #[test]
 fn the_window_forgets_the_oldest_and_the_journal_is_compacted() {
     let dir = tempfile::tempdir().unwrap();
