@@ -20,6 +20,7 @@ mod listen_metrics;
 mod listen_output;
 mod listen_store;
 mod listen_tls;
+mod listen_truth;
 mod log_json;
 mod output_details;
 mod probe;
