@@ -36,7 +36,7 @@ use crate::transport::Connector;
 use admission::Admission;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -174,12 +174,19 @@ pub struct SendHandle {
     fate: oneshot::Receiver<Fate>,
     commit: Option<oneshot::Receiver<Commit>>,
     commands: mpsc::WeakSender<Command>,
+    writes: Arc<AtomicU32>,
 }
 
 impl SendHandle {
     /// This send's id within its client (drain reports list sends by id).
     pub fn id(&self) -> u64 {
         self.id
+    }
+
+    /// How many times its frame was written so far: more than once when control-ID
+    /// correlation wrote it again on a new connection. Read it after awaiting `&mut handle`.
+    pub fn writes(&self) -> u32 {
+        self.writes.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Cancel: never delivered if not yet written, unknown fate if written.

@@ -144,6 +144,13 @@ pub fn msg(cid: &str, msh15: &str) -> Bytes {
     ))
 }
 
+/// An HL7 message with control ID `cid`, MSH-15 `msh15` and MSH-16 `msh16`.
+pub fn msg2(cid: &str, msh15: &str, msh16: &str) -> Bytes {
+    Bytes::from(format!(
+        "MSH|^~\\&|A|B|C|D|20240101120000||ADT^A01|{cid}|P|2.5|||{msh15}|{msh16}\rPID|1||{MARKER}\r"
+    ))
+}
+
 pub fn ack(code: &str, cid: &str) -> Bytes {
     Bytes::from(format!(
         "MSH|^~\\&|C|D|A|B|20240101120000||ACK^A01|R{cid}|P|2.5\rMSA|{code}|{cid}|{MARKER}\r"

@@ -22,7 +22,7 @@ const SPEC_CAUSES: &[&str] = &[
     "in-flight-orphan",
     "fifo-unsafe",
     "connection-lost",
-    "duplicate-control-id",
+    "unsolicited-ack",
     "network-error",
     "idle-timeout",
     "max-connections",
