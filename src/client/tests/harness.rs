@@ -197,6 +197,13 @@ impl Peer {
         ids
     }
 
+    /// Write an ACK; `false` when the client already closed the link.
+    pub async fn try_write_ack(&mut self, code: &str, cid: &str) -> bool {
+        let mut buf = BytesMut::new();
+        encode_frame(&ack(code, cid), &mut buf).unwrap();
+        self.stream.write_all(&buf).await.is_ok()
+    }
+
     pub async fn write_ack(&mut self, code: &str, cid: &str) {
         let mut buf = BytesMut::new();
         encode_frame(&ack(code, cid), &mut buf).unwrap();
