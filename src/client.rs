@@ -4,7 +4,8 @@
 //! A [`Client`] owns one link through an actor task: callers hand it payloads with
 //! [`Client::send`] and get a [`SendHandle`] that resolves to the send's one [`Fate`]. The actor
 //! connects through a [`Connector`], writes queued frames in coalesced batches, correlates ACKs
-//! (FIFO or by control ID), times them out, reconnects, and drains on [`Client::close`].
+//! (by control ID, or FIFO when asked), times them out, reconnects, and drains on
+//! [`Client::close`].
 
 pub mod backoff;
 pub mod events;
@@ -25,6 +26,7 @@ pub use backoff::{
     Backoff, BackoffConfig, ExponentialBackoff, GiveUpAfter, LastError, MaxRetries, RetryContext,
     RetryStrategy,
 };
+pub use correlate::asks_for_application_ack;
 pub use events::ClientEvent;
 pub use fate::{AckPayload, DrainReport, Fate, FateCause, Population, Refusal, Settled};
 pub use options::{ClientOptions, Correlation, OnBackpressure, OptionsError, Reconnect, Window};

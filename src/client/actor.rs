@@ -206,6 +206,11 @@ pub(crate) struct Actor {
     /// Callers of `close()` waiting for the drain to end.
     pub closing: Vec<oneshot::Sender<DrainReport>>,
     pub episode: Option<Episode>,
+    /// Whether the current connection wrote a frame, and whether anything came back on it: a
+    /// link that takes frames and answers nothing before it drops does not end a reconnect
+    /// episode, so a peer that closes every connection at once meets the retry limits.
+    pub wrote_on_link: bool,
+    pub heard_on_link: bool,
     pub last_success: Option<Instant>,
     /// Set while the link loop credits a read's worth of ACKs, to the read's wall-clock time
     /// (taken once for all its ACKs). Meanwhile room is given back at once but waiters are
@@ -213,7 +218,8 @@ pub(crate) struct Actor {
     pub read_wall: Option<SystemTime>,
 }
 
-/// One reconnect episode: from the first failure to the next successful connect.
+/// One reconnect episode: from the first failure to the next connection that proved useful
+/// (something came back on it, or it had nothing to carry).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Episode {
     pub started: Instant,
@@ -250,6 +256,8 @@ impl Actor {
             report: None,
             closing: Vec::new(),
             episode: None,
+            wrote_on_link: false,
+            heard_on_link: false,
             last_success: None,
             read_wall: None,
         }

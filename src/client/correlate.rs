@@ -28,6 +28,16 @@ pub(crate) enum AppAck {
     OnSuccess,
 }
 
+/// Whether a message's MSH-16 asks for an application ACK after the accept ACK (`AL`, `ER`,
+/// `SU`, or a value outside HL7 Table 0155): such a message may get two replies, which only
+/// control-ID correlation can pair with it.
+pub fn asks_for_application_ack(payload: &[u8]) -> bool {
+    let msh16 = hl7::scan(payload)
+        .msh
+        .and_then(|m| m.application_ack_type());
+    AppAck::of(msh16) != AppAck::Never
+}
+
 impl AppAck {
     pub fn of(msh16: Option<&[u8]>) -> AppAck {
         match msh16.unwrap_or_default() {

@@ -110,6 +110,8 @@ impl Actor {
     pub(crate) async fn run_link(&mut self, conn: Connection) -> End {
         self.link += 1;
         self.given_up_here.clear();
+        self.wrote_on_link = false;
+        self.heard_on_link = false;
         let (read_half, write_half) = tokio::io::split(conn.stream);
         let mut reader = AckReader::new(read_half, self.options.max_ack_frame);
         let mut writer = Some(write_half);
@@ -125,6 +127,7 @@ impl Actor {
                 if let Some(w) = writer.take() {
                     match self.take_batch(&mut batch) {
                         Some(buf) => {
+                            self.wrote_on_link = true;
                             self.write_progress.store(0, Ordering::Relaxed);
                             let progress = self.write_progress.clone();
                             write_fut = Some(Box::pin(write_batch(w, buf, progress)));
@@ -211,6 +214,7 @@ impl Actor {
     ) -> Option<End> {
         match item {
             Ok(Some(Decoded::Frame(frame))) => {
+                self.heard_on_link = true;
                 for w in &frame.warnings {
                     self.warn(w.code, w.byte_offset);
                 }

@@ -27,14 +27,18 @@ Examples:
   mllp send *.hl7 --host engine --failed-out retry/    keep every message not accepted
   mllp send retry --recursive --host engine            ... and send only those again
 
-Resend policy (what each mode risks):
-  --correlate fifo (default): after a reconnect, messages never written are resent (no risk).
-     Messages written but not acknowledged (in-flight-orphan, ack-timeout) are reported as
-     unknown-fate and NOT resent: the risk is a message of unknown fate, which you must check.
-     --at-least-once resends them too: the risk becomes a duplicate at the receiver.
-  --correlate control-id: every pending message is written again on the new connection;
-     the risk is a duplicate at the receiver (most engines, and `listen --dedupe`,
-     de-duplicate on MSH-10).
+Correlation and resend policy (what each mode risks):
+  --correlate control-id (default): an ACK counts only when its MSA-2 names the message's
+     MSH-10 and it came after the message was written. Messages sharing an MSH-10 go one at a
+     time, in order. Every pending message is written again on a new connection; the risk is a
+     duplicate at the receiver (most engines, and `listen --dedupe`, de-duplicate on MSH-10).
+  --correlate fifo: for peers whose MSA-2 cannot be trusted; each reply answers the oldest
+     message. Input whose MSH-16 asks for an application ACK (AL, ER, SU) is refused, and a
+     reply with nothing awaiting one ends the run (unsolicited-ack). After a reconnect,
+     messages never written are resent (no risk); written but unacknowledged ones are
+     unknown-fate and NOT resent, unless --at-least-once (risk: a duplicate).
+After a CA, MSH-16 decides: absent, empty or NE make the CA final (accepted); AL and SU wait
+--app-ack-timeout for the application ACK (none: committed-only); ER counts silence as success.
 Every message still ends in exactly one reported outcome: a resent message's is its last try's.
 
 Exit codes (when several apply: 5, then 4, then 3, then 1):
@@ -48,7 +52,7 @@ Exit codes (when several apply: 5, then 4, then 3, then 1):
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CorrelateArg {
-    /// Each ACK answers the oldest unanswered message.
+    /// Each reply answers the oldest unanswered message (for peers whose MSA-2 cannot be trusted).
     Fifo,
     /// MSA-2 names the message's MSH-10; ACKs may come in any order; enhanced mode.
     ControlId,
@@ -99,7 +103,7 @@ pub struct SendArgs {
     pub link: LinkArgs,
 
     /// How ACKs are matched to messages (see the resend policy below).
-    #[arg(long, value_enum, default_value_t = CorrelateArg::Fifo, help_heading = "Flow")]
+    #[arg(long, value_enum, default_value_t = CorrelateArg::ControlId, help_heading = "Flow")]
     pub correlate: CorrelateArg,
     /// Messages written and not yet acknowledged, at most.
     #[arg(long, value_name = "N", default_value_t = 64, help_heading = "Flow")]
@@ -168,6 +172,25 @@ fn parse_rate(text: &str) -> Result<f64, String> {
     }
 }
 
+/// FIFO pairs replies with messages in order; a message whose MSH-16 asks for an application
+/// ACK gets two replies, and the second would be credited to the next message.
+fn refuse_two_phase(set: &mut InputSet) -> Option<Exit> {
+    let message = set
+        .messages()
+        .filter_map(Result::ok)
+        .find(|m| mllp::client::asks_for_application_ack(&m.payload))?;
+    let error = format!(
+        "{}#{}: its MSH-16 asks for an application ACK, so it may get two replies, which \
+         --correlate fifo cannot pair with it; use --correlate control-id",
+        message.source, message.index
+    );
+    Some(
+        Fatal::new(Exit::Usage, error)
+            .then("nothing was sent")
+            .report(),
+    )
+}
+
 /// What the engine needs to know beyond the client.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -198,7 +221,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         max_input: args.max_input,
         stream: args.stream,
     };
-    let set = match InputSet::prepare(sources, options) {
+    let mut set = match InputSet::prepare(sources, options) {
         Ok(set) => set,
         Err(err) => return input_error(&err),
     };
@@ -206,6 +229,12 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         Ok(summary) => summary,
         Err(err) => return input_error(&err),
     };
+    // A streamed stdin can be read only once: its messages are refused one by one instead.
+    if args.correlate == CorrelateArg::Fifo && !args.stream {
+        if let Some(exit) = refuse_two_phase(&mut set) {
+            return Ok(exit);
+        }
+    }
     let failed = match &args.failed_out {
         Some(dir) => match failed::FailedOut::create(dir) {
             Ok(f) => Some(f),
