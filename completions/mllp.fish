@@ -59,7 +59,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -l backoff-initial -d 'F
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l backoff-max -d 'Largest reconnect delay' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l backoff-multiplier -d 'Factor between consecutive reconnect delays' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l backoff-jitter -d 'Random spread of each delay, as a fraction (0.2 = +/-20 %)' -r
-complete -c mllp -n "__fish_mllp_using_subcommand send" -l correlate -d 'How ACKs are matched to messages (see the resend policy below)' -r -f -a "fifo\t'Each ACK answers the oldest unanswered message'
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l correlate -d 'How ACKs are matched to messages (see the resend policy below)' -r -f -a "fifo\t'Each reply answers the oldest unanswered message (for peers whose MSA-2 cannot be trusted)'
 control-id\t'MSA-2 names the message\'s MSH-10; ACKs may come in any order; enhanced mode'"
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l window -d 'Messages written and not yet acknowledged, at most' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l window-bytes -d 'Payload bytes written and not yet acknowledged, at most (K, M, G suffixes)' -r
