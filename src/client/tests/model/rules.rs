@@ -36,6 +36,18 @@ pub enum Outcome {
     NeverDelivered,
 }
 
+/// One mode's rules, as the driver plays a script against them.
+pub trait Rules {
+    /// Each submitted message's outcome (`None`: still open) and how often it was written.
+    fn outcomes(&self) -> Vec<(Option<Outcome>, u32)>;
+    fn submit(&mut self, cid: &str, msh16: &str);
+    fn reply(&mut self, cid: &str, code: &str);
+    fn close(&mut self);
+    /// The peer dropped the connection; reconnecting is immediate.
+    fn link_failed(&mut self);
+    fn advance(&mut self, ms: u64);
+}
+
 pub struct Timeouts {
     pub ack: u64,
     pub app_ack: u64,
@@ -56,7 +68,7 @@ struct Message {
 
 pub struct Model {
     t: Timeouts,
-    pub now: u64,
+    now: u64,
     messages: Vec<Message>,
     /// Unwritten on this connection, in submission order.
     queue: Vec<usize>,
@@ -64,7 +76,7 @@ pub struct Model {
     given_up_here: Vec<String>,
     /// The drain deadline, once closing began.
     draining: Option<u64>,
-    pub closed: bool,
+    closed: bool,
 }
 
 impl Model {
@@ -79,13 +91,6 @@ impl Model {
             draining: None,
             closed: false,
         }
-    }
-
-    pub fn outcomes(&self) -> Vec<(Option<Outcome>, u32)> {
-        self.messages
-            .iter()
-            .map(|m| (m.outcome, m.writes))
-            .collect()
     }
 
     fn unsettled(&self) -> impl Iterator<Item = usize> + '_ {
@@ -318,5 +323,29 @@ impl Model {
             self.give_up(i);
         }
         self.after_change();
+    }
+}
+
+impl Rules for Model {
+    fn outcomes(&self) -> Vec<(Option<Outcome>, u32)> {
+        self.messages
+            .iter()
+            .map(|m| (m.outcome, m.writes))
+            .collect()
+    }
+    fn submit(&mut self, cid: &str, msh16: &str) {
+        Model::submit(self, cid, msh16)
+    }
+    fn reply(&mut self, cid: &str, code: &str) {
+        Model::reply(self, cid, code)
+    }
+    fn close(&mut self) {
+        Model::close(self)
+    }
+    fn link_failed(&mut self) {
+        Model::link_failed(self)
+    }
+    fn advance(&mut self, ms: u64) {
+        Model::advance(self, ms)
     }
 }
