@@ -315,57 +315,6 @@ impl Actor {
         }
     }
 
-    /// A send with control ID `cid` settled: when it held the ID, the next send waiting for
-    /// the ID (the earliest queued) holds it now.
-    fn release_control_id(&mut self, cid: &Bytes, id: u64) {
-        if self.by_control.get(cid) != Some(&id) {
-            // A waiting send that settled before its turn.
-            if let Some(n) = self.shared_ids.get_mut(cid) {
-                *n -= 1;
-                if *n == 0 {
-                    self.shared_ids.remove(cid);
-                }
-            }
-            return;
-        }
-        self.by_control.remove(cid);
-        let Some(n) = self.shared_ids.get_mut(cid) else {
-            return;
-        };
-        *n -= 1;
-        if *n == 0 {
-            self.shared_ids.remove(cid);
-        }
-        let next = self.queue.iter().copied().find(|q| {
-            self.sends
-                .get(q)
-                .is_some_and(|p| p.control_id.as_ref() == Some(cid))
-        });
-        if let Some(next) = next {
-            self.by_control.insert(cid.clone(), next);
-        }
-    }
-
-    /// Whether the send may be written on this connection now: under control-ID correlation,
-    /// it must hold its control ID, and the ID must not have been given up on here.
-    pub fn may_write(&self, p: &Pending) -> bool {
-        match (&self.options.correlation, &p.control_id) {
-            (Correlation::ControlId, Some(cid)) => {
-                self.by_control.get(cid) == Some(&p.id) && !self.given_up_here.contains_key(cid)
-            }
-            _ => true,
-        }
-    }
-
-    /// A written send is settled without its final answer: a late reply to it must not credit
-    /// another send with the same ID on this connection.
-    pub fn give_up(&mut self, cid: Option<Bytes>) {
-        if let Some(cid) = cid {
-            self.late.insert(cid.clone());
-            self.given_up_here.insert(cid, ());
-        }
-    }
-
     /// Take in a new send, or settle it at once when it cannot be taken.
     pub fn accept(&mut self, p: Pending) {
         let id = p.id;
