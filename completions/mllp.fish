@@ -49,10 +49,10 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -l key -d 'Client privat
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l server-name -d 'Name to send as SNI and to verify the certificate against (default: the host)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l connect-timeout -d 'Bound on TCP connect plus TLS handshake' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l ack-timeout -d 'How long to wait for an ACK, from the moment the frame is flushed' -r
-complete -c mllp -n "__fish_mllp_using_subcommand send" -l app-ack-timeout -d 'How long to wait for the application ACK after a CA (enhanced mode)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l app-ack-timeout -d 'How long to wait for the application ACK after a CA, when MSH-16 asks for one (AL, ER, SU)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l keepalive -d 'TCP keepalive interval (off by default)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l dead-peer-timeout -d 'Drop and reconnect a link that receives nothing for this long (off by default)' -r
-complete -c mllp -n "__fish_mllp_using_subcommand send" -l drain-timeout -d 'How long closing waits for the ACKs of messages already written' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l drain-timeout -d 'How long closing waits for the ACKs of messages already written, application ACKs included' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-retries -d 'Stop after this many failed reconnect attempts in a row' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l give-up-after -d 'Stop reconnecting after this long without a working connection' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l backoff-initial -d 'First reconnect delay' -r
@@ -196,10 +196,10 @@ complete -c mllp -n "__fish_mllp_using_subcommand soak" -l key -d 'Client privat
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l server-name -d 'Name to send as SNI and to verify the certificate against (default: the host)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l connect-timeout -d 'Bound on TCP connect plus TLS handshake' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l ack-timeout -d 'How long to wait for an ACK, from the moment the frame is flushed' -r
-complete -c mllp -n "__fish_mllp_using_subcommand soak" -l app-ack-timeout -d 'How long to wait for the application ACK after a CA (enhanced mode)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand soak" -l app-ack-timeout -d 'How long to wait for the application ACK after a CA, when MSH-16 asks for one (AL, ER, SU)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l keepalive -d 'TCP keepalive interval (off by default)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l dead-peer-timeout -d 'Drop and reconnect a link that receives nothing for this long (off by default)' -r
-complete -c mllp -n "__fish_mllp_using_subcommand soak" -l drain-timeout -d 'How long closing waits for the ACKs of messages already written' -r
+complete -c mllp -n "__fish_mllp_using_subcommand soak" -l drain-timeout -d 'How long closing waits for the ACKs of messages already written, application ACKs included' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l max-retries -d 'Stop after this many failed reconnect attempts in a row' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l give-up-after -d 'Stop reconnecting after this long without a working connection' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l backoff-initial -d 'First reconnect delay' -r

@@ -66,7 +66,7 @@ pub struct LinkArgs {
     /// How long to wait for an ACK, from the moment the frame is flushed.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
     pub ack_timeout: Duration,
-    /// How long to wait for the application ACK after a CA (enhanced mode).
+    /// How long to wait for the application ACK after a CA, when MSH-16 asks for one (AL, ER, SU).
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
     pub app_ack_timeout: Duration,
     /// TCP keepalive interval (off by default).
@@ -75,7 +75,7 @@ pub struct LinkArgs {
     /// Drop and reconnect a link that receives nothing for this long (off by default).
     #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
     pub dead_peer_timeout: Option<Duration>,
-    /// How long closing waits for the ACKs of messages already written.
+    /// How long closing waits for the ACKs of messages already written, application ACKs included.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
     pub drain_timeout: Duration,
     /// Do not reconnect after a transient failure.
