@@ -20,6 +20,8 @@ pub const MARKER: &str = "PAYLOADMARKER";
 
 pub enum Plan {
     Accept,
+    /// Accept over a link that buffers at most this many bytes each way.
+    AcceptSmall(usize),
     Fail(Cause),
 }
 
@@ -43,8 +45,12 @@ impl Connector for TestConnector {
                     phase: Phase::Connect,
                     detail: "scripted".into(),
                 }),
-                Plan::Accept => {
-                    let (ours, theirs) = tokio::io::duplex(1 << 20);
+                Plan::Accept | Plan::AcceptSmall(_) => {
+                    let size = match plan {
+                        Plan::AcceptSmall(size) => size,
+                        _ => 1 << 20,
+                    };
+                    let (ours, theirs) = tokio::io::duplex(size);
                     let _ = self.peers.send(Peer::new(theirs));
                     Ok(Connection {
                         stream: Box::new(ours),

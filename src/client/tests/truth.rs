@@ -83,6 +83,22 @@ async fn a_reply_naming_a_message_not_yet_written_credits_nothing() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_reply_to_a_frame_still_being_written_credits_nothing() {
+    // The link takes 16 bytes at a time: the frame is still being written when the reply
+    // naming it arrives, so the peer cannot have read it.
+    let mut rig = rig(vec![Plan::AcceptSmall(16)], options());
+    let mut peer = rig.peer().await;
+    let h = rig.client.send(msg("1", "")).await;
+    tokio::task::yield_now().await;
+    peer.write_ack("AA", "1").await;
+    tokio::task::yield_now().await;
+    peer.read().await.expect("the frame");
+    let fate = h.await;
+    assert_eq!(fate.population(), UnknownFate, "{fate}");
+    assert_eq!(warnings(&rig.drain_events()), ["MLLP_ACK_BEFORE_WRITE"]);
+}
+
+#[tokio::test(start_paused = true)]
 async fn after_a_timeout_the_same_id_waits_for_a_new_connection() {
     let mut rig = rig(vec![], reconnecting(options()));
     let mut first = rig.peer().await;
