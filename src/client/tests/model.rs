@@ -301,6 +301,12 @@ proptest! {
         run(&script, Correlation::ControlId)?;
     }
 
+}
+
+proptest! {
+    // FIFO's rules are fewer: half the cases cover them as well.
+    #![proptest_config(ProptestConfig::with_cases(1024))]
+
     #[test]
     fn in_fifo_order_the_client_and_the_model_agree_on_every_fate(script in script()) {
         run(&script, Correlation::Fifo)?;
