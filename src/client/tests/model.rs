@@ -1,13 +1,12 @@
-//! The real client against the reference model of `model/rules.rs`: generated peer scripts
-//! (ACK codes with repeats and junk, right and wrong MSA-2, early replies, silence, drops; every
-//! MSH-15/16 pairing) drive both over in-memory links on the paused clock.
+//! The real client against reference models of its correlation rules (`model/rules.rs` by
+//! control ID, `model/fifo.rs` in FIFO order): generated peer scripts (ACK codes with repeats
+//! and junk, right and wrong MSA-2, early replies, silence, drops; every MSH-15/16 pairing;
+//! pipelined or one at a time) drive both over in-memory links on the paused clock.
 //!
 //! Timeouts carry a few extra milliseconds (3, 7, 11) while script steps move whole seconds,
 //! so no deadline ever falls on the instant of a scripted reply: both sides see one order.
 
-#[path = "model/fifo.rs"]
 mod fifo;
-#[path = "model/rules.rs"]
 mod rules;
 
 use super::harness::{rig, Peer, Rig};
