@@ -48,7 +48,7 @@ pub enum Cause {
     InFlightOrphan,
     FifoUnsafe,
     ConnectionLost,
-    DuplicateControlId,
+    UnsolicitedAck,
     NetworkError,
     IdleTimeout,
     MaxConnections,
@@ -76,7 +76,7 @@ impl Cause {
         Cause::InFlightOrphan,
         Cause::FifoUnsafe,
         Cause::ConnectionLost,
-        Cause::DuplicateControlId,
+        Cause::UnsolicitedAck,
         Cause::NetworkError,
         Cause::IdleTimeout,
         Cause::MaxConnections,
@@ -104,7 +104,7 @@ impl Cause {
             Cause::InFlightOrphan => "in-flight-orphan",
             Cause::FifoUnsafe => "fifo-unsafe",
             Cause::ConnectionLost => "connection-lost",
-            Cause::DuplicateControlId => "duplicate-control-id",
+            Cause::UnsolicitedAck => "unsolicited-ack",
             Cause::NetworkError => "network-error",
             Cause::IdleTimeout => "idle-timeout",
             Cause::MaxConnections => "max-connections",
@@ -122,6 +122,7 @@ impl Cause {
             Cause::TlsVerify
             | Cause::TlsHandshake
             | Cause::FramingFatal
+            | Cause::UnsolicitedAck
             | Cause::DnsNotFound
             | Cause::PermissionDenied => Class::Permanent,
             _ => Class::Transient,
@@ -151,7 +152,7 @@ impl Cause {
             Cause::InFlightOrphan => "written before the link dropped, no ACK: it may have been committed",
             Cause::FifoUnsafe => "never written: safe to send again",
             Cause::ConnectionLost => "committed by the peer, its application ACK never came",
-            Cause::DuplicateControlId => "a message with the same MSH-10 was already in flight: give each message a unique control ID",
+            Cause::UnsolicitedAck => "the peer answered a message it had not been sent, so replies cannot be paired in order: use --correlate control-id",
             Cause::NetworkError => "a network error: try again later",
             Cause::IdleTimeout => "the connection was idle too long",
             Cause::MaxConnections => "the receiver had too many connections",
@@ -222,7 +223,8 @@ mod tests {
                 "permission-denied",
                 "tls-verify",
                 "tls-handshake",
-                "framing-fatal"
+                "framing-fatal",
+                "unsolicited-ack"
             ]
         );
     }

@@ -75,7 +75,6 @@ impl Actor {
                         self.emit(ClientEvent::SecurityWarning(*code));
                     }
                     self.transition(State::Connected, Reason::Connected);
-                    self.episode = None;
                     self.last_success = Some(Instant::now());
                     self.shared.counters().last_connected = Some(SystemTime::now());
                     return Some(conn);
@@ -167,6 +166,9 @@ impl Actor {
     async fn after_link(&mut self, end: End) -> bool {
         match end {
             End::Failed(cause) => {
+                if self.heard_on_link || !self.wrote_on_link {
+                    self.episode = None;
+                }
                 self.emit(ClientEvent::Error {
                     cause,
                     class: cause.class(),

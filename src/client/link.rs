@@ -13,6 +13,8 @@ use bytes::{BufMut, BytesMut};
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, WriteHalf};
 use tokio::time::Instant;
@@ -73,9 +75,23 @@ impl AckReader {
     }
 }
 
-async fn write_batch(mut writer: Writer, buf: BytesMut) -> (Writer, io::Result<()>, usize) {
+/// Write and flush one buffer, publishing how much of it the stream has taken so far: a reply
+/// to a frame is credited only once the whole frame was written.
+async fn write_batch(
+    mut writer: Writer,
+    buf: BytesMut,
+    progress: Arc<AtomicUsize>,
+) -> (Writer, io::Result<()>, usize) {
     let result = async {
-        writer.write_all(&buf).await?;
+        let mut done = 0;
+        while done < buf.len() {
+            let n = writer.write(&buf[done..]).await?;
+            if n == 0 {
+                return Err(io::ErrorKind::WriteZero.into());
+            }
+            done += n;
+            progress.store(done, Ordering::Relaxed);
+        }
         writer.flush().await
     }
     .await;
@@ -92,6 +108,10 @@ async fn writing(fut: &mut Option<WriteFuture>) -> (Writer, io::Result<()>, usiz
 
 impl Actor {
     pub(crate) async fn run_link(&mut self, conn: Connection) -> End {
+        self.link += 1;
+        self.given_up_here.clear();
+        self.wrote_on_link = false;
+        self.heard_on_link = false;
         let (read_half, write_half) = tokio::io::split(conn.stream);
         let mut reader = AckReader::new(read_half, self.options.max_ack_frame);
         let mut writer = Some(write_half);
@@ -106,9 +126,19 @@ impl Actor {
             if write_fut.is_none() && self.state == State::Connected {
                 if let Some(w) = writer.take() {
                     match self.take_batch(&mut batch) {
-                        Some(buf) => write_fut = Some(Box::pin(write_batch(w, buf))),
+                        Some(buf) => {
+                            self.wrote_on_link = true;
+                            self.write_progress.store(0, Ordering::Relaxed);
+                            let progress = self.write_progress.clone();
+                            write_fut = Some(Box::pin(write_batch(w, buf, progress)));
+                        }
                         None => writer = Some(w),
                     }
+                }
+                // The next send's ID was given up on here and nothing else is outstanding: only
+                // a new connection lets it go.
+                if write_fut.is_none() && self.waits_for_new_link() {
+                    return End::Failed(Cause::AckTimeout);
                 }
             }
             if self.state == State::Draining && write_fut.is_none() && self.sends.is_empty() {
@@ -184,10 +214,11 @@ impl Actor {
     ) -> Option<End> {
         match item {
             Ok(Some(Decoded::Frame(frame))) => {
+                self.heard_on_link = true;
                 for w in &frame.warnings {
                     self.warn(w.code, w.byte_offset);
                 }
-                self.on_ack(frame.payload, frame.offset, now);
+                return self.on_ack(frame.payload, frame.offset, now);
             }
             Ok(Some(Decoded::LateWarning { warning, .. })) => {
                 self.warn(warning.code, warning.byte_offset);
@@ -249,18 +280,41 @@ impl Actor {
         self.flight.is_empty() && self.sends.len() == self.queue.len()
     }
 
-    /// Coalesce queued frames into one buffer: one write for everything that may go now.
+    /// Whether the queue's head may only be written on a new connection (its control ID was
+    /// given up on here) and nothing written here is still outstanding.
+    fn waits_for_new_link(&self) -> bool {
+        let Some(head) = self.queue.front().and_then(|id| self.sends.get(id)) else {
+            return false;
+        };
+        self.sends.len() == self.queue.len()
+            && head
+                .control_id
+                .as_ref()
+                .is_some_and(|cid| self.given_up_here.contains_key(cid))
+    }
+
+    /// Coalesce queued frames into one buffer: one write for everything that may go now. Sends
+    /// go in order: one that may not be written yet holds back those behind it.
     fn take_batch(&mut self, batch: &mut Vec<u64>) -> Option<BytesMut> {
         if self.queue.is_empty() {
             return None;
         }
-        let take = if self.options.pipeline {
+        let limit = if self.options.pipeline {
             self.queue.len()
         } else if self.nothing_in_flight() {
             1
         } else {
             return None;
         };
+        let take = self
+            .queue
+            .iter()
+            .take(limit)
+            .take_while(|id| self.sends.get(id).map_or(true, |p| self.may_write(p)))
+            .count();
+        if take == 0 {
+            return None;
+        }
         let now = Instant::now();
         let bytes: usize = self
             .queue
@@ -286,7 +340,10 @@ impl Actor {
                 started: now,
                 flushed: None,
                 bytes: p.payload.len() + 3,
+                link: self.link,
+                end: buf.len(),
             });
+            p.writes.fetch_add(1, Ordering::Relaxed);
             self.flight.push_back(Slot { id, deadline: None });
             batch[kept] = id;
             kept += 1;

@@ -40,6 +40,8 @@ pub struct Stats {
     pub queue_bytes: usize,
     /// Written, not yet settled.
     pub in_flight: usize,
+    /// Of those, committed (`CA`) and waiting for their application ACK.
+    pub awaiting_app_ack: usize,
     /// Frames written (a resend counts again).
     pub sent: u64,
     pub acked_by_code: BTreeMap<String, u64>,
@@ -62,6 +64,7 @@ pub(crate) struct Counters {
     pub queue_depth: usize,
     pub queue_bytes: usize,
     pub in_flight: usize,
+    pub awaiting_app_ack: usize,
     pub sent: u64,
     /// By [`AckCode`], in declaration order: an array, not a map, as it is counted per ACK.
     pub acked_by_code: [u64; ACK_CODES.len()],
@@ -85,6 +88,7 @@ impl Default for Counters {
             queue_depth: 0,
             queue_bytes: 0,
             in_flight: 0,
+            awaiting_app_ack: 0,
             sent: 0,
             acked_by_code: [0; ACK_CODES.len()],
             timed_out: 0,
@@ -147,6 +151,7 @@ impl Counters {
             queue_depth: self.queue_depth,
             queue_bytes: self.queue_bytes,
             in_flight: self.in_flight,
+            awaiting_app_ack: self.awaiting_app_ack,
             sent: self.sent,
             acked_by_code: ACK_CODES
                 .iter()

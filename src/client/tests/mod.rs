@@ -6,4 +6,6 @@ mod flow;
 mod harness;
 mod link;
 mod many;
+mod model;
 mod pipeline_off;
+mod truth;
