@@ -29,6 +29,8 @@ pub(crate) struct AckReader {
     eof: bool,
     /// Bytes read since the stats last took them.
     pub fresh_bytes: u64,
+    /// Nothing has come from the peer on this connection yet.
+    nothing_received: bool,
 }
 
 impl AckReader {
@@ -39,6 +41,7 @@ impl AckReader {
             codec: MllpCodec::new(Tolerance::ACK_READER, max_frame),
             eof: false,
             fresh_bytes: 0,
+            nothing_received: true,
         }
     }
 
@@ -56,6 +59,7 @@ impl AckReader {
             if n == 0 {
                 self.eof = true;
             }
+            self.nothing_received &= n == 0;
             self.fresh_bytes += n as u64;
         }
     }
@@ -70,6 +74,29 @@ impl AckReader {
             .decode(&mut self.buf)
             .transpose()
             .map(|r| r.map(Some))
+    }
+}
+
+/// How long a failed write on a TLS link that has received nothing looks at the read side for
+/// the reason. A server that refuses our client certificate sends its alert and resets: the
+/// write meets the reset, the alert waits unread. Reads after a reset return at once, so this
+/// bound is only a safety net.
+const ALERT_WAIT: Duration = Duration::from_millis(500);
+
+/// The cause of a failed read or write on the link: a TLS error before the peer's first byte
+/// through the TLS table (a refused client certificate above all), anything else as before.
+async fn link_cause(err: &io::Error, reader: &mut AckReader, tls: bool) -> Cause {
+    let cause = crate::tls::session_cause(err, reader.nothing_received);
+    if !tls || !reader.nothing_received || crate::tls::rustls_error(err).is_some() {
+        return cause;
+    }
+    match tokio::time::timeout(ALERT_WAIT, reader.next()).await {
+        Ok(Err(FramingError::Io(read)))
+            if crate::tls::refuses_client_certificate(&read) && reader.nothing_received =>
+        {
+            crate::tls::session_cause(&read, true)
+        }
+        _ => cause,
     }
 }
 
@@ -92,6 +119,7 @@ async fn writing(fut: &mut Option<WriteFuture>) -> (Writer, io::Result<()>, usiz
 
 impl Actor {
     pub(crate) async fn run_link(&mut self, conn: Connection) -> End {
+        let tls = conn.tls.is_some();
         let (read_half, write_half) = tokio::io::split(conn.stream);
         let mut reader = AckReader::new(read_half, self.options.max_ack_frame);
         let mut writer = Some(write_half);
@@ -127,11 +155,17 @@ impl Actor {
                     write_fut = None;
                     writer = Some(w);
                     if let Err(e) = result {
-                        return End::Failed(classify_io(&e));
+                        return End::Failed(link_cause(&e, &mut reader, tls).await);
                     }
                     self.on_flushed(&mut batch, n);
                 }
                 item = reader.next() => {
+                    let item = match item {
+                        Err(FramingError::Io(e)) => {
+                            return End::Failed(link_cause(&e, &mut reader, tls).await)
+                        }
+                        item => item,
+                    };
                     let now = Instant::now();
                     last_inbound = now;
                     // Every ACK already read is credited in this pass: one clock reading, one

@@ -1,7 +1,7 @@
 //! After connecting: the banner wait (a receiver should stay silent until spoken to) and the
 //! one message with its ACK. Every read is bounded in time and size.
 
-use super::handshake::{client_certificate_alert, client_certificate_verdict};
+use super::handshake::session_verdict;
 use super::report::{ClientCertificate, Detail, PhaseName, Verdict};
 use super::run::{failure, healthy, Run};
 use super::sniff::{recognise, PeerKind};
@@ -19,16 +19,11 @@ use tokio_util::codec::Decoder;
 /// Largest ACK frame read.
 const MAX_ACK: usize = 1024 * 1024;
 
-/// A read failed: a TLS alert about our client certificate, or a classified I/O error.
+/// A read or write failed: a TLS error (our client certificate refused, above all) through the
+/// TLS table, or a classified I/O error.
 fn read_failure(err: &io::Error, run: &mut Run, during: &str) -> Verdict {
-    let presented = run.presented_client_certificate();
-    if let Some(state) = client_certificate_alert(err, presented) {
-        let detail = format!(
-            "{during}: {}",
-            crate::transport::classify_handshake_io(err).1
-        );
-        run.client_certificate(state, Some(&detail));
-        return client_certificate_verdict(state, &detail);
+    if let Some(verdict) = session_verdict(err, run, during) {
+        return verdict;
     }
     let cause = classify(err);
     failure(cause, format!("{during}: {err}"), cause.hint())

@@ -23,3 +23,4 @@ mod send;
 mod send_cli;
 mod send_output;
 mod soak;
+mod tls_matrix;
