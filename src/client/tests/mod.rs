@@ -7,3 +7,4 @@ mod harness;
 mod link;
 mod many;
 mod pipeline_off;
+mod tls_refusal;
