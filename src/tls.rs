@@ -188,6 +188,16 @@ impl ClientTlsOptions {
         Ok(Arc::new(verify::PinningVerifier::new(pinned, webpki)))
     }
 
+    /// The certificates trusted as themselves: the CA file's, unless verification is off.
+    pub(crate) fn pinned_certificates(
+        &self,
+    ) -> Result<Vec<CertificateDer<'static>>, TlsConfigError> {
+        match &self.ca_file {
+            Some(ca_file) if !self.insecure => pem::load_certs(ca_file),
+            _ => Ok(Vec::new()),
+        }
+    }
+
     /// Native roots (honouring `SSL_CERT_FILE`/`SSL_CERT_DIR`; unreadable ones are skipped, the
     /// rest kept) plus the CA file, whose every certificate must parse; and the CA file's
     /// certificates themselves, for pinning.

@@ -73,8 +73,9 @@ pub(crate) async fn banner(
             let detail = format!("{during}: the peer closed the connection at once");
             run.fail(PhaseName::Banner, started, None, &detail);
             let hint = if tls {
-                "the peer closed right after the handshake: it may refuse this client (address \
-                 or certificate), be at its connection limit, or be shutting down"
+                "the peer closed right after the handshake: if it requires a client certificate, \
+                 pass --cert and --key; otherwise its logs say whether it refuses this address, \
+                 is at its connection limit, or is shutting down"
             } else {
                 "the peer accepted and closed at once: it may refuse this address, be at its \
                  connection limit, be shutting down, or expect TLS (try --tls)"

@@ -70,6 +70,7 @@ pub(crate) async fn tls_phase(
         cipher_suite: None,
         verified: false,
         name_matched: seen.as_ref().map(|s| s.name_matched),
+        pinned: seen.as_ref().is_some_and(|s| s.pinned),
         server_name: tls.server_name_text(),
         peer_certificate: certificate.clone(),
         client_certificate: if tls.client_cert {

@@ -16,17 +16,20 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 /// How many of the peer's first bytes are kept for recognition.
 const KEEP_FIRST: usize = 16;
 
-/// The peer certificate the verifier was shown, and whether it names the server name.
+/// The peer certificate the verifier was shown, whether it names the server name, and whether
+/// the CA file holds it itself (then it is trusted as itself, names aside).
 #[derive(Debug, Clone)]
 pub(crate) struct Seen {
     pub cert: CertificateDer<'static>,
     pub name_matched: bool,
+    pub pinned: bool,
 }
 
 /// Delegates every decision to `inner`, remembering the end-entity certificate first.
 #[derive(Debug)]
 struct Capturing {
     inner: Arc<dyn ServerCertVerifier>,
+    pinned: Vec<CertificateDer<'static>>,
     seen: Mutex<Option<Seen>>,
 }
 
@@ -46,6 +49,10 @@ impl ServerCertVerifier for Capturing {
             *seen = Some(Seen {
                 cert: end_entity.clone().into_owned(),
                 name_matched,
+                pinned: self
+                    .pinned
+                    .iter()
+                    .any(|p| p.as_ref() == end_entity.as_ref()),
             });
         }
         self.inner
@@ -92,6 +99,7 @@ impl ProbeTls {
         let built = options.build(host)?;
         let capture = Arc::new(Capturing {
             inner: options.server_verifier()?,
+            pinned: options.pinned_certificates()?,
             seen: Mutex::new(None),
         });
         let mut config = (*built.config).clone();

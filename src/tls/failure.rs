@@ -119,7 +119,7 @@ pub fn describe(err: &E, side: Side, seen: Seen<'_>) -> TlsFailure {
         (Kind::NoCertificate, Client) => TlsFailure::new(
             handshake,
             "the peer presented no certificate",
-            "the peer must be given a certificate (or, to connect anyway, --insecure)",
+            "the peer must be configured with a certificate",
         ),
         (Kind::NoCertificate, Server) => TlsFailure::new(
             handshake,

@@ -96,18 +96,27 @@ async fn send_is_refused(case: &Case<'_>, dir: &Path) {
     ]));
     args.extend(case.tls.clone());
     let before = case.connections();
-    let run = run(args).await;
+    let sent = run(args.clone()).await;
     let name = case.name;
-    assert_eq!(run.code, 5, "{name}: send: {}{}", run.stdout, run.stderr);
-    let messages = run.messages();
-    assert_eq!(messages.len(), 2, "{name}: {}", run.stdout);
+    assert_eq!(sent.code, 5, "{name}: send: {}{}", sent.stdout, sent.stderr);
+    let messages = sent.messages();
+    assert_eq!(messages.len(), 2, "{name}: {}", sent.stdout);
     for record in &messages {
         assert_eq!(record["outcome"], "never-delivered", "{name}: {record}");
         assert_eq!(record["cause"], case.cause, "{name}: {record}");
     }
-    let summary = run.summary();
+    let summary = sent.summary();
     assert_eq!(summary["gave_up"], case.cause, "{name}: {summary}");
     assert_eq!(summary["reconnects"], 0, "{name}: {summary}");
+    case.one_connection_since(before, "send").await;
+
+    // The human summary names the cause and a step that fixes it.
+    let before = case.connections();
+    let human = run(args.into_iter().filter(|a| a != "--json").collect()).await;
+    assert_eq!(human.code, 5, "{name}: send: {}", human.stderr);
+    let gave_up = format!("gave up: {} (permanent): ", case.cause);
+    assert!(human.stderr.contains(&gave_up), "{name}: {}", human.stderr);
+    assert!(human.stderr.contains(case.hint), "{name}: {}", human.stderr);
     case.one_connection_since(before, "send").await;
 }
 
@@ -182,7 +191,7 @@ async fn certificate_problems_are_tls_verify_everywhere() {
     let certs = Certs::generate();
     let cases: [(&str, &Pair, &str); 5] = [
         ("expired", &certs.expired, "renew"),
-        ("not yet valid", &certs.not_yet_valid, "clocks"),
+        ("not yet valid", &certs.not_yet_valid, "clock"),
         ("wrong name", &certs.wrong_name, "--server-name"),
         ("self-signed, not pinned", &certs.untrusted, "--ca"),
         ("openssl-style, not pinned", &certs.openssl_style, "--ca"),

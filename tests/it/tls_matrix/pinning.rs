@@ -38,6 +38,10 @@ async fn delivered_everywhere(certs: &Certs, pair: &Pair, extra: &[&str]) {
     assert_eq!(probed.code, 0, "probe: {}{}", probed.stdout, probed.stderr);
     let report: Value = serde_json::from_str(probed.stdout.trim()).unwrap();
     assert_eq!(report["verdict"]["class"], "ok", "{report}");
+    let phases = report["phases"].as_array().unwrap();
+    let tls = phases.iter().find(|p| p["name"] == "tls").unwrap();
+    assert_eq!(tls["pinned"], true, "{report}");
+    assert_eq!(tls["verified"], true, "{report}");
 }
 
 /// A certificate as `openssl req -x509 -subj /CN=localhost` makes it (a CA, no subjectAltName),
