@@ -7,6 +7,7 @@ use super::events::ClientEvent;
 use super::fate::{DrainReport, Fate, FateCause};
 use super::options::Correlation;
 use super::state::{Reason, State};
+use super::stats::LinkFailure;
 use super::Command;
 use crate::cause::Cause;
 use crate::transport::Connection;
@@ -82,6 +83,10 @@ impl Actor {
                 }
                 Err(err) => {
                     let cause = err.cause;
+                    self.shared.counters().last_failure = Some(LinkFailure {
+                        cause,
+                        detail: err.detail,
+                    });
                     self.emit(ClientEvent::Error {
                         cause,
                         class: cause.class(),
@@ -167,6 +172,13 @@ impl Actor {
     async fn after_link(&mut self, end: End) -> bool {
         match end {
             End::Failed(cause) => {
+                {
+                    // A detail from an earlier failure must not pass for this one's.
+                    let mut counters = self.shared.counters();
+                    if counters.last_failure.as_ref().map(|f| f.cause) != Some(cause) {
+                        counters.last_failure = None;
+                    }
+                }
                 self.emit(ClientEvent::Error {
                     cause,
                     class: cause.class(),

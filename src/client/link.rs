@@ -5,9 +5,11 @@ use super::actor::{Actor, Slot, Written};
 use super::fate::FateCause;
 use super::lifecycle::End;
 use super::state::{Reason, State};
+use super::stats::LinkFailure;
 use super::Command;
 use crate::cause::{classify_io, Cause};
 use crate::framing::{Decoded, FramingError, MllpCodec, Tolerance, CR, FS, VT};
+use crate::tls::{describe, Seen, Side};
 use crate::transport::{BoxStream, Connection};
 use bytes::{BufMut, BytesMut};
 use std::future::Future;
@@ -83,20 +85,28 @@ impl AckReader {
 /// bound is only a safety net.
 const ALERT_WAIT: Duration = Duration::from_millis(500);
 
-/// The cause of a failed read or write on the link: a TLS error before the peer's first byte
-/// through the TLS table (a refused client certificate above all), anything else as before.
-async fn link_cause(err: &io::Error, reader: &mut AckReader, tls: bool) -> Cause {
-    let cause = crate::tls::session_cause(err, reader.nothing_received);
+/// The cause of a failed read or write on the link, with what went wrong: a TLS error before
+/// the peer's first byte through the TLS table (a refused client certificate above all),
+/// anything else as before.
+async fn link_failure(err: &io::Error, reader: &mut AckReader, tls: bool) -> LinkFailure {
+    let failure = |err: &io::Error, nothing_received: bool| LinkFailure {
+        cause: crate::tls::session_cause(err, nothing_received),
+        detail: match crate::tls::rustls_error(err) {
+            Some(tls) => describe(tls, Side::Client, Seen::default()).detail,
+            None => err.to_string(),
+        },
+    };
+    let first = failure(err, reader.nothing_received);
     if !tls || !reader.nothing_received || crate::tls::rustls_error(err).is_some() {
-        return cause;
+        return first;
     }
     match tokio::time::timeout(ALERT_WAIT, reader.next()).await {
         Ok(Err(FramingError::Io(read)))
             if crate::tls::refuses_client_certificate(&read) && reader.nothing_received =>
         {
-            crate::tls::session_cause(&read, true)
+            failure(&read, true)
         }
-        _ => cause,
+        _ => first,
     }
 }
 
@@ -155,14 +165,16 @@ impl Actor {
                     write_fut = None;
                     writer = Some(w);
                     if let Err(e) = result {
-                        return End::Failed(link_cause(&e, &mut reader, tls).await);
+                        let failure = link_failure(&e, &mut reader, tls).await;
+                        return self.link_failed(failure);
                     }
                     self.on_flushed(&mut batch, n);
                 }
                 item = reader.next() => {
                     let item = match item {
                         Err(FramingError::Io(e)) => {
-                            return End::Failed(link_cause(&e, &mut reader, tls).await)
+                            let failure = link_failure(&e, &mut reader, tls).await;
+                            return self.link_failed(failure);
                         }
                         item => item,
                     };
@@ -208,6 +220,13 @@ impl Actor {
                 }
             }
         }
+    }
+
+    /// The link broke on a read or write: keep what went wrong for the stats.
+    fn link_failed(&mut self, failure: LinkFailure) -> End {
+        let cause = failure.cause;
+        self.shared.counters().last_failure = Some(failure);
+        End::Failed(cause)
     }
 
     /// One item from the ACK reader; `Some` ends the connected phase.

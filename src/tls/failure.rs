@@ -423,7 +423,9 @@ fn certificate_detail(err: &C) -> String {
         // webpki's "CA used as end entity" reaches rustls as an opaque error: a CA certificate
         // (as `openssl req -x509` makes) presented as the server's own.
         C::Other(other) if format!("{other:?}").contains("CaUsedAsEndEntity") => {
-            "certificate is a CA certificate presented as the server's own (self-signed?)".into()
+            "certificate is marked as a CA, which a server's own certificate may not be (as \
+             `openssl req -x509` makes one)"
+                .into()
         }
         other => format!("certificate rejected: {other:?}"),
     }

@@ -114,6 +114,8 @@ async fn send_is_refused(case: &Case<'_>, dir: &Path) {
     let before = case.connections();
     let human = run(args.into_iter().filter(|a| a != "--json").collect()).await;
     assert_eq!(human.code, 5, "{name}: send: {}", human.stderr);
+    let what = format!("mllp: {}: ", case.cause);
+    assert!(human.stderr.contains(&what), "{name}: {}", human.stderr);
     let gave_up = format!("gave up: {} (permanent): ", case.cause);
     assert!(human.stderr.contains(&gave_up), "{name}: {}", human.stderr);
     assert!(human.stderr.contains(case.hint), "{name}: {}", human.stderr);

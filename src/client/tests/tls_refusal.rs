@@ -129,7 +129,11 @@ async fn fates(connector: Arc<RefusingConnector>) -> Vec<Fate> {
     for handle in handles {
         fates.push(handle.await);
     }
-    assert_eq!(client.stats().reconnect_attempts, 0);
+    let stats = client.stats();
+    assert_eq!(stats.reconnect_attempts, 0);
+    let failure = stats.last_failure.unwrap();
+    assert_eq!(failure.cause, Cause::TlsClientCert);
+    assert_eq!(failure.detail, "the server requires a client certificate");
     fates
 }
 
