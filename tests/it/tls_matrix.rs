@@ -139,10 +139,14 @@ async fn soak_is_refused(case: &Case<'_>) {
     ]));
     args.extend(case.tls.clone());
     let before = case.connections();
-    let run = run(args).await;
+    let soaked = run(args.clone()).await;
     let name = case.name;
-    assert_eq!(run.code, 5, "{name}: soak: {}{}", run.stdout, run.stderr);
-    let report: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(
+        soaked.code, 5,
+        "{name}: soak: {}{}",
+        soaked.stdout, soaked.stderr
+    );
+    let report: Value = serde_json::from_str(soaked.stdout.trim()).unwrap();
     assert_eq!(report["accounting_ok"], true, "{name}: {report}");
     assert_eq!(report["reconnects"], 0, "{name}: {report}");
     assert_eq!(
@@ -156,6 +160,15 @@ async fn soak_is_refused(case: &Case<'_>) {
         report["never_delivered"], report["generated"],
         "{name}: {report}"
     );
+    case.one_connection_since(before, "soak").await;
+
+    // The human report names the cause and a step that fixes it.
+    let before = case.connections();
+    let human = run(args.into_iter().filter(|a| a != "--json").collect()).await;
+    assert_eq!(human.code, 5, "{name}: soak: {}", human.stderr);
+    let says = format!("{} (permanent): ", case.cause);
+    assert!(human.stdout.contains(&says), "{name}: {}", human.stdout);
+    assert!(human.stdout.contains(case.hint), "{name}: {}", human.stdout);
     case.one_connection_since(before, "soak").await;
 }
 
