@@ -43,7 +43,7 @@ complete -c mllp -n "__fish_mllp_needs_command" -f -a "help" -d 'Print this mess
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l host -d 'Host to send to' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l port -d 'Port to send to' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-input -d 'Most bytes of stdin spooled for checking (K, M, G suffixes)' -r
-complete -c mllp -n "__fish_mllp_using_subcommand send" -l ca -d 'Extra CA certificate(s) to trust, PEM. Implies --tls' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l ca -d 'Extra CA certificate(s) to trust, PEM; a server\'s own certificate given here is trusted as itself, whatever names it carries. Implies --tls' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l cert -d 'Client certificate chain for mutual TLS, PEM. Implies --tls; needs --key' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l key -d 'Client private key for mutual TLS, PEM. Needs --cert' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l server-name -d 'Name to send as SNI and to verify the certificate against (default: the host)' -r
@@ -151,7 +151,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand probe" -l tls-timeout -d 'Boun
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l ack-timeout -d 'Bound on the wait for the ACK, from the start of the write [default: 10s]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l count -d 'Probe this many times, one line each, then statistics per phase' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l interval -d 'Pause between probes with --count' -r
-complete -c mllp -n "__fish_mllp_using_subcommand probe" -l ca -d 'Extra CA certificate(s) to trust, PEM. Implies --tls' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l ca -d 'Extra CA certificate(s) to trust, PEM; a server\'s own certificate given here is trusted as itself, whatever names it carries. Implies --tls' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l cert -d 'Client certificate chain for mutual TLS, PEM. Implies --tls; needs --key' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l key -d 'Client private key for mutual TLS, PEM. Needs --cert' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l server-name -d 'Name to send as SNI and to verify the certificate against (default: the host)' -r
@@ -190,7 +190,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand soak" -l max-p99 -d 'Fail (exi
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l max-error-rate -d 'Fail (exit 6) when more than this fraction of messages did not end accepted' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l min-throughput -d 'Fail (exit 6) when fewer messages than this were accepted per second' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l merge -d 'Combine these reports into one on stdout, and run nothing' -r -F
-complete -c mllp -n "__fish_mllp_using_subcommand soak" -l ca -d 'Extra CA certificate(s) to trust, PEM. Implies --tls' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand soak" -l ca -d 'Extra CA certificate(s) to trust, PEM; a server\'s own certificate given here is trusted as itself, whatever names it carries. Implies --tls' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l cert -d 'Client certificate chain for mutual TLS, PEM. Implies --tls; needs --key' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l key -d 'Client private key for mutual TLS, PEM. Needs --cert' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l server-name -d 'Name to send as SNI and to verify the certificate against (default: the host)' -r

@@ -20,7 +20,8 @@ pub struct TlsArgs {
     /// Speak TLS (verification on, against the system roots plus --ca).
     #[arg(long)]
     pub tls: bool,
-    /// Extra CA certificate(s) to trust, PEM. Implies --tls.
+    /// Extra CA certificate(s) to trust, PEM; a server's own certificate given here is trusted
+    /// as itself, whatever names it carries. Implies --tls.
     #[arg(long, value_name = "FILE")]
     pub ca: Option<PathBuf>,
     /// Client certificate chain for mutual TLS, PEM. Implies --tls; needs --key.
