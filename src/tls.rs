@@ -3,6 +3,7 @@
 //! Each configuration is built once into an `Arc` and shared by every connection. The ring
 //! provider is named explicitly so no other provider can be picked up by accident.
 
+mod asked;
 mod cert;
 mod failure;
 mod insecure;
@@ -10,6 +11,7 @@ mod pem;
 mod server;
 mod verify;
 
+pub use asked::CertificateAsked;
 pub use cert::CertSummary;
 pub use failure::{
     describe, describe_handshake_io, refuses_client_certificate, rustls_error, session_cause, Seen,
@@ -107,6 +109,14 @@ pub struct TlsClient {
     pub verify_disabled: bool,
     /// A client certificate is configured (mTLS).
     pub client_certificate: bool,
+}
+
+impl TlsClient {
+    /// The configuration for one connection, noting whether its server asks for a client
+    /// certificate (a copy of the shared one: its parts are shared, resumption included).
+    pub fn for_connection(&self) -> (Arc<ClientConfig>, CertificateAsked) {
+        CertificateAsked::install(&self.config)
+    }
 }
 
 impl ClientTlsOptions {

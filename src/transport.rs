@@ -172,13 +172,15 @@ impl TcpConnector {
             });
         };
         *phase = Phase::Tls;
-        let connector = tokio_rustls::TlsConnector::from(tls.config.clone());
+        let (config, asked) = tls.for_connection();
+        let connector = tokio_rustls::TlsConnector::from(config);
         let stream = connector
             .connect(tls.server_name.clone(), tcp)
             .await
             .map_err(|err| {
                 let seen = Seen {
                     client_certificate: Some(tls.client_certificate),
+                    certificate_requested: Some(asked.get()),
                     ..Seen::default()
                 };
                 let failure = describe_handshake_io(&err, Side::Client, seen);

@@ -104,6 +104,7 @@ pub(crate) async fn tls_phase(
     let seen = Seen {
         peer_certificate: certificate.as_ref(),
         client_certificate: Some(tls.client_cert),
+        certificate_requested: Some(tls.certificate_requested()),
     };
     let failed = describe_handshake_io(&err, Side::Client, seen);
     if failed.cause == Cause::TlsClientCert {

@@ -2,7 +2,7 @@
 //! (so a refused certificate can still be described), and a stream wrapper that keeps the
 //! first bytes the peer sent (so a non-TLS answer to the ClientHello can be recognised).
 
-use crate::tls::{ClientTlsOptions, TlsConfigError};
+use crate::tls::{CertificateAsked, ClientTlsOptions, TlsConfigError};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::Resumption;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
@@ -90,6 +90,7 @@ pub struct ProbeTls {
     pub verify_disabled: bool,
     pub client_cert: bool,
     capture: Arc<Capturing>,
+    asked: CertificateAsked,
 }
 
 impl ProbeTls {
@@ -105,8 +106,10 @@ impl ProbeTls {
         let mut config = (*built.config).clone();
         config.dangerous().set_certificate_verifier(capture.clone());
         config.resumption = Resumption::disabled();
+        let (config, asked) = CertificateAsked::install(&config);
         Ok(ProbeTls {
-            config: Arc::new(config),
+            config,
+            asked,
             server_name: built.server_name,
             verify_disabled: built.verify_disabled,
             client_cert: options.cert_file.is_some(),
@@ -114,8 +117,14 @@ impl ProbeTls {
         })
     }
 
-    /// Forgets the certificate of the previous probe.
+    /// Whether the server asked for a client certificate in this probe's handshake.
+    pub(crate) fn certificate_requested(&self) -> bool {
+        self.asked.get()
+    }
+
+    /// Forgets the certificate (and the certificate request) of the previous probe.
     pub(crate) fn reset(&self) {
+        self.asked.reset();
         if let Ok(mut seen) = self.capture.seen.lock() {
             *seen = None;
         }

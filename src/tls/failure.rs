@@ -26,6 +26,8 @@ pub struct Seen<'a> {
     pub peer_certificate: Option<&'a CertSummary>,
     /// Whether we presented a client certificate, when that is known.
     pub client_certificate: Option<bool>,
+    /// Whether the server asked for a client certificate, when that is known.
+    pub certificate_requested: Option<bool>,
 }
 
 /// A classified TLS failure: its cause, what happened, and a step that can fix it.
@@ -223,6 +225,20 @@ pub fn describe(err: &E, side: Side, seen: Seen<'_>) -> TlsFailure {
             "TLS decryption of the client's data failed",
             "check what sits between the client and us: something may alter the traffic",
         ),
+        // A TLS 1.2 server that asked for a certificate and got none often says only this.
+        (Kind::Refused(alert), Client)
+            if seen.certificate_requested == Some(true)
+                && seen.client_certificate == Some(false) =>
+        {
+            TlsFailure::new(
+                Cause::TlsClientCert,
+                format!(
+                    "the server asked for a client certificate, none was given, and it refused \
+                     the handshake (alert {alert:?})"
+                ),
+                GET_A_CLIENT_CERT,
+            )
+        }
         (Kind::Refused(alert), Client) => TlsFailure::new(
             handshake,
             format!("the peer refused the handshake (alert {alert:?})"),

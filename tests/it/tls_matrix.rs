@@ -266,3 +266,24 @@ async fn a_tls_1_1_only_peer_is_tls_handshake_everywhere() {
     })
     .await;
 }
+
+/// An OpenSSL server under TLS 1.2 refuses a client without a certificate by a bare
+/// `handshake_failure`: it asked for one, so that is the client certificate's refusal.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_openssl_tls_1_2_server_refusing_a_missing_certificate_is_tls_client_cert() {
+    let certs = Certs::generate();
+    let test = "an_openssl_tls_1_2_server_refusing_a_missing_certificate_is_tls_client_cert";
+    let (cert, key) = (&certs.server.cert, &certs.server.key);
+    let Some(peer) = OpensslPeer::tls12_requiring_client_cert(test, cert, key, &certs.ca) else {
+        return;
+    };
+    refused_everywhere(Case {
+        name: "client certificate missing, OpenSSL TLS 1.2",
+        port: peer.port,
+        tls: trusting(&certs.ca),
+        cause: "tls-client-cert",
+        hint: "--cert",
+        peer: None,
+    })
+    .await;
+}

@@ -83,6 +83,29 @@ fn a_refused_client_certificate_is_its_own_permanent_cause() {
     assert!(!refuses_client_certificate(&io::Error::other("x")));
 }
 
+/// A TLS 1.2 server that asked for a certificate and got none may answer a bare
+/// `handshake_failure`: that refusal is about the certificate. Without the request it is not.
+#[test]
+fn a_handshake_failure_after_a_certificate_request_is_tls_client_cert() {
+    let failure = |requested, presented| {
+        let seen = Seen {
+            client_certificate: Some(presented),
+            certificate_requested: Some(requested),
+            ..Seen::default()
+        };
+        describe(&E::AlertReceived(A::HandshakeFailure), Side::Client, seen)
+    };
+    let refused = failure(true, false);
+    assert_eq!(refused.cause, Cause::TlsClientCert);
+    assert!(
+        refused.detail.contains("asked for a client certificate"),
+        "{refused:?}"
+    );
+    assert!(refused.hint.contains("--cert and --key"), "{refused:?}");
+    assert_eq!(failure(false, false).cause, Cause::TlsHandshake);
+    assert_eq!(failure(true, true).cause, Cause::TlsHandshake);
+}
+
 #[test]
 fn other_tls_failures_are_tls_handshake() {
     let cases = [
@@ -119,7 +142,7 @@ fn a_known_certificate_makes_the_detail_precise() {
     };
     let seen = Seen {
         peer_certificate: Some(&cert),
-        client_certificate: None,
+        ..Seen::default()
     };
     let expired = describe(&E::InvalidCertificate(C::Expired), Side::Client, seen);
     assert_eq!(

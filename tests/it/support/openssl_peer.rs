@@ -1,7 +1,7 @@
-//! A TLS 1.1-only peer: `openssl s_server -tls1_1 -cipher DEFAULT@SECLEVEL=0` on a port of its
-//! own choosing, killed on drop. A missing openssl fails the test under `CI` (the CI script
-//! installs it) and skips otherwise; an openssl that cannot serve TLS 1.1 here skips always,
-//! saying why.
+//! TLS peers that are not ours: `openssl s_server` on a port of its own choosing, killed on
+//! drop: TLS 1.1 only (`-tls1_1 -cipher DEFAULT@SECLEVEL=0`), or TLS 1.2 requiring a client
+//! certificate. A missing openssl fails the test under `CI` (the CI script installs it) and
+//! skips otherwise; an openssl that cannot serve TLS 1.1 here skips always, saying why.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -17,6 +17,38 @@ impl OpensslPeer {
     /// Serves `cert`/`key` over TLS 1.1 only, or `None` (with a note on stderr) when this
     /// machine's openssl cannot.
     pub fn tls11(test: &str, cert: &Path, key: &Path) -> Option<OpensslPeer> {
+        let peer = Self::serve(
+            test,
+            &["-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"],
+            cert,
+            key,
+        )?;
+        if let Err(why) = peer.speaks_tls11() {
+            eprintln!("SKIPPED {test}: this openssl cannot serve TLS 1.1 ({why})");
+            return None;
+        }
+        Some(peer)
+    }
+
+    /// Serves `cert`/`key` over TLS 1.2, requiring a client certificate issued by `ca`: such a
+    /// server refuses a client without one by a bare `handshake_failure` alert.
+    pub fn tls12_requiring_client_cert(
+        test: &str,
+        cert: &Path,
+        key: &Path,
+        ca: &Path,
+    ) -> Option<OpensslPeer> {
+        let ca = ca.display().to_string();
+        Self::serve(
+            test,
+            &["-tls1_2", "-Verify", "1", "-CAfile", &ca],
+            cert,
+            key,
+        )
+    }
+
+    /// `openssl s_server ARGS` with `cert`/`key` on a free loopback port.
+    fn serve(test: &str, args: &[&str], cert: &Path, key: &Path) -> Option<OpensslPeer> {
         if let Err(e) = Command::new("openssl").arg("version").output() {
             let why = format!("openssl not runnable: {e}");
             if std::env::var_os("CI").is_some() {
@@ -26,7 +58,8 @@ impl OpensslPeer {
             return None;
         }
         let mut child = Command::new("openssl")
-            .args(["s_server", "-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"])
+            .arg("s_server")
+            .args(args)
             .arg("-cert")
             .arg(cert)
             .arg("-key")
@@ -56,14 +89,13 @@ impl OpensslPeer {
         let port = rx.recv_timeout(Duration::from_secs(10)).ok();
         let mut peer = OpensslPeer { child, port: 0 };
         let Some(port) = port else {
-            eprintln!("SKIPPED {test}: openssl s_server -tls1_1 did not start here");
+            eprintln!(
+                "SKIPPED {test}: openssl s_server {} did not start here",
+                args.join(" ")
+            );
             return None;
         };
         peer.port = port;
-        if let Err(why) = peer.speaks_tls11() {
-            eprintln!("SKIPPED {test}: this openssl cannot serve TLS 1.1 ({why})");
-            return None;
-        }
         Some(peer)
     }
 
