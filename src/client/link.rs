@@ -87,8 +87,13 @@ const ALERT_WAIT: Duration = Duration::from_millis(500);
 
 /// The cause of a failed read or write on the link, with what went wrong: a TLS error before
 /// the peer's first byte through the TLS table (a refused client certificate above all),
-/// anything else as before.
-async fn link_failure(err: &io::Error, reader: &mut AckReader, tls: bool) -> LinkFailure {
+/// anything else as before. `look_for_alert` (a failed write on a TLS link) reads what the
+/// peer may have said before the reset.
+async fn link_failure(
+    err: &io::Error,
+    reader: &mut AckReader,
+    look_for_alert: bool,
+) -> LinkFailure {
     let failure = |err: &io::Error, nothing_received: bool| LinkFailure {
         cause: crate::tls::session_cause(err, nothing_received),
         detail: match crate::tls::rustls_error(err) {
@@ -97,7 +102,7 @@ async fn link_failure(err: &io::Error, reader: &mut AckReader, tls: bool) -> Lin
         },
     };
     let first = failure(err, reader.nothing_received);
-    if !tls || !reader.nothing_received || crate::tls::rustls_error(err).is_some() {
+    if !look_for_alert || !reader.nothing_received || crate::tls::rustls_error(err).is_some() {
         return first;
     }
     match tokio::time::timeout(ALERT_WAIT, reader.next()).await {
@@ -173,7 +178,7 @@ impl Actor {
                 item = reader.next() => {
                     let item = match item {
                         Err(FramingError::Io(e)) => {
-                            let failure = link_failure(&e, &mut reader, tls).await;
+                            let failure = link_failure(&e, &mut reader, false).await;
                             return self.link_failed(failure);
                         }
                         item => item,
