@@ -29,3 +29,4 @@ mod send_cli;
 mod send_output;
 mod soak;
 mod terminal;
+mod tls_matrix;

@@ -22,6 +22,9 @@ pub struct TlsArgs {
     #[arg(long)]
     pub tls: bool,
     /// Extra CA certificate(s) to trust, PEM; implies --tls.
+    ///
+    /// A server's own certificate given here is trusted as itself, whatever names it carries
+    /// (pinning): the way to trust a self-signed server.
     #[arg(long, value_name = "FILE")]
     pub ca: Option<PathBuf>,
     /// Client certificate chain (PEM) for mutual TLS; needs --key.
