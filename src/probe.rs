@@ -11,6 +11,7 @@ mod exchange;
 pub mod eyeballs;
 mod handshake;
 pub mod message;
+mod record;
 mod report;
 mod run;
 pub mod sniff;

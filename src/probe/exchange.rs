@@ -2,8 +2,8 @@
 //! one message with its ACK. Every read is bounded in time and size.
 
 use super::handshake::session_verdict;
+use super::record::{failure, healthy, Run};
 use super::report::{ClientCertificate, Detail, PhaseName, Verdict};
-use super::run::{failure, healthy, Run};
 use super::sniff::{recognise, PeerKind};
 use crate::cause::Cause;
 use crate::framing::{encode_frame, Decoded, FramingError, MllpCodec, Tolerance};
