@@ -22,5 +22,5 @@ pub use report::{
     ClientCertificate, Detail, FailedAttempt, PhaseName, PhaseReport, Report, TlsDetail, Verdict,
     VerdictClass,
 };
-pub use run::{run, ProbeConfig, Send, Timeouts};
+pub use run::{run, ProbeConfig, SendPhase, Timeouts};
 pub use tls::ProbeTls;

@@ -44,7 +44,7 @@ impl Default for Timeouts {
 
 /// What to send, if anything.
 #[derive(Debug, Clone)]
-pub enum Send {
+pub enum SendPhase {
     /// Only connect (and TLS) and listen.
     Nothing,
     /// A synthetic ADT^A01 with a fresh control ID per probe.
@@ -61,7 +61,7 @@ pub struct ProbeConfig {
     pub resolver: Arc<dyn Resolver>,
     pub tls: Option<ProbeTls>,
     pub timeouts: Timeouts,
-    pub send: Send,
+    pub send: SendPhase,
 }
 
 impl ProbeConfig {
@@ -105,12 +105,12 @@ async fn phases(config: &ProbeConfig, run: &mut Run) -> Result<Verdict, Verdict>
     };
     let banner = exchange::banner(&mut stream, t.banner_wait, config.tls.is_some(), run).await?;
     let payload = match &config.send {
-        Send::Nothing => return Ok(banner),
-        Send::Synthetic => {
+        SendPhase::Nothing => return Ok(banner),
+        SendPhase::Synthetic => {
             let now = SystemTime::now();
             synthetic_adt(&unique_control_id(now), now)
         }
-        Send::Message(payload) => payload.clone(),
+        SendPhase::Message(payload) => payload.clone(),
     };
     let tls = config.tls.is_some();
     exchange::send_and_await_ack(&mut stream, &payload, t.ack, tls, run).await

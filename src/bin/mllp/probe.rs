@@ -12,7 +12,7 @@ use anyhow::Context;
 use clap::Args;
 use mllp::cause::Cause;
 use mllp::probe::stats::ProbeStats;
-use mllp::probe::{ProbeConfig, ProbeTls, Report, Send, Timeouts, VerdictClass};
+use mllp::probe::{ProbeConfig, ProbeTls, Report, SendPhase, Timeouts, VerdictClass};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -81,9 +81,9 @@ impl ProbeArgs {
             Some(options) => Some(ProbeTls::new(&options, &host).context("TLS configuration")?),
         };
         let send = match (&self.message, self.send) {
-            (Some(path), _) => Send::Message(mllp::probe::message::first_message(path)?),
-            (None, true) => Send::Synthetic,
-            (None, false) => Send::Nothing,
+            (Some(path), _) => SendPhase::Message(mllp::probe::message::first_message(path)?),
+            (None, true) => SendPhase::Synthetic,
+            (None, false) => SendPhase::Nothing,
         };
         let pick = |specific: Option<Duration>, default: u64| {
             specific
