@@ -16,9 +16,11 @@ pub mod stats;
 
 mod actor;
 mod admission;
-mod correlate;
+mod flight;
 mod lifecycle;
 mod link;
+mod outbox;
+mod pending;
 mod recent;
 mod submit;
 
@@ -26,10 +28,10 @@ pub use backoff::{
     Backoff, BackoffConfig, ExponentialBackoff, GiveUpAfter, LastError, MaxRetries, RetryContext,
     RetryStrategy,
 };
-pub use correlate::asks_for_application_ack;
 pub use events::ClientEvent;
 pub use fate::{AckPayload, DrainReport, Fate, FateCause, Population, Refusal, Settled};
 pub use options::{ClientOptions, Correlation, OnBackpressure, OptionsError, Reconnect, Window};
+pub use pending::asks_for_application_ack;
 pub use state::{Reason, State, Transition};
 pub use stats::{Latency, LinkFailure, Stats};
 
@@ -60,9 +62,9 @@ impl Shared {
 /// What the actor is asked to do. Sends dominate the traffic, so they travel unboxed.
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Command {
-    Send(actor::Pending),
+    Send(pending::Pending),
     /// Sends admitted together by [`Client::send_many`], in order.
-    SendMany(Vec<actor::Pending>),
+    SendMany(Vec<pending::Pending>),
     Cancel(u64),
     Close(oneshot::Sender<DrainReport>),
     Destroy(oneshot::Sender<DrainReport>),

@@ -5,7 +5,7 @@ use super::actor::{Actor, Episode};
 use super::backoff::{LastError, RetryContext};
 use super::events::ClientEvent;
 use super::fate::{DrainReport, Fate, FateCause};
-use super::options::Correlation;
+use super::pending::Pending;
 use super::state::{Reason, State};
 use super::stats::LinkFailure;
 use super::Command;
@@ -77,12 +77,12 @@ impl Actor {
                     }
                     self.transition(State::Connected, Reason::Connected);
                     self.last_success = Some(Instant::now());
-                    self.shared.counters().last_connected = Some(SystemTime::now());
+                    self.out.shared().counters().last_connected = Some(SystemTime::now());
                     return Some(conn);
                 }
                 Err(err) => {
                     let cause = err.cause;
-                    self.shared.counters().last_failure = Some(LinkFailure {
+                    self.out.shared().counters().last_failure = Some(LinkFailure {
                         cause,
                         detail: err.detail,
                     });
@@ -148,7 +148,7 @@ impl Actor {
     /// RECONNECTING: wait out `delay`, then CONNECTING. `false` when asked to stop meanwhile.
     async fn back_off(&mut self, delay: Duration) -> bool {
         let attempt = self.episode.map_or(1, |e| e.attempt);
-        self.shared.counters().reconnect_attempts += 1;
+        self.out.shared().counters().reconnect_attempts += 1;
         self.emit(ClientEvent::Reconnecting { attempt, delay });
         let sleep = tokio::time::sleep(delay);
         tokio::pin!(sleep);
@@ -176,7 +176,7 @@ impl Actor {
                 }
                 {
                     // A detail from an earlier failure must not pass for this one's.
-                    let mut counters = self.shared.counters();
+                    let mut counters = self.out.shared().counters();
                     if counters.last_failure.as_ref().map(|f| f.cause) != Some(cause) {
                         counters.last_failure = None;
                     }
@@ -187,7 +187,7 @@ impl Actor {
                 });
                 if self.state == State::Draining {
                     self.transition(State::Disconnected, Reason::LinkFailed(cause));
-                    if let Some(report) = &mut self.report {
+                    if let Some(report) = self.out.report_mut() {
                         report.link_failed = true;
                     }
                     if cause == Cause::TlsClientCert {
@@ -213,7 +213,7 @@ impl Actor {
                 }
             }
             End::Drained { timed_out } => {
-                if let Some(report) = &mut self.report {
+                if let Some(report) = self.out.report_mut() {
                     report.timed_out = timed_out;
                 }
                 self.settle_all(FateCause::DrainTimeout);
@@ -228,52 +228,8 @@ impl Actor {
         }
     }
 
-    /// What a dropped link does to pending sends; `reconnecting` when another connection follows.
     fn on_drop(&mut self, cause: Cause, reconnecting: bool) {
-        let now = Instant::now();
-        self.flight.clear();
-        self.answered.clear();
-        self.app_wait.clear();
-        let ids = self.ordered_ids();
-        let fifo = self.options.correlation == Correlation::Fifo;
-        let final_cause = (!reconnecting).then_some(cause);
-        // A server that refused our client certificate decrypted none of what we wrote: every
-        // send is as unwritten.
-        let unread = cause == Cause::TlsClientCert;
-        for id in ids {
-            let p = &self.sends[&id];
-            let fate = if unread {
-                match (reconnecting, fifo) {
-                    (false, _) => Some(Fate::NeverDelivered {
-                        cause: FateCause::Link(cause),
-                    }),
-                    (true, true) => Some(Fate::NeverDelivered {
-                        cause: FateCause::Link(Cause::FifoUnsafe),
-                    }),
-                    (true, false) => None,
-                }
-            } else if fifo {
-                // Order cannot be resumed on a new session.
-                Some(match p.written {
-                    Some(_) => p.unknown(FateCause::Link(Cause::InFlightOrphan), now),
-                    None => Fate::NeverDelivered {
-                        cause: FateCause::Link(Cause::FifoUnsafe),
-                    },
-                })
-            } else if let Some(cause) = final_cause {
-                Some(p.cut_off(FateCause::Link(cause), now))
-            } else if p.commit.is_some() {
-                // The peer holds it; sending it again would commit it twice.
-                Some(p.cut_off(FateCause::Link(Cause::ConnectionLost), now))
-            } else {
-                None
-            };
-            if let Some(fate) = fate {
-                self.settle(id, fate);
-            }
-        }
-        // Control-ID mode writes every remaining send again, in admission order.
-        self.queue = self.ordered_ids().into();
+        self.flights.on_drop(&mut self.out, cause, reconnecting);
     }
 
     /// Go to CLOSED from a non-draining state, settling everything.
@@ -282,7 +238,7 @@ impl Actor {
             FateCause::Closed => Reason::CloseRequested,
             _ => Reason::Destroyed,
         };
-        self.report.get_or_insert_with(DrainReport::default);
+        self.out.start_report();
         self.closing.extend(reply);
         self.settle_all(cause);
         if self.state != State::Closed {
@@ -292,15 +248,15 @@ impl Actor {
     }
 
     fn reply_closing(&mut self) {
-        let report = self.report.take().unwrap_or_default();
+        let report = self.out.take_report();
         for tx in self.closing.drain(..) {
             let _ = tx.send(report.clone());
         }
     }
 
-    fn refuse_detached(&self, p: super::actor::Pending) {
+    fn refuse_detached(&self, p: Pending) {
         p.settle_detached(
-            &self.shared,
+            self.out.shared(),
             Fate::NeverDelivered {
                 cause: FateCause::Closed,
             },

@@ -1,23 +1,23 @@
 //! The connected phase: coalesced writes, the ACK reader, commands, and the timers (ACK,
 //! application ACK, dead peer, drain), all in one select loop over a split stream.
 
-use super::actor::{Actor, Slot, Written};
+use super::actor::Actor;
 use super::fate::FateCause;
 use super::lifecycle::End;
 use super::state::{Reason, State};
 use super::stats::LinkFailure;
 use super::Command;
 use crate::cause::{classify_io, Cause};
-use crate::framing::{Decoded, FramingError, MllpCodec, Tolerance, CR, FS, VT};
+use crate::framing::{Decoded, FramingError, MllpCodec, Tolerance};
 use crate::tls::{describe, Seen, Side};
 use crate::transport::{BoxStream, Connection};
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, WriteHalf};
 use tokio::time::Instant;
 use tokio_util::codec::Decoder;
@@ -150,8 +150,7 @@ async fn writing(fut: &mut Option<WriteFuture>) -> (Writer, io::Result<()>, usiz
 
 impl Actor {
     pub(crate) async fn run_link(&mut self, conn: Connection) -> End {
-        self.link += 1;
-        self.given_up_here.clear();
+        self.flights.new_connection();
         self.wrote_on_link = false;
         self.heard_on_link = false;
         let tls = conn.tls.is_some();
@@ -168,11 +167,10 @@ impl Actor {
         loop {
             if write_fut.is_none() && self.state == State::Connected {
                 if let Some(w) = writer.take() {
-                    match self.take_batch(&mut batch) {
+                    match self.flights.take_batch(&mut batch) {
                         Some(buf) => {
                             self.wrote_on_link = true;
-                            self.write_progress.store(0, Ordering::Relaxed);
-                            let progress = self.write_progress.clone();
+                            let progress = self.flights.start_write();
                             write_fut = Some(Box::pin(write_batch(w, buf, progress)));
                         }
                         None => writer = Some(w),
@@ -180,15 +178,20 @@ impl Actor {
                 }
                 // The next send's ID was given up on here and nothing else is outstanding: only
                 // a new connection lets it go.
-                if write_fut.is_none() && self.waits_for_new_link() {
+                if write_fut.is_none() && self.flights.waits_for_new_link() {
                     return End::Failed(Cause::AckTimeout);
                 }
             }
-            if self.state == State::Draining && write_fut.is_none() && self.sends.is_empty() {
+            if self.state == State::Draining && write_fut.is_none() && self.flights.is_empty() {
                 return End::Drained { timed_out: false };
             }
-            self.sync_counters(&mut reader);
+            {
+                let mut c = self.out.shared().counters();
+                c.bytes_in += std::mem::take(&mut reader.fresh_bytes);
+                self.flights.sync_counters(&mut c);
+            }
             let deadline = self
+                .flights
                 .next_deadline(last_inbound, drain_deadline)
                 .unwrap_or_else(far);
             if sleep.deadline() != deadline {
@@ -203,7 +206,7 @@ impl Actor {
                         let failure = link_failure(&e, &mut reader, tls).await;
                         return self.link_failed(failure);
                     }
-                    self.on_flushed(&mut batch, n);
+                    self.flights.on_flushed(&self.out, &mut batch, n);
                 }
                 item = reader.next() => {
                     let item = match item {
@@ -218,7 +221,7 @@ impl Actor {
                     // Every ACK already read is credited in this pass: one clock reading, one
                     // counters sync and one timer reset per read, not per ACK.
                     let mut item = item;
-                    self.read_wall = Some(SystemTime::now());
+                    self.out.begin_read();
                     let end = loop {
                         if let Some(end) = self.on_inbound(item, now) {
                             break Some(end);
@@ -228,8 +231,7 @@ impl Actor {
                             None => break None,
                         }
                     };
-                    self.read_wall = None;
-                    self.shared.admission.wake();
+                    self.out.end_read();
                     if let Some(end) = end {
                         return end;
                     }
@@ -249,7 +251,7 @@ impl Actor {
                     }
                 }
                 () = &mut sleep => {
-                    if let Some(end) = self.on_timers(last_inbound, drain_deadline) {
+                    if let Some(end) = self.flights.on_timers(&mut self.out, last_inbound, drain_deadline) {
                         return end;
                     }
                 }
@@ -260,7 +262,7 @@ impl Actor {
     /// The link broke on a read or write: keep what went wrong for the stats.
     fn link_failed(&mut self, failure: LinkFailure) -> End {
         let cause = failure.cause;
-        self.shared.counters().last_failure = Some(failure);
+        self.out.shared().counters().last_failure = Some(failure);
         End::Failed(cause)
     }
 
@@ -274,18 +276,20 @@ impl Actor {
             Ok(Some(Decoded::Frame(frame))) => {
                 self.heard_on_link = true;
                 for w in &frame.warnings {
-                    self.warn(w.code, w.byte_offset);
+                    self.out.warn(w.code, w.byte_offset);
                 }
-                return self.on_ack(frame.payload, frame.offset, now);
+                return self
+                    .flights
+                    .on_ack(&mut self.out, frame.payload, frame.offset, now);
             }
             Ok(Some(Decoded::LateWarning { warning, .. })) => {
-                self.warn(warning.code, warning.byte_offset);
+                self.out.warn(warning.code, warning.byte_offset);
             }
             Ok(None) => return Some(End::Failed(Cause::PeerClosed)),
             Err(FramingError::Io(e)) => return Some(End::Failed(classify_io(&e))),
             Err(err) => {
                 if let Some(code) = err.code() {
-                    self.warn(code, None);
+                    self.out.warn(code, None);
                 }
                 return Some(End::Failed(Cause::FramingFatal));
             }
@@ -321,128 +325,7 @@ impl Actor {
     /// CONNECTED -> DRAINING: nothing more is written; unwritten sends are never delivered.
     fn begin_drain(&mut self) {
         self.transition(State::Draining, Reason::CloseRequested);
-        self.report.get_or_insert_with(Default::default);
-        let now = Instant::now();
-        for id in std::mem::take(&mut self.queue) {
-            if let Some(p) = self.sends.get(&id) {
-                let fate = p.cut_off(FateCause::Closed, now);
-                self.settle(id, fate);
-            }
-        }
-    }
-
-    /// Pipeline off: may the next send go? Control-ID mode leaves a settled send's slot behind
-    /// until pruned; unpruned, it would hold the next send back with nothing left to wake the loop.
-    fn nothing_in_flight(&mut self) -> bool {
-        self.prune_flight();
-        self.flight.is_empty() && self.sends.len() == self.queue.len()
-    }
-
-    /// Whether the queue's head may only be written on a new connection (its control ID was
-    /// given up on here) and nothing written here is still outstanding.
-    fn waits_for_new_link(&self) -> bool {
-        let Some(head) = self.queue.front().and_then(|id| self.sends.get(id)) else {
-            return false;
-        };
-        self.sends.len() == self.queue.len()
-            && head
-                .control_id
-                .as_ref()
-                .is_some_and(|cid| self.given_up_here.contains_key(cid))
-    }
-
-    /// Coalesce queued frames into one buffer: one write for everything that may go now. Sends
-    /// go in order: one that may not be written yet holds back those behind it.
-    fn take_batch(&mut self, batch: &mut Vec<u64>) -> Option<BytesMut> {
-        if self.queue.is_empty() {
-            return None;
-        }
-        let limit = if self.options.pipeline {
-            self.queue.len()
-        } else if self.nothing_in_flight() {
-            1
-        } else {
-            return None;
-        };
-        let take = self
-            .queue
-            .iter()
-            .take(limit)
-            .take_while(|id| self.sends.get(id).map_or(true, |p| self.may_write(p)))
-            .count();
-        if take == 0 {
-            return None;
-        }
-        let now = Instant::now();
-        let bytes: usize = self
-            .queue
-            .iter()
-            .take(take)
-            .filter_map(|id| self.sends.get(id))
-            .map(|p| p.payload.len() + 3)
-            .sum();
-        let mut buf = BytesMut::with_capacity(bytes);
-        batch.clear();
-        batch.extend(self.queue.drain(..take));
-        let mut kept = 0;
-        for i in 0..batch.len() {
-            let id = batch[i];
-            let Some(p) = self.sends.get_mut(&id) else {
-                continue;
-            };
-            // Payloads holding VT or FS were refused at admission: frame without a second scan.
-            buf.put_u8(VT);
-            buf.put_slice(&p.payload);
-            buf.put_slice(&[FS, CR]);
-            p.written = Some(Written {
-                started: now,
-                flushed: None,
-                bytes: p.payload.len() + 3,
-                link: self.link,
-                end: buf.len(),
-            });
-            p.writes.fetch_add(1, Ordering::Relaxed);
-            self.flight.push_back(Slot { id, deadline: None });
-            batch[kept] = id;
-            kept += 1;
-        }
-        batch.truncate(kept);
-        (!buf.is_empty()).then_some(buf)
-    }
-
-    /// The batch is on the wire: its ACK clocks start now.
-    fn on_flushed(&mut self, batch: &mut Vec<u64>, n: usize) {
-        let now = Instant::now();
-        let wall = SystemTime::now();
-        let deadline = now + self.options.ack_timeout;
-        for slot in self.flight.iter_mut().rev() {
-            if slot.deadline.is_some() {
-                break;
-            }
-            slot.deadline = Some(deadline);
-        }
-        let frames = batch.len() as u64;
-        for id in batch.drain(..) {
-            if let Some(w) = self.sends.get_mut(&id).and_then(|p| p.written.as_mut()) {
-                w.flushed = Some((now, wall));
-            }
-        }
-        let mut counters = self.shared.counters();
-        counters.bytes_out += n as u64;
-        counters.sent += frames;
-    }
-
-    fn sync_counters(&mut self, reader: &mut AckReader) {
-        let mut c = self.shared.counters();
-        c.bytes_in += std::mem::take(&mut reader.fresh_bytes);
-        c.queue_depth = self.queue.len();
-        c.in_flight = self.sends.len() - self.queue.len().min(self.sends.len());
-        // In pipelined flow the queue is empty here nearly always: nothing to sum.
-        c.queue_bytes = self
-            .queue
-            .iter()
-            .filter_map(|id| self.sends.get(id))
-            .map(|p| p.payload.len())
-            .sum();
+        self.out.start_report();
+        self.flights.cut_off_queue(&mut self.out);
     }
 }

@@ -6,10 +6,10 @@
 //! dropped before the actor took it gives its room back with it; it was never handed over, so
 //! no fate is counted for it.
 
-use super::actor::Pending;
 use super::admission::{Room, Waited};
 use super::fate::{Fate, FateCause, Refusal};
 use super::options::OnBackpressure;
+use super::pending::Pending;
 use super::{Client, Command, Commit, SendHandle};
 use bytes::Bytes;
 use std::sync::atomic::{AtomicU32, Ordering};

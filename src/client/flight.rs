@@ -1,0 +1,226 @@
+//! The flight table: every unsettled send, the queue of those to write, the frames in flight on
+//! the current connection, which send holds each control ID, and settling sends out of it.
+//! ACK crediting is in `correlate`, the timers in `timers`, the write side in `batch`.
+
+mod batch;
+mod correlate;
+mod timers;
+
+use super::fate::{Fate, FateCause};
+use super::options::{ClientOptions, Correlation};
+use super::outbox::Outbox;
+use super::pending::{AppAck, Pending};
+use super::recent::{CidMap, KeyHasher, RecentIds};
+use crate::cause::Cause;
+use crate::warning::WarningCode;
+use std::collections::{HashMap, VecDeque};
+use std::hash::BuildHasherDefault;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+use tokio::time::Instant;
+
+/// Sends by id. A hash map: an ordered map moves whole `Pending`s about on every insert and
+/// remove, which cost more than anything else the actor did per send.
+type Sends = HashMap<u64, Pending, BuildHasherDefault<KeyHasher>>;
+
+/// A written frame's place in the order of the current connection.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    id: u64,
+    /// ACK deadline, set when the batch holding it is flushed.
+    deadline: Option<Instant>,
+}
+
+pub(crate) struct Flights {
+    options: Arc<ClientOptions>,
+    /// Every unsettled send, by id (ids follow admission order: see `ordered_ids`).
+    sends: Sends,
+    /// Sends to write on the current (or next) connection, in order.
+    queue: VecDeque<u64>,
+    /// Written on the current connection, in write order. FIFO keeps slots of cancelled sends
+    /// so their ACK is consumed, not credited to the next send.
+    flight: VecDeque<Slot>,
+    /// Control ID -> the send that holds it: the earliest admitted unsettled send with that ID.
+    by_control: CidMap<u64>,
+    /// Control ID -> how many later sends with that ID wait for its holder to settle.
+    shared_ids: CidMap<u32>,
+    /// Control IDs given up on (timed out, cancelled) on the current connection: a late reply
+    /// could not be told from a reply to another send with the same ID, so none is written here.
+    given_up_here: CidMap<()>,
+    /// The current connection's number, from 1.
+    link: u64,
+    /// Bytes of the current write's buffer already handed to the stream.
+    write_progress: Arc<AtomicUsize>,
+    /// Enhanced sends whose `CA` came, in `CA` order (their app-ACK deadlines are monotone).
+    app_wait: VecDeque<u64>,
+    /// Control IDs recently given up on, to tell a late ACK from an unmatched one.
+    late: RecentIds,
+    /// FIFO: control IDs already credited on the current connection, to know a repeated ACK.
+    answered: RecentIds,
+}
+
+impl Flights {
+    pub fn new(options: Arc<ClientOptions>) -> Self {
+        Flights {
+            options,
+            sends: Sends::default(),
+            queue: VecDeque::new(),
+            flight: VecDeque::new(),
+            by_control: CidMap::default(),
+            shared_ids: CidMap::default(),
+            given_up_here: CidMap::default(),
+            link: 0,
+            write_progress: Arc::new(AtomicUsize::new(0)),
+            app_wait: VecDeque::new(),
+            late: RecentIds::default(),
+            answered: RecentIds::default(),
+        }
+    }
+
+    fn fifo(&self) -> bool {
+        self.options.correlation == Correlation::Fifo
+    }
+
+    /// A new connection is up: its number, and no control ID given up on it yet.
+    pub fn new_connection(&mut self) {
+        self.link += 1;
+        self.given_up_here.clear();
+    }
+
+    /// No unsettled send is left.
+    pub fn is_empty(&self) -> bool {
+        self.sends.is_empty()
+    }
+
+    /// Take in a new send, or settle it at once when it cannot be taken (`open` is false once
+    /// the client drains or closed).
+    pub fn admit(&mut self, out: &mut Outbox, p: Pending, open: bool) {
+        let id = p.id;
+        let fifo = self.fifo();
+        let refuse = if !open {
+            Some(FateCause::Closed)
+        } else if fifo && p.app_ack != AppAck::Never {
+            // Its two replies cannot be paired in order: the second would credit the next send.
+            out.warn(WarningCode::AckTwoPhaseUnavailable, None);
+            Some(FateCause::TwoPhaseUnavailable)
+        } else {
+            None
+        };
+        if !fifo && refuse.is_none() {
+            if let Some(c) = &p.control_id {
+                // A send whose ID is held waits its turn (see `may_write`).
+                if self.by_control.contains_key(c) {
+                    *self.shared_ids.entry(c.clone()).or_default() += 1;
+                } else {
+                    self.by_control.insert(c.clone(), id);
+                }
+            }
+        }
+        self.sends.insert(id, p);
+        match refuse {
+            Some(cause) => self.settle(out, id, Fate::NeverDelivered { cause }),
+            None => self.queue.push_back(id),
+        }
+    }
+
+    /// Decide a send's fate and take it out of the table.
+    pub fn settle(&mut self, out: &mut Outbox, id: u64, fate: Fate) {
+        let Some(p) = self.sends.remove(&id) else {
+            return;
+        };
+        if let Some(cid) = &p.control_id {
+            self.release_control_id(cid, id);
+        }
+        out.settle(p, fate);
+    }
+
+    /// Cancel one send: never delivered if unwritten, unknown if written, committed-only after `CA`.
+    pub fn cancel(&mut self, out: &mut Outbox, id: u64, now: Instant) {
+        let Some(p) = self.sends.get(&id) else {
+            return;
+        };
+        let fate = p.cut_off(FateCause::Cancelled, now);
+        let given_up = p.written.is_some().then(|| p.control_id.clone()).flatten();
+        self.give_up(given_up);
+        self.queue.retain(|q| *q != id);
+        self.settle(out, id, fate);
+    }
+
+    /// The ids of every unsettled send, in admission order.
+    fn ordered_ids(&self) -> Vec<u64> {
+        let mut ids: Vec<u64> = self.sends.keys().copied().collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Settle every pending send as cut off by `cause` (CA'd ones as committed-only).
+    pub fn settle_all(&mut self, out: &mut Outbox, cause: FateCause) {
+        let now = Instant::now();
+        for id in self.ordered_ids() {
+            let fate = self.sends[&id].cut_off(cause, now);
+            self.settle(out, id, fate);
+        }
+        self.queue.clear();
+        self.flight.clear();
+        self.app_wait.clear();
+    }
+
+    /// Draining: nothing more is written; unwritten sends are never delivered.
+    pub fn cut_off_queue(&mut self, out: &mut Outbox) {
+        let now = Instant::now();
+        for id in std::mem::take(&mut self.queue) {
+            if let Some(p) = self.sends.get(&id) {
+                let fate = p.cut_off(FateCause::Closed, now);
+                self.settle(out, id, fate);
+            }
+        }
+    }
+
+    /// What a dropped link does to pending sends; `reconnecting` when another connection follows.
+    pub fn on_drop(&mut self, out: &mut Outbox, cause: Cause, reconnecting: bool) {
+        let now = Instant::now();
+        self.flight.clear();
+        self.answered.clear();
+        self.app_wait.clear();
+        let ids = self.ordered_ids();
+        let fifo = self.fifo();
+        let final_cause = (!reconnecting).then_some(cause);
+        // A server that refused our client certificate decrypted none of what we wrote: every
+        // send is as unwritten.
+        let unread = cause == Cause::TlsClientCert;
+        for id in ids {
+            let p = &self.sends[&id];
+            let fate = if unread {
+                match (reconnecting, fifo) {
+                    (false, _) => Some(Fate::NeverDelivered {
+                        cause: FateCause::Link(cause),
+                    }),
+                    (true, true) => Some(Fate::NeverDelivered {
+                        cause: FateCause::Link(Cause::FifoUnsafe),
+                    }),
+                    (true, false) => None,
+                }
+            } else if fifo {
+                // Order cannot be resumed on a new session.
+                Some(match p.written {
+                    Some(_) => p.unknown(FateCause::Link(Cause::InFlightOrphan), now),
+                    None => Fate::NeverDelivered {
+                        cause: FateCause::Link(Cause::FifoUnsafe),
+                    },
+                })
+            } else if let Some(cause) = final_cause {
+                Some(p.cut_off(FateCause::Link(cause), now))
+            } else if p.commit.is_some() {
+                // The peer holds it; sending it again would commit it twice.
+                Some(p.cut_off(FateCause::Link(Cause::ConnectionLost), now))
+            } else {
+                None
+            };
+            if let Some(fate) = fate {
+                self.settle(out, id, fate);
+            }
+        }
+        // Control-ID mode writes every remaining send again, in admission order.
+        self.queue = self.ordered_ids().into();
+    }
+}

@@ -1,0 +1,135 @@
+//! The write side of the flight table: which queued sends may go now, coalesced into one
+//! buffer, and their ACK clocks started once the buffer is flushed.
+
+use super::{Flights, Slot};
+use crate::client::outbox::Outbox;
+use crate::client::pending::Written;
+use crate::client::stats::Counters;
+use crate::framing::{CR, FS, VT};
+use bytes::{BufMut, BytesMut};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::SystemTime;
+use tokio::time::Instant;
+
+impl Flights {
+    /// A write begins: its progress starts from nothing, published through the returned counter.
+    pub fn start_write(&self) -> Arc<AtomicUsize> {
+        self.write_progress.store(0, Ordering::Relaxed);
+        self.write_progress.clone()
+    }
+
+    /// Pipeline off: may the next send go? Control-ID mode leaves a settled send's slot behind
+    /// until pruned; unpruned, it would hold the next send back with nothing left to wake the loop.
+    fn nothing_in_flight(&mut self) -> bool {
+        self.prune_flight();
+        self.flight.is_empty() && self.sends.len() == self.queue.len()
+    }
+
+    /// Whether the queue's head may only be written on a new connection (its control ID was
+    /// given up on here) and nothing written here is still outstanding.
+    pub fn waits_for_new_link(&self) -> bool {
+        let Some(head) = self.queue.front().and_then(|id| self.sends.get(id)) else {
+            return false;
+        };
+        self.sends.len() == self.queue.len()
+            && head
+                .control_id
+                .as_ref()
+                .is_some_and(|cid| self.given_up_here.contains_key(cid))
+    }
+
+    /// Coalesce queued frames into one buffer: one write for everything that may go now. Sends
+    /// go in order: one that may not be written yet holds back those behind it.
+    pub fn take_batch(&mut self, batch: &mut Vec<u64>) -> Option<BytesMut> {
+        if self.queue.is_empty() {
+            return None;
+        }
+        let limit = if self.options.pipeline {
+            self.queue.len()
+        } else if self.nothing_in_flight() {
+            1
+        } else {
+            return None;
+        };
+        let take = self
+            .queue
+            .iter()
+            .take(limit)
+            .take_while(|id| self.sends.get(id).map_or(true, |p| self.may_write(p)))
+            .count();
+        if take == 0 {
+            return None;
+        }
+        let now = Instant::now();
+        let bytes: usize = self
+            .queue
+            .iter()
+            .take(take)
+            .filter_map(|id| self.sends.get(id))
+            .map(|p| p.payload.len() + 3)
+            .sum();
+        let mut buf = BytesMut::with_capacity(bytes);
+        batch.clear();
+        batch.extend(self.queue.drain(..take));
+        let mut kept = 0;
+        for i in 0..batch.len() {
+            let id = batch[i];
+            let Some(p) = self.sends.get_mut(&id) else {
+                continue;
+            };
+            // Payloads holding VT or FS were refused at admission: frame without a second scan.
+            buf.put_u8(VT);
+            buf.put_slice(&p.payload);
+            buf.put_slice(&[FS, CR]);
+            p.written = Some(Written {
+                started: now,
+                flushed: None,
+                bytes: p.payload.len() + 3,
+                link: self.link,
+                end: buf.len(),
+            });
+            p.writes.fetch_add(1, Ordering::Relaxed);
+            self.flight.push_back(Slot { id, deadline: None });
+            batch[kept] = id;
+            kept += 1;
+        }
+        batch.truncate(kept);
+        (!buf.is_empty()).then_some(buf)
+    }
+
+    /// The batch is on the wire: its ACK clocks start now.
+    pub fn on_flushed(&mut self, out: &Outbox, batch: &mut Vec<u64>, n: usize) {
+        let now = Instant::now();
+        let wall = SystemTime::now();
+        let deadline = now + self.options.ack_timeout;
+        for slot in self.flight.iter_mut().rev() {
+            if slot.deadline.is_some() {
+                break;
+            }
+            slot.deadline = Some(deadline);
+        }
+        let frames = batch.len() as u64;
+        for id in batch.drain(..) {
+            if let Some(w) = self.sends.get_mut(&id).and_then(|p| p.written.as_mut()) {
+                w.flushed = Some((now, wall));
+            }
+        }
+        let mut counters = out.shared().counters();
+        counters.bytes_out += n as u64;
+        counters.sent += frames;
+    }
+
+    /// Publish the queue's depth and bytes and how many sends are in flight.
+    pub fn sync_counters(&self, c: &mut Counters) {
+        c.queue_depth = self.queue.len();
+        c.in_flight = self.sends.len() - self.queue.len().min(self.sends.len());
+        // In pipelined flow the queue is empty here nearly always: nothing to sum.
+        c.queue_bytes = self
+            .queue
+            .iter()
+            .filter_map(|id| self.sends.get(id))
+            .map(|p| p.payload.len())
+            .sum();
+    }
+}

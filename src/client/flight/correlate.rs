@@ -1,0 +1,178 @@
+//! ACK correlation (by control ID or FIFO, enhanced two-phase mode) and which send holds a
+//! control ID.
+
+use super::Flights;
+use crate::ack::AckCode;
+use crate::cause::Cause;
+use crate::client::fate::{AckPayload, Fate};
+use crate::client::lifecycle::End;
+use crate::client::options::Correlation;
+use crate::client::outbox::Outbox;
+use crate::client::pending::{AppAck, Pending};
+use crate::client::Commit;
+use crate::hl7;
+use crate::warning::WarningCode;
+use bytes::Bytes;
+use std::sync::atomic::Ordering;
+use tokio::time::Instant;
+
+impl Flights {
+    /// One inbound frame on the client: an ACK to credit, or a warning. `Some` ends the link.
+    pub fn on_ack(
+        &mut self,
+        out: &mut Outbox,
+        payload: Bytes,
+        offset: u64,
+        now: Instant,
+    ) -> Option<End> {
+        let at = Some(offset);
+        // A reply without a readable MSA cannot be credited to any send: say so, and let the
+        // ACK timeout decide.
+        let Some((code, msa2)) = hl7::ack_reply(&payload) else {
+            out.warn(WarningCode::AckUnmatchedControlId, at);
+            return None;
+        };
+        // Neither settles anything: the reply says nothing that could be credited.
+        let code = match AckCode::parse(code) {
+            Some(code) => code,
+            None if code.is_empty() => {
+                out.warn(WarningCode::AckMsa1Absent, at);
+                return None;
+            }
+            None => {
+                out.warn(WarningCode::AckMsa1Unclassifiable, at);
+                return None;
+            }
+        };
+        let msa2 = payload.slice_ref(msa2);
+        let ack = AckPayload::new(payload);
+        let progress = self.write_progress.load(Ordering::Relaxed);
+        let id = match self.options.correlation {
+            Correlation::Fifo => {
+                let head = self.flight.front().copied();
+                let matches = head
+                    .and_then(|slot| self.sends.get(&slot.id))
+                    .is_some_and(|p| p.control_id.as_deref() == Some(&msa2[..]));
+                // A repeat of an ACK already credited on this connection (some receivers answer
+                // every earlier message again): crediting it to the next send would report a
+                // delivery its receiver never confirmed.
+                if !matches && self.answered.contains(&msa2) {
+                    out.warn(WarningCode::AckUnmatchedControlId, at);
+                    return None;
+                }
+                // A reply while nothing written awaits one: the peer answers what it has not
+                // read, and every later pairing in order would be wrong.
+                let awaiting = head.filter(|slot| {
+                    self.sends
+                        .get(&slot.id)
+                        .map_or(true, |p| p.written_on(self.link, progress))
+                });
+                let Some(slot) = awaiting else {
+                    return Some(End::Failed(Cause::UnsolicitedAck));
+                };
+                self.flight.pop_front();
+                // A cancelled send's slot: its ACK is consumed here, credited to no one.
+                let p = self.sends.get(&slot.id)?;
+                if !matches {
+                    out.warn(WarningCode::AckControlIdMismatch, at);
+                }
+                if let Some(cid) = p.control_id.clone() {
+                    self.answered.insert(cid);
+                }
+                slot.id
+            }
+            Correlation::ControlId => {
+                let Some(&id) = self.by_control.get(&msa2) else {
+                    let code = if self.late.contains(&msa2) {
+                        WarningCode::AckAfterTimeout
+                    } else {
+                        WarningCode::AckUnmatchedControlId
+                    };
+                    out.warn(code, at);
+                    return None;
+                };
+                let link = self.link;
+                let p = self.sends.get_mut(&id)?;
+                if !p.written_on(link, progress) {
+                    out.warn(WarningCode::AckBeforeWrite, at);
+                    return None;
+                }
+                if code == AckCode::CA {
+                    if p.commit.is_some() {
+                        out.warn(WarningCode::AckCommitAlreadyReported, at);
+                        return None;
+                    }
+                    if p.app_ack != AppAck::Never {
+                        let latency = p.latency(now);
+                        p.commit = Some((ack.clone(), now));
+                        p.notify_commit(Commit { code, ack, latency });
+                        out.shared().counters().awaiting_app_ack += 1;
+                        self.app_wait.push_back(id);
+                        return None;
+                    }
+                }
+                id
+            }
+        };
+        let p = self.sends.get(&id)?;
+        let latency = p.latency(now);
+        let fate = if code.is_positive() {
+            Fate::Accepted { code, ack, latency }
+        } else {
+            Fate::Negative { code, ack, latency }
+        };
+        self.settle(out, id, fate);
+        None
+    }
+
+    /// A send with control ID `cid` settled: when it held the ID, the next send waiting for
+    /// the ID (the earliest queued) holds it now.
+    pub(super) fn release_control_id(&mut self, cid: &Bytes, id: u64) {
+        if self.by_control.get(cid) != Some(&id) {
+            // A waiting send that settled before its turn.
+            if let Some(n) = self.shared_ids.get_mut(cid) {
+                *n -= 1;
+                if *n == 0 {
+                    self.shared_ids.remove(cid);
+                }
+            }
+            return;
+        }
+        self.by_control.remove(cid);
+        let Some(n) = self.shared_ids.get_mut(cid) else {
+            return;
+        };
+        *n -= 1;
+        if *n == 0 {
+            self.shared_ids.remove(cid);
+        }
+        let next = self.queue.iter().copied().find(|q| {
+            self.sends
+                .get(q)
+                .is_some_and(|p| p.control_id.as_ref() == Some(cid))
+        });
+        if let Some(next) = next {
+            self.by_control.insert(cid.clone(), next);
+        }
+    }
+
+    /// Whether the send may be written on this connection now: under control-ID correlation,
+    /// it must hold its control ID, and the ID must not have been given up on here.
+    pub(super) fn may_write(&self, p: &Pending) -> bool {
+        match (&self.options.correlation, &p.control_id) {
+            (Correlation::ControlId, Some(cid)) => {
+                self.by_control.get(cid) == Some(&p.id) && !self.given_up_here.contains_key(cid)
+            }
+            _ => true,
+        }
+    }
+
+    /// A written send is settled without its final answer: a late reply to it must not credit
+    /// another send with the same ID on this connection.
+    pub(super) fn give_up(&mut self, cid: Option<Bytes>) {
+        if let Some(cid) = cid {
+            self.late.insert(cid.clone());
+            self.given_up_here.insert(cid, ());
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! The timers of the connected phase: ACK, application ACK, dead peer and drain deadlines,
+//! and what firing each settles.
+
+use super::Flights;
+use crate::ack::AckCode;
+use crate::cause::Cause;
+use crate::client::fate::{Fate, FateCause};
+use crate::client::lifecycle::End;
+use crate::client::options::Correlation;
+use crate::client::outbox::Outbox;
+use crate::client::pending::AppAck;
+use tokio::time::Instant;
+
+impl Flights {
+    /// Drop slots of settled or committed sends from the front: their ACK clock no longer runs.
+    pub(super) fn prune_flight(&mut self) {
+        if self.options.correlation == Correlation::Fifo {
+            return;
+        }
+        while let Some(slot) = self.flight.front() {
+            match self.sends.get(&slot.id) {
+                Some(p) if p.commit.is_none() => break,
+                _ => {
+                    self.flight.pop_front();
+                }
+            }
+        }
+        while let Some(id) = self.app_wait.front() {
+            if self.sends.contains_key(id) {
+                break;
+            }
+            self.app_wait.pop_front();
+        }
+    }
+
+    /// The earliest deadline of the connected phase. Deadlines in each list are monotone, so
+    /// the fronts are enough.
+    pub fn next_deadline(
+        &mut self,
+        last_inbound: Instant,
+        drain: Option<Instant>,
+    ) -> Option<Instant> {
+        self.prune_flight();
+        let ack = self.flight.front().and_then(|s| s.deadline);
+        let app = self
+            .app_wait
+            .front()
+            .and_then(|id| self.sends.get(id))
+            .and_then(|p| p.commit.as_ref())
+            .map(|(_, at)| *at + self.options.app_ack_timeout);
+        let dead = self.options.dead_peer_timeout.map(|t| last_inbound + t);
+        [ack, app, dead, drain].into_iter().flatten().min()
+    }
+
+    /// Fire every deadline that has passed. `Some` ends the connected phase.
+    pub fn on_timers(
+        &mut self,
+        out: &mut Outbox,
+        last_inbound: Instant,
+        drain: Option<Instant>,
+    ) -> Option<End> {
+        let now = Instant::now();
+        if self
+            .options
+            .dead_peer_timeout
+            .is_some_and(|t| last_inbound + t <= now)
+        {
+            return Some(End::Failed(Cause::DeadPeer));
+        }
+        if drain.is_some_and(|d| d <= now) {
+            return Some(End::Drained { timed_out: true });
+        }
+        loop {
+            self.prune_flight();
+            let Some(slot) = self.flight.front().copied() else {
+                break;
+            };
+            if slot.deadline.is_none_or_after(now) {
+                break;
+            }
+            self.flight.pop_front();
+            out.shared().counters().timed_out += 1;
+            if let Some(p) = self.sends.get(&slot.id) {
+                let fate = p.unknown(FateCause::Link(Cause::AckTimeout), now);
+                let cid = p.control_id.clone();
+                self.give_up(cid);
+                self.settle(out, slot.id, fate);
+            }
+            // FIFO: any later ACK on this connection could only be credited to the wrong send.
+            if self.options.correlation == Correlation::Fifo {
+                return Some(End::Failed(Cause::AckTimeout));
+            }
+        }
+        while let Some(&id) = self.app_wait.front() {
+            let Some(p) = self.sends.get(&id) else {
+                self.app_wait.pop_front();
+                continue;
+            };
+            let Some((ack, at)) = p.commit.clone() else {
+                self.app_wait.pop_front();
+                continue;
+            };
+            if at + self.options.app_ack_timeout > now {
+                break;
+            }
+            self.app_wait.pop_front();
+            let latency = p.written.map(|w| at - w.started).unwrap_or_default();
+            // MSH-16 `ER`: the peer answers only an error, and none came in the window.
+            let fate = if p.app_ack == AppAck::OnError {
+                Fate::Accepted {
+                    code: AckCode::CA,
+                    ack,
+                    latency,
+                }
+            } else {
+                Fate::CommittedOnly {
+                    cause: FateCause::AppAckTimeout,
+                    ack,
+                    latency,
+                }
+            };
+            let cid = p.control_id.clone();
+            self.give_up(cid);
+            self.settle(out, id, fate);
+        }
+        None
+    }
+}
+
+trait DeadlineExt {
+    fn is_none_or_after(&self, now: Instant) -> bool;
+}
+
+impl DeadlineExt for Option<Instant> {
+    /// No deadline yet (still writing), or not passed.
+    fn is_none_or_after(&self, now: Instant) -> bool {
+        match self {
+            None => true,
+            Some(d) => *d > now,
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! Where the actor's results go out: events to subscribers, warnings, the counters behind the
+//! stats, and each send's fate (to its handle and to the drain report being collected).
+
+use super::events::ClientEvent;
+use super::fate::{DrainReport, Fate};
+use super::pending::Pending;
+use super::Shared;
+use crate::warning::{Warning, WarningCode};
+use std::sync::Arc;
+use std::time::SystemTime;
+use tokio::sync::broadcast;
+
+pub(crate) struct Outbox {
+    shared: Arc<Shared>,
+    events: broadcast::Sender<ClientEvent>,
+    /// Collects what closing or destroying settles.
+    report: Option<DrainReport>,
+    /// Set while the link loop credits a read's worth of ACKs, to the read's wall-clock time
+    /// (taken once for all its ACKs). Meanwhile room is given back at once but waiters are
+    /// woken once after, so they find all of it, not one send's worth.
+    read_wall: Option<SystemTime>,
+}
+
+impl Outbox {
+    pub fn new(shared: Arc<Shared>, events: broadcast::Sender<ClientEvent>) -> Self {
+        Outbox {
+            shared,
+            events,
+            report: None,
+            read_wall: None,
+        }
+    }
+
+    pub fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    pub fn emit(&self, event: ClientEvent) {
+        // No subscriber is fine: events are also counted in the stats.
+        let _ = self.events.send(event);
+    }
+
+    pub fn warn(&self, code: WarningCode, byte_offset: Option<u64>) {
+        *self
+            .shared
+            .counters()
+            .warnings_by_code
+            .entry(code)
+            .or_default() += 1;
+        self.emit(ClientEvent::Warning(Warning { code, byte_offset }));
+    }
+
+    /// Decide a send's fate: give back its room, count it, tell its handle and the report.
+    pub fn settle(&mut self, p: Pending, fate: Fate) {
+        let id = p.id;
+        if p.commit.is_some() {
+            self.shared.counters().awaiting_app_ack -= 1;
+        }
+        let fate_tx = p.release(self.read_wall.is_some());
+        self.shared.counters().record_fate_at(&fate, self.read_wall);
+        if let Some(report) = &mut self.report {
+            report.record(id, &fate);
+        }
+        if let Some(tx) = fate_tx {
+            let _ = tx.send(fate);
+        }
+    }
+
+    /// Start collecting a drain report, unless one is being collected already.
+    pub fn start_report(&mut self) {
+        self.report.get_or_insert_with(DrainReport::default);
+    }
+
+    /// The report being collected, if any.
+    pub fn report_mut(&mut self) -> Option<&mut DrainReport> {
+        self.report.as_mut()
+    }
+
+    /// The report collected so far (empty when none was), ending its collection.
+    pub fn take_report(&mut self) -> DrainReport {
+        self.report.take().unwrap_or_default()
+    }
+
+    /// Credit a read's worth of ACKs under one wall-clock reading, waking waiters once after.
+    pub fn begin_read(&mut self) {
+        self.read_wall = Some(SystemTime::now());
+    }
+
+    pub fn end_read(&mut self) {
+        self.read_wall = None;
+        self.shared.admission.wake();
+    }
+}

@@ -1,0 +1,196 @@
+//! One admitted send while the actor holds it ([`Pending`]): its payload, control ID and what
+//! its MSH-16 asks of the peer, where it was written, and the fate it would get if cut off now.
+
+use super::admission::Room;
+use super::fate::{AckPayload, Fate, FateCause};
+use super::{Commit, Shared};
+use crate::cause::Cause;
+use crate::hl7;
+use bytes::Bytes;
+use std::sync::atomic::AtomicU32;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+
+/// One admitted send, owned by the actor until its fate is decided.
+pub(crate) struct Pending {
+    pub id: u64,
+    pub payload: Bytes,
+    pub control_id: Option<Bytes>,
+    /// What MSH-16 asks of the peer after a `CA`.
+    pub app_ack: AppAck,
+    /// Its room in the window: dropping the send, settled or not, gives it back.
+    room: Room,
+    fate_tx: Option<oneshot::Sender<Fate>>,
+    commit_tx: Option<oneshot::Sender<Commit>>,
+    /// The last write of its frame, on any connection.
+    pub written: Option<Written>,
+    /// Its `CA`, when one came and an application ACK may follow (control-ID correlation).
+    pub commit: Option<(AckPayload, Instant)>,
+    /// How many times its frame was written, on any connection (shared with its handle).
+    pub writes: Arc<AtomicU32>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Written {
+    pub started: Instant,
+    pub flushed: Option<(Instant, SystemTime)>,
+    pub bytes: usize,
+    /// The connection it was written on (see [`Flights::link`](super::flight::Flights)).
+    pub link: u64,
+    /// Where its frame ends in the buffer of the write that carries it.
+    pub end: usize,
+}
+
+impl Pending {
+    pub fn new(
+        id: u64,
+        payload: Bytes,
+        room: Room,
+        fate_tx: oneshot::Sender<Fate>,
+        commit_tx: oneshot::Sender<Commit>,
+        writes: Arc<AtomicU32>,
+    ) -> Self {
+        let (control_id, app_ack) = match first_msh(&payload) {
+            // The header's field index makes these reads O(1): no rescan of the segment.
+            Some(msh) => (
+                msh.control_id()
+                    .filter(|c| !c.is_empty())
+                    .map(|c| payload.slice_ref(c)),
+                AppAck::of(msh.application_ack_type()),
+            ),
+            None => (None, AppAck::Never),
+        };
+        Pending {
+            id,
+            control_id,
+            app_ack,
+            payload,
+            room,
+            fate_tx: Some(fate_tx),
+            commit_tx: Some(commit_tx),
+            written: None,
+            commit: None,
+            writes,
+        }
+    }
+
+    /// Its frame was completely handed to connection `link`, whose current write has put
+    /// `progress` bytes of its buffer out: only then can a reply on that connection be its own.
+    pub fn written_on(&self, link: u64, progress: usize) -> bool {
+        self.written
+            .is_some_and(|w| w.link == link && (w.flushed.is_some() || w.end <= progress))
+    }
+
+    /// Settle a send that never reached the actor.
+    pub fn settle_detached(self, shared: &Shared, fate: Fate) {
+        // Room first: a caller woken by the fate may send again at once.
+        drop(self.room);
+        shared.counters().record_fate(&fate);
+        if let Some(tx) = self.fate_tx {
+            let _ = tx.send(fate);
+        }
+    }
+
+    /// Give back its room (`quietly`: without waking waiters, who are woken once after a read's
+    /// worth of ACKs) and hand over where its fate goes.
+    pub fn release(self, quietly: bool) -> Option<oneshot::Sender<Fate>> {
+        if quietly {
+            self.room.give_back_quietly();
+        } else {
+            drop(self.room);
+        }
+        self.fate_tx
+    }
+
+    pub fn notify_commit(&mut self, commit: Commit) {
+        if let Some(tx) = self.commit_tx.take() {
+            let _ = tx.send(commit);
+        }
+    }
+
+    /// From the last flush (or write start) to now.
+    pub fn latency(&self, now: Instant) -> Duration {
+        self.written
+            .map(|w| now - w.flushed.map_or(w.started, |(at, _)| at))
+            .unwrap_or_default()
+    }
+
+    /// The fate of a written send whose ACK will not come.
+    pub fn unknown(&self, cause: FateCause, now: Instant) -> Fate {
+        let w = self
+            .written
+            .expect("unknown fate is only for written sends");
+        let (flushed, wall) = w.flushed.unwrap_or((w.started, SystemTime::now()));
+        Fate::UnknownFate {
+            cause,
+            flushed_at: wall,
+            elapsed: now - flushed,
+            bytes: w.bytes,
+        }
+    }
+
+    /// The fate of a send cut off by `cause`, by what had happened to it so far.
+    pub fn cut_off(&self, cause: FateCause, now: Instant) -> Fate {
+        if let Some((ack, at)) = &self.commit {
+            Fate::CommittedOnly {
+                cause: match cause {
+                    FateCause::DrainTimeout => cause,
+                    _ => FateCause::Link(Cause::ConnectionLost),
+                },
+                ack: ack.clone(),
+                latency: self.written.map(|w| *at - w.started).unwrap_or_default(),
+            }
+        } else if self.written.is_some() {
+            self.unknown(cause, now)
+        } else {
+            Fate::NeverDelivered { cause }
+        }
+    }
+}
+
+/// The first MSH of a payload: its first segment when it starts with `MSH` (the usual case,
+/// read without scanning the rest of the message), else the full scan's.
+fn first_msh(payload: &[u8]) -> Option<hl7::Msh<'_>> {
+    if payload.starts_with(b"MSH") {
+        let end = memchr::memchr2(b'\r', b'\n', payload).unwrap_or(payload.len());
+        return hl7::Msh::parse(&payload[..end]);
+    }
+    hl7::scan(payload).msh
+}
+
+/// What a message's MSH-16 (application acknowledgement type, HL7 Table 0155) asks of the peer
+/// after it committed the message with `CA`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AppAck {
+    /// Absent, empty, `""` (HL7 null) or `NE`: the `CA` is the final answer.
+    Never,
+    /// `AL`, or a value outside the table: the application ACK decides; silence is not success.
+    Always,
+    /// `ER`: only an error is answered, so silence through the window is success.
+    OnError,
+    /// `SU`: only success is answered; silence is not success.
+    OnSuccess,
+}
+
+/// Whether a message's MSH-16 asks for an application ACK after the accept ACK (`AL`, `ER`,
+/// `SU`, or a value outside HL7 Table 0155): such a message may get two replies, which only
+/// control-ID correlation can pair with it.
+pub fn asks_for_application_ack(payload: &[u8]) -> bool {
+    let msh16 = hl7::scan(payload)
+        .msh
+        .and_then(|m| m.application_ack_type());
+    AppAck::of(msh16) != AppAck::Never
+}
+
+impl AppAck {
+    pub fn of(msh16: Option<&[u8]>) -> AppAck {
+        match msh16.unwrap_or_default() {
+            b"" | b"\"\"" | b"NE" => AppAck::Never,
+            b"ER" => AppAck::OnError,
+            b"SU" => AppAck::OnSuccess,
+            _ => AppAck::Always,
+        }
+    }
+}
