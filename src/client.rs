@@ -17,6 +17,7 @@ pub mod stats;
 mod actor;
 mod admission;
 mod flight;
+mod life;
 mod lifecycle;
 mod link;
 mod outbox;

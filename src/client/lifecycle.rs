@@ -1,8 +1,7 @@
 //! The link's life outside the connected phase: connecting, backing off, deciding whether to
 //! retry, what a drop does to pending sends, and closing for good.
 
-use super::actor::{Actor, Episode};
-use super::backoff::{LastError, RetryContext};
+use super::actor::Actor;
 use super::events::ClientEvent;
 use super::fate::{DrainReport, Fate, FateCause};
 use super::pending::Pending;
@@ -76,7 +75,7 @@ impl Actor {
                         self.emit(ClientEvent::SecurityWarning(*code));
                     }
                     self.transition(State::Connected, Reason::Connected);
-                    self.last_success = Some(Instant::now());
+                    self.life.connected(Instant::now());
                     self.out.shared().counters().last_connected = Some(SystemTime::now());
                     return Some(conn);
                 }
@@ -93,8 +92,8 @@ impl Actor {
                     // A failed retry returns to RECONNECTING even when it is the last one, so
                     // giving up leaves from there (RECONNECTING -> CLOSED). A first connect that
                     // is never retried (reconnect off, or a permanent cause) closes directly.
-                    let retrying = self.episode.is_some();
-                    match self.retry_delay(cause) {
+                    let retrying = self.life.retrying();
+                    match self.life.retry_delay(&self.options.reconnect, cause) {
                         Some(delay) => {
                             self.transition(State::Reconnecting, Reason::ConnectFailed(cause));
                             if !self.back_off(delay).await {
@@ -115,39 +114,9 @@ impl Actor {
         }
     }
 
-    /// Ask the strategy for the next delay; `None` when reconnect is off or it says stop.
-    fn retry_delay(&mut self, cause: Cause) -> Option<Duration> {
-        if !self.options.reconnect.enabled {
-            return None;
-        }
-        let now = Instant::now();
-        let episode = self.episode.get_or_insert(Episode {
-            started: now,
-            attempt: 0,
-            last_delay: None,
-        });
-        episode.attempt = episode.attempt.saturating_add(1);
-        let ctx = RetryContext {
-            attempt: episode.attempt,
-            last_error: LastError {
-                cause,
-                class: cause.class(),
-            },
-            last_delay: episode.last_delay,
-            elapsed: now - episode.started,
-            since_last_success: self.last_success.map(|t| now - t),
-            class: cause.class(),
-        };
-        let delay = self.options.reconnect.strategy.next_delay(&ctx)?;
-        if let Some(e) = &mut self.episode {
-            e.last_delay = Some(delay);
-        }
-        Some(delay)
-    }
-
     /// RECONNECTING: wait out `delay`, then CONNECTING. `false` when asked to stop meanwhile.
     async fn back_off(&mut self, delay: Duration) -> bool {
-        let attempt = self.episode.map_or(1, |e| e.attempt);
+        let attempt = self.life.attempt();
         self.out.shared().counters().reconnect_attempts += 1;
         self.emit(ClientEvent::Reconnecting { attempt, delay });
         let sleep = tokio::time::sleep(delay);
@@ -171,9 +140,7 @@ impl Actor {
     async fn after_link(&mut self, end: End) -> bool {
         match end {
             End::Failed(cause) => {
-                if self.heard_on_link || !self.wrote_on_link {
-                    self.episode = None;
-                }
+                self.life.link_failed();
                 {
                     // A detail from an earlier failure must not pass for this one's.
                     let mut counters = self.out.shared().counters();
@@ -185,7 +152,7 @@ impl Actor {
                     cause,
                     class: cause.class(),
                 });
-                if self.state == State::Draining {
+                if self.state() == State::Draining {
                     self.transition(State::Disconnected, Reason::LinkFailed(cause));
                     if let Some(report) = self.out.report_mut() {
                         report.link_failed = true;
@@ -198,7 +165,7 @@ impl Actor {
                     self.reply_closing();
                     return false;
                 }
-                match self.retry_delay(cause) {
+                match self.life.retry_delay(&self.options.reconnect, cause) {
                     Some(delay) => {
                         self.transition(State::Reconnecting, Reason::LinkFailed(cause));
                         self.on_drop(cause, true);
@@ -239,9 +206,9 @@ impl Actor {
             _ => Reason::Destroyed,
         };
         self.out.start_report();
-        self.closing.extend(reply);
+        self.life.add_closing(reply);
         self.settle_all(cause);
-        if self.state != State::Closed {
+        if self.state() != State::Closed {
             self.transition(State::Closed, reason);
         }
         self.reply_closing();
@@ -249,9 +216,7 @@ impl Actor {
 
     fn reply_closing(&mut self) {
         let report = self.out.take_report();
-        for tx in self.closing.drain(..) {
-            let _ = tx.send(report.clone());
-        }
+        self.life.reply_closing(report);
     }
 
     fn refuse_detached(&self, p: Pending) {

@@ -151,8 +151,7 @@ async fn writing(fut: &mut Option<WriteFuture>) -> (Writer, io::Result<()>, usiz
 impl Actor {
     pub(crate) async fn run_link(&mut self, conn: Connection) -> End {
         self.flights.new_connection();
-        self.wrote_on_link = false;
-        self.heard_on_link = false;
+        self.life.link_started();
         let tls = conn.tls.is_some();
         let (read_half, write_half) = tokio::io::split(conn.stream);
         let mut reader = AckReader::new(read_half, self.options.max_ack_frame);
@@ -165,11 +164,11 @@ impl Actor {
         let sleep = tokio::time::sleep_until(far());
         tokio::pin!(sleep);
         loop {
-            if write_fut.is_none() && self.state == State::Connected {
+            if write_fut.is_none() && self.state() == State::Connected {
                 if let Some(w) = writer.take() {
                     match self.flights.take_batch(&mut batch) {
                         Some(buf) => {
-                            self.wrote_on_link = true;
+                            self.life.wrote();
                             let progress = self.flights.start_write();
                             write_fut = Some(Box::pin(write_batch(w, buf, progress)));
                         }
@@ -182,7 +181,7 @@ impl Actor {
                     return End::Failed(Cause::AckTimeout);
                 }
             }
-            if self.state == State::Draining && write_fut.is_none() && self.flights.is_empty() {
+            if self.state() == State::Draining && write_fut.is_none() && self.flights.is_empty() {
                 return End::Drained { timed_out: false };
             }
             {
@@ -274,7 +273,7 @@ impl Actor {
     ) -> Option<End> {
         match item {
             Ok(Some(Decoded::Frame(frame))) => {
-                self.heard_on_link = true;
+                self.life.heard();
                 for w in &frame.warnings {
                     self.out.warn(w.code, w.byte_offset);
                 }
@@ -308,8 +307,8 @@ impl Actor {
             Some(Command::SendMany(ps)) => ps.into_iter().for_each(|p| self.accept(p)),
             Some(Command::Cancel(id)) => self.cancel(id, Instant::now()),
             Some(Command::Close(tx)) => {
-                self.closing.push(tx);
-                if self.state == State::Connected {
+                self.life.add_closing(Some(tx));
+                if self.state() == State::Connected {
                     self.begin_drain();
                     *drain_deadline = Some(Instant::now() + self.options.drain_timeout);
                 }
