@@ -18,8 +18,6 @@ mod actor;
 mod admission;
 mod flight;
 mod life;
-mod lifecycle;
-mod link;
 mod outbox;
 mod pending;
 mod recent;

@@ -1,6 +1,9 @@
 //! The actor that owns the link: it composes the flight table ([`Flights`]), the outbox of
-//! events and fates ([`Outbox`]) and the lifecycle (connect, back off, reconnect, close in
-//! `lifecycle`; the connected phase in `link`).
+//! events and fates ([`Outbox`]) and the lifecycle state ([`Lifecycle`]), and drives them:
+//! connect, back off, reconnect and close in `lifecycle`, the connected phase in `link`.
+
+mod lifecycle;
+mod link;
 
 use super::events::ClientEvent;
 use super::fate::FateCause;
@@ -19,12 +22,12 @@ use tokio::time::Instant;
 /// The actor composes the flight table, the outbox and the lifecycle, and routes commands,
 /// ACKs and timers between them.
 pub(crate) struct Actor {
-    pub(super) connector: Arc<dyn Connector>,
-    pub(super) options: Arc<ClientOptions>,
-    pub(super) rx: mpsc::Receiver<Command>,
-    pub(super) flights: Flights,
-    pub(super) out: Outbox,
-    pub(super) life: Lifecycle,
+    connector: Arc<dyn Connector>,
+    options: Arc<ClientOptions>,
+    rx: mpsc::Receiver<Command>,
+    flights: Flights,
+    out: Outbox,
+    life: Lifecycle,
 }
 
 impl Actor {

@@ -4,7 +4,7 @@
 
 use super::backoff::{LastError, RetryContext};
 use super::events::ClientEvent;
-use super::fate::DrainReport;
+use super::fate::{DrainReport, FateCause};
 use super::options::Reconnect;
 use super::outbox::Outbox;
 use super::state::{self, Reason, State};
@@ -12,6 +12,16 @@ use crate::cause::Cause;
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
+
+/// How the connected phase ended.
+pub(crate) enum End {
+    /// The link failed with this cause.
+    Failed(Cause),
+    /// Draining finished (every written send answered) or timed out.
+    Drained { timed_out: bool },
+    /// `destroy()` (with its reply) or the client dropped.
+    Destroy(Option<oneshot::Sender<DrainReport>>, FateCause),
+}
 
 /// One reconnect episode: from the first failure to the next connection that proved useful
 /// (something came back on it, or it had nothing to carry).

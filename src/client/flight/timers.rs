@@ -5,7 +5,7 @@ use super::Flights;
 use crate::ack::AckCode;
 use crate::cause::Cause;
 use crate::client::fate::{Fate, FateCause};
-use crate::client::lifecycle::End;
+use crate::client::life::End;
 use crate::client::options::Correlation;
 use crate::client::outbox::Outbox;
 use crate::client::pending::AppAck;

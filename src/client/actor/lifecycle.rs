@@ -1,28 +1,19 @@
 //! The link's life outside the connected phase: connecting, backing off, deciding whether to
-//! retry, what a drop does to pending sends, and closing for good.
+//! retry, what follows a dropped link, and closing for good.
 
-use super::actor::Actor;
-use super::events::ClientEvent;
-use super::fate::{DrainReport, Fate, FateCause};
-use super::pending::Pending;
-use super::state::{Reason, State};
-use super::stats::LinkFailure;
-use super::Command;
+use super::Actor;
 use crate::cause::Cause;
+use crate::client::events::ClientEvent;
+use crate::client::fate::{DrainReport, Fate, FateCause};
+use crate::client::life::End;
+use crate::client::pending::Pending;
+use crate::client::state::{Reason, State};
+use crate::client::stats::LinkFailure;
+use crate::client::Command;
 use crate::transport::Connection;
 use std::time::{Duration, SystemTime};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
-
-/// How the connected phase ended.
-pub(crate) enum End {
-    /// The link failed with this cause.
-    Failed(Cause),
-    /// Draining finished (every written send answered) or timed out.
-    Drained { timed_out: bool },
-    /// `destroy()` (with its reply) or the client dropped.
-    Destroy(Option<oneshot::Sender<DrainReport>>, FateCause),
-}
 
 /// A request to stop while not connected.
 type Stop = (Option<oneshot::Sender<DrainReport>>, FateCause);

@@ -1,13 +1,13 @@
 //! The connected phase: coalesced writes, the ACK reader, commands, and the timers (ACK,
 //! application ACK, dead peer, drain), all in one select loop over a split stream.
 
-use super::actor::Actor;
-use super::fate::FateCause;
-use super::lifecycle::End;
-use super::state::{Reason, State};
-use super::stats::LinkFailure;
-use super::Command;
+use super::Actor;
 use crate::cause::{classify_io, Cause};
+use crate::client::fate::FateCause;
+use crate::client::life::End;
+use crate::client::state::{Reason, State};
+use crate::client::stats::LinkFailure;
+use crate::client::Command;
 use crate::framing::{Decoded, FramingError, MllpCodec, Tolerance};
 use crate::tls::{describe, Seen, Side};
 use crate::transport::{BoxStream, Connection};
