@@ -36,7 +36,6 @@ impl ListenProc {
         let mut child = Command::new(super::mllp_bin())
             .args(["--log-format", "json", "listen", "--port", "0"])
             .args(args)
-            .env("MLLP_TEST", "1")
             .stdin(Stdio::null())
             .stdout(stdout)
             .stderr(Stdio::piped())

@@ -28,7 +28,7 @@ pub fn mllp_bin() -> PathBuf {
 /// A `Command` for the binary with an isolated environment.
 pub fn mllp() -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::new(mllp_bin());
-    cmd.env_remove("NO_COLOR").env("MLLP_TEST", "1");
+    cmd.env_remove("NO_COLOR");
     cmd
 }
 
