@@ -29,7 +29,7 @@ impl AcceptAckType {
         }
     }
 
-    /// The row of SPEC section 2's table: codes for committed, commit failed, rejected.
+    /// The row of the MSH-15 table: codes for committed, commit failed, rejected.
     pub(crate) fn codes(self) -> [AckCode; 3] {
         use AckCode::*;
         match self {

@@ -339,7 +339,7 @@ fn an_unreachable_peer_ends_in_exit_4_with_the_accounting_closed() {
     for cause in run.report["outcomes_by_cause"].as_object().unwrap().keys() {
         assert!(
             ["connection-refused", "shutdown", "in-flight-orphan"].contains(&cause.as_str()),
-            "not a SPEC cause: {cause}"
+            "not a known cause: {cause}"
         );
     }
 }

@@ -1,4 +1,4 @@
-//! Exit codes (SPEC section 7), decided in one place.
+//! Exit codes, decided in one place.
 
 use std::process::ExitCode;
 

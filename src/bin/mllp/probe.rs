@@ -21,7 +21,7 @@ Examples:
   mllp probe 10.0.0.7 --port 6661 --tls --ca ca.pem --send
   mllp probe [fd00::7]:2575 --message adt.hl7   send the first message of adt.hl7
   mllp probe engine.example --send --count 10 --interval 1s   ping style, then statistics
-  mllp probe engine.example --json          one JSON object (SPEC section 6)
+  mllp probe engine.example --json          one JSON object: phases and verdict
 
 Verdicts: ok (exit 0; 1 when the ACK was negative), transient (exit 4; 3 when a message was
 written and no ACK came), permanent (exit 5).

@@ -1,4 +1,4 @@
-//! Every `nack` names one of SPEC's three reasons; `detail` says what the reason alone does not.
+//! Every `nack` names one of the three stable reasons; `detail` says what the reason alone does not.
 
 use super::*;
 use crate::ack::AckCode;

@@ -4,8 +4,8 @@ use super::{path, send, to, write};
 use crate::support::peer::{Behaviour, Peer, Script};
 use crate::support::send_proc::messages;
 
-/// The SPEC's cause names; every `cause` a user sees is one of them (or a refusal reason).
-const SPEC_CAUSES: &[&str] = &[
+/// The stable cause names; every `cause` a user sees is one of them (or a refusal reason).
+const KNOWN_CAUSES: &[&str] = &[
     "dns-not-found",
     "dns-failed",
     "permission-denied",
@@ -50,7 +50,7 @@ async fn every_cause_in_records_is_a_spec_cause() {
     for r in &messages {
         assert!(r.as_object().unwrap().contains_key("cause_detail"), "{r}");
         if let Some(cause) = r["cause"].as_str() {
-            assert!(SPEC_CAUSES.contains(&cause), "not a SPEC cause: {r}");
+            assert!(KNOWN_CAUSES.contains(&cause), "not a known cause: {r}");
         }
     }
 }

@@ -168,7 +168,7 @@ pub fn stats_table(target: &str, summary: &StatsSummary) -> String {
     out
 }
 
-/// One probe as JSON (SPEC section 6), with `seq` when repeated.
+/// One probe as JSON (`probe --json`), with `seq` when repeated.
 pub fn json(report: &Report, seq: Option<u32>) -> String {
     let mut value = serde_json::to_value(report).unwrap_or(Value::Null);
     if let Value::Object(map) = &mut value {

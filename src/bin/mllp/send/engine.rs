@@ -222,7 +222,7 @@ fn finish(
     exit
 }
 
-/// The resend policy of SPEC section 5. Control-ID mode resends inside the client itself.
+/// The resend policy (docs/delivery.md). Control-ID mode resends inside the client itself.
 fn resend_wanted(plan: &Plan, item: &Item, fate: &Fate, client: &Client) -> bool {
     if !plan.fifo || item.resends >= plan.max_resends || client_closed(client) {
         return false;

@@ -62,7 +62,7 @@ pub struct Ending {
     pub output_closed: bool,
 }
 
-/// The exit code: SPEC section 7, 5 then 4 then 3 then 1; 130 after Ctrl-C; 3 when the
+/// The exit code: 5 then 4 then 3 then 1; 130 after Ctrl-C; 3 when the
 /// accounting does not close (a bug, reported as such before this is called).
 pub fn decide(tally: &Tally, ending: Ending) -> Exit {
     if ending.interrupted {

@@ -62,7 +62,7 @@ pub struct SoakArgs {
 
     /// Inject faults: comma-separated kind=probability[:duration] with kinds reset, nack,
     /// delay, stall, drop (e.g. reset=0.01,delay=0.1:50ms,drop=0.0005:3s).
-    #[arg(long, value_name = "SPEC", value_parser = parse_chaos)]
+    #[arg(long, value_name = "FAULTS", value_parser = parse_chaos)]
     pub chaos: Option<ChaosSpec>,
     /// Seed for the fault dice and the run's control IDs.
     #[arg(long)]
