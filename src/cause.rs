@@ -27,7 +27,7 @@ impl fmt::Display for Class {
     }
 }
 
-/// Every failure cause named in the contract. The names are public and stable.
+/// Every failure cause the tool reports. The names are public and stable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]

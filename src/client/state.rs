@@ -51,7 +51,7 @@ impl fmt::Display for State {
     }
 }
 
-/// The legal transitions, exactly those of the reliability contract. DISCONNECTED never goes
+/// The legal transitions of the link machine, and no others. DISCONNECTED never goes
 /// back to RECONNECTING; CLOSED has no way out.
 pub const TRANSITIONS: &[(State, &[State])] = &[
     (

@@ -1,4 +1,4 @@
-//! The `cause` every record carries comes from the contract's list.
+//! The `cause` every record carries is one of the stable, public cause names.
 
 use super::{path, send, to, write};
 use crate::support::peer::{Behaviour, Peer, Script};
@@ -32,7 +32,7 @@ const KNOWN_CAUSES: &[&str] = &[
 #[tokio::test(flavor = "multi_thread")]
 async fn every_cause_in_records_is_a_spec_cause() {
     // Orphans after a reset, resent never-written messages, a refused reconnect: all causes
-    // must come from the contract's list.
+    // must be one of the stable names.
     let peer = Peer::start(Script::then(
         vec![Behaviour::ResetAfter(1)],
         Behaviour::CloseAtOnce,
