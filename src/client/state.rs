@@ -193,7 +193,7 @@ mod tests {
     }
 
     #[test]
-    fn spec_sequences_are_walkable() {
+    fn documented_sequences_are_walkable() {
         let walk = |states: &[State]| states.windows(2).all(|w| is_legal(w[0], w[1]));
         use State::*;
         assert!(walk(&[Connected, Reconnecting, Connecting, Connected]));

@@ -30,7 +30,7 @@ const KNOWN_CAUSES: &[&str] = &[
 ];
 
 #[tokio::test(flavor = "multi_thread")]
-async fn every_cause_in_records_is_a_spec_cause() {
+async fn every_cause_in_records_is_a_known_cause() {
     // Orphans after a reset, resent never-written messages, a refused reconnect: all causes
     // must be one of the stable names.
     let peer = Peer::start(Script::then(
