@@ -97,9 +97,9 @@ json\t'One JSON object per message per line'
 raw\t'Each message re-framed as MLLP, byte for byte'"
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l out-dir -d 'Commit each message as one fsynced .hl7 file in DIR instead of printing it' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l sqlite -d 'Commit each message as a row of table `messages` in an SQLite database FILE (created on first use; WAL, full synchronous commits, one transaction per group of messages)' -r -F
-complete -c mllp -n "__fish_mllp_using_subcommand listen" -l exec -d 'Commit each message by piping it to `sh -c CMD` (env MLLP_PEER, MLLP_CONTROL_ID, MLLP_MESSAGE_TYPE); exit 0 commits, --reject-exit-code rejects, anything else fails' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l exec -d 'Commit each message by piping it to `sh -c CMD` (env MLLP_PEER, MLLP_CONTROL_ID, MLLP_MESSAGE_TYPE); exit 0 commits, --reject-exit-code rejects, anything else fails. Each command runs in its own process group' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l reject-exit-code -d 'The --exec exit status that rejects a message (AR/CR)' -r
-complete -c mllp -n "__fish_mllp_using_subcommand listen" -l exec-timeout -d 'Kill an --exec command still running after this long and fail its message (AE/CE)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l exec-timeout -d 'Kill an --exec command still running after this long, with everything it started (its process group, as on a stop), and fail its message (AE/CE)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l exec-concurrency -d '--exec commands running at once' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l ack -d 'How to answer: `auto` follows MSH-15 and the commit; `none` never answers; a code forces it for testing (still never positive for an uncommitted or damaged message)' -r -f -a "auto\t''
 none\t''
@@ -123,9 +123,12 @@ complete -c mllp -n "__fish_mllp_using_subcommand listen" -l client-auth -d 'Cli
 want\t''
 must\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l tls-handshake-timeout -d 'A client that has not finished its TLS handshake within this long is dropped' -r
-complete -c mllp -n "__fish_mllp_using_subcommand listen" -l metrics -d 'Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l metrics -d 'Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898). A wildcard address needs --allow-wildcard; at most 16 scrapes at once, each closed after 10 s' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-frame-size -d 'Largest payload accepted, in bytes (suffixes K, KiB, M, MiB); larger frames end the connection' -r
-complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-connections -d 'Connections open at once; extra peers are accepted and closed at once' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-connections -d 'Connections open at once; extra peers are accepted and closed at once (cause max-connections)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-connections-per-peer -d 'Connections open at once from one peer address; extra ones are accepted and closed at once (cause per-peer-limit) [default: a quarter of --max-connections]' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l frame-timeout -d 'Close a connection whose frame is not complete this long after its first byte (whitespace after the last frame counts) (cause frame-timeout); `0` turns the deadline off' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-buffered -d 'Memory for partly received frames, all connections together (suffixes K, KiB, M, MiB); a connection whose frame would pass it is closed (cause buffer-budget, code MLLP_FRAME_TOO_LARGE). One peer address may hold the same share of it as of --max-connections (but always room for one --max-frame-size)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l idle-timeout -d 'Close a connection that sends nothing for this long (default: never)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l drain-timeout -d 'On SIGINT/SIGTERM, how long commits under way may take to finish and be acknowledged' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l color -d 'When to colour output' -r -f -a "auto\t''
@@ -133,7 +136,7 @@ always\t''
 never\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l log-format -d 'Format of diagnostics on stderr' -r -f -a "human\t''
 json\t''"
-complete -c mllp -n "__fish_mllp_using_subcommand listen" -l allow-wildcard -d 'Allow binding every interface (prints security warning MLLP_BIND_ALL_INTERFACES)'
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l allow-wildcard -d 'Allow binding every interface, for --host and --metrics (prints security warning MLLP_BIND_ALL_INTERFACES)'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l dedupe -d 'Answer a message whose MSH-10 + MSH-7 was already committed positively, without committing it again (remembered in --out-dir\'s journal, or by a unique index with --sqlite)'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l batch-ack -d 'Commit a batch frame (FHS/BHS) as one unit and answer it with a batch acknowledgement'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l strict -d 'Turn every framing tolerance off (FS without CR, LF after FS, whitespace before VT)'

@@ -23,8 +23,8 @@
 //!   DNS), rustls configuration for both ends, and connecting under one connect timeout.
 //! - [`client`]: the client core: the six-state link machine, reconnect with backoff,
 //!   correlation of ACKs (by control ID, or FIFO), the window, timeouts, drain, per-send fates.
-//! - [`server`]: the server core: accept loop, per-connection containment, [`server::Sink`]s, the
-//!   commit contract, de-duplication, test doubles.
+//! - [`server`]: the server core: accept loop, per-connection containment, per-address and
+//!   memory guards, [`server::Sink`]s, the commit contract, de-duplication, test doubles.
 //! - [`input`]: splitting HL7 files and streams into messages, checked before anything is sent.
 //! - [`probe`]: one diagnostic connection, phase by phase, and a verdict.
 //! - [`soak`]: load and endurance runs: templates, pacing, chaos, the ledger and the report.

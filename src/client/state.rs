@@ -170,7 +170,7 @@ mod tests {
     ];
 
     #[test]
-    fn exactly_the_contract_transitions_are_legal() {
+    fn exactly_the_documented_transitions_are_legal() {
         for from in State::ALL {
             for to in State::ALL {
                 let expected = LEGAL.contains(&(from, to));

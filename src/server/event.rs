@@ -69,7 +69,14 @@ pub enum ServerEvent {
         cause: Cause,
         detail: String,
     },
-    /// `code` is the framing code for `framing-fatal`, else `None`.
+    /// Accepting a new socket failed (out of descriptors and the like); `count` is the number of
+    /// failed accepts so far in this run. The accept loop backs off before trying again.
+    AcceptError {
+        error: String,
+        count: u64,
+    },
+    /// `code` is the framing code for `framing-fatal` (and `MLLP_FRAME_TOO_LARGE` for
+    /// `buffer-budget`), else `None`.
     ConnectionClosed {
         connection: ConnectionId,
         peer: Arc<str>,

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod certs;
+pub mod crowd;
 pub mod interop_peer;
 pub mod no_payload;
 pub mod node_peer;

@@ -43,7 +43,8 @@ pub struct ListenArgs {
     /// Port to bind; 0 picks a free one (the `listening` event says which).
     #[arg(long, default_value_t = 2575)]
     pub port: u16,
-    /// Allow binding every interface (prints security warning MLLP_BIND_ALL_INTERFACES).
+    /// Allow binding every interface, for --host and --metrics (prints security warning
+    /// MLLP_BIND_ALL_INTERFACES).
     #[arg(long)]
     pub allow_wildcard: bool,
 
@@ -58,13 +59,15 @@ pub struct ListenArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "exec")]
     pub sqlite: Option<PathBuf>,
     /// Commit each message by piping it to `sh -c CMD` (env MLLP_PEER, MLLP_CONTROL_ID,
-    /// MLLP_MESSAGE_TYPE); exit 0 commits, --reject-exit-code rejects, anything else fails.
+    /// MLLP_MESSAGE_TYPE); exit 0 commits, --reject-exit-code rejects, anything else fails. Each
+    /// command runs in its own process group.
     #[arg(long, value_name = "CMD")]
     pub exec: Option<String>,
     /// The --exec exit status that rejects a message (AR/CR).
     #[arg(long, default_value_t = 2, requires = "exec")]
     pub reject_exit_code: i32,
-    /// Kill an --exec command still running after this long and fail its message (AE/CE).
+    /// Kill an --exec command still running after this long, with everything it started (its
+    /// process group, as on a stop), and fail its message (AE/CE).
     #[arg(long, value_parser = humantime::parse_duration, default_value = "30s", requires = "exec")]
     pub exec_timeout: Duration,
     /// --exec commands running at once.
@@ -124,7 +127,8 @@ pub struct ListenArgs {
     #[arg(long, value_parser = humantime::parse_duration, default_value = "10s")]
     pub tls_handshake_timeout: Duration,
 
-    /// Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898).
+    /// Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898). A wildcard address
+    /// needs --allow-wildcard; at most 16 scrapes at once, each closed after 10 s.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<SocketAddr>,
 
@@ -135,9 +139,25 @@ pub struct ListenArgs {
     /// connection.
     #[arg(long, value_parser = parse_size, default_value = "16MiB")]
     pub max_frame_size: usize,
-    /// Connections open at once; extra peers are accepted and closed at once.
+    /// Connections open at once; extra peers are accepted and closed at once (cause
+    /// max-connections).
     #[arg(long, default_value_t = 1024)]
     pub max_connections: usize,
+    /// Connections open at once from one peer address; extra ones are accepted and closed at
+    /// once (cause per-peer-limit) [default: a quarter of --max-connections]
+    #[arg(long, value_name = "N")]
+    pub max_connections_per_peer: Option<usize>,
+    /// Close a connection whose frame is not complete this long after its first byte
+    /// (whitespace after the last frame counts) (cause frame-timeout); `0` turns the deadline
+    /// off.
+    #[arg(long, value_parser = parse_optional_duration, default_value = "60s", value_name = "DURATION")]
+    pub frame_timeout: OptionalDuration,
+    /// Memory for partly received frames, all connections together (suffixes K, KiB, M, MiB);
+    /// a connection whose frame would pass it is closed (cause buffer-budget, code
+    /// MLLP_FRAME_TOO_LARGE). One peer address may hold the same share of it as of
+    /// --max-connections (but always room for one --max-frame-size).
+    #[arg(long, value_parser = parse_size, default_value = "256MiB", value_name = "SIZE")]
+    pub max_buffered: usize,
     /// Close a connection that sends nothing for this long (default: never).
     #[arg(long, value_parser = humantime::parse_duration)]
     pub idle_timeout: Option<Duration>,
@@ -176,6 +196,23 @@ pub enum AckArg {
     CA,
     CE,
     CR,
+}
+
+/// A duration where `0` means "none".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OptionalDuration(pub Option<Duration>);
+
+fn parse_optional_duration(text: &str) -> Result<OptionalDuration, String> {
+    if text.trim() == "0" {
+        return Ok(OptionalDuration(None));
+    }
+    match humantime::parse_duration(text) {
+        Ok(d) if d.is_zero() => Ok(OptionalDuration(None)),
+        Ok(d) => Ok(OptionalDuration(Some(d))),
+        Err(e) => Err(format!(
+            "`{text}` is not a duration ({e}); e.g. 60s, 500ms, or 0 for none"
+        )),
+    }
 }
 
 fn parse_size(text: &str) -> Result<usize, String> {
@@ -217,6 +254,9 @@ impl ListenArgs {
             },
             max_frame: self.max_frame_size,
             max_connections: self.max_connections,
+            max_connections_per_peer: self.max_connections_per_peer,
+            frame_timeout: self.frame_timeout.0,
+            max_buffered: self.max_buffered,
             idle_timeout: self.idle_timeout,
             drain_timeout: self.drain_timeout,
             ack,

@@ -32,6 +32,10 @@ pub fn spawn(
                     if let (ServerEvent::Listening { .. }, Some(addr)) = (&event, metrics) {
                         text.push_str(&crate::prometheus::announce_line(&diag, addr));
                         text.push('\n');
+                        if is_wildcard(addr.ip()) {
+                            let message = "serving metrics on every interface: any host that can reach this machine can read them";
+                            push_wildcard_warning(&diag, message, &mut text);
+                        }
                     }
                 }
                 let mut err = std::io::stderr().lock();
@@ -74,22 +78,28 @@ fn push(diag: &Diag, event: &ServerEvent, text: &mut String) {
     // Binding every interface is said right after the address, whatever the verbosity.
     if let ServerEvent::Listening { addr } = event {
         if is_wildcard(addr.ip()) {
-            let code = "MLLP_BIND_ALL_INTERFACES";
             let message = "listening on every interface: any host that can reach this machine can send messages";
-            let human = format!("{} {code}: {message}", diag.paint("warning:", "1;33"));
-            text.push_str(&diag.line(
-                "security_warning",
-                || human,
-                json!({ "code": code, "message": message }),
-            ));
-            text.push('\n');
+            push_wildcard_warning(diag, message, text);
         }
     }
 }
 
+/// The security warning for an address bound on every interface.
+fn push_wildcard_warning(diag: &Diag, message: &str, text: &mut String) {
+    let code = "MLLP_BIND_ALL_INTERFACES";
+    let human = format!("{} {code}: {message}", diag.paint("warning:", "1;33"));
+    text.push_str(&diag.line(
+        "security_warning",
+        || human,
+        json!({ "code": code, "message": message }),
+    ));
+    text.push('\n');
+}
+
 /// An event's name, human line and JSON fields; `None` when this verbosity hides it.
 fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, Value)> {
-    // Under --quiet only the address, security warnings and the final stats are shown.
+    // Under --quiet only the address, security warnings, accept errors and the final stats are
+    // shown.
     let quiet = diag.quiet;
     Some(match event {
         ServerEvent::Listening { addr } => (
@@ -97,7 +107,14 @@ fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, V
             format!("listening on {addr}"),
             json!({ "addr": addr.to_string() }),
         ),
-        _ if quiet && !matches!(event, ServerEvent::SecurityWarning { .. }) => return None,
+        _ if quiet
+            && !matches!(
+                event,
+                ServerEvent::SecurityWarning { .. } | ServerEvent::AcceptError { .. }
+            ) =>
+        {
+            return None
+        }
         ServerEvent::ConnectionOpened {
             connection,
             peer,
@@ -161,6 +178,14 @@ fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, V
                 "connection {connection} from {peer}: TLS handshake failed ({cause}): {detail}"
             ),
             json!({ "connection": connection, "peer": &**peer, "cause": cause, "detail": detail }),
+        ),
+        ServerEvent::AcceptError { error, count } => (
+            "accept_error",
+            format!(
+                "{} accepting a connection failed ({count} so far): {error}; backing off",
+                diag.paint("warning:", "33")
+            ),
+            json!({ "error": error, "count": count }),
         ),
         ServerEvent::Warning {
             connection,

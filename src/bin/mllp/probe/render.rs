@@ -188,7 +188,7 @@ pub fn json(report: &Report, seq: Option<u32>) -> String {
     value.to_string()
 }
 
-/// The contract's phase names are resolve, connect, tls, send and ack: the banner wait is
+/// The public phase names are resolve, connect, tls, send and ack: the banner wait is
 /// reported inside the phase it follows (connect, or tls), as an object `banner` with its own
 /// `ok`, `ms` and findings.
 fn fold_banner(phases: &mut Vec<Value>) {
