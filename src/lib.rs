@@ -21,6 +21,7 @@
 //! - [`warning`], [`cause`]: the stable warning codes; failure causes and their class.
 //! - [`resolve`], [`tls`], [`transport`]: name resolution (replaceable, so tests never query
 //!   DNS), rustls configuration for both ends, and connecting under one connect timeout.
+//! - [`duration`]: durations rounded for people.
 //! - [`client`]: the client core: the six-state link machine, reconnect with backoff,
 //!   correlation of ACKs (by control ID, or FIFO), the window, timeouts, drain, per-send fates.
 //! - [`server`]: the server core: accept loop, per-connection containment, per-address and
@@ -127,6 +128,7 @@
 pub mod ack;
 pub mod cause;
 pub mod client;
+pub mod duration;
 pub mod framing;
 #[doc(hidden)]
 pub mod fuzzing;

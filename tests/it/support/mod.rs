@@ -14,6 +14,7 @@ mod peer_selftest;
 pub mod peer_wire;
 pub mod python_peer;
 pub mod run;
+pub mod screen;
 pub mod send_proc;
 
 use std::path::PathBuf;
