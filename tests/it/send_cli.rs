@@ -10,6 +10,7 @@ mod input;
 mod no_reconnect;
 mod resend;
 mod tls;
+mod truth;
 
 use crate::support::mllp_bin;
 use crate::support::peer_wire::control_id;
