@@ -101,7 +101,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand listen" -l exec -d 'Commit eac
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l reject-exit-code -d 'The --exec exit status that rejects a message (AR/CR)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l exec-timeout -d 'Kill an --exec command still running after this long, with everything it started (its process group, as on a stop), and fail its message (AE/CE)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l exec-concurrency -d '--exec commands running at once' -r
-complete -c mllp -n "__fish_mllp_using_subcommand listen" -l ack -d 'How to answer: `auto` follows MSH-15 and the commit; `none` never answers; a code forces it for testing (still never positive for an uncommitted or damaged message)' -r -f -a "auto\t''
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l ack -d 'How to answer: `auto` follows MSH-15 and the commit; `none` never answers (and keeps everything); a code forces it for testing (still never positive for an uncommitted or damaged message, and a forced negative code keeps nothing)' -r -f -a "auto\t''
 none\t''
 AA\t''
 AE\t''
@@ -137,7 +137,7 @@ never\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l log-format -d 'Format of diagnostics on stderr' -r -f -a "human\t''
 json\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l allow-wildcard -d 'Allow binding every interface, for --host and --metrics (prints security warning MLLP_BIND_ALL_INTERFACES)'
-complete -c mllp -n "__fish_mllp_using_subcommand listen" -l dedupe -d 'Answer a message whose MSH-10 + MSH-7 was already committed positively, without committing it again (remembered in --out-dir\'s journal, or by a unique index with --sqlite)'
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l dedupe -d 'Answer a message whose MSH-3, MSH-4, MSH-10 and MSH-7 were already committed positively, without committing it again, also within one group of pipelined messages (remembered in --out-dir\'s journal and files, or by a unique index with --sqlite)'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l batch-ack -d 'Commit a batch frame (FHS/BHS) as one unit and answer it with a batch acknowledgement'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l strict -d 'Turn every framing tolerance off (FS without CR, LF after FS, whitespace before VT)'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -s v -l verbose -d 'More detail on stderr (repeat for more)'

@@ -161,6 +161,7 @@ fn closed_cause(events: &[ServerEvent]) -> (Cause, Option<WarningCode>) {
 use crate::warning::WarningCode;
 
 mod guards;
+mod model;
 mod nack;
 mod read_ahead;
 

@@ -19,6 +19,7 @@ mod listen_hosts;
 mod listen_metrics;
 mod listen_store;
 mod listen_tls;
+mod listen_truth;
 mod log_json;
 mod probe;
 mod send;

@@ -74,13 +74,15 @@ pub struct ListenArgs {
     #[arg(long, default_value_t = 4, requires = "exec")]
     pub exec_concurrency: usize,
 
-    /// How to answer: `auto` follows MSH-15 and the commit; `none` never answers; a code forces
-    /// it for testing (still never positive for an uncommitted or damaged message).
+    /// How to answer: `auto` follows MSH-15 and the commit; `none` never answers (and keeps
+    /// everything); a code forces it for testing (still never positive for an uncommitted or
+    /// damaged message, and a forced negative code keeps nothing).
     #[arg(long, value_enum, default_value_t = AckArg::Auto)]
     pub ack: AckArg,
 
-    /// Answer a message whose MSH-10 + MSH-7 was already committed positively, without committing
-    /// it again (remembered in --out-dir's journal, or by a unique index with --sqlite).
+    /// Answer a message whose MSH-3, MSH-4, MSH-10 and MSH-7 were already committed positively,
+    /// without committing it again, also within one group of pipelined messages (remembered in
+    /// --out-dir's journal and files, or by a unique index with --sqlite).
     #[arg(long)]
     pub dedupe: bool,
     /// How many committed messages --dedupe remembers (not used with --sqlite: the table is the
@@ -303,14 +305,13 @@ impl ListenArgs {
         if self.dedupe_window == 0 {
             anyhow::bail!("--dedupe-window must be greater than zero");
         }
-        let journal = self.out_dir.as_deref().map(DedupeMemory::journal_in);
-        let memory =
-            DedupeMemory::open(self.dedupe_window, journal.as_deref()).with_context(|| {
-                match &journal {
-                    Some(path) => format!("--dedupe: cannot use the journal {}", path.display()),
-                    None => "--dedupe".to_string(),
-                }
-            })?;
+        let memory = match self.out_dir.as_deref() {
+            Some(dir) => DedupeMemory::for_out_dir(self.dedupe_window, dir).with_context(|| {
+                let journal = DedupeMemory::journal_in(dir);
+                format!("--dedupe: cannot use the journal {}", journal.display())
+            })?,
+            None => DedupeMemory::in_memory(self.dedupe_window),
+        };
         Ok(Some(Arc::new(memory)))
     }
 
