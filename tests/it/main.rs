@@ -22,6 +22,7 @@ mod listen_tls;
 mod listen_truth;
 mod log_json;
 mod probe;
+mod proof;
 mod send;
 mod send_cli;
 mod send_output;

@@ -5,6 +5,7 @@
 
 pub mod certs;
 pub mod crowd;
+pub mod fault_proxy;
 pub mod interop_peer;
 pub mod no_payload;
 pub mod node_peer;
@@ -15,6 +16,7 @@ pub mod peer_wire;
 pub mod python_peer;
 pub mod run;
 pub mod send_proc;
+pub mod store;
 
 use std::path::PathBuf;
 
