@@ -5,5 +5,6 @@
 //! (`--nocapture`); the long variants are `#[ignore]`d and run with `--ignored`.
 
 mod matrix;
+mod receiver;
 mod sigkill;
 mod table;

@@ -4,9 +4,9 @@
 //! message reported accepted is stored byte for byte, and no duplicate is stored where the
 //! resend policy promises none.
 
+use super::receiver::Receiver;
 use super::table::{report, Row, POPULATIONS};
 use crate::support::fault_proxy::{Fault, FaultProxy, Strike};
-use crate::support::listen_proc::ListenProc;
 use crate::support::no_payload::MARKER;
 use crate::support::peer_wire::{control_id, message};
 use crate::support::send_proc::{finish, Run};
@@ -111,46 +111,6 @@ async fn run_matrix(size: Size, title: &str) {
         rows.push(c.await.unwrap());
     }
     report(title, &rows);
-}
-
-/// A receiver that may be killed and started again on its port while a sender runs.
-struct Receiver {
-    server: Option<ListenProc>,
-    args: Vec<String>,
-}
-
-impl Receiver {
-    async fn start(args: Vec<String>) -> Receiver {
-        let a = args.clone();
-        let server = tokio::task::spawn_blocking(move || {
-            ListenProc::start(&a.iter().map(String::as_str).collect::<Vec<_>>())
-        })
-        .await
-        .unwrap();
-        Receiver {
-            server: Some(server),
-            args,
-        }
-    }
-
-    fn port(&self) -> u16 {
-        self.server.as_ref().unwrap().addr.port()
-    }
-
-    /// SIGKILL, then the same listener again on the same port.
-    async fn restart(&mut self) {
-        let port = self.port();
-        let mut old = self.server.take().unwrap();
-        let args = self.args.clone();
-        let new = tokio::task::spawn_blocking(move || {
-            old.kill();
-            drop(old);
-            ListenProc::start_at(port, &args.iter().map(String::as_str).collect::<Vec<_>>())
-        })
-        .await
-        .unwrap();
-        self.server = Some(new);
-    }
 }
 
 async fn cell(scenario: Scenario, sender: Sender, size: Size, tag: &str) -> Row {
