@@ -1,8 +1,8 @@
 //! The fault matrix: `send` (control-ID correlation into `listen --dedupe`, and FIFO) and
-//! `soak --host`, each through the fault proxy into a real `listen --out-dir`, under every way a
-//! link breaks and a restart of the receiving process. Every cell: the accounting closes, every
-//! message reported accepted is stored byte for byte, and no duplicate is stored where the
-//! resend policy promises none.
+//! `soak --host`, each through the fault proxy into a real `listen`, under every way a link
+//! breaks and a restart of the receiving process (`--out-dir` and `--sqlite`). Every cell: the
+//! accounting closes, every message reported accepted is stored byte for byte, and no
+//! duplicate is stored where the resend policy promises none.
 
 use super::receiver::Receiver;
 use super::table::{report, Row, POPULATIONS};
@@ -37,29 +37,38 @@ impl Sender {
     }
 }
 
-/// A restart of the receiving process stands beside the link faults.
+/// A restart of the receiving process (its store named) stands beside the link faults, which
+/// all run into `--out-dir`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Scenario {
     Link(Fault),
-    Restart,
+    Restart(&'static str),
 }
 
 impl Scenario {
-    fn name(self) -> &'static str {
+    fn name(self) -> String {
         match self {
-            Scenario::Link(f) => f.name(),
-            Scenario::Restart => "receiver restart",
+            Scenario::Link(f) => f.name().into(),
+            Scenario::Restart(store) => format!("restart ({store})"),
+        }
+    }
+
+    fn store(self) -> &'static str {
+        match self {
+            Scenario::Link(_) => "out-dir",
+            Scenario::Restart(store) => store,
         }
     }
 }
 
-const SCENARIOS: [Scenario; 6] = [
+const SCENARIOS: [Scenario; 7] = [
     Scenario::Link(Fault::ResetMidFrame),
     Scenario::Link(Fault::ResetBetweenFrames),
     Scenario::Link(Fault::Blackhole),
     Scenario::Link(Fault::SlowDrip),
     Scenario::Link(Fault::Truncate),
-    Scenario::Restart,
+    Scenario::Restart("out-dir"),
+    Scenario::Restart("sqlite"),
 ];
 const SENDERS: [Sender; 3] = [
     Sender::Send("control-id"),
@@ -115,7 +124,7 @@ async fn run_matrix(size: Size, title: &str) {
 
 async fn cell(scenario: Scenario, sender: Sender, size: Size, tag: &str) -> Row {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::new("out-dir", dir.path());
+    let store = Store::new(scenario.store(), dir.path());
     let mut args = store.args();
     if sender.dedupe() {
         args.push("--dedupe".into());
@@ -124,14 +133,14 @@ async fn cell(scenario: Scenario, sender: Sender, size: Size, tag: &str) -> Row 
     let upstream = ([127, 0, 0, 1], receiver.port()).into();
     let fault = match scenario {
         Scenario::Link(f) => f,
-        Scenario::Restart => Fault::None,
+        Scenario::Restart(_) => Fault::None,
     };
     let proxy = Arc::new(FaultProxy::start(upstream, fault, size.strike).await);
 
     // The restarts follow the frames the proxy passed on, and stop when the sender is done.
     let done = Arc::new(AtomicBool::new(false));
     let restarts = Arc::new(AtomicUsize::new(0));
-    let (restarter, _kept_running) = if scenario == Scenario::Restart {
+    let (restarter, _kept_running) = if matches!(scenario, Scenario::Restart(_)) {
         let (proxy, done, restarts) = (proxy.clone(), done.clone(), restarts.clone());
         let task = tokio::spawn(async move {
             let mut receiver = receiver;
@@ -153,7 +162,7 @@ async fn cell(scenario: Scenario, sender: Sender, size: Size, tag: &str) -> Row 
     };
 
     let mut row = Row {
-        scenario: scenario.name().into(),
+        scenario: scenario.name(),
         mode: sender.mode(),
         messages: size.messages,
         ..Row::default()
