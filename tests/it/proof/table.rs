@@ -60,7 +60,7 @@ pub fn report(title: &str, rows: &[Row]) {
     let mut out = format!("\n{title}\n");
     let _ = writeln!(
         out,
-        "{:<22} {:<22} {:>8} {:>8} {:>8} {:>9} {:>8} {:>9} {:>7} {:>7} {:>10} {:>7}",
+        "{:<22} {:<26} {:>8} {:>8} {:>8} {:>9} {:>8} {:>9} {:>7} {:>7} {:>10} {:>7}",
         "scenario",
         "mode",
         "messages",
@@ -78,7 +78,7 @@ pub fn report(title: &str, rows: &[Row]) {
         let p = |i: usize| r.populations.get(i).copied().unwrap_or(0);
         let _ = writeln!(
             out,
-            "{:<22} {:<22} {:>8} {:>8} {:>8} {:>9} {:>8} {:>9} {:>7} {:>7} {:>10} {:>7}",
+            "{:<22} {:<26} {:>8} {:>8} {:>8} {:>9} {:>8} {:>9} {:>7} {:>7} {:>10} {:>7}",
             r.scenario,
             r.mode,
             r.messages,
