@@ -1,8 +1,8 @@
 //! A fault proxy for the reliability proof: a TCP forwarder on 127.0.0.1 that watches the
 //! sender's bytes frame by frame and, on the first few connections, breaks the link in one
 //! chosen way at a chosen frame: a reset in the middle of a frame or between two frames, a
-//! half-open link (nothing forwarded either way, nothing closed), a slow drip, or a frame cut
-//! short by an orderly close. It also counts every complete frame it passed on, so a test can
+//! half-open link (nothing forwarded either way, nothing closed), a slow drip, a frame cut
+//! short by an orderly close, or an ACK cut short (reset or closed). It also counts every complete frame it passed on, so a test can
 //! restart the receiver at a chosen moment.
 
 use super::peer_wire::{CR, FS, VT};
@@ -30,6 +30,11 @@ pub enum Fault {
     SlowDrip,
     /// The chosen frame is cut after its first bytes and both sides closed in order (FIN).
     Truncate,
+    /// The chosen answer (ACK) arrives without its last two bytes and frame end, and both
+    /// sockets reset: its MSA-2 is cut short, so it may name another message.
+    ResetMidAck,
+    /// As [`Fault::ResetMidAck`], closed in order (FIN) instead.
+    TruncateAck,
 }
 
 impl Fault {
@@ -41,7 +46,13 @@ impl Fault {
             Fault::Blackhole => "blackhole",
             Fault::SlowDrip => "slow drip",
             Fault::Truncate => "truncate a frame",
+            Fault::ResetMidAck => "reset mid-ACK",
+            Fault::TruncateAck => "truncate an ACK",
         }
+    }
+
+    fn on_answers(self) -> bool {
+        matches!(self, Fault::ResetMidAck | Fault::TruncateAck)
     }
 }
 
@@ -128,6 +139,8 @@ enum Step {
     Drip,
     /// Forward it, then break the link.
     BreakAfter,
+    /// Break the link before it, holding back the two bytes before it too.
+    BreakShort,
 }
 
 /// Frame position on one connection and the decision for each byte.
@@ -169,6 +182,9 @@ impl Cursor {
                 Step::BreakAfter
             }
             Fault::SlowDrip if (self.at..self.at + 3).contains(&(self.done + 1)) => Step::Drip,
+            Fault::ResetMidAck | Fault::TruncateAck if byte == FS && self.done == self.at => {
+                Step::BreakShort
+            }
             _ => Step::Forward,
         }
     }
@@ -187,73 +203,27 @@ async fn serve(client: TcpStream, shared: Arc<Shared>, faulty: bool) {
     let broke = {
         let (mut c_rx, mut c_tx) = client.split();
         let (mut u_rx, mut u_tx) = upstream.split();
-        let requests = async {
-            let mut cursor = Cursor {
-                fault,
-                at: shared.strike.at_frame,
-                done: 0,
-                in_frame: None,
-                after_fs: false,
-            };
-            let mut buf = vec![0u8; 16 * 1024];
-            let mut dripped = false;
-            loop {
-                let n = match c_rx.read(&mut buf).await {
-                    Ok(0) | Err(_) => return false,
-                    Ok(n) => n,
-                };
-                let mut start = 0;
-                for i in 0..n {
-                    let before = cursor.done;
-                    let step = cursor.step(buf[i]);
-                    if cursor.done > before {
-                        shared.frames.fetch_add(1, Ordering::SeqCst);
-                    }
-                    match step {
-                        Step::Forward => {}
-                        Step::Drip => {
-                            if !std::mem::replace(&mut dripped, true) {
-                                shared.struck.fetch_add(1, Ordering::SeqCst);
-                            }
-                            if u_tx.write_all(&buf[start..=i]).await.is_err() {
-                                return false;
-                            }
-                            start = i + 1;
-                            tokio::time::sleep(DRIP_GAP).await;
-                        }
-                        Step::BreakAfter => {
-                            let _ = u_tx.write_all(&buf[start..=i]).await;
-                            shared.struck.fetch_add(1, Ordering::SeqCst);
-                            return true;
-                        }
-                    }
-                }
-                if u_tx.write_all(&buf[start..n]).await.is_err() {
-                    return false;
-                }
-            }
+        let (ask, answer) = if fault.on_answers() {
+            (Fault::None, fault)
+        } else {
+            (fault, Fault::None)
         };
-        let answers = async {
-            let mut buf = vec![0u8; 16 * 1024];
-            loop {
-                match u_rx.read(&mut buf).await {
-                    Ok(0) | Err(_) => return,
-                    Ok(n) => {
-                        if c_tx.write_all(&buf[..n]).await.is_err() {
-                            return;
-                        }
-                    }
-                }
-            }
-        };
+        let requests = pump(&mut c_rx, &mut u_tx, cursor(ask, &shared), &shared, true);
+        let answers = pump(
+            &mut u_rx,
+            &mut c_tx,
+            cursor(answer, &shared),
+            &shared,
+            false,
+        );
         tokio::select! {
             broke = requests => broke,
-            _ = answers => false,
+            broke = answers => broke,
         }
     };
     match (broke, fault) {
         (true, Fault::Blackhole) => shared.held.lock().unwrap().push((client, upstream)),
-        (true, Fault::Truncate) => {
+        (true, Fault::Truncate | Fault::TruncateAck) => {
             let _ = client.shutdown().await;
             let _ = upstream.shutdown().await;
         }
@@ -263,5 +233,72 @@ async fn serve(client: TcpStream, shared: Arc<Shared>, faulty: bool) {
         }
         // One side ended: the other is closed in order.
         (false, _) => {}
+    }
+}
+
+fn cursor(fault: Fault, shared: &Shared) -> Cursor {
+    Cursor {
+        fault,
+        at: shared.strike.at_frame,
+        done: 0,
+        in_frame: None,
+        after_fs: false,
+    }
+}
+
+/// Copy `from` to `to` under `cursor`'s fault until either side ends (false) or the fault
+/// breaks the link (true); the sender's frames are counted when `count_frames`.
+async fn pump(
+    from: &mut (impl AsyncReadExt + Unpin),
+    to: &mut (impl AsyncWriteExt + Unpin),
+    mut cursor: Cursor,
+    shared: &Shared,
+    count_frames: bool,
+) -> bool {
+    let struck = || shared.struck.fetch_add(1, Ordering::SeqCst);
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut dripped = false;
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => n,
+        };
+        let mut start = 0;
+        for i in 0..n {
+            let before = cursor.done;
+            let step = cursor.step(buf[i]);
+            if count_frames && cursor.done > before {
+                shared.frames.fetch_add(1, Ordering::SeqCst);
+            }
+            match step {
+                Step::Forward => {}
+                Step::Drip => {
+                    if to.write_all(&buf[start..=i]).await.is_err() {
+                        return false;
+                    }
+                    start = i + 1;
+                    if !std::mem::replace(&mut dripped, true) {
+                        struck();
+                    }
+                    tokio::time::sleep(DRIP_GAP).await;
+                }
+                Step::BreakAfter => {
+                    let _ = to.write_all(&buf[start..=i]).await;
+                    struck();
+                    return true;
+                }
+                Step::BreakShort => {
+                    let _ = to
+                        .write_all(&buf[start..i.saturating_sub(2).max(start)])
+                        .await;
+                    let _ = to.flush().await;
+                    struck();
+                    return true;
+                }
+            }
+        }
+        if to.write_all(&buf[start..n]).await.is_err() {
+            return false;
+        }
     }
 }
