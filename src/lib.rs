@@ -7,6 +7,7 @@
 //! - [`ack`]: acknowledgements that never lie (MSH-15 table, downgrades).
 //! - [`warning`], [`cause`]: stable warning codes; failure causes and their class.
 //! - [`resolve`], [`tls`], [`transport`]: name resolution, TLS configuration, connecting.
+//! - [`duration`]: durations rounded for people.
 //! - [`client`]: the client core: link state machine, reconnect, correlation, backpressure, drain.
 //! - [`server`]: the server core: accept loop, per-address and memory guards, containment, sinks,
 //!   the commit contract.
@@ -17,6 +18,7 @@
 pub mod ack;
 pub mod cause;
 pub mod client;
+pub mod duration;
 pub mod framing;
 #[doc(hidden)]
 pub mod fuzzing;

@@ -1,5 +1,6 @@
-//! What the server reports: typed events on a bounded channel. No event carries payload bytes
-//! or control IDs; rendering them (human lines, JSON) is the embedder's business.
+//! What the server reports: typed events on a bounded channel. No event carries payload bytes;
+//! a message's event names it by its header (MSH-10 and MSH-9), as HL7 receivers' logs do.
+//! Rendering them (human lines, JSON) is the embedder's business.
 
 use crate::ack::AckCode;
 use crate::cause::Cause;
@@ -96,6 +97,10 @@ pub enum ServerEvent {
         ack_code: Option<AckCode>,
         duplicate: bool,
         commit_ms: f64,
+        /// MSH-10 as written, when the message has one.
+        control_id: Option<bytes::Bytes>,
+        /// MSH-9 as written (`ADT^A01`), when the message has one.
+        message_type: Option<bytes::Bytes>,
     },
     Nack {
         connection: ConnectionId,

@@ -283,6 +283,10 @@ async fn uncorrelatable_and_damaged_messages_are_never_positive() {
         })
         .collect();
     assert_eq!(reasons, ["uncorrelatable-inbound", "discarded-bytes"]);
+    assert!(
+        h.sink.committed.lock().unwrap().is_empty(),
+        "a negative answer keeps nothing"
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -3,8 +3,10 @@
 mod render;
 mod target;
 
+use crate::cli::heading;
 use crate::diag::Diag;
 use crate::exit::{for_delivery, Exit, Observed};
+use crate::manual::PROBE;
 use crate::netargs::{resolver, TlsArgs};
 use anyhow::Context;
 use clap::Args;
@@ -14,77 +16,57 @@ use mllp::probe::{ProbeConfig, ProbeTls, Report, Send, Timeouts, VerdictClass};
 use std::path::PathBuf;
 use std::time::Duration;
 
-const EXAMPLES: &str = "\
-Examples:
-  mllp probe engine.example                  resolve, connect, listen 500 ms for a banner
-  mllp probe engine.example:6661 --send      also send a synthetic ADT^A01 (MSH-11 = D)
-  mllp probe 10.0.0.7 --port 6661 --tls --ca ca.pem --send
-  mllp probe [fd00::7]:2575 --message adt.hl7   send the first message of adt.hl7
-  mllp probe engine.example --send --count 10 --interval 1s   ping style, then statistics
-  mllp probe engine.example --json          one JSON object (SPEC section 6)
-
-Verdicts: ok (exit 0; 1 when the ACK was negative), transient (exit 4; 3 when a message was
-written and no ACK came), permanent (exit 5).
-
-Exit codes:
-  0  healthy
-  1  the ACK was negative (AE, AR, CE, CR)
-  2  usage error
-  3  the message was written and no ACK came back (or only its CA)
-  4  transient failure: trying later may work
-  5  permanent failure: configuration, TLS trust, not an MLLP peer";
-
 #[derive(Debug, Args)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = PROBE.short_after_help(), after_long_help = PROBE.long_after_help())]
 pub struct ProbeArgs {
     /// The endpoint, HOST or HOST:PORT (IPv6 literals in brackets: [fd00::7]:2575).
     #[arg(value_name = "HOST[:PORT]", required_unless_present = "host")]
     pub target: Option<String>,
     /// The host, instead of the positional HOST.
-    #[arg(long, conflicts_with = "target")]
+    #[arg(long, value_name = "HOST", conflicts_with = "target", help_heading = heading::CONNECTION)]
     pub host: Option<String>,
     /// The port (default 2575), when the target does not name one.
-    #[arg(long)]
+    #[arg(long, value_name = "PORT", help_heading = heading::CONNECTION)]
     pub port: Option<u16>,
-
-    /// Send one message and wait for its ACK (a synthetic ADT^A01 with processing ID D and a
-    /// unique control ID, unless --message).
-    #[arg(long)]
-    pub send: bool,
-    /// Send the first message of FILE instead (line ends normalised to CR). Implies --send.
-    #[arg(long, value_name = "FILE")]
-    pub message: Option<PathBuf>,
-    /// How long to listen for unsolicited bytes after connecting (0 skips it). A receiver
-    /// should stay silent; bytes mean the peer is not MLLP.
-    #[arg(long, value_name = "DURATION", default_value = "500ms", value_parser = humantime::parse_duration)]
-    pub banner_wait: Duration,
-
-    /// Sets the connect, TLS and ACK timeouts at once (the specific flags win).
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    /// Connect, TLS and ACK timeouts at once (specific flags win).
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, help_heading = heading::CONNECTION)]
     pub timeout: Option<Duration>,
-    /// Bound on name resolution, and on the TCP connect over all addresses [default: 5s].
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    /// Bound on resolving and connecting [default: 5s].
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, help_heading = heading::CONNECTION)]
     pub connect_timeout: Option<Duration>,
     /// Bound on the TLS handshake [default: 5s].
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, help_heading = heading::CONNECTION)]
     pub tls_timeout: Option<Duration>,
-    /// Bound on the wait for the ACK, from the start of the write [default: 10s].
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    /// Bound on the wait for the ACK, from the write [default: 10s].
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, help_heading = heading::CONNECTION)]
     pub ack_timeout: Option<Duration>,
 
-    /// Probe this many times, one line each, then statistics per phase.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
-    pub count: u32,
-    /// Pause between probes with --count.
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = humantime::parse_duration)]
-    pub interval: Duration,
-    /// One JSON object per probe on stdout (and a summary object after several).
-    #[arg(long)]
-    pub json: bool,
-
-    // Last: a flattened group's heading applies to every flag after it.
     #[command(flatten)]
     pub tls: TlsArgs,
+
+    /// Send one message and wait for its ACK (proves MLLP is spoken).
+    ///
+    /// A synthetic ADT^A01 with processing ID D and a unique control ID, unless --message.
+    #[arg(long, help_heading = heading::PROBE)]
+    pub send: bool,
+    /// Send the first message of FILE instead; implies --send.
+    #[arg(long, value_name = "FILE", help_heading = heading::PROBE)]
+    pub message: Option<PathBuf>,
+    /// Listen this long for unsolicited bytes (0 skips).
+    ///
+    /// A receiver stays silent until it is sent a message; bytes mean the peer is not MLLP.
+    #[arg(long, value_name = "DURATION", default_value = "500ms", value_parser = humantime::parse_duration, help_heading = heading::PROBE)]
+    pub banner_wait: Duration,
+    /// Probe N times, one line each, then statistics.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), help_heading = heading::PROBE)]
+    pub count: u32,
+    /// Pause between probes with --count.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = humantime::parse_duration, help_heading = heading::PROBE)]
+    pub interval: Duration,
+
+    /// One JSON object per probe on stdout (then a summary after several).
+    #[arg(long, help_heading = heading::OUTPUT)]
+    pub json: bool,
 }
 
 impl ProbeArgs {

@@ -9,8 +9,10 @@ mod pace;
 mod signals;
 mod summary;
 
+use crate::cli::heading;
 use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
+use crate::manual::SEND;
 use crate::netargs::{self, LinkArgs, TlsArgs};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -18,37 +20,6 @@ use mllp::client::{Client, Correlation, OnBackpressure, Window};
 use mllp::input::{collect_inputs, InputOptions, InputSet, SplitOptions};
 use std::path::PathBuf;
 use std::sync::Arc;
-
-const EXAMPLES: &str = "\
-Examples:
-  mllp send adt/*.hl7 --host engine.example            one line per message, summary on stderr
-  mllp send inbox --recursive --host engine --json     NDJSON records, then a summary record
-  cat batch.hl7 | mllp send --host engine --batch      stdin, a batch kept as one frame
-  mllp send *.hl7 --host engine --failed-out retry/    keep every message not accepted
-  mllp send retry --recursive --host engine            ... and send only those again
-
-Correlation and resend policy (what each mode risks):
-  --correlate control-id (default): an ACK counts only when its MSA-2 names the message's
-     MSH-10 and it came after the message was written. Messages sharing an MSH-10 go one at a
-     time, in order. Every pending message is written again on a new connection; the risk is a
-     duplicate at the receiver (most engines, and `listen --dedupe`, de-duplicate on MSH-10).
-  --correlate fifo: for peers whose MSA-2 cannot be trusted; each reply answers the oldest
-     message. Input whose MSH-16 asks for an application ACK (AL, ER, SU) is refused, and a
-     reply with nothing awaiting one ends the run (unsolicited-ack). After a reconnect,
-     messages never written are resent (no risk); written but unacknowledged ones are
-     unknown-fate and NOT resent, unless --at-least-once (risk: a duplicate).
-After a CA, MSH-16 decides: absent, empty or NE make the CA final (accepted); AL and SU wait
---app-ack-timeout for the application ACK (none: committed-only); ER counts silence as success.
-Every message still ends in exactly one reported outcome: a resent message's is its last try's.
-
-Exit codes (when several apply: 5, then 4, then 3, then 1):
-  0  every message accepted (AA, or CA when no application ACK was asked for)
-  1  the peer said no (AE, AR, CE, CR) for at least one message
-  2  usage error or unreadable input, before anything was sent
-  3  unknown fate: a message was written and no ACK came back (or only its CA)
-  4  transient connection failure, retries exhausted: trying later may work
-  5  permanent connection failure: configuration, TLS trust, not an MLLP peer
-  130 interrupted by Ctrl-C (the summary is still printed)";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CorrelateArg {
@@ -69,75 +40,86 @@ pub enum ProgressArg {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = SEND.short_after_help(), after_long_help = SEND.long_after_help())]
 pub struct SendArgs {
     /// Files, globs or directories (with --recursive); `-` or none reads stdin.
     #[arg(value_name = "FILES")]
     pub files: Vec<String>,
-    /// Host to send to.
-    #[arg(long)]
-    pub host: String,
-    /// Port to send to.
-    #[arg(long, default_value_t = 2575)]
-    pub port: u16,
 
     /// Walk directories given as inputs.
-    #[arg(short, long, help_heading = "Input")]
+    #[arg(short, long, help_heading = heading::INPUT)]
     pub recursive: bool,
-    /// Send segment terminators as they are (no CRLF/LF -> CR normalisation).
-    #[arg(long, help_heading = "Input")]
+    /// Send segment terminators as they are (no CRLF/LF -> CR).
+    #[arg(long, help_heading = heading::INPUT)]
     pub raw: bool,
-    /// Send each batch envelope (FHS/BHS ... BTS/FTS) as one frame instead of its messages.
-    #[arg(long, help_heading = "Input")]
+    /// Send each batch envelope (FHS/BHS ... BTS/FTS) as one frame.
+    ///
+    /// Without it, a batch is split into its messages, each sent and acknowledged on its own.
+    #[arg(long, help_heading = heading::INPUT)]
     pub batch: bool,
     /// Read stdin as it comes, endlessly, without checking it first.
-    #[arg(long, help_heading = "Input")]
+    #[arg(long, help_heading = heading::INPUT)]
     pub stream: bool,
     /// Most bytes of stdin spooled for checking (K, M, G suffixes).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "1G", help_heading = "Input")]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "1G", help_heading = heading::INPUT)]
     pub max_input: u64,
 
-    #[command(flatten)]
-    pub tls: TlsArgs,
+    /// Host to send to.
+    #[arg(long, value_name = "HOST", help_heading = heading::CONNECTION)]
+    pub host: String,
+    /// Port to send to.
+    #[arg(long, value_name = "PORT", default_value_t = 2575, help_heading = heading::CONNECTION)]
+    pub port: u16,
     #[command(flatten)]
     pub link: LinkArgs,
+    #[command(flatten)]
+    pub tls: TlsArgs,
 
-    /// How ACKs are matched to messages (see the resend policy below).
-    #[arg(long, value_enum, default_value_t = CorrelateArg::ControlId, help_heading = "Flow")]
+    /// How ACKs are matched (see --help).
+    ///
+    /// control-id (default): MSA-2 names the message's MSH-10, ACKs may come in any order,
+    /// enhanced mode works. fifo: for peers whose MSA-2 cannot be trusted; each ACK answers the
+    /// oldest unanswered message. See the resend policy.
+    #[arg(long, value_name = "MODE", value_enum, hide_possible_values = true, default_value_t = CorrelateArg::ControlId, help_heading = heading::FLOW)]
     pub correlate: CorrelateArg,
     /// Messages written and not yet acknowledged, at most.
-    #[arg(long, value_name = "N", default_value_t = 64, help_heading = "Flow")]
+    #[arg(long, value_name = "N", default_value_t = 64, help_heading = heading::FLOW)]
     pub window: usize,
-    /// Payload bytes written and not yet acknowledged, at most (K, M, G suffixes).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Flow")]
+    /// Payload bytes written and not yet acknowledged, at most.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = heading::FLOW)]
     pub window_bytes: Option<u64>,
     /// One message at a time: write, wait for its ACK, then the next.
-    #[arg(long, help_heading = "Flow")]
+    #[arg(long, help_heading = heading::FLOW)]
     pub no_pipeline: bool,
     /// Send at most this many messages per second (`200` or `200/s`).
-    #[arg(long, value_name = "N/s", value_parser = parse_rate, help_heading = "Flow")]
+    #[arg(long, value_name = "RATE", value_parser = parse_rate, help_heading = heading::FLOW)]
     pub rate: Option<f64>,
-    /// FIFO: also resend messages of unknown fate after a reconnect (risk: duplicates).
-    #[arg(long, help_heading = "Flow")]
+    /// FIFO: resend messages of unknown fate after a reconnect too.
+    ///
+    /// The risk becomes a duplicate at the receiver instead of a message of unknown fate.
+    #[arg(long, help_heading = heading::FLOW)]
     pub at_least_once: bool,
     /// Most times one message is resent after reconnects.
-    #[arg(long, value_name = "N", default_value_t = 10, help_heading = "Flow")]
+    #[arg(long, value_name = "N", default_value_t = 10, help_heading = heading::FLOW)]
     pub max_resends: u32,
 
     /// NDJSON on stdout: one record per message, then a summary record.
-    #[arg(long, help_heading = "Output")]
+    #[arg(long, help_heading = heading::OUTPUT)]
     pub json: bool,
     /// Show each ACK payload (in --json, a field `ack`).
-    #[arg(long, help_heading = "Output")]
+    #[arg(long, help_heading = heading::OUTPUT)]
     pub print_ack: bool,
-    /// Write every message that did not end accepted to DIR, one file each.
-    #[arg(long, value_name = "DIR", help_heading = "Output")]
+    /// Write each message not accepted to DIR, one file each.
+    #[arg(long, value_name = "DIR", help_heading = heading::OUTPUT)]
     pub failed_out: Option<PathBuf>,
-    /// Progress bar on stderr.
-    #[arg(long, value_enum, default_value_t = ProgressArg::Auto, help_heading = "Output")]
+    /// Progress bar on stderr: auto, always, never.
+    ///
+    /// auto: when stderr is a terminal, and not under --json or --quiet. always: even when stderr
+    /// is not a terminal (never under --log-format json).
+    #[arg(long, value_name = "WHEN", value_enum, hide_possible_values = true, default_value_t = ProgressArg::Auto, help_heading = heading::OUTPUT)]
     pub progress: ProgressArg,
-    /// Print connection state changes and reconnects on stderr as they happen.
-    #[arg(long, help_heading = "Output")]
+    /// Print connection state changes and reconnects as they happen.
+    #[arg(long, help_heading = heading::OUTPUT)]
     pub events: bool,
 }
 
@@ -280,12 +262,13 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         rate: args.rate,
         stream: args.stream,
     };
-    let output = output::Output::new(&args, diag, width);
+    let mut output = output::Output::new(&args, diag, width);
     let live = live::Live::new(
         &args,
         diag,
         (!checked.unvalidated_stdin).then_some(checked.messages),
     );
+    output.around(live.bar());
     // One thread: the link, the producer and the collector hand each message along without
     // cross-thread wake-ups; file reading has its own thread.
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -129,6 +129,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
                 ack_code,
                 duplicate,
                 commit_ms: if committing { commit_ms } else { 0.0 },
+                control_id: message.control_id.clone(),
+                message_type: message.message_type.clone(),
             });
         }
         self.send_events().await;

@@ -15,6 +15,7 @@ mod peer_selftest;
 pub mod peer_wire;
 pub mod python_peer;
 pub mod run;
+pub mod screen;
 pub mod send_proc;
 pub mod store;
 

@@ -1,0 +1,91 @@
+//! `mllp send`'s manual: what it does, its resend policy, examples, exit codes and files.
+
+use super::{Manual, COMMON_ENVIRONMENT};
+
+pub const SEND: Manual = Manual {
+    description: "Reads every input and checks it before the first byte is sent: a file may hold \
+one message, several (each starts at an MSH segment), a batch, or already framed MLLP bytes. \
+Each message then ends in exactly one reported outcome: accepted, negative, committed-only, \
+unknown-fate, never-delivered or refused. One line per message goes to stdout (or one NDJSON \
+record with --json), a summary to stderr.",
+    notes: RESEND_POLICY,
+    examples: &[
+        (
+            "mllp send adt/*.hl7 --host engine.example",
+            "one line per message, summary on stderr",
+        ),
+        (
+            "mllp send inbox --recursive --host engine --json",
+            "NDJSON records, then a summary",
+        ),
+        (
+            "cat batch.hl7 | mllp send --host engine --batch",
+            "stdin, a batch kept as one frame",
+        ),
+        (
+            "mllp send *.hl7 --host engine --failed-out retry/",
+            "keep every message not accepted",
+        ),
+        (
+            "mllp send retry --recursive --host engine",
+            "... and send only those again",
+        ),
+    ],
+    exit_precedence: "5, then 4, then 3, then 1",
+    exit_codes: &[
+        (
+            "0",
+            "every message accepted (AA, or CA when no application ACK was asked for)",
+        ),
+        (
+            "1",
+            "the peer said no (AE, AR, CE, CR) for at least one message",
+        ),
+        (
+            "2",
+            "usage error or unreadable input, before anything was sent",
+        ),
+        (
+            "3",
+            "unknown fate: a message was written and no ACK came back (or only its CA)",
+        ),
+        (
+            "4",
+            "transient connection failure, retries exhausted: trying later may work",
+        ),
+        (
+            "5",
+            "permanent connection failure: configuration, TLS trust, not an MLLP peer",
+        ),
+        (
+            "130",
+            "interrupted by Ctrl-C (the summary is still printed)",
+        ),
+    ],
+    environment: COMMON_ENVIRONMENT,
+    files: &[
+        (
+            "--failed-out DIR",
+            "one file per message that did not end accepted, named so that they sort in send order",
+        ),
+        (
+            "--ca, --cert, --key FILE",
+            "PEM certificates and key for TLS",
+        ),
+    ],
+};
+
+const RESEND_POLICY: &str = "\
+Correlation and resend policy (what each mode risks):
+  --correlate control-id (default): an ACK counts only when its MSA-2 names the message's
+     MSH-10 and it came after the message was written. Messages sharing an MSH-10 go one at a
+     time, in order. Every pending message is written again on a new connection; the risk is a
+     duplicate at the receiver (most engines, and `listen --dedupe`, de-duplicate on MSH-10).
+  --correlate fifo: for peers whose MSA-2 cannot be trusted; each reply answers the oldest
+     message. Input whose MSH-16 asks for an application ACK (AL, ER, SU) is refused, and a
+     reply with nothing awaiting one ends the run (unsolicited-ack). After a reconnect,
+     messages never written are resent (no risk); written but unacknowledged ones are
+     unknown-fate and NOT resent, unless --at-least-once (risk: a duplicate).
+After a CA, MSH-16 decides: absent, empty or NE make the CA final (accepted); AL and SU wait
+--app-ack-timeout for the application ACK (none: committed-only); ER counts silence as success.
+Every message still ends in exactly one reported outcome: a resent message's is its last try's.";
