@@ -112,7 +112,7 @@ const LINK: [&str; 14] = [
 ];
 
 async fn run_matrix(size: Size, title: &str) {
-    let limit = Arc::new(tokio::sync::Semaphore::new(6));
+    let limit = Arc::new(tokio::sync::Semaphore::new(4));
     let mut cells = Vec::new();
     for (i, scenario) in SCENARIOS.into_iter().enumerate() {
         for (j, sender) in SENDERS.into_iter().enumerate() {
