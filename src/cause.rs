@@ -41,6 +41,8 @@ pub enum Cause {
     HostUnreachable,
     TlsVerify,
     TlsHandshake,
+    /// The server refused our client certificate, or its absence.
+    TlsClientCert,
     FramingFatal,
     DeadPeer,
     AckTimeout,
@@ -59,7 +61,7 @@ pub enum Cause {
 }
 
 impl Cause {
-    pub const ALL: [Cause; 24] = [
+    pub const ALL: [Cause; 25] = [
         Cause::DnsNotFound,
         Cause::DnsFailed,
         Cause::PermissionDenied,
@@ -69,6 +71,7 @@ impl Cause {
         Cause::HostUnreachable,
         Cause::TlsVerify,
         Cause::TlsHandshake,
+        Cause::TlsClientCert,
         Cause::FramingFatal,
         Cause::DeadPeer,
         Cause::AckTimeout,
@@ -97,6 +100,7 @@ impl Cause {
             Cause::HostUnreachable => "host-unreachable",
             Cause::TlsVerify => "tls-verify",
             Cause::TlsHandshake => "tls-handshake",
+            Cause::TlsClientCert => "tls-client-cert",
             Cause::FramingFatal => "framing-fatal",
             Cause::DeadPeer => "dead-peer",
             Cause::AckTimeout => "ack-timeout",
@@ -121,6 +125,7 @@ impl Cause {
         match self {
             Cause::TlsVerify
             | Cause::TlsHandshake
+            | Cause::TlsClientCert
             | Cause::FramingFatal
             | Cause::UnsolicitedAck
             | Cause::DnsNotFound
@@ -143,8 +148,9 @@ impl Cause {
             Cause::ConnectionReset => "the peer reset the connection: check the peer's logs, then try again",
             Cause::ConnectTimeout => "no answer within the connect timeout: check routing, firewalls, and whether TLS is expected",
             Cause::HostUnreachable => "the host or network is unreachable: check routing and VPNs",
-            Cause::TlsVerify => "the peer's certificate was not trusted: pass --ca with its issuer, or check the server name",
-            Cause::TlsHandshake => "the TLS handshake failed: check TLS versions, client certificates, and whether the peer speaks TLS",
+            Cause::TlsVerify => "the peer's certificate was not trusted (mllp probe with the same TLS flags says which check failed): pass --ca with the CA that issued it, or with the server's own certificate to trust exactly that one; for a name mismatch pass --server-name; an expired or not yet valid certificate needs a renewal by the peer or a clock check",
+            Cause::TlsHandshake => "the TLS handshake failed (mllp probe with the same TLS flags says why): the peer must enable TLS 1.2 or 1.3 with a modern cipher suite; a peer that does not speak TLS on this port needs no --tls",
+            Cause::TlsClientCert => "the server refused our client certificate, or its absence: pass --cert and --key with a certificate issued by a CA the server trusts",
             Cause::FramingFatal => "the peer does not speak MLLP here: check the host, the port and --tls",
             Cause::DeadPeer => "the peer stopped answering: check the peer process",
             Cause::AckTimeout => "the peer accepted the message and never acknowledged it: check the peer's logs",
@@ -223,6 +229,7 @@ mod tests {
                 "permission-denied",
                 "tls-verify",
                 "tls-handshake",
+                "tls-client-cert",
                 "framing-fatal",
                 "unsolicited-ack"
             ]

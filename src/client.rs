@@ -31,7 +31,7 @@ pub use events::ClientEvent;
 pub use fate::{AckPayload, DrainReport, Fate, FateCause, Population, Refusal, Settled};
 pub use options::{ClientOptions, Correlation, OnBackpressure, OptionsError, Reconnect, Window};
 pub use state::{Reason, State, Transition};
-pub use stats::{Latency, Stats};
+pub use stats::{Latency, LinkFailure, Stats};
 
 use crate::ack::AckCode;
 use crate::transport::Connector;

@@ -5,9 +5,11 @@ use super::actor::{Actor, Slot, Written};
 use super::fate::FateCause;
 use super::lifecycle::End;
 use super::state::{Reason, State};
+use super::stats::LinkFailure;
 use super::Command;
 use crate::cause::{classify_io, Cause};
 use crate::framing::{Decoded, FramingError, MllpCodec, Tolerance, CR, FS, VT};
+use crate::tls::{describe, Seen, Side};
 use crate::transport::{BoxStream, Connection};
 use bytes::{BufMut, BytesMut};
 use std::future::Future;
@@ -31,6 +33,8 @@ pub(crate) struct AckReader {
     eof: bool,
     /// Bytes read since the stats last took them.
     pub fresh_bytes: u64,
+    /// Nothing has come from the peer on this connection yet.
+    nothing_received: bool,
 }
 
 impl AckReader {
@@ -41,6 +45,7 @@ impl AckReader {
             codec: MllpCodec::new(Tolerance::ACK_READER, max_frame),
             eof: false,
             fresh_bytes: 0,
+            nothing_received: true,
         }
     }
 
@@ -58,6 +63,7 @@ impl AckReader {
             if n == 0 {
                 self.eof = true;
             }
+            self.nothing_received &= n == 0;
             self.fresh_bytes += n as u64;
         }
     }
@@ -72,6 +78,42 @@ impl AckReader {
             .decode(&mut self.buf)
             .transpose()
             .map(|r| r.map(Some))
+    }
+}
+
+/// How long a failed write on a TLS link that has received nothing looks at the read side for
+/// the reason. A server that refuses our client certificate sends its alert and resets: the
+/// write meets the reset, the alert waits unread. Reads after a reset return at once, so this
+/// bound is only a safety net.
+const ALERT_WAIT: Duration = Duration::from_millis(500);
+
+/// The cause of a failed read or write on the link, with what went wrong: a TLS error before
+/// the peer's first byte through the TLS table (a refused client certificate above all),
+/// anything else as before. `look_for_alert` (a failed write on a TLS link) reads what the
+/// peer may have said before the reset.
+async fn link_failure(
+    err: &io::Error,
+    reader: &mut AckReader,
+    look_for_alert: bool,
+) -> LinkFailure {
+    let failure = |err: &io::Error, nothing_received: bool| LinkFailure {
+        cause: crate::tls::session_cause(err, nothing_received),
+        detail: match crate::tls::rustls_error(err) {
+            Some(tls) => describe(tls, Side::Client, Seen::default()).detail,
+            None => err.to_string(),
+        },
+    };
+    let first = failure(err, reader.nothing_received);
+    if !look_for_alert || !reader.nothing_received || crate::tls::rustls_error(err).is_some() {
+        return first;
+    }
+    match tokio::time::timeout(ALERT_WAIT, reader.next()).await {
+        Ok(Err(FramingError::Io(read)))
+            if crate::tls::refuses_client_certificate(&read) && reader.nothing_received =>
+        {
+            failure(&read, true)
+        }
+        _ => first,
     }
 }
 
@@ -112,6 +154,7 @@ impl Actor {
         self.given_up_here.clear();
         self.wrote_on_link = false;
         self.heard_on_link = false;
+        let tls = conn.tls.is_some();
         let (read_half, write_half) = tokio::io::split(conn.stream);
         let mut reader = AckReader::new(read_half, self.options.max_ack_frame);
         let mut writer = Some(write_half);
@@ -157,11 +200,19 @@ impl Actor {
                     write_fut = None;
                     writer = Some(w);
                     if let Err(e) = result {
-                        return End::Failed(classify_io(&e));
+                        let failure = link_failure(&e, &mut reader, tls).await;
+                        return self.link_failed(failure);
                     }
                     self.on_flushed(&mut batch, n);
                 }
                 item = reader.next() => {
+                    let item = match item {
+                        Err(FramingError::Io(e)) => {
+                            let failure = link_failure(&e, &mut reader, false).await;
+                            return self.link_failed(failure);
+                        }
+                        item => item,
+                    };
                     let now = Instant::now();
                     last_inbound = now;
                     // Every ACK already read is credited in this pass: one clock reading, one
@@ -204,6 +255,13 @@ impl Actor {
                 }
             }
         }
+    }
+
+    /// The link broke on a read or write: keep what went wrong for the stats.
+    fn link_failed(&mut self, failure: LinkFailure) -> End {
+        let cause = failure.cause;
+        self.shared.counters().last_failure = Some(failure);
+        End::Failed(cause)
     }
 
     /// One item from the ACK reader; `Some` ends the connected phase.

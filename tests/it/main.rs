@@ -30,3 +30,4 @@ mod send_cli;
 mod send_output;
 mod soak;
 mod terminal;
+mod tls_matrix;

@@ -22,6 +22,9 @@ pub struct TlsArgs {
     #[arg(long)]
     pub tls: bool,
     /// Extra CA certificate(s) to trust, PEM; implies --tls.
+    ///
+    /// A server's own certificate given here is trusted as itself, whatever names it carries
+    /// (pinning): the way to trust a self-signed server.
     #[arg(long, value_name = "FILE")]
     pub ca: Option<PathBuf>,
     /// Client certificate chain (PEM) for mutual TLS; needs --key.
@@ -69,7 +72,7 @@ pub struct LinkArgs {
     pub ack_timeout: Duration,
     /// Wait for the application ACK after a CA.
     ///
-    /// Only when the message's MSH-16 asks for one (AL, ER, SU); the drain bounds it too.
+    /// Only when the message's MSH-16 asks for one (AL, ER, SU); the drain timeout bounds it too.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
     pub app_ack_timeout: Duration,
     /// TCP keepalive interval (default: off).

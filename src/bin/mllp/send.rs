@@ -75,11 +75,11 @@ pub struct SendArgs {
     #[command(flatten)]
     pub tls: TlsArgs,
 
-    /// How ACKs are matched (see --help).
+    /// How ACKs are matched to messages (see --help).
     ///
-    /// control-id (default): MSA-2 names the message's MSH-10, ACKs may come in any order,
-    /// enhanced mode works. fifo: for peers whose MSA-2 cannot be trusted; each ACK answers the
-    /// oldest unanswered message. See the resend policy.
+    /// control-id: MSA-2 names the message's MSH-10, ACKs may come in any order, enhanced mode
+    /// works. fifo: each reply answers the oldest unanswered message, for peers whose MSA-2
+    /// cannot be trusted. See the correlation and resend policy.
     #[arg(long, value_name = "MODE", value_enum, hide_possible_values = true, default_value_t = CorrelateArg::ControlId, help_heading = heading::FLOW)]
     pub correlate: CorrelateArg,
     /// Messages written and not yet acknowledged, at most.

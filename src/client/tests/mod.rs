@@ -8,4 +8,5 @@ mod link;
 mod many;
 mod model;
 mod pipeline_off;
+mod tls_refusal;
 mod truth;

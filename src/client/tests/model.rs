@@ -1,13 +1,12 @@
-//! The real client against the reference model of `model/rules.rs`: generated peer scripts
-//! (ACK codes with repeats and junk, right and wrong MSA-2, early replies, silence, drops; every
-//! MSH-15/16 pairing) drive both over in-memory links on the paused clock.
+//! The real client against reference models of its correlation rules (`model/rules.rs` by
+//! control ID, `model/fifo.rs` in FIFO order): generated peer scripts (ACK codes with repeats
+//! and junk, right and wrong MSA-2, early replies, silence, drops; every MSH-15/16 pairing;
+//! pipelined or one at a time) drive both over in-memory links on the paused clock.
 //!
 //! Timeouts carry a few extra milliseconds (3, 7, 11) while script steps move whole seconds,
 //! so no deadline ever falls on the instant of a scripted reply: both sides see one order.
 
-#[path = "model/fifo.rs"]
 mod fifo;
-#[path = "model/rules.rs"]
 mod rules;
 
 use super::harness::{rig, Peer, Rig};
@@ -45,6 +44,7 @@ enum Step {
 
 #[derive(Debug, Clone)]
 struct Script {
+    pipeline: bool,
     /// (control ID, MSH-15, MSH-16) by index into the tables above.
     messages: Vec<(usize, usize, usize)>,
     before_close: Vec<Step>,
@@ -63,11 +63,13 @@ fn step() -> impl Strategy<Value = Step> {
 
 fn script() -> impl Strategy<Value = Script> {
     (
+        prop::bool::weighted(0.75),
         proptest::collection::vec((0..3usize, 0..MSH15.len(), 0..MSH16.len()), 1..=5),
         proptest::collection::vec(step(), 0..24),
         proptest::collection::vec(step(), 0..6),
     )
-        .prop_map(|(messages, before_close, after_close)| Script {
+        .prop_map(|(pipeline, messages, before_close, after_close)| Script {
+            pipeline,
             messages,
             before_close,
             after_close,
@@ -84,9 +86,10 @@ impl RetryStrategy for AtOnce {
     }
 }
 
-fn options(correlation: Correlation) -> ClientOptions {
+fn options(correlation: Correlation, pipeline: bool) -> ClientOptions {
     ClientOptions {
         correlation,
+        pipeline,
         ack_timeout: Duration::from_millis(TIMEOUTS.ack),
         app_ack_timeout: Duration::from_millis(TIMEOUTS.app_ack),
         drain_timeout: Duration::from_millis(TIMEOUTS.drain),
@@ -198,10 +201,10 @@ fn run(script: &Script, correlation: Correlation) -> Result<(), TestCaseError> {
         .unwrap();
     runtime.block_on(async {
         let mut model: Box<dyn Rules> = match correlation {
-            Correlation::ControlId => Box::new(Model::new(TIMEOUTS)),
-            Correlation::Fifo => Box::new(FifoModel::new(TIMEOUTS)),
+            Correlation::ControlId => Box::new(Model::new(TIMEOUTS, script.pipeline)),
+            Correlation::Fifo => Box::new(FifoModel::new(TIMEOUTS, script.pipeline)),
         };
-        let Rig { client, peers, .. } = rig(vec![], options(correlation));
+        let Rig { client, peers, .. } = rig(vec![], options(correlation, script.pipeline));
         let mut driver = Driver {
             client: Arc::new(client),
             peers,

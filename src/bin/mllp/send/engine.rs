@@ -194,10 +194,22 @@ pub async fn run(
     live.finish();
     let close = client.close();
     let _ = tokio::time::timeout(Duration::from_secs(5), close).await;
-    tally.reconnects = client.stats().reconnect_attempts;
+    let stats = client.stats();
+    tally.reconnects = stats.reconnect_attempts;
     drop(client);
     let _ = tokio::time::timeout(Duration::from_secs(1), events).await;
     ending.gave_up = *gave_up.borrow();
+    // What went wrong, in the words of the failure that made the client give up.
+    if let Some(failure) = stats
+        .last_failure
+        .filter(|f| ending.gave_up == Some(f.cause))
+    {
+        live.note(
+            "gave_up",
+            || format!("mllp: {}: {}", failure.cause, failure.detail),
+            json!({ "cause": failure.cause.as_str(), "detail": failure.detail }),
+        );
+    }
     finish(&tally, ending, started.elapsed(), &mut output, &live)
 }
 

@@ -17,20 +17,26 @@ pub struct FifoModel {
     t: Timeouts,
     now: u64,
     messages: Vec<Message>,
+    /// Not yet written, in order.
+    queue: Vec<usize>,
     /// Written on this connection and not yet answered, oldest first.
     flight: Vec<usize>,
     /// Control IDs already credited on this connection.
     answered: Vec<String>,
     draining: Option<u64>,
     closed: bool,
+    /// Off: one message outstanding at a time.
+    pipeline: bool,
 }
 
 impl FifoModel {
-    pub fn new(t: Timeouts) -> FifoModel {
+    pub fn new(t: Timeouts, pipeline: bool) -> FifoModel {
         FifoModel {
             t,
+            pipeline,
             now: 0,
             messages: vec![],
+            queue: vec![],
             flight: vec![],
             answered: vec![],
             draining: None,
@@ -47,6 +53,22 @@ impl FifoModel {
     fn settle(&mut self, i: usize, outcome: Outcome) {
         self.messages[i].outcome = Some(outcome);
         self.flight.retain(|&f| f != i);
+        self.queue.retain(|&q| q != i);
+    }
+
+    /// Write queued messages in order; without pipelining, only when nothing is outstanding.
+    fn write_what_may_go(&mut self) {
+        if self.closed || self.draining.is_some() {
+            return;
+        }
+        while let Some(&head) = self.queue.first() {
+            if !self.pipeline && !self.flight.is_empty() {
+                break;
+            }
+            self.queue.remove(0);
+            self.messages[head].written = Some(self.now);
+            self.flight.push(head);
+        }
     }
 
     /// The link ends. Order cannot be resumed on a new connection: every message still open
@@ -90,10 +112,8 @@ impl Rules for FifoModel {
             written: None,
         });
         if !refused {
-            // Connected (reconnects are immediate), not draining: written at once.
-            let i = self.messages.len() - 1;
-            self.messages[i].written = Some(self.now);
-            self.flight.push(i);
+            self.queue.push(self.messages.len() - 1);
+            self.write_what_may_go();
         }
     }
 
@@ -126,6 +146,7 @@ impl Rules for FifoModel {
             Outcome::Negative(code)
         };
         self.settle(head, outcome);
+        self.write_what_may_go();
         self.check_drained();
     }
 
@@ -134,6 +155,10 @@ impl Rules for FifoModel {
             return;
         }
         self.draining = Some(self.now + self.t.drain);
+        // Nothing more is written: what is still queued was never delivered.
+        for i in std::mem::take(&mut self.queue) {
+            self.settle(i, Outcome::NeverDelivered);
+        }
         self.check_drained();
     }
 

@@ -77,12 +77,15 @@ pub struct Model {
     /// The drain deadline, once closing began.
     draining: Option<u64>,
     closed: bool,
+    /// Off: one message outstanding at a time.
+    pipeline: bool,
 }
 
 impl Model {
-    pub fn new(t: Timeouts) -> Model {
+    pub fn new(t: Timeouts, pipeline: bool) -> Model {
         Model {
             t,
+            pipeline,
             now: 0,
             messages: vec![],
             queue: vec![],
@@ -138,7 +141,8 @@ impl Model {
     }
 
     /// Write queued messages in order while the head may go: it must be the earliest unsettled
-    /// message with its ID, and the ID must not have been given up on this connection.
+    /// message with its ID, and the ID must not have been given up on this connection; without
+    /// pipelining, nothing else may be outstanding.
     fn write_what_may_go(&mut self) {
         if self.closed || self.draining.is_some() {
             return;
@@ -146,6 +150,9 @@ impl Model {
         while let Some(&head) = self.queue.first() {
             let cid = self.messages[head].cid.clone();
             if self.holder(&cid) != Some(head) || self.given_up_here.contains(&cid) {
+                break;
+            }
+            if !self.pipeline && !self.unsettled().all(|i| self.queue.contains(&i)) {
                 break;
             }
             self.queue.remove(0);
