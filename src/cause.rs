@@ -49,6 +49,8 @@ pub enum Cause {
     FifoUnsafe,
     ConnectionLost,
     DuplicateControlId,
+    /// `send --timeout` ran out before the message's fate was known.
+    RunTimeout,
     NetworkError,
     IdleTimeout,
     MaxConnections,
@@ -56,7 +58,7 @@ pub enum Cause {
 }
 
 impl Cause {
-    pub const ALL: [Cause; 21] = [
+    pub const ALL: [Cause; 22] = [
         Cause::DnsNotFound,
         Cause::DnsFailed,
         Cause::PermissionDenied,
@@ -74,6 +76,7 @@ impl Cause {
         Cause::FifoUnsafe,
         Cause::ConnectionLost,
         Cause::DuplicateControlId,
+        Cause::RunTimeout,
         Cause::NetworkError,
         Cause::IdleTimeout,
         Cause::MaxConnections,
@@ -99,6 +102,7 @@ impl Cause {
             Cause::FifoUnsafe => "fifo-unsafe",
             Cause::ConnectionLost => "connection-lost",
             Cause::DuplicateControlId => "duplicate-control-id",
+            Cause::RunTimeout => "run-timeout",
             Cause::NetworkError => "network-error",
             Cause::IdleTimeout => "idle-timeout",
             Cause::MaxConnections => "max-connections",
@@ -143,6 +147,7 @@ impl Cause {
             Cause::FifoUnsafe => "never written: safe to send again",
             Cause::ConnectionLost => "committed by the peer, its application ACK never came",
             Cause::DuplicateControlId => "a message with the same MSH-10 was already in flight: give each message a unique control ID",
+            Cause::RunTimeout => "the run's --timeout ran out before this message's turn: send it again",
             Cause::NetworkError => "a network error: try again later",
             Cause::IdleTimeout => "the connection was idle too long",
             Cause::MaxConnections => "the receiver had too many connections",

@@ -6,7 +6,8 @@
 //! - [`hl7`]: the few header fields a transport needs (MSH, MSA), batch detection.
 //! - [`ack`]: acknowledgements that never lie (MSH-15 table, downgrades).
 //! - [`warning`], [`cause`]: stable warning codes; failure causes and their class.
-//! - [`resolve`], [`tls`], [`transport`]: name resolution, TLS configuration, connecting.
+//! - [`target`], [`resolve`], [`tls`], [`transport`]: `HOST[:PORT]`, name resolution, TLS
+//!   configuration, connecting.
 //! - [`client`]: the client core: link state machine, reconnect, correlation, backpressure, drain.
 //! - [`server`]: the server core: accept loop, containment, sinks, the commit contract.
 //! - [`input`]: splitting HL7 files and streams into messages.
@@ -25,6 +26,7 @@ pub mod probe;
 pub mod resolve;
 pub mod server;
 pub mod soak;
+pub mod target;
 pub mod tls;
 pub mod transport;
 pub mod warning;
