@@ -41,8 +41,8 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             break
         }
         'mllp;send' {
-            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Host to send to')
-            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port to send to')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'The endpoint: HOST or HOST:PORT (IPv6 in brackets: [fd00::7]:2575)')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'The port, when --host names none [default: 2575]')
             [CompletionResult]::new('--max-input', '--max-input', [CompletionResultType]::ParameterName, 'Most bytes of stdin spooled for checking (K, M, G suffixes)')
             [CompletionResult]::new('--ca', '--ca', [CompletionResultType]::ParameterName, 'Extra CA certificate(s) to trust, PEM. Implies --tls')
             [CompletionResult]::new('--cert', '--cert', [CompletionResultType]::ParameterName, 'Client certificate chain for mutual TLS, PEM. Implies --tls; needs --key')
@@ -64,6 +64,7 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'Messages written and not yet acknowledged, at most')
             [CompletionResult]::new('--window-bytes', '--window-bytes', [CompletionResultType]::ParameterName, 'Payload bytes written and not yet acknowledged, at most (K, M, G suffixes)')
             [CompletionResult]::new('--rate', '--rate', [CompletionResultType]::ParameterName, 'Send at most this many messages per second (`200` or `200/s`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Bound on the whole run: by then it has stopped and reported. Messages not yet written end never-delivered (run-timeout), written ones without an answer unknown-fate')
             [CompletionResult]::new('--max-resends', '--max-resends', [CompletionResultType]::ParameterName, 'Most times one message is resent after reconnects')
             [CompletionResult]::new('--failed-out', '--failed-out', [CompletionResultType]::ParameterName, 'Write every message that did not end accepted to DIR, one file each')
             [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'Progress bar on stderr')
@@ -74,6 +75,7 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             [CompletionResult]::new('--raw', '--raw', [CompletionResultType]::ParameterName, 'Send segment terminators as they are (no CRLF/LF -> CR normalisation)')
             [CompletionResult]::new('--batch', '--batch', [CompletionResultType]::ParameterName, 'Send each batch envelope (FHS/BHS ... BTS/FTS) as one frame instead of its messages')
             [CompletionResult]::new('--stream', '--stream', [CompletionResultType]::ParameterName, 'Read stdin as it comes, endlessly, without checking it first')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Read and check every input, list what would be sent, and connect to nothing')
             [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Speak TLS (verification on, against the system roots plus --ca)')
             [CompletionResult]::new('--insecure', '--insecure', [CompletionResultType]::ParameterName, 'Accept any server certificate. Prints a security warning on every connect')
             [CompletionResult]::new('--no-reconnect', '--no-reconnect', [CompletionResultType]::ParameterName, 'Do not reconnect after a transient failure')
@@ -116,7 +118,7 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             [CompletionResult]::new('--client-auth', '--client-auth', [CompletionResultType]::ParameterName, 'Client certificates: not asked for, asked for and verified when given, or required')
             [CompletionResult]::new('--tls-handshake-timeout', '--tls-handshake-timeout', [CompletionResultType]::ParameterName, 'A client that has not finished its TLS handshake within this long is dropped')
             [CompletionResult]::new('--metrics', '--metrics', [CompletionResultType]::ParameterName, 'Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898)')
-            [CompletionResult]::new('--max-frame-size', '--max-frame-size', [CompletionResultType]::ParameterName, 'Largest payload accepted, in bytes (suffixes K, KiB, M, MiB); larger frames end the connection')
+            [CompletionResult]::new('--max-frame-size', '--max-frame-size', [CompletionResultType]::ParameterName, 'Largest payload accepted, in bytes (suffixes K, M, G, also KiB, MiB, GiB); larger frames end the connection')
             [CompletionResult]::new('--max-connections', '--max-connections', [CompletionResultType]::ParameterName, 'Connections open at once; extra peers are accepted and closed at once')
             [CompletionResult]::new('--idle-timeout', '--idle-timeout', [CompletionResultType]::ParameterName, 'Close a connection that sends nothing for this long (default: never)')
             [CompletionResult]::new('--drain-timeout', '--drain-timeout', [CompletionResultType]::ParameterName, 'On SIGINT/SIGTERM, how long commits under way may take to finish and be acknowledged')
@@ -137,14 +139,14 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             break
         }
         'mllp;probe' {
-            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'The host, instead of the positional HOST')
-            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'The port (default 2575), when the target does not name one')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'The endpoint, instead of the positional HOST[:PORT]')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'The port, when the endpoint names none [default: 2575]')
             [CompletionResult]::new('--message', '--message', [CompletionResultType]::ParameterName, 'Send the first message of FILE instead (line ends normalised to CR). Implies --send')
-            [CompletionResult]::new('--banner-wait', '--banner-wait', [CompletionResultType]::ParameterName, 'How long to listen for unsolicited bytes after connecting (0 skips it). A receiver should stay silent; bytes mean the peer is not MLLP')
+            [CompletionResult]::new('--banner-wait', '--banner-wait', [CompletionResultType]::ParameterName, 'How long to listen for unsolicited bytes after connecting (0 skips it). A receiver should stay silent; bytes mean the peer is not MLLP [default: 500ms].')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Sets the connect, TLS and ACK timeouts at once (the specific flags win)')
-            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Bound on name resolution, and on the TCP connect over all addresses [default: 5s]')
-            [CompletionResult]::new('--tls-timeout', '--tls-timeout', [CompletionResultType]::ParameterName, 'Bound on the TLS handshake [default: 5s]')
-            [CompletionResult]::new('--ack-timeout', '--ack-timeout', [CompletionResultType]::ParameterName, 'Bound on the wait for the ACK, from the start of the write [default: 10s]')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Bound on name resolution, and on the TCP connect over all addresses [default: 5s].')
+            [CompletionResult]::new('--tls-timeout', '--tls-timeout', [CompletionResultType]::ParameterName, 'Bound on the TLS handshake [default: 5s].')
+            [CompletionResult]::new('--ack-timeout', '--ack-timeout', [CompletionResultType]::ParameterName, 'Bound on the wait for the ACK, from the start of the write [default: 10s].')
             [CompletionResult]::new('--count', '--count', [CompletionResultType]::ParameterName, 'Probe this many times, one line each, then statistics per phase')
             [CompletionResult]::new('--interval', '--interval', [CompletionResultType]::ParameterName, 'Pause between probes with --count')
             [CompletionResult]::new('--ca', '--ca', [CompletionResultType]::ParameterName, 'Extra CA certificate(s) to trust, PEM. Implies --tls')
@@ -168,8 +170,8 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             break
         }
         'mllp;soak' {
-            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'The peer to drive. Without it, an embedded listener on 127.0.0.1 takes the load')
-            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'The peer''s port')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'The peer to drive, HOST or HOST:PORT (IPv6 in brackets). Without it, an embedded listener on 127.0.0.1 takes the load. Never taken from the environment')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'The peer''s port, when --host names none [default: 2575]')
             [CompletionResult]::new('--template', '--template', [CompletionResultType]::ParameterName, 'Message templates: the first message of each file, used in turn. Each message sent gets a unique MSH-10 and a fresh MSH-7')
             [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'Connections, one client each')
             [CompletionResult]::new('--connections', '--connections', [CompletionResultType]::ParameterName, 'Connections, one client each')

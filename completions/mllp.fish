@@ -40,8 +40,8 @@ complete -c mllp -n "__fish_mllp_needs_command" -f -a "soak" -d 'Hold a link und
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "man" -d 'Print the man page, or write one per subcommand into a directory'
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c mllp -n "__fish_mllp_using_subcommand send" -l host -d 'Host to send to' -r
-complete -c mllp -n "__fish_mllp_using_subcommand send" -l port -d 'Port to send to' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l host -d 'The endpoint: HOST or HOST:PORT (IPv6 in brackets: [fd00::7]:2575)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l port -d 'The port, when --host names none [default: 2575]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-input -d 'Most bytes of stdin spooled for checking (K, M, G suffixes)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l ca -d 'Extra CA certificate(s) to trust, PEM. Implies --tls' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l cert -d 'Client certificate chain for mutual TLS, PEM. Implies --tls; needs --key' -r -F
@@ -64,6 +64,7 @@ control-id\t'MSA-2 names the message\'s MSH-10; ACKs may come in any order; enha
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l window -d 'Messages written and not yet acknowledged, at most' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l window-bytes -d 'Payload bytes written and not yet acknowledged, at most (K, M, G suffixes)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l rate -d 'Send at most this many messages per second (`200` or `200/s`)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l timeout -d 'Bound on the whole run: by then it has stopped and reported. Messages not yet written end never-delivered (run-timeout), written ones without an answer unknown-fate' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-resends -d 'Most times one message is resent after reconnects' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l failed-out -d 'Write every message that did not end accepted to DIR, one file each' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l progress -d 'Progress bar on stderr' -r -f -a "auto\t'When stderr is a terminal, and not under --json or --quiet'
@@ -78,6 +79,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -s r -l recursive -d 'Wa
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l raw -d 'Send segment terminators as they are (no CRLF/LF -> CR normalisation)'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l batch -d 'Send each batch envelope (FHS/BHS ... BTS/FTS) as one frame instead of its messages'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l stream -d 'Read stdin as it comes, endlessly, without checking it first'
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l dry-run -d 'Read and check every input, list what would be sent, and connect to nothing'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l tls -d 'Speak TLS (verification on, against the system roots plus --ca)'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l insecure -d 'Accept any server certificate. Prints a security warning on every connect'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l no-reconnect -d 'Do not reconnect after a transient failure'
@@ -124,7 +126,7 @@ want\t''
 must\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l tls-handshake-timeout -d 'A client that has not finished its TLS handshake within this long is dropped' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l metrics -d 'Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898)' -r
-complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-frame-size -d 'Largest payload accepted, in bytes (suffixes K, KiB, M, MiB); larger frames end the connection' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-frame-size -d 'Largest payload accepted, in bytes (suffixes K, M, G, also KiB, MiB, GiB); larger frames end the connection' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-connections -d 'Connections open at once; extra peers are accepted and closed at once' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l idle-timeout -d 'Close a connection that sends nothing for this long (default: never)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l drain-timeout -d 'On SIGINT/SIGTERM, how long commits under way may take to finish and be acknowledged' -r
@@ -141,14 +143,14 @@ complete -c mllp -n "__fish_mllp_using_subcommand listen" -s v -l verbose -d 'Mo
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -s q -l quiet -d 'Only errors and the final summary on stderr'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -s V -l version -d 'Print version'
-complete -c mllp -n "__fish_mllp_using_subcommand probe" -l host -d 'The host, instead of the positional HOST' -r
-complete -c mllp -n "__fish_mllp_using_subcommand probe" -l port -d 'The port (default 2575), when the target does not name one' -r
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l host -d 'The endpoint, instead of the positional HOST[:PORT]' -r
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l port -d 'The port, when the endpoint names none [default: 2575]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l message -d 'Send the first message of FILE instead (line ends normalised to CR). Implies --send' -r -F
-complete -c mllp -n "__fish_mllp_using_subcommand probe" -l banner-wait -d 'How long to listen for unsolicited bytes after connecting (0 skips it). A receiver should stay silent; bytes mean the peer is not MLLP' -r
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l banner-wait -d 'How long to listen for unsolicited bytes after connecting (0 skips it). A receiver should stay silent; bytes mean the peer is not MLLP [default: 500ms].' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l timeout -d 'Sets the connect, TLS and ACK timeouts at once (the specific flags win)' -r
-complete -c mllp -n "__fish_mllp_using_subcommand probe" -l connect-timeout -d 'Bound on name resolution, and on the TCP connect over all addresses [default: 5s]' -r
-complete -c mllp -n "__fish_mllp_using_subcommand probe" -l tls-timeout -d 'Bound on the TLS handshake [default: 5s]' -r
-complete -c mllp -n "__fish_mllp_using_subcommand probe" -l ack-timeout -d 'Bound on the wait for the ACK, from the start of the write [default: 10s]' -r
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l connect-timeout -d 'Bound on name resolution, and on the TCP connect over all addresses [default: 5s].' -r
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l tls-timeout -d 'Bound on the TLS handshake [default: 5s].' -r
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l ack-timeout -d 'Bound on the wait for the ACK, from the start of the write [default: 10s].' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l count -d 'Probe this many times, one line each, then statistics per phase' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l interval -d 'Pause between probes with --count' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l ca -d 'Extra CA certificate(s) to trust, PEM. Implies --tls' -r -F
@@ -168,8 +170,8 @@ complete -c mllp -n "__fish_mllp_using_subcommand probe" -s v -l verbose -d 'Mor
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -s q -l quiet -d 'Only errors and the final summary on stderr'
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -s h -l help -d 'Print help'
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -s V -l version -d 'Print version'
-complete -c mllp -n "__fish_mllp_using_subcommand soak" -l host -d 'The peer to drive. Without it, an embedded listener on 127.0.0.1 takes the load' -r
-complete -c mllp -n "__fish_mllp_using_subcommand soak" -l port -d 'The peer\'s port' -r
+complete -c mllp -n "__fish_mllp_using_subcommand soak" -l host -d 'The peer to drive, HOST or HOST:PORT (IPv6 in brackets). Without it, an embedded listener on 127.0.0.1 takes the load. Never taken from the environment' -r
+complete -c mllp -n "__fish_mllp_using_subcommand soak" -l port -d 'The peer\'s port, when --host names none [default: 2575]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l template -d 'Message templates: the first message of each file, used in turn. Each message sent gets a unique MSH-10 and a fresh MSH-7' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -s c -l connections -d 'Connections, one client each' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l rate -d 'Total messages per second, spread evenly over the connections (`2000` or `2000/s`). Unset: as fast as the window allows' -r

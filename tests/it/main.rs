@@ -7,6 +7,7 @@ mod client_flow;
 mod client_link;
 mod closed_stdout;
 mod conformance;
+mod endpoints;
 mod framing;
 mod hl7_ack;
 mod interop;

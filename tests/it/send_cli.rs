@@ -4,10 +4,13 @@
 //! records carry. No test finds the payload marker on stderr.
 
 mod causes;
+mod connect;
 mod enhanced;
 mod exit_codes;
+mod flags;
 mod input;
 mod no_reconnect;
+mod order;
 mod resend;
 mod tls;
 

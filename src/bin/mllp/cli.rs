@@ -3,20 +3,9 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-const EXIT_CODES: &str = "\
-Exit codes:
-  0  success: every message positively acknowledged; probe healthy; soak within thresholds
-  1  the peer answered and said no (AE, AR, CE, CR) for at least one message
-  2  usage error or unreadable input, before anything was sent
-  3  unknown fate: a message was written and no ACK came back (or only its CA)
-  4  transient connection failure, retries exhausted: trying later may work
-  5  permanent connection failure: configuration, TLS trust, not an MLLP peer
-  6  soak thresholds missed, or soak's accounting did not close
-  130 interrupted (send)";
-
 /// MLLP for HL7 v2: send, receive, probe and soak-test HL7 links.
 #[derive(Debug, Parser)]
-#[command(name = "mllp", version, about, long_about = None, after_help = EXIT_CODES)]
+#[command(name = "mllp", version, about, long_about = None, after_help = crate::exit::help(crate::exit::For::All))]
 #[command(propagate_version = true)]
 pub struct Cli {
     #[command(flatten)]

@@ -1,16 +1,17 @@
 //! `mllp probe`: flags, the probe configuration, the ping-style loop, and the exit code.
 
 mod render;
-mod target;
 
 use crate::diag::Diag;
 use crate::exit::{for_delivery, Exit, Observed};
-use crate::netargs::{resolver, TlsArgs};
+use crate::netargs::{endpoint, resolver, Origin, TlsArgs};
+use crate::values;
 use anyhow::Context;
 use clap::Args;
 use mllp::cause::Cause;
 use mllp::probe::stats::ProbeStats;
 use mllp::probe::{ProbeConfig, ProbeTls, Report, Send, Timeouts, VerdictClass};
+use mllp::target::Target;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -21,31 +22,26 @@ Examples:
   mllp probe 10.0.0.7 --port 6661 --tls --ca ca.pem --send
   mllp probe [fd00::7]:2575 --message adt.hl7   send the first message of adt.hl7
   mllp probe engine.example --send --count 10 --interval 1s   ping style, then statistics
-  mllp probe engine.example --json          one JSON object (SPEC section 6)
+  mllp probe engine.example --json          one JSON object: every phase and the verdict
 
 Verdicts: ok (exit 0; 1 when the ACK was negative), transient (exit 4; 3 when a message was
-written and no ACK came), permanent (exit 5).
-
-Exit codes:
-  0  healthy
-  1  the ACK was negative (AE, AR, CE, CR)
-  2  usage error
-  3  the message was written and no ACK came back (or only its CA)
-  4  transient failure: trying later may work
-  5  permanent failure: configuration, TLS trust, not an MLLP peer";
+written and no ACK came), permanent (exit 5).";
 
 #[derive(Debug, Args)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = crate::exit::after_help(EXAMPLES, crate::exit::For::Probe))]
 pub struct ProbeArgs {
     /// The endpoint, HOST or HOST:PORT (IPv6 literals in brackets: [fd00::7]:2575).
-    #[arg(value_name = "HOST[:PORT]", required_unless_present = "host")]
-    pub target: Option<String>,
-    /// The host, instead of the positional HOST.
-    #[arg(long, conflicts_with = "target")]
-    pub host: Option<String>,
-    /// The port (default 2575), when the target does not name one.
-    #[arg(long)]
+    #[arg(value_name = "HOST[:PORT]", value_parser = values::target(), required_unless_present = "host")]
+    pub target: Option<Target>,
+    /// The endpoint, instead of the positional HOST[:PORT].
+    #[arg(long, value_name = "HOST[:PORT]", env = "MLLP_HOST", value_parser = values::target())]
+    pub host: Option<Target>,
+    /// The port, when the endpoint names none [default: 2575].
+    #[arg(long, value_name = "PORT", env = "MLLP_PORT", value_parser = values::port())]
     pub port: Option<u16>,
+    /// Where --host and --port came from (flags or environment); set after parsing.
+    #[arg(skip)]
+    pub origin: Origin,
 
     /// Send one message and wait for its ACK (a synthetic ADT^A01 with processing ID D and a
     /// unique control ID, unless --message).
@@ -54,22 +50,22 @@ pub struct ProbeArgs {
     /// Send the first message of FILE instead (line ends normalised to CR). Implies --send.
     #[arg(long, value_name = "FILE")]
     pub message: Option<PathBuf>,
-    /// How long to listen for unsolicited bytes after connecting (0 skips it). A receiver
-    /// should stay silent; bytes mean the peer is not MLLP.
-    #[arg(long, value_name = "DURATION", default_value = "500ms", value_parser = humantime::parse_duration)]
-    pub banner_wait: Duration,
+    #[arg(long, value_name = "DURATION", value_parser = values::duration(),
+          help = with_default("How long to listen for unsolicited bytes after connecting (0 skips \
+          it). A receiver should stay silent; bytes mean the peer is not MLLP", Timeouts::default().banner_wait))]
+    pub banner_wait: Option<Duration>,
 
     /// Sets the connect, TLS and ACK timeouts at once (the specific flags win).
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration())]
     pub timeout: Option<Duration>,
-    /// Bound on name resolution, and on the TCP connect over all addresses [default: 5s].
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(),
+          help = with_default("Bound on name resolution, and on the TCP connect over all addresses", Timeouts::default().connect))]
     pub connect_timeout: Option<Duration>,
-    /// Bound on the TLS handshake [default: 5s].
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(),
+          help = with_default("Bound on the TLS handshake", Timeouts::default().tls))]
     pub tls_timeout: Option<Duration>,
-    /// Bound on the wait for the ACK, from the start of the write [default: 10s].
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(),
+          help = with_default("Bound on the wait for the ACK, from the start of the write", Timeouts::default().ack))]
     pub ack_timeout: Option<Duration>,
 
     /// Probe this many times, one line each, then statistics per phase.
@@ -87,13 +83,37 @@ pub struct ProbeArgs {
     pub tls: TlsArgs,
 }
 
+/// A timeout's default as the help shows it: the library's own value.
+fn default(d: Duration) -> String {
+    humantime::format_duration(d).to_string()
+}
+
+fn with_default(text: &str, d: Duration) -> String {
+    format!("{text} [default: {}].", default(d))
+}
+
 impl ProbeArgs {
+    /// Host and port: the positional endpoint, or --host (from the command line or MLLP_HOST).
+    fn endpoint(&self) -> Result<(String, u16), String> {
+        match (&self.target, &self.host) {
+            (Some(_), Some(_)) if !self.origin.host_from_env => Err(
+                "the endpoint is given twice, as HOST[:PORT] and as --host: give it once".into(),
+            ),
+            (Some(target), _) => endpoint(
+                target,
+                self.port,
+                Origin {
+                    host_from_env: false,
+                    ..self.origin
+                },
+            ),
+            (None, Some(host)) => endpoint(host, self.port, self.origin),
+            (None, None) => Err("name the endpoint: HOST[:PORT] or --host".into()),
+        }
+    }
+
     fn config(&self) -> anyhow::Result<ProbeConfig> {
-        let (host, port) = match (&self.target, &self.host) {
-            (Some(target), _) => target::parse(target, self.port)?,
-            (None, Some(host)) => target::parse(host, self.port)?,
-            (None, None) => anyhow::bail!("name the endpoint: HOST[:PORT] or --host"),
-        };
+        let (host, port) = self.endpoint().map_err(anyhow::Error::msg)?;
         let tls = match self.tls.options() {
             None => None,
             Some(options) => Some(ProbeTls::new(&options, &host).context("TLS configuration")?),
@@ -103,10 +123,9 @@ impl ProbeArgs {
             (None, true) => Send::Synthetic,
             (None, false) => Send::Nothing,
         };
-        let pick = |specific: Option<Duration>, default: u64| {
-            specific
-                .or(self.timeout)
-                .unwrap_or(Duration::from_secs(default))
+        let defaults = Timeouts::default();
+        let pick = |specific: Option<Duration>, default: Duration| {
+            specific.or(self.timeout).unwrap_or(default)
         };
         Ok(ProbeConfig {
             host,
@@ -114,11 +133,11 @@ impl ProbeArgs {
             resolver: resolver()?,
             tls,
             timeouts: Timeouts {
-                connect: pick(self.connect_timeout, 5),
-                tls: pick(self.tls_timeout, 5),
-                ack: pick(self.ack_timeout, 10),
-                banner_wait: self.banner_wait,
-                ..Timeouts::default()
+                connect: pick(self.connect_timeout, defaults.connect),
+                tls: pick(self.tls_timeout, defaults.tls),
+                ack: pick(self.ack_timeout, defaults.ack),
+                banner_wait: self.banner_wait.unwrap_or(defaults.banner_wait),
+                ..defaults
             },
             send,
         })

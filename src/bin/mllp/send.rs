@@ -1,5 +1,6 @@
 //! `mllp send`: flags, input checking before the first byte, the client, and the exit code.
 
+mod dry_run;
 mod engine;
 mod failed;
 mod feed;
@@ -11,17 +12,23 @@ mod summary;
 
 use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
-use crate::netargs::{self, LinkArgs, TlsArgs};
+use crate::netargs::{self, LinkArgs, Origin, TlsArgs};
+use crate::values;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use mllp::client::{Client, Correlation, OnBackpressure, Window};
 use mllp::input::{collect_inputs, InputOptions, InputSet, SplitOptions};
+use mllp::target::Target;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 const EXAMPLES: &str = "\
 Examples:
   mllp send adt/*.hl7 --host engine.example            one line per message, summary on stderr
+  mllp send adt/ -r --host 10.0.0.7:6661 -v            a directory in natural order; each step
+  mllp send adt/ -r --dry-run                          check and list what would be sent
   mllp send inbox --recursive --host engine --json     NDJSON records, then a summary record
   cat batch.hl7 | mllp send --host engine --batch      stdin, a batch kept as one frame
   mllp send *.hl7 --host engine --failed-out retry/    keep every message not accepted
@@ -35,16 +42,7 @@ Resend policy (what each mode risks):
   --correlate control-id: every pending message is written again on the new connection;
      the risk is a duplicate at the receiver (most engines, and `listen --dedupe`,
      de-duplicate on MSH-10).
-Every message still ends in exactly one reported outcome: a resent message's is its last try's.
-
-Exit codes (when several apply: 5, then 4, then 3, then 1):
-  0  every message accepted (AA, or CA when no application ACK was asked for)
-  1  the peer said no (AE, AR, CE, CR) for at least one message
-  2  usage error or unreadable input, before anything was sent
-  3  unknown fate: a message was written and no ACK came back (or only its CA)
-  4  transient connection failure, retries exhausted: trying later may work
-  5  permanent connection failure: configuration, TLS trust, not an MLLP peer
-  130 interrupted by Ctrl-C (the summary is still printed)";
+Every message still ends in exactly one reported outcome: a resent message's is its last try's.";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CorrelateArg {
@@ -65,17 +63,20 @@ pub enum ProgressArg {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = crate::exit::after_help(EXAMPLES, crate::exit::For::Send))]
 pub struct SendArgs {
     /// Files, globs or directories (with --recursive); `-` or none reads stdin.
     #[arg(value_name = "FILES")]
     pub files: Vec<String>,
-    /// Host to send to.
-    #[arg(long)]
-    pub host: String,
-    /// Port to send to.
-    #[arg(long, default_value_t = 2575)]
-    pub port: u16,
+    /// The endpoint: HOST or HOST:PORT (IPv6 in brackets: [fd00::7]:2575).
+    #[arg(long, value_name = "HOST[:PORT]", env = "MLLP_HOST", value_parser = values::target(), required_unless_present = "dry_run")]
+    pub host: Option<Target>,
+    /// The port, when --host names none [default: 2575].
+    #[arg(long, value_name = "PORT", env = "MLLP_PORT", value_parser = values::port())]
+    pub port: Option<u16>,
+    /// Where --host and --port came from (flags or environment); set after parsing.
+    #[arg(skip)]
+    pub origin: Origin,
 
     /// Walk directories given as inputs.
     #[arg(short, long, help_heading = "Input")]
@@ -90,8 +91,11 @@ pub struct SendArgs {
     #[arg(long, help_heading = "Input")]
     pub stream: bool,
     /// Most bytes of stdin spooled for checking (K, M, G suffixes).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "1G", help_heading = "Input")]
+    #[arg(long, value_name = "SIZE", value_parser = values::size(), default_value = "1G", help_heading = "Input")]
     pub max_input: u64,
+    /// Read and check every input, list what would be sent, and connect to nothing.
+    #[arg(long, help_heading = "Input")]
+    pub dry_run: bool,
 
     #[command(flatten)]
     pub tls: TlsArgs,
@@ -102,17 +106,21 @@ pub struct SendArgs {
     #[arg(long, value_enum, default_value_t = CorrelateArg::Fifo, help_heading = "Flow")]
     pub correlate: CorrelateArg,
     /// Messages written and not yet acknowledged, at most.
-    #[arg(long, value_name = "N", default_value_t = 64, help_heading = "Flow")]
+    #[arg(long, value_name = "N", default_value = "64", value_parser = values::at_least_one(), help_heading = "Flow")]
     pub window: usize,
     /// Payload bytes written and not yet acknowledged, at most (K, M, G suffixes).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Flow")]
+    #[arg(long, value_name = "SIZE", value_parser = values::size(), help_heading = "Flow")]
     pub window_bytes: Option<u64>,
     /// One message at a time: write, wait for its ACK, then the next.
     #[arg(long, help_heading = "Flow")]
     pub no_pipeline: bool,
     /// Send at most this many messages per second (`200` or `200/s`).
-    #[arg(long, value_name = "N/s", value_parser = parse_rate, help_heading = "Flow")]
+    #[arg(long, value_name = "N/s", value_parser = values::rate(), help_heading = "Flow")]
     pub rate: Option<f64>,
+    /// Bound on the whole run: by then it has stopped and reported. Messages not yet written
+    /// end never-delivered (run-timeout), written ones without an answer unknown-fate.
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(), help_heading = "Flow")]
+    pub timeout: Option<Duration>,
     /// FIFO: also resend messages of unknown fate after a reconnect (risk: duplicates).
     #[arg(long, help_heading = "Flow")]
     pub at_least_once: bool,
@@ -137,37 +145,6 @@ pub struct SendArgs {
     pub events: bool,
 }
 
-fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (digits, unit) = t.split_at(split);
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("`{text}` is not a size"))?;
-    let scale: u64 = match unit.trim() {
-        "" | "B" => 1,
-        "K" | "KiB" | "k" => 1 << 10,
-        "M" | "MiB" => 1 << 20,
-        "G" | "GiB" => 1 << 30,
-        other => return Err(format!("unknown size unit `{other}` (use K, M, G)")),
-    };
-    match n.checked_mul(scale) {
-        Some(0) | None => Err(format!("`{text}` must be at least 1 byte")),
-        Some(size) => Ok(size),
-    }
-}
-
-fn parse_rate(text: &str) -> Result<f64, String> {
-    let t = text.trim();
-    let t = t.strip_suffix("/s").unwrap_or(t);
-    match t.parse::<f64>() {
-        Ok(r) if r.is_finite() && r > 0.0 => Ok(r),
-        _ => Err(format!(
-            "`{text}` is not a rate: give messages per second, like 200 or 200/s"
-        )),
-    }
-}
-
 /// What the engine needs to know beyond the client.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -176,13 +153,38 @@ pub struct Plan {
     pub max_resends: u32,
     pub rate: Option<f64>,
     pub stream: bool,
+    /// `--timeout`: the run ends by then.
+    pub deadline: Option<Duration>,
+    /// `host:port`, for the lines that say where the link goes.
+    pub endpoint: String,
+    /// When reconnecting stops, for the first failure's line.
+    pub gives_up: String,
 }
+
+/// What to say when there is nothing to read: stdin is a terminal and no file was named.
+const NO_INPUT: &str = "no input: name the files or directories to send \
+    (mllp send adt/*.hl7 --host HOST), or pipe messages in (cat adt.hl7 | mllp send --host HOST); \
+    `-` reads the terminal itself, ended by Ctrl-D";
 
 pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let input_error = |err: &dyn std::fmt::Display| {
         Ok(Fatal::new(Exit::Usage, err)
             .then("nothing was sent")
             .report())
+    };
+    if args.files.is_empty() && std::io::stdin().is_terminal() {
+        return input_error(&NO_INPUT);
+    }
+    let (host, port) = match &args.host {
+        Some(target) => match netargs::endpoint(target, args.port, args.origin) {
+            Ok(endpoint) => endpoint,
+            Err(err) => return input_error(&err),
+        },
+        // Only a dry run goes without a host.
+        None => (
+            String::new(),
+            args.port.unwrap_or(mllp::target::DEFAULT_PORT),
+        ),
     };
     let sources = match collect_inputs(&args.files, args.recursive) {
         Ok(sources) => sources,
@@ -206,6 +208,9 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         Ok(summary) => summary,
         Err(err) => return input_error(&err),
     };
+    if args.dry_run {
+        return dry_run::list(set, &args, width);
+    }
     let failed = match &args.failed_out {
         Some(dir) => match failed::FailedOut::create(dir) {
             Ok(f) => Some(f),
@@ -214,7 +219,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         None => None,
     };
     let tls = match args.tls.options() {
-        Some(options) => match options.build(&args.host) {
+        Some(options) => match options.build(&host) {
             Ok(tls) => Some(tls),
             Err(err) => {
                 return Ok(
@@ -241,21 +246,28 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     if let Err(err) = client_options.validate() {
         return Ok(Fatal::new(Exit::Usage, err).report());
     }
-    let connector = args
-        .link
-        .connector(&args.host, args.port, tls, netargs::resolver()?);
+    client_options.write_events = diag.verbose > 0;
+    let connector = args.link.connector(&host, port, tls, netargs::resolver()?);
     let plan = Plan {
         fifo: client_options.correlation == Correlation::Fifo,
         at_least_once: args.at_least_once,
         max_resends: args.max_resends,
         rate: args.rate,
         stream: args.stream,
+        deadline: args.timeout,
+        endpoint: Target {
+            host,
+            port: Some(port),
+        }
+        .to_string(),
+        gives_up: args.link.gives_up(),
     };
     let output = output::Output::new(&args, diag, width);
     let live = live::Live::new(
         &args,
         diag,
         (!checked.unvalidated_stdin).then_some(checked.messages),
+        &plan,
     );
     // One thread: the link, the producer and the collector hand each message along without
     // cross-thread wake-ups; file reading has its own thread.

@@ -27,21 +27,16 @@ Examples:
   mllp listen --ack none > capture.hl7          a pure sink: commit, never answer
   mllp listen --sqlite rx.db --dedupe           rows in SQLite, repeats answered, not stored
   mllp listen --tls-cert s.pem --tls-key s.key --client-ca ca.pem --client-auth must
-  mllp listen --nack-rate 0.1 --ack-delay 200ms --seed 7   a misbehaving peer for testing
-
-Exit codes:
-  0  stopped by SIGINT/SIGTERM after draining the commits under way
-  2  usage error (a refused wildcard bind included)
-  5  cannot bind the address, or cannot load the TLS material";
+  mllp listen --nack-rate 0.1 --ack-delay 200ms --seed 7   a misbehaving peer for testing";
 
 #[derive(Debug, Args)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = crate::exit::after_help(EXAMPLES, crate::exit::For::Listen))]
 pub struct ListenArgs {
     /// Address to bind. A wildcard (0.0.0.0, ::) needs --allow-wildcard.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
     /// Port to bind; 0 picks a free one (the `listening` event says which).
-    #[arg(long, default_value_t = 2575)]
+    #[arg(long, default_value = "2575", value_parser = crate::values::bind_port())]
     pub port: u16,
     /// Allow binding every interface (prints security warning MLLP_BIND_ALL_INTERFACES).
     #[arg(long)]
@@ -131,10 +126,10 @@ pub struct ListenArgs {
     /// Turn every framing tolerance off (FS without CR, LF after FS, whitespace before VT).
     #[arg(long)]
     pub strict: bool,
-    /// Largest payload accepted, in bytes (suffixes K, KiB, M, MiB); larger frames end the
-    /// connection.
-    #[arg(long, value_parser = parse_size, default_value = "16MiB")]
-    pub max_frame_size: usize,
+    /// Largest payload accepted, in bytes (suffixes K, M, G, also KiB, MiB, GiB); larger frames
+    /// end the connection.
+    #[arg(long, value_name = "SIZE", value_parser = crate::values::size(), default_value = "16MiB")]
+    pub max_frame_size: u64,
     /// Connections open at once; extra peers are accepted and closed at once.
     #[arg(long, default_value_t = 1024)]
     pub max_connections: usize,
@@ -178,25 +173,6 @@ pub enum AckArg {
     CR,
 }
 
-fn parse_size(text: &str) -> Result<usize, String> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (digits, unit) = t.split_at(split);
-    let n: usize = digits
-        .parse()
-        .map_err(|_| format!("`{text}` is not a size"))?;
-    let scale = match unit.trim() {
-        "" | "B" => 1,
-        "K" | "KiB" | "k" => 1024,
-        "M" | "MiB" => 1024 * 1024,
-        other => return Err(format!("unknown size unit `{other}` (use K, KiB, M, MiB)")),
-    };
-    match n.checked_mul(scale) {
-        Some(0) | None => Err(format!("`{text}` must be between 1 byte and 4 GiB")),
-        Some(size) => Ok(size),
-    }
-}
-
 impl ListenArgs {
     pub fn config(&self) -> anyhow::Result<ServerConfig> {
         let ack = match self.ack {
@@ -215,7 +191,7 @@ impl ListenArgs {
             } else {
                 Tolerance::RECEIVER
             },
-            max_frame: self.max_frame_size,
+            max_frame: usize::try_from(self.max_frame_size).unwrap_or(usize::MAX),
             max_connections: self.max_connections,
             idle_timeout: self.idle_timeout,
             drain_timeout: self.drain_timeout,

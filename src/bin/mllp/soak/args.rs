@@ -1,8 +1,10 @@
 //! The flags of `mllp soak`.
 
 use crate::netargs::{LinkArgs, TlsArgs};
+use crate::values;
 use clap::{Args, ValueEnum};
 use mllp::soak::{ChaosSpec, Thresholds};
+use mllp::target::Target;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -13,24 +15,18 @@ Examples:
   mllp soak --chaos reset=0.01,delay=0.1:50ms,drop=0.0005:3s --duration 5m
   mllp soak --host engine.test --template adt.hl7 --rate 50 --duration 8h --report soak.json
   mllp soak --host engine.test --allow-synthetic --max-p99 200ms --min-throughput 500
-  mllp soak --merge a.json b.json                    combine reports from several machines
-
-Exit codes (when several apply: 5, then 4, then 6):
-  0  the run stayed within its thresholds and its accounting closed
-  2  usage error or unreadable template
-  4  a connection gave up on a transient failure
-  5  a connection gave up on a permanent failure: configuration, TLS trust, not an MLLP peer
-  6  a threshold was missed, or the accounting did not close";
+  mllp soak --merge a.json b.json                    combine reports from several machines";
 
 #[derive(Debug, Args)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = crate::exit::after_help(EXAMPLES, crate::exit::For::Soak))]
 pub struct SoakArgs {
-    /// The peer to drive. Without it, an embedded listener on 127.0.0.1 takes the load.
-    #[arg(long)]
-    pub host: Option<String>,
-    /// The peer's port.
-    #[arg(long, default_value_t = 2575, requires = "host")]
-    pub port: u16,
+    /// The peer to drive, HOST or HOST:PORT (IPv6 in brackets). Without it, an embedded
+    /// listener on 127.0.0.1 takes the load. Never taken from the environment.
+    #[arg(long, value_name = "HOST[:PORT]", value_parser = values::target())]
+    pub host: Option<Target>,
+    /// The peer's port, when --host names none [default: 2575].
+    #[arg(long, value_name = "PORT", requires = "host", value_parser = values::port())]
+    pub port: Option<u16>,
     /// Send the built-in synthetic ADT^A01 (processing ID T) to a real --host.
     #[arg(long)]
     pub allow_synthetic: bool,
@@ -44,20 +40,20 @@ pub struct SoakArgs {
     pub connections: usize,
     /// Total messages per second, spread evenly over the connections (`2000` or `2000/s`).
     /// Unset: as fast as the window allows.
-    #[arg(long, value_name = "N/s", value_parser = parse_rate)]
+    #[arg(long, value_name = "N/s", value_parser = values::rate())]
     pub rate: Option<f64>,
     /// Stop generating after this long.
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration())]
     pub duration: Option<Duration>,
     /// Stop after this many messages in total.
     #[arg(long, value_name = "N")]
     pub messages: Option<u64>,
     /// Climb linearly to --rate over this long (without --rate: start the connections one by one
     /// over this long).
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = values::duration())]
     pub ramp_up: Option<Duration>,
     /// Messages written and not yet acknowledged, per connection.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, value_name = "N", default_value = "64", value_parser = values::at_least_one())]
     pub window: usize,
 
     /// Inject faults: comma-separated kind=probability[:duration] with kinds reset, nack,
@@ -82,20 +78,20 @@ pub struct SoakArgs {
     #[arg(long, value_enum, default_value_t = Live::Auto)]
     pub live: Live,
     /// How often a plain progress line (or progress event) is printed when the live view is off.
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = values::positive_duration())]
     pub report_interval: Duration,
     /// Serve Prometheus metrics on ADDR (e.g. 127.0.0.1:9898).
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<std::net::SocketAddr>,
 
     /// Fail (exit 6) when the p99 latency is above this.
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = values::duration())]
     pub max_p99: Option<Duration>,
     /// Fail (exit 6) when more than this fraction of messages did not end accepted.
-    #[arg(long, value_name = "FRACTION")]
+    #[arg(long, value_name = "FRACTION", value_parser = values::fraction())]
     pub max_error_rate: Option<f64>,
     /// Fail (exit 6) when fewer messages than this were accepted per second.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N/s", value_parser = values::rate())]
     pub min_throughput: Option<f64>,
 
     /// Combine these reports into one on stdout, and run nothing.
@@ -122,16 +118,6 @@ impl SoakArgs {
             max_error_rate: self.max_error_rate,
             min_throughput: self.min_throughput,
         }
-    }
-}
-
-fn parse_rate(text: &str) -> Result<f64, String> {
-    let number = text.trim().trim_end_matches("/s");
-    match number.trim().parse::<f64>() {
-        Ok(rate) if rate.is_finite() && rate > 0.0 => Ok(rate),
-        _ => Err(format!(
-            "`{text}` is not a positive rate (e.g. 2000 or 2000/s)"
-        )),
     }
 }
 
