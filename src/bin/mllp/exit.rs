@@ -141,7 +141,18 @@ pub fn help(whom: For) -> String {
         None => "Exit codes:".to_string(),
     };
     for (code, meaning) in meanings(whom) {
-        text.push_str(&format!("\n  {code:<3} {meaning}"));
+        text.push_str(&format!("\n  {code:<3}"));
+        // Wrapped here, with a hanging indent, so that an 80-column terminal does not.
+        let mut width = 6;
+        for word in meaning.split_whitespace() {
+            if width + 1 + word.len() > 78 {
+                text.push_str("\n     ");
+                width = 5;
+            }
+            text.push(' ');
+            text.push_str(word);
+            width += 1 + word.len();
+        }
     }
     text
 }

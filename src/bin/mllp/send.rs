@@ -153,8 +153,8 @@ pub struct Plan {
     pub max_resends: u32,
     pub rate: Option<f64>,
     pub stream: bool,
-    /// `--timeout`: the run ends by then.
-    pub deadline: Option<Duration>,
+    /// `--timeout`: the run ends by then (counted from the start, input checking included).
+    pub deadline: Option<std::time::Instant>,
     /// `host:port`, for the lines that say where the link goes.
     pub endpoint: String,
     /// When reconnecting stops, for the first failure's line.
@@ -167,6 +167,7 @@ const NO_INPUT: &str = "no input: name the files or directories to send \
     `-` reads the terminal itself, ended by Ctrl-D";
 
 pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
+    let started = std::time::Instant::now();
     let input_error = |err: &dyn std::fmt::Display| {
         Ok(Fatal::new(Exit::Usage, err)
             .then("nothing was sent")
@@ -254,7 +255,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         max_resends: args.max_resends,
         rate: args.rate,
         stream: args.stream,
-        deadline: args.timeout,
+        deadline: args.timeout.map(|d| started + d),
         endpoint: Target {
             host,
             port: Some(port),

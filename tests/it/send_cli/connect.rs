@@ -210,3 +210,17 @@ async fn verbose_shows_connects_writes_and_acks_without_payload() {
         more.stderr
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_ipv6_endpoint_takes_its_port_after_the_brackets() {
+    if std::net::TcpListener::bind("[::1]:0").is_err() {
+        return; // no IPv6 loopback on this machine
+    }
+    let listen = crate::support::listen_proc::ListenProc::start(&["--host", "::1"]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = path(&write(dir.path(), "adt.hl7", &message("I1", MARKER)));
+    let target = format!("[::1]:{}", listen.addr.port());
+    let run = send(&args(&["--host", &target, "--json", &file])).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.summary()["accepted"], 1);
+}

@@ -89,9 +89,7 @@ pub async fn run(
     live.start();
     // `--timeout`: a deadline for the whole run; past it, nothing more is sent.
     let expired = CancellationToken::new();
-    let deadline = plan
-        .deadline
-        .map(|d| tokio::time::Instant::from_std(started + d));
+    let deadline = plan.deadline.map(tokio::time::Instant::from_std);
     let timer = async move {
         match deadline {
             Some(at) => tokio::time::sleep_until(at).await,
