@@ -232,6 +232,12 @@ impl Live {
                 return self.line(&diag.security_warning_line(code.as_str(), text));
             }
             ClientEvent::Written { .. } => return,
+            // `-v` said these already as `*` lines; `--events` still gets its own.
+            ClientEvent::Reconnecting { .. } | ClientEvent::Error { .. }
+                if diag.verbose > 0 && !self.events =>
+            {
+                return
+            }
             _ if !(events || !diag.quiet && matches!(event, ClientEvent::Warning(_))) => return,
             ClientEvent::StateChange(t) => diag.line(
                 "state_change",
