@@ -252,6 +252,17 @@ mod tests {
             }
         }
         assert!(help(For::Send).contains("\n  4   transient connection failure"));
+        let every = [
+            Exit::Success,
+            Exit::Negative,
+            Exit::Usage,
+            Exit::UnknownFate,
+            Exit::Transient,
+            Exit::Permanent,
+            Exit::Thresholds,
+            Exit::Interrupted,
+        ];
+        assert_eq!(codes(For::All), every.map(Exit::code));
     }
 
     #[test]
