@@ -3,7 +3,15 @@
 //! server (no parsing, no sink) started from this same benchmark binary. Prints messages per
 //! second and server CPU per message (from /proc), and the ratio to the echo server.
 //!
-//! `cargo bench --bench listen_load` (env: LOAD_CONNECTIONS, LOAD_WINDOW, LOAD_SECONDS).
+//! Then `listen` alone against the floor (`benches/floor`: blocking sender and receiver
+//! processes, same framing and ACK checks): the floor's sender drives the floor's receiver and
+//! `mllp listen` in turn, one connection, window 64, the same messages; rates, the ratio, and
+//! each side's CPU per message.
+//!
+//! `cargo bench --bench listen_load` (env: LOAD_CONNECTIONS, LOAD_WINDOW, LOAD_SECONDS;
+//! FLOOR_MESSAGES for the floor runs, 0 to skip them).
+
+mod floor;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -27,6 +35,7 @@ fn env_or(name: &str, default: u64) -> u64 {
 }
 
 fn main() {
+    floor::serve_if_asked();
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "--echo-server") {
         return echo_server();
@@ -91,6 +100,53 @@ fn main() {
             rate / echo
         );
     }
+    let floor_messages = env_or("FLOOR_MESSAGES", 100_000) as usize;
+    if floor_messages > 0 {
+        against_floor(floor_messages, bin);
+    }
+}
+
+const FLOOR_WINDOW: usize = 64;
+
+/// The floor's sender against the floor's receiver, then against `mllp listen`.
+fn against_floor(messages: usize, bin: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("load.hl7");
+    let at = memchr::memmem::find(MESSAGE, b"LOAD000001").unwrap();
+    let payloads: Vec<Vec<u8>> = (0..messages)
+        .map(|i| {
+            let mut m = MESSAGE.to_vec();
+            m[at..at + 10].copy_from_slice(format!("L{i:09}").as_bytes());
+            m
+        })
+        .collect();
+    floor::write_messages(&file, payloads.iter().map(Vec::as_slice));
+    println!("listen alone: the floor's sender, 1 connection, window {FLOOR_WINDOW}, {messages} messages");
+    let floor_recv = floor::Receiver::start();
+    let ready = floor::cpu_now(floor_recv.pid());
+    let sent = floor::send(floor_recv.port, &file, FLOOR_WINDOW).expect("floor sender");
+    let recv_cpu = floor_recv.stop().cpu_s - ready;
+    let floor_rate = sent.rate();
+    let us = |cpu: f64| cpu * 1e6 / messages as f64;
+    println!(
+        "  floor send -> floor recv  {floor_rate:>10.0} msg/s  sender CPU {:>5.2} us/msg  receiver CPU {:>5.2} us/msg",
+        us(sent.usage.cpu_s),
+        us(recv_cpu)
+    );
+    let (mut listen, addr) = start(Command::new(bin).args(["listen", "--port", "0"]));
+    let ready = floor::cpu_now(listen.id());
+    let sent = floor::send(addr.port(), &file, FLOOR_WINDOW).expect("floor sender against listen");
+    let recv_cpu = floor::reap(&mut listen, true).cpu_s - ready;
+    let rate = sent.rate();
+    println!(
+        "  floor send -> mllp listen {rate:>10.0} msg/s  sender CPU {:>5.2} us/msg  receiver CPU {:>5.2} us/msg",
+        us(sent.usage.cpu_s),
+        us(recv_cpu)
+    );
+    println!(
+        "  listen alone: {:.2}x the floor's receiver (target >= 0.6x)",
+        rate / floor_rate
+    );
 }
 
 /// Start a server process with stdout and stderr to /dev/null except the first stderr line,

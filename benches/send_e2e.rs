@@ -4,10 +4,14 @@
 //! in-process peer that answers each frame with an AA naming its MSH-10 (the client benchmark's
 //! ping-pong), and the same raw client against `mllp listen` (which tells the receiver's share
 //! from the sender's). Prints figures and ratios, and the peak RSS (VmHWM) of the send process.
+//! The floor (`benches/floor`: blocking sender and receiver processes, same framing and ACK
+//! checks) runs in the same run on the same messages, and `send -> listen` is given as a ratio
+//! to it, pipelined and one at a time.
 //!
 //! `cargo bench --bench send_e2e` (MESSAGES=N to change the count, RUNS=N to repeat).
 
 mod common;
+mod floor;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -30,6 +34,7 @@ const ACK_HEAD: &[u8] =
     b"\x0bMSH|^~\\&|RECEIVER|FAC|SENDER|FAC|20240101120000||ACK^A01|A0000001|P|2.5\rMSA|AA|";
 
 fn main() {
+    floor::serve_if_asked();
     let messages: usize = std::env::var("MESSAGES")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -64,10 +69,16 @@ fn main() {
             })
             .collect(),
     );
+    // The floor reads one file, outside the directory `send` is given.
+    let floor_dir = tempfile::tempdir().unwrap();
+    let floor_file = floor_dir.path().join("all.hl7");
+    floor::write_messages(&floor_file, frames.iter().map(|f| &f[1..f.len() - 2]));
     let size = adt(1).len();
     println!("send_e2e: {messages} ADT messages of ~{size} bytes in {FILES} files, loopback");
 
     for run in 1..=runs {
+        let floor_p = floor::pairs(&[&floor_file], 64).rate();
+        let floor_s = floor::pairs(&[&floor_file], 1).rate();
         let raw_p = raw_against(Peer::Echo, &frames, 64);
         let raw_s = raw_against(Peer::Echo, &frames, 1);
         let listen_p = raw_against(Peer::Listen, &frames, 64);
@@ -76,18 +87,22 @@ fn main() {
         let (sequential, rss_s) = send_run(dir.path(), messages, &["--no-pipeline"]);
 
         println!("run {run}/{runs}");
+        println!("  floor send -> floor recv, window 64     {floor_p:>10.0} msg/s");
+        println!("  floor send -> floor recv, window 1      {floor_s:>10.0} msg/s");
         println!("  raw client -> raw ACK peer, window 64   {raw_p:>10.0} msg/s");
         println!("  raw client -> raw ACK peer, window 1    {raw_s:>10.0} msg/s");
         println!("  raw client -> mllp listen, window 64    {listen_p:>10.0} msg/s");
         println!("  raw client -> mllp listen, window 1     {listen_s:>10.0} msg/s");
         println!(
-            "  mllp send -> mllp listen, window 64     {pipelined:>10.0} msg/s  {:.2}x raw peer  {:.2}x raw->listen  peak RSS {:.1} MB",
+            "  mllp send -> mllp listen, window 64     {pipelined:>10.0} msg/s  {:.2}x floor  {:.2}x raw peer  {:.2}x raw->listen  peak RSS {:.1} MB",
+            pipelined / floor_p,
             pipelined / raw_p,
             pipelined / listen_p,
             rss_p as f64 / 1024.0
         );
         println!(
-            "  mllp send -> mllp listen, --no-pipeline {sequential:>10.0} msg/s  {:.2}x raw peer  {:.2}x raw->listen  peak RSS {:.1} MB",
+            "  mllp send -> mllp listen, --no-pipeline {sequential:>10.0} msg/s  {:.2}x floor  {:.2}x raw peer  {:.2}x raw->listen  peak RSS {:.1} MB",
+            sequential / floor_s,
             sequential / raw_s,
             sequential / listen_s,
             rss_s as f64 / 1024.0
@@ -97,6 +112,13 @@ fn main() {
             verdict(pipelined >= 0.5 * raw_p && pipelined > 100_000.0),
             verdict(sequential >= 0.9 * raw_s),
             verdict(rss_p.max(rss_s) < 20 * 1024)
+        );
+        println!(
+            "  targets (vs floor): pipelined >= 0.6x: {} ({:.2}x); sequential >= 0.9x: {} ({:.2}x)",
+            verdict(pipelined >= 0.6 * floor_p),
+            pipelined / floor_p,
+            verdict(sequential >= 0.9 * floor_s),
+            sequential / floor_s
         );
     }
 }

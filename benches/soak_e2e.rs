@@ -4,12 +4,16 @@
 //! 4 connections) against an in-process peer that answers each frame with an AA naming its MSH-10
 //! (no parsing, no commit, no ledger). Prints rates, ratios to the baseline, CPU seconds per
 //! 100,000 messages (soak: the child's user+sys; baseline: this process's), the cores each run
-//! got (CPU seconds per second: the machine is shared), and the rate held.
+//! got (CPU seconds per second: the machine is shared), and the rate held. The floor
+//! (`benches/floor`: a blocking sender and receiver process per connection, same framing and ACK
+//! checks, window 64) runs on the same messages in the same run with 1 and 4 connections, and
+//! each soak run is given as a ratio to the floor with as many connections.
 //!
 //! `cargo bench --bench soak_e2e` (MESSAGES=N per unpaced run, RUNS=N repeats, PACED_SECS=N for
 //! the paced run's length, 0 to skip it; MLLP_BIN=PATH drives another build, e.g. an older one).
 
 mod common;
+mod floor;
 
 use bytes::BytesMut;
 use mllp::soak::{ControlIds, Template};
@@ -33,40 +37,76 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 }
 
 fn main() {
+    floor::serve_if_asked();
     let messages: usize = env_or("MESSAGES", 1_000_000);
     let runs: usize = env_or("RUNS", 1);
     let paced_secs: u64 = env_or("PACED_SECS", 10);
     let frames = frames(messages, BASELINE_CONNECTIONS);
     let size = frames[0][0].len() - 3;
+    // The floor's sender reads files: one per connection of the 4, and all of them in one.
+    let floor_dir = tempfile::tempdir().unwrap();
+    let quarter: Vec<_> = (0..BASELINE_CONNECTIONS)
+        .map(|c| floor_dir.path().join(format!("conn{c}.hl7")))
+        .collect();
+    for (path, share) in quarter.iter().zip(&frames) {
+        floor::write_messages(path, share.iter().map(|f| &f[1..f.len() - 2]));
+    }
+    let whole = floor_dir.path().join("all.hl7");
+    floor::write_messages(
+        &whole,
+        frames
+            .iter()
+            .flat_map(|share| share.iter().map(|f| &f[1..f.len() - 2])),
+    );
+    let quarter: Vec<&std::path::Path> = quarter.iter().map(|p| p.as_path()).collect();
     println!("soak_e2e: {messages} built-in ADT messages of {size} bytes per unpaced run, window {WINDOW}, loopback, 2 tokio workers per side");
 
     for run in 1..=runs {
         let base = baseline(&frames);
+        let floor_1 = floor_run(&[&whole]);
+        let floor_4 = floor_run(&quarter);
         let one = soak(&["--connections", "1", "--messages", &messages.to_string()]);
         let four = soak(&["--connections", "4", "--messages", &messages.to_string()]);
         println!("run {run}/{runs}");
         println!(
-            "  {:<44} {:>9} {:>8} {:>11} {:>6} {:>8}",
-            "", "msg/s", "x base", "CPU-s/100k", "cores", "p99 ms"
+            "  {:<44} {:>9} {:>8} {:>8} {:>11} {:>6} {:>8}",
+            "", "msg/s", "x base", "x floor", "CPU-s/100k", "cores", "p99 ms"
         );
         println!(
-            "  {:<44} {:>9.0} {:>8} {:>11.3} {:>6.2} {:>8}",
+            "  {:<44} {:>9.0} {:>8} {:>8} {:>11.3} {:>6.2} {:>8}",
             "raw client -> raw ACK peer, 4 conns (base)",
             base.rate,
             "1.00",
+            "-",
             base.cpu_per_100k,
             base.cores,
             "-"
         );
-        for (label, r) in [
-            ("mllp soak -c 1 --messages N (embedded)", &one),
-            ("mllp soak -c 4 --messages N (embedded)", &four),
+        for (label, f) in [
+            ("floor send -> floor recv, 1 pair", &floor_1),
+            ("floor send -> floor recv, 4 pairs", &floor_4),
         ] {
             println!(
-                "  {:<44} {:>9.0} {:>8.3} {:>11.3} {:>6.2} {:>8.2}{}",
+                "  {:<44} {:>9.0} {:>8.3} {:>8} {:>11.3} {:>6.2} {:>8}",
+                label,
+                f.rate,
+                f.rate / base.rate,
+                "1.00",
+                f.cpu_per_100k,
+                f.cores,
+                "-"
+            );
+        }
+        for (label, r, floor) in [
+            ("mllp soak -c 1 --messages N (embedded)", &one, &floor_1),
+            ("mllp soak -c 4 --messages N (embedded)", &four, &floor_4),
+        ] {
+            println!(
+                "  {:<44} {:>9.0} {:>8.3} {:>8.3} {:>11.3} {:>6.2} {:>8.2}{}",
                 label,
                 r.throughput,
                 r.throughput / base.rate,
+                r.throughput / floor.rate,
                 r.cpu_s * 100_000.0 / r.generated.max(1) as f64,
                 r.cpu_s / r.elapsed_s,
                 r.p99_ms,
@@ -199,6 +239,17 @@ fn soak(args: &[&str]) -> SoakRun {
         cpu_s,
         elapsed_s: report["elapsed_s"].as_f64().unwrap(),
         per_second: report["per_second"].as_array().cloned().unwrap_or_default(),
+    }
+}
+
+/// The floor pairs, one per file, side by side; CPU is both sides' in all.
+fn floor_run(files: &[&std::path::Path]) -> Baseline {
+    let run = floor::pairs(files, WINDOW);
+    let cpu = run.send_cpu_s + run.recv_cpu_s;
+    Baseline {
+        rate: run.rate(),
+        cpu_per_100k: cpu * 100_000.0 / run.messages.max(1) as f64,
+        cores: cpu / run.elapsed_s,
     }
 }
 

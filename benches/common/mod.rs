@@ -1,6 +1,8 @@
 //! The raw baseline the end-to-end benchmarks measure against: an in-process peer answering each
-//! frame with an AA naming its MSH-10, and a raw tokio client pipelining frames to a peer.
+//! frame with an AA naming its MSH-10, and a raw tokio client pipelining frames to a peer (the
+//! floor, in `benches/floor`, is the blocking, one-process-each counterpart).
 
+use crate::floor::wire::{control_id, msa};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -31,24 +33,6 @@ pub async fn echo_peer(mut tcp: tokio::net::TcpStream, ack_head: &'static [u8]) 
             out.clear();
         }
     }
-}
-
-/// MSH-10 of a payload (the tenth `|`-separated field of the first segment).
-pub fn control_id(payload: &[u8]) -> &[u8] {
-    let segment = payload.split(|b| *b == b'\r').next().unwrap_or_default();
-    segment.split(|b| *b == b'|').nth(9).unwrap_or_default()
-}
-
-/// MSA-1 and MSA-2 of an ACK frame (VT and the bytes before the FS).
-pub fn msa(frame: &[u8]) -> (&[u8], &[u8]) {
-    let at = memchr::memmem::find(frame, b"\rMSA|").expect("an MSA segment") + 5;
-    let segment = frame[at..]
-        .split(|b| *b == b'\r')
-        .next()
-        .unwrap_or_default();
-    let mut fields = segment.split(|b| *b == b'|');
-    let code = fields.next().unwrap_or_default();
-    (code, fields.next().unwrap_or_default())
 }
 
 /// Sends `frames` over one connection, at most `window` unacknowledged (a semaphore refilled as
