@@ -73,6 +73,8 @@ fn main() {
         "0",
         "--max-connections",
         &(idle + 100).to_string(),
+        "--max-connections-per-peer",
+        &(idle + 100).to_string(),
     ]));
     let addr = address(&mut child);
     let before = rss_kib(child.id());

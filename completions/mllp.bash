@@ -221,7 +221,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__listen)
-            opts="-v -q -h -V --host --port --allow-wildcard --format --out-dir --sqlite --exec --reject-exit-code --exec-timeout --exec-concurrency --ack --dedupe --dedupe-window --batch-ack --ack-delay --nack-rate --reject-rate --silent-rate --drop-after --seed --tls-cert --tls-key --client-ca --client-auth --tls-handshake-timeout --metrics --strict --max-frame-size --max-connections --idle-timeout --drain-timeout --verbose --quiet --color --log-format --help --version"
+            opts="-v -q -h -V --host --port --allow-wildcard --format --out-dir --sqlite --exec --reject-exit-code --exec-timeout --exec-concurrency --ack --dedupe --dedupe-window --batch-ack --ack-delay --nack-rate --reject-rate --silent-rate --drop-after --seed --tls-cert --tls-key --client-ca --client-auth --tls-handshake-timeout --strict --max-frame-size --max-connections --max-connections-per-peer --frame-timeout --max-buffered --idle-timeout --drain-timeout --json --metrics --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -315,10 +315,6 @@ _mllp() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --metrics)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --max-frame-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -327,11 +323,27 @@ _mllp() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-connections-per-peer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --frame-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-buffered)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --idle-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --drain-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -377,7 +389,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__probe)
-            opts="-v -q -h -V --host --port --send --message --banner-wait --timeout --connect-timeout --tls-timeout --ack-timeout --count --interval --json --tls --ca --cert --key --server-name --insecure --verbose --quiet --color --log-format --help --version"
+            opts="-v -q -h -V --host --port --timeout --connect-timeout --tls-timeout --ack-timeout --tls --ca --cert --key --server-name --insecure --send --message --banner-wait --count --interval --json --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -388,14 +400,6 @@ _mllp() {
                     return 0
                     ;;
                 --port)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --message)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --banner-wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -415,14 +419,6 @@ _mllp() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --count)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --interval)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -436,6 +432,22 @@ _mllp() {
                     return 0
                     ;;
                 --server-name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --message)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --banner-wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --count)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -455,37 +467,21 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__send)
-            opts="-r -v -q -h -V --host --port --recursive --raw --batch --stream --max-input --dry-run --tls --ca --cert --key --server-name --insecure --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --no-reconnect --max-retries --give-up-after --backoff-initial --backoff-max --backoff-multiplier --backoff-jitter --correlate --window --window-bytes --no-pipeline --rate --timeout --at-least-once --max-resends --json --print-ack --failed-out --progress --events --verbose --quiet --color --log-format --help --version"
+            opts="-r -v -q -h -V --recursive --raw --batch --stream --max-input --dry-run --host --port --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --no-reconnect --max-retries --give-up-after --backoff-initial --backoff-max --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --correlate --window --window-bytes --no-pipeline --rate --timeout --at-least-once --max-resends --json --print-ack --failed-out --progress --events --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --max-input)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --host)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --port)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --max-input)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --ca)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cert)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --key)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --server-name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -534,6 +530,22 @@ _mllp() {
                     return 0
                     ;;
                 --backoff-jitter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server-name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -585,109 +597,21 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__soak)
-            opts="-c -v -q -h -V --host --port --allow-synthetic --template --connections --rate --duration --messages --ramp-up --window --chaos --seed --out-dir --report --json --live --report-interval --metrics --max-p99 --max-error-rate --min-throughput --merge --tls --ca --cert --key --server-name --insecure --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --no-reconnect --max-retries --give-up-after --backoff-initial --backoff-max --backoff-multiplier --backoff-jitter --verbose --quiet --color --log-format --help --version"
+            opts="-c -v -q -h -V --template --allow-synthetic --host --port --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --no-reconnect --max-retries --give-up-after --backoff-initial --backoff-max --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --connections --rate --duration --messages --ramp-up --window --chaos --seed --out-dir --max-p99 --max-error-rate --min-throughput --report --json --live --report-interval --metrics --merge --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --template)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --host)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --port)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --template)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --connections)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -c)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --rate)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --duration)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --messages)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --ramp-up)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --window)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --chaos)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --seed)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --out-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --report)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --live)
-                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --report-interval)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --metrics)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --max-p99)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --max-error-rate)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --min-throughput)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --merge)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --ca)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --cert)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --key)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --server-name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -736,6 +660,94 @@ _mllp() {
                     return 0
                     ;;
                 --backoff-jitter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server-name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connections)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -c)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --messages)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ramp-up)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --chaos)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --out-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-p99)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-error-rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --min-throughput)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --report)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --live)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --report-interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --merge)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

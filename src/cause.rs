@@ -54,11 +54,14 @@ pub enum Cause {
     NetworkError,
     IdleTimeout,
     MaxConnections,
+    FrameTimeout,
+    PerPeerLimit,
+    BufferBudget,
     Shutdown,
 }
 
 impl Cause {
-    pub const ALL: [Cause; 22] = [
+    pub const ALL: [Cause; 25] = [
         Cause::DnsNotFound,
         Cause::DnsFailed,
         Cause::PermissionDenied,
@@ -80,6 +83,9 @@ impl Cause {
         Cause::NetworkError,
         Cause::IdleTimeout,
         Cause::MaxConnections,
+        Cause::FrameTimeout,
+        Cause::PerPeerLimit,
+        Cause::BufferBudget,
         Cause::Shutdown,
     ];
 
@@ -106,6 +112,9 @@ impl Cause {
             Cause::NetworkError => "network-error",
             Cause::IdleTimeout => "idle-timeout",
             Cause::MaxConnections => "max-connections",
+            Cause::FrameTimeout => "frame-timeout",
+            Cause::PerPeerLimit => "per-peer-limit",
+            Cause::BufferBudget => "buffer-budget",
             Cause::Shutdown => "shutdown",
         }
     }
@@ -151,6 +160,9 @@ impl Cause {
             Cause::NetworkError => "a network error: try again later",
             Cause::IdleTimeout => "the connection was idle too long",
             Cause::MaxConnections => "the receiver had too many connections",
+            Cause::FrameTimeout => "a frame took longer than the receiver's frame timeout to arrive",
+            Cause::PerPeerLimit => "the receiver had too many connections from this address",
+            Cause::BufferBudget => "the receiver's memory for partly received frames was used up",
             Cause::Shutdown => "the receiver was shutting down",
         }
     }

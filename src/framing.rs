@@ -198,6 +198,15 @@ impl MllpCodec {
         self.offset
     }
 
+    /// Nothing of a next frame has been consumed: not a VT, not even whitespace, since the
+    /// last frame ended (or since the start).
+    pub fn between_frames(&self) -> bool {
+        matches!(
+            self.state,
+            State::Idle | State::AfterFs { .. } | State::Ended
+        ) && self.pending.is_empty()
+    }
+
     /// Frames delivered so far.
     pub fn frames_decoded(&self) -> u64 {
         self.next_index

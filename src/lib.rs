@@ -8,8 +8,10 @@
 //! - [`warning`], [`cause`]: stable warning codes; failure causes and their class.
 //! - [`target`], [`resolve`], [`tls`], [`transport`]: `HOST[:PORT]`, name resolution, TLS
 //!   configuration, connecting.
+//! - [`duration`]: durations rounded for people.
 //! - [`client`]: the client core: link state machine, reconnect, correlation, backpressure, drain.
-//! - [`server`]: the server core: accept loop, containment, sinks, the commit contract.
+//! - [`server`]: the server core: accept loop, per-address and memory guards, containment, sinks,
+//!   the commit contract.
 //! - [`input`]: splitting HL7 files and streams into messages.
 //! - [`probe`]: one diagnostic connection, phase by phase, and a verdict.
 //! - [`soak`]: load and endurance runs: templates, pacing, chaos, the ledger and the report.
@@ -17,6 +19,7 @@
 pub mod ack;
 pub mod cause;
 pub mod client;
+pub mod duration;
 pub mod framing;
 #[doc(hidden)]
 pub mod fuzzing;

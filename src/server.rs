@@ -6,6 +6,7 @@
 //! `AsyncRead + AsyncWrite`, for TLS and for tests over in-memory pipes).
 
 mod accept;
+mod accept_loop;
 mod bind;
 pub mod clock;
 mod config;
@@ -13,13 +14,14 @@ mod connection;
 pub mod dedupe;
 pub mod double;
 mod event;
+mod limits;
 pub mod policy;
 pub mod sink;
 mod stats;
 
 pub use accept::{Accept, AcceptError, AcceptFuture, Accepted, PlainTcp};
 pub use bind::{bind, bind_with, is_wildcard, BindError};
-pub use config::{AckMode, ConfigError, ServerConfig};
+pub use config::{AckMode, ConfigError, ServerConfig, DEFAULT_FRAME_TIMEOUT, DEFAULT_MAX_BUFFERED};
 pub use dedupe::{DedupeMemory, DedupePolicy, DedupeSink};
 pub use double::{DoubleError, DoubleOptions, TestDouble};
 pub use event::{ConnectionId, NackWhy, ServerEvent};
@@ -27,8 +29,8 @@ pub use policy::{Action, CommitAll, Decision, Policy};
 pub use sink::{DiscardSink, Inbound, Sink, SinkResult};
 pub use stats::StatsSnapshot;
 
-use crate::cause::Cause;
 use event::Events;
+use limits::Limits;
 use stats::Stats;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -88,6 +90,7 @@ pub(crate) struct Shared {
     /// runs.
     ack_prefix: String,
     slots: Arc<Semaphore>,
+    limits: Limits,
 }
 
 impl Shared {
@@ -171,6 +174,7 @@ impl ServerBuilder {
             .unwrap_or_default()
             .as_secs();
         let slots = Arc::new(Semaphore::new(self.config.max_connections));
+        let limits = Limits::new(&self.config);
         Ok(Server {
             shared: Arc::new(Shared {
                 config: self.config,
@@ -183,6 +187,7 @@ impl ServerBuilder {
                 next_ack: AtomicU64::new(0),
                 ack_prefix: run_stamp.to_string(),
                 slots,
+                limits,
             }),
         })
     }
@@ -226,67 +231,7 @@ impl Server {
             shared.events.emit(ServerEvent::Listening { addr }).await;
         }
         let tracker = TaskTracker::new();
-        loop {
-            let accepted = tokio::select! {
-                biased;
-                _ = shutdown.graceful.cancelled() => break,
-                accepted = listener.accept() => accepted,
-            };
-            let (tcp, peer_addr) = match accepted {
-                Ok(pair) => pair,
-                Err(_) => {
-                    // Out of descriptors and the like: back off instead of spinning.
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                    continue;
-                }
-            };
-            let peer: Arc<str> = Arc::from(peer_addr.to_string());
-            let id = shared.next_connection.fetch_add(1, Ordering::Relaxed) + 1;
-            let Ok(permit) = Arc::clone(&shared.slots).try_acquire_owned() else {
-                drop(tcp);
-                shared.stats.update(|s| {
-                    s.connections_refused += 1;
-                    s.closed(Cause::MaxConnections);
-                });
-                shared
-                    .events
-                    .emit(ServerEvent::ConnectionClosed {
-                        connection: id,
-                        peer,
-                        cause: Cause::MaxConnections,
-                        code: None,
-                    })
-                    .await;
-                continue;
-            };
-            let _ = tcp.set_nodelay(true);
-            let shared = Arc::clone(shared);
-            let acceptor = Arc::clone(&acceptor);
-            let shutdown = shutdown.clone();
-            tracker.spawn(async move {
-                match acceptor.accept(tcp).await {
-                    Ok(accepted) => {
-                        connection::serve(&shared, accepted, id, peer, &shutdown, Some(permit))
-                            .await
-                    }
-                    Err(e) => {
-                        shared.stats.update(|s| {
-                            s.accept_failed += 1;
-                            s.closed(e.cause)
-                        });
-                        shared
-                            .events
-                            .emit(ServerEvent::AcceptFailed {
-                                connection: id,
-                                peer,
-                                cause: e.cause,
-                                detail: e.detail,
-                            })
-                            .await;
-                    }
-                }
-            });
-        }
+        accept_loop::accept_until_stopped(shared, &listener, &acceptor, &shutdown, &tracker).await;
         drop(listener);
         tracker.close();
         tokio::select! {
@@ -308,7 +253,11 @@ impl Server {
         let shared = &self.shared;
         let id = shared.next_connection.fetch_add(1, Ordering::Relaxed) + 1;
         let accepted = Accepted { stream, tls: None };
-        connection::serve(shared, accepted, id, peer.into(), shutdown, None).await
+        let admission = connection::Admission {
+            slot: None,
+            peer: shared.limits.unlisted(),
+        };
+        connection::serve(shared, accepted, id, peer.into(), shutdown, admission).await
     }
 }
 

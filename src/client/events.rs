@@ -32,7 +32,8 @@ impl fmt::Display for ClientEvent {
         match self {
             ClientEvent::StateChange(t) => write!(f, "state {t}"),
             ClientEvent::Reconnecting { attempt, delay } => {
-                write!(f, "reconnecting: attempt {attempt} in {delay:?}")
+                let delay = crate::duration::Rounded(*delay);
+                write!(f, "reconnecting: attempt {attempt} in {delay}")
             }
             ClientEvent::Warning(w) => write!(f, "warning {w}"),
             ClientEvent::SecurityWarning(code) => write!(f, "security warning {code}"),

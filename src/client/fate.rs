@@ -271,14 +271,18 @@ impl fmt::Display for Fate {
         let pop = self.population().as_str();
         match self {
             Fate::Accepted { code, latency, .. } | Fate::Negative { code, latency, .. } => {
-                write!(f, "{pop} {code} in {latency:?}")
+                write!(f, "{pop} {code} in {}", crate::duration::Rounded(*latency))
             }
             Fate::UnknownFate {
                 cause,
                 elapsed,
                 bytes,
                 ..
-            } => write!(f, "{pop} ({cause}): {bytes} bytes written {elapsed:?} ago"),
+            } => write!(
+                f,
+                "{pop} ({cause}): {bytes} bytes written {} ago",
+                crate::duration::Rounded(*elapsed)
+            ),
             _ => match self.cause() {
                 Some(cause) => write!(f, "{pop} ({cause})"),
                 None => f.write_str(pop),

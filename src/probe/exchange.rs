@@ -19,6 +19,18 @@ use tokio_util::codec::Decoder;
 /// Largest ACK frame read.
 const MAX_ACK: usize = 1024 * 1024;
 
+/// After an ACK timeout, how long the probe listens once it has ended its side of the stream.
+/// Servers that wait for a line end (HTTP) answer the end of input, and are recognised by it.
+const LAST_LOOK: Duration = Duration::from_millis(500);
+
+/// Said when the peer ends a plain connection after our bytes without a word: what a TLS
+/// server does with bytes that are not a TLS handshake.
+const MAYBE_TLS: &str = "; if the port expects TLS, probe again with --tls";
+
+/// What silence proves, and what to do to learn more.
+const REACHABLE_HINT: &str =
+    "add --send to exchange one test message: only an ACK shows the port speaks MLLP";
+
 /// A read failed: a TLS alert about our client certificate, or a classified I/O error.
 fn read_failure(err: &io::Error, run: &mut Run, during: &str) -> Verdict {
     let presented = run.presented_client_certificate();
@@ -42,20 +54,28 @@ fn not_mllp(kind: PeerKind, first_byte: u8, during: &str) -> Verdict {
     )
 }
 
-/// Listens for `wait`: silence is what an MLLP receiver does; bytes say what the peer is.
+/// Listens for `wait`: bytes say what the peer is; silence proves only that it is reachable
+/// (an MLLP receiver is silent until spoken to, and so are HTTP and TLS servers).
 pub(crate) async fn banner(
     stream: &mut BoxStream,
     wait: Duration,
     tls: bool,
     run: &mut Run,
 ) -> Result<Verdict, Verdict> {
-    let silent = healthy(
-        "the peer accepted the connection and stayed silent, as an MLLP receiver does",
-        "MLLP itself was not exercised: add --send to send one test message",
-    );
     if wait.is_zero() {
-        return Ok(silent);
+        return Ok(healthy(
+            "reachable: the peer accepted the connection (no banner wait, nothing exchanged)",
+            REACHABLE_HINT,
+        ));
     }
+    let silent = healthy(
+        format!(
+            "reachable: the peer accepted the connection and sent nothing for {}; an MLLP \
+             receiver does that, and so does an HTTP or TLS server",
+            crate::duration::Rounded(wait)
+        ),
+        REACHABLE_HINT,
+    );
     let started = Instant::now();
     let mut first = [0u8; 64];
     let during = "while waiting for a banner";
@@ -121,8 +141,10 @@ pub(crate) async fn send_and_await_ack(
     stream: &mut BoxStream,
     payload: &[u8],
     limit: Duration,
+    tls: bool,
     run: &mut Run,
 ) -> Result<Verdict, Verdict> {
+    let maybe_tls = if tls { "" } else { MAYBE_TLS };
     let control_id = scan(payload)
         .msh
         .and_then(|m| m.control_id())
@@ -203,22 +225,28 @@ pub(crate) async fn send_and_await_ack(
         }
         let read = tokio::time::timeout_at(deadline, stream.read_buf(&mut buf)).await;
         let verdict = match read {
-            Err(_) => failure(
-                Cause::AckTimeout,
-                format!(
-                    "no ACK within {}{}",
-                    humantime::format_duration(limit),
-                    ignored_note(ignored)
+            Err(_) => match last_look(stream, &mut buf, first_read).await {
+                Some(verdict) => verdict,
+                None => failure(
+                    Cause::AckTimeout,
+                    format!(
+                        "no ACK within {}{}",
+                        humantime::format_duration(limit),
+                        ignored_note(ignored)
+                    ),
+                    Cause::AckTimeout.hint(),
                 ),
-                Cause::AckTimeout.hint(),
-            ),
+            },
             Ok(Ok(0)) => failure(
                 Cause::PeerClosed,
                 format!(
                     "the peer closed the connection before answering{}",
                     ignored_note(ignored)
                 ),
-                "the peer took the message and hung up without an ACK: check the peer's logs",
+                format!(
+                    "the peer took the message and hung up without an ACK: check the peer's \
+                     logs{maybe_tls}"
+                ),
             ),
             Ok(Ok(_)) if first_read => {
                 first_read = false;
@@ -230,9 +258,39 @@ pub(crate) async fn send_and_await_ack(
                 }
             }
             Ok(Ok(_)) => continue,
-            Ok(Err(err)) => read_failure(&err, run, "while waiting for the ACK"),
+            Ok(Err(err)) => {
+                let mut verdict = read_failure(&err, run, "while waiting for the ACK");
+                if verdict.cause == Some(Cause::ConnectionReset) {
+                    verdict.hint.push_str(maybe_tls);
+                }
+                verdict
+            }
         };
         return Err(ack_failed(run, started, ignored, verdict));
+    }
+}
+
+/// No ACK came: end our side of the stream and listen a moment longer. A server that waits for
+/// a line end before answering (HTTP) answers the end of input; what it says is recognised.
+/// Only a peer that had sent nothing yet is looked at again.
+async fn last_look(stream: &mut BoxStream, buf: &mut BytesMut, silent: bool) -> Option<Verdict> {
+    if !silent || !buf.is_empty() {
+        return None;
+    }
+    let look = async {
+        stream.shutdown().await?;
+        stream.read_buf(buf).await
+    };
+    match tokio::time::timeout(LAST_LOOK, look).await {
+        Ok(Ok(n)) if n > 0 => match recognise(buf) {
+            Some(r) if r.kind != PeerKind::Mllp => Some(not_mllp(
+                r.kind,
+                r.first_byte,
+                "no ACK; the answer to the end of input",
+            )),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

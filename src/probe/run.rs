@@ -187,7 +187,8 @@ async fn phases(config: &ProbeConfig, run: &mut Run) -> Result<Verdict, Verdict>
         }
         Send::Message(payload) => payload.clone(),
     };
-    exchange::send_and_await_ack(&mut stream, &payload, t.ack, run).await
+    let tls = config.tls.is_some();
+    exchange::send_and_await_ack(&mut stream, &payload, t.ack, tls, run).await
 }
 
 async fn resolve(

@@ -85,7 +85,10 @@ pub fn recognise(bytes: &[u8]) -> Option<Recognised> {
         PeerKind::Tls
     } else if text.first() == Some(&crate::framing::VT) {
         PeerKind::Mllp
-    } else if text.starts_with(b"HTTP/") || HTTP_METHODS.iter().any(|m| text.starts_with(m)) {
+    } else if text.starts_with(b"HTTP/")
+        || HTTP_METHODS.iter().any(|m| text.starts_with(m))
+        || is_html(text)
+    {
         PeerKind::Http
     } else if text.starts_with(b"SSH-") {
         PeerKind::Ssh
@@ -101,6 +104,14 @@ pub fn recognise(bytes: &[u8]) -> Option<Recognised> {
     })
 }
 
+/// An HTML page without a status line: how HTTP/0.9-style servers (Python's `http.server`
+/// among them) answer a request line they cannot read.
+fn is_html(text: &[u8]) -> bool {
+    [&b"<!doctype html"[..], b"<html"]
+        .iter()
+        .any(|start| text.len() >= start.len() && text[..start.len()].eq_ignore_ascii_case(start))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +125,8 @@ mod tests {
         assert_eq!(kind(b"HTTP/1.1 400 Bad Request\r\n"), Some(PeerKind::Http));
         assert_eq!(kind(b"HTTP/"), Some(PeerKind::Http));
         assert_eq!(kind(b"GET / HTTP/1.1\r\n"), Some(PeerKind::Http));
+        assert_eq!(kind(b"<!DOCTYPE HTML>\n<html"), Some(PeerKind::Http));
+        assert_eq!(kind(b"<html><head>"), Some(PeerKind::Http));
         assert_eq!(
             kind(&[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x32]),
             Some(PeerKind::Tls)

@@ -16,6 +16,11 @@ pub enum AckMode {
     Forced(AckCode),
 }
 
+/// Default of [`ServerConfig::frame_timeout`].
+pub const DEFAULT_FRAME_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default of [`ServerConfig::max_buffered`]: 256 MiB.
+pub const DEFAULT_MAX_BUFFERED: usize = 256 * 1024 * 1024;
+
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
     pub tolerance: Tolerance,
@@ -23,6 +28,16 @@ pub struct ServerConfig {
     pub max_frame: usize,
     /// Open connections at once; extra peers are accepted and closed at once.
     pub max_connections: usize,
+    /// Open connections at once from one peer address; extra ones are accepted and closed at
+    /// once. `None`: a quarter of `max_connections` (at least 1).
+    pub max_connections_per_peer: Option<usize>,
+    /// From the first byte after the last complete frame (whitespace included) to the end of
+    /// the next frame, at most this long; then the connection is closed. `None`: no deadline.
+    pub frame_timeout: Option<Duration>,
+    /// Bytes of partly received frames held by all connections together. A connection whose
+    /// frame would pass it is closed; one peer address may hold the same share of it as of
+    /// the connections (but always room for one `max_frame`).
+    pub max_buffered: usize,
     /// Close a connection that sends nothing for this long. `None`: never.
     pub idle_timeout: Option<Duration>,
     /// Close a connection whose peer does not take its ACKs within this long.
@@ -41,6 +56,9 @@ impl Default for ServerConfig {
             tolerance: Tolerance::RECEIVER,
             max_frame: DEFAULT_MAX_FRAME,
             max_connections: 1024,
+            max_connections_per_peer: None,
+            frame_timeout: Some(DEFAULT_FRAME_TIMEOUT),
+            max_buffered: DEFAULT_MAX_BUFFERED,
             idle_timeout: None,
             write_timeout: Duration::from_secs(30),
             drain_timeout: Duration::from_secs(30),
@@ -67,12 +85,38 @@ impl ServerConfig {
         if self.max_connections == 0 {
             return zero("max_connections");
         }
+        if self.max_connections_per_peer == Some(0) {
+            return zero("max_connections_per_peer");
+        }
+        if self.max_buffered == 0 {
+            return zero("max_buffered");
+        }
         if self.idle_timeout == Some(Duration::ZERO) {
             return zero("idle_timeout");
+        }
+        if self.frame_timeout == Some(Duration::ZERO) {
+            return zero("frame_timeout");
         }
         if self.write_timeout.is_zero() {
             return zero("write_timeout");
         }
         Ok(())
+    }
+
+    /// Connections one peer address may hold open at once.
+    pub fn per_peer_connections(&self) -> usize {
+        self.max_connections_per_peer
+            .unwrap_or(self.max_connections / 4)
+            .min(self.max_connections)
+            .max(1)
+    }
+
+    /// Bytes of partly received frames one peer address may hold: its share of the
+    /// connections, applied to the budget, and never less than one largest frame (or the
+    /// whole budget, if that is smaller).
+    pub fn per_peer_buffered(&self) -> usize {
+        let share = (self.max_buffered as u128 * self.per_peer_connections() as u128
+            / self.max_connections.max(1) as u128) as usize;
+        share.max(self.max_frame.min(self.max_buffered))
     }
 }

@@ -10,6 +10,7 @@ mod close;
 mod commit;
 
 use super::event::ServerEvent;
+use super::limits::{Buffered, PeerSlot};
 use super::stats::StatsSnapshot;
 use super::{Accepted, Shared, Shutdown};
 use crate::ack::AckContext;
@@ -20,6 +21,7 @@ use bytes::BytesMut;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::OwnedSemaphorePermit;
+use tokio::time::Instant;
 use tokio_util::codec::Decoder;
 
 const READ_CHUNK: usize = 64 * 1024;
@@ -45,6 +47,15 @@ impl End {
     }
 }
 
+/// The places a connection holds while it is open: one of `max_connections` (none for a stream
+/// handed to `Server::serve`) and one of its peer address's.
+pub(crate) struct Admission {
+    /// Held, never read: dropping it gives the place back.
+    #[allow(dead_code)]
+    pub(crate) slot: Option<OwnedSemaphorePermit>,
+    pub(crate) peer: PeerSlot,
+}
+
 /// Serve `stream` until it ends; reports open and close.
 pub(crate) async fn serve<S>(
     shared: &Shared,
@@ -52,7 +63,7 @@ pub(crate) async fn serve<S>(
     id: u64,
     peer: Arc<str>,
     shutdown: &Shutdown,
-    slot: Option<OwnedSemaphorePermit>,
+    admission: Admission,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send,
 {
@@ -84,6 +95,8 @@ pub(crate) async fn serve<S>(
         stamped: None,
         ack_buf: Vec::new(),
         pending: Vec::new(),
+        frame_started: None,
+        buffered: shared.limits.account(&admission.peer),
         stream: &mut stream,
     };
     let end = conn.run(shutdown).await;
@@ -106,8 +119,8 @@ pub(crate) async fn serve<S>(
         })
         .await;
     // The connection is closed as far as anyone can see: a lingering socket must not keep a
-    // `max_connections` slot from the next peer.
-    drop(slot);
+    // `max_connections` slot (or its address's) from the next peer.
+    drop(admission);
     if lingering {
         close::linger(&mut stream, shutdown).await;
     }
@@ -137,6 +150,11 @@ struct Connection<'a, S> {
     ack_buf: Vec<u8>,
     /// Events noted since they were last sent.
     pending: Vec<ServerEvent>,
+    /// When the first byte after the last complete frame arrived: the frame deadline runs from
+    /// here. `None` between frames.
+    frame_started: Option<Instant>,
+    /// This connection's share of the budget for partly received frames.
+    buffered: Buffered,
     stream: &'a mut S,
 }
 
@@ -145,6 +163,7 @@ enum Read {
     Eof,
     Failed(std::io::Error),
     Idle,
+    FrameTimeout,
     Stop,
 }
 
@@ -169,13 +188,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
                     }
                 }
             }
+            let over_budget = !self.track_partial_frame();
             if !frames.is_empty() {
                 let end = self.process(frames, shutdown).await;
                 self.shared.stats.absorb(&mut self.tally);
                 if let Some(end) = end {
                     return end;
                 }
-                if fatal.is_none() {
+                if fatal.is_none() && !over_budget {
                     // Input read ahead during the commit (frames, end of stream) is decoded
                     // before waiting for more: the peer may be waiting for these ACKs.
                     continue;
@@ -195,6 +215,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
                 None if self.eof => return End::cause(Cause::PeerClosed),
                 None => {}
             }
+            if over_budget {
+                return End {
+                    code: Some(WarningCode::FrameTooLarge),
+                    ..End::cause(Cause::BufferBudget)
+                };
+            }
             if let Some(end) = self.ended.take() {
                 return end;
             }
@@ -204,13 +230,29 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
                 Read::Eof => self.eof = true,
                 Read::Failed(e) => return End::cause(classify_io(&e)),
                 Read::Idle => return End::cause(Cause::IdleTimeout),
+                Read::FrameTimeout => return End::cause(Cause::FrameTimeout),
                 Read::Stop => return End::cause(Cause::Shutdown),
             }
         }
     }
 
+    /// After decoding: start or stop the frame deadline, and hold what is buffered of the next
+    /// frame against the budget. `false` when that would pass the budget.
+    fn track_partial_frame(&mut self) -> bool {
+        if self.buf.is_empty() && self.codec.between_frames() {
+            self.frame_started = None;
+        } else if self.frame_started.is_none() {
+            self.frame_started = Some(Instant::now());
+        }
+        self.buffered.hold(self.buf.len())
+    }
+
     async fn read(&mut self, shutdown: &Shutdown) -> Read {
         let idle = self.shared.config.idle_timeout;
+        let deadline = self
+            .frame_started
+            .zip(self.shared.config.frame_timeout)
+            .map(|(started, limit)| started + limit);
         // An idle connection holds no read buffer: with nothing pending, the first read lands in
         // a small array inside the task and the buffer is allocated only for what arrives.
         let lazy = self.buf.is_empty() && !self.busy;
@@ -218,8 +260,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         if lazy {
             self.buf = BytesMut::new();
         } else {
-            self.buf.reserve(READ_CHUNK);
+            // A peer sending a few bytes at a time gets a buffer to match, not a full chunk.
+            self.buf
+                .reserve(if self.busy { READ_CHUNK } else { FIRST_READ });
         }
+        let frame_deadline = async {
+            match deadline {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
         let read = async {
             let read_once = async {
                 if lazy {
@@ -237,6 +287,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
             biased;
             _ = shutdown.immediate.cancelled() => return Read::Stop,
             _ = shutdown.graceful.cancelled() => return Read::Stop,
+            _ = frame_deadline => return Read::FrameTimeout,
             result = read => result,
         };
         match result {

@@ -1,5 +1,6 @@
-//! What the server reports: typed events on a bounded channel. No event carries payload bytes
-//! or control IDs; rendering them (human lines, JSON) is the embedder's business.
+//! What the server reports: typed events on a bounded channel. No event carries payload bytes;
+//! a message's event names it by its header (MSH-10 and MSH-9), as HL7 receivers' logs do.
+//! Rendering them (human lines, JSON) is the embedder's business.
 
 use crate::ack::AckCode;
 use crate::cause::Cause;
@@ -69,7 +70,14 @@ pub enum ServerEvent {
         cause: Cause,
         detail: String,
     },
-    /// `code` is the framing code for `framing-fatal`, else `None`.
+    /// Accepting a new socket failed (out of descriptors and the like); `count` is the number of
+    /// failed accepts so far in this run. The accept loop backs off before trying again.
+    AcceptError {
+        error: String,
+        count: u64,
+    },
+    /// `code` is the framing code for `framing-fatal` (and `MLLP_FRAME_TOO_LARGE` for
+    /// `buffer-budget`), else `None`.
     ConnectionClosed {
         connection: ConnectionId,
         peer: Arc<str>,
@@ -89,6 +97,10 @@ pub enum ServerEvent {
         ack_code: Option<AckCode>,
         duplicate: bool,
         commit_ms: f64,
+        /// MSH-10 as written, when the message has one.
+        control_id: Option<bytes::Bytes>,
+        /// MSH-9 as written (`ADT^A01`), when the message has one.
+        message_type: Option<bytes::Bytes>,
     },
     Nack {
         connection: ConnectionId,

@@ -11,11 +11,14 @@ use std::sync::Mutex;
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct StatsSnapshot {
     pub connections_accepted: u64,
-    /// Accepted and closed at once because `max_connections` were open.
+    /// Accepted and closed at once: `max_connections` were open, the peer's address had its
+    /// share, or descriptors ran out (`closed_by_cause` says which).
     pub connections_refused: u64,
     pub connections_open: u64,
     /// Accepted sockets whose handshake failed.
     pub accept_failed: u64,
+    /// Failed accepts (out of descriptors and the like).
+    pub accept_errors: u64,
     pub closed_by_cause: BTreeMap<&'static str, u64>,
     /// Frames received (messages, inbound ACKs and duplicates included).
     pub messages: u64,

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::ack::AckCode;
+use crate::cause::Cause;
 use crate::framing::{encode_frame, Decoded, MllpCodec, Tolerance};
 use crate::hl7::scan_ack;
 use crate::server::sink::{SinkFuture, SinkResult};
@@ -159,6 +160,7 @@ fn closed_cause(events: &[ServerEvent]) -> (Cause, Option<WarningCode>) {
 
 use crate::warning::WarningCode;
 
+mod guards;
 mod nack;
 mod read_ahead;
 

@@ -125,3 +125,145 @@ fn probe_flags_are_not_filed_under_the_tls_heading() {
         );
     }
 }
+
+/// The text under `heading:` in a help page, up to the next heading.
+fn section<'a>(help: &'a str, heading: &str) -> Option<&'a str> {
+    let start = help.find(&format!("\n{heading}:\n"))? + heading.len() + 3;
+    let rest = &help[start..];
+    let is_heading = |l: &str| l.ends_with(':') && l.starts_with(|c: char| c.is_ascii_uppercase());
+    let end = rest
+        .match_indices('\n')
+        .find(|(i, _)| is_heading(rest[i + 1..].lines().next().unwrap_or("")))
+        .map_or(rest.len(), |(i, _)| i);
+    Some(&rest[..end])
+}
+
+#[test]
+fn send_help_groups_its_flags_and_keeps_the_global_ones_apart() {
+    let out = mllp().args(["send", "--help"]).output().unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !help.contains("\nOptions:\n"),
+        "flags left under Options:\n{help}"
+    );
+    let mut last = 0;
+    for (heading, flag) in [
+        ("Input", "--recursive"),
+        ("Connection", "--connect-timeout"),
+        ("TLS", "--ca"),
+        ("Flow", "--window"),
+        ("Output", "--json"),
+        ("Global", "--verbose"),
+    ] {
+        let at = help
+            .find(&format!("\n{heading}:\n"))
+            .unwrap_or_else(|| panic!("no {heading} heading:\n{help}"));
+        assert!(at > last, "{heading} is out of order");
+        last = at;
+        assert!(
+            section(&help, heading).unwrap().contains(flag),
+            "{flag} is not under {heading}"
+        );
+    }
+    let global = section(&help, "Global").unwrap();
+    for flag in ["--quiet", "--color", "--log-format", "--help", "--version"] {
+        assert!(global.contains(flag), "{flag} is not under Global");
+    }
+}
+
+#[test]
+fn short_help_is_one_line_per_flag_with_one_placeholder_style() {
+    let allowed = [
+        "DURATION",
+        "FILE",
+        "N",
+        "SIZE",
+        "RATE",
+        "DIR",
+        "HOST",
+        "HOST[:PORT]",
+        "PORT",
+        "NAME",
+        "WHEN",
+        "FORMAT",
+        "MODE",
+        "FRACTION",
+        "FACTOR",
+        "SEED",
+        "CMD",
+        "CODE",
+        "ADDR",
+        "FAULTS",
+        "SHELL",
+    ];
+    for sub in ["send", "listen", "probe", "soak", "man", "completions"] {
+        let out = mllp()
+            .args([sub, "-h"])
+            .env("COLUMNS", "100")
+            .output()
+            .unwrap();
+        let help = String::from_utf8(out.stdout).unwrap();
+        let flags = help.split("\nExamples:").next().unwrap();
+        for line in flags.lines() {
+            assert!(
+                !line.starts_with("        "),
+                "{sub} -h wraps a flag's help:\n{line}\nin\n{help}"
+            );
+            let mut rest = line;
+            while let Some(open) = rest.find(" <") {
+                let close = rest[open..].find('>').unwrap() + open;
+                let name = &rest[open + 2..close];
+                assert!(allowed.contains(&name), "{sub} -h has placeholder <{name}>");
+                rest = &rest[close..];
+            }
+        }
+    }
+}
+
+#[test]
+fn man_pages_have_the_usual_sections() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = mllp()
+        .args(["man", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    for page in [
+        "mllp.1",
+        "mllp-send.1",
+        "mllp-listen.1",
+        "mllp-probe.1",
+        "mllp-soak.1",
+    ] {
+        let text = std::fs::read_to_string(dir.path().join(page)).unwrap();
+        let titles: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix(".SH "))
+            .map(|t| t.trim_matches('"'))
+            .collect();
+        let mut last = 0;
+        for wanted in [
+            "NAME",
+            "SYNOPSIS",
+            "DESCRIPTION",
+            "OPTIONS",
+            "EXIT STATUS",
+            "ENVIRONMENT",
+            "FILES",
+            "EXAMPLES",
+        ] {
+            let at = titles
+                .iter()
+                .position(|t| *t == wanted)
+                .unwrap_or_else(|| panic!("{page} has no {wanted} section: {titles:?}"));
+            assert!(at >= last, "{page}: {wanted} is out of order: {titles:?}");
+            last = at;
+        }
+        assert!(!titles.contains(&"EXTRA"), "{page} has an EXTRA section");
+        assert!(
+            text.contains("MLLP_HOSTS_FILE"),
+            "{page} lacks its environment"
+        );
+    }
+}

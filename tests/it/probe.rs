@@ -4,6 +4,7 @@
 
 mod ok;
 mod permanent;
+mod reachable;
 mod repeat;
 mod transient;
 

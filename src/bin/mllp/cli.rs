@@ -1,12 +1,66 @@
 //! The command line: global flags and the subcommand list. Each subcommand's flags live beside
 //! its implementation.
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+
+/// The headings flags are grouped under in `--help` and in the man pages' OPTIONS, in one place
+/// so every subcommand files its flags the same way. A flag with no heading of its own would
+/// land under clap's "Options", which no command uses.
+pub mod heading {
+    /// What to send or read, and how it is split into messages.
+    pub const INPUT: &str = "Input";
+    /// The endpoint, timeouts, liveness and reconnecting.
+    pub const CONNECTION: &str = "Connection";
+    /// TLS on a client link, or served by `listen`.
+    pub const TLS: &str = "TLS";
+    /// How many messages are in flight, how fast, and how ACKs are matched.
+    pub const FLOW: &str = "Flow";
+    /// What is printed or written, and where.
+    pub const OUTPUT: &str = "Output";
+    /// `listen`: where each message is committed before its ACK.
+    pub const SINK: &str = "Sink";
+    /// `listen`: what each message is answered, and de-duplication.
+    pub const ANSWER: &str = "Answer";
+    /// `listen` as a misbehaving peer for testing senders.
+    pub const TEST_DOUBLE: &str = "Test double";
+    /// Framing tolerance and the guards on what peers may use.
+    pub const LIMITS: &str = "Limits";
+    /// `probe`: what is exchanged once connected.
+    pub const PROBE: &str = "Probe";
+    /// `soak`: the load and the faults injected.
+    pub const LOAD: &str = "Load";
+    /// `soak`: the limits that decide exit 6.
+    pub const THRESHOLDS: &str = "Thresholds";
+    /// Flags every subcommand takes.
+    pub const GLOBAL: &str = "Global";
+
+    /// Every heading, in the order the man pages know them.
+    pub const ALL: &[&str] = &[
+        INPUT,
+        CONNECTION,
+        TLS,
+        FLOW,
+        OUTPUT,
+        SINK,
+        ANSWER,
+        TEST_DOUBLE,
+        LIMITS,
+        PROBE,
+        LOAD,
+        THRESHOLDS,
+        GLOBAL,
+    ];
+}
 
 /// MLLP for HL7 v2: send, receive, probe and soak-test HL7 links.
 #[derive(Debug, Parser)]
-#[command(name = "mllp", version, about, long_about = None, after_help = crate::exit::help(crate::exit::For::All))]
-#[command(propagate_version = true)]
+#[command(name = "mllp", version, about, long_about = None)]
+#[command(after_help = crate::manual::MLLP.short_after_help())]
+#[command(
+    propagate_version = true,
+    disable_help_flag = true,
+    disable_version_flag = true
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -14,20 +68,29 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Flags every subcommand takes, listed last under their own heading. `-h`/`--help` and
+/// `-V`/`--version` are declared here (clap's own would sit under "Options", apart).
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = heading::GLOBAL)]
 pub struct GlobalArgs {
     /// More detail on stderr (repeat for more).
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, global = true, action = ArgAction::Count)]
     pub verbose: u8,
     /// Only errors and the final summary on stderr.
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
-    /// When to colour output.
-    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    /// When to colour output: auto, always, never.
+    #[arg(long, global = true, value_name = "WHEN", value_enum, hide_possible_values = true, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
-    /// Format of diagnostics on stderr.
-    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Human)]
+    /// Diagnostics on stderr as human or json lines.
+    #[arg(long, global = true, value_name = "FORMAT", value_enum, hide_possible_values = true, default_value_t = LogFormat::Human)]
     pub log_format: LogFormat,
+    /// Print help (-h: one line per flag; --help: more detail).
+    #[arg(short, long, global = true, action = ArgAction::Help)]
+    help: Option<bool>,
+    /// Print the version.
+    #[arg(short = 'V', long, global = true, action = ArgAction::Version)]
+    version: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -45,14 +108,22 @@ pub enum LogFormat {
 
 /// The `--log-format` a command line asks for, read without clap: a line clap refuses still says
 /// how its error should be written. The last one wins, as in clap; `--` ends the flags.
+/// `listen --json` asks for JSON too.
 pub fn log_format_in(args: impl IntoIterator<Item = std::ffi::OsString>) -> Option<LogFormat> {
     let mut found = None;
+    let (mut command, mut listen) = (false, false);
     let mut args = args.into_iter().skip(1);
     while let Some(arg) = args.next() {
         let arg = arg.to_string_lossy().into_owned();
+        // The first word that is not a flag names the subcommand (`--color auto` aside).
+        if !command && !arg.starts_with('-') {
+            command = true;
+            listen = arg == "listen";
+        }
         let value = match arg.as_str() {
             "--" => break,
             "--log-format" => args.next().map(|v| v.to_string_lossy().into_owned()),
+            "--json" if listen => Some("json".to_owned()),
             _ => arg.strip_prefix("--log-format=").map(str::to_owned),
         };
         if let Some(value) = value {
@@ -68,7 +139,7 @@ pub enum Command {
     Send(Box<crate::send::SendArgs>),
     /// Receive HL7 over MLLP, commit each message to a sink, then acknowledge it.
     Listen(crate::listen::ListenArgs),
-    /// Find out why an endpoint will not talk: resolve, connect, TLS, and optionally one message.
+    /// Find out why an endpoint will not talk: resolve, connect, TLS, and one message.
     Probe(crate::probe::ProbeArgs),
     /// Hold a link under load, watch it fail and heal, and prove nothing was lost.
     Soak(Box<crate::soak::SoakArgs>),
@@ -103,5 +174,8 @@ mod tests {
         assert_eq!(find("mllp --log-format xml probe"), None);
         assert_eq!(find("mllp send -- --log-format json"), None);
         assert_eq!(find("mllp probe"), None);
+        assert_eq!(find("mllp listen --json --port x"), Some(LogFormat::Json));
+        assert_eq!(find("mllp send --json --port x"), None);
+        assert_eq!(find("mllp send --host listen --json"), None);
     }
 }

@@ -136,6 +136,31 @@ impl Diag {
 }
 
 /// `1 message`, `2 messages`: a count and its noun, agreeing in number.
+/// The width human text is laid out for: the usual terminal.
+pub const TEXT_WIDTH: usize = 80;
+
+/// `items` laid out in lines of at most `width` columns, each line starting with `indent` and
+/// items separated by `sep`: a line breaks between items, never inside one.
+pub fn pack(items: &[String], width: usize, indent: &str, sep: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for item in items {
+        if !line.is_empty() && line.len() + sep.len() + item.len() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if line.is_empty() {
+            line.push_str(indent);
+        } else {
+            line.push_str(sep);
+        }
+        line.push_str(item);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
 pub fn count(n: u64, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")

@@ -12,6 +12,8 @@ pub enum For {
     Listen,
     Probe,
     Soak,
+    Completions,
+    Man,
 }
 
 /// Where a command means something narrower by a code (empty: the general meaning).
@@ -37,6 +39,8 @@ const MEANINGS: &[(u8, &str, Narrower)] = &[
                 For::Listen,
                 "stopped by SIGINT/SIGTERM after draining the commits under way",
             ),
+            (For::Completions, "the script was printed"),
+            (For::Man, "the pages were written"),
         ],
     ),
     (
@@ -58,6 +62,8 @@ const MEANINGS: &[(u8, &str, Narrower)] = &[
                 For::Listen,
                 "usage error (a refused wildcard bind included)",
             ),
+            (For::Completions, "usage error"),
+            (For::Man, "usage error, or a page could not be written"),
         ],
     ),
     (
@@ -130,7 +136,7 @@ pub fn precedence(whom: For) -> Option<&'static str> {
         For::Send | For::Probe => Some("5, then 4, then 3, then 1"),
         For::Soak => Some("5, then 4, then 6"),
         For::All => Some("5, then 4, then 3, then 1; for soak 5, then 4, then 6"),
-        For::Listen => None,
+        For::Listen | For::Completions | For::Man => None,
     }
 }
 
@@ -155,11 +161,6 @@ pub fn help(whom: For) -> String {
         }
     }
     text
-}
-
-/// `before`, a blank line, then the exit codes: a subcommand's text after its flags.
-pub fn after_help(before: &str, whom: For) -> String {
-    format!("{before}\n\n{}", help(whom))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

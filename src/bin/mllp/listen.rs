@@ -61,10 +61,18 @@ async fn serve(
         }
     };
     let metrics = match args.metrics {
-        Some(addr) => match crate::prometheus::bind(addr, Some(prom::COMMIT_BUCKETS)) {
-            Ok(bound) => Some(bound),
-            Err(e) => return Ok(Fatal::new(Exit::Permanent, format!("{e:#}")).report()),
-        },
+        Some(addr) => {
+            let buckets = Some(prom::COMMIT_BUCKETS);
+            match crate::prometheus::bind(addr, buckets, args.allow_wildcard) {
+                Ok(bound) => Some(bound),
+                Err(e) if e.is::<crate::prometheus::WildcardRefused>() => {
+                    let refused = Fatal::new(Exit::Usage, format!("{e:#}"))
+                        .field("code", "MLLP_BIND_ALL_INTERFACES");
+                    return Ok(refused.report());
+                }
+                Err(e) => return Ok(Fatal::new(Exit::Permanent, format!("{e:#}")).report()),
+            }
+        }
         None => None,
     };
     let (tx, rx) = tokio::sync::mpsc::channel(4096);

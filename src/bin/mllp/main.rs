@@ -9,6 +9,7 @@ mod diag;
 mod exit;
 mod generate;
 mod listen;
+mod manual;
 #[allow(dead_code)] // used as client subcommands land
 mod netargs;
 mod probe;
@@ -51,7 +52,11 @@ fn parse() -> Result<cli::Cli, clap::Error> {
     Ok(cli)
 }
 
-fn run(cli: cli::Cli) -> anyhow::Result<exit::Exit> {
+fn run(mut cli: cli::Cli) -> anyhow::Result<exit::Exit> {
+    // `listen --json` is the habit of the other commands: JSON diagnostics too.
+    if matches!(&cli.command, cli::Command::Listen(args) if args.json) {
+        cli.global.log_format = cli::LogFormat::Json;
+    }
     let diag = diag::Diag::new(&cli.global);
     match cli.command {
         cli::Command::Send(args) => send::run(*args, &diag),

@@ -1,6 +1,7 @@
 //! Connection flags shared by `send`, `probe` and `soak`: the endpoint (`HOST[:PORT]`, `--port`
 //! and their environment defaults), TLS, timeouts and reconnects, and the name resolver.
 
+use crate::cli::heading;
 use crate::values;
 use anyhow::Context;
 use clap::Args;
@@ -76,24 +77,24 @@ pub fn endpoint(host: &Target, port: Option<u16>, origin: Origin) -> Result<(Str
 
 /// TLS flags of a client.
 #[derive(Debug, Clone, Args)]
-#[command(next_help_heading = "TLS")]
+#[command(next_help_heading = heading::TLS)]
 pub struct TlsArgs {
-    /// Speak TLS (verification on, against the system roots plus --ca).
+    /// Speak TLS, verifying the server against the system roots and --ca.
     #[arg(long)]
     pub tls: bool,
-    /// Extra CA certificate(s) to trust, PEM. Implies --tls.
+    /// Extra CA certificate(s) to trust, PEM; implies --tls.
     #[arg(long, value_name = "FILE")]
     pub ca: Option<PathBuf>,
-    /// Client certificate chain for mutual TLS, PEM. Implies --tls; needs --key.
+    /// Client certificate chain (PEM) for mutual TLS; needs --key.
     #[arg(long, value_name = "FILE", requires = "key")]
     pub cert: Option<PathBuf>,
-    /// Client private key for mutual TLS, PEM. Needs --cert.
+    /// Client private key (PEM) for mutual TLS; needs --cert.
     #[arg(long, value_name = "FILE", requires = "cert")]
     pub key: Option<PathBuf>,
-    /// Name to send as SNI and to verify the certificate against (default: the host).
+    /// Name for SNI and the certificate check (default: the host).
     #[arg(long, value_name = "NAME")]
     pub server_name: Option<String>,
-    /// Accept any server certificate. Prints a security warning on every connect.
+    /// Accept any server certificate (warns on every connect).
     #[arg(long)]
     pub insecure: bool,
 }
@@ -119,33 +120,35 @@ impl TlsArgs {
 
 /// Timeouts, liveness and reconnect flags of a long-lived client link (`send`, `soak`).
 #[derive(Debug, Clone, Args)]
-#[command(next_help_heading = "Connection")]
+#[command(next_help_heading = heading::CONNECTION)]
 pub struct LinkArgs {
     /// Bound on TCP connect plus TLS handshake.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = values::positive_duration())]
     pub connect_timeout: Duration,
-    /// How long to wait for an ACK, from the moment the frame is flushed.
+    /// Wait for an ACK, from the frame's flush.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = values::positive_duration())]
     pub ack_timeout: Duration,
-    /// How long to wait for the application ACK after a CA (enhanced mode).
+    /// Wait for the application ACK after a CA.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = values::positive_duration())]
     pub app_ack_timeout: Duration,
-    /// TCP keepalive interval (off by default).
+    /// TCP keepalive interval (default: off).
     #[arg(long, value_name = "DURATION", value_parser = values::positive_duration())]
     pub keepalive: Option<Duration>,
-    /// Drop and reconnect a link that receives nothing for this long (off by default).
+    /// Reconnect after hearing nothing this long (default: off).
     #[arg(long, value_name = "DURATION", value_parser = values::positive_duration())]
     pub dead_peer_timeout: Option<Duration>,
-    /// How long closing waits for the ACKs of messages already written.
+    /// On closing, wait for ACKs of messages written.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = values::positive_duration())]
     pub drain_timeout: Duration,
     /// Do not reconnect after a transient failure.
     #[arg(long)]
     pub no_reconnect: bool,
-    /// Stop after this many failed reconnect attempts in a row.
+    /// Stop after N failed reconnect attempts in a row.
     #[arg(long, value_name = "N")]
     pub max_retries: Option<u32>,
-    /// Stop reconnecting after this long without a working connection.
+    /// Stop reconnecting after this long.
+    ///
+    /// Counted from the last working connection; the messages left end never-delivered.
     #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = values::duration())]
     pub give_up_after: Duration,
     /// First reconnect delay.
@@ -155,9 +158,9 @@ pub struct LinkArgs {
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = values::duration())]
     pub backoff_max: Duration,
     /// Factor between consecutive reconnect delays.
-    #[arg(long, value_name = "X", default_value_t = 2.0)]
+    #[arg(long, value_name = "FACTOR", default_value_t = 2.0)]
     pub backoff_multiplier: f64,
-    /// Random spread of each delay, as a fraction (0.2 = +/-20 %).
+    /// Random spread of each delay (0.2 = +/-20 %).
     #[arg(long, value_name = "FRACTION", default_value_t = 0.2)]
     pub backoff_jitter: f64,
 }

@@ -2,8 +2,10 @@
 
 mod render;
 
+use crate::cli::heading;
 use crate::diag::Diag;
 use crate::exit::{for_delivery, Exit, Observed};
+use crate::manual::PROBE;
 use crate::netargs::{endpoint, resolver, Origin, TlsArgs};
 use crate::values;
 use anyhow::Context;
@@ -15,72 +17,61 @@ use mllp::target::Target;
 use std::path::PathBuf;
 use std::time::Duration;
 
-const EXAMPLES: &str = "\
-Examples:
-  mllp probe engine.example                  resolve, connect, listen 500 ms for a banner
-  mllp probe engine.example:6661 --send      also send a synthetic ADT^A01 (MSH-11 = D)
-  mllp probe 10.0.0.7 --port 6661 --tls --ca ca.pem --send
-  mllp probe [fd00::7]:2575 --message adt.hl7   send the first message of adt.hl7
-  mllp probe engine.example --send --count 10 --interval 1s   ping style, then statistics
-  mllp probe engine.example --json          one JSON object: every phase and the verdict
-
-Verdicts: ok (exit 0; 1 when the ACK was negative), transient (exit 4; 3 when a message was
-written and no ACK came), permanent (exit 5).";
-
 #[derive(Debug, Args)]
-#[command(after_help = crate::exit::after_help(EXAMPLES, crate::exit::For::Probe))]
+#[command(after_help = PROBE.short_after_help(), after_long_help = PROBE.long_after_help())]
 pub struct ProbeArgs {
     /// The endpoint, HOST or HOST:PORT (IPv6 literals in brackets: [fd00::7]:2575).
     #[arg(value_name = "HOST[:PORT]", value_parser = values::target(), required_unless_present = "host")]
     pub target: Option<Target>,
-    /// The endpoint, instead of the positional HOST[:PORT].
-    #[arg(long, value_name = "HOST[:PORT]", env = "MLLP_HOST", value_parser = values::target())]
+    /// Endpoint, instead of the positional one.
+    #[arg(long, value_name = "HOST[:PORT]", env = "MLLP_HOST", value_parser = values::target(), help_heading = heading::CONNECTION)]
     pub host: Option<Target>,
-    /// The port, when the endpoint names none [default: 2575].
-    #[arg(long, value_name = "PORT", env = "MLLP_PORT", value_parser = values::port())]
+    /// Port if the endpoint has none [default: 2575].
+    ///
+    /// A port both in the endpoint and here is a usage error.
+    #[arg(long, value_name = "PORT", env = "MLLP_PORT", value_parser = values::port(), help_heading = heading::CONNECTION)]
     pub port: Option<u16>,
     /// Where --host and --port came from (flags or environment); set after parsing.
     #[arg(skip)]
     pub origin: Origin,
-
-    /// Send one message and wait for its ACK (a synthetic ADT^A01 with processing ID D and a
-    /// unique control ID, unless --message).
-    #[arg(long)]
-    pub send: bool,
-    /// Send the first message of FILE instead (line ends normalised to CR). Implies --send.
-    #[arg(long, value_name = "FILE")]
-    pub message: Option<PathBuf>,
-    #[arg(long, value_name = "DURATION", value_parser = values::duration(),
-          help = with_default("How long to listen for unsolicited bytes after connecting (0 skips \
-          it). A receiver should stay silent; bytes mean the peer is not MLLP", Timeouts::default().banner_wait))]
-    pub banner_wait: Option<Duration>,
-
-    /// Sets the connect, TLS and ACK timeouts at once (the specific flags win).
-    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration())]
+    /// Connect, TLS and ACK timeouts at once (specific flags win).
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(), help_heading = heading::CONNECTION)]
     pub timeout: Option<Duration>,
-    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(),
-          help = with_default("Bound on name resolution, and on the TCP connect over all addresses", Timeouts::default().connect))]
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(), help_heading = heading::CONNECTION,
+          help = with_default("Bound on resolving and connecting", Timeouts::default().connect))]
     pub connect_timeout: Option<Duration>,
-    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(),
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(), help_heading = heading::CONNECTION,
           help = with_default("Bound on the TLS handshake", Timeouts::default().tls))]
     pub tls_timeout: Option<Duration>,
-    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(),
-          help = with_default("Bound on the wait for the ACK, from the start of the write", Timeouts::default().ack))]
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(), help_heading = heading::CONNECTION,
+          help = with_default("Bound on the wait for the ACK, from the write", Timeouts::default().ack))]
     pub ack_timeout: Option<Duration>,
 
-    /// Probe this many times, one line each, then statistics per phase.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
-    pub count: u32,
-    /// Pause between probes with --count.
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = humantime::parse_duration)]
-    pub interval: Duration,
-    /// One JSON object per probe on stdout (and a summary object after several).
-    #[arg(long)]
-    pub json: bool,
-
-    // Last: a flattened group's heading applies to every flag after it.
     #[command(flatten)]
     pub tls: TlsArgs,
+
+    /// Send one message and wait for its ACK (proves MLLP is spoken).
+    ///
+    /// A synthetic ADT^A01 with processing ID D and a unique control ID, unless --message.
+    #[arg(long, help_heading = heading::PROBE)]
+    pub send: bool,
+    /// Send the first message of FILE instead; implies --send.
+    #[arg(long, value_name = "FILE", help_heading = heading::PROBE)]
+    pub message: Option<PathBuf>,
+    /// A receiver stays silent until it is sent a message; bytes mean the peer is not MLLP.
+    #[arg(long, value_name = "DURATION", value_parser = values::duration(), help_heading = heading::PROBE,
+          help = with_default("Listen this long for unsolicited bytes (0 skips)", Timeouts::default().banner_wait))]
+    pub banner_wait: Option<Duration>,
+    /// Probe N times, one line each, then statistics.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), help_heading = heading::PROBE)]
+    pub count: u32,
+    /// Pause between probes with --count.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = values::duration(), help_heading = heading::PROBE)]
+    pub interval: Duration,
+
+    /// One JSON object per probe on stdout (then a summary after several).
+    #[arg(long, help_heading = heading::OUTPUT)]
+    pub json: bool,
 }
 
 /// A timeout's default as the help shows it: the library's own value.

@@ -10,8 +10,10 @@ mod pace;
 mod signals;
 mod summary;
 
+use crate::cli::heading;
 use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
+use crate::manual::SEND;
 use crate::netargs::{self, LinkArgs, Origin, TlsArgs};
 use crate::values;
 use anyhow::Context;
@@ -23,26 +25,6 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-
-const EXAMPLES: &str = "\
-Examples:
-  mllp send adt/*.hl7 --host engine.example            one line per message, summary on stderr
-  mllp send adt/ -r --host 10.0.0.7:6661 -v            a directory in natural order; each step
-  mllp send adt/ -r --dry-run                          check and list what would be sent
-  mllp send inbox --recursive --host engine --json     NDJSON records, then a summary record
-  cat batch.hl7 | mllp send --host engine --batch      stdin, a batch kept as one frame
-  mllp send *.hl7 --host engine --failed-out retry/    keep every message not accepted
-  mllp send retry --recursive --host engine            ... and send only those again
-
-Resend policy (what each mode risks):
-  --correlate fifo (default): after a reconnect, messages never written are resent (no risk).
-     Messages written but not acknowledged (in-flight-orphan, ack-timeout) are reported as
-     unknown-fate and NOT resent: the risk is a message of unknown fate, which you must check.
-     --at-least-once resends them too: the risk becomes a duplicate at the receiver.
-  --correlate control-id: every pending message is written again on the new connection;
-     the risk is a duplicate at the receiver (most engines, and `listen --dedupe`,
-     de-duplicate on MSH-10).
-Every message still ends in exactly one reported outcome: a resent message's is its last try's.";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CorrelateArg {
@@ -63,85 +45,103 @@ pub enum ProgressArg {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = crate::exit::after_help(EXAMPLES, crate::exit::For::Send))]
+#[command(after_help = SEND.short_after_help(), after_long_help = SEND.long_after_help())]
 pub struct SendArgs {
     /// Files, globs or directories (with --recursive); `-` or none reads stdin.
     #[arg(value_name = "FILES")]
     pub files: Vec<String>,
-    /// The endpoint: HOST or HOST:PORT (IPv6 in brackets: [fd00::7]:2575).
-    #[arg(long, value_name = "HOST[:PORT]", env = "MLLP_HOST", value_parser = values::target(), required_unless_present = "dry_run")]
+
+    /// Walk directories given as inputs.
+    #[arg(short, long, help_heading = heading::INPUT)]
+    pub recursive: bool,
+    /// Send segment terminators as they are (no CRLF/LF -> CR).
+    #[arg(long, help_heading = heading::INPUT)]
+    pub raw: bool,
+    /// Send each batch envelope (FHS/BHS ... BTS/FTS) as one frame.
+    ///
+    /// Without it, a batch is split into its messages, each sent and acknowledged on its own.
+    #[arg(long, help_heading = heading::INPUT)]
+    pub batch: bool,
+    /// Read stdin as it comes, endlessly, without checking it first.
+    #[arg(long, help_heading = heading::INPUT)]
+    pub stream: bool,
+    /// Most bytes of stdin spooled for checking (K, M, G suffixes).
+    #[arg(long, value_name = "SIZE", value_parser = values::size(), default_value = "1G", help_heading = heading::INPUT)]
+    pub max_input: u64,
+    /// Check and list what would be sent; connect to nothing.
+    ///
+    /// Every input is read and checked; each message is listed with its source, MSH-10, MSH-9
+    /// and size, then the count. Exit 0, or 2 when an input is refused.
+    #[arg(long, help_heading = heading::INPUT)]
+    pub dry_run: bool,
+
+    /// Where to send: HOST or HOST:PORT.
+    ///
+    /// IPv6 in brackets: [fd00::7]:2575. A port both here and in --port is a usage error, and
+    /// so is a string that cannot be a host name or address.
+    #[arg(long, value_name = "HOST[:PORT]", env = "MLLP_HOST", value_parser = values::target(), required_unless_present = "dry_run", help_heading = heading::CONNECTION)]
     pub host: Option<Target>,
-    /// The port, when --host names none [default: 2575].
-    #[arg(long, value_name = "PORT", env = "MLLP_PORT", value_parser = values::port())]
+    /// Port, when --host has none [default: 2575].
+    #[arg(long, value_name = "PORT", env = "MLLP_PORT", value_parser = values::port(), help_heading = heading::CONNECTION)]
     pub port: Option<u16>,
     /// Where --host and --port came from (flags or environment); set after parsing.
     #[arg(skip)]
     pub origin: Origin,
-
-    /// Walk directories given as inputs.
-    #[arg(short, long, help_heading = "Input")]
-    pub recursive: bool,
-    /// Send segment terminators as they are (no CRLF/LF -> CR normalisation).
-    #[arg(long, help_heading = "Input")]
-    pub raw: bool,
-    /// Send each batch envelope (FHS/BHS ... BTS/FTS) as one frame instead of its messages.
-    #[arg(long, help_heading = "Input")]
-    pub batch: bool,
-    /// Read stdin as it comes, endlessly, without checking it first.
-    #[arg(long, help_heading = "Input")]
-    pub stream: bool,
-    /// Most bytes of stdin spooled for checking (K, M, G suffixes).
-    #[arg(long, value_name = "SIZE", value_parser = values::size(), default_value = "1G", help_heading = "Input")]
-    pub max_input: u64,
-    /// Read and check every input, list what would be sent, and connect to nothing.
-    #[arg(long, help_heading = "Input")]
-    pub dry_run: bool,
-
-    #[command(flatten)]
-    pub tls: TlsArgs,
     #[command(flatten)]
     pub link: LinkArgs,
+    #[command(flatten)]
+    pub tls: TlsArgs,
 
-    /// How ACKs are matched to messages (see the resend policy below).
-    #[arg(long, value_enum, default_value_t = CorrelateArg::Fifo, help_heading = "Flow")]
+    /// How ACKs are matched: fifo, control-id (see --help).
+    ///
+    /// fifo: each ACK answers the oldest unanswered message. control-id: MSA-2 names the
+    /// message's MSH-10, ACKs may come in any order, enhanced mode works. See the resend policy.
+    #[arg(long, value_name = "MODE", value_enum, hide_possible_values = true, default_value_t = CorrelateArg::Fifo, help_heading = heading::FLOW)]
     pub correlate: CorrelateArg,
     /// Messages written and not yet acknowledged, at most.
-    #[arg(long, value_name = "N", default_value = "64", value_parser = values::at_least_one(), help_heading = "Flow")]
+    #[arg(long, value_name = "N", default_value = "64", value_parser = values::at_least_one(), help_heading = heading::FLOW)]
     pub window: usize,
-    /// Payload bytes written and not yet acknowledged, at most (K, M, G suffixes).
-    #[arg(long, value_name = "SIZE", value_parser = values::size(), help_heading = "Flow")]
+    /// Payload bytes written and not yet acknowledged, at most.
+    #[arg(long, value_name = "SIZE", value_parser = values::size(), help_heading = heading::FLOW)]
     pub window_bytes: Option<u64>,
     /// One message at a time: write, wait for its ACK, then the next.
-    #[arg(long, help_heading = "Flow")]
+    #[arg(long, help_heading = heading::FLOW)]
     pub no_pipeline: bool,
     /// Send at most this many messages per second (`200` or `200/s`).
-    #[arg(long, value_name = "N/s", value_parser = values::rate(), help_heading = "Flow")]
+    #[arg(long, value_name = "RATE", value_parser = values::rate(), help_heading = heading::FLOW)]
     pub rate: Option<f64>,
-    /// Bound on the whole run: by then it has stopped and reported. Messages not yet written
-    /// end never-delivered (run-timeout), written ones without an answer unknown-fate.
-    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(), help_heading = "Flow")]
+    /// Bound on the whole run, like curl's --max-time.
+    ///
+    /// By then it has stopped and reported: messages not yet written end never-delivered
+    /// (cause run-timeout), written ones without an answer unknown-fate.
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(), help_heading = heading::FLOW)]
     pub timeout: Option<Duration>,
-    /// FIFO: also resend messages of unknown fate after a reconnect (risk: duplicates).
-    #[arg(long, help_heading = "Flow")]
+    /// FIFO: resend messages of unknown fate after a reconnect too.
+    ///
+    /// The risk becomes a duplicate at the receiver instead of a message of unknown fate.
+    #[arg(long, help_heading = heading::FLOW)]
     pub at_least_once: bool,
     /// Most times one message is resent after reconnects.
-    #[arg(long, value_name = "N", default_value_t = 10, help_heading = "Flow")]
+    #[arg(long, value_name = "N", default_value_t = 10, help_heading = heading::FLOW)]
     pub max_resends: u32,
 
     /// NDJSON on stdout: one record per message, then a summary record.
-    #[arg(long, help_heading = "Output")]
+    #[arg(long, help_heading = heading::OUTPUT)]
     pub json: bool,
     /// Show each ACK payload (in --json, a field `ack`).
-    #[arg(long, help_heading = "Output")]
+    #[arg(long, help_heading = heading::OUTPUT)]
     pub print_ack: bool,
-    /// Write every message that did not end accepted to DIR, one file each.
-    #[arg(long, value_name = "DIR", help_heading = "Output")]
+    /// Write each message not accepted to DIR, one file each.
+    #[arg(long, value_name = "DIR", help_heading = heading::OUTPUT)]
     pub failed_out: Option<PathBuf>,
-    /// Progress bar on stderr.
-    #[arg(long, value_enum, default_value_t = ProgressArg::Auto, help_heading = "Output")]
+    /// Progress bar on stderr: auto, always, never.
+    ///
+    /// auto: when stderr is a terminal, and not under --json or --quiet. always: even when stderr
+    /// is not a terminal (never under --log-format json).
+    #[arg(long, value_name = "WHEN", value_enum, hide_possible_values = true, default_value_t = ProgressArg::Auto, help_heading = heading::OUTPUT)]
     pub progress: ProgressArg,
-    /// Print connection state changes and reconnects on stderr as they happen.
-    #[arg(long, help_heading = "Output")]
+    /// Print connection state changes and reconnects as they happen.
+    #[arg(long, help_heading = heading::OUTPUT)]
     pub events: bool,
 }
 
@@ -263,13 +263,14 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         .to_string(),
         gives_up: args.link.gives_up(),
     };
-    let output = output::Output::new(&args, diag, width);
+    let mut output = output::Output::new(&args, diag, width);
     let live = live::Live::new(
         &args,
         diag,
         (!checked.unvalidated_stdin).then_some(checked.messages),
         &plan,
     );
+    output.around(live.bar());
     // One thread: the link, the producer and the collector hand each message along without
     // cross-thread wake-ups; file reading has its own thread.
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -126,6 +126,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
                 } else {
                     0.0
                 },
+                control_id: message.control_id.clone(),
+                message_type: message.message_type.clone(),
             });
         }
         self.send_events().await;

@@ -1,6 +1,7 @@
 //! The command sink: each message piped to `sh -c CMD`, its exit status deciding the answer
 //! (0 committed, the reject code rejected, anything else or a timeout failed). A semaphore bounds
-//! how many commands run at once across all connections.
+//! how many commands run at once across all connections. Each command runs in its own process
+//! group, and a timeout or a stop kills the whole group: nothing it started is left behind.
 
 use super::{Inbound, Sink, SinkFuture, SinkResult};
 use std::os::unix::ffi::OsStrExt;
@@ -67,11 +68,15 @@ impl ExecSink {
                 std::ffi::OsStr::from_bytes(message.message_type.as_deref().unwrap_or_default()),
             )
             .stdin(Stdio::piped())
+            .process_group(0)
             .kill_on_drop(true);
         let mut child = match command.spawn() {
             Ok(child) => child,
             Err(e) => return SinkResult::failed(format!("exec: cannot start sh: {e}")),
         };
+        // Declared after `child`, so dropped before it: the group dies while its leader is
+        // not yet reaped, and the group ID cannot have been reused.
+        let mut group = GroupKill(child.id());
         let stdin = child.stdin.take();
         let payload = message.payload.clone();
         let work = async {
@@ -85,9 +90,14 @@ impl ExecSink {
             child.wait().await
         };
         let status = match tokio::time::timeout(self.options.timeout, work).await {
-            Ok(Ok(status)) => status,
+            Ok(Ok(status)) => {
+                // Reaped: the group ID may be reused from now on.
+                group.0 = None;
+                status
+            }
             Ok(Err(e)) => return SinkResult::failed(format!("exec: {e}")),
             Err(_) => {
+                group.kill();
                 let _ = child.kill().await;
                 return SinkResult::failed(format!(
                     "exec: still running after {}",
@@ -103,6 +113,26 @@ impl ExecSink {
             Some(code) => SinkResult::failed(format!("exec: exit status {code}")),
             None => SinkResult::failed("exec: killed by a signal"),
         }
+    }
+}
+
+/// The process group of a running command (its ID is the leader's PID), killed on drop.
+struct GroupKill(Option<u32>);
+
+impl GroupKill {
+    fn kill(&mut self) {
+        if let Some(pgid) = self.0.take().and_then(|id| i32::try_from(id).ok()) {
+            // SAFETY: `kill` only sends a signal; a negative PID names the process group.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for GroupKill {
+    fn drop(&mut self) {
+        self.kill();
     }
 }
 

@@ -26,6 +26,9 @@ const SPEC_CAUSES: &[&str] = &[
     "network-error",
     "idle-timeout",
     "max-connections",
+    "frame-timeout",
+    "per-peer-limit",
+    "buffer-budget",
     "shutdown",
 ];
 

@@ -32,16 +32,46 @@ impl ListenProc {
         Self::launch(args, stdout, true)
     }
 
+    /// Start with the open-descriptor limit (soft and hard) lowered to `limit`.
+    pub fn start_with_fd_limit(args: &[&str], limit: u64) -> ListenProc {
+        use std::os::unix::process::CommandExt;
+        Self::launch_with(args, Stdio::piped(), true, |command| {
+            // SAFETY: only async-signal-safe calls between fork and exec.
+            unsafe {
+                command.pre_exec(move || {
+                    let rlimit = libc::rlimit {
+                        rlim_cur: limit,
+                        rlim_max: limit,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &rlimit) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        })
+    }
+
     fn launch(args: &[&str], stdout: Stdio, read_stdout: bool) -> ListenProc {
-        let mut child = Command::new(super::mllp_bin())
+        Self::launch_with(args, stdout, read_stdout, |_| {})
+    }
+
+    fn launch_with(
+        args: &[&str],
+        stdout: Stdio,
+        read_stdout: bool,
+        configure: impl FnOnce(&mut Command),
+    ) -> ListenProc {
+        let mut command = Command::new(super::mllp_bin());
+        command
             .args(["--log-format", "json", "listen", "--port", "0"])
             .args(args)
             .env("MLLP_TEST", "1")
             .stdin(Stdio::null())
             .stdout(stdout)
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start mllp listen");
+            .stderr(Stdio::piped());
+        configure(&mut command);
+        let mut child = command.spawn().expect("start mllp listen");
         let stderr = child.stderr.take().unwrap();
         let (tx, events) = mpsc::channel();
         std::thread::spawn(move || {
@@ -107,21 +137,31 @@ impl ListenProc {
         assert!(ok, "kill -{name}");
     }
 
+    /// The child's process ID.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
 
-    /// Wait for exit; returns the status, the remaining events and everything printed on stdout.
-    pub fn wait(mut self) -> (ExitStatus, Vec<Value>, Vec<u8>) {
+    /// Wait for the process to exit, without reading what is left of its output.
+    pub fn wait_exit(&mut self) -> ExitStatus {
         let deadline = Instant::now() + WAIT;
-        let status = loop {
+        loop {
             if let Some(status) = self.child.try_wait().unwrap() {
-                break status;
+                return status;
             }
             assert!(Instant::now() < deadline, "listen did not exit");
             std::thread::sleep(Duration::from_millis(20));
-        };
+        }
+    }
+
+    /// Wait for exit; returns the status, the remaining events and everything printed on stdout.
+    pub fn wait(mut self) -> (ExitStatus, Vec<Value>, Vec<u8>) {
+        let status = self.wait_exit();
         let mut rest = Vec::new();
         while let Ok(v) = self.events.recv_timeout(WAIT) {
             rest.push(v);

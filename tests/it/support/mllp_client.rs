@@ -39,6 +39,24 @@ impl MllpClient {
         }
     }
 
+    /// Connect from a chosen source address (127.0.0.2, say: a second host on loopback).
+    pub async fn connect_from(source: std::net::IpAddr, addr: SocketAddr) -> MllpClient {
+        let stream = tokio::time::timeout(WAIT, tcp_from(source, addr))
+            .await
+            .expect("connect timed out")
+            .expect("connect");
+        MllpClient {
+            stream,
+            decoder: MllpCodec::new(Tolerance::ACK_READER, 1 << 20),
+            buf: BytesMut::new(),
+        }
+    }
+
+    /// The local address of the connection.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.stream.local_addr().unwrap()
+    }
+
     /// Write one canonical frame.
     pub async fn send(&mut self, payload: &[u8]) {
         self.send_raw(&frame(payload)).await;
@@ -82,6 +100,16 @@ impl MllpClient {
     pub async fn silent_for(&mut self, wait: Duration) -> bool {
         tokio::time::timeout(wait, self.next_ack()).await.is_err()
     }
+}
+
+/// A TCP connection to `addr` from `source` (port chosen by the system).
+pub async fn tcp_from(source: std::net::IpAddr, addr: SocketAddr) -> std::io::Result<TcpStream> {
+    let socket = match source {
+        std::net::IpAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+        std::net::IpAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+    };
+    socket.bind(SocketAddr::new(source, 0))?;
+    socket.connect(addr).await
 }
 
 pub fn frame(payload: &[u8]) -> Vec<u8> {

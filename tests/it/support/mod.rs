@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod certs;
+pub mod crowd;
 pub mod interop_peer;
 pub mod no_payload;
 pub mod node_peer;
@@ -13,6 +14,7 @@ mod peer_selftest;
 pub mod peer_wire;
 pub mod python_peer;
 pub mod run;
+pub mod screen;
 pub mod send_proc;
 
 use std::path::PathBuf;

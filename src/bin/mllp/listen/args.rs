@@ -1,6 +1,8 @@
 //! `mllp listen`'s flags, and what they build: the server configuration, the sink, the policy
 //! and the TLS acceptor.
 
+use crate::cli::heading;
+use crate::manual::LISTEN;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use mllp::ack::AckCode;
@@ -19,126 +21,165 @@ use std::time::Duration;
 /// The de-duplication memory shared by the sink wrapper and the policy.
 pub type Memory = Option<Arc<DedupeMemory>>;
 
-const EXAMPLES: &str = "\
-Examples:
-  mllp listen --port 0                          print each message on stdout, ACK after the flush
-  mllp listen --out-dir inbox/                  one fsynced .hl7 file per message before its ACK
-  mllp listen --exec './store.sh' --format json exit 0 -> AA, 2 -> AR, other -> AE
-  mllp listen --ack none > capture.hl7          a pure sink: commit, never answer
-  mllp listen --sqlite rx.db --dedupe           rows in SQLite, repeats answered, not stored
-  mllp listen --tls-cert s.pem --tls-key s.key --client-ca ca.pem --client-auth must
-  mllp listen --nack-rate 0.1 --ack-delay 200ms --seed 7   a misbehaving peer for testing";
-
 #[derive(Debug, Args)]
-#[command(after_help = crate::exit::after_help(EXAMPLES, crate::exit::For::Listen))]
+#[command(after_help = LISTEN.short_after_help(), after_long_help = LISTEN.long_after_help())]
 pub struct ListenArgs {
-    /// Address to bind. A wildcard (0.0.0.0, ::) needs --allow-wildcard.
-    #[arg(long, default_value = "127.0.0.1")]
+    /// Address to bind (a wildcard needs --allow-wildcard).
+    #[arg(long, value_name = "HOST", default_value = "127.0.0.1", help_heading = heading::CONNECTION)]
     pub host: String,
-    /// Port to bind; 0 picks a free one (the `listening` event says which).
-    #[arg(long, default_value = "2575", value_parser = crate::values::bind_port())]
+    /// Port to bind; 0 picks a free one.
+    ///
+    /// The first line on stderr says which: `listening on 127.0.0.1:PORT`.
+    #[arg(long, value_name = "PORT", default_value = "2575", value_parser = crate::values::bind_port(), help_heading = heading::CONNECTION)]
     pub port: u16,
-    /// Allow binding every interface (prints security warning MLLP_BIND_ALL_INTERFACES).
-    #[arg(long)]
+    /// Allow a wildcard --host or --metrics (warns MLLP_BIND_ALL_INTERFACES).
+    #[arg(long, help_heading = heading::CONNECTION)]
     pub allow_wildcard: bool,
 
-    /// How the stdout sink prints each message.
-    #[arg(long, value_enum, default_value_t = Format::Hl7)]
-    pub format: Format,
-    /// Commit each message as one fsynced .hl7 file in DIR instead of printing it.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["exec", "sqlite"])]
+    /// The stdout sink's format: hl7, json, raw [default: hl7].
+    ///
+    /// hl7: segments as lines, a blank line after each message. json: one object per message per
+    /// line (`payload`, or `payload_base64` when the bytes are not UTF-8). raw: each message
+    /// re-framed as MLLP, byte for byte. Only for the stdout sink: with --out-dir, --exec or
+    /// --sqlite it is a usage error.
+    #[arg(long, value_name = "FORMAT", value_enum, hide_possible_values = true, conflicts_with_all = ["out_dir", "exec", "sqlite"], help_heading = heading::SINK)]
+    pub format: Option<Format>,
+    /// Commit each message as one fsynced .hl7 file in DIR.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["exec", "sqlite"], help_heading = heading::SINK)]
     pub out_dir: Option<PathBuf>,
-    /// Commit each message as a row of table `messages` in an SQLite database FILE (created on
-    /// first use; WAL, full synchronous commits, one transaction per group of messages).
-    #[arg(long, value_name = "FILE", conflicts_with = "exec")]
+    /// Commit each message as a row of table `messages` in SQLite FILE.
+    ///
+    /// Created on first use; WAL, full synchronous commits, one transaction per group of
+    /// messages that arrived together.
+    #[arg(long, value_name = "FILE", conflicts_with = "exec", help_heading = heading::SINK)]
     pub sqlite: Option<PathBuf>,
-    /// Commit each message by piping it to `sh -c CMD` (env MLLP_PEER, MLLP_CONTROL_ID,
-    /// MLLP_MESSAGE_TYPE); exit 0 commits, --reject-exit-code rejects, anything else fails.
-    #[arg(long, value_name = "CMD")]
+    /// Commit each message by piping it to `sh -c CMD`.
+    ///
+    /// The command sees MLLP_PEER, MLLP_CONTROL_ID and MLLP_MESSAGE_TYPE in its environment;
+    /// exit 0 commits, --reject-exit-code rejects, anything else fails. Each command runs in its
+    /// own process group.
+    #[arg(long, value_name = "CMD", help_heading = heading::SINK)]
     pub exec: Option<String>,
     /// The --exec exit status that rejects a message (AR/CR).
-    #[arg(long, default_value_t = 2, requires = "exec")]
+    #[arg(long, value_name = "CODE", default_value_t = 2, requires = "exec", help_heading = heading::SINK)]
     pub reject_exit_code: i32,
-    /// Kill an --exec command still running after this long and fail its message (AE/CE).
-    #[arg(long, value_parser = humantime::parse_duration, default_value = "30s", requires = "exec")]
+    /// Kill an --exec command and its group after this long.
+    ///
+    /// Its whole process group is killed, as on a stop; the message is not committed and is
+    /// answered AE/CE.
+    #[arg(long, value_name = "DURATION", value_parser = crate::values::duration(), default_value = "30s", requires = "exec", help_heading = heading::SINK)]
     pub exec_timeout: Duration,
     /// --exec commands running at once.
-    #[arg(long, default_value_t = 4, requires = "exec")]
+    #[arg(long, value_name = "N", default_value_t = 4, requires = "exec", help_heading = heading::SINK)]
     pub exec_concurrency: usize,
 
-    /// How to answer: `auto` follows MSH-15 and the commit; `none` never answers; a code forces
-    /// it for testing (still never positive for an uncommitted or damaged message).
-    #[arg(long, value_enum, default_value_t = AckArg::Auto)]
+    /// How to answer: auto, none, or a forced code (AA, AE, ...).
+    ///
+    /// `auto` follows MSH-15 and the commit; `none` never answers; a code forces it for testing
+    /// (still never positive for an uncommitted or damaged message).
+    #[arg(long, value_name = "MODE", value_enum, hide_possible_values = true, default_value_t = AckArg::Auto, help_heading = heading::ANSWER)]
     pub ack: AckArg,
-
-    /// Answer a message whose MSH-10 + MSH-7 was already committed positively, without committing
-    /// it again (remembered in --out-dir's journal, or by a unique index with --sqlite).
-    #[arg(long)]
+    /// Answer a repeated message positively without committing it again.
+    ///
+    /// A repeat has the same MSH-3, MSH-4, MSH-10 and MSH-7 as a message already committed
+    /// (remembered in --out-dir's journal, or by a unique index with --sqlite).
+    #[arg(long, help_heading = heading::ANSWER)]
     pub dedupe: bool,
-    /// How many committed messages --dedupe remembers (not used with --sqlite: the table is the
-    /// memory).
-    #[arg(long, value_name = "N", default_value_t = 100_000, requires = "dedupe")]
+    /// Messages --dedupe remembers (not with --sqlite).
+    #[arg(long, value_name = "N", default_value_t = 100_000, requires = "dedupe", help_heading = heading::ANSWER)]
     pub dedupe_window: usize,
-    /// Commit a batch frame (FHS/BHS) as one unit and answer it with a batch acknowledgement.
-    #[arg(long)]
+    /// Commit a batch (FHS/BHS) as one unit and answer it with one ACK.
+    #[arg(long, help_heading = heading::ANSWER)]
     pub batch_ack: bool,
 
-    /// Test double: hold every ACK back this long after the commit.
-    #[arg(long, value_parser = humantime::parse_duration, value_name = "DURATION")]
+    /// Hold every ACK back this long after the commit.
+    #[arg(long, value_parser = crate::values::duration(), value_name = "DURATION", help_heading = heading::TEST_DOUBLE)]
     pub ack_delay: Option<Duration>,
-    /// Test double: this share of messages (0..1) is not committed and answered AE/CE.
-    #[arg(long, value_name = "P", default_value_t = 0.0)]
+    /// Share (0..1) not committed, answered AE/CE.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.0, help_heading = heading::TEST_DOUBLE)]
     pub nack_rate: f64,
-    /// Test double: this share of messages (0..1) is not committed and answered AR/CR.
-    #[arg(long, value_name = "P", default_value_t = 0.0)]
+    /// Share (0..1) not committed, answered AR/CR.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.0, help_heading = heading::TEST_DOUBLE)]
     pub reject_rate: f64,
-    /// Test double: this share of messages (0..1) is committed and never answered.
-    #[arg(long, value_name = "P", default_value_t = 0.0)]
+    /// Share (0..1) committed, never answered.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.0, help_heading = heading::TEST_DOUBLE)]
     pub silent_rate: f64,
-    /// Test double: answer N messages on each connection, then close it.
-    #[arg(long, value_name = "N")]
+    /// Answer N messages on each connection, then close it.
+    #[arg(long, value_name = "N", help_heading = heading::TEST_DOUBLE)]
     pub drop_after: Option<u64>,
-    /// Seed for the test-double rates (default: from the clock, printed in the stats).
-    #[arg(long, value_name = "S")]
+    /// Seed for the rates (default: from the clock, shown in the stats).
+    #[arg(long, value_name = "SEED", help_heading = heading::TEST_DOUBLE)]
     pub seed: Option<u64>,
 
-    /// Serve TLS with this certificate chain (PEM); needs --tls-key.
-    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    /// Serve TLS with this certificate chain (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_key", help_heading = heading::TLS)]
     pub tls_cert: Option<PathBuf>,
     /// The private key (PEM) of --tls-cert.
-    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    #[arg(long, value_name = "FILE", requires = "tls_cert", help_heading = heading::TLS)]
     pub tls_key: Option<PathBuf>,
-    /// Roots (PEM) that client certificates are verified against; needed by --client-auth
-    /// want|must.
-    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    /// Roots (PEM) client certificates are verified against.
+    ///
+    /// Needed by --client-auth want and must.
+    #[arg(long, value_name = "FILE", requires = "tls_cert", help_heading = heading::TLS)]
     pub client_ca: Option<PathBuf>,
-    /// Client certificates: not asked for, asked for and verified when given, or required.
-    #[arg(long, value_enum, default_value_t = ClientAuthArg::None, requires = "tls_cert")]
+    /// Client certificates: none, want, must.
+    ///
+    /// none: not asked for. want: asked for, verified when given. must: required.
+    #[arg(long, value_name = "MODE", value_enum, hide_possible_values = true, default_value_t = ClientAuthArg::None, requires = "tls_cert", help_heading = heading::TLS)]
     pub client_auth: ClientAuthArg,
-    /// A client that has not finished its TLS handshake within this long is dropped.
-    #[arg(long, value_parser = humantime::parse_duration, default_value = "10s")]
+    /// Bound on a client's TLS handshake.
+    #[arg(long, value_name = "DURATION", value_parser = crate::values::duration(), default_value = "10s", help_heading = heading::TLS)]
     pub tls_handshake_timeout: Duration,
 
-    /// Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898).
-    #[arg(long, value_name = "ADDR")]
-    pub metrics: Option<SocketAddr>,
-
-    /// Turn every framing tolerance off (FS without CR, LF after FS, whitespace before VT).
-    #[arg(long)]
+    /// Turn every framing tolerance off.
+    ///
+    /// The tolerances: FS without CR, LF after FS, whitespace before VT.
+    #[arg(long, help_heading = heading::LIMITS)]
     pub strict: bool,
-    /// Largest payload accepted, in bytes (suffixes K, M, G, also KiB, MiB, GiB); larger frames
-    /// end the connection.
-    #[arg(long, value_name = "SIZE", value_parser = crate::values::size(), default_value = "16MiB")]
+    /// Largest payload accepted (K, M, G suffixes).
+    ///
+    /// A larger frame ends the connection.
+    #[arg(long, value_name = "SIZE", value_parser = crate::values::size(), default_value = "16MiB", help_heading = heading::LIMITS)]
     pub max_frame_size: u64,
-    /// Connections open at once; extra peers are accepted and closed at once.
-    #[arg(long, default_value_t = 1024)]
+    /// Connections open at once.
+    ///
+    /// Peers beyond it are accepted and closed at once (cause max-connections).
+    #[arg(long, value_name = "N", default_value_t = 1024, help_heading = heading::LIMITS)]
     pub max_connections: usize,
-    /// Close a connection that sends nothing for this long (default: never).
-    #[arg(long, value_parser = humantime::parse_duration)]
+    /// Connections per address [default: --max-connections / 4].
+    ///
+    /// Extra ones are accepted and closed at once (cause per-peer-limit).
+    #[arg(long, value_name = "N", help_heading = heading::LIMITS)]
+    pub max_connections_per_peer: Option<usize>,
+    /// Bound on receiving one frame; 0 turns it off.
+    ///
+    /// Runs from the first byte after the last complete frame (whitespace counts) to the frame's
+    /// end; a connection past it is closed (cause frame-timeout).
+    #[arg(long, value_parser = parse_optional_duration, default_value = "60s", value_name = "DURATION", help_heading = heading::LIMITS)]
+    pub frame_timeout: OptionalDuration,
+    /// Memory for all partial frames together.
+    ///
+    /// A connection whose frame would pass it is closed (cause buffer-budget, code
+    /// MLLP_FRAME_TOO_LARGE). One address may hold the same share of it as of --max-connections
+    /// (but always room for one --max-frame-size).
+    #[arg(long, value_parser = crate::values::size(), default_value = "256MiB", value_name = "SIZE", help_heading = heading::LIMITS)]
+    pub max_buffered: u64,
+    /// Close a link idle this long (default: never).
+    #[arg(long, value_name = "DURATION", value_parser = crate::values::duration(), help_heading = heading::LIMITS)]
     pub idle_timeout: Option<Duration>,
-    /// On SIGINT/SIGTERM, how long commits under way may take to finish and be acknowledged.
-    #[arg(long, value_parser = humantime::parse_duration, default_value = "30s")]
+    /// On a stop, how long commits under way may take.
+    #[arg(long, value_name = "DURATION", value_parser = crate::values::duration(), default_value = "30s", help_heading = heading::LIMITS)]
     pub drain_timeout: Duration,
+
+    /// JSON: --log-format json, and --format json when stdout is the sink.
+    #[arg(long, help_heading = heading::OUTPUT)]
+    pub json: bool,
+    /// Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898).
+    ///
+    /// A wildcard address needs --allow-wildcard; at most 16 scrapes at once, each closed after
+    /// 10 s.
+    #[arg(long, value_name = "ADDR", help_heading = heading::OUTPUT)]
+    pub metrics: Option<SocketAddr>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -173,6 +214,23 @@ pub enum AckArg {
     CR,
 }
 
+/// A duration where `0` means "none".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OptionalDuration(pub Option<Duration>);
+
+fn parse_optional_duration(text: &str) -> Result<OptionalDuration, String> {
+    if text.trim() == "0" {
+        return Ok(OptionalDuration(None));
+    }
+    match humantime::parse_duration(text) {
+        Ok(d) if d.is_zero() => Ok(OptionalDuration(None)),
+        Ok(d) => Ok(OptionalDuration(Some(d))),
+        Err(e) => Err(format!(
+            "`{text}` is not a duration ({e}); e.g. 60s, 500ms, or 0 for none"
+        )),
+    }
+}
+
 impl ListenArgs {
     pub fn config(&self) -> anyhow::Result<ServerConfig> {
         let ack = match self.ack {
@@ -193,6 +251,9 @@ impl ListenArgs {
             },
             max_frame: usize::try_from(self.max_frame_size).unwrap_or(usize::MAX),
             max_connections: self.max_connections,
+            max_connections_per_peer: self.max_connections_per_peer,
+            frame_timeout: self.frame_timeout.0,
+            max_buffered: usize::try_from(self.max_buffered).unwrap_or(usize::MAX),
             idle_timeout: self.idle_timeout,
             drain_timeout: self.drain_timeout,
             ack,
@@ -250,6 +311,15 @@ impl ListenArgs {
         Ok(Some(Arc::new(memory)))
     }
 
+    /// What the stdout sink prints: --format, else json under --json, else hl7.
+    pub fn stdout_format(&self) -> Format {
+        match (self.format, self.json) {
+            (Some(format), _) => format,
+            (None, true) => Format::Json,
+            (None, false) => Format::Hl7,
+        }
+    }
+
     fn plain_sink(&self) -> anyhow::Result<Arc<dyn Sink>> {
         if let Some(file) = &self.sqlite {
             let sink = SqliteSink::open(file, self.dedupe).context("--sqlite")?;
@@ -269,7 +339,7 @@ impl ListenArgs {
                 concurrency: self.exec_concurrency,
             })));
         }
-        let format = match self.format {
+        let format = match self.stdout_format() {
             Format::Hl7 => OutputFormat::Hl7,
             Format::Json => OutputFormat::Json,
             Format::Raw => OutputFormat::Raw,

@@ -1,5 +1,6 @@
 //! `listen --metrics`: server events counted into the Prometheus recorder.
 
+use mllp::cause::Cause;
 use mllp::server::ServerEvent;
 
 /// Bounds of the commit-latency histogram, in seconds.
@@ -15,8 +16,8 @@ pub fn record(event: &ServerEvent) {
             metrics::gauge!("mllp_listen_connections_open").increment(1.0);
         }
         ServerEvent::ConnectionClosed { cause, .. } => {
-            // A peer refused at max-connections was never counted open.
-            if cause.as_str() != "max-connections" {
+            // A peer refused at once was never counted open.
+            if !matches!(cause, Cause::MaxConnections | Cause::PerPeerLimit) {
                 metrics::gauge!("mllp_listen_connections_open").decrement(1.0);
             }
             metrics::counter!("mllp_listen_connections_closed_total", "cause" => cause.as_str())
@@ -25,6 +26,9 @@ pub fn record(event: &ServerEvent) {
         ServerEvent::AcceptFailed { cause, .. } => {
             metrics::counter!("mllp_listen_tls_client_errors_total", "cause" => cause.as_str())
                 .increment(1);
+        }
+        ServerEvent::AcceptError { .. } => {
+            metrics::counter!("mllp_listen_accept_errors_total").increment(1);
         }
         ServerEvent::Warning { warning, .. } => {
             metrics::counter!("mllp_listen_warnings_total", "code" => warning.code.as_str())

@@ -32,6 +32,10 @@ pub fn spawn(
                     if let (ServerEvent::Listening { .. }, Some(addr)) = (&event, metrics) {
                         text.push_str(&crate::prometheus::announce_line(&diag, addr));
                         text.push('\n');
+                        if is_wildcard(addr.ip()) {
+                            let message = "serving metrics on every interface: any host that can reach this machine can read them";
+                            push_wildcard_warning(&diag, message, &mut text);
+                        }
                     }
                 }
                 let mut err = std::io::stderr().lock();
@@ -41,31 +45,56 @@ pub fn spawn(
         })
 }
 
-fn push(diag: &Diag, event: &ServerEvent, text: &mut String) {
-    if let ServerEvent::Message {
+/// A header field for a log line: lossy text, control characters replaced, at most 64
+/// characters; `None` when the message has no such field.
+fn header_text(field: &Option<bytes::Bytes>) -> Option<String> {
+    let field = field.as_ref().filter(|f| !f.is_empty())?;
+    Some(
+        String::from_utf8_lossy(field)
+            .chars()
+            .take(64)
+            .map(|c| if c.is_control() { '?' } else { c })
+            .collect(),
+    )
+}
+
+/// The human line of one message: which message (MSH-10, MSH-9), its size, and its answer.
+fn message_line(text: &mut String, event: &ServerEvent) {
+    use std::fmt::Write as _;
+    let ServerEvent::Message {
         connection,
         bytes,
         ack_code,
         duplicate,
         commit_ms,
+        control_id,
+        message_type,
     } = event
-    {
-        if !diag.json() && !diag.quiet {
-            // The commonest line, written in place: the same text `describe` gives.
-            use std::fmt::Write as _;
-            let duplicate_text = if *duplicate { ", duplicate" } else { "" };
-            let _ = match ack_code {
-                Some(code) => writeln!(
-                    text,
-                    "connection {connection}: message {bytes} bytes, answered {code}{duplicate_text}, commit {commit_ms:.2} ms"
-                ),
-                None => writeln!(
-                    text,
-                    "connection {connection}: message {bytes} bytes, no ACK{duplicate_text}, commit {commit_ms:.2} ms"
-                ),
-            };
-            return;
-        }
+    else {
+        return;
+    };
+    let id = header_text(control_id).unwrap_or_else(|| "(no MSH-10)".into());
+    let _ = write!(text, "connection {connection}: message {id}");
+    if let Some(kind) = header_text(message_type) {
+        let _ = write!(text, " {kind}");
+    }
+    let _ = write!(text, ", {bytes} bytes, ");
+    let _ = match ack_code {
+        Some(code) => write!(text, "answered {code}"),
+        None => write!(text, "no ACK"),
+    };
+    if *duplicate {
+        text.push_str(", duplicate");
+    }
+    let _ = write!(text, ", commit {commit_ms:.2} ms");
+}
+
+fn push(diag: &Diag, event: &ServerEvent, text: &mut String) {
+    if matches!(event, ServerEvent::Message { .. }) && !diag.json() && !diag.quiet {
+        // The commonest line, written in place: the same text `describe` gives.
+        message_line(text, event);
+        text.push('\n');
+        return;
     }
     if let Some((name, human, fields)) = describe(diag, event) {
         text.push_str(&diag.line(name, || human, fields));
@@ -74,22 +103,28 @@ fn push(diag: &Diag, event: &ServerEvent, text: &mut String) {
     // Binding every interface is said right after the address, whatever the verbosity.
     if let ServerEvent::Listening { addr } = event {
         if is_wildcard(addr.ip()) {
-            let code = "MLLP_BIND_ALL_INTERFACES";
             let message = "listening on every interface: any host that can reach this machine can send messages";
-            let human = format!("{} {code}: {message}", diag.paint("warning:", "1;33"));
-            text.push_str(&diag.line(
-                "security_warning",
-                || human,
-                json!({ "code": code, "message": message }),
-            ));
-            text.push('\n');
+            push_wildcard_warning(diag, message, text);
         }
     }
 }
 
+/// The security warning for an address bound on every interface.
+fn push_wildcard_warning(diag: &Diag, message: &str, text: &mut String) {
+    let code = "MLLP_BIND_ALL_INTERFACES";
+    let human = format!("{} {code}: {message}", diag.paint("warning:", "1;33"));
+    text.push_str(&diag.line(
+        "security_warning",
+        || human,
+        json!({ "code": code, "message": message }),
+    ));
+    text.push('\n');
+}
+
 /// An event's name, human line and JSON fields; `None` when this verbosity hides it.
 fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, Value)> {
-    // Under --quiet only the address, security warnings and the final stats are shown.
+    // Under --quiet only the address, security warnings, accept errors and the final stats are
+    // shown.
     let quiet = diag.quiet;
     Some(match event {
         ServerEvent::Listening { addr } => (
@@ -97,7 +132,14 @@ fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, V
             format!("listening on {addr}"),
             json!({ "addr": addr.to_string() }),
         ),
-        _ if quiet && !matches!(event, ServerEvent::SecurityWarning { .. }) => return None,
+        _ if quiet
+            && !matches!(
+                event,
+                ServerEvent::SecurityWarning { .. } | ServerEvent::AcceptError { .. }
+            ) =>
+        {
+            return None
+        }
         ServerEvent::ConnectionOpened {
             connection,
             peer,
@@ -162,6 +204,14 @@ fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, V
             ),
             json!({ "connection": connection, "peer": &**peer, "cause": cause, "detail": detail }),
         ),
+        ServerEvent::AcceptError { error, count } => (
+            "accept_error",
+            format!(
+                "{} accepting a connection failed ({count} so far): {error}; backing off",
+                diag.paint("warning:", "33")
+            ),
+            json!({ "error": error, "count": count }),
+        ),
         ServerEvent::Warning {
             connection,
             warning,
@@ -179,17 +229,13 @@ fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, V
             ack_code,
             duplicate,
             commit_ms,
+            control_id,
+            message_type,
         } => {
-            let duplicate_text = if *duplicate { ", duplicate" } else { "" };
-            let human = match ack_code {
-                _ if diag.json() => String::new(),
-                Some(code) => format!(
-                    "connection {connection}: message {bytes} bytes, answered {code}{duplicate_text}, commit {commit_ms:.2} ms"
-                ),
-                None => format!(
-                    "connection {connection}: message {bytes} bytes, no ACK{duplicate_text}, commit {commit_ms:.2} ms"
-                ),
-            };
+            let mut human = String::new();
+            if !diag.json() {
+                message_line(&mut human, event);
+            }
             // One per message: the JSON fields are built only when they are written.
             let fields = if diag.json() {
                 json!({
@@ -198,6 +244,8 @@ fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, V
                     "ack_code": ack_code,
                     "duplicate": duplicate,
                     "commit_ms": (commit_ms * 1000.0).round() / 1000.0,
+                    "control_id": header_text(control_id),
+                    "message_type": header_text(message_type),
                 })
             } else {
                 Value::Null
@@ -240,117 +288,74 @@ fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, V
 pub fn stats(diag: &Diag, stats: &StatsSnapshot, seed: Option<u64>) {
     let mut fields = serde_json::to_value(stats).unwrap_or(Value::Null);
     if let (Some(seed), Value::Object(map)) = (seed, &mut fields) {
-        map.insert("seed".into(), json!(seed));
+        // A string: JSON readers that hold numbers as doubles (jq) would round a u64.
+        map.insert("seed".into(), json!(seed.to_string()));
     }
-    let human = format!("stats {fields}");
-    diag.event("stats", || human, fields);
+    let human = || stats_lines(stats, seed);
+    diag.event("stats", human, fields);
+}
+
+/// The final counters for people: a few labelled lines, zero counts left out.
+fn stats_lines(s: &StatsSnapshot, seed: Option<u64>) -> String {
+    let listed = |counts: &std::collections::BTreeMap<&'static str, u64>| {
+        if counts.is_empty() {
+            return "none".to_string();
+        }
+        let items: Vec<String> = counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        items.join(", ")
+    };
+    let nonzero = |items: &[(&str, u64)]| {
+        let items: Vec<String> = items
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        if items.is_empty() {
+            "none".to_string()
+        } else {
+            items.join(", ")
+        }
+    };
+    let mut lines = vec![
+        format!(
+            "stopped: {} received over {}",
+            crate::diag::count(s.messages, "message"),
+            crate::diag::count(s.connections_accepted, "connection")
+        ),
+        format!(
+            "  messages: {}",
+            nonzero(&[
+                ("committed", s.committed),
+                ("duplicates", s.duplicates),
+                ("rejected", s.rejected),
+                ("commit failed", s.commit_failed),
+                ("inbound ACKs", s.inbound_acks),
+                ("unanswered", s.unanswered),
+            ])
+        ),
+        format!("  ACKs: {}", listed(&s.acks_by_code)),
+    ];
+    if !s.nacks_by_reason.is_empty() {
+        lines.push(format!("  negative ACKs: {}", listed(&s.nacks_by_reason)));
+    }
+    lines.push(format!(
+        "  connections: {}; closed: {}",
+        nonzero(&[
+            ("refused", s.connections_refused),
+            ("failed handshakes", s.accept_failed),
+            ("open", s.connections_open),
+        ]),
+        listed(&s.closed_by_cause)
+    ));
+    if !s.warnings_by_code.is_empty() {
+        lines.push(format!("  warnings: {}", listed(&s.warnings_by_code)));
+    }
+    lines.push(format!("  bytes: {} in, {} out", s.bytes_in, s.bytes_out));
+    if let Some(seed) = seed {
+        lines.push(format!("  test-double seed: {seed}"));
+    }
+    lines.join("\n")
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cli::LogFormat;
-    use mllp::ack::{AckCode, NackReason};
-    use mllp::cause::Cause;
-    use mllp::server::NackWhy;
-
-    fn line(format: LogFormat, event: &ServerEvent) -> String {
-        let diag = Diag {
-            format,
-            verbose: 0,
-            quiet: false,
-            color: false,
-            stdout_color: false,
-        };
-        let mut text = String::new();
-        push(&diag, event, &mut text);
-        text.trim_end().to_string()
-    }
-
-    #[test]
-    fn a_failed_commit_is_handler_rejected_in_both_formats() {
-        let nack = |why| ServerEvent::Nack {
-            connection: 7,
-            ack_code: AckCode::AE,
-            why,
-        };
-        let failed = nack(NackWhy::CommitFailed);
-        assert_eq!(
-            line(LogFormat::Human, &failed),
-            "connection 7: answered AE (handler-rejected, commit-failed)"
-        );
-        let json: Value = serde_json::from_str(&line(LogFormat::Json, &failed)).unwrap();
-        assert_eq!(json["reason"], "handler-rejected");
-        assert_eq!(json["detail"], "commit-failed");
-        let rejected = nack(NackWhy::Reason(NackReason::HandlerRejected));
-        assert_eq!(
-            line(LogFormat::Human, &rejected),
-            "connection 7: answered AE (handler-rejected)"
-        );
-        let json: Value = serde_json::from_str(&line(LogFormat::Json, &rejected)).unwrap();
-        assert_eq!(json["detail"], Value::Null);
-    }
-
-    #[test]
-    fn message_lines_in_both_formats() {
-        let message = |ack_code, duplicate| ServerEvent::Message {
-            connection: 3,
-            bytes: 150,
-            ack_code,
-            duplicate,
-            commit_ms: 0.1234,
-        };
-        assert_eq!(
-            line(LogFormat::Human, &message(Some(AckCode::AA), false)),
-            "connection 3: message 150 bytes, answered AA, commit 0.12 ms"
-        );
-        assert_eq!(
-            line(LogFormat::Human, &message(None, true)),
-            "connection 3: message 150 bytes, no ACK, duplicate, commit 0.12 ms"
-        );
-        // The in-place line is the one `describe` gives.
-        let diag = Diag {
-            format: LogFormat::Human,
-            verbose: 0,
-            quiet: false,
-            color: false,
-            stdout_color: false,
-        };
-        for event in [message(Some(AckCode::AE), true), message(None, false)] {
-            let (_, human, _) = describe(&diag, &event).unwrap();
-            assert_eq!(line(LogFormat::Human, &event), human);
-        }
-        let json: Value =
-            serde_json::from_str(&line(LogFormat::Json, &message(Some(AckCode::CA), true)))
-                .unwrap();
-        assert_eq!(
-            json,
-            json!({
-                "event": "message",
-                "connection": 3,
-                "bytes": 150,
-                "ack_code": "CA",
-                "duplicate": true,
-                "commit_ms": 0.123,
-            })
-        );
-    }
-
-    #[test]
-    fn a_tls_client_error_names_the_client() {
-        let event = ServerEvent::AcceptFailed {
-            connection: 3,
-            peer: "10.0.0.9:4000".into(),
-            cause: Cause::TlsHandshake,
-            detail: "client did not present a certificate".into(),
-        };
-        assert_eq!(
-            line(LogFormat::Human, &event),
-            "connection 3 from 10.0.0.9:4000: TLS handshake failed (tls-handshake): client did \
-             not present a certificate"
-        );
-        let json: Value = serde_json::from_str(&line(LogFormat::Json, &event)).unwrap();
-        assert_eq!(json["event"], "tls_client_error");
-        assert_eq!(json["detail"], "client did not present a certificate");
-    }
-}
+mod tests;

@@ -23,6 +23,8 @@ pub fn table(report: &Report) -> String {
         if let Some(error) = &phase.error {
             lines.insert(0, error.clone());
         }
+        // A detail with nothing to say leaves no blank line behind.
+        lines.retain(|line| !line.trim().is_empty());
         let first = lines.first().cloned().unwrap_or_default();
         let _ = writeln!(
             out,
@@ -61,7 +63,9 @@ fn phase_lines(phase: &PhaseReport) -> Vec<String> {
             lines
         }
         Some(Detail::Tls(tls)) => tls_lines(tls),
-        Some(Detail::Banner { silent: true, .. }) => vec!["silent".into()],
+        Some(Detail::Banner { silent: true, .. }) => {
+            vec!["silent (reachable; MLLP not exercised without --send)".into()]
+        }
         Some(Detail::Banner { peer, .. }) => vec![peer
             .map(|p| format!("{} bytes: {}", p.bytes, p.kind))
             .unwrap_or_default()],

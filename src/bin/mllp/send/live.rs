@@ -6,7 +6,7 @@
 
 use super::{ProgressArg, SendArgs};
 use crate::diag::Diag;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use mllp::cause::{Cause, Class};
 use mllp::client::{ClientEvent, Fate, Reason, State};
 use serde_json::json;
@@ -17,6 +17,16 @@ use std::time::{Duration, Instant};
 
 /// How often the bar's counts are refreshed, at most.
 const REFRESH: Duration = Duration::from_millis(100);
+
+/// Messages per second, rounded: `1015/s`, `9.8/s`.
+fn rate(state: &ProgressState, w: &mut dyn std::fmt::Write) {
+    let per_sec = state.per_sec();
+    let _ = if per_sec < 10.0 {
+        write!(w, "{per_sec:.1}/s")
+    } else {
+        write!(w, "{per_sec:.0}/s")
+    };
+}
 
 pub struct Live {
     bar: Option<ProgressBar>,
@@ -53,13 +63,14 @@ impl Live {
         };
         let bar = target.map(|target| {
             let bar = ProgressBar::with_draw_target(total, target);
+            // The bar takes what the text leaves of the terminal's width, so the line never wraps.
             let template = if total.is_some() {
-                "{bar:30} {pos}/{len} {per_sec} eta {eta} {msg}"
+                "{wide_bar} {pos}/{len} {rate} eta {eta} {msg}"
             } else {
-                "{spinner} {pos} {per_sec} {msg}"
+                "{spinner} {pos} {rate} {msg}"
             };
             if let Ok(style) = ProgressStyle::with_template(template) {
-                bar.set_style(style);
+                bar.set_style(style.with_key("rate", rate));
             }
             bar
         });
@@ -246,7 +257,10 @@ impl Live {
             ),
             ClientEvent::Reconnecting { attempt, delay } => diag.line(
                 "reconnecting",
-                || format!("reconnecting: attempt {attempt} in {delay:?}"),
+                || {
+                    let delay = mllp::duration::Rounded(*delay);
+                    format!("reconnecting: attempt {attempt} in {delay}")
+                },
                 json!({ "attempt": attempt, "delay_ms": delay.as_millis() as u64 }),
             ),
             ClientEvent::Error { cause, class } => diag.line(
@@ -262,6 +276,11 @@ impl Live {
             other => diag.line("client_event", || other.to_string(), json!({})),
         };
         self.line(&line);
+    }
+
+    /// The bar, for writers that must not tear it (stdout on the same terminal).
+    pub fn bar(&self) -> Option<ProgressBar> {
+        self.bar.clone()
     }
 
     pub fn finish(&self) {

@@ -6,6 +6,7 @@ use super::engine::Item;
 use super::SendArgs;
 use crate::diag::Diag;
 use crate::stdout::Out;
+use indicatif::ProgressBar;
 use mllp::client::{Fate, Population};
 use serde_json::{json, Value};
 use std::io::{BufWriter, Write};
@@ -19,7 +20,13 @@ pub struct Output {
     label_width: usize,
     id_width: usize,
     out: BufWriter<Out>,
+    /// The progress bar on stderr: stdout is written with it cleared, so a line never lands
+    /// on or under a stale bar when both share a terminal.
+    bar: Option<ProgressBar>,
 }
+
+/// Buffered bytes past which lines are written out before the next, with the bar cleared.
+const FLUSH_AT: usize = 48 * 1024;
 
 /// What one message's record says, whatever the format.
 struct Record<'a> {
@@ -44,7 +51,13 @@ impl Output {
             label_width,
             id_width: 12,
             out: BufWriter::with_capacity(64 * 1024, Out),
+            bar: None,
         }
+    }
+
+    /// Write around `bar` from now on.
+    pub fn around(&mut self, bar: Option<ProgressBar>) {
+        self.bar = bar;
     }
 
     pub fn json(&self) -> bool {
@@ -55,6 +68,10 @@ impl Output {
     pub fn message(&mut self, item: &Item, fate: &Fate, cause: Option<&str>) {
         if self.quiet {
             return;
+        }
+        // The buffer never fills and flushes by itself, under the bar.
+        if self.out.buffer().len() > FLUSH_AT {
+            self.flush();
         }
         let ack = fate.ack().and_then(|a| mllp::hl7::scan_ack(a.bytes()));
         let shows_text = !matches!(fate.population(), Population::Accepted);
@@ -165,7 +182,14 @@ impl Output {
 
     /// Flush what is buffered, so results show as they come when the run is slow.
     pub fn flush(&mut self) {
-        let _ = self.out.flush();
+        if self.out.buffer().is_empty() {
+            return;
+        }
+        let out = &mut self.out;
+        let _ = match &self.bar {
+            Some(bar) => bar.suspend(|| out.flush()),
+            None => out.flush(),
+        };
     }
 
     /// The summary record (`--json`, on stdout, also under `--quiet`).

@@ -156,7 +156,9 @@ pub fn event_fields(
 }
 
 /// The summary for people, on stderr.
+/// Laid out for an 80-column terminal: lines break between items, never inside a word.
 pub fn human(tally: &Tally, elapsed: Duration, ending: Ending) -> String {
+    use crate::diag::{pack, TEXT_WIDTH};
     let populations: Vec<String> = Population::ALL
         .iter()
         .map(|p| format!("{} {}", tally.count(*p), p.as_str()))
@@ -166,20 +168,27 @@ pub fn human(tally: &Tally, elapsed: Duration, ending: Ending) -> String {
         .iter()
         .map(|(code, n)| format!("{code} {n}"))
         .collect();
-    let mut text = format!(
-        "sent {} in {:.2}s ({} msg/s): {}\n  by code: {}; reconnects: {}; resent: {}",
+    let mut lines = vec![format!(
+        "sent {} in {:.2}s ({} msg/s)",
         crate::diag::count(tally.read, "message"),
         elapsed.as_secs_f64(),
         rate(tally.read, elapsed),
-        populations.join(", "),
-        if codes.is_empty() {
-            "none".to_string()
-        } else {
-            codes.join(", ")
-        },
-        tally.reconnects,
-        tally.resent
-    );
+    )];
+    lines.extend(pack(&populations, TEXT_WIDTH, "  ", ", "));
+    let counts = [
+        format!(
+            "by code: {}",
+            if codes.is_empty() {
+                "none".to_string()
+            } else {
+                codes.join(", ")
+            }
+        ),
+        format!("reconnects: {}", tally.reconnects),
+        format!("resent: {}", tally.resent),
+    ];
+    lines.extend(pack(&counts, TEXT_WIDTH, "  ", "; "));
+    let mut text = lines.join("\n");
     if let Some(cause) = ending.gave_up {
         text.push_str(&format!(
             "\n  gave up: {cause} ({}): {}",

@@ -1,5 +1,7 @@
 //! The flags of `mllp soak`.
 
+use crate::cli::heading;
+use crate::manual::SOAK;
 use crate::netargs::{LinkArgs, TlsArgs};
 use crate::values;
 use clap::{Args, ValueEnum};
@@ -8,100 +10,98 @@ use mllp::target::Target;
 use std::path::PathBuf;
 use std::time::Duration;
 
-const EXAMPLES: &str = "\
-Examples:
-  mllp soak --duration 10s                           embedded listener, live view, report
-  mllp soak --connections 4 --rate 2000 --duration 1m --json > run.json
-  mllp soak --chaos reset=0.01,delay=0.1:50ms,drop=0.0005:3s --duration 5m
-  mllp soak --host engine.test --template adt.hl7 --rate 50 --duration 8h --report soak.json
-  mllp soak --host engine.test --allow-synthetic --max-p99 200ms --min-throughput 500
-  mllp soak --merge a.json b.json                    combine reports from several machines";
-
 #[derive(Debug, Args)]
-#[command(after_help = crate::exit::after_help(EXAMPLES, crate::exit::For::Soak))]
+#[command(after_help = SOAK.short_after_help(), after_long_help = SOAK.long_after_help())]
 pub struct SoakArgs {
-    /// The peer to drive, HOST or HOST:PORT (IPv6 in brackets). Without it, an embedded
-    /// listener on 127.0.0.1 takes the load. Never taken from the environment.
-    #[arg(long, value_name = "HOST[:PORT]", value_parser = values::target())]
-    pub host: Option<Target>,
-    /// The peer's port, when --host names none [default: 2575].
-    #[arg(long, value_name = "PORT", requires = "host", value_parser = values::port())]
-    pub port: Option<u16>,
-    /// Send the built-in synthetic ADT^A01 (processing ID T) to a real --host.
-    #[arg(long)]
-    pub allow_synthetic: bool,
-    /// Message templates: the first message of each file, used in turn. Each message sent gets a
-    /// unique MSH-10 and a fresh MSH-7.
-    #[arg(long, value_name = "FILE", num_args = 1..)]
+    /// Message templates: the first message of each FILE, in turn.
+    ///
+    /// Each message sent gets a unique MSH-10 and a fresh MSH-7.
+    #[arg(long, value_name = "FILE", num_args = 1.., help_heading = heading::INPUT)]
     pub template: Vec<PathBuf>,
+    /// Send the built-in synthetic ADT^A01 (processing ID T) to a real --host.
+    #[arg(long, help_heading = heading::INPUT)]
+    pub allow_synthetic: bool,
 
-    /// Connections, one client each.
-    #[arg(long, short = 'c', default_value_t = 1)]
-    pub connections: usize,
-    /// Total messages per second, spread evenly over the connections (`2000` or `2000/s`).
-    /// Unset: as fast as the window allows.
-    #[arg(long, value_name = "N/s", value_parser = values::rate())]
-    pub rate: Option<f64>,
-    /// Stop generating after this long.
-    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration())]
-    pub duration: Option<Duration>,
-    /// Stop after this many messages in total.
-    #[arg(long, value_name = "N")]
-    pub messages: Option<u64>,
-    /// Climb linearly to --rate over this long (without --rate: start the connections one by one
-    /// over this long).
-    #[arg(long, value_name = "DURATION", value_parser = values::duration())]
-    pub ramp_up: Option<Duration>,
-    /// Messages written and not yet acknowledged, per connection.
-    #[arg(long, value_name = "N", default_value = "64", value_parser = values::at_least_one())]
-    pub window: usize,
-
-    /// Inject faults: comma-separated kind=probability[:duration] with kinds reset, nack,
-    /// delay, stall, drop (e.g. reset=0.01,delay=0.1:50ms,drop=0.0005:3s).
-    #[arg(long, value_name = "SPEC", value_parser = parse_chaos)]
-    pub chaos: Option<ChaosSpec>,
-    /// Seed for the fault dice and the run's control IDs.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Embedded listener: commit each message as an fsynced file in DIR instead of memory.
-    #[arg(long, value_name = "DIR", conflicts_with = "host")]
-    pub out_dir: Option<PathBuf>,
-
-    /// Write the report (JSON) to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub report: Option<PathBuf>,
-    /// Print the report as JSON on stdout (and no live view).
-    #[arg(long)]
-    pub json: bool,
-    /// The live view: auto (when stderr is a terminal), always, never. Under --log-format json
-    /// it is never drawn: progress events come instead.
-    #[arg(long, value_enum, default_value_t = Live::Auto)]
-    pub live: Live,
-    /// How often a plain progress line (or progress event) is printed when the live view is off.
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = values::positive_duration())]
-    pub report_interval: Duration,
-    /// Serve Prometheus metrics on ADDR (e.g. 127.0.0.1:9898).
-    #[arg(long, value_name = "ADDR")]
-    pub metrics: Option<std::net::SocketAddr>,
-
-    /// Fail (exit 6) when the p99 latency is above this.
-    #[arg(long, value_name = "DURATION", value_parser = values::duration())]
-    pub max_p99: Option<Duration>,
-    /// Fail (exit 6) when more than this fraction of messages did not end accepted.
-    #[arg(long, value_name = "FRACTION", value_parser = values::fraction())]
-    pub max_error_rate: Option<f64>,
-    /// Fail (exit 6) when fewer messages than this were accepted per second.
-    #[arg(long, value_name = "N/s", value_parser = values::rate())]
-    pub min_throughput: Option<f64>,
-
-    /// Combine these reports into one on stdout, and run nothing.
-    #[arg(long, value_name = "REPORT", num_args = 1.., conflicts_with_all = ["host", "duration", "messages", "chaos"])]
-    pub merge: Vec<PathBuf>,
-
-    #[command(flatten)]
-    pub tls: TlsArgs,
+    /// Peer to drive, HOST[:PORT] (default: embedded listener).
+    ///
+    /// IPv6 in brackets: [fd00::7]:2575. Never taken from the environment, so that synthetic
+    /// patients cannot reach an engine by accident.
+    #[arg(long, value_name = "HOST[:PORT]", value_parser = values::target(), help_heading = heading::CONNECTION)]
+    pub host: Option<Target>,
+    /// Port, when --host has none [default: 2575].
+    #[arg(long, value_name = "PORT", requires = "host", value_parser = values::port(), help_heading = heading::CONNECTION)]
+    pub port: Option<u16>,
     #[command(flatten)]
     pub link: LinkArgs,
+    #[command(flatten)]
+    pub tls: TlsArgs,
+
+    /// Connections, one client each.
+    #[arg(long, short = 'c', value_name = "N", default_value_t = 1, help_heading = heading::LOAD)]
+    pub connections: usize,
+    /// Total messages per second over all connections (`2000` or `2000/s`).
+    ///
+    /// Unset: as fast as the window allows.
+    #[arg(long, value_name = "RATE", value_parser = values::rate(), help_heading = heading::LOAD)]
+    pub rate: Option<f64>,
+    /// Stop generating after this long.
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(), help_heading = heading::LOAD)]
+    pub duration: Option<Duration>,
+    /// Stop after this many messages in total.
+    #[arg(long, value_name = "N", help_heading = heading::LOAD)]
+    pub messages: Option<u64>,
+    /// Climb linearly to --rate over this long.
+    ///
+    /// Without --rate: start the connections one by one over this long.
+    #[arg(long, value_name = "DURATION", value_parser = values::duration(), help_heading = heading::LOAD)]
+    pub ramp_up: Option<Duration>,
+    /// Messages in flight per connection, at most.
+    #[arg(long, value_name = "N", default_value = "64", value_parser = values::at_least_one(), help_heading = heading::LOAD)]
+    pub window: usize,
+    /// Inject faults: kind=probability[:duration],... (see --help).
+    ///
+    /// Comma-separated, with kinds reset, nack, delay, stall, drop: for example
+    /// reset=0.01,delay=0.1:50ms,drop=0.0005:3s.
+    #[arg(long, value_name = "FAULTS", value_parser = parse_chaos, help_heading = heading::LOAD)]
+    pub chaos: Option<ChaosSpec>,
+    /// Seed for the fault dice and the run's control IDs.
+    #[arg(long, value_name = "SEED", help_heading = heading::LOAD)]
+    pub seed: Option<u64>,
+    /// Embedded listener: commit each message as an fsynced file in DIR.
+    #[arg(long, value_name = "DIR", conflicts_with = "host", help_heading = heading::LOAD)]
+    pub out_dir: Option<PathBuf>,
+
+    /// Fail (exit 6) when the p99 latency is above this.
+    #[arg(long, value_name = "DURATION", value_parser = values::duration(), help_heading = heading::THRESHOLDS)]
+    pub max_p99: Option<Duration>,
+    /// Fail (exit 6) when more than this share did not end accepted.
+    #[arg(long, value_name = "FRACTION", value_parser = values::fraction(), help_heading = heading::THRESHOLDS)]
+    pub max_error_rate: Option<f64>,
+    /// Fail (exit 6) when fewer than N were accepted per second.
+    #[arg(long, value_name = "N", value_parser = values::rate(), help_heading = heading::THRESHOLDS)]
+    pub min_throughput: Option<f64>,
+
+    /// Write the report (JSON) to FILE.
+    #[arg(long, value_name = "FILE", help_heading = heading::OUTPUT)]
+    pub report: Option<PathBuf>,
+    /// Print the report as JSON on stdout (and no live view).
+    #[arg(long, help_heading = heading::OUTPUT)]
+    pub json: bool,
+    /// The live view on stderr: auto, always, never.
+    ///
+    /// auto: when stderr is a terminal. Under --log-format json it is never drawn: progress
+    /// events come instead.
+    #[arg(long, value_name = "WHEN", value_enum, hide_possible_values = true, default_value_t = Live::Auto, help_heading = heading::OUTPUT)]
+    pub live: Live,
+    /// Progress line interval without the live view.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = values::positive_duration(), help_heading = heading::OUTPUT)]
+    pub report_interval: Duration,
+    /// Serve Prometheus metrics on ADDR (e.g. 127.0.0.1:9898).
+    #[arg(long, value_name = "ADDR", help_heading = heading::OUTPUT)]
+    pub metrics: Option<std::net::SocketAddr>,
+    /// Combine these reports into one on stdout, and run nothing.
+    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with_all = ["host", "duration", "messages", "chaos"], help_heading = heading::OUTPUT)]
+    pub merge: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -51,9 +51,12 @@ impl Embedded {
             None => None,
         };
         let sink = Arc::new(LedgerSink::new(ledger.clone(), inner));
+        let defaults = ServerConfig::default();
         let config = ServerConfig {
             drain_timeout: Duration::from_secs(5),
-            ..ServerConfig::default()
+            // Every connection comes from this process, on loopback.
+            max_connections_per_peer: Some(defaults.max_connections),
+            ..defaults
         };
         let (drops_tx, drops) = mpsc::channel(1);
         let mut builder = Server::builder(config, sink);

@@ -130,7 +130,8 @@ impl Plan {
             "correlation": "control-id",
             "tls": args.tls.enabled(),
             "chaos": args.chaos,
-            "seed": seed,
+            // A string: JSON readers that hold numbers as doubles (jq) would round a u64.
+            "seed": seed.to_string(),
             "ack_timeout_s": args.link.ack_timeout.as_secs_f64(),
             "drain_timeout_s": args.link.drain_timeout.as_secs_f64(),
         });

@@ -20,10 +20,17 @@ pub fn human(r: &Report) -> String {
         "soak: {} generated in {:.1}s, {:.1} accepted/s",
         r.generated, r.elapsed_s, r.throughput
     ));
-    line(format!(
-        "  accepted {}  negative {}  committed-only {}  unknown-fate {}  never-delivered {}  refused {}",
-        r.accepted, r.negative, r.committed_only, r.unknown_fate, r.never_delivered, r.refused
-    ));
+    let populations = [
+        format!("accepted {}", r.accepted),
+        format!("negative {}", r.negative),
+        format!("committed-only {}", r.committed_only),
+        format!("unknown-fate {}", r.unknown_fate),
+        format!("never-delivered {}", r.never_delivered),
+        format!("refused {}", r.refused),
+    ];
+    for packed in crate::diag::pack(&populations, crate::diag::TEXT_WIDTH, "  ", "  ") {
+        line(packed);
+    }
     line(format!("  ack codes:{}", or_none(&r.by_code)));
     line(format!(
         "  latency ms: p50 {:.3}  p90 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}",

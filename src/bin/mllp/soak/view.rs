@@ -75,8 +75,9 @@ impl View {
         let multi = (mode == Mode::Live).then(|| {
             let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(8));
             let style = ProgressStyle::with_template("{msg}").expect("constant template");
-            // Header, totals, then one line per connection (at most 16 shown).
-            for _ in 0..2 + connections.min(16) {
+            // The figures (as many lines as the width needs), then one line per connection (at
+            // most 16 shown).
+            for _ in 0..1 + connections.min(16) {
                 let bar = multi.add(ProgressBar::new_spinner());
                 bar.set_style(style.clone());
                 bars.push(bar);
@@ -105,35 +106,40 @@ impl View {
 
     pub fn draw(&mut self, s: &Snapshot) {
         self.last = Some(Instant::now());
-        let head = format!(
-            "soak {:>7.1}s  sent {:>8.0}/s  done {:>8.0}/s  p50 {:.2}ms  p99 {:.2}ms  max {:.2}ms  in flight {}",
-            s.elapsed.as_secs_f64(),
-            s.sent_per_s,
-            s.done_per_s,
-            s.recent[0],
-            s.recent[1],
-            s.recent[2],
-            s.in_flight
-        );
         let t = s.totals;
-        let totals = format!(
-            "  generated {}  accepted {}  negative {}  committed-only {}  unknown {}  never-delivered {}  refused {}  reconnects {}{}{}",
-            t.generated,
-            t.accepted,
-            t.negative,
-            t.committed_only,
-            t.unknown_fate,
-            t.never_delivered,
-            t.refused,
-            t.reconnects,
-            counts("  codes", &t.by_code),
-            counts("  errors", &t.errors_by_cause),
-        );
+        let head = [
+            format!("soak {:.1}s", s.elapsed.as_secs_f64()),
+            format!("sent {:.0}/s", s.sent_per_s),
+            format!("done {:.0}/s", s.done_per_s),
+            format!("in flight {}", s.in_flight),
+            format!("p50 {:.2}ms", s.recent[0]),
+            format!("p99 {:.2}ms", s.recent[1]),
+            format!("max {:.2}ms", s.recent[2]),
+        ];
+        let mut totals = vec![
+            format!("generated {}", t.generated),
+            format!("accepted {}", t.accepted),
+            format!("negative {}", t.negative),
+            format!("committed-only {}", t.committed_only),
+            format!("unknown {}", t.unknown_fate),
+            format!("never-delivered {}", t.never_delivered),
+            format!("refused {}", t.refused),
+            format!("reconnects {}", t.reconnects),
+        ];
+        totals.extend(counts("codes", &t.by_code));
+        totals.extend(counts("errors", &t.errors_by_cause));
+        // Lines break between figures, never inside one, at the terminal's width.
+        let width = match self.mode {
+            Mode::Live => console::Term::stderr().size().1 as usize,
+            _ => crate::diag::TEXT_WIDTH,
+        }
+        .clamp(40, 200);
+        let mut block = crate::diag::pack(&head, width, "", "  ");
+        block.extend(crate::diag::pack(&totals, width, "  ", "  "));
         match self.mode {
             Mode::Live => {
-                if let [header, total, lines @ ..] = self.bars.as_slice() {
-                    header.set_message(head);
-                    total.set_message(totals);
+                if let [header, lines @ ..] = self.bars.as_slice() {
+                    header.set_message(block.join("\n"));
                     for (i, (bar, c)) in lines.iter().zip(s.conns).enumerate() {
                         bar.set_message(format!(
                             "  #{:<3} {:<12} reconnects {:<4} in flight {:<5} sent {}",
@@ -148,9 +154,13 @@ impl View {
             }
             Mode::Plain(_) => {
                 let states = states(s.conns);
+                let state_line = crate::diag::pack(&join(&states), width, "  ", "  ");
                 self.diag.event(
                     "progress",
-                    || format!("{head}  {}\n{totals}", join(&states)),
+                    || {
+                        block.extend(state_line);
+                        block.join("\n")
+                    },
                     progress_fields(s, &states),
                 );
             }
@@ -214,12 +224,15 @@ impl View {
     }
 }
 
-fn counts(label: &str, map: &BTreeMap<String, u64>) -> String {
-    if map.is_empty() {
-        return String::new();
-    }
-    let items: Vec<String> = map.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    format!("{label} {}", items.join(" "))
+/// `label k=v`, then `k=v` for the rest: items a line may break between.
+fn counts(label: &str, map: &BTreeMap<String, u64>) -> Vec<String> {
+    map.iter()
+        .enumerate()
+        .map(|(i, (k, v))| match i {
+            0 => format!("{label} {k}={v}"),
+            _ => format!("{k}={v}"),
+        })
+        .collect()
 }
 
 /// How many connections are in each state.
@@ -231,9 +244,8 @@ fn states(conns: &[ConnLine]) -> BTreeMap<&'static str, usize> {
     by_state
 }
 
-fn join(states: &BTreeMap<&str, usize>) -> String {
-    let items: Vec<String> = states.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    items.join(" ")
+fn join(states: &BTreeMap<&str, usize>) -> Vec<String> {
+    states.iter().map(|(k, v)| format!("{k}={v}")).collect()
 }
 
 /// A `progress` event: the plain lines' figures, under the report's field names.

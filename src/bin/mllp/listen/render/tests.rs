@@ -1,0 +1,123 @@
+//! The listen renderer's lines, human and JSON, event by event.
+
+use super::*;
+use crate::cli::LogFormat;
+use mllp::ack::{AckCode, NackReason};
+use mllp::cause::Cause;
+use mllp::server::NackWhy;
+
+fn line(format: LogFormat, event: &ServerEvent) -> String {
+    let diag = Diag {
+        format,
+        verbose: 0,
+        quiet: false,
+        color: false,
+        stdout_color: false,
+    };
+    let mut text = String::new();
+    push(&diag, event, &mut text);
+    text.trim_end().to_string()
+}
+
+#[test]
+fn a_failed_commit_is_handler_rejected_in_both_formats() {
+    let nack = |why| ServerEvent::Nack {
+        connection: 7,
+        ack_code: AckCode::AE,
+        why,
+    };
+    let failed = nack(NackWhy::CommitFailed);
+    assert_eq!(
+        line(LogFormat::Human, &failed),
+        "connection 7: answered AE (handler-rejected, commit-failed)"
+    );
+    let json: Value = serde_json::from_str(&line(LogFormat::Json, &failed)).unwrap();
+    assert_eq!(json["reason"], "handler-rejected");
+    assert_eq!(json["detail"], "commit-failed");
+    let rejected = nack(NackWhy::Reason(NackReason::HandlerRejected));
+    assert_eq!(
+        line(LogFormat::Human, &rejected),
+        "connection 7: answered AE (handler-rejected)"
+    );
+    let json: Value = serde_json::from_str(&line(LogFormat::Json, &rejected)).unwrap();
+    assert_eq!(json["detail"], Value::Null);
+}
+
+#[test]
+fn message_lines_in_both_formats() {
+    let message = |ack_code, duplicate| ServerEvent::Message {
+        connection: 3,
+        bytes: 150,
+        ack_code,
+        duplicate,
+        commit_ms: 0.1234,
+        control_id: Some(bytes::Bytes::from_static(b"CTRL\x071")),
+        message_type: Some(bytes::Bytes::from_static(b"ADT^A01")),
+    };
+    assert_eq!(
+        line(LogFormat::Human, &message(Some(AckCode::AA), false)),
+        "connection 3: message CTRL?1 ADT^A01, 150 bytes, answered AA, commit 0.12 ms"
+    );
+    assert_eq!(
+        line(LogFormat::Human, &message(None, true)),
+        "connection 3: message CTRL?1 ADT^A01, 150 bytes, no ACK, duplicate, commit 0.12 ms"
+    );
+    let anonymous = ServerEvent::Message {
+        connection: 3,
+        bytes: 9,
+        ack_code: None,
+        duplicate: false,
+        commit_ms: 0.0,
+        control_id: None,
+        message_type: None,
+    };
+    assert_eq!(
+        line(LogFormat::Human, &anonymous),
+        "connection 3: message (no MSH-10), 9 bytes, no ACK, commit 0.00 ms"
+    );
+    // The in-place line is the one `describe` gives.
+    let diag = Diag {
+        format: LogFormat::Human,
+        verbose: 0,
+        quiet: false,
+        color: false,
+        stdout_color: false,
+    };
+    for event in [message(Some(AckCode::AE), true), message(None, false)] {
+        let (_, human, _) = describe(&diag, &event).unwrap();
+        assert_eq!(line(LogFormat::Human, &event), human);
+    }
+    let json: Value =
+        serde_json::from_str(&line(LogFormat::Json, &message(Some(AckCode::CA), true))).unwrap();
+    assert_eq!(
+        json,
+        json!({
+            "event": "message",
+            "connection": 3,
+            "bytes": 150,
+            "ack_code": "CA",
+            "duplicate": true,
+            "commit_ms": 0.123,
+            "control_id": "CTRL?1",
+            "message_type": "ADT^A01",
+        })
+    );
+}
+
+#[test]
+fn a_tls_client_error_names_the_client() {
+    let event = ServerEvent::AcceptFailed {
+        connection: 3,
+        peer: "10.0.0.9:4000".into(),
+        cause: Cause::TlsHandshake,
+        detail: "client did not present a certificate".into(),
+    };
+    assert_eq!(
+        line(LogFormat::Human, &event),
+        "connection 3 from 10.0.0.9:4000: TLS handshake failed (tls-handshake): client did \
+         not present a certificate"
+    );
+    let json: Value = serde_json::from_str(&line(LogFormat::Json, &event)).unwrap();
+    assert_eq!(json["event"], "tls_client_error");
+    assert_eq!(json["detail"], "client did not present a certificate");
+}

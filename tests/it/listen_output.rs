@@ -1,0 +1,169 @@
+//! Integration tests: what `mllp listen` prints for people and for programs: `--json`, which
+//! sinks `--format` applies to, message lines naming each message, and readable exit stats.
+
+use crate::support::mllp;
+use crate::support::mllp_client::{adt, MllpClient};
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+const WAIT: Duration = Duration::from_secs(15);
+
+/// `mllp listen --port 0 ARGS` with stderr read line by line and stdout collected.
+struct Listen {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    stdout: std::thread::JoinHandle<String>,
+    addr: SocketAddr,
+}
+
+impl Listen {
+    /// Starts it; `addr` reads the bound address from the first stderr line.
+    fn start(args: &[&str], addr: impl Fn(&str) -> SocketAddr) -> Listen {
+        let mut child = Command::new(crate::support::mllp_bin())
+            .args(["listen", "--port", "0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut out = child.stdout.take().unwrap();
+        let stdout = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = out.read_to_string(&mut text);
+            text
+        });
+        let first = lines.recv_timeout(WAIT).expect("a first line");
+        let addr = addr(&first);
+        Listen {
+            child,
+            lines,
+            stdout,
+            addr,
+        }
+    }
+
+    /// Stops it with SIGTERM; its exit code, the stderr lines after the first, and stdout.
+    fn stop(mut self) -> (i32, Vec<String>, String) {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success());
+        let status = self.child.wait().unwrap();
+        let lines: Vec<String> = self.lines.iter().collect();
+        (
+            status.code().unwrap_or(-1),
+            lines,
+            self.stdout.join().unwrap(),
+        )
+    }
+}
+
+async fn deliver(addr: SocketAddr, control_id: &[u8]) {
+    let mut client = MllpClient::connect(addr).await;
+    client.send(&adt(control_id, "")).await;
+    let ack = client.ack().await.expect("an ACK");
+    assert_eq!(ack.code, "AA");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn json_means_json_events_and_json_messages() {
+    let listen = Listen::start(&["--json"], |first| {
+        let event: Value = serde_json::from_str(first).expect(first);
+        assert_eq!(event["event"], "listening", "{first}");
+        event["addr"].as_str().unwrap().parse().unwrap()
+    });
+    deliver(listen.addr, b"JSON7").await;
+    let (code, lines, stdout) = listen.stop();
+    assert_eq!(code, 0);
+    let events: Vec<Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|_| panic!("not JSON: {l}")))
+        .collect();
+    let message = events.iter().find(|e| e["event"] == "message").unwrap();
+    assert_eq!(message["control_id"], "JSON7", "{message}");
+    assert_eq!(message["message_type"], "ADT^A01", "{message}");
+    assert!(events.iter().any(|e| e["event"] == "stats"));
+    let record: Value = serde_json::from_str(stdout.trim()).expect(&stdout);
+    assert!(record["payload"].as_str().unwrap().contains("JSON7"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn human_lines_name_each_message_and_the_stats_are_readable() {
+    let listen = Listen::start(&["--format", "raw"], |first| {
+        first
+            .strip_prefix("listening on ")
+            .expect(first)
+            .parse()
+            .unwrap()
+    });
+    deliver(listen.addr, b"CTRL0042").await;
+    let (code, lines, _) = listen.stop();
+    assert_eq!(code, 0);
+    let message = lines
+        .iter()
+        .find(|l| l.contains("message"))
+        .unwrap_or_else(|| panic!("no message line: {lines:?}"));
+    assert!(message.contains("CTRL0042"), "{message}");
+    assert!(message.contains("ADT^A01"), "{message}");
+    let stats = lines
+        .iter()
+        .skip_while(|l| !l.starts_with("stopped") && !l.starts_with("stats"))
+        .collect::<Vec<_>>();
+    assert!(!stats.is_empty(), "no stats in {lines:?}");
+    for line in &stats {
+        assert!(!line.contains('{'), "stats as a JSON blob: {line}");
+        assert!(line.len() <= 100, "stats line too long: {line}");
+    }
+    assert!(stats.iter().any(|l| l.contains("committed 1")), "{stats:?}");
+}
+
+#[test]
+fn format_belongs_to_the_stdout_sink_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rx.db").display().to_string();
+    let out_dir = dir.path().display().to_string();
+    for sink in [
+        vec!["--exec", "cat"],
+        vec!["--out-dir", &out_dir],
+        vec!["--sqlite", &db],
+    ] {
+        let out = mllp()
+            .args(["listen", "--port", "0", "--format", "json"])
+            .args(&sink)
+            .timeout(WAIT)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{sink:?}: {stderr}");
+        assert!(stderr.contains("--format"), "{stderr}");
+    }
+    // The help shows no example that would be refused.
+    let help = mllp().args(["listen", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    let examples = help.split("Examples:").nth(1).unwrap();
+    for line in examples.lines() {
+        let other_sink = ["--exec", "--out-dir", "--sqlite"]
+            .iter()
+            .any(|s| line.contains(s));
+        assert!(
+            !(line.contains("--format") && other_sink),
+            "an example the command refuses: {line}"
+        );
+    }
+}
