@@ -60,7 +60,7 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             [CompletionResult]::new('--cert', '--cert', [CompletionResultType]::ParameterName, 'Client certificate chain (PEM) for mutual TLS; needs --key')
             [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'Client private key (PEM) for mutual TLS; needs --cert')
             [CompletionResult]::new('--server-name', '--server-name', [CompletionResultType]::ParameterName, 'Name for SNI and the certificate check (default: the host)')
-            [CompletionResult]::new('--correlate', '--correlate', [CompletionResultType]::ParameterName, 'How ACKs are matched: fifo, control-id (see --help)')
+            [CompletionResult]::new('--correlate', '--correlate', [CompletionResultType]::ParameterName, 'How ACKs are matched to messages (see --help)')
             [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'Messages written and not yet acknowledged, at most')
             [CompletionResult]::new('--window-bytes', '--window-bytes', [CompletionResultType]::ParameterName, 'Payload bytes written and not yet acknowledged, at most')
             [CompletionResult]::new('--rate', '--rate', [CompletionResultType]::ParameterName, 'Send at most this many messages per second (`200` or `200/s`)')

@@ -56,7 +56,7 @@ set edit:completion:arg-completer[mllp] = {|@words|
             cand --cert 'Client certificate chain (PEM) for mutual TLS; needs --key'
             cand --key 'Client private key (PEM) for mutual TLS; needs --cert'
             cand --server-name 'Name for SNI and the certificate check (default: the host)'
-            cand --correlate 'How ACKs are matched: fifo, control-id (see --help)'
+            cand --correlate 'How ACKs are matched to messages (see --help)'
             cand --window 'Messages written and not yet acknowledged, at most'
             cand --window-bytes 'Payload bytes written and not yet acknowledged, at most'
             cand --rate 'Send at most this many messages per second (`200` or `200/s`)'

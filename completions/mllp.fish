@@ -59,7 +59,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -l ca -d 'Extra CA certi
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l cert -d 'Client certificate chain (PEM) for mutual TLS; needs --key' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l key -d 'Client private key (PEM) for mutual TLS; needs --cert' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l server-name -d 'Name for SNI and the certificate check (default: the host)' -r
-complete -c mllp -n "__fish_mllp_using_subcommand send" -l correlate -d 'How ACKs are matched: fifo, control-id (see --help)' -r -f -a "fifo\t'Each ACK answers the oldest unanswered message'
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l correlate -d 'How ACKs are matched to messages (see --help)' -r -f -a "fifo\t'Each reply answers the oldest unanswered message (for peers whose MSA-2 cannot be trusted)'
 control-id\t'MSA-2 names the message\'s MSH-10; ACKs may come in any order; enhanced mode'"
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l window -d 'Messages written and not yet acknowledged, at most' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l window-bytes -d 'Payload bytes written and not yet acknowledged, at most' -r

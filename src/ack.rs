@@ -6,7 +6,7 @@ mod ids;
 mod policy;
 pub(crate) mod render;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use batch::{build_batch_ack, BuiltBatchAck};
 pub use ids::{hl7_timestamp, next_control_id};
@@ -248,6 +248,36 @@ fn render_into(
         code: decision.code,
         reason: decision.reason,
         warnings,
+    }
+}
+
+/// How an inbound that cannot be acknowledged truthfully is answered instead of being committed:
+/// `Rejected` for a batch frame the receiver does not answer per message, `CommitFailed` for
+/// anything else it cannot correlate or that was damaged (and, with `batch_ack`, for a batch
+/// holding such a message or none at all). `None` when it may reach the sink: it is sound, or it
+/// is itself an acknowledgement, which is never answered.
+pub fn refusal(
+    payload: &[u8],
+    scan: &hl7::Scan<'_>,
+    damaged: bool,
+    batch_ack: bool,
+) -> Option<Disposition> {
+    if scan.msh.as_ref().is_some_and(|m| m.is_ack()) {
+        return None;
+    }
+    if batch_ack && scan.shape == Shape::Batch {
+        let messages = hl7::split_batch(payload);
+        let unsound = |m: &&[u8]| {
+            let inner = hl7::scan(m);
+            let is_ack = inner.msh.as_ref().is_some_and(|m| m.is_ack());
+            !is_ack && defect_of(&inner, false).is_some()
+        };
+        let refused = damaged || messages.is_empty() || messages.iter().any(unsound);
+        return refused.then_some(Disposition::CommitFailed);
+    }
+    match defect_of(scan, damaged)? {
+        Defect::Batch => Some(Disposition::Rejected),
+        _ => Some(Disposition::CommitFailed),
     }
 }
 

@@ -41,6 +41,8 @@ pub enum Cause {
     HostUnreachable,
     TlsVerify,
     TlsHandshake,
+    /// The server refused our client certificate, or its absence.
+    TlsClientCert,
     FramingFatal,
     DeadPeer,
     AckTimeout,
@@ -48,9 +50,9 @@ pub enum Cause {
     InFlightOrphan,
     FifoUnsafe,
     ConnectionLost,
-    DuplicateControlId,
     /// `send --timeout` ran out before the message's fate was known.
     RunTimeout,
+    UnsolicitedAck,
     NetworkError,
     IdleTimeout,
     MaxConnections,
@@ -61,7 +63,7 @@ pub enum Cause {
 }
 
 impl Cause {
-    pub const ALL: [Cause; 25] = [
+    pub const ALL: [Cause; 26] = [
         Cause::DnsNotFound,
         Cause::DnsFailed,
         Cause::PermissionDenied,
@@ -71,6 +73,7 @@ impl Cause {
         Cause::HostUnreachable,
         Cause::TlsVerify,
         Cause::TlsHandshake,
+        Cause::TlsClientCert,
         Cause::FramingFatal,
         Cause::DeadPeer,
         Cause::AckTimeout,
@@ -78,8 +81,8 @@ impl Cause {
         Cause::InFlightOrphan,
         Cause::FifoUnsafe,
         Cause::ConnectionLost,
-        Cause::DuplicateControlId,
         Cause::RunTimeout,
+        Cause::UnsolicitedAck,
         Cause::NetworkError,
         Cause::IdleTimeout,
         Cause::MaxConnections,
@@ -100,6 +103,7 @@ impl Cause {
             Cause::HostUnreachable => "host-unreachable",
             Cause::TlsVerify => "tls-verify",
             Cause::TlsHandshake => "tls-handshake",
+            Cause::TlsClientCert => "tls-client-cert",
             Cause::FramingFatal => "framing-fatal",
             Cause::DeadPeer => "dead-peer",
             Cause::AckTimeout => "ack-timeout",
@@ -107,8 +111,8 @@ impl Cause {
             Cause::InFlightOrphan => "in-flight-orphan",
             Cause::FifoUnsafe => "fifo-unsafe",
             Cause::ConnectionLost => "connection-lost",
-            Cause::DuplicateControlId => "duplicate-control-id",
             Cause::RunTimeout => "run-timeout",
+            Cause::UnsolicitedAck => "unsolicited-ack",
             Cause::NetworkError => "network-error",
             Cause::IdleTimeout => "idle-timeout",
             Cause::MaxConnections => "max-connections",
@@ -125,7 +129,9 @@ impl Cause {
         match self {
             Cause::TlsVerify
             | Cause::TlsHandshake
+            | Cause::TlsClientCert
             | Cause::FramingFatal
+            | Cause::UnsolicitedAck
             | Cause::DnsNotFound
             | Cause::PermissionDenied => Class::Permanent,
             _ => Class::Transient,
@@ -146,8 +152,9 @@ impl Cause {
             Cause::ConnectionReset => "the peer reset the connection: check the peer's logs, then try again",
             Cause::ConnectTimeout => "no answer within the connect timeout: check routing, firewalls, and whether TLS is expected",
             Cause::HostUnreachable => "the host or network is unreachable: check routing and VPNs",
-            Cause::TlsVerify => "the peer's certificate was not trusted: pass --ca with its issuer, or check the server name",
-            Cause::TlsHandshake => "the TLS handshake failed: check TLS versions, client certificates, and whether the peer speaks TLS",
+            Cause::TlsVerify => "the peer's certificate was not trusted (mllp probe with the same TLS flags says which check failed): pass --ca with the CA that issued it, or with the server's own certificate to trust exactly that one; for a name mismatch pass --server-name; an expired or not yet valid certificate needs a renewal by the peer or a clock check",
+            Cause::TlsHandshake => "the TLS handshake failed (mllp probe with the same TLS flags says why): the peer must enable TLS 1.2 or 1.3 with a modern cipher suite; a peer that does not speak TLS on this port needs no --tls",
+            Cause::TlsClientCert => "the server refused our client certificate, or its absence: pass --cert and --key with a certificate issued by a CA the server trusts",
             Cause::FramingFatal => "the peer does not speak MLLP here: check the host, the port and --tls",
             Cause::DeadPeer => "the peer stopped answering: check the peer process",
             Cause::AckTimeout => "the peer accepted the message and never acknowledged it: check the peer's logs",
@@ -155,8 +162,8 @@ impl Cause {
             Cause::InFlightOrphan => "written before the link dropped, no ACK: it may have been committed",
             Cause::FifoUnsafe => "never written: safe to send again",
             Cause::ConnectionLost => "committed by the peer, its application ACK never came",
-            Cause::DuplicateControlId => "a message with the same MSH-10 was already in flight: give each message a unique control ID",
             Cause::RunTimeout => "the run's --timeout ran out before this message's turn: send it again",
+            Cause::UnsolicitedAck => "the peer answered a message it had not been sent, so replies cannot be paired in order: use --correlate control-id",
             Cause::NetworkError => "a network error: try again later",
             Cause::IdleTimeout => "the connection was idle too long",
             Cause::MaxConnections => "the receiver had too many connections",
@@ -227,7 +234,9 @@ mod tests {
                 "permission-denied",
                 "tls-verify",
                 "tls-handshake",
-                "framing-fatal"
+                "tls-client-cert",
+                "framing-fatal",
+                "unsolicited-ack"
             ]
         );
     }

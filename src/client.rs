@@ -4,7 +4,8 @@
 //! A [`Client`] owns one link through an actor task: callers hand it payloads with
 //! [`Client::send`] and get a [`SendHandle`] that resolves to the send's one [`Fate`]. The actor
 //! connects through a [`Connector`], writes queued frames in coalesced batches, correlates ACKs
-//! (FIFO or by control ID), times them out, reconnects, and drains on [`Client::close`].
+//! (by control ID, or FIFO when asked), times them out, reconnects, and drains on
+//! [`Client::close`].
 
 pub mod backoff;
 pub mod events;
@@ -25,18 +26,19 @@ pub use backoff::{
     Backoff, BackoffConfig, ExponentialBackoff, GiveUpAfter, LastError, MaxRetries, RetryContext,
     RetryStrategy,
 };
+pub use correlate::asks_for_application_ack;
 pub use events::ClientEvent;
 pub use fate::{AckPayload, DrainReport, Fate, FateCause, Population, Refusal, Settled};
 pub use options::{ClientOptions, Correlation, OnBackpressure, OptionsError, Reconnect, Window};
 pub use state::{Reason, State, Transition};
-pub use stats::{Latency, Stats};
+pub use stats::{Latency, LinkFailure, Stats};
 
 use crate::ack::AckCode;
 use crate::transport::Connector;
 use admission::Admission;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -174,12 +176,19 @@ pub struct SendHandle {
     fate: oneshot::Receiver<Fate>,
     commit: Option<oneshot::Receiver<Commit>>,
     commands: mpsc::WeakSender<Command>,
+    writes: Arc<AtomicU32>,
 }
 
 impl SendHandle {
     /// This send's id within its client (drain reports list sends by id).
     pub fn id(&self) -> u64 {
         self.id
+    }
+
+    /// How many times its frame was written so far: more than once when control-ID
+    /// correlation wrote it again on a new connection. Read it after awaiting `&mut handle`.
+    pub fn writes(&self) -> u32 {
+        self.writes.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Cancel: never delivered if not yet written, unknown fate if written.

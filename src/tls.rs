@@ -3,17 +3,24 @@
 //! Each configuration is built once into an `Arc` and shared by every connection. The ring
 //! provider is named explicitly so no other provider can be picked up by accident.
 
+mod asked;
 mod cert;
-mod client_error;
+mod failure;
 mod insecure;
 mod pem;
 mod server;
+mod verify;
 
+pub use asked::CertificateAsked;
 pub use cert::CertSummary;
+pub use failure::{
+    describe, describe_handshake_io, refuses_client_certificate, rustls_error, session_cause, Seen,
+    Side, TlsFailure,
+};
 pub use server::{AcceptedTls, ClientAuth, ServerTlsOptions, TlsAcceptError, TlsAcceptor};
 
 use rustls::crypto::CryptoProvider;
-use rustls::pki_types::ServerName;
+use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, RootCertStore, SupportedProtocolVersion};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -100,6 +107,16 @@ pub struct TlsClient {
     pub server_name: ServerName<'static>,
     /// Verification is off (insecure mode): report `MLLP_TLS_VERIFY_DISABLED` on every connect.
     pub verify_disabled: bool,
+    /// A client certificate is configured (mTLS).
+    pub client_certificate: bool,
+}
+
+impl TlsClient {
+    /// The configuration for one connection, noting whether its server asks for a client
+    /// certificate (a copy of the shared one: its parts are shared, resumption included).
+    pub fn for_connection(&self) -> (Arc<ClientConfig>, CertificateAsked) {
+        CertificateAsked::install(&self.config)
+    }
 }
 
 impl ClientTlsOptions {
@@ -116,6 +133,7 @@ impl ClientTlsOptions {
             config: self.client_config()?,
             server_name,
             verify_disabled: self.insecure,
+            client_certificate: self.cert_file.is_some(),
         })
     }
 
@@ -127,15 +145,9 @@ impl ClientTlsOptions {
             .map_err(|e| TlsConfigError::Rustls {
                 what: e.to_string(),
             })?;
-        let builder = if self.insecure {
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(insecure::AcceptAnyServerCert::new(
-                    provider,
-                )))
-        } else {
-            builder.with_root_certificates(self.root_store()?)
-        };
+        let builder = builder
+            .dangerous()
+            .with_custom_certificate_verifier(self.server_verifier()?);
         let config = match (&self.cert_file, &self.key_file) {
             (Some(cert_file), Some(key_file)) => {
                 let certs = pem::load_certs(cert_file)?;
@@ -166,28 +178,42 @@ impl ClientTlsOptions {
     }
 
     /// The server-certificate verifier `client_config` installs: WebPKI against the configured
-    /// roots, or the accept-anything verifier under `insecure`. For callers that wrap it.
+    /// roots, with every certificate of the CA file also trusted as itself (pinned), or the
+    /// accept-anything verifier under `insecure`. For callers that wrap it.
     pub fn server_verifier(
         &self,
     ) -> Result<Arc<dyn rustls::client::danger::ServerCertVerifier>, TlsConfigError> {
         if self.insecure {
             return Ok(Arc::new(insecure::AcceptAnyServerCert::new(provider())));
         }
-        rustls::client::WebPkiServerVerifier::builder_with_provider(
-            Arc::new(self.root_store()?),
+        let (roots, pinned) = self.trust()?;
+        let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
+            Arc::new(roots),
             provider(),
         )
         .build()
-        .map(|v| v as Arc<dyn rustls::client::danger::ServerCertVerifier>)
         .map_err(|e| TlsConfigError::Rustls {
             what: e.to_string(),
-        })
+        })?;
+        Ok(Arc::new(verify::PinningVerifier::new(pinned, webpki)))
+    }
+
+    /// The certificates trusted as themselves: the CA file's, unless verification is off.
+    pub(crate) fn pinned_certificates(
+        &self,
+    ) -> Result<Vec<CertificateDer<'static>>, TlsConfigError> {
+        match &self.ca_file {
+            Some(ca_file) if !self.insecure => pem::load_certs(ca_file),
+            _ => Ok(Vec::new()),
+        }
     }
 
     /// Native roots (honouring `SSL_CERT_FILE`/`SSL_CERT_DIR`; unreadable ones are skipped, the
-    /// rest kept) plus the CA file, whose every certificate must parse.
-    fn root_store(&self) -> Result<RootCertStore, TlsConfigError> {
+    /// rest kept) plus the CA file, whose every certificate must parse; and the CA file's
+    /// certificates themselves, for pinning.
+    fn trust(&self) -> Result<(RootCertStore, Vec<CertificateDer<'static>>), TlsConfigError> {
         let mut roots = RootCertStore::empty();
+        let mut pinned = Vec::new();
         if !self.ca_only {
             let native = rustls_native_certs::load_native_certs();
             roots.add_parsable_certificates(native.certs);
@@ -200,14 +226,41 @@ impl ClientTlsOptions {
         if let Some(ca_file) = &self.ca_file {
             for cert in pem::load_certs(ca_file)? {
                 roots
-                    .add(cert)
+                    .add(cert.clone())
                     .map_err(|e| TlsConfigError::BadCertificate {
                         file: ca_file.clone(),
                         what: e.to_string(),
                     })?;
+                pinned.push(cert);
             }
         }
-        Ok(roots)
+        Ok((roots, pinned))
+    }
+}
+
+/// What TLS negotiated, for events and `probe`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TlsSummary {
+    pub version: String,
+    pub cipher_suite: String,
+    pub verified: bool,
+    /// The peer's end-entity certificate, when it sent one that parses.
+    pub peer_certificate: Option<CertSummary>,
+}
+
+impl TlsSummary {
+    /// The summary of an established session; `verified` says whether the peer's certificate
+    /// was checked.
+    pub(crate) fn of(session: &rustls::CommonState, verified: bool) -> TlsSummary {
+        TlsSummary {
+            version: version_name(session.protocol_version()),
+            cipher_suite: suite_name(session.negotiated_cipher_suite()),
+            verified,
+            peer_certificate: session
+                .peer_certificates()
+                .and_then(|chain| chain.first())
+                .and_then(CertSummary::from_der),
+        }
     }
 }
 

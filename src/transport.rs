@@ -4,12 +4,11 @@
 
 mod classify;
 
-pub(crate) use classify::certificate_detail;
-pub use classify::{classify, classify_handshake_io, classify_tls};
+pub use classify::classify;
 
 use crate::cause::{classify_io, Cause};
 use crate::resolve::{BoxFuture, Resolver, SystemResolver};
-use crate::tls::{CertSummary, TlsClient};
+use crate::tls::{describe_handshake_io, Seen, Side, TlsClient, TlsSummary};
 use crate::warning::WarningCode;
 use socket2::{SockRef, TcpKeepalive};
 use std::io;
@@ -40,16 +39,6 @@ pub struct LinkError {
     pub cause: Cause,
     pub phase: Phase,
     pub detail: String,
-}
-
-/// What TLS negotiated, for events and `probe`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct TlsSummary {
-    pub version: String,
-    pub cipher_suite: String,
-    pub verified: bool,
-    /// The peer's end-entity certificate, when it sent one that parses.
-    pub peer_certificate: Option<CertSummary>,
 }
 
 /// An established link.
@@ -183,28 +172,26 @@ impl TcpConnector {
             });
         };
         *phase = Phase::Tls;
-        let connector = tokio_rustls::TlsConnector::from(tls.config.clone());
+        let (config, asked) = tls.for_connection();
+        let connector = tokio_rustls::TlsConnector::from(config);
         let stream = connector
             .connect(tls.server_name.clone(), tcp)
             .await
             .map_err(|err| {
-                let (cause, detail) = classify_handshake_io(&err);
+                let seen = Seen {
+                    client_certificate: Some(tls.client_certificate),
+                    certificate_requested: Some(asked.get()),
+                    ..Seen::default()
+                };
+                let failure = describe_handshake_io(&err, Side::Client, seen);
                 LinkError {
-                    cause,
+                    cause: failure.cause,
                     phase: Phase::Tls,
-                    detail: format!("{peer}: {detail}"),
+                    detail: format!("{peer}: {}", failure.detail),
                 }
             })?;
         let (_, session) = stream.get_ref();
-        let summary = TlsSummary {
-            version: crate::tls::version_name(session.protocol_version()),
-            cipher_suite: crate::tls::suite_name(session.negotiated_cipher_suite()),
-            verified: !tls.verify_disabled,
-            peer_certificate: session
-                .peer_certificates()
-                .and_then(|chain| chain.first())
-                .and_then(CertSummary::from_der),
-        };
+        let summary = TlsSummary::of(session, !tls.verify_disabled);
         let security_warnings = if tls.verify_disabled {
             vec![WarningCode::TlsVerifyDisabled]
         } else {

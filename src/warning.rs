@@ -33,6 +33,18 @@ pub enum WarningCode {
     AckControlIdMismatch,
     #[serde(rename = "MLLP_ACK_TWO_PHASE_UNAVAILABLE")]
     AckTwoPhaseUnavailable,
+    /// A second `CA` for a message whose commit was already reported: it settles nothing.
+    #[serde(rename = "MLLP_ACK_COMMIT_ALREADY_REPORTED")]
+    AckCommitAlreadyReported,
+    /// A reply naming a message not yet completely written on this connection: credited to none.
+    #[serde(rename = "MLLP_ACK_BEFORE_WRITE")]
+    AckBeforeWrite,
+    /// A reply whose MSA-1 is empty: no answer to credit.
+    #[serde(rename = "MLLP_ACK_MSA1_ABSENT")]
+    AckMsa1Absent,
+    /// A reply whose MSA-1 is not a code of HL7 Table 0008: no answer to credit.
+    #[serde(rename = "MLLP_ACK_MSA1_UNCLASSIFIABLE")]
+    AckMsa1Unclassifiable,
     /// MSH-15 holds a value outside HL7 Table 0155; answered as if absent.
     #[serde(rename = "MLLP_UNKNOWN_ACCEPT_ACK_TYPE")]
     UnknownAcceptAckType,
@@ -58,6 +70,10 @@ impl WarningCode {
             WarningCode::AckAfterTimeout => "MLLP_ACK_AFTER_TIMEOUT",
             WarningCode::AckControlIdMismatch => "MLLP_ACK_CONTROL_ID_MISMATCH",
             WarningCode::AckTwoPhaseUnavailable => "MLLP_ACK_TWO_PHASE_UNAVAILABLE",
+            WarningCode::AckCommitAlreadyReported => "MLLP_ACK_COMMIT_ALREADY_REPORTED",
+            WarningCode::AckBeforeWrite => "MLLP_ACK_BEFORE_WRITE",
+            WarningCode::AckMsa1Absent => "MLLP_ACK_MSA1_ABSENT",
+            WarningCode::AckMsa1Unclassifiable => "MLLP_ACK_MSA1_UNCLASSIFIABLE",
             WarningCode::UnknownAcceptAckType => "MLLP_UNKNOWN_ACCEPT_ACK_TYPE",
             WarningCode::TlsVerifyDisabled => "MLLP_TLS_VERIFY_DISABLED",
             WarningCode::BindAllInterfaces => "MLLP_BIND_ALL_INTERFACES",

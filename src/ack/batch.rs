@@ -100,7 +100,7 @@ fn envelope(inbound: &[u8], acks: &[BuiltAck], ctx: &AckContext) -> Vec<u8> {
     let d = bhs
         .as_ref()
         .or(fhs.as_ref())
-        .map(|h| h.delimiters)
+        .map(|h| render::answer_delimiters(h).0)
         .unwrap_or_default();
     SegmentWriter::start(&mut out, b"BTS", d)
         .text(&acks.len().to_string())
@@ -116,11 +116,10 @@ fn envelope(inbound: &[u8], acks: &[BuiltAck], ctx: &AckContext) -> Vec<u8> {
 /// FHS/BHS of the answer: senders swapped, a fresh control ID in -11, and the inbound's -11 as
 /// the reference in -12.
 fn envelope_header(out: &mut Vec<u8>, name: &[u8], inbound: &Msh<'_>, id: &str, ctx: &AckContext) {
-    let d = inbound.delimiters;
-    let effective = d.encoding_characters();
+    let (d, encoding) = render::answer_delimiters(inbound);
     let field = |n| inbound.field(n).unwrap_or_default();
     let mut w = SegmentWriter::start(out, name, d);
-    w.raw(render::encoding_characters(inbound, &effective));
+    w.raw(encoding.as_bytes());
     w.raw(field(5)).raw(field(6)).raw(field(3)).raw(field(4));
     w.text(&ctx.timestamp).empty(3).text(id);
     let reference = field(11);

@@ -6,7 +6,7 @@ use super::{AckCode, Disposition, NackReason};
 /// MSH-15, accept acknowledgement type (HL7 Table 0155), as far as it chooses the code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum AcceptAckType {
-    /// Absent, empty or `NE`: original-mode answers.
+    /// Absent, empty, `""` (HL7 null) or `NE`: original-mode answers.
     Original,
     /// `AL`.
     Always,
@@ -21,7 +21,7 @@ pub(crate) enum AcceptAckType {
 impl AcceptAckType {
     pub(crate) fn from_field(field: Option<&[u8]>) -> AcceptAckType {
         match field {
-            None | Some(b"") | Some(b"NE") => AcceptAckType::Original,
+            None | Some(b"") | Some(b"\"\"") | Some(b"NE") => AcceptAckType::Original,
             Some(b"AL") => AcceptAckType::Always,
             Some(b"ER") => AcceptAckType::ErrorOnly,
             Some(b"SU") => AcceptAckType::SuccessOnly,
@@ -29,7 +29,7 @@ impl AcceptAckType {
         }
     }
 
-    /// The row of SPEC section 2's table: codes for committed, commit failed, rejected.
+    /// This value's row of the MSH-15 table: codes for committed, commit failed, rejected.
     pub(crate) fn codes(self) -> [AckCode; 3] {
         use AckCode::*;
         match self {
@@ -136,16 +136,18 @@ pub(crate) fn decide(
     if code.is_positive() && defect.is_some() {
         code = downgrade(code);
     }
-    let cause = match (disposition, defect) {
-        (Disposition::Rejected, _) => NegativeCause::Rejected,
-        (Disposition::CommitFailed, _) => NegativeCause::CommitFailed,
-        (Disposition::Committed, Some(d)) => NegativeCause::Defect(d),
-        (Disposition::Committed, None) => NegativeCause::Forced,
+    // A defect is why such an inbound was never kept, so it is what the answer names.
+    let cause = match (defect, disposition, forced) {
+        (Some(d), _, _) => NegativeCause::Defect(d),
+        (None, _, Some(f)) if !f.is_positive() => NegativeCause::Forced,
+        (None, Disposition::Rejected, _) => NegativeCause::Rejected,
+        (None, Disposition::CommitFailed, _) => NegativeCause::CommitFailed,
+        (None, Disposition::Committed, _) => NegativeCause::Forced,
     };
     let negative = (!code.is_positive()).then_some(cause);
     let reason = negative.and_then(|cause| match (cause, defect) {
-        (NegativeCause::Rejected, _) => Some(NackReason::HandlerRejected),
         (_, Some(d)) => Some(d.reason()),
+        (NegativeCause::Rejected, _) => Some(NackReason::HandlerRejected),
         (NegativeCause::Forced, None) if matches!(code, AckCode::AR | AckCode::CR) => {
             Some(NackReason::HandlerRejected)
         }

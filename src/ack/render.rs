@@ -7,6 +7,8 @@ use crate::hl7::{Delimiters, Msh};
 
 /// HL7 version written when the inbound gave none we can copy.
 const FALLBACK_VERSION: &[u8] = b"2.5";
+/// Processing ID (MSH-11) written when the inbound gave none: production.
+const FALLBACK_PROCESSING_ID: &[u8] = b"P";
 
 /// An answer can be written under these delimiters and read back: a letter or digit as a
 /// delimiter would collide with segment names, `ACK` and the codes.
@@ -122,53 +124,138 @@ fn escape_each(out: &mut Vec<u8>, text: &[u8], d: &Delimiters) {
     }
 }
 
-/// The MSH-2 to write: the inbound's own when it declares all four characters, else the
-/// characters in effect, cut before any default that would collide with the field separator (a
-/// reader falls back to the same default for what is left out).
-pub(crate) fn encoding_characters<'a>(msh: &Msh<'a>, effective: &'a [u8; 4]) -> &'a [u8] {
-    if msh.encoding_characters.len() >= 4 {
-        return msh.encoding_characters;
-    }
-    let field = msh.delimiters.field;
-    let end = effective.iter().position(|&b| b == field).unwrap_or(4);
-    &effective[..end]
+/// Encoding characters an answer falls back on when the inbound's own and HL7's defaults collide.
+const SPARE: &[u8] = b"#$*!%@;:/";
+
+/// MSH-2 of an answer: up to five distinct characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct EncodingCharacters {
+    bytes: [u8; 5],
+    len: usize,
 }
 
-/// Write the MSH of an answer to `msh`: sender and receiver swapped, MSH-11, MSH-12 and MSH-18
-/// copied, trailing empty fields left out.
+impl EncodingCharacters {
+    /// HL7's defaults, `^~\\&`.
+    pub(crate) const DEFAULT: EncodingCharacters = EncodingCharacters {
+        bytes: *b"^~\\&\0",
+        len: 4,
+    };
+
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+/// The delimiters an answer to `msh` is written under, and the MSH-2 that declares them. The
+/// inbound's own MSH-2 when it is valid (four or five distinct characters, none a letter, digit
+/// or the field separator); else, position by position, the inbound's character or HL7's default
+/// where that one is valid and not taken yet, and a spare character for what is left: MSH-2 is
+/// never empty and never declares a delimiter twice.
+pub(crate) fn answer_delimiters(msh: &Msh<'_>) -> (Delimiters, EncodingCharacters) {
+    let field = msh.delimiters.field;
+    let declared = msh.encoding_characters;
+    let fits = |b: u8| b != field && !b.is_ascii_alphanumeric() && b != b'\r' && b != b'\n';
+    let distinct = declared
+        .iter()
+        .enumerate()
+        .all(|(i, b)| !declared[..i].contains(b));
+    if (4..=5).contains(&declared.len()) && distinct && declared.iter().all(|&b| fits(b)) {
+        let mut bytes = [0; 5];
+        bytes[..declared.len()].copy_from_slice(declared);
+        let chars = EncodingCharacters {
+            bytes,
+            len: declared.len(),
+        };
+        return (Delimiters::from_header(field, declared), chars);
+    }
+    let defaults = Delimiters::default().encoding_characters();
+    let mut chosen = [0u8; 4];
+    for (i, slot) in chosen.iter_mut().enumerate() {
+        let candidates = [declared.get(i).copied(), Some(defaults[i])];
+        if let Some(b) = candidates.into_iter().flatten().find(|&b| fits(b)) {
+            *slot = b;
+        }
+    }
+    // A character chosen twice keeps its first place only.
+    for i in 0..4 {
+        if chosen[..i].contains(&chosen[i]) {
+            chosen[i] = 0;
+        }
+    }
+    for i in 0..4 {
+        if chosen[i] == 0 {
+            let spare = SPARE
+                .iter()
+                .copied()
+                .find(|b| fits(*b) && !chosen.contains(b));
+            chosen[i] = spare.unwrap_or(b'#');
+        }
+    }
+    let mut bytes = [0; 5];
+    bytes[..4].copy_from_slice(&chosen);
+    (
+        Delimiters::from_header(field, &chosen),
+        EncodingCharacters { bytes, len: 4 },
+    )
+}
+
+/// `value`, or `fallback` when it is empty: a required field of an answer is never empty.
+fn or<'a>(value: &'a [u8], fallback: &'a [u8]) -> &'a [u8] {
+    if value.is_empty() {
+        fallback
+    } else {
+        value
+    }
+}
+
+/// Write the MSH of an answer to `msh` under `d` (from [`answer_delimiters`]): sender and
+/// receiver swapped, MSH-11 (else `P`), MSH-12 (else `2.5`) and MSH-18 copied, trailing empty
+/// fields left out.
 pub(crate) fn answer_msh(
     out: &mut Vec<u8>,
     msh: &Msh<'_>,
+    (d, encoding): (Delimiters, EncodingCharacters),
     trigger: Option<&[u8]>,
     ctx: &AckContext,
 ) {
-    let d = msh.delimiters;
-    let effective = d.encoding_characters();
     let field = |n| msh.field(n).unwrap_or_default();
     let mut w = SegmentWriter::start(out, b"MSH", d);
     w.out.push(d.field);
-    w.out
-        .extend_from_slice(encoding_characters(msh, &effective));
+    w.out.extend_from_slice(encoding.as_bytes());
     w.raw(field(5)).raw(field(6)).raw(field(3)).raw(field(4));
-    w.text(&ctx.timestamp).empty(1);
+    w.text(&timestamp(ctx)).empty(1);
     w.out.push(d.field);
     w.out.extend_from_slice(b"ACK");
     if let Some(trigger) = trigger.filter(|t| !t.is_empty()) {
-        if d.component != d.field && !d.component.is_ascii_alphanumeric() {
-            w.out.push(d.component);
-            w.out.extend_from_slice(trigger);
-        }
+        w.out.push(d.component);
+        w.out.extend_from_slice(trigger);
     }
-    w.text(&ctx.control_id);
-    let tail: [&[u8]; 8] = [field(11), field(12), &[], &[], &[], &[], &[], field(18)];
-    let used = tail
-        .iter()
-        .rposition(|f| !f.is_empty())
-        .map_or(0, |i| i + 1);
-    for f in &tail[..used] {
-        w.raw(f);
+    w.text(&control_id(ctx));
+    w.raw(or(field(11), FALLBACK_PROCESSING_ID));
+    w.raw(or(field(12), FALLBACK_VERSION));
+    let msh18 = field(18);
+    if !msh18.is_empty() {
+        w.empty(5).raw(msh18);
     }
     w.end();
+}
+
+/// MSH-7 of an answer: the context's, else now.
+fn timestamp(ctx: &AckContext) -> std::borrow::Cow<'_, str> {
+    if ctx.timestamp.is_empty() {
+        super::hl7_timestamp(std::time::SystemTime::now()).into()
+    } else {
+        ctx.timestamp.as_str().into()
+    }
+}
+
+/// MSH-10 of an answer: the context's, else a fresh one.
+fn control_id(ctx: &AckContext) -> std::borrow::Cow<'_, str> {
+    if ctx.control_id.is_empty() {
+        super::next_control_id().into()
+    } else {
+        ctx.control_id.as_str().into()
+    }
 }
 
 /// The whole acknowledgement message, appended to `out`.
@@ -180,12 +267,22 @@ pub(crate) fn ack_into(
 ) {
     let (delimiters, control_id) = match msh {
         Some(msh) if !decision.headerless && usable(&msh.delimiters) => {
-            answer_msh(out, msh, msh.component(9, 2), ctx);
-            (msh.delimiters, msh.control_id().unwrap_or_default())
+            let answer = answer_delimiters(msh);
+            answer_msh(out, msh, answer, msh.component(9, 2), ctx);
+            (answer.0, msh.control_id().unwrap_or_default())
         }
+        // Only MSH-2 is unusable: nothing is copied but MSH-10, under the inbound's field
+        // separator, so MSA-2 still names the message.
+        Some(msh) if !msh.delimiters.field.is_ascii_alphanumeric() => {
+            let answer = answer_delimiters(msh);
+            minimal_msh(out, answer, ctx);
+            (answer.0, msh.control_id().unwrap_or_default())
+        }
+        // No MSH, or a field separator that is a letter or digit: no field to echo.
         _ => {
-            minimal_msh(out, ctx);
-            (Delimiters::default(), &[][..])
+            let defaults = (Delimiters::default(), EncodingCharacters::DEFAULT);
+            minimal_msh(out, defaults, ctx);
+            (defaults.0, &[][..])
         }
     };
     let mut msa = SegmentWriter::start(out, b"MSA", delimiters);
@@ -203,102 +300,23 @@ pub(crate) fn ack_into(
     }
 }
 
-/// The MSH of an answer to a payload without a usable MSH: default delimiters, nothing copied.
-fn minimal_msh(out: &mut Vec<u8>, ctx: &AckContext) {
-    let mut w = SegmentWriter::start(out, b"MSH", Delimiters::default());
-    w.raw(b"^~\\&")
+/// The MSH of an answer to a payload without a usable MSH: nothing copied from the inbound.
+fn minimal_msh(
+    out: &mut Vec<u8>,
+    (d, encoding): (Delimiters, EncodingCharacters),
+    ctx: &AckContext,
+) {
+    let mut w = SegmentWriter::start(out, b"MSH", d);
+    w.raw(encoding.as_bytes())
         .empty(4)
-        .text(&ctx.timestamp)
+        .text(&timestamp(ctx))
         .empty(1)
         .raw(b"ACK");
-    w.text(&ctx.control_id).empty(1).raw(FALLBACK_VERSION).end();
+    w.text(&control_id(ctx))
+        .raw(FALLBACK_PROCESSING_ID)
+        .raw(FALLBACK_VERSION)
+        .end();
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ack::{AckCode, Disposition};
-    use proptest::prelude::*;
-
-    /// The escape without its plain-text shortcut, which must never change the output.
-    fn reference_escape(text: &[u8], d: &Delimiters) -> Vec<u8> {
-        let mut out = Vec::new();
-        escape_each(&mut out, text, d);
-        out
-    }
-
-    /// HL7-looking payloads: header, batch and other segments with fields from a small
-    /// alphabet (delimiters, letters, digits, the MSH-15/16 codes), CR or LF between them.
-    fn payload() -> impl Strategy<Value = Vec<u8>> {
-        let name = prop_oneof![
-            4 => Just(&b"MSH"[..]),
-            2 => Just(&b"PID"[..]),
-            1 => Just(&b"BHS"[..]),
-            1 => Just(&b"EVN"[..]),
-        ];
-        let field = prop_oneof![
-            Just(b"AL".to_vec()),
-            Just(b"SU".to_vec()),
-            Just(b"ACK^A01".to_vec()),
-            Just(b"^~\\&".to_vec()),
-            proptest::collection::vec(proptest::sample::select(b"|^~\\&#AB1 ".to_vec()), 0..6),
-        ];
-        let segment = (name, proptest::collection::vec(field, 0..20), any::<bool>()).prop_map(
-            |(name, fields, lf)| {
-                let mut out = name.to_vec();
-                for f in fields {
-                    out.push(b'|');
-                    out.extend(f);
-                }
-                out.push(if lf { b'\n' } else { b'\r' });
-                out
-            },
-        );
-        proptest::collection::vec(segment, 0..4).prop_map(|s| s.concat())
-    }
-
-    proptest! {
-        /// The server's path (its own scan, a reused and dirty buffer) writes exactly what
-        /// `build_ack` and `build_application_ack` write.
-        #[test]
-        fn the_scanned_path_writes_the_same_bytes(
-            inbound in payload(),
-            disposition in prop_oneof![
-                Just(Disposition::Committed),
-                Just(Disposition::CommitFailed),
-                Just(Disposition::Rejected),
-            ],
-            damaged in any::<bool>(),
-            forced in proptest::option::of(proptest::sample::select(vec![
-                AckCode::AA, AckCode::AE, AckCode::CA, AckCode::CR,
-            ])),
-        ) {
-            let ctx = AckContext {
-                control_id: "1700000000000042".into(),
-                timestamp: "20240101120000".into(),
-                text: None,
-                forced,
-            };
-            let scan = crate::hl7::scan(&inbound);
-            let dirty = b"left over from the last ACK".to_vec();
-            prop_assert_eq!(
-                super::super::answer(&scan, disposition, damaged, &ctx, dirty.clone()),
-                super::super::build_ack(&inbound, disposition, damaged, &ctx)
-            );
-            prop_assert_eq!(
-                super::super::application_answer(&scan, disposition, damaged, &ctx, dirty),
-                super::super::build_application_ack(&inbound, disposition, damaged, &ctx)
-            );
-        }
-
-        #[test]
-        fn escaping_matches_the_byte_by_byte_rules(
-            text in "[A-Za-z0-9|^~\\\\&# \r\n-]{0,24}",
-            field in any::<u8>(),
-            encoding in proptest::collection::vec(any::<u8>(), 0..5),
-        ) {
-            let d = Delimiters::from_header(field, &encoding);
-            prop_assert_eq!(escaped(&text, &d), reference_escape(text.as_bytes(), &d));
-        }
-    }
-}
+mod tests;

@@ -4,6 +4,7 @@
 
 mod application;
 mod batch;
+pub(crate) mod fields;
 mod props;
 
 use super::*;
@@ -36,6 +37,8 @@ fn msh15_table_crossed_with_every_disposition() {
     let table: &[(&str, [AckCode; 3], bool)] = &[
         ("", [AA, AE, AR], false),
         ("NE", [AA, AE, AR], false),
+        // HL7 null: as if empty, no warning.
+        ("\"\"", [AA, AE, AR], false),
         ("AL", [CA, CE, CR], false),
         ("ER", [AA, CE, CR], false),
         ("SU", [CA, AE, AR], false),
@@ -146,7 +149,7 @@ fn uncorrelatable_inbound_is_never_positive() {
             "100",
         ),
         (b"MSHA^~\\&AAAAAAADT^A01AX1", b"", "102"),
-        (b"MSH|C~\\&|||||||ADT^A01|X1", b"", "102"),
+        (b"MSH|C~\\&|||||||ADT^A01|X1", b"X1", "102"),
     ];
     for (inbound, echoed, err) in cases {
         let a = ack(inbound, Committed);
@@ -160,11 +163,14 @@ fn uncorrelatable_inbound_is_never_positive() {
             (failed.code, failed.reason),
             (AE, Some(NackReason::UncorrelatableInbound))
         );
+        // The defect, not the disposition, is what the answer names.
         let rejected = ack(inbound, Rejected);
         assert_eq!(
             (rejected.code, rejected.reason),
-            (AR, Some(NackReason::HandlerRejected))
+            (AR, Some(NackReason::UncorrelatableInbound))
         );
+        let v = scan_ack(&rejected.payload).unwrap();
+        assert_eq!(v.error_code, Some(err.as_bytes()));
     }
     let al_empty = ack(&msg("AL", b""), Committed);
     assert_eq!(al_empty.code, CE);
@@ -174,9 +180,10 @@ fn uncorrelatable_inbound_is_never_positive() {
 fn short_msh2_is_completed_without_colliding_with_the_field_separator() {
     let a = ack(b"MSH|^~|S||R||T||ADT^A01|K1", Committed);
     assert!(a.payload.starts_with(b"MSH|^~\\&|R||S||"));
+    // MSH-1 `^` and no MSH-2: the default component separator collides, a spare takes its place.
     let a = ack(b"MSH^^S^^R^^T^^ADT^K2", Committed);
     assert!(
-        a.payload.starts_with(b"MSH^^R^^S^^"),
+        a.payload.starts_with(b"MSH^#~\\&^R^^S^^"),
         "{:?}",
         String::from_utf8_lossy(&a.payload)
     );
@@ -191,7 +198,7 @@ fn no_msh_gets_a_minimal_ack_under_default_delimiters() {
     let text = String::from_utf8(a.payload).unwrap();
     assert_eq!(
         text,
-        "MSH|^~\\&|||||20240102030405||ACK|ACK1||2.5\rMSA|AE||No MSH segment\rERR|||100^Segment sequence error^HL70357|E\r"
+        "MSH|^~\\&|||||20240102030405||ACK|ACK1|P|2.5\rMSA|AE||No MSH segment\rERR|||100^Segment sequence error^HL70357|E\r"
     );
 }
 

@@ -2,6 +2,7 @@
 //! the client ends. The connected phase (writing, reading, correlation, timers) is in `link`.
 
 use super::admission::Room;
+use super::correlate::AppAck;
 use super::events::ClientEvent;
 use super::fate::{AckPayload, DrainReport, Fate, FateCause};
 use super::options::{ClientOptions, Correlation};
@@ -15,6 +16,7 @@ use crate::warning::{Warning, WarningCode};
 use bytes::Bytes;
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
+use std::sync::atomic::{AtomicU32, AtomicUsize};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::sync::{broadcast, mpsc, oneshot};
@@ -25,15 +27,18 @@ pub(crate) struct Pending {
     pub id: u64,
     pub payload: Bytes,
     pub control_id: Option<Bytes>,
-    pub enhanced: bool,
+    /// What MSH-16 asks of the peer after a `CA`.
+    pub app_ack: AppAck,
     /// Its room in the window: dropping the send, settled or not, gives it back.
     room: Room,
     fate_tx: Option<oneshot::Sender<Fate>>,
     commit_tx: Option<oneshot::Sender<Commit>>,
     /// The last write of its frame, on any connection.
     pub written: Option<Written>,
-    /// Its `CA`, when one came (enhanced mode under control-ID correlation).
+    /// Its `CA`, when one came and an application ACK may follow (control-ID correlation).
     pub commit: Option<(AckPayload, Instant)>,
+    /// How many times its frame was written, on any connection (shared with its handle).
+    pub writes: Arc<AtomicU32>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -41,6 +46,10 @@ pub(crate) struct Written {
     pub started: Instant,
     pub flushed: Option<(Instant, SystemTime)>,
     pub bytes: usize,
+    /// The connection it was written on (see [`Actor::link`]).
+    pub link: u64,
+    /// Where its frame ends in the buffer of the write that carries it.
+    pub end: usize,
 }
 
 impl Pending {
@@ -50,28 +59,37 @@ impl Pending {
         room: Room,
         fate_tx: oneshot::Sender<Fate>,
         commit_tx: oneshot::Sender<Commit>,
+        writes: Arc<AtomicU32>,
     ) -> Self {
-        let (control_id, enhanced) = match first_msh(&payload) {
+        let (control_id, app_ack) = match first_msh(&payload) {
             // The header's field index makes these reads O(1): no rescan of the segment.
             Some(msh) => (
                 msh.control_id()
                     .filter(|c| !c.is_empty())
                     .map(|c| payload.slice_ref(c)),
-                msh.is_enhanced(),
+                AppAck::of(msh.application_ack_type()),
             ),
-            None => (None, false),
+            None => (None, AppAck::Never),
         };
         Pending {
             id,
             control_id,
-            enhanced,
+            app_ack,
             payload,
             room,
             fate_tx: Some(fate_tx),
             commit_tx: Some(commit_tx),
             written: None,
             commit: None,
+            writes,
         }
+    }
+
+    /// Its frame was completely handed to connection `link`, whose current write has put
+    /// `progress` bytes of its buffer out: only then can a reply on that connection be its own.
+    pub fn written_on(&self, link: u64, progress: usize) -> bool {
+        self.written
+            .is_some_and(|w| w.link == link && (w.flushed.is_some() || w.end <= progress))
     }
 
     /// Settle a send that never reached the actor.
@@ -115,7 +133,10 @@ impl Pending {
     pub fn cut_off(&self, cause: FateCause, now: Instant) -> Fate {
         if let Some((ack, at)) = &self.commit {
             Fate::CommittedOnly {
-                cause: FateCause::Link(Cause::ConnectionLost),
+                cause: match cause {
+                    FateCause::DrainTimeout => cause,
+                    _ => FateCause::Link(Cause::ConnectionLost),
+                },
                 ack: ack.clone(),
                 latency: self.written.map(|w| *at - w.started).unwrap_or_default(),
             }
@@ -163,7 +184,17 @@ pub(crate) struct Actor {
     /// Written on the current connection, in write order. FIFO keeps slots of cancelled sends
     /// so their ACK is consumed, not credited to the next send.
     pub flight: VecDeque<Slot>,
+    /// Control ID -> the send that holds it: the earliest admitted unsettled send with that ID.
     pub by_control: CidMap<u64>,
+    /// Control ID -> how many later sends with that ID wait for its holder to settle.
+    pub shared_ids: CidMap<u32>,
+    /// Control IDs given up on (timed out, cancelled) on the current connection: a late reply
+    /// could not be told from a reply to another send with the same ID, so none is written here.
+    pub given_up_here: CidMap<()>,
+    /// The current connection's number, from 1.
+    pub link: u64,
+    /// Bytes of the current write's buffer already handed to the stream.
+    pub write_progress: Arc<AtomicUsize>,
     /// Enhanced sends whose `CA` came, in `CA` order (their app-ACK deadlines are monotone).
     pub app_wait: VecDeque<u64>,
     /// Control IDs recently given up on, to tell a late ACK from an unmatched one.
@@ -175,6 +206,11 @@ pub(crate) struct Actor {
     /// Callers of `close()` waiting for the drain to end.
     pub closing: Vec<oneshot::Sender<DrainReport>>,
     pub episode: Option<Episode>,
+    /// Whether the current connection wrote a frame, and whether anything came back on it: a
+    /// link that takes frames and answers nothing before it drops does not end a reconnect
+    /// episode, so a peer that closes every connection at once meets the retry limits.
+    pub wrote_on_link: bool,
+    pub heard_on_link: bool,
     pub last_success: Option<Instant>,
     /// Set while the link loop credits a read's worth of ACKs, to the read's wall-clock time
     /// (taken once for all its ACKs). Meanwhile room is given back at once but waiters are
@@ -182,7 +218,8 @@ pub(crate) struct Actor {
     pub read_wall: Option<SystemTime>,
 }
 
-/// One reconnect episode: from the first failure to the next successful connect.
+/// One reconnect episode: from the first failure to the next connection that proved useful
+/// (something came back on it, or it had nothing to carry).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Episode {
     pub started: Instant,
@@ -209,12 +246,18 @@ impl Actor {
             queue: VecDeque::new(),
             flight: VecDeque::new(),
             by_control: CidMap::default(),
+            shared_ids: CidMap::default(),
+            given_up_here: CidMap::default(),
+            link: 0,
+            write_progress: Arc::new(AtomicUsize::new(0)),
             app_wait: VecDeque::new(),
             late: RecentIds::default(),
             answered: RecentIds::default(),
             report: None,
             closing: Vec::new(),
             episode: None,
+            wrote_on_link: false,
+            heard_on_link: false,
             last_success: None,
             read_wall: None,
         }
@@ -252,10 +295,11 @@ impl Actor {
         let Some(p) = self.sends.remove(&id) else {
             return;
         };
+        if p.commit.is_some() {
+            self.shared.counters().awaiting_app_ack -= 1;
+        }
         if let Some(cid) = &p.control_id {
-            if self.by_control.get(cid) == Some(&id) {
-                self.by_control.remove(cid);
-            }
+            self.release_control_id(cid, id);
         }
         if self.read_wall.is_some() {
             p.room.give_back_quietly();
@@ -274,23 +318,27 @@ impl Actor {
     /// Take in a new send, or settle it at once when it cannot be taken.
     pub fn accept(&mut self, p: Pending) {
         let id = p.id;
+        let fifo = self.options.correlation == Correlation::Fifo;
         let refuse = if matches!(
             self.state,
             State::Draining | State::Disconnected | State::Closed
         ) {
             Some(FateCause::Closed)
-        } else if self.options.correlation == Correlation::ControlId
-            && p.control_id
-                .as_ref()
-                .is_some_and(|c| self.by_control.contains_key(c))
-        {
-            Some(FateCause::Link(Cause::DuplicateControlId))
+        } else if fifo && p.app_ack != AppAck::Never {
+            // Its two replies cannot be paired in order: the second would credit the next send.
+            self.warn(WarningCode::AckTwoPhaseUnavailable, None);
+            Some(FateCause::TwoPhaseUnavailable)
         } else {
             None
         };
-        if self.options.correlation == Correlation::ControlId && refuse.is_none() {
+        if !fifo && refuse.is_none() {
             if let Some(c) = &p.control_id {
-                self.by_control.insert(c.clone(), id);
+                // A send whose ID is held waits its turn (see `may_write`).
+                if self.by_control.contains_key(c) {
+                    *self.shared_ids.entry(c.clone()).or_default() += 1;
+                } else {
+                    self.by_control.insert(c.clone(), id);
+                }
             }
         }
         self.sends.insert(id, p);
@@ -306,9 +354,8 @@ impl Actor {
             return;
         };
         let fate = p.cut_off(FateCause::Cancelled, now);
-        if let (Some(cid), true) = (&p.control_id, p.written.is_some()) {
-            self.late.insert(cid.clone());
-        }
+        let given_up = p.written.is_some().then(|| p.control_id.clone()).flatten();
+        self.give_up(given_up);
         self.queue.retain(|q| *q != id);
         self.settle(id, fate);
     }

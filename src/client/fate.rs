@@ -40,7 +40,7 @@ impl fmt::Debug for AckPayload {
 #[non_exhaustive]
 pub enum FateCause {
     /// A cause from the contract's list (`ack-timeout`, `in-flight-orphan`, `fifo-unsafe`,
-    /// `connection-lost`, `duplicate-control-id`, or the link's own failure cause).
+    /// `connection-lost`, `unsolicited-ack`, or the link's own failure cause).
     Link(Cause),
     /// The send was cancelled by its caller.
     Cancelled,
@@ -56,6 +56,8 @@ pub enum FateCause {
     AppAckTimeout,
     /// The payload contains a framing byte (VT or FS) and cannot be framed.
     PayloadContainsFramingByte,
+    /// Its MSH-16 asks for an application ACK, whose second reply FIFO correlation cannot pair.
+    TwoPhaseUnavailable,
 }
 
 impl FateCause {
@@ -70,6 +72,7 @@ impl FateCause {
             FateCause::ClientDropped => "client-dropped",
             FateCause::AppAckTimeout => "app-ack-timeout",
             FateCause::PayloadContainsFramingByte => "payload-contains-framing-byte",
+            FateCause::TwoPhaseUnavailable => "two-phase-unavailable",
         }
     }
 }
@@ -109,7 +112,8 @@ impl Refusal {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Fate {
-    /// A positive final ACK (`AA`, or `CA` when no application ACK was expected).
+    /// A positive final answer: `AA`; a `CA` when MSH-16 asks for no application ACK; or a
+    /// `CA` whose MSH-16 `ER` window passed without an error.
     Accepted {
         code: AckCode,
         ack: AckPayload,
@@ -235,6 +239,7 @@ impl Fate {
             FateCause::Link(cause) => cause,
             FateCause::DrainTimeout | FateCause::AppAckTimeout => Cause::AckTimeout,
             FateCause::PayloadContainsFramingByte => Cause::FramingFatal,
+            FateCause::TwoPhaseUnavailable => Cause::FifoUnsafe,
             FateCause::Cancelled
             | FateCause::Closed
             | FateCause::Destroyed

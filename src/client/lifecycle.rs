@@ -7,6 +7,7 @@ use super::events::ClientEvent;
 use super::fate::{DrainReport, Fate, FateCause};
 use super::options::Correlation;
 use super::state::{Reason, State};
+use super::stats::LinkFailure;
 use super::Command;
 use crate::cause::Cause;
 use crate::transport::Connection;
@@ -75,13 +76,16 @@ impl Actor {
                         self.emit(ClientEvent::SecurityWarning(*code));
                     }
                     self.transition(State::Connected, Reason::Connected);
-                    self.episode = None;
                     self.last_success = Some(Instant::now());
                     self.shared.counters().last_connected = Some(SystemTime::now());
                     return Some(conn);
                 }
                 Err(err) => {
                     let cause = err.cause;
+                    self.shared.counters().last_failure = Some(LinkFailure {
+                        cause,
+                        detail: err.detail,
+                    });
                     self.emit(ClientEvent::Error {
                         cause,
                         class: cause.class(),
@@ -167,6 +171,16 @@ impl Actor {
     async fn after_link(&mut self, end: End) -> bool {
         match end {
             End::Failed(cause) => {
+                if self.heard_on_link || !self.wrote_on_link {
+                    self.episode = None;
+                }
+                {
+                    // A detail from an earlier failure must not pass for this one's.
+                    let mut counters = self.shared.counters();
+                    if counters.last_failure.as_ref().map(|f| f.cause) != Some(cause) {
+                        counters.last_failure = None;
+                    }
+                }
                 self.emit(ClientEvent::Error {
                     cause,
                     class: cause.class(),
@@ -176,6 +190,9 @@ impl Actor {
                     if let Some(report) = &mut self.report {
                         report.link_failed = true;
                     }
+                    if cause == Cause::TlsClientCert {
+                        self.on_drop(cause, false);
+                    }
                     self.settle_all(FateCause::Link(cause));
                     self.transition(State::Closed, Reason::Drained);
                     self.reply_closing();
@@ -184,12 +201,12 @@ impl Actor {
                 match self.retry_delay(cause) {
                     Some(delay) => {
                         self.transition(State::Reconnecting, Reason::LinkFailed(cause));
-                        self.on_drop(None);
+                        self.on_drop(cause, true);
                         self.back_off(delay).await
                     }
                     None => {
                         self.transition(State::Disconnected, Reason::LinkFailed(cause));
-                        self.on_drop(Some(cause));
+                        self.on_drop(cause, false);
                         self.transition(State::Closed, Reason::GaveUp(cause));
                         false
                     }
@@ -211,17 +228,31 @@ impl Actor {
         }
     }
 
-    /// What a dropped link does to pending sends. `final_cause` is set when no reconnect follows.
-    fn on_drop(&mut self, final_cause: Option<Cause>) {
+    /// What a dropped link does to pending sends; `reconnecting` when another connection follows.
+    fn on_drop(&mut self, cause: Cause, reconnecting: bool) {
         let now = Instant::now();
         self.flight.clear();
         self.answered.clear();
         self.app_wait.clear();
         let ids = self.ordered_ids();
         let fifo = self.options.correlation == Correlation::Fifo;
+        let final_cause = (!reconnecting).then_some(cause);
+        // A server that refused our client certificate decrypted none of what we wrote: every
+        // send is as unwritten.
+        let unread = cause == Cause::TlsClientCert;
         for id in ids {
             let p = &self.sends[&id];
-            let fate = if fifo {
+            let fate = if unread {
+                match (reconnecting, fifo) {
+                    (false, _) => Some(Fate::NeverDelivered {
+                        cause: FateCause::Link(cause),
+                    }),
+                    (true, true) => Some(Fate::NeverDelivered {
+                        cause: FateCause::Link(Cause::FifoUnsafe),
+                    }),
+                    (true, false) => None,
+                }
+            } else if fifo {
                 // Order cannot be resumed on a new session.
                 Some(match p.written {
                     Some(_) => p.unknown(FateCause::Link(Cause::InFlightOrphan), now),

@@ -6,14 +6,18 @@ use super::events::ClientEvent;
 use super::fate::FateCause;
 use super::lifecycle::End;
 use super::state::{Reason, State};
+use super::stats::LinkFailure;
 use super::Command;
 use crate::cause::{classify_io, Cause};
 use crate::framing::{Decoded, FramingError, MllpCodec, Tolerance, CR, FS, VT};
+use crate::tls::{describe, Seen, Side};
 use crate::transport::{BoxStream, Connection};
 use bytes::{BufMut, BytesMut};
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, WriteHalf};
 use tokio::time::Instant;
@@ -30,6 +34,8 @@ pub(crate) struct AckReader {
     eof: bool,
     /// Bytes read since the stats last took them.
     pub fresh_bytes: u64,
+    /// Nothing has come from the peer on this connection yet.
+    nothing_received: bool,
 }
 
 impl AckReader {
@@ -40,6 +46,7 @@ impl AckReader {
             codec: MllpCodec::new(Tolerance::ACK_READER, max_frame),
             eof: false,
             fresh_bytes: 0,
+            nothing_received: true,
         }
     }
 
@@ -57,6 +64,7 @@ impl AckReader {
             if n == 0 {
                 self.eof = true;
             }
+            self.nothing_received &= n == 0;
             self.fresh_bytes += n as u64;
         }
     }
@@ -74,9 +82,59 @@ impl AckReader {
     }
 }
 
-async fn write_batch(mut writer: Writer, buf: BytesMut) -> (Writer, io::Result<()>, usize) {
+/// How long a failed write on a TLS link that has received nothing looks at the read side for
+/// the reason. A server that refuses our client certificate sends its alert and resets: the
+/// write meets the reset, the alert waits unread. Reads after a reset return at once, so this
+/// bound is only a safety net.
+const ALERT_WAIT: Duration = Duration::from_millis(500);
+
+/// The cause of a failed read or write on the link, with what went wrong: a TLS error before
+/// the peer's first byte through the TLS table (a refused client certificate above all),
+/// anything else as before. `look_for_alert` (a failed write on a TLS link) reads what the
+/// peer may have said before the reset.
+async fn link_failure(
+    err: &io::Error,
+    reader: &mut AckReader,
+    look_for_alert: bool,
+) -> LinkFailure {
+    let failure = |err: &io::Error, nothing_received: bool| LinkFailure {
+        cause: crate::tls::session_cause(err, nothing_received),
+        detail: match crate::tls::rustls_error(err) {
+            Some(tls) => describe(tls, Side::Client, Seen::default()).detail,
+            None => err.to_string(),
+        },
+    };
+    let first = failure(err, reader.nothing_received);
+    if !look_for_alert || !reader.nothing_received || crate::tls::rustls_error(err).is_some() {
+        return first;
+    }
+    match tokio::time::timeout(ALERT_WAIT, reader.next()).await {
+        Ok(Err(FramingError::Io(read)))
+            if crate::tls::refuses_client_certificate(&read) && reader.nothing_received =>
+        {
+            failure(&read, true)
+        }
+        _ => first,
+    }
+}
+
+/// Write and flush one buffer, publishing how much of it the stream has taken so far: a reply
+/// to a frame is credited only once the whole frame was written.
+async fn write_batch(
+    mut writer: Writer,
+    buf: BytesMut,
+    progress: Arc<AtomicUsize>,
+) -> (Writer, io::Result<()>, usize) {
     let result = async {
-        writer.write_all(&buf).await?;
+        let mut done = 0;
+        while done < buf.len() {
+            let n = writer.write(&buf[done..]).await?;
+            if n == 0 {
+                return Err(io::ErrorKind::WriteZero.into());
+            }
+            done += n;
+            progress.store(done, Ordering::Relaxed);
+        }
         writer.flush().await
     }
     .await;
@@ -93,6 +151,11 @@ async fn writing(fut: &mut Option<WriteFuture>) -> (Writer, io::Result<()>, usiz
 
 impl Actor {
     pub(crate) async fn run_link(&mut self, conn: Connection) -> End {
+        self.link += 1;
+        self.given_up_here.clear();
+        self.wrote_on_link = false;
+        self.heard_on_link = false;
+        let tls = conn.tls.is_some();
         let (read_half, write_half) = tokio::io::split(conn.stream);
         let mut reader = AckReader::new(read_half, self.options.max_ack_frame);
         let mut writer = Some(write_half);
@@ -107,9 +170,19 @@ impl Actor {
             if write_fut.is_none() && self.state == State::Connected {
                 if let Some(w) = writer.take() {
                     match self.take_batch(&mut batch) {
-                        Some(buf) => write_fut = Some(Box::pin(write_batch(w, buf))),
+                        Some(buf) => {
+                            self.wrote_on_link = true;
+                            self.write_progress.store(0, Ordering::Relaxed);
+                            let progress = self.write_progress.clone();
+                            write_fut = Some(Box::pin(write_batch(w, buf, progress)));
+                        }
                         None => writer = Some(w),
                     }
+                }
+                // The next send's ID was given up on here and nothing else is outstanding: only
+                // a new connection lets it go.
+                if write_fut.is_none() && self.waits_for_new_link() {
+                    return End::Failed(Cause::AckTimeout);
                 }
             }
             if self.state == State::Draining && write_fut.is_none() && self.sends.is_empty() {
@@ -128,11 +201,19 @@ impl Actor {
                     write_fut = None;
                     writer = Some(w);
                     if let Err(e) = result {
-                        return End::Failed(classify_io(&e));
+                        let failure = link_failure(&e, &mut reader, tls).await;
+                        return self.link_failed(failure);
                     }
                     self.on_flushed(&mut batch, n);
                 }
                 item = reader.next() => {
+                    let item = match item {
+                        Err(FramingError::Io(e)) => {
+                            let failure = link_failure(&e, &mut reader, false).await;
+                            return self.link_failed(failure);
+                        }
+                        item => item,
+                    };
                     let now = Instant::now();
                     last_inbound = now;
                     // Every ACK already read is credited in this pass: one clock reading, one
@@ -177,6 +258,13 @@ impl Actor {
         }
     }
 
+    /// The link broke on a read or write: keep what went wrong for the stats.
+    fn link_failed(&mut self, failure: LinkFailure) -> End {
+        let cause = failure.cause;
+        self.shared.counters().last_failure = Some(failure);
+        End::Failed(cause)
+    }
+
     /// One item from the ACK reader; `Some` ends the connected phase.
     fn on_inbound(
         &mut self,
@@ -185,10 +273,11 @@ impl Actor {
     ) -> Option<End> {
         match item {
             Ok(Some(Decoded::Frame(frame))) => {
+                self.heard_on_link = true;
                 for w in &frame.warnings {
                     self.warn(w.code, w.byte_offset);
                 }
-                self.on_ack(frame.payload, frame.offset, now);
+                return self.on_ack(frame.payload, frame.offset, now);
             }
             Ok(Some(Decoded::LateWarning { warning, .. })) => {
                 self.warn(warning.code, warning.byte_offset);
@@ -250,18 +339,41 @@ impl Actor {
         self.flight.is_empty() && self.sends.len() == self.queue.len()
     }
 
-    /// Coalesce queued frames into one buffer: one write for everything that may go now.
+    /// Whether the queue's head may only be written on a new connection (its control ID was
+    /// given up on here) and nothing written here is still outstanding.
+    fn waits_for_new_link(&self) -> bool {
+        let Some(head) = self.queue.front().and_then(|id| self.sends.get(id)) else {
+            return false;
+        };
+        self.sends.len() == self.queue.len()
+            && head
+                .control_id
+                .as_ref()
+                .is_some_and(|cid| self.given_up_here.contains_key(cid))
+    }
+
+    /// Coalesce queued frames into one buffer: one write for everything that may go now. Sends
+    /// go in order: one that may not be written yet holds back those behind it.
     fn take_batch(&mut self, batch: &mut Vec<u64>) -> Option<BytesMut> {
         if self.queue.is_empty() {
             return None;
         }
-        let take = if self.options.pipeline {
+        let limit = if self.options.pipeline {
             self.queue.len()
         } else if self.nothing_in_flight() {
             1
         } else {
             return None;
         };
+        let take = self
+            .queue
+            .iter()
+            .take(limit)
+            .take_while(|id| self.sends.get(id).map_or(true, |p| self.may_write(p)))
+            .count();
+        if take == 0 {
+            return None;
+        }
         let now = Instant::now();
         let bytes: usize = self
             .queue
@@ -287,7 +399,10 @@ impl Actor {
                 started: now,
                 flushed: None,
                 bytes: p.payload.len() + 3,
+                link: self.link,
+                end: buf.len(),
             });
+            p.writes.fetch_add(1, Ordering::Relaxed);
             self.flight.push_back(Slot { id, deadline: None });
             batch[kept] = id;
             kept += 1;

@@ -10,10 +10,13 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Correlation {
-    /// Each ACK answers the oldest unanswered send.
-    #[default]
+    /// Each ACK answers the oldest unanswered send, whatever its MSA-2 says: only for peers
+    /// whose MSA-2 cannot be trusted. Sends whose MSH-16 asks for an application ACK are
+    /// refused, and a reply while nothing awaits one closes the link (`unsolicited-ack`).
     Fifo,
-    /// MSA-2 names the send's MSH-10; ACKs may come in any order; two-phase (enhanced) mode.
+    /// MSA-2 names the send's MSH-10 byte for byte; ACKs may come in any order; two-phase
+    /// (enhanced) mode. The default.
+    #[default]
     ControlId,
 }
 
@@ -96,7 +99,7 @@ impl Default for ClientOptions {
             drain_timeout: Duration::from_secs(30),
             dead_peer_timeout: None,
             reconnect: Reconnect::default(),
-            correlation: Correlation::Fifo,
+            correlation: Correlation::ControlId,
             window: Window::default(),
             on_backpressure: OnBackpressure::Reject,
             pipeline: true,
@@ -170,7 +173,7 @@ mod tests {
         assert_eq!(o.drain_timeout, Duration::from_secs(30));
         assert_eq!(o.window.count, Some(64));
         assert!(!o.reconnect.enabled);
-        assert_eq!(o.correlation, Correlation::Fifo);
+        assert_eq!(o.correlation, Correlation::ControlId);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use super::fate::{Fate, Population};
 use super::state::State;
 use crate::ack::AckCode;
+use crate::cause::Cause;
 use crate::warning::WarningCode;
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -31,6 +32,14 @@ pub struct Latency {
     pub max: f64,
 }
 
+/// The latest failure of the link: its cause and what went wrong, in words that name
+/// addresses, names and certificate checks, never payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LinkFailure {
+    pub cause: Cause,
+    pub detail: String,
+}
+
 /// A point-in-time view, plain JSON.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Stats {
@@ -40,6 +49,8 @@ pub struct Stats {
     pub queue_bytes: usize,
     /// Written, not yet settled.
     pub in_flight: usize,
+    /// Of those, committed (`CA`) and waiting for their application ACK.
+    pub awaiting_app_ack: usize,
     /// Frames written (a resend counts again).
     pub sent: u64,
     pub acked_by_code: BTreeMap<String, u64>,
@@ -53,6 +64,8 @@ pub struct Stats {
     pub last_connected: Option<String>,
     pub last_ack: Option<String>,
     pub latency_ms: Latency,
+    /// The latest failure that came with a detail (a connect attempt, a refusal by TLS).
+    pub last_failure: Option<LinkFailure>,
 }
 
 /// The live counters behind [`Stats`].
@@ -62,6 +75,7 @@ pub(crate) struct Counters {
     pub queue_depth: usize,
     pub queue_bytes: usize,
     pub in_flight: usize,
+    pub awaiting_app_ack: usize,
     pub sent: u64,
     /// By [`AckCode`], in declaration order: an array, not a map, as it is counted per ACK.
     pub acked_by_code: [u64; ACK_CODES.len()],
@@ -74,6 +88,7 @@ pub(crate) struct Counters {
     pub bytes_out: u64,
     pub last_connected: Option<SystemTime>,
     pub last_ack: Option<SystemTime>,
+    pub last_failure: Option<LinkFailure>,
     /// Microseconds, 1 us .. 1 h, 3 significant digits.
     pub latency: Histogram<u64>,
 }
@@ -85,6 +100,7 @@ impl Default for Counters {
             queue_depth: 0,
             queue_bytes: 0,
             in_flight: 0,
+            awaiting_app_ack: 0,
             sent: 0,
             acked_by_code: [0; ACK_CODES.len()],
             timed_out: 0,
@@ -95,6 +111,7 @@ impl Default for Counters {
             bytes_out: 0,
             last_connected: None,
             last_ack: None,
+            last_failure: None,
             latency: Histogram::new_with_bounds(1, 3_600_000_000, 3)
                 .expect("constant histogram bounds are valid"),
         }
@@ -147,6 +164,7 @@ impl Counters {
             queue_depth: self.queue_depth,
             queue_bytes: self.queue_bytes,
             in_flight: self.in_flight,
+            awaiting_app_ack: self.awaiting_app_ack,
             sent: self.sent,
             acked_by_code: ACK_CODES
                 .iter()
@@ -172,6 +190,7 @@ impl Counters {
             last_connected: time(self.last_connected),
             last_ack: time(self.last_ack),
             latency_ms: latency,
+            last_failure: self.last_failure.clone(),
         }
     }
 }

@@ -12,7 +12,8 @@ use super::fate::{Fate, FateCause, Refusal};
 use super::options::OnBackpressure;
 use super::{Client, Command, Commit, SendHandle};
 use bytes::Bytes;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -56,7 +57,7 @@ impl Client {
     }
 
     async fn submit(&self, payload: Bytes, cancel: Option<&CancellationToken>) -> SendHandle {
-        let (handle, fate_tx, commit_tx) = self.new_handle();
+        let (handle, fate_tx, commit_tx, writes) = self.new_handle();
         let admitted = match framing_byte(&payload) {
             Some(fate) => Err(fate),
             None => self.admit(payload.len(), cancel).await,
@@ -68,7 +69,7 @@ impl Client {
                 return handle;
             }
         };
-        let pending = Pending::new(handle.id, payload, room, fate_tx, commit_tx);
+        let pending = Pending::new(handle.id, payload, room, fate_tx, commit_tx, writes);
         self.hand_over(Command::Send(pending)).await;
         handle
     }
@@ -85,7 +86,7 @@ impl Client {
         let mut handles = Vec::with_capacity(payloads.size_hint().0);
         let mut admitted: Vec<Pending> = Vec::new();
         for payload in payloads {
-            let (handle, fate_tx, commit_tx) = self.new_handle();
+            let (handle, fate_tx, commit_tx, writes) = self.new_handle();
             let len = payload.len();
             let room = if let Some(fate) = framing_byte(&payload) {
                 Err(fate)
@@ -98,9 +99,9 @@ impl Client {
             };
             match room {
                 Err(fate) => self.settle_now(fate_tx, fate),
-                Ok(room) => {
-                    admitted.push(Pending::new(handle.id, payload, room, fate_tx, commit_tx))
-                }
+                Ok(room) => admitted.push(Pending::new(
+                    handle.id, payload, room, fate_tx, commit_tx, writes,
+                )),
             }
             handles.push(handle);
         }
@@ -108,17 +109,19 @@ impl Client {
         handles
     }
 
-    fn new_handle(&self) -> (SendHandle, oneshot::Sender<Fate>, oneshot::Sender<Commit>) {
+    fn new_handle(&self) -> (SendHandle, FateTx, CommitTx, Arc<AtomicU32>) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (fate_tx, fate_rx) = oneshot::channel();
         let (commit_tx, commit_rx) = oneshot::channel();
+        let writes = Arc::new(AtomicU32::new(0));
         let handle = SendHandle {
             id,
             fate: fate_rx,
             commit: Some(commit_rx),
             commands: self.commands.downgrade(),
+            writes: writes.clone(),
         };
-        (handle, fate_tx, commit_tx)
+        (handle, fate_tx, commit_tx, writes)
     }
 
     /// Take room for a payload of `len` bytes by the backpressure policy; `Err` is its fate.
@@ -189,6 +192,9 @@ impl Client {
         }
     }
 }
+
+type FateTx = oneshot::Sender<Fate>;
+type CommitTx = oneshot::Sender<Commit>;
 
 /// A payload holding VT or FS cannot be framed: never delivered.
 fn framing_byte(payload: &[u8]) -> Option<Fate> {

@@ -1,7 +1,7 @@
 //! After connecting: the banner wait (a receiver should stay silent until spoken to) and the
 //! one message with its ACK. Every read is bounded in time and size.
 
-use super::handshake::{client_certificate_alert, client_certificate_verdict};
+use super::handshake::session_verdict;
 use super::report::{ClientCertificate, Detail, PhaseName, Verdict};
 use super::run::{failure, healthy, Run};
 use super::sniff::{recognise, PeerKind};
@@ -31,16 +31,11 @@ const MAYBE_TLS: &str = "; if the port expects TLS, probe again with --tls";
 const REACHABLE_HINT: &str =
     "add --send to exchange one test message: only an ACK shows the port speaks MLLP";
 
-/// A read failed: a TLS alert about our client certificate, or a classified I/O error.
+/// A read or write failed: a TLS error (our client certificate refused, above all) through the
+/// TLS table, or a classified I/O error.
 fn read_failure(err: &io::Error, run: &mut Run, during: &str) -> Verdict {
-    let presented = run.presented_client_certificate();
-    if let Some(state) = client_certificate_alert(err, presented) {
-        let detail = format!(
-            "{during}: {}",
-            crate::transport::classify_handshake_io(err).1
-        );
-        run.client_certificate(state, Some(&detail));
-        return client_certificate_verdict(state, &detail);
+    if let Some(verdict) = session_verdict(err, run, during) {
+        return verdict;
     }
     let cause = classify(err);
     failure(cause, format!("{during}: {err}"), cause.hint())
@@ -98,8 +93,9 @@ pub(crate) async fn banner(
             let detail = format!("{during}: the peer closed the connection at once");
             run.fail(PhaseName::Banner, started, None, &detail);
             let hint = if tls {
-                "the peer closed right after the handshake: it may refuse this client (address \
-                 or certificate), be at its connection limit, or be shutting down"
+                "the peer closed right after the handshake: if it requires a client certificate, \
+                 pass --cert and --key; otherwise its logs say whether it refuses this address, \
+                 is at its connection limit, or is shutting down"
             } else {
                 "the peer accepted and closed at once: it may refuse this address, be at its \
                  connection limit, be shutting down, or expect TLS (try --tls)"

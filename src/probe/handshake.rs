@@ -6,55 +6,48 @@ use super::run::{failure, Run};
 use super::sniff::recognise;
 use super::tls::{ProbeTls, Recording};
 use crate::cause::Cause;
-use crate::tls::CertSummary;
-use crate::transport::{classify_handshake_io, BoxStream};
-use rustls::{AlertDescription as A, CertificateError as C, Error as E};
+use crate::tls::{describe_handshake_io, rustls_error, CertSummary, Seen, Side, TlsFailure};
+use crate::transport::BoxStream;
+use rustls::Error as E;
 use std::io;
 use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-/// The rustls error inside an I/O error from a TLS stream, if that is what it is.
-pub(crate) fn rustls_error(err: &io::Error) -> Option<&rustls::Error> {
-    err.get_ref()
-        .and_then(|e| e.downcast_ref::<rustls::Error>())
-}
-
-/// A TLS alert that says the server did not take our client certificate (or wanted one).
-pub(crate) fn client_certificate_alert(
-    err: &io::Error,
-    presented: bool,
-) -> Option<ClientCertificate> {
-    let E::AlertReceived(alert) = rustls_error(err)? else {
-        return None;
-    };
-    let about_certificate = matches!(
-        alert,
-        A::CertificateRequired
-            | A::BadCertificate
-            | A::UnknownCA
-            | A::CertificateUnknown
-            | A::CertificateExpired
-            | A::CertificateRevoked
-            | A::UnsupportedCertificate
-            | A::AccessDenied
-    );
-    match (about_certificate, presented) {
-        (true, true) => Some(ClientCertificate::Refused),
-        (true, false) => Some(ClientCertificate::Required),
-        (false, _) => None,
+/// What a refusal of our client certificate says about it: refused when we presented one,
+/// required when we had none.
+pub(crate) fn refused_client_certificate(presented: bool) -> ClientCertificate {
+    if presented {
+        ClientCertificate::Refused
+    } else {
+        ClientCertificate::Required
     }
 }
 
-/// The verdict for a refused or missing client certificate.
-pub(crate) fn client_certificate_verdict(state: ClientCertificate, detail: &str) -> Verdict {
-    let hint = match state {
-        ClientCertificate::Required => {
-            "the server requires a client certificate: pass --cert and --key"
-        }
-        _ => "the server refused our client certificate: use one issued by a CA the server trusts",
+/// A TLS failure as a probe verdict, its detail prefixed with `during` when given.
+pub(crate) fn tls_verdict(failed: TlsFailure, during: Option<&str>) -> Verdict {
+    let detail = match during {
+        Some(during) => format!("{during}: {}", failed.detail),
+        None => failed.detail,
     };
-    failure(Cause::TlsHandshake, detail, hint)
+    failure(failed.cause, detail, failed.hint)
+}
+
+/// A read or write on the established session failed with a TLS error before the peer sent
+/// anything: under TLS 1.3 that is where a server refuses our client certificate. The table's
+/// verdict; `None` when the error is not TLS.
+pub(crate) fn session_verdict(err: &io::Error, run: &mut Run, during: &str) -> Option<Verdict> {
+    rustls_error(err)?;
+    let presented = run.presented_client_certificate();
+    let seen = Seen {
+        client_certificate: Some(presented),
+        ..Seen::default()
+    };
+    let verdict = tls_verdict(describe_handshake_io(err, Side::Client, seen), Some(during));
+    if verdict.cause == Some(Cause::TlsClientCert) {
+        run.client_certificate(refused_client_certificate(presented), Some(&verdict.detail));
+    }
+    Some(verdict)
 }
 
 /// Runs the handshake over `tcp`, bounded by `limit`.
@@ -77,6 +70,7 @@ pub(crate) async fn tls_phase(
         cipher_suite: None,
         verified: false,
         name_matched: seen.as_ref().map(|s| s.name_matched),
+        pinned: seen.as_ref().is_some_and(|s| s.pinned),
         server_name: tls.server_name_text(),
         peer_certificate: certificate.clone(),
         client_certificate: if tls.client_cert {
@@ -107,31 +101,27 @@ pub(crate) async fn tls_phase(
         }
     };
     let first = first_bytes.lock().map(|b| b.clone()).unwrap_or_default();
-    let (cause, what) = classify_handshake_io(&err);
-    let verdict = if let Some(state) = client_certificate_alert(&err, tls.client_cert) {
-        detail.client_certificate = state;
-        client_certificate_verdict(state, &what)
-    } else {
-        match rustls_error(&err) {
-            Some(E::InvalidCertificate(cert)) => verify_failure(cert, &what, certificate.as_ref()),
-            Some(E::InvalidMessage(_) | E::InappropriateMessage { .. }) => {
-                let seen = recognise(&first)
-                    .map(|r| format!("{} (first byte 0x{:02X})", r.kind, r.first_byte))
-                    .unwrap_or_else(|| "bytes that are not TLS".into());
-                failure(
-                    Cause::TlsHandshake,
-                    format!("the peer answered the TLS ClientHello with non-TLS bytes: {seen}"),
-                    "the peer does not speak TLS on this port: try without --tls",
-                )
-            }
-            None if cause == Cause::TlsHandshake => failure(
-                cause,
-                what.clone(),
-                "the peer hung up on the TLS ClientHello: it may not speak TLS on this port \
-                 (try without --tls), or it refused this client",
-            ),
-            _ => failure(cause, what.clone(), cause.hint()),
+    let seen = Seen {
+        peer_certificate: certificate.as_ref(),
+        client_certificate: Some(tls.client_cert),
+        certificate_requested: Some(tls.certificate_requested()),
+    };
+    let failed = describe_handshake_io(&err, Side::Client, seen);
+    if failed.cause == Cause::TlsClientCert {
+        detail.client_certificate = refused_client_certificate(tls.client_cert);
+    }
+    let verdict = match rustls_error(&err) {
+        Some(E::InvalidMessage(_) | E::InappropriateMessage { .. }) => {
+            let seen = recognise(&first)
+                .map(|r| format!("{} (first byte 0x{:02X})", r.kind, r.first_byte))
+                .unwrap_or_else(|| "bytes that are not TLS".into());
+            failure(
+                failed.cause,
+                format!("the peer answered the TLS ClientHello with non-TLS bytes: {seen}"),
+                failed.hint,
+            )
         }
+        _ => tls_verdict(failed, None),
     };
     run.fail(
         PhaseName::Tls,
@@ -140,58 +130,4 @@ pub(crate) async fn tls_phase(
         &verdict.detail,
     );
     Err(verdict)
-}
-
-/// Says which certificate check failed, with the certificate's own names and dates.
-fn verify_failure(
-    err: &rustls::CertificateError,
-    what: &str,
-    cert: Option<&CertSummary>,
-) -> Verdict {
-    let names = cert
-        .map(|c| c.sans.join(", "))
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| "no names".into());
-    let (detail, hint) = match err {
-        C::Expired | C::ExpiredContext { .. } => (
-            match cert {
-                Some(c) => {
-                    let days = -c.days_left;
-                    let unit = if days == 1 { "day" } else { "days" };
-                    format!("certificate expired on {} ({days} {unit} ago)", c.not_after)
-                }
-                None => what.to_string(),
-            },
-            "the peer's certificate has expired: the peer must renew it".to_string(),
-        ),
-        C::NotValidYet | C::NotValidYetContext { .. } => (
-            match cert {
-                Some(c) => format!("certificate is not valid until {}", c.not_before),
-                None => what.to_string(),
-            },
-            "the peer's certificate is not valid yet: check the clocks on both sides".to_string(),
-        ),
-        C::NotValidForName | C::NotValidForNameContext { .. } => (
-            what.to_string(),
-            format!("the certificate is for {names}: connect by one of those names, or pass --server-name"),
-        ),
-        // webpki may report a self-signed certificate as a signature mismatch against a trusted
-        // root rather than as an unknown issuer: its issuer naming itself says which it is.
-        _ if cert.is_some_and(|c| c.issuer == c.subject) => (
-            format!(
-                "certificate is self-signed ({}), not issued by a trusted CA",
-                cert.map(|c| c.subject.as_str()).unwrap_or_default()
-            ),
-            "pass --ca with the certificate itself to trust it, or have the peer use a CA-issued one".to_string(),
-        ),
-        C::UnknownIssuer => (
-            match cert {
-                Some(c) => format!("certificate issuer {} is not trusted", c.issuer),
-                None => what.to_string(),
-            },
-            "pass --ca with the issuing CA's certificate".to_string(),
-        ),
-        _ => (what.to_string(), Cause::TlsVerify.hint().to_string()),
-    };
-    failure(Cause::TlsVerify, detail, hint)
 }

@@ -121,6 +121,8 @@ pub struct TlsDetail {
     pub verified: bool,
     /// The certificate names the server name (checked even under --insecure).
     pub name_matched: Option<bool>,
+    /// The CA file holds this very certificate: it is trusted as itself, whatever its names.
+    pub pinned: bool,
     pub server_name: String,
     pub peer_certificate: Option<CertSummary>,
     pub client_certificate: ClientCertificate,

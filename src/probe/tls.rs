@@ -2,7 +2,7 @@
 //! (so a refused certificate can still be described), and a stream wrapper that keeps the
 //! first bytes the peer sent (so a non-TLS answer to the ClientHello can be recognised).
 
-use crate::tls::{ClientTlsOptions, TlsConfigError};
+use crate::tls::{CertificateAsked, ClientTlsOptions, TlsConfigError};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::Resumption;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
@@ -16,17 +16,20 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 /// How many of the peer's first bytes are kept for recognition.
 const KEEP_FIRST: usize = 16;
 
-/// The peer certificate the verifier was shown, and whether it names the server name.
+/// The peer certificate the verifier was shown, whether it names the server name, and whether
+/// the CA file holds it itself (then it is trusted as itself, names aside).
 #[derive(Debug, Clone)]
 pub(crate) struct Seen {
     pub cert: CertificateDer<'static>,
     pub name_matched: bool,
+    pub pinned: bool,
 }
 
 /// Delegates every decision to `inner`, remembering the end-entity certificate first.
 #[derive(Debug)]
 struct Capturing {
     inner: Arc<dyn ServerCertVerifier>,
+    pinned: Vec<CertificateDer<'static>>,
     seen: Mutex<Option<Seen>>,
 }
 
@@ -46,6 +49,10 @@ impl ServerCertVerifier for Capturing {
             *seen = Some(Seen {
                 cert: end_entity.clone().into_owned(),
                 name_matched,
+                pinned: self
+                    .pinned
+                    .iter()
+                    .any(|p| p.as_ref() == end_entity.as_ref()),
             });
         }
         self.inner
@@ -83,6 +90,7 @@ pub struct ProbeTls {
     pub verify_disabled: bool,
     pub client_cert: bool,
     capture: Arc<Capturing>,
+    asked: CertificateAsked,
 }
 
 impl ProbeTls {
@@ -92,13 +100,16 @@ impl ProbeTls {
         let built = options.build(host)?;
         let capture = Arc::new(Capturing {
             inner: options.server_verifier()?,
+            pinned: options.pinned_certificates()?,
             seen: Mutex::new(None),
         });
         let mut config = (*built.config).clone();
         config.dangerous().set_certificate_verifier(capture.clone());
         config.resumption = Resumption::disabled();
+        let (config, asked) = CertificateAsked::install(&config);
         Ok(ProbeTls {
-            config: Arc::new(config),
+            config,
+            asked,
             server_name: built.server_name,
             verify_disabled: built.verify_disabled,
             client_cert: options.cert_file.is_some(),
@@ -106,8 +117,14 @@ impl ProbeTls {
         })
     }
 
-    /// Forgets the certificate of the previous probe.
+    /// Whether the server asked for a client certificate in this probe's handshake.
+    pub(crate) fn certificate_requested(&self) -> bool {
+        self.asked.get()
+    }
+
+    /// Forgets the certificate (and the certificate request) of the previous probe.
     pub(crate) fn reset(&self) {
+        self.asked.reset();
         if let Ok(mut seen) = self.capture.seen.lock() {
             *seen = None;
         }

@@ -1,36 +1,44 @@
-//! De-duplication by MSH-10 + MSH-7: a bounded memory of committed messages, optionally kept in
-//! an append-only journal (fsynced before the ACK, reloaded at start), a sink wrapper that
-//! remembers what its sink committed, and a policy wrapper that answers repeats as duplicates.
+//! De-duplication by MSH-3, MSH-4, MSH-10 and MSH-7: a bounded memory of committed messages
+//! (for `--out-dir` kept crash-safe by a journal and the directory itself, see [`journal`]), a
+//! sink wrapper that commits one copy of each key per commit group and remembers what its sink
+//! committed, and a policy wrapper that answers repeats as duplicates.
 //!
-//! Two copies of one message in flight at the same moment are both committed: a copy is only
-//! called a duplicate once the first is durably committed, so a duplicate answer is never a
-//! false positive.
+//! A copy is only called a duplicate once the first is durably committed, so a duplicate answer
+//! is never a false positive: a copy in the same commit group follows the first's fate, and a
+//! copy on another connection while the first is being committed waits for that commit.
+
+mod journal;
+
+pub use journal::JOURNAL_NAME;
 
 use super::policy::{Action, Decision, Policy};
-use super::sink::{Inbound, Sink, SinkFuture, SinkResult};
+use super::sink::out_dir::OutDirSink;
+use super::sink::{DedupeKey, Inbound, Sink, SinkFuture, SinkResult};
 use crate::ack::Disposition;
-use bytes::Bytes;
-use std::collections::{HashSet, VecDeque};
-use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-
-/// The journal's name inside `--out-dir`; a dot file, so `*.hl7` readers never see it.
-pub const JOURNAL_NAME: &str = ".mllp-dedupe.journal";
-
-type Key = (Bytes, Bytes);
 
 /// The remembered keys, oldest first; the oldest are forgotten beyond the window.
 #[derive(Debug)]
 struct Window {
-    set: HashSet<Key>,
-    order: VecDeque<Key>,
+    set: HashSet<DedupeKey>,
+    order: VecDeque<DedupeKey>,
     capacity: usize,
 }
 
 impl Window {
-    fn insert(&mut self, key: Key) {
+    fn new(capacity: usize) -> Window {
+        Window {
+            set: HashSet::new(),
+            order: VecDeque::new(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    fn insert(&mut self, key: DedupeKey) {
         if self.set.contains(&key) {
             return;
         }
@@ -44,37 +52,38 @@ impl Window {
     }
 }
 
-/// Committed messages' keys, bounded to a window, optionally journaled.
+/// Committed messages' keys, bounded to a window; for an `--out-dir`, journaled.
 #[derive(Debug)]
 pub struct DedupeMemory {
     window: Mutex<Window>,
     journal: Option<Mutex<File>>,
+    /// Keys some commit group is committing right now, and a signal each time some are let go.
+    claims: Mutex<HashSet<DedupeKey>>,
+    released: tokio::sync::Notify,
 }
 
 impl DedupeMemory {
-    /// A memory of the last `window` keys (at least one). With `journal`, the keys already in
-    /// that file are loaded (the file is compacted when it holds far more than the window) and
-    /// new keys are appended to it.
-    pub fn open(window: usize, journal: Option<&Path>) -> std::io::Result<DedupeMemory> {
-        let mut memory = Window {
-            set: HashSet::new(),
-            order: VecDeque::new(),
-            capacity: window.max(1),
-        };
-        let journal = match journal {
-            None => None,
-            Some(path) => {
-                let lines = load(path, &mut memory)?;
-                if lines > 2 * memory.capacity {
-                    compact(path, &memory.order)?;
-                }
-                let file = OpenOptions::new().create(true).append(true).open(path)?;
-                Some(Mutex::new(file))
-            }
-        };
+    /// A memory of the last `window` keys (at least one), kept only in memory.
+    pub fn in_memory(window: usize) -> DedupeMemory {
+        DedupeMemory {
+            window: Mutex::new(Window::new(window)),
+            journal: None,
+            claims: Mutex::default(),
+            released: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// A memory of the last `window` keys committed to the directory sink's `dir`: the journal
+    /// there is loaded, every recent file it does not name (a crash came between the file and
+    /// its line) is read back and added, and new keys are journaled before their ACKs.
+    pub fn for_out_dir(window: usize, dir: &Path) -> std::io::Result<DedupeMemory> {
+        let mut memory = Window::new(window);
+        let file = journal::open(dir, &mut memory)?;
         Ok(DedupeMemory {
             window: Mutex::new(memory),
-            journal,
+            journal: Some(Mutex::new(file)),
+            claims: Mutex::default(),
+            released: tokio::sync::Notify::new(),
         })
     }
 
@@ -84,97 +93,89 @@ impl DedupeMemory {
     }
 
     pub fn contains(&self, message: &Inbound) -> bool {
-        message.dedupe_key().is_some_and(|key| {
-            self.window
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .set
-                .contains(&key)
-        })
+        message.dedupe_key().is_some_and(|key| self.knows(&key))
     }
 
-    /// Remember `keys`: journaled and fsynced first (blocking), then in memory.
-    fn remember(&self, keys: Vec<Key>) -> std::io::Result<()> {
-        if keys.is_empty() {
-            return Ok(());
+    fn knows(&self, key: &DedupeKey) -> bool {
+        self.window
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .set
+            .contains(key)
+    }
+
+    /// Claim `keys` for one commit group, once no other group holds any of them: a copy arriving
+    /// on another connection while the first is being committed waits for that commit, then
+    /// finds it remembered. A group holds no claim while it waits, so two groups never wait on
+    /// each other.
+    async fn claim(self: &Arc<Self>, keys: Vec<DedupeKey>) -> Claim {
+        loop {
+            let released = self.released.notified();
+            tokio::pin!(released);
+            released.as_mut().enable();
+            {
+                let mut claims = self.claims.lock().unwrap_or_else(|p| p.into_inner());
+                if !keys.iter().any(|k| claims.contains(k)) {
+                    claims.extend(keys.iter().cloned());
+                    return Claim {
+                        memory: Arc::clone(self),
+                        keys,
+                    };
+                }
+            }
+            released.await;
         }
+    }
+
+    /// Remember what was committed: journaled and fsynced first (blocking), then in memory.
+    fn remember(&self, entries: Vec<journal::Entry>) -> std::io::Result<()> {
         let mut result = Ok(());
         if let Some(journal) = &self.journal {
-            let mut text = Vec::with_capacity(keys.len() * 48);
-            for (control_id, msh7) in &keys {
-                text.extend_from_slice(hex(control_id).as_bytes());
-                text.push(b' ');
-                text.extend_from_slice(hex(msh7).as_bytes());
-                text.push(b'\n');
-            }
             let mut file = journal.lock().unwrap_or_else(|p| p.into_inner());
-            result = file.write_all(&text).and_then(|()| file.sync_data());
+            result = journal::append(&mut file, &entries);
         }
         let mut window = self.window.lock().unwrap_or_else(|p| p.into_inner());
-        for key in keys {
+        for key in entries.into_iter().filter_map(|(_, key)| key) {
             window.insert(key);
         }
         result
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// Keys a commit group holds; let go when it is dropped (committed and remembered, or
+/// abandoned).
+struct Claim {
+    memory: Arc<DedupeMemory>,
+    keys: Vec<DedupeKey>,
 }
 
-fn unhex(text: &str) -> Option<Bytes> {
-    if text.len() % 2 != 0 {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect::<Option<Vec<u8>>>()
-        .map(Bytes::from)
-}
-
-/// Load a journal into `window`; returns the number of lines. A torn last line (a crash in
-/// the middle of an append) is skipped: its message was never acknowledged.
-fn load(path: &Path, window: &mut Window) -> std::io::Result<usize> {
-    let file = match File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => return Err(e),
-    };
-    let mut lines = 0;
-    for line in BufReader::new(file).lines() {
-        let line = line?;
-        lines += 1;
-        let mut parts = line.split(' ');
-        if let (Some(Some(id)), Some(Some(msh7)), None) = (
-            parts.next().map(unhex),
-            parts.next().map(unhex),
-            parts.next(),
-        ) {
-            window.insert((id, msh7));
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if self.keys.is_empty() {
+            return;
         }
+        let mut claims = self.memory.claims.lock().unwrap_or_else(|p| p.into_inner());
+        for key in &self.keys {
+            claims.remove(key);
+        }
+        drop(claims);
+        self.memory.released.notify_waiters();
     }
-    Ok(lines)
 }
 
-/// Rewrite the journal with only the keys still in the window, atomically.
-fn compact(path: &Path, keys: &VecDeque<Key>) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".mllp-dedupe-")
-        .tempfile_in(dir)?;
-    let mut out = std::io::BufWriter::new(tmp.as_file_mut());
-    for (id, msh7) in keys {
-        writeln!(out, "{} {}", hex(id), hex(msh7))?;
-    }
-    out.flush()?;
-    drop(out);
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    File::open(dir)?.sync_all()
+/// What becomes of one message of a commit group.
+#[derive(Debug, Clone, Copy)]
+enum Plan {
+    /// Handed to the sink, at this index of what it is given.
+    Commit(usize),
+    /// Its key is remembered: answered as a duplicate, not committed again.
+    Known,
+    /// Its key is the key of this earlier message of the group: it shares that one's fate.
+    Repeat(usize),
 }
 
-/// Commits through `inner`, then remembers what it committed before the ACKs go out.
+/// Commits through `inner` one copy of each key in a group, then remembers what it committed
+/// before the ACKs go out.
 pub struct DedupeSink {
     inner: Arc<dyn Sink>,
     memory: Arc<DedupeMemory>,
@@ -183,6 +184,31 @@ pub struct DedupeSink {
 impl DedupeSink {
     pub fn new(inner: Arc<dyn Sink>, memory: Arc<DedupeMemory>) -> DedupeSink {
         DedupeSink { inner, memory }
+    }
+
+    fn plan(&self, messages: &[Inbound]) -> Vec<Plan> {
+        let mut first: HashMap<DedupeKey, usize> = HashMap::new();
+        let mut committed = 0;
+        let mut commit = || {
+            committed += 1;
+            Plan::Commit(committed - 1)
+        };
+        let mut plans = Vec::with_capacity(messages.len());
+        for (i, message) in messages.iter().enumerate() {
+            let plan = match message.dedupe_key() {
+                Some(key) if self.memory.knows(&key) => Plan::Known,
+                Some(key) => match first.entry(key) {
+                    Entry::Occupied(earlier) => Plan::Repeat(*earlier.get()),
+                    Entry::Vacant(slot) => {
+                        slot.insert(i);
+                        commit()
+                    }
+                },
+                None => commit(),
+            };
+            plans.push(plan);
+        }
+        plans
     }
 }
 
@@ -198,26 +224,80 @@ impl Sink for DedupeSink {
 
     fn commit_batch<'a>(&'a self, messages: &'a [Inbound]) -> SinkFuture<'a, Vec<SinkResult>> {
         Box::pin(async move {
-            let mut results =
-                super::sink::pad_results(self.inner.commit_batch(messages).await, messages.len());
-            let keys: Vec<Key> = messages
+            let fresh: Vec<DedupeKey> = messages
                 .iter()
-                .zip(&results)
-                .filter(|(_, r)| r.disposition == Disposition::Committed && !r.duplicate)
+                .zip(self.plan(messages))
+                .filter(|(_, p)| matches!(p, Plan::Commit(_)))
                 .filter_map(|(m, _)| m.dedupe_key())
                 .collect();
-            if keys.is_empty() {
+            let _claim = self.memory.claim(fresh).await;
+            // Planned again: a copy committed elsewhere meanwhile is now remembered.
+            let plans = self.plan(messages);
+            let all = plans.iter().all(|p| matches!(p, Plan::Commit(_)));
+            let committed = if all {
+                self.inner.commit_batch(messages).await
+            } else {
+                let chosen: Vec<Inbound> = messages
+                    .iter()
+                    .zip(&plans)
+                    .filter(|(_, p)| matches!(p, Plan::Commit(_)))
+                    .map(|(m, _)| m.clone())
+                    .collect();
+                if chosen.is_empty() {
+                    Vec::new()
+                } else {
+                    self.inner.commit_batch(&chosen).await
+                }
+            };
+            let count = plans
+                .iter()
+                .filter(|p| matches!(p, Plan::Commit(_)))
+                .count();
+            let committed = super::sink::pad_results(committed, count);
+            let mut results: Vec<SinkResult> = Vec::with_capacity(messages.len());
+            for plan in &plans {
+                let result = match *plan {
+                    Plan::Commit(j) => committed[j].clone(),
+                    Plan::Known => SinkResult::duplicate(),
+                    Plan::Repeat(i) => match &results[i] {
+                        r if r.disposition == Disposition::Committed => SinkResult::duplicate(),
+                        // The first copy was not kept: neither is this one.
+                        r => SinkResult {
+                            detail: None,
+                            ..r.clone()
+                        },
+                    },
+                };
+                results.push(result);
+            }
+            let journaled = self.memory.journal.is_some();
+            let entries: Vec<journal::Entry> = messages
+                .iter()
+                .zip(&plans)
+                .zip(&results)
+                .filter(|((_, p), r)| {
+                    matches!(p, Plan::Commit(_))
+                        && r.disposition == Disposition::Committed
+                        && !r.duplicate
+                })
+                .filter_map(|((m, _), _)| {
+                    let key = m.dedupe_key();
+                    let name = journaled.then(|| OutDirSink::file_name(m));
+                    (key.is_some() || journaled).then(|| (name.unwrap_or_default(), key))
+                })
+                .collect();
+            if entries.is_empty() {
                 return results;
             }
             let memory = Arc::clone(&self.memory);
-            let outcome = tokio::task::spawn_blocking(move || memory.remember(keys)).await;
+            let outcome = tokio::task::spawn_blocking(move || memory.remember(entries)).await;
             let problem = match outcome {
                 Ok(Ok(())) => None,
                 Ok(Err(e)) => Some(format!("dedupe journal: {e}")),
                 Err(e) => Some(format!("dedupe journal: writer task: {e}")),
             };
             // The messages are committed either way: they are answered positively, and the
-            // journal failure is reported (a later repeat may then be committed again).
+            // journal failure is reported (the directory is read back at the next start).
             if let Some(detail) = problem {
                 if let Some(first) = results
                     .iter_mut()
@@ -262,66 +342,4 @@ impl Policy for DedupePolicy {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::server::sink::DiscardSink;
-
-    fn msg(id: &str, msh7: &str) -> Inbound {
-        let payload = format!("MSH|^~\\&|A|B|C|D|{msh7}||ADT^A01|{id}|P|2.5\rPID|1\r");
-        Inbound::new(1, 1, Arc::from("p"), Bytes::from(payload), false)
-    }
-
-    #[tokio::test]
-    async fn remembers_across_a_reopen_and_never_an_empty_control_id() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = DedupeMemory::journal_in(dir.path());
-        let memory = Arc::new(DedupeMemory::open(10, Some(&path)).unwrap());
-        let sink = DedupeSink::new(Arc::new(DiscardSink), Arc::clone(&memory));
-        let batch = [msg("A1", "20240101"), msg("", "20240101")];
-        let results = sink.commit_batch(&batch).await;
-        assert!(results.iter().all(|r| r == &SinkResult::committed()));
-        assert!(memory.contains(&msg("A1", "20240101")));
-        assert!(
-            !memory.contains(&msg("A1", "20240102")),
-            "MSH-7 is part of the key"
-        );
-        assert!(
-            !memory.contains(&msg("", "20240101")),
-            "empty MSH-10 never de-duplicated"
-        );
-        drop((sink, memory));
-        let again = DedupeMemory::open(10, Some(&path)).unwrap();
-        assert!(again.contains(&msg("A1", "20240101")));
-    }
-
-    #[test]
-    fn the_window_forgets_the_oldest_and_the_journal_is_compacted() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = DedupeMemory::journal_in(dir.path());
-        let memory = DedupeMemory::open(2, Some(&path)).unwrap();
-        for i in 0..6 {
-            memory
-                .remember(
-                    msg(&format!("M{i}"), "1")
-                        .dedupe_key()
-                        .into_iter()
-                        .collect(),
-                )
-                .unwrap();
-        }
-        assert!(!memory.contains(&msg("M3", "1")));
-        assert!(memory.contains(&msg("M5", "1")));
-        drop(memory);
-        // A torn last line is skipped.
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap()
-            .write_all(b"4d3")
-            .unwrap();
-        let reopened = DedupeMemory::open(2, Some(&path)).unwrap();
-        assert!(reopened.contains(&msg("M4", "1")) && reopened.contains(&msg("M5", "1")));
-        let lines = std::fs::read_to_string(&path).unwrap().lines().count();
-        assert_eq!(lines, 2, "compacted to the window");
-    }
-}
+mod tests;

@@ -28,7 +28,7 @@ pub enum NackWhy {
 }
 
 impl NackWhy {
-    /// The reason, always one of SPEC section 6's three.
+    /// The reason, always one of the three public ones.
     pub fn as_str(self) -> &'static str {
         match self {
             NackWhy::Reason(reason) => reason.as_str(),

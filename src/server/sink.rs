@@ -35,6 +35,10 @@ pub struct Inbound {
     pub message_type: Option<Bytes>,
     /// MSH-7 (date/time of message) as written (a slice of `payload`).
     pub msh7: Option<Bytes>,
+    /// MSH-3 (sending application) as written (a slice of `payload`).
+    pub msh3: Option<Bytes>,
+    /// MSH-4 (sending facility) as written (a slice of `payload`).
+    pub msh4: Option<Bytes>,
     pub shape: Shape,
     /// The frame carried `MLLP_TRAILING_BYTES`: part of it was discarded.
     pub damaged: bool,
@@ -77,6 +81,10 @@ impl Inbound {
             ),
             None => (None, None, None, false),
         };
+        let (msh3, msh4) = match &scan.msh {
+            Some(msh) => (field(msh.field(3)), field(msh.field(4))),
+            None => (None, None),
+        };
         Inbound {
             connection,
             seq,
@@ -85,6 +93,8 @@ impl Inbound {
             control_id,
             message_type,
             msh7,
+            msh3,
+            msh4,
             shape: scan.shape,
             damaged,
             is_ack,
@@ -92,15 +102,21 @@ impl Inbound {
         }
     }
 
-    /// MSH-10 + MSH-7, the identity de-duplication remembers. `None` for what is never
-    /// de-duplicated: an empty MSH-10, a batch or concatenated frame, an inbound ACK, a damaged
-    /// frame.
-    pub fn dedupe_key(&self) -> Option<(Bytes, Bytes)> {
+    /// The identity de-duplication remembers: MSH-3, MSH-4, MSH-10 and MSH-7. `None` for what
+    /// is never de-duplicated: an empty MSH-10, a batch or concatenated frame, an inbound ACK, a
+    /// damaged frame.
+    pub fn dedupe_key(&self) -> Option<DedupeKey> {
         let control_id = self.control_id.clone().filter(|c| !c.is_empty())?;
         if self.shape != Shape::Single || self.is_ack || self.damaged {
             return None;
         }
-        Some((control_id, self.msh7.clone().unwrap_or_default()))
+        let or_empty = |f: &Option<Bytes>| f.clone().unwrap_or_default();
+        Some(DedupeKey {
+            sending_application: or_empty(&self.msh3),
+            sending_facility: or_empty(&self.msh4),
+            control_id,
+            date_time: or_empty(&self.msh7),
+        })
     }
 
     pub fn control_id_lossy(&self) -> String {
@@ -110,6 +126,20 @@ impl Inbound {
     pub fn message_type_lossy(&self) -> String {
         lossy(self.message_type.as_deref())
     }
+}
+
+/// A message's duplicate key, each field as written: a different sender (MSH-3, MSH-4) reusing a
+/// control ID and time is a different message.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DedupeKey {
+    /// MSH-3.
+    pub sending_application: Bytes,
+    /// MSH-4.
+    pub sending_facility: Bytes,
+    /// MSH-10, never empty.
+    pub control_id: Bytes,
+    /// MSH-7.
+    pub date_time: Bytes,
 }
 
 fn lossy(bytes: Option<&[u8]>) -> String {

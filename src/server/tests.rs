@@ -161,6 +161,7 @@ fn closed_cause(events: &[ServerEvent]) -> (Cause, Option<WarningCode>) {
 use crate::warning::WarningCode;
 
 mod guards;
+mod model;
 mod nack;
 mod read_ahead;
 
@@ -282,6 +283,10 @@ async fn uncorrelatable_and_damaged_messages_are_never_positive() {
         })
         .collect();
     assert_eq!(reasons, ["uncorrelatable-inbound", "discarded-bytes"]);
+    assert!(
+        h.sink.committed.lock().unwrap().is_empty(),
+        "a negative answer keeps nothing"
+    );
 }
 
 #[tokio::test(start_paused = true)]

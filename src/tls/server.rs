@@ -1,10 +1,9 @@
 //! Server-side TLS: configuration with client authentication `none|want|must`, and an acceptor
 //! that bounds the handshake and reports the client certificate.
 
-use super::client_error::describe_client_handshake_io;
-use super::{pem, provider, CertSummary, TlsConfigError, TlsVersions};
+use super::failure::{describe_handshake_io, Seen, Side};
+use super::{pem, provider, TlsConfigError, TlsSummary, TlsVersions};
 use crate::cause::Cause;
-use crate::transport::TlsSummary;
 use rustls::server::WebPkiClientVerifier;
 use rustls::{RootCertStore, ServerConfig};
 use std::path::PathBuf;
@@ -173,27 +172,23 @@ impl TlsAcceptor {
                 })
             }
             Ok(Err(err)) => {
-                let (cause, detail) = describe_client_handshake_io(&err);
-                return Err(TlsAcceptError { cause, detail });
+                let failure = describe_handshake_io(&err, Side::Server, Seen::default());
+                return Err(TlsAcceptError {
+                    cause: failure.cause,
+                    detail: failure.detail,
+                });
             }
             Ok(Ok(stream)) => stream,
         };
         let (_, session) = stream.get_ref();
-        let client_cert = session
-            .peer_certificates()
-            .and_then(|chain| chain.first())
-            .and_then(CertSummary::from_der);
         let presented = session.peer_certificates().is_some_and(|c| !c.is_empty());
+        let verified = presented && self.client_auth != ClientAuth::None;
+        let tls = TlsSummary::of(session, verified);
         let info = AcceptedTls {
-            tls: TlsSummary {
-                version: super::version_name(session.protocol_version()),
-                cipher_suite: super::suite_name(session.negotiated_cipher_suite()),
-                verified: presented && self.client_auth != ClientAuth::None,
-                peer_certificate: client_cert.clone(),
-            },
+            client_subject: tls.peer_certificate.as_ref().map(|c| c.subject.clone()),
+            tls,
             client_cert_presented: presented,
-            client_cert_verified: presented && self.client_auth != ClientAuth::None,
-            client_subject: client_cert.map(|c| c.subject),
+            client_cert_verified: verified,
         };
         Ok((stream, info))
     }

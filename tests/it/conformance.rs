@@ -173,10 +173,11 @@ async fn positive_acks_are_canonical_and_echo_odd_control_ids() {
         raw.write(&framed(&msg(id))).await;
         positive(&raw.frames(1).await[0], id);
     }
-    // MSH-10 last in the segment, ended by CR or by the frame itself.
+    // MSH-10 last in the segment, ended by CR or by the frame itself: the ACK still carries
+    // MSH-11 and MSH-12.
     for tail in [&b""[..], b"\r"] {
         raw.write(&framed(&msg_with(b"LAST", tail))).await;
-        assert_exact_ack(&raw.frames(1).await[0], b'|', "AA", b"LAST", b"");
+        assert_exact_ack(&raw.frames(1).await[0], b'|', "AA", b"LAST", b"|P|2.5");
     }
     // The inbound's own delimiters: `#` as field separator, `|` inside MSH-10.
     let odd = b"MSH#^~\\&#S#F#R#RF#20240101120000##ADT^A01#|x|#P#2.5\rPID#1\r";

@@ -79,7 +79,11 @@ async fn downgrades_are_never_positive_and_say_why() {
     ]
     .concat();
     client.send(&batch).await;
-    assert_eq!(client.ack().await.unwrap().code, "AE");
+    assert_eq!(
+        client.ack().await.unwrap().code,
+        "AR",
+        "a batch is rejected"
+    );
     let mut damaged = b"\x0bMSH|^~\\&|cut-off".to_vec();
     damaged.extend(frame(&adt(b"remnant", "AL")));
     client.send_raw(&damaged).await;

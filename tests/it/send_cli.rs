@@ -15,6 +15,7 @@ mod no_reconnect;
 mod order;
 mod resend;
 mod tls;
+mod truth;
 
 use crate::support::mllp_bin;
 use crate::support::peer_wire::control_id;

@@ -78,3 +78,64 @@ proptest! {
         }
     }
 }
+
+/// Header-like payloads whose delimiters collide, repeat or are missing: MSH-1 and MSH-2 from
+/// a small alphabet, MSH-10, MSH-11 and MSH-12 present, empty or absent, sometimes wrapped in a
+/// batch or followed by a second message.
+fn odd_header() -> impl Strategy<Value = Vec<u8>> {
+    let sep = prop::sample::select(b"|!#^~\\&A".to_vec());
+    let enc = proptest::collection::vec(prop::sample::select(b"^~\\&|#C!".to_vec()), 0..6);
+    let field = prop::sample::select(vec!["", "X1", "a b", "\"\"", "AL", "SU", "2.5"]);
+    let fields = proptest::collection::vec(field, 0..14);
+    let wrap = prop::sample::select(vec!["", "batch", "twice"]);
+    (sep, enc, fields, wrap).prop_map(|(sep, enc, fields, wrap)| {
+        let enc: Vec<u8> = enc.into_iter().filter(|b| *b != sep).collect();
+        let mut m = b"MSH".to_vec();
+        m.push(sep);
+        m.extend_from_slice(&enc);
+        for (i, f) in fields.iter().enumerate() {
+            m.push(sep);
+            // MSH-9 is never ACK here: an ACK is never answered.
+            m.extend_from_slice(if i == 6 { b"ADT" } else { f.as_bytes() });
+        }
+        m.push(b'\r');
+        match wrap {
+            "batch" => [&b"BHS|^~\\&\r"[..], &m, b"BTS|1\r"].concat(),
+            "twice" => [m.clone(), m].concat(),
+            _ => m,
+        }
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1024))]
+
+    /// Every answer the builders write can be read by a strict reader, and MSA-2 is the
+    /// inbound's MSH-10 whenever there is one to echo.
+    #[test]
+    fn every_ack_has_its_required_fields(
+        inbound in odd_header(),
+        damaged in any::<bool>(),
+        forced in proptest::option::of(prop::sample::select(vec![AA, AE, AR, CA, CE, CR])),
+    ) {
+        let c = AckContext { forced, ..ctx() };
+        let msh = scan(&inbound).msh;
+        let echo = msh
+            .as_ref()
+            .filter(|m| !m.delimiters.field.is_ascii_alphanumeric())
+            .and_then(|m| m.control_id())
+            .unwrap_or_default()
+            .to_vec();
+        for d in [Committed, CommitFailed, Rejected] {
+            let first = build_ack(&inbound, d, damaged, &c).expect("not an ACK");
+            let msa2 = super::fields::required_fields(&first.payload);
+            prop_assert_eq!(msa2, Ok(vec![echo.clone()]));
+            if let Some(app) = build_application_ack(&inbound, d, damaged, &c) {
+                prop_assert!(super::fields::required_fields(&app.payload).is_ok());
+            }
+            if let Some(batch) = build_batch_ack(&inbound, d, damaged, &c) {
+                prop_assert!(super::fields::required_fields(&batch.payload).is_ok());
+            }
+        }
+    }
+}

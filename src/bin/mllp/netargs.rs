@@ -83,6 +83,9 @@ pub struct TlsArgs {
     #[arg(long)]
     pub tls: bool,
     /// Extra CA certificate(s) to trust, PEM; implies --tls.
+    ///
+    /// A server's own certificate given here is trusted as itself, whatever names it carries
+    /// (pinning): the way to trust a self-signed server.
     #[arg(long, value_name = "FILE")]
     pub ca: Option<PathBuf>,
     /// Client certificate chain (PEM) for mutual TLS; needs --key.
@@ -129,6 +132,8 @@ pub struct LinkArgs {
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = values::positive_duration())]
     pub ack_timeout: Duration,
     /// Wait for the application ACK after a CA.
+    ///
+    /// Only when the message's MSH-16 asks for one (AL, ER, SU); the drain timeout bounds it too.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = values::positive_duration())]
     pub app_ack_timeout: Duration,
     /// TCP keepalive interval (default: off).
@@ -138,6 +143,8 @@ pub struct LinkArgs {
     #[arg(long, value_name = "DURATION", value_parser = values::positive_duration())]
     pub dead_peer_timeout: Option<Duration>,
     /// On closing, wait for ACKs of messages written.
+    ///
+    /// Application ACKs included: the drain bounds every wait still running.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = values::positive_duration())]
     pub drain_timeout: Duration,
     /// Do not reconnect after a transient failure.

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CorrelateArg {
-    /// Each ACK answers the oldest unanswered message.
+    /// Each reply answers the oldest unanswered message (for peers whose MSA-2 cannot be trusted).
     Fifo,
     /// MSA-2 names the message's MSH-10; ACKs may come in any order; enhanced mode.
     ControlId,
@@ -92,11 +92,12 @@ pub struct SendArgs {
     #[command(flatten)]
     pub tls: TlsArgs,
 
-    /// How ACKs are matched: fifo, control-id (see --help).
+    /// How ACKs are matched to messages (see --help).
     ///
-    /// fifo: each ACK answers the oldest unanswered message. control-id: MSA-2 names the
-    /// message's MSH-10, ACKs may come in any order, enhanced mode works. See the resend policy.
-    #[arg(long, value_name = "MODE", value_enum, hide_possible_values = true, default_value_t = CorrelateArg::Fifo, help_heading = heading::FLOW)]
+    /// control-id: MSA-2 names the message's MSH-10, ACKs may come in any order, enhanced mode
+    /// works. fifo: each reply answers the oldest unanswered message, for peers whose MSA-2
+    /// cannot be trusted. See the correlation and resend policy.
+    #[arg(long, value_name = "MODE", value_enum, hide_possible_values = true, default_value_t = CorrelateArg::ControlId, help_heading = heading::FLOW)]
     pub correlate: CorrelateArg,
     /// Messages written and not yet acknowledged, at most.
     #[arg(long, value_name = "N", default_value = "64", value_parser = values::at_least_one(), help_heading = heading::FLOW)]
@@ -143,6 +144,25 @@ pub struct SendArgs {
     /// Print connection state changes and reconnects as they happen.
     #[arg(long, help_heading = heading::OUTPUT)]
     pub events: bool,
+}
+
+/// FIFO pairs replies with messages in order; a message whose MSH-16 asks for an application
+/// ACK gets two replies, and the second would be credited to the next message.
+fn refuse_two_phase(set: &mut InputSet) -> Option<Exit> {
+    let message = set
+        .messages()
+        .filter_map(Result::ok)
+        .find(|m| mllp::client::asks_for_application_ack(&m.payload))?;
+    let error = format!(
+        "{}#{}: its MSH-16 asks for an application ACK, so it may get two replies, which \
+         --correlate fifo cannot pair with it; use --correlate control-id",
+        message.source, message.index
+    );
+    Some(
+        Fatal::new(Exit::Usage, error)
+            .then("nothing was sent")
+            .report(),
+    )
 }
 
 /// What the engine needs to know beyond the client.
@@ -201,7 +221,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         max_input: args.max_input,
         stream: args.stream,
     };
-    let set = match InputSet::prepare(sources, options) {
+    let mut set = match InputSet::prepare(sources, options) {
         Ok(set) => set,
         Err(err) => return input_error(&err),
     };
@@ -211,6 +231,12 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     };
     if args.dry_run {
         return dry_run::list(set, &args, width);
+    }
+    // A streamed stdin can be read only once: its messages are refused one by one instead.
+    if args.correlate == CorrelateArg::Fifo && !args.stream {
+        if let Some(exit) = refuse_two_phase(&mut set) {
+            return Ok(exit);
+        }
     }
     let failed = match &args.failed_out {
         Some(dir) => match failed::FailedOut::create(dir) {

@@ -6,6 +6,13 @@ use crate::client::*;
 use std::time::Duration;
 use Population::*;
 
+fn fifo() -> ClientOptions {
+    ClientOptions {
+        correlation: Correlation::Fifo,
+        ..Default::default()
+    }
+}
+
 fn msa(fate: &Fate) -> String {
     let ack = String::from_utf8_lossy(fate.ack().expect("an ACK").bytes()).into_owned();
     let seg = ack.split('\r').find(|s| s.starts_with("MSA|")).unwrap();
@@ -14,7 +21,7 @@ fn msa(fate: &Fate) -> String {
 
 #[tokio::test(start_paused = true)]
 async fn fifo_skips_repeated_acks_and_credits_the_matching_one() {
-    let mut rig = rig(vec![], ClientOptions::default());
+    let mut rig = rig(vec![], fifo());
     let mut peer = rig.peer().await;
     let first = rig.client.send(msg("1", "")).await;
     peer.read().await;
@@ -38,7 +45,7 @@ async fn fifo_skips_repeated_acks_and_credits_the_matching_one() {
 async fn fifo_repeat_without_the_real_ack_is_unknown_fate_not_accepted() {
     let options = ClientOptions {
         ack_timeout: Duration::from_secs(5),
-        ..Default::default()
+        ..fifo()
     };
     let mut rig = rig(vec![], options);
     let mut peer = rig.peer().await;
@@ -68,7 +75,7 @@ async fn fifo_repeat_without_the_real_ack_is_unknown_fate_not_accepted() {
 
 #[tokio::test(start_paused = true)]
 async fn fifo_same_control_id_twice_is_credited_to_each() {
-    let mut rig = rig(vec![], ClientOptions::default());
+    let mut rig = rig(vec![], fifo());
     let mut peer = rig.peer().await;
     let hs = send_all(&rig.client, ["same", "same"]).await;
     peer.read_ids(2).await;

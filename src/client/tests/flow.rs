@@ -16,6 +16,13 @@ fn control_id() -> ClientOptions {
     }
 }
 
+fn fifo() -> ClientOptions {
+    ClientOptions {
+        correlation: Correlation::Fifo,
+        ..Default::default()
+    }
+}
+
 fn with_reconnect(o: ClientOptions) -> ClientOptions {
     ClientOptions {
         reconnect: Reconnect {

@@ -20,6 +20,8 @@ pub const MARKER: &str = "PAYLOADMARKER";
 
 pub enum Plan {
     Accept,
+    /// Accept over a link that buffers at most this many bytes each way.
+    AcceptSmall(usize),
     Fail(Cause),
 }
 
@@ -43,8 +45,12 @@ impl Connector for TestConnector {
                     phase: Phase::Connect,
                     detail: "scripted".into(),
                 }),
-                Plan::Accept => {
-                    let (ours, theirs) = tokio::io::duplex(1 << 20);
+                Plan::Accept | Plan::AcceptSmall(_) => {
+                    let size = match plan {
+                        Plan::AcceptSmall(size) => size,
+                        _ => 1 << 20,
+                    };
+                    let (ours, theirs) = tokio::io::duplex(size);
                     let _ = self.peers.send(Peer::new(theirs));
                     Ok(Connection {
                         stream: Box::new(ours),
@@ -144,6 +150,13 @@ pub fn msg(cid: &str, msh15: &str) -> Bytes {
     ))
 }
 
+/// An HL7 message with control ID `cid`, MSH-15 `msh15` and MSH-16 `msh16`.
+pub fn msg2(cid: &str, msh15: &str, msh16: &str) -> Bytes {
+    Bytes::from(format!(
+        "MSH|^~\\&|A|B|C|D|20240101120000||ADT^A01|{cid}|P|2.5|||{msh15}|{msh16}\rPID|1||{MARKER}\r"
+    ))
+}
+
 pub fn ack(code: &str, cid: &str) -> Bytes {
     Bytes::from(format!(
         "MSH|^~\\&|C|D|A|B|20240101120000||ACK^A01|R{cid}|P|2.5\rMSA|{code}|{cid}|{MARKER}\r"
@@ -188,6 +201,13 @@ impl Peer {
             ids.push(String::from_utf8_lossy(cid).into_owned());
         }
         ids
+    }
+
+    /// Write an ACK; `false` when the client already closed the link.
+    pub async fn try_write_ack(&mut self, code: &str, cid: &str) -> bool {
+        let mut buf = BytesMut::new();
+        encode_frame(&ack(code, cid), &mut buf).unwrap();
+        self.stream.write_all(&buf).await.is_ok()
     }
 
     pub async fn write_ack(&mut self, code: &str, cid: &str) {

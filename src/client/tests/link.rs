@@ -278,3 +278,23 @@ async fn every_event_and_error_is_payload_free() {
     .unwrap_err();
     assert_clean(&err);
 }
+
+#[tokio::test(start_paused = true)]
+async fn links_that_take_frames_and_answer_nothing_count_toward_the_retry_limit() {
+    let strategy: Arc<dyn RetryStrategy> = Arc::new(MaxRetries {
+        inner: seeded(),
+        max: 2,
+    });
+    let mut rig = rig(vec![], reconnecting(strategy));
+    let h = rig.client.send(msg("1", "")).await;
+    // Every connection reads the frame and closes without a word: without the limit, the
+    // message would be written again forever.
+    for _ in 0..3 {
+        let mut peer = rig.peer().await;
+        peer.read().await;
+    }
+    let fate = h.await;
+    assert_eq!(fate.population(), Population::UnknownFate, "{fate}");
+    assert_eq!(rig.client.state(), Closed);
+    assert_eq!(rig.client.stats().reconnect_attempts, 2);
+}

@@ -6,4 +6,7 @@ mod flow;
 mod harness;
 mod link;
 mod many;
+mod model;
 mod pipeline_off;
+mod tls_refusal;
+mod truth;

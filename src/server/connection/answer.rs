@@ -47,11 +47,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
             return None;
         }
         shared.next_ack_control_id(&mut self.ack.control_id);
-        self.ack.text = match disposition {
-            Disposition::Committed => None,
-            Disposition::CommitFailed => Some("message not committed".into()),
-            Disposition::Rejected => Some("message rejected by the receiver".into()),
-        };
         self.ack.forced = forced;
         let ctx = &self.ack;
         let batch = shared.config.batch_ack && message.shape == Shape::Batch;
@@ -108,14 +103,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
             return None;
         }
         if !built.code.is_positive() {
-            // Defects always name their reason; a committed message without one (or with
-            // handler-rejected) is negative only because a code was forced.
-            let why = match (built.reason, disposition) {
-                (None | Some(NackReason::HandlerRejected), Disposition::Committed) => {
-                    NackWhy::Forced
-                }
-                (Some(reason), _) => NackWhy::Reason(reason),
-                (None, _) => NackWhy::CommitFailed,
+            // Defects always name their reason; otherwise a forced negative code (refused before
+            // the commit) or a committed message is negative only because a code was forced.
+            let forced = matches!(self.shared.config.ack, AckMode::Forced(c) if !c.is_positive());
+            let why = match built.reason {
+                Some(reason) if reason != NackReason::HandlerRejected => NackWhy::Reason(reason),
+                _ if forced || disposition == Disposition::Committed => NackWhy::Forced,
+                Some(reason) => NackWhy::Reason(reason),
+                None => NackWhy::CommitFailed,
             };
             self.tally.nack(why.as_str());
             self.note(ServerEvent::Nack {

@@ -1,15 +1,16 @@
-//! Committing a batch of frames: the policy decides each, the sink commits those it lets
+//! Committing a batch of frames: an inbound that cannot be acknowledged truthfully is refused
+//! before any sink sees it, the policy decides the others, the sink commits those it lets
 //! through (reading ahead meanwhile), and every message is then answered in arrival order.
 
 use super::{Connection, End, Shutdown};
-use crate::ack::Disposition;
+use crate::ack::{self, AckCode, Disposition};
 use crate::cause::Cause;
 use crate::framing::Frame;
 use crate::hl7::{self, Scan};
 use crate::server::event::ServerEvent;
 use crate::server::policy::{Action, Decision};
 use crate::server::sink::{pad_results, Inbound, SinkResult};
-use crate::server::Shared;
+use crate::server::{AckMode, ServerConfig, Shared};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -27,6 +28,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         // Each header is scanned once: for the `Inbound` and again for its ACK.
         let mut scans: Vec<Scan<'_>> = Vec::with_capacity(frames.len());
         let mut decisions: Vec<Decision> = Vec::with_capacity(frames.len());
+        // What each message is answered instead of a commit, when it must not be kept.
+        let mut refusals: Vec<Option<Disposition>> = Vec::with_capacity(frames.len());
         let mut close_after = false;
         let received_at = SystemTime::now();
         for frame in &frames {
@@ -45,6 +48,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
                 received_at,
             );
             let decision = shared.policy.decide(&message);
+            refusals.push(refusal(&shared.config, &message, &scan));
             messages.push(message);
             scans.push(scan);
             decisions.push(decision);
@@ -56,7 +60,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         }
 
         let started = Instant::now();
-        let commit = commit(shared, &messages, &decisions);
+        let commit = commit(shared, &messages, &decisions, &refusals);
         tokio::pin!(commit);
         let mut reading = !self.eof && !close_after;
         let results = loop {
@@ -74,18 +78,21 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         self.stamp(SystemTime::now());
         self.out.clear();
         let mut results = results.into_iter();
-        for ((message, decision), scan) in messages.iter().zip(&decisions).zip(&scans) {
-            let (result, duplicate) = match decision.action {
-                Action::Commit => {
+        let each = messages.iter().zip(&decisions).zip(&scans).zip(&refusals);
+        for (((message, decision), scan), refused) in each {
+            let committing = refused.is_none() && decision.action == Action::Commit;
+            let (result, duplicate) = match (*refused, decision.action) {
+                (Some(disposition), _) => (refused_result(disposition), false),
+                (None, Action::Commit) => {
                     let result = results
                         .next()
                         .unwrap_or_else(|| SinkResult::failed("the sink returned no result"));
                     let duplicate = result.duplicate;
                     (result, duplicate)
                 }
-                Action::Duplicate => (SinkResult::committed(), true),
-                Action::Fail => (SinkResult::failed("refused by policy"), false),
-                Action::Reject => (SinkResult::rejected("refused by policy"), false),
+                (None, Action::Duplicate) => (SinkResult::committed(), true),
+                (None, Action::Fail) => (SinkResult::failed("refused by policy"), false),
+                (None, Action::Reject) => (SinkResult::rejected("refused by policy"), false),
             };
             if let Some(detail) = result.detail {
                 self.note(ServerEvent::SinkFailed {
@@ -121,11 +128,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
                 bytes: message.payload.len(),
                 ack_code,
                 duplicate,
-                commit_ms: if decision.action == Action::Commit {
-                    commit_ms
-                } else {
-                    0.0
-                },
+                commit_ms: if committing { commit_ms } else { 0.0 },
                 control_id: message.control_id.clone(),
                 message_type: message.message_type.clone(),
             });
@@ -144,17 +147,55 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
     }
 }
 
-/// Hand the messages the policy lets through to the sink, one result per such message.
-async fn commit(shared: &Shared, messages: &[Inbound], decisions: &[Decision]) -> Vec<SinkResult> {
+/// Whether `message` must be answered without being kept, and how: it cannot be acknowledged
+/// truthfully (no MSH, an empty MSH-10, a batch or concatenated frame, a damaged frame), or a
+/// negative code is forced. Under `--ack none` nothing is answered, so everything is kept.
+fn refusal(config: &ServerConfig, message: &Inbound, scan: &Scan<'_>) -> Option<Disposition> {
+    let forced = match config.ack {
+        AckMode::None => return None,
+        AckMode::Auto => None,
+        AckMode::Forced(code) => Some(code),
+    };
+    let defect = ack::refusal(&message.payload, scan, message.damaged, config.batch_ack);
+    defect.or_else(|| match forced {
+        Some(code) if !code.is_positive() && !message.is_ack => {
+            Some(match code.application_level() {
+                AckCode::AR => Disposition::Rejected,
+                _ => Disposition::CommitFailed,
+            })
+        }
+        _ => None,
+    })
+}
+
+/// The result of a message refused before the commit: nothing kept, and no sink detail.
+fn refused_result(disposition: Disposition) -> SinkResult {
+    SinkResult {
+        disposition,
+        detail: None,
+        duplicate: false,
+    }
+}
+
+/// Hand the messages the policy lets through (and none refused) to the sink, one result per such
+/// message.
+async fn commit(
+    shared: &Shared,
+    messages: &[Inbound],
+    decisions: &[Decision],
+    refusals: &[Option<Disposition>],
+) -> Vec<SinkResult> {
     let sink = &shared.sink;
-    if decisions.iter().all(|d| d.action == Action::Commit) {
+    let chosen =
+        |(d, r): (&Decision, &Option<Disposition>)| d.action == Action::Commit && r.is_none();
+    if decisions.iter().zip(refusals).all(chosen) {
         let results = sink.commit_batch(messages).await;
         return pad_results(results, messages.len());
     }
     let chosen: Vec<Inbound> = messages
         .iter()
-        .zip(decisions)
-        .filter(|(_, d)| d.action == Action::Commit)
+        .zip(decisions.iter().zip(refusals))
+        .filter(|(_, dr)| chosen(*dr))
         .map(|(m, _)| m.clone())
         .collect();
     if chosen.is_empty() {

@@ -1,6 +1,7 @@
 //! The directory sink: one `.hl7` file per message holding exactly the de-framed bytes, written
 //! to a temporary name, fsynced, renamed without overwriting, and the directory fsynced, all
-//! before the ACK. Names sort by arrival: `<UTC stamp>-<seq>-c<connection>.hl7`.
+//! before the ACK. Names sort by arrival: `<UTC stamp>-<seq>-c<connection>.hl7`. A failed
+//! commit keeps nothing, and the temporary files a crash leaves behind are removed on start.
 
 use super::{Inbound, Sink, SinkFuture, SinkResult};
 use crate::server::clock::Utc;
@@ -18,7 +19,7 @@ pub struct OutDirSink {
 
 impl OutDirSink {
     /// The directory must exist and be writable; checked here so a bad path is a usage error,
-    /// not a stream of AE answers.
+    /// not a stream of AE answers. Temporary files a crash left there are removed.
     pub fn new(dir: impl Into<PathBuf>) -> std::io::Result<OutDirSink> {
         let dir = dir.into();
         if !std::fs::metadata(&dir)?.is_dir() {
@@ -30,7 +31,9 @@ impl OutDirSink {
         // Prove we can create files there.
         tempfile::Builder::new()
             .prefix(".mllp-probe-")
+            .suffix(TEMP_SUFFIX)
             .tempfile_in(&dir)?;
+        remove_leftovers(&dir)?;
         Ok(OutDirSink { dir: Arc::new(dir) })
     }
 
@@ -44,10 +47,30 @@ impl OutDirSink {
     }
 }
 
+/// Every temporary file of ours starts with this and ends with [`TEMP_SUFFIX`].
+const TEMP_PREFIX: &str = ".mllp-";
+const TEMP_SUFFIX: &str = ".tmp";
+
+/// Remove the temporary files a crash left in `dir`: never renamed, so never acknowledged.
+fn remove_leftovers(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with(TEMP_PREFIX) && name.ends_with(TEMP_SUFFIX) {
+            match std::fs::remove_file(entry.path()) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
 fn write_one(dir: &Path, name: &str, payload: &[u8]) -> std::io::Result<()> {
     let mut tmp = tempfile::Builder::new()
-        .prefix(".mllp-")
-        .suffix(".tmp")
+        .prefix(TEMP_PREFIX)
+        .suffix(TEMP_SUFFIX)
         .tempfile_in(dir)?;
     tmp.write_all(payload)?;
     tmp.as_file().sync_all()?;
@@ -63,9 +86,13 @@ fn write_batch(dir: &Path, files: &[(String, Bytes)]) -> Vec<SinkResult> {
             Err(e) => SinkResult::failed(format!("out-dir: {e}")),
         })
         .collect();
-    // The renames are durable only once the directory itself is synced.
+    // The renames are durable only once the directory itself is synced; if it cannot be, the
+    // files are taken back so a negative answer keeps nothing.
     if let Err(e) = File::open(dir).and_then(|d| d.sync_all()) {
-        for result in &mut results {
+        for ((name, _), result) in files.iter().zip(&mut results) {
+            if result.disposition == crate::ack::Disposition::Committed {
+                let _ = std::fs::remove_file(dir.join(name));
+            }
             *result = SinkResult::failed(format!("out-dir: directory fsync: {e}"));
         }
     }
@@ -131,5 +158,30 @@ mod tests {
             let body = std::fs::read(dir.path().join(name)).unwrap();
             assert_eq!(body, format!("NOT HL7 {}\r", i + 1).as_bytes());
         }
+    }
+
+    #[test]
+    fn a_crash_s_temporary_files_are_removed_on_start_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let keep = [
+            "20240101T000000.000000Z-000000000001-c1.hl7",
+            ".mllp-dedupe.journal",
+            "notes.tmp",
+        ];
+        for name in keep
+            .iter()
+            .chain(&[".mllp-Ab12Cd.tmp", ".mllp-dedupe-Xy.tmp"])
+        {
+            std::fs::write(dir.path().join(name), b"x").unwrap();
+        }
+        OutDirSink::new(dir.path()).unwrap();
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        let mut want = keep.map(String::from).to_vec();
+        want.sort();
+        assert_eq!(left, want);
     }
 }

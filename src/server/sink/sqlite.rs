@@ -1,7 +1,9 @@
 //! The SQLite sink: one row per message in table `messages`, WAL and `synchronous=FULL`, written
 //! by one dedicated thread that commits everything queued when it runs (across connections) in
 //! one transaction (group commit); each message's ACK waits for that commit. With
-//! de-duplication, a unique index on (control_id, msh7) is the memory.
+//! de-duplication, a unique index on (msh3, msh4, control_id, msh7) is the memory. A database
+//! written by an earlier version (no `msh3`/`msh4`, an index on the control ID and MSH-7 alone)
+//! is brought up to date when opened.
 
 use super::{Inbound, Sink, SinkFuture, SinkResult};
 use crate::server::clock::Utc;
@@ -19,6 +21,8 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS messages (
     id INTEGER PRIMARY KEY,
     received_at TEXT NOT NULL,
     peer TEXT NOT NULL,
+    msh3 TEXT,
+    msh4 TEXT,
     control_id TEXT,
     msh7 TEXT,
     message_type TEXT,
@@ -26,8 +30,10 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS messages (
     payload BLOB NOT NULL,
     dedupe INTEGER
 )";
-const DEDUPE_INDEX: &str = "CREATE UNIQUE INDEX IF NOT EXISTS messages_control_id_msh7
-    ON messages (control_id, msh7) WHERE dedupe = 1";
+const DEDUPE_INDEX: &str = "CREATE UNIQUE INDEX IF NOT EXISTS messages_dedupe_key
+    ON messages (msh3, msh4, control_id, msh7) WHERE dedupe = 1";
+/// The earlier index, which took two senders' messages with one control ID for duplicates.
+const OLD_DEDUPE_INDEX: &str = "DROP INDEX IF EXISTS messages_control_id_msh7";
 const COLUMNS: [&str; 8] = [
     "id",
     "received_at",
@@ -54,6 +60,8 @@ pub enum SqliteError {
 struct Row {
     received_at: String,
     peer: String,
+    msh3: Option<Value>,
+    msh4: Option<Value>,
     control_id: Option<Value>,
     msh7: Option<Value>,
     message_type: Option<Value>,
@@ -92,7 +100,7 @@ impl SqliteSink {
     /// Open (or create) `file`, set WAL and full synchronous commits, create the table (and,
     /// with `dedupe`, the unique index), and start the writer thread.
     pub fn open(file: &Path, dedupe: bool) -> Result<SqliteSink, SqliteError> {
-        let db = Connection::open(file).map_err(|e| open_error(file, e))?;
+        let mut db = Connection::open(file).map_err(|e| open_error(file, e))?;
         let mode: String = db
             .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
             .map_err(|e| open_error(file, e))?;
@@ -119,6 +127,11 @@ impl SqliteSink {
             db.execute_batch("ALTER TABLE messages ADD COLUMN dedupe INTEGER")
                 .map_err(|e| open_error(file, e))?;
         }
+        if !present.iter().any(|p| p == "msh3") {
+            add_senders(&mut db).map_err(|e| open_error(file, e))?;
+        }
+        db.execute_batch(OLD_DEDUPE_INDEX)
+            .map_err(|e| open_error(file, e))?;
         if dedupe {
             db.execute_batch(DEDUPE_INDEX)
                 .map_err(|e| open_error(file, e))?;
@@ -138,6 +151,8 @@ impl SqliteSink {
         Row {
             received_at: Utc::from_system(m.received_at).rfc3339(),
             peer: m.peer.to_string(),
+            msh3: value(m.msh3.as_ref()),
+            msh4: value(m.msh4.as_ref()),
             control_id: value(m.control_id.as_ref()),
             msh7: value(m.msh7.as_ref()),
             message_type: value(m.message_type.as_ref()),
@@ -145,6 +160,39 @@ impl SqliteSink {
             dedupe: self.dedupe && m.dedupe_key().is_some(),
         }
     }
+}
+
+/// Give a table written by an earlier version its `msh3` and `msh4` columns, filled from each
+/// row's own payload, in one transaction: the duplicate key then covers the old rows too.
+fn add_senders(db: &mut Connection) -> rusqlite::Result<()> {
+    let tx = db.transaction()?;
+    tx.execute_batch(
+        "ALTER TABLE messages ADD COLUMN msh3 TEXT; ALTER TABLE messages ADD COLUMN msh4 TEXT;",
+    )?;
+    {
+        let mut rows = tx.prepare("SELECT id, payload FROM messages")?;
+        let mut update = tx.prepare("UPDATE messages SET msh3 = ?1, msh4 = ?2 WHERE id = ?3")?;
+        let mut each = rows.query([])?;
+        while let Some(row) = each.next()? {
+            let id: i64 = row.get(0)?;
+            let payload = match row.get_ref(1)? {
+                rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => {
+                    b.to_vec()
+                }
+                _ => Vec::new(),
+            };
+            let message = Inbound::new(
+                0,
+                0,
+                std::sync::Arc::from(""),
+                bytes::Bytes::from(payload),
+                false,
+            );
+            let (msh3, msh4) = (value(message.msh3.as_ref()), value(message.msh4.as_ref()));
+            update.execute(params![msh3, msh4, id])?;
+        }
+    }
+    tx.commit()
 }
 
 /// Take every job queued, commit them in one transaction, answer each.
@@ -183,8 +231,9 @@ fn commit_group(db: &mut Connection, jobs: &[Job]) -> Vec<Vec<SinkResult>> {
     {
         let mut insert = match tx.prepare_cached(
             "INSERT INTO messages
-                (received_at, peer, control_id, msh7, message_type, bytes, payload, dedupe)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                (received_at, peer, msh3, msh4, control_id, msh7, message_type, bytes, payload,
+                 dedupe)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
              ON CONFLICT DO NOTHING",
         ) {
             Ok(statement) => statement,
@@ -196,6 +245,8 @@ fn commit_group(db: &mut Connection, jobs: &[Job]) -> Vec<Vec<SinkResult>> {
                 let inserted = insert.execute(params![
                     row.received_at,
                     row.peer,
+                    row.msh3,
+                    row.msh4,
                     row.control_id,
                     row.msh7,
                     row.message_type,
@@ -246,48 +297,4 @@ impl Sink for SqliteSink {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use bytes::Bytes;
-    use std::sync::Arc;
-
-    fn msg(id: &str) -> Inbound {
-        let payload = format!("MSH|^~\\&|A|B|C|D|20240101||ADT^A01|{id}|P|2.5\rPID|1\r");
-        Inbound::new(1, 1, Arc::from("peer"), Bytes::from(payload), false)
-    }
-
-    #[tokio::test]
-    async fn rows_land_and_repeats_are_duplicates_with_dedupe() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("m.db");
-        let sink = SqliteSink::open(&file, true).unwrap();
-        let results = sink
-            .commit_batch(&[msg("A"), msg("B"), msg("A"), msg("")])
-            .await;
-        let dup: Vec<bool> = results.iter().map(|r| r.duplicate).collect();
-        assert_eq!(dup, [false, false, true, false]);
-        let plain = SqliteSink::open(&file, false).unwrap();
-        assert!(
-            !plain.commit(&msg("A")).await.duplicate,
-            "no dedupe: stored again"
-        );
-        let db = Connection::open(&file).unwrap();
-        let n: i64 = db
-            .query_row(
-                "SELECT count(*) FROM messages WHERE message_type = 'ADT^A01'",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert_eq!(n, 4);
-    }
-
-    #[test]
-    fn a_file_that_is_not_a_database_is_named() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("notes.txt");
-        std::fs::write(&file, vec![b'x'; 4096]).unwrap();
-        let err = SqliteSink::open(&file, false).err().expect("refused");
-        assert!(err.to_string().contains("notes.txt"), "{err}");
-    }
-}
+mod tests;

@@ -1,4 +1,4 @@
-//! Every `nack` names one of SPEC's three reasons; `detail` says what the reason alone does not.
+//! Every `nack` names one of the three public reasons; `detail` says what the reason alone does not.
 
 use super::*;
 use crate::ack::AckCode;
@@ -49,20 +49,20 @@ async fn a_failed_commit_is_handler_rejected_with_detail_commit_failed() {
 }
 
 #[tokio::test]
-async fn a_forced_negative_code_on_a_committed_message_is_not_a_commit_failure() {
+async fn a_forced_negative_code_is_reported_forced_not_as_a_commit_failure() {
     for forced in [AckCode::AE, AckCode::AR] {
         let config = ServerConfig {
             ack: AckMode::Forced(forced),
             ..ServerConfig::default()
         };
         let (codes, whys, by_reason) = nacks(config, &["ok", "x-fail"]).await;
-        // A forced negative code is written as is, committed or not.
+        // A forced negative code is written as is, and nothing reaches the sink.
         assert_eq!(codes, [forced.as_str(); 2], "forced {forced}");
         assert_eq!(
             whys,
             [
                 ("handler-rejected", Some("forced")),
-                ("handler-rejected", Some("commit-failed"))
+                ("handler-rejected", Some("forced"))
             ],
             "forced {forced}"
         );

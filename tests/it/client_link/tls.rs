@@ -77,6 +77,7 @@ async fn certificate_problems_are_tls_verify() {
     let certs = Certs::generate();
     let cases = [
         (&certs.untrusted, "unknown issuer"),
+        (&certs.openssl_style, "marked as a CA"),
         (&certs.expired, "certificate expired"),
         (&certs.not_yet_valid, "not valid yet"),
         (
@@ -164,10 +165,10 @@ async fn no_common_tls_version_is_tls_handshake_both_ways() {
 }
 
 /// Under TLS 1.2 the server refuses a missing client certificate inside the handshake; under
-/// TLS 1.3 the client finishes first, so the refusal arrives on the first read and
-/// `classify` still calls it `tls-handshake`.
+/// TLS 1.3 the client finishes first, so the refusal arrives on the first read. Both are
+/// `tls-client-cert`, permanent.
 #[tokio::test]
-async fn a_refused_client_certificate_is_tls_handshake() {
+async fn a_refused_client_certificate_is_tls_client_cert() {
     let certs = Certs::generate();
     let peer = tls_peer(
         &certs.mtls_server_options(ClientAuth::Must),
@@ -178,7 +179,8 @@ async fn a_refused_client_certificate_is_tls_handshake() {
     let mut v12 = certs.client_options();
     v12.versions = TlsVersions::Tls12Only;
     let err = connect(peer.port(), &v12).await.unwrap_err();
-    assert_failure(&err, Cause::TlsHandshake, "");
+    assert_failure(&err, Cause::TlsClientCert, "requires a client certificate");
+    assert_eq!(err.cause.class(), mllp::cause::Class::Permanent);
 
     let stranger = ClientTlsOptions {
         cert_file: Some(certs.untrusted_client.cert.clone()),
@@ -191,7 +193,8 @@ async fn a_refused_client_certificate_is_tls_handshake() {
         let _ = stream.write_all(b"\x0bMSH|\x1c\x0d").await;
         let mut buf = [0u8; 16];
         let err = stream.read(&mut buf).await.unwrap_err();
-        assert_eq!(classify(&err), Cause::TlsHandshake, "{err}");
+        assert_eq!(classify(&err), Cause::TlsClientCert, "{err}");
+        assert_eq!(mllp::tls::session_cause(&err, true), Cause::TlsClientCert);
     }
     let record = peer.wait_for(|r| r.tls_errors.len() == 3).await;
     let causes: Vec<Cause> = record.tls_errors.iter().map(|e| e.cause).collect();
@@ -200,6 +203,113 @@ async fn a_refused_client_certificate_is_tls_handshake() {
         [Cause::TlsHandshake, Cause::TlsHandshake, Cause::TlsVerify]
     );
     assert!(record.tls_accepted.is_empty());
+}
+
+/// The client core over a TLS 1.3 link whose server refuses the client certificate after the
+/// handshake: every message, written or not, is never delivered (the server decrypted none),
+/// with cause `tls-client-cert`, and the link is not tried again.
+#[tokio::test]
+async fn the_client_settles_a_refused_certificate_as_never_delivered_without_retry() {
+    use bytes::Bytes;
+    use mllp::client::{
+        BackoffConfig, Client, ClientOptions, Correlation, ExponentialBackoff, Fate, FateCause,
+        Reconnect, State,
+    };
+    let certs = Certs::generate();
+    let peer = tls_peer(
+        &certs.mtls_server_options(ClientAuth::Must),
+        Behaviour::Ack("AA"),
+    )
+    .await;
+    let stranger = ClientTlsOptions {
+        cert_file: Some(certs.untrusted_client.cert.clone()),
+        key_file: Some(certs.untrusted_client.key.clone()),
+        ..certs.client_options()
+    };
+    for correlation in [Correlation::ControlId, Correlation::Fifo] {
+        for options in [certs.client_options(), stranger.clone()] {
+            let connector = TcpConnector::new("127.0.0.1", peer.port())
+                .with_tls(options.build("127.0.0.1").unwrap())
+                .with_connect_timeout(Duration::from_secs(10));
+            let backoff = BackoffConfig {
+                initial: Duration::from_millis(10),
+                max: Duration::from_millis(20),
+                ..Default::default()
+            };
+            let client_options = ClientOptions {
+                correlation,
+                reconnect: Reconnect {
+                    enabled: true,
+                    strategy: Arc::new(ExponentialBackoff::new(backoff)),
+                },
+                ..Default::default()
+            };
+            let client = Client::new(Arc::new(connector), client_options).unwrap();
+            let payloads = (0..60).map(|i| {
+                Bytes::from(crate::support::peer_wire::message(
+                    &format!("C{i}"),
+                    crate::support::no_payload::MARKER,
+                ))
+            });
+            let handles = client.send_many(payloads).await;
+            for handle in handles {
+                let fate = handle.await;
+                assert_eq!(
+                    fate,
+                    Fate::NeverDelivered {
+                        cause: FateCause::Link(Cause::TlsClientCert)
+                    },
+                    "{correlation:?}"
+                );
+            }
+            assert_eq!(client.stats().reconnect_attempts, 0);
+            assert_eq!(client.state(), State::Closed);
+        }
+    }
+    assert_eq!(peer.connections(), 4);
+    assert!(peer.payloads().is_empty());
+}
+
+/// `--ca` holding the server's own certificate trusts exactly it: a CA-marked certificate with
+/// no subjectAltName (as `openssl req -x509` makes), a leaf for other names, still between
+/// their dates; a certificate the CA file does not hold is verified as before.
+#[tokio::test]
+async fn a_certificate_in_the_ca_file_is_trusted_as_itself() {
+    let certs = Certs::generate();
+    let pin = |pair: &Pair| ClientTlsOptions {
+        ca_file: Some(pair.cert.clone()),
+        ca_only: true,
+        ..ClientTlsOptions::default()
+    };
+    let openssl_style = presenting(&certs, &certs.openssl_style).await;
+    let conn = connect(openssl_style.port(), &pin(&certs.openssl_style))
+        .await
+        .unwrap();
+    assert!(conn.tls.unwrap().verified);
+    // By address too, though the certificate names no host at all.
+    TcpConnector::new("127.0.0.1", openssl_style.port())
+        .with_tls(pin(&certs.openssl_style).build("127.0.0.1").unwrap())
+        .connect()
+        .await
+        .unwrap();
+
+    let wrong_name = presenting(&certs, &certs.wrong_name).await;
+    connect(wrong_name.port(), &pin(&certs.wrong_name))
+        .await
+        .unwrap();
+
+    let expired = presenting(&certs, &certs.expired).await;
+    let err = connect(expired.port(), &pin(&certs.expired))
+        .await
+        .unwrap_err();
+    assert_failure(&err, Cause::TlsVerify, "certificate expired");
+
+    // Pinning one certificate trusts no other.
+    let untrusted = presenting(&certs, &certs.untrusted).await;
+    let err = connect(untrusted.port(), &pin(&certs.openssl_style))
+        .await
+        .unwrap_err();
+    assert_eq!(err.cause, Cause::TlsVerify, "{err}");
 }
 
 #[tokio::test]

@@ -24,7 +24,7 @@ async fn a_must_server_refuses_a_probe_without_a_client_certificate() {
     )
     .await;
     let target = format!("localhost:{}", peer.port());
-    let report = permanent(&[&target, "--ca", &ca], &s.hosts(), "tls-handshake").await;
+    let report = permanent(&[&target, "--ca", &ca], &s.hosts(), "tls-client-cert").await;
     assert_eq!(phase(&report, "tls")["client_certificate"], "required");
     verdict_mentions(&report, "hint", "--cert");
     let (cert, key) = (
@@ -41,7 +41,7 @@ async fn a_must_server_refuses_a_probe_without_a_client_certificate() {
         &key,
         "--send",
     ];
-    let report = permanent(&args, &s.hosts(), "tls-handshake").await;
+    let report = permanent(&args, &s.hosts(), "tls-client-cert").await;
     assert_eq!(phase(&report, "tls")["client_certificate"], "refused");
 }
 

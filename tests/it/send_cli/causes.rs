@@ -22,7 +22,7 @@ const SPEC_CAUSES: &[&str] = &[
     "in-flight-orphan",
     "fifo-unsafe",
     "connection-lost",
-    "duplicate-control-id",
+    "unsolicited-ack",
     "network-error",
     "idle-timeout",
     "max-connections",
@@ -43,17 +43,26 @@ async fn every_cause_in_records_is_a_spec_cause() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "adt.hl7", &messages("C", 4));
-    let run = send(&to(
-        peer.port(),
-        &["--json", "--max-retries", "1", &path(&file)],
-    ))
-    .await;
-    let messages = run.messages();
-    assert_eq!(messages.len(), 4, "{}", run.stdout);
-    for r in &messages {
-        assert!(r.as_object().unwrap().contains_key("cause_detail"), "{r}");
-        if let Some(cause) = r["cause"].as_str() {
-            assert!(SPEC_CAUSES.contains(&cause), "not a SPEC cause: {r}");
+    for correlate in ["fifo", "control-id"] {
+        let run = send(&to(
+            peer.port(),
+            &[
+                "--json",
+                "--correlate",
+                correlate,
+                "--max-retries",
+                "1",
+                &path(&file),
+            ],
+        ))
+        .await;
+        let messages = run.messages();
+        assert_eq!(messages.len(), 4, "{}", run.stdout);
+        for r in &messages {
+            assert!(r.as_object().unwrap().contains_key("cause_detail"), "{r}");
+            if let Some(cause) = r["cause"].as_str() {
+                assert!(SPEC_CAUSES.contains(&cause), "not a SPEC cause: {r}");
+            }
         }
     }
 }

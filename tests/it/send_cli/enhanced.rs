@@ -1,5 +1,5 @@
 //! Enhanced mode (CA, then the application ACK) against a two-phase peer and `mllp listen`,
-//! and the warning when a FIFO client can only take the first reply.
+//! and a tolerated deviation warned about without verbose flags.
 
 use super::{path, send, to, write};
 use crate::support::listen_proc::ListenProc;
@@ -115,17 +115,22 @@ async fn a_missing_application_ack_is_committed_only_with_the_spec_cause_ack_tim
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_tolerated_deviation_is_warned_about_without_verbose_flags() {
-    // An enhanced-mode message on a FIFO client: the first reply settles it, with a warning.
-    let peer = Peer::start(Script::always(Behaviour::Ack("CA"))).await;
+    // An ACK naming another message: warned about, credited to none.
+    let peer = Peer::start(Script::always(Behaviour::WrongId("AA"))).await;
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "enh.hl7", ENHANCED.as_bytes());
-    let run = send(&to(peer.port(), &[&path(&file)])).await;
-    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let quick = ["--ack-timeout", "200ms", "--no-reconnect"];
+    let run = send(&to(peer.port(), &[&quick[..], &[&path(&file)]].concat())).await;
+    assert_eq!(run.code, 3, "{}{}", run.stdout, run.stderr);
     assert!(
-        run.stderr.contains("MLLP_ACK_TWO_PHASE_UNAVAILABLE"),
+        run.stderr.contains("MLLP_ACK_UNMATCHED_CONTROL_ID"),
         "no warning: {}",
         run.stderr
     );
-    let quiet = send(&to(peer.port(), &["--quiet", &path(&file)])).await;
-    assert!(!quiet.stderr.contains("MLLP_ACK_TWO_PHASE_UNAVAILABLE"));
+    let quiet = send(&to(
+        peer.port(),
+        &[&quick[..], &["--quiet", &path(&file)]].concat(),
+    ))
+    .await;
+    assert!(!quiet.stderr.contains("MLLP_ACK_UNMATCHED_CONTROL_ID"));
 }

@@ -88,7 +88,11 @@ async fn a_reset_mid_stream_leaves_orphans_of_unknown_fate() {
     let peer = Peer::start(Script::always(Behaviour::ResetAfter(2))).await;
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "adt.hl7", &messages("R", 10));
-    let run = send(&to(peer.port(), &["--json", &path(&file)])).await;
+    let run = send(&to(
+        peer.port(),
+        &["--json", "--correlate", "fifo", &path(&file)],
+    ))
+    .await;
     assert_eq!(run.code, 3, "{}", run.stderr);
     let s = run.summary();
     assert_eq!(s["messages"], 10);
@@ -142,7 +146,8 @@ async fn precedence_unknown_fate_over_negative_and_permanent_over_all() {
     // First connection: one AA, then a reset (orphans); later ones answer AR.
     let script = Script::then(vec![Behaviour::ResetAfter(1)], Behaviour::Ack("AR"));
     let peer = Peer::start(script).await;
-    let run = send(&to(peer.port(), &["--json", "--no-pipeline", &path(&file)])).await;
+    let fifo = ["--json", "--correlate", "fifo", "--no-pipeline"];
+    let run = send(&to(peer.port(), &[&fifo[..], &[&path(&file)]].concat())).await;
     let s = run.summary();
     assert!(s["unknown_fate"].as_u64().unwrap() >= 1, "{s}");
     assert!(s["negative"].as_u64().unwrap() >= 1, "{s}");
@@ -150,7 +155,8 @@ async fn precedence_unknown_fate_over_negative_and_permanent_over_all() {
 
     let script = Script::then(vec![Behaviour::ResetAfter(1)], Behaviour::Http);
     let peer = Peer::start(script).await;
-    let run = send(&to(peer.port(), &["--json", "--no-pipeline", &path(&file)])).await;
+    let fifo = ["--json", "--correlate", "fifo", "--no-pipeline"];
+    let run = send(&to(peer.port(), &[&fifo[..], &[&path(&file)]].concat())).await;
     assert!(run.summary()["unknown_fate"].as_u64().unwrap() >= 1);
     assert_eq!(run.code, 5, "{}", run.stderr);
 }

@@ -34,6 +34,8 @@ async fn messages_left_behind_an_ack_timeout_close_still_exit_3() {
         peer.port(),
         &[
             "--json",
+            "--correlate",
+            "fifo",
             "--no-pipeline",
             "--no-reconnect",
             "--ack-timeout",

@@ -29,6 +29,9 @@ pub struct Certs {
     pub wrong_name: Pair,
     /// Self-signed for localhost/127.0.0.1: nobody's CA trusts it.
     pub untrusted: Pair,
+    /// Self-signed the way `openssl req -x509 -subj /CN=localhost` makes one: marked as a CA,
+    /// no subjectAltName, so it names no host a client could verify.
+    pub openssl_style: Pair,
     /// Client certificate signed by the CA.
     pub client: Pair,
     /// Client certificate signed by a CA the server does not trust.
@@ -141,6 +144,18 @@ impl Certs {
                 .unwrap();
             write(dir.path(), "untrusted", &cert, &key)
         };
+        let openssl_style = {
+            let key = KeyPair::generate().unwrap();
+            let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+            params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+            params
+                .distinguished_name
+                .push(DnType::CommonName, "localhost");
+            params.not_before = valid.0;
+            params.not_after = valid.1;
+            let cert = params.self_signed(&key).unwrap();
+            write(dir.path(), "openssl-style", &cert, &key)
+        };
         let client = signed(
             "client",
             leaf_params(&[], "mllp test client", client_eku.clone(), valid),
@@ -160,6 +175,7 @@ impl Certs {
             not_yet_valid,
             wrong_name,
             untrusted,
+            openssl_style,
             client,
             untrusted_client,
         }

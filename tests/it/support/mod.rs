@@ -8,6 +8,7 @@ pub mod crowd;
 pub mod interop_peer;
 pub mod no_payload;
 pub mod node_peer;
+pub mod openssl_peer;
 pub mod peer;
 #[cfg(test)]
 mod peer_selftest;

@@ -37,6 +37,14 @@ pub enum Behaviour {
     Http,
     /// Send an SSH banner on accept, then read and discard.
     SshBanner,
+    /// Answer each message with each of these codes in turn (`["CA", "CA"]`: a repeated CA).
+    Replies(&'static [&'static str]),
+    /// Answer each message with this code, naming another control ID (`ZZZ`).
+    WrongId(&'static str),
+    /// Write `AA` naming `ZZZ` as soon as the connection is up, then read and never answer.
+    Unsolicited,
+    /// Answer each message with this code, then write a stray `AA` naming `ZZZ`.
+    AckThenStray(&'static str),
 }
 
 /// Behaviours by connection: the first ones in order, then `rest` for every later connection.
@@ -244,6 +252,11 @@ async fn handle(
             while matches!(tcp.read(&mut scratch).await, Ok(n) if n > 0) {}
             return;
         }
+        Behaviour::Unsolicited => {
+            let _ = tcp
+                .write_all(&frame(&ack(b"MSH|^~\\&|||||||ADT|ZZZ", "AA")))
+                .await;
+        }
         _ => {}
     }
     match tls {
@@ -284,6 +297,16 @@ async fn serve<S: PeerStream>(mut stream: S, behaviour: Behaviour, shared: &Shar
                         .flat_map(|p| framed_ack(&p, "AA"))
                         .collect()
                 }
+                Behaviour::Replies(codes) => codes
+                    .iter()
+                    .flat_map(|code| framed_ack(&payload, code))
+                    .collect(),
+                Behaviour::AckThenStray(code) => {
+                    let mut answer = framed_ack(&payload, code);
+                    answer.extend(frame(&ack(b"MSH|^~\\&|||||||ADT|ZZZ", "AA")));
+                    answer
+                }
+                Behaviour::WrongId(code) => frame(&ack(b"MSH|^~\\&|||||||ADT|ZZZ", code)),
                 Behaviour::ResetAfter(limit) if received > limit => return reset(stream.tcp()),
                 Behaviour::ResetAfter(_) | Behaviour::DropEvery(_) => framed_ack(&payload, "AA"),
                 _ => continue,

@@ -75,14 +75,16 @@ pub struct ListenArgs {
 
     /// How to answer: auto, none, or a forced code (AA, AE, ...).
     ///
-    /// `auto` follows MSH-15 and the commit; `none` never answers; a code forces it for testing
-    /// (still never positive for an uncommitted or damaged message).
+    /// `auto` follows MSH-15 and the commit; `none` never answers (and keeps everything); a code
+    /// forces it for testing (still never positive for an uncommitted or damaged message, and a
+    /// forced negative code keeps nothing).
     #[arg(long, value_name = "MODE", value_enum, hide_possible_values = true, default_value_t = AckArg::Auto, help_heading = heading::ANSWER)]
     pub ack: AckArg,
     /// Answer a repeated message positively without committing it again.
     ///
-    /// A repeat has the same MSH-3, MSH-4, MSH-10 and MSH-7 as a message already committed
-    /// (remembered in --out-dir's journal, or by a unique index with --sqlite).
+    /// A repeat has the same MSH-3, MSH-4, MSH-10 and MSH-7 as a message already committed, also
+    /// within one group of pipelined messages (remembered in --out-dir's journal and files, or
+    /// by a unique index with --sqlite).
     #[arg(long, help_heading = heading::ANSWER)]
     pub dedupe: bool,
     /// Messages --dedupe remembers (not with --sqlite).
@@ -300,14 +302,13 @@ impl ListenArgs {
         if self.dedupe_window == 0 {
             anyhow::bail!("--dedupe-window must be greater than zero");
         }
-        let journal = self.out_dir.as_deref().map(DedupeMemory::journal_in);
-        let memory =
-            DedupeMemory::open(self.dedupe_window, journal.as_deref()).with_context(|| {
-                match &journal {
-                    Some(path) => format!("--dedupe: cannot use the journal {}", path.display()),
-                    None => "--dedupe".to_string(),
-                }
-            })?;
+        let memory = match self.out_dir.as_deref() {
+            Some(dir) => DedupeMemory::for_out_dir(self.dedupe_window, dir).with_context(|| {
+                let journal = DedupeMemory::journal_in(dir);
+                format!("--dedupe: cannot use the journal {}", journal.display())
+            })?,
+            None => DedupeMemory::in_memory(self.dedupe_window),
+        };
         Ok(Some(Arc::new(memory)))
     }
 

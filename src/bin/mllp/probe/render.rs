@@ -111,11 +111,17 @@ fn tls_lines(tls: &TlsDetail) -> Vec<String> {
         lines.push(format!("subject  {}", cert.subject));
         lines.push(format!("issuer   {}", cert.issuer));
         let matched = match tls.name_matched {
+            _ if tls.pinned => "(not checked: this very certificate is in --ca)".to_string(),
             Some(true) => format!("(matches {})", tls.server_name),
             Some(false) => format!("(does NOT match {})", tls.server_name),
             None => String::new(),
         };
-        lines.push(format!("names    {} {matched}", cert.sans.join(", ")));
+        let names = if cert.sans.is_empty() {
+            "none".to_string()
+        } else {
+            cert.sans.join(", ")
+        };
+        lines.push(format!("names    {names} {matched}"));
         let days = crate::diag::count(cert.days_left.unsigned_abs(), "day");
         let left = if cert.days_left < 0 {
             format!("expired {days} ago")

@@ -36,6 +36,8 @@ pub struct Item {
     pub resends: u32,
     /// Its place in the input, from 1: the order it was read and first handed over.
     pub seq: u64,
+    /// How many times the client wrote it again on a new connection (control-ID correlation).
+    pub rewrites: u32,
 }
 
 impl Item {
@@ -46,6 +48,7 @@ impl Item {
             payload: message.payload,
             resends: 0,
             seq,
+            rewrites: 0,
         }
     }
 
@@ -120,6 +123,7 @@ pub async fn run(
     let mut ending = Ending::default();
     let mut input_done = false;
     let mut interrupts = 0u32;
+    let mut draining = false;
     while !(input_done && tally.adds_up()) {
         let note = tokio::select! {
             note = notes.recv() => note,
@@ -135,6 +139,15 @@ pub async fn run(
                 stop.cancel();
                 let client = client.clone();
                 tokio::spawn(async move { client.destroy().await });
+                continue;
+            }
+            // Only application ACKs left to wait for: close, so the drain timeout bounds them.
+            () = tokio::time::sleep(APP_ACK_CHECK), if input_done && !draining => {
+                if only_app_acks_left(&tally, &client) {
+                    draining = true;
+                    let client = client.clone();
+                    tokio::spawn(async move { client.close().await });
+                }
                 continue;
             }
             () = signals.next() => {
@@ -215,12 +228,34 @@ pub async fn run(
     live.finish();
     let close = client.close();
     let _ = tokio::time::timeout(Duration::from_secs(5), close).await;
-    tally.reconnects = client.stats().reconnect_attempts;
+    let stats = client.stats();
+    tally.reconnects = stats.reconnect_attempts;
     drop(client);
     let _ = tokio::time::timeout(Duration::from_secs(1), events).await;
     ending.gave_up = *gave_up.borrow();
     ending.last_failure = live.last_failure();
+    // What went wrong, in the words of the failure that made the client give up.
+    if let Some(failure) = stats
+        .last_failure
+        .filter(|f| ending.gave_up == Some(f.cause))
+    {
+        live.note(
+            "gave_up",
+            || format!("mllp: {}: {}", failure.cause, failure.detail),
+            json!({ "cause": failure.cause.as_str(), "detail": failure.detail }),
+        );
+    }
     finish(&tally, ending, started.elapsed(), &mut output, &live)
+}
+
+/// How often, once the input is done, the run checks whether only application ACKs are left.
+const APP_ACK_CHECK: Duration = Duration::from_millis(100);
+
+/// Every message not yet settled is committed (`CA`) and waits for its application ACK: nothing
+/// a reconnect could still deliver, so the run may close and let the drain bound the wait.
+fn only_app_acks_left(tally: &Tally, client: &Client) -> bool {
+    let open = tally.read.saturating_sub(tally.settled());
+    open > 0 && open == client.stats().awaiting_app_ack as u64
 }
 
 /// Print the summary and decide the exit code; a count that does not close is a bug report.
@@ -317,6 +352,7 @@ fn settle(
 ) {
     tally.record(&fate);
     live.answered(item.control_id().as_deref(), &fate);
+    tally.resent += u64::from(item.rewrites);
     output.message(&item, &fate, cause);
     if fate.population() != Population::Accepted {
         if let Some(failed) = failed {

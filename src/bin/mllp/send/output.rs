@@ -124,7 +124,7 @@ impl Output {
             "cause_detail": r.cause_detail,
             "ack_text": r.text,
             "error_code": r.error_code,
-            "attempts": item.resends + 1,
+            "attempts": item.resends + item.rewrites + 1,
         });
         if self.print_ack {
             value["ack"] = r

@@ -3,6 +3,7 @@
 
 use crate::diag::Diag;
 use crate::exit::Exit;
+use mllp::cause::{Cause, Class};
 use mllp::soak::Report;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -41,6 +42,12 @@ pub fn human(r: &Report) -> String {
         r.reconnects,
         or_none(&r.errors_by_cause)
     ));
+    // A permanent cause ends its connection for good: say what fixes it.
+    for cause in r.errors_by_cause.keys().filter_map(|c| Cause::from_name(c)) {
+        if cause.class() == Class::Permanent {
+            line(format!("  {cause} (permanent): {}", cause.hint()));
+        }
+    }
     if !r.outcomes_by_cause.is_empty() {
         line(format!(
             "  not accepted, by cause:{}",

@@ -42,7 +42,7 @@ async fn drain_reports_each_population_after_timeout() {
     };
     let mut rig1 = rig(vec![], options);
     let mut peer = rig1.peer().await;
-    let mut committed = rig1.client.send(msg("c", "AL")).await;
+    let mut committed = rig1.client.send(msg2("c", "AL", "AL")).await;
     let written = rig1.client.send(msg("w", "")).await;
     peer.read_ids(2).await;
     peer.write_ack("CA", "c").await;

@@ -1,7 +1,7 @@
 //! ACK timeouts and link drops: which fate each send gets, and what reconnecting resends.
 
 use super::super::harness::*;
-use super::{control_id, with_reconnect};
+use super::{control_id, fifo, with_reconnect};
 use crate::client::*;
 use std::time::Duration;
 use Population::*;
@@ -11,7 +11,7 @@ async fn fifo_ack_timeout_closes_and_fails_the_rest() {
     let options = ClientOptions {
         ack_timeout: Duration::from_secs(5),
         pipeline: true,
-        ..with_reconnect(ClientOptions::default())
+        ..with_reconnect(fifo())
     };
     let mut rig = rig(vec![], options);
     let mut peer = rig.peer().await;
@@ -83,7 +83,7 @@ async fn peer_dropping_every_100_fifo_orphans_and_never_written() {
             bytes: None,
         },
         pipeline: false,
-        ..Default::default()
+        ..fifo()
     };
     let (fates, _, rig) = flaky_run(options, 250).await;
     let pops = populations(&fates);
@@ -116,7 +116,7 @@ async fn peer_dropping_every_100_control_id_resends_everything() {
 async fn control_id_reconnect_fails_committed_enhanced_send_as_connection_lost() {
     let mut rig = rig(vec![], with_reconnect(control_id()));
     let mut peer = rig.peer().await;
-    let committed = rig.client.send(msg("e", "AL")).await;
+    let committed = rig.client.send(msg2("e", "AL", "AL")).await;
     let plain = rig.client.send(msg("p", "")).await;
     peer.read_ids(2).await;
     peer.write_ack("CA", "e").await;

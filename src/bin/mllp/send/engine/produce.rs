@@ -116,11 +116,11 @@ pub(super) async fn produce(
             pacer.tick().await;
         }
         let handle = client.send_cancellable(item.payload.clone(), &stop).await;
-        if let Err(mpsc::error::SendError((item, Awaiting::Handle(handle)))) =
+        if let Err(mpsc::error::SendError((mut item, Awaiting::Handle(handle)))) =
             order.send((item, Awaiting::Handle(handle))).await
         {
             // The waiter is gone only when the run is over; settle here all the same.
-            let fate = handle.await;
+            let fate = settled(&mut item, handle).await;
             let _ = notes.send(Note::Settled(item, fate));
         }
     }
@@ -138,13 +138,20 @@ enum Awaiting {
 fn spawn_waiter(notes: mpsc::UnboundedSender<Note>) -> mpsc::Sender<(Item, Awaiting)> {
     let (tx, mut rx) = mpsc::channel::<(Item, Awaiting)>(ORDER_QUEUE);
     tokio::spawn(async move {
-        while let Some((item, awaiting)) = rx.recv().await {
+        while let Some((mut item, awaiting)) = rx.recv().await {
             let fate = match awaiting {
-                Awaiting::Handle(handle) => handle.await,
+                Awaiting::Handle(handle) => settled(&mut item, handle).await,
                 Awaiting::Done(fate) => fate,
             };
             let _ = notes.send(Note::Settled(item, fate));
         }
     });
     tx
+}
+
+/// A handle's fate, counting on `item` the times the client wrote it again on a new connection.
+async fn settled(item: &mut Item, mut handle: mllp::client::SendHandle) -> Fate {
+    let fate = (&mut handle).await;
+    item.rewrites += handle.writes().saturating_sub(1);
+    fate
 }

@@ -1,0 +1,133 @@
+//! The server's certificate refused: which check failed, in a few words or, with the
+//! certificate at hand, with its names and dates; and the step that gets past it.
+
+use super::TlsFailure;
+use crate::cause::Cause;
+use crate::tls::CertSummary;
+use rustls::CertificateError as C;
+
+const PIN_OR_ISSUER: &str = "pass --ca with the certificate of the CA that issued it, or with \
+                             the server's own certificate to trust exactly that one";
+
+/// The server's certificate was refused: which check failed, with its names and dates when the
+/// certificate is at hand, and how to get past it.
+pub(super) fn server_certificate(err: &C, cert: Option<&CertSummary>) -> TlsFailure {
+    let self_signed = cert.is_some_and(|c| c.issuer == c.subject);
+    let (detail, hint) = match err {
+        C::Expired | C::ExpiredContext { .. } => (
+            match cert {
+                Some(c) => {
+                    let days = -c.days_left;
+                    let unit = if days == 1 { "day" } else { "days" };
+                    format!("certificate expired on {} ({days} {unit} ago)", c.not_after)
+                }
+                None => certificate_detail(err),
+            },
+            "the peer's certificate has expired: the peer must renew it".to_string(),
+        ),
+        C::NotValidYet | C::NotValidYetContext { .. } => (
+            match cert {
+                Some(c) => format!("certificate is not valid until {}", c.not_before),
+                None => certificate_detail(err),
+            },
+            "the peer's certificate is not valid yet: check the clocks on both sides".to_string(),
+        ),
+        C::NotValidForName | C::NotValidForNameContext { .. } => {
+            let names = cert
+                .map(|c| c.sans.join(", "))
+                .filter(|n| !n.is_empty())
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default();
+            (
+                certificate_detail(err),
+                format!(
+                    "connect by a name the certificate carries{names}, or pass --server-name \
+                     with one of them"
+                ),
+            )
+        }
+        // webpki may report a self-signed certificate as a signature mismatch against a trusted
+        // root, or as a CA used as an end entity, rather than as an unknown issuer: its issuer
+        // naming itself says which it is.
+        _ if self_signed => (
+            format!(
+                "certificate is self-signed ({}), not issued by a trusted CA",
+                cert.map(|c| c.subject.as_str()).unwrap_or_default()
+            ),
+            "pass --ca with this very certificate (the server's own certificate file) to trust \
+             exactly it, or have the peer use a CA-issued one"
+                .to_string(),
+        ),
+        C::UnknownIssuer => (
+            match cert {
+                Some(c) => format!("certificate issuer {} is not trusted", c.issuer),
+                None => certificate_detail(err),
+            },
+            PIN_OR_ISSUER.to_string(),
+        ),
+        C::Revoked => (
+            certificate_detail(err),
+            "the peer's certificate is revoked: the peer must replace it".to_string(),
+        ),
+        C::InvalidPurpose | C::InvalidPurposeContext { .. } => (
+            certificate_detail(err),
+            "the peer needs a certificate issued for TLS server authentication".to_string(),
+        ),
+        C::BadEncoding => (
+            certificate_detail(err),
+            "the peer's certificate is malformed: the peer must replace it".to_string(),
+        ),
+        _ => (certificate_detail(err), PIN_OR_ISSUER.to_string()),
+    };
+    TlsFailure::new(Cause::TlsVerify, detail, hint)
+}
+
+/// A certificate check that failed, in a few words.
+pub(super) fn certificate_detail(err: &C) -> String {
+    match err {
+        C::UnknownIssuer => "certificate issuer is not trusted (unknown issuer)".into(),
+        C::Expired | C::ExpiredContext { .. } => "certificate expired".into(),
+        C::NotValidYet | C::NotValidYetContext { .. } => "certificate is not valid yet".into(),
+        C::NotValidForNameContext {
+            expected,
+            presented,
+        } => {
+            let names = if presented.is_empty() {
+                "no name".to_string()
+            } else {
+                presented
+                    .iter()
+                    .map(|name| plain_name(name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            format!("certificate is for {names}, not {}", expected.to_str())
+        }
+        C::NotValidForName => "certificate is not valid for the server name".into(),
+        C::BadSignature => "certificate signature is invalid".into(),
+        C::UnsupportedSignatureAlgorithmContext { .. }
+        | C::UnsupportedSignatureAlgorithmForPublicKeyContext { .. } => {
+            "certificate signature does not match a trusted issuer's key algorithm".into()
+        }
+        C::Revoked => "certificate is revoked".into(),
+        C::BadEncoding => "certificate is malformed".into(),
+        C::InvalidPurpose | C::InvalidPurposeContext { .. } => {
+            "certificate is not issued for this use (key usage)".into()
+        }
+        // webpki's "CA used as end entity" reaches rustls as an opaque error: a CA certificate
+        // (as `openssl req -x509` makes) presented as the server's own.
+        C::Other(other) if format!("{other:?}").contains("CaUsedAsEndEntity") => {
+            "certificate is marked as a CA, which a server's own certificate may not be (as \
+             `openssl req -x509` makes one)"
+                .into()
+        }
+        other => format!("certificate rejected: {other:?}"),
+    }
+}
+
+/// rustls renders presented names as `DnsName("x")` / `IpAddress(..)`: keep the name alone.
+fn plain_name(name: &str) -> &str {
+    name.strip_prefix("DnsName(\"")
+        .and_then(|rest| rest.strip_suffix("\")"))
+        .unwrap_or(name)
+}
