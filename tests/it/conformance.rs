@@ -88,7 +88,11 @@ fn msg_with(id: &[u8], tail: &[u8]) -> Vec<u8> {
 }
 
 fn msg(id: &[u8]) -> Vec<u8> {
-    msg_with(id, b"|P|2.5\rPID|1||42\r")
+    let tail = format!(
+        "|P|2.5\rPID|1||42||{}\r",
+        crate::support::no_payload::MARKER
+    );
+    msg_with(id, tail.as_bytes())
 }
 
 fn framed(payload: &[u8]) -> Vec<u8> {

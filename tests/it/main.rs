@@ -25,6 +25,7 @@ mod listen_truth;
 mod log_json;
 mod output_details;
 mod probe;
+mod proof;
 mod send;
 mod send_cli;
 mod send_output;
