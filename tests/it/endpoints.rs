@@ -3,13 +3,13 @@
 
 use crate::support::listen_proc::ListenProc;
 /// The binary without the caller's own endpoint variables.
-fn mllp() -> assert_cmd::Command {
+fn mllp() -> crate::support::Mllp {
     let mut cmd = crate::support::mllp();
     cmd.env_remove("MLLP_HOST").env_remove("MLLP_PORT");
     cmd
 }
 
-fn run(cmd: &mut assert_cmd::Command) -> (i32, String, String) {
+fn run(cmd: &mut crate::support::Mllp) -> (i32, String, String) {
     let out = cmd
         .timeout(std::time::Duration::from_secs(60))
         .output()
