@@ -50,6 +50,8 @@ pub enum Cause {
     InFlightOrphan,
     FifoUnsafe,
     ConnectionLost,
+    /// `send --timeout` ran out before the message's fate was known.
+    RunTimeout,
     UnsolicitedAck,
     NetworkError,
     IdleTimeout,
@@ -61,7 +63,7 @@ pub enum Cause {
 }
 
 impl Cause {
-    pub const ALL: [Cause; 25] = [
+    pub const ALL: [Cause; 26] = [
         Cause::DnsNotFound,
         Cause::DnsFailed,
         Cause::PermissionDenied,
@@ -79,6 +81,7 @@ impl Cause {
         Cause::InFlightOrphan,
         Cause::FifoUnsafe,
         Cause::ConnectionLost,
+        Cause::RunTimeout,
         Cause::UnsolicitedAck,
         Cause::NetworkError,
         Cause::IdleTimeout,
@@ -108,6 +111,7 @@ impl Cause {
             Cause::InFlightOrphan => "in-flight-orphan",
             Cause::FifoUnsafe => "fifo-unsafe",
             Cause::ConnectionLost => "connection-lost",
+            Cause::RunTimeout => "run-timeout",
             Cause::UnsolicitedAck => "unsolicited-ack",
             Cause::NetworkError => "network-error",
             Cause::IdleTimeout => "idle-timeout",
@@ -158,6 +162,7 @@ impl Cause {
             Cause::InFlightOrphan => "written before the link dropped, no ACK: it may have been committed",
             Cause::FifoUnsafe => "never written: safe to send again",
             Cause::ConnectionLost => "committed by the peer, its application ACK never came",
+            Cause::RunTimeout => "the run's --timeout ran out before this message's turn: send it again",
             Cause::UnsolicitedAck => "the peer answered a message it had not been sent, so replies cannot be paired in order: use --correlate control-id",
             Cause::NetworkError => "a network error: try again later",
             Cause::IdleTimeout => "the connection was idle too long",

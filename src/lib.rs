@@ -19,8 +19,9 @@
 //! - [`ack`]: acknowledgements that never lie: the code follows MSH-15 and the commit outcome,
 //!   MSA-2 echoes MSH-10 byte for byte, negative answers carry MSA-3 and an ERR segment.
 //! - [`warning`], [`cause`]: the stable warning codes; failure causes and their class.
-//! - [`resolve`], [`tls`], [`transport`]: name resolution (replaceable, so tests never query
-//!   DNS), rustls configuration for both ends, and connecting under one connect timeout.
+//! - [`target`], [`resolve`], [`tls`], [`transport`]: `HOST[:PORT]` endpoints (checked by shape
+//!   before any lookup), name resolution (replaceable, so tests never query DNS), rustls
+//!   configuration for both ends, and connecting under one connect timeout.
 //! - [`duration`]: durations rounded for people.
 //! - [`client`]: the client core: the six-state link machine, reconnect with backoff,
 //!   correlation of ACKs (by control ID, or FIFO), the window, timeouts, drain, per-send fates.
@@ -138,6 +139,7 @@ pub mod probe;
 pub mod resolve;
 pub mod server;
 pub mod soak;
+pub mod target;
 pub mod tls;
 pub mod transport;
 pub mod warning;

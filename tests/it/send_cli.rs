@@ -1,13 +1,18 @@
 //! Integration tests: `mllp send` as a child process against the scripted peer and `mllp
 //! listen`, one module per topic: input shapes, every exit code from a real peer behaviour, TLS,
-//! the resend policy across drops and `--failed-out` reruns, enhanced mode, and the causes
-//! records carry. No test finds the payload marker on stderr.
+//! the resend policy across drops and `--failed-out` reruns, enhanced mode, the causes records
+//! carry, getting connected (endpoints, environment, what stderr says), flag values and the
+//! flags people expect (`--dry-run`, `--timeout`), and order. No test finds the payload marker
+//! on stderr.
 
 mod causes;
+mod connect;
 mod enhanced;
 mod exit_codes;
+mod flags;
 mod input;
 mod no_reconnect;
+mod order;
 mod resend;
 mod tls;
 mod truth;

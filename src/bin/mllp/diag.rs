@@ -71,7 +71,6 @@ fn render(json: bool, event: &str, human: impl FnOnce() -> String, fields: Value
 #[derive(Debug, Clone)]
 pub struct Diag {
     pub format: LogFormat,
-    #[allow(dead_code)] // parsed, not yet acted on: `-v` shows nothing more today
     pub verbose: u8,
     pub quiet: bool,
     pub color: bool,
