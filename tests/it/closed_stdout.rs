@@ -22,7 +22,6 @@ fn spawn_closed(args: &[&str], stdin: Stdio) -> Child {
     drop(reader);
     Command::new(mllp_bin())
         .args(args)
-        .env("MLLP_TEST", "1")
         .stdin(stdin)
         .stdout(writer)
         .stderr(Stdio::piped())
@@ -42,6 +41,7 @@ fn finish(child: Child) -> (i32, String) {
             panic!("the command did not end after its stdout closed");
         }
     };
+    crate::support::no_payload::assert_output_clean("mllp", &out);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(!stderr.contains("Broken pipe"), "{stderr}");

@@ -1,5 +1,6 @@
-//! Byte-level conformance of `mllp listen` (SPEC.md sections 2 and 4): raw byte sequences in over
-//! a plain TCP socket, the exact bytes of every ACK frame out, and the framing events.
+//! Byte-level conformance of `mllp listen` (framing tolerances, ACK bytes, answers): raw byte
+//! sequences in over a plain TCP socket, the exact bytes of every ACK frame out, and the framing
+//! events.
 
 use crate::support::listen_proc::ListenProc;
 use serde_json::Value;
@@ -88,7 +89,11 @@ fn msg_with(id: &[u8], tail: &[u8]) -> Vec<u8> {
 }
 
 fn msg(id: &[u8]) -> Vec<u8> {
-    msg_with(id, b"|P|2.5\rPID|1||42\r")
+    let tail = format!(
+        "|P|2.5\rPID|1||42||{}\r",
+        crate::support::no_payload::MARKER
+    );
+    msg_with(id, tail.as_bytes())
 }
 
 fn framed(payload: &[u8]) -> Vec<u8> {

@@ -285,6 +285,9 @@ impl Actor {
                 self.out.warn(warning.code, warning.byte_offset);
             }
             Ok(None) => return Some(End::Failed(Cause::PeerClosed)),
+            // Closed in the middle of an answer: the link was lost, as by any close; the peer
+            // still speaks MLLP.
+            Err(FramingError::Truncated { .. }) => return Some(End::Failed(Cause::PeerClosed)),
             Err(FramingError::Io(e)) => return Some(End::Failed(classify_io(&e))),
             Err(err) => {
                 if let Some(code) = err.code() {

@@ -2,6 +2,7 @@
 //! buffer, and their ACK clocks started once the buffer is flushed.
 
 use super::{Flights, Slot};
+use crate::client::events::ClientEvent;
 use crate::client::outbox::Outbox;
 use crate::client::pending::Written;
 use crate::client::stats::Counters;
@@ -56,7 +57,7 @@ impl Flights {
             .queue
             .iter()
             .take(limit)
-            .take_while(|id| self.sends.get(id).map_or(true, |p| self.may_write(p)))
+            .take_while(|id| self.sends.get(id).is_none_or(|p| self.may_write(p)))
             .count();
         if take == 0 {
             return None;
@@ -111,8 +112,20 @@ impl Flights {
         }
         let frames = batch.len() as u64;
         for id in batch.drain(..) {
-            if let Some(w) = self.sends.get_mut(&id).and_then(|p| p.written.as_mut()) {
+            let Some(p) = self.sends.get_mut(&id) else {
+                continue;
+            };
+            if let Some(w) = p.written.as_mut() {
                 w.flushed = Some((now, wall));
+                if self.options.write_events {
+                    out.emit(ClientEvent::Written {
+                        control_id: p
+                            .control_id
+                            .as_ref()
+                            .map(|c| String::from_utf8_lossy(c).into_owned()),
+                        bytes: p.payload.len(),
+                    });
+                }
             }
         }
         let mut counters = out.shared().counters();

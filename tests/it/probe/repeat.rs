@@ -100,6 +100,7 @@ async fn ctrl_c_prints_the_statistics_so_far() {
     let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
         .await
         .unwrap();
+    crate::support::no_payload::assert_output_clean("probe", &output);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("1: ok AA"), "{stdout}");

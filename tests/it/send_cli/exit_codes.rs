@@ -184,7 +184,7 @@ async fn ctrl_c_drains_prints_the_summary_and_exits_130() {
         .status()
         .unwrap()
         .success());
-    let (status, out) = tokio::time::timeout(Duration::from_secs(20), async {
+    let (status, out, err) = tokio::time::timeout(Duration::from_secs(20), async {
         let status = child.wait().await.unwrap();
         let mut stdout = String::new();
         use tokio::io::AsyncReadExt;
@@ -195,7 +195,15 @@ async fn ctrl_c_drains_prints_the_summary_and_exits_130() {
             .read_to_string(&mut stdout)
             .await
             .unwrap();
-        (status, stdout)
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .await
+            .unwrap();
+        (status, stdout, stderr)
     })
     .await
     .unwrap();
@@ -203,13 +211,15 @@ async fn ctrl_c_drains_prints_the_summary_and_exits_130() {
     let run = Run {
         code: 130,
         stdout: out,
-        stderr: String::new(),
+        stderr: err,
     };
+    crate::support::no_payload::assert_no_marker("send stderr", &run.stderr, MARKER);
+    crate::support::no_payload::assert_records_clean("send stdout", &run.stdout);
     let s = run.summary();
     assert_eq!(s["messages"], 3);
     assert_eq!(s["unknown_fate"], 3);
     assert_eq!(s["exit_code"], 130);
-    // The drain ran out: a SPEC cause, with the client's own reason beside it.
+    // The drain ran out: a stable cause, with the client's own reason beside it.
     for r in run.messages() {
         assert_eq!(r["outcome"], "unknown-fate", "{r}");
         assert_eq!(r["cause"], "ack-timeout", "{r}");

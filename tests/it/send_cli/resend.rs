@@ -30,6 +30,24 @@ async fn control_id_mode_survives_drops_every_100_messages() {
     assert_eq!(s["accounting_ok"], true);
 }
 
+/// A link closed in the middle of an answer is a link lost, not a peer that does not speak
+/// MLLP: the run reconnects and every message is accepted.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_link_closed_in_the_middle_of_an_ack_is_transient() {
+    let script = Script {
+        first: vec![Behaviour::CutAckAfter(2)],
+        rest: Behaviour::Ack("AA"),
+    };
+    let peer = Peer::start(script).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "adt.hl7", &messages("T", 6));
+    let run = send(&to(peer.port(), &["--json", "--no-pipeline", &path(&file)])).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let s = run.summary();
+    assert_eq!(s["accepted"], 6, "{s}");
+    assert_eq!(s["reconnects"], 1, "{s}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn fifo_mode_reports_orphans_and_resends_the_never_written() {
     let peer = Peer::start(Script::always(Behaviour::DropEvery(100))).await;

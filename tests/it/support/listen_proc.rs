@@ -1,11 +1,13 @@
-//! `mllp listen` as a child process: started on port 0, its JSON events read line by line from
-//! stderr, stopped with a signal. Every wait is bounded.
+//! `mllp listen` as a child process: started on port 0 (or a given port, to stand in for one that
+//! was killed), its JSON events read line by line from stderr and each checked for the payload
+//! marker, stopped with a signal. Every wait is bounded.
 
+use super::no_payload::MARKER;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const WAIT: Duration = Duration::from_secs(15);
@@ -15,12 +17,19 @@ pub struct ListenProc {
     events: mpsc::Receiver<Value>,
     pub addr: SocketAddr,
     stdout: Option<std::thread::JoinHandle<Vec<u8>>>,
+    /// The first stderr line that carried the payload marker; the test fails on it.
+    leak: Arc<Mutex<Option<String>>>,
 }
 
 impl ListenProc {
     /// Start `mllp --log-format json listen --port 0 ARGS` and wait for its `listening` event.
     pub fn start(args: &[&str]) -> ListenProc {
         Self::start_with(args, Stdio::piped())
+    }
+
+    /// Start on `port` (one a killed listener held), waiting for the port to be free.
+    pub fn start_at(port: u16, args: &[&str]) -> ListenProc {
+        Self::launch_on(port, args, Stdio::piped(), true, |_| {})
     }
 
     /// Start with stdout already closed at its reading end (writes fail with EPIPE).
@@ -62,11 +71,26 @@ impl ListenProc {
         read_stdout: bool,
         configure: impl FnOnce(&mut Command),
     ) -> ListenProc {
+        Self::launch_on(0, args, stdout, read_stdout, configure)
+    }
+
+    fn launch_on(
+        port: u16,
+        args: &[&str],
+        stdout: Stdio,
+        read_stdout: bool,
+        configure: impl FnOnce(&mut Command),
+    ) -> ListenProc {
         let mut command = Command::new(super::mllp_bin());
         command
-            .args(["--log-format", "json", "listen", "--port", "0"])
+            .args([
+                "--log-format",
+                "json",
+                "listen",
+                "--port",
+                &port.to_string(),
+            ])
             .args(args)
-            .env("MLLP_TEST", "1")
             .stdin(Stdio::null())
             .stdout(stdout)
             .stderr(Stdio::piped());
@@ -74,9 +98,14 @@ impl ListenProc {
         let mut child = command.spawn().expect("start mllp listen");
         let stderr = child.stderr.take().unwrap();
         let (tx, events) = mpsc::channel();
+        let leak = Arc::new(Mutex::new(None));
+        let seen = leak.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
+                if line.contains(MARKER) {
+                    seen.lock().unwrap().get_or_insert(line.clone());
+                }
                 let value =
                     serde_json::from_str(&line).unwrap_or_else(|_| Value::String(line.clone()));
                 if tx.send(value).is_err() {
@@ -99,6 +128,14 @@ impl ListenProc {
             events,
             addr,
             stdout,
+            leak,
+        }
+    }
+
+    /// Panics if any stderr line so far carried the payload marker.
+    pub fn assert_no_payload(&self) {
+        if let Some(line) = self.leak.lock().unwrap().as_ref() {
+            panic!("listen stderr leaks payload: marker {MARKER:?} found in {line:?}");
         }
     }
 
@@ -107,7 +144,9 @@ impl ListenProc {
         let deadline = Instant::now() + WAIT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            match self.events.recv_timeout(left) {
+            let next = self.events.recv_timeout(left);
+            self.assert_no_payload();
+            match next {
                 Ok(v) if pred(&v) => return v,
                 Ok(_) => {}
                 Err(e) => panic!("no matching event: {e}"),
@@ -120,6 +159,7 @@ impl ListenProc {
         let mut seen = Vec::new();
         loop {
             let v = self.events.recv_timeout(WAIT).expect("event stream ended");
+            self.assert_no_payload();
             let done = pred(&v);
             seen.push(v);
             if done {
@@ -166,6 +206,7 @@ impl ListenProc {
         while let Ok(v) = self.events.recv_timeout(WAIT) {
             rest.push(v);
         }
+        self.assert_no_payload();
         let out = self
             .stdout
             .take()
@@ -179,6 +220,11 @@ impl Drop for ListenProc {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // Lines written just before the end may still be on their way to the reader.
+        std::thread::sleep(Duration::from_millis(20));
+        if !std::thread::panicking() {
+            self.assert_no_payload();
+        }
     }
 }
 

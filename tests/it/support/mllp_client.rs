@@ -118,15 +118,17 @@ pub fn frame(payload: &[u8]) -> Vec<u8> {
     out.to_vec()
 }
 
-/// An ADT^A01 with the given MSH-10 and MSH-15.
+/// An ADT^A01 with control ID `control_id` and MSH-15 (and 16) `msh15`; the patient's name is
+/// the payload marker.
 pub fn adt(control_id: &[u8], msh15: &str) -> Vec<u8> {
     let mut m = b"MSH|^~\\&|SND|SF|RCV|RF|20240101120000||ADT^A01|".to_vec();
     m.extend_from_slice(control_id);
-    m.extend_from_slice(format!("|P|2.5|||{msh15}\rPID|1||42^^^H||DOE^JANE\r").as_bytes());
+    let marker = super::no_payload::MARKER;
+    m.extend_from_slice(format!("|P|2.5|||{msh15}\rPID|1||42^^^H||{marker}^JANE\r").as_bytes());
     m
 }
 
-/// An ADT^A01 (MSH-15 and MSH-16 in `msh15_16`) with the payload marker in an NTE segment.
+/// An ADT^A01 (MSH-15 and MSH-16 in `msh15_16`) with the payload marker in an NTE segment too.
 pub fn marked(id: &str, msh15_16: &str) -> Vec<u8> {
     let mut m = adt(id.as_bytes(), msh15_16);
     m.extend_from_slice(format!("NTE|1||{}\r", super::no_payload::MARKER).as_bytes());

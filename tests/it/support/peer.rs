@@ -45,6 +45,9 @@ pub enum Behaviour {
     Unsolicited,
     /// Answer each message with this code, then write a stray `AA` naming `ZZZ`.
     AckThenStray(&'static str),
+    /// ACK this many messages, then write the next one's ACK without its frame end and close
+    /// (FIN): the link cut in the middle of an answer.
+    CutAckAfter(usize),
 }
 
 /// Behaviours by connection: the first ones in order, then `rest` for every later connection.
@@ -308,7 +311,15 @@ async fn serve<S: PeerStream>(mut stream: S, behaviour: Behaviour, shared: &Shar
                 }
                 Behaviour::WrongId(code) => frame(&ack(b"MSH|^~\\&|||||||ADT|ZZZ", code)),
                 Behaviour::ResetAfter(limit) if received > limit => return reset(stream.tcp()),
-                Behaviour::ResetAfter(_) | Behaviour::DropEvery(_) => framed_ack(&payload, "AA"),
+                Behaviour::CutAckAfter(limit) if received > limit => {
+                    let whole = framed_ack(&payload, "AA");
+                    let _ = stream.write_all(&whole[..whole.len() - 2]).await;
+                    let _ = stream.shutdown().await;
+                    return;
+                }
+                Behaviour::ResetAfter(_) | Behaviour::DropEvery(_) | Behaviour::CutAckAfter(_) => {
+                    framed_ack(&payload, "AA")
+                }
                 _ => continue,
             };
             if stream.write_all(&answer).await.is_err() {

@@ -1,7 +1,7 @@
-//! A finished run of the binary: its exit code and output as text, stderr already checked for the
-//! payload marker.
+//! A finished run of the binary: its exit code and output as text, stderr and stdout's records
+//! already checked for the payload marker.
 
-use super::no_payload::{assert_no_marker, MARKER};
+use super::no_payload::{assert_no_marker, assert_records_clean, MARKER};
 use serde_json::Value;
 use std::process::Output;
 
@@ -20,6 +20,7 @@ impl Run {
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         };
         assert_no_marker(what, &run.stderr, MARKER);
+        assert_records_clean(what, &run.stdout);
         run
     }
 
