@@ -31,7 +31,7 @@ pub use stats::StatsSnapshot;
 
 use event::Events;
 use limits::Limits;
-use stats::Stats;
+use stats::ServerStats;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -82,7 +82,7 @@ pub(crate) struct Shared {
     pub(crate) sink: Arc<dyn Sink>,
     pub(crate) policy: Arc<dyn Policy>,
     pub(crate) events: Events,
-    pub(crate) stats: Stats,
+    pub(crate) stats: ServerStats,
     next_connection: AtomicU64,
     next_seq: AtomicU64,
     next_ack: AtomicU64,
@@ -181,7 +181,7 @@ impl ServerBuilder {
                 sink: self.sink,
                 policy: self.policy,
                 events: Events::new(self.events, self.message_events),
-                stats: Stats::default(),
+                stats: ServerStats::default(),
                 next_connection: AtomicU64::new(0),
                 next_seq: AtomicU64::new(0),
                 next_ack: AtomicU64::new(0),

@@ -80,7 +80,7 @@ pub(crate) async fn serve<S>(
             tls: tls.map(Box::new),
         })
         .await;
-    let mut conn = Connection {
+    let mut conn = InboundLink {
         shared,
         id,
         peer: Arc::clone(&peer),
@@ -126,7 +126,8 @@ pub(crate) async fn serve<S>(
     }
 }
 
-struct Connection<'a, S> {
+/// One accepted connection being served: its buffers, codec and pending ACKs.
+struct InboundLink<'a, S> {
     shared: &'a Shared,
     id: u64,
     peer: Arc<str>,
@@ -167,7 +168,7 @@ enum Read {
     Stop,
 }
 
-impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
+impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
     async fn run(&mut self, shutdown: &Shutdown) -> End {
         loop {
             let mut frames = Vec::new();
@@ -332,7 +333,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
         });
     }
 
-    /// Hold `event` until [`Connection::send_events`]: one batch's events go out together.
+    /// Hold `event` until [`InboundLink::send_events`]: one batch's events go out together.
     fn note(&mut self, event: ServerEvent) {
         if self.shared.events.wants(&event) {
             self.pending.push(event);

@@ -40,9 +40,9 @@ pub struct StatsSnapshot {
 /// The live counters. Connections count into a local [`StatsSnapshot`] and add it here under
 /// one short lock per batch of messages.
 #[derive(Debug, Default)]
-pub(crate) struct Stats(Mutex<StatsSnapshot>);
+pub(crate) struct ServerStats(Mutex<StatsSnapshot>);
 
-impl Stats {
+impl ServerStats {
     pub(crate) fn update(&self, f: impl FnOnce(&mut StatsSnapshot)) {
         let mut inner = self
             .0

@@ -1,7 +1,7 @@
 //! Answering: each message's ACK (and, in enhanced mode, its application ACK) is built into the
 //! write buffer, counted, and written out in one go.
 
-use super::{Connection, End, Shutdown};
+use super::{End, InboundLink, Shutdown};
 use crate::ack::{self, AckCode, BuiltAck, Disposition, NackReason};
 use crate::cause::{classify_io, Cause};
 use crate::framing::encode_frame;
@@ -14,7 +14,7 @@ use crate::warning::Warning;
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
-impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
+impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
     /// Set the ACKs' MSH-7 to `now`, formatted only when the second changes.
     pub(super) fn stamp(&mut self, now: SystemTime) {
         let second = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());

@@ -2,7 +2,7 @@
 //! before any sink sees it, the policy decides the others, the sink commits those it lets
 //! through (reading ahead meanwhile), and every message is then answered in arrival order.
 
-use super::{Connection, End, Shutdown};
+use super::{End, InboundLink, Shutdown};
 use crate::ack::{self, AckCode, Disposition};
 use crate::cause::Cause;
 use crate::framing::Frame;
@@ -19,7 +19,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 /// next batch is ready when the commit returns, and a slow sink still pushes back on the peer.
 const READ_AHEAD: usize = 256 * 1024;
 
-impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<'_, S> {
+impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
     /// Commit `frames` in order, then write their ACKs in the same order. `Some` ends the
     /// connection.
     pub(super) async fn process(&mut self, frames: Vec<Frame>, shutdown: &Shutdown) -> Option<End> {
