@@ -13,6 +13,7 @@ pub mod fate;
 pub mod options;
 pub mod state;
 pub mod stats;
+pub mod tally;
 
 mod actor;
 mod admission;
@@ -32,6 +33,7 @@ pub use fate::{AckPayload, DrainReport, Fate, FateCause, Population, Refusal, Se
 pub use options::{ClientOptions, Correlation, OnBackpressure, OptionsError, Reconnect, Window};
 pub use state::{Reason, State, Transition};
 pub use stats::{Latency, LinkFailure, Stats};
+pub use tally::FateTally;
 
 use crate::ack::AckCode;
 use crate::transport::Connector;

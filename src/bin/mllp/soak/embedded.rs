@@ -101,17 +101,17 @@ impl Embedded {
                 }
             }
         }
-        let delivered_at_most = tally.generated - tally.never_delivered.min(tally.generated);
+        let delivered_at_most = tally.generated - tally.fates.never_delivered.min(tally.generated);
         if totals.committed > delivered_at_most {
             accounting.problems.push(format!(
                 "the listener committed {}, more than the {delivered_at_most} the sender may have delivered",
                 crate::diag::count(totals.committed, "message")
             ));
         }
-        if totals.committed < tally.accepted {
+        if totals.committed < tally.fates.accepted {
             accounting.problems.push(format!(
                 "{} accepted but only {} committed by the listener",
-                crate::diag::count(tally.accepted, "message"),
+                crate::diag::count(tally.fates.accepted, "message"),
                 totals.committed
             ));
         }

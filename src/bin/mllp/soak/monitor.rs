@@ -302,16 +302,8 @@ fn latency(h: &hdrhistogram::Histogram<u64>) -> [f64; 3] {
 
 /// Count one result into a tally.
 fn add(t: &mut Tally, done: &Done) {
-    match done.population {
-        Population::Accepted => t.accepted += 1,
-        Population::Negative => t.negative += 1,
-        Population::CommittedOnly => t.committed_only += 1,
-        Population::UnknownFate => t.unknown_fate += 1,
-        Population::NeverDelivered => t.never_delivered += 1,
-        Population::Refused => t.refused += 1,
-    }
-    if let Some(code) = done.code {
-        *t.by_code.entry(code.as_str().into()).or_default() += 1;
+    t.fates.add(done.population, done.code);
+    if done.code.is_some() {
         record(&mut t.latency, done.latency);
     }
     if let Some(cause) = done.cause {
