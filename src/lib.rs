@@ -10,6 +10,7 @@
 //!   configuration, connecting.
 //! - [`duration`]: durations rounded for people.
 //! - [`client`]: the client core: link state machine, reconnect, correlation, backpressure, drain.
+//! - [`delivery`]: the resend policy on top of the client (FIFO resends after a reconnect).
 //! - [`server`]: the server core: accept loop, per-address and memory guards, containment, sinks,
 //!   the commit contract.
 //! - [`input`]: splitting HL7 files and streams into messages.
@@ -19,6 +20,7 @@
 pub mod ack;
 pub mod cause;
 pub mod client;
+pub mod delivery;
 pub mod duration;
 pub mod framing;
 #[doc(hidden)]
