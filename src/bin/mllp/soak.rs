@@ -7,7 +7,6 @@ mod monitor;
 mod plan;
 mod summary;
 mod view;
-mod worker;
 
 use crate::diag::{Diag, Fatal};
 use crate::exit::{self, Exit, Observed};

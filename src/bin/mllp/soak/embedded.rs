@@ -3,11 +3,11 @@
 //! chaos policy, and taking the whole link down for a while when a drop strikes.
 
 use super::plan::Plan;
-use super::worker::End;
 use anyhow::Context;
 use mllp::server::sink::OutDirSink;
 use mllp::server::{Accept, AcceptFuture, PlainTcp, Server, ServerConfig, Shutdown, Sink};
 use mllp::soak::report::Accounting;
+use mllp::soak::worker::End;
 use mllp::soak::{ChaosPolicy, ControlIds, FaultKind, Ledger, LedgerSink, Tally};
 use std::net::SocketAddr;
 use std::path::Path;

@@ -4,11 +4,11 @@
 
 use super::view::{ConnLine, Mode, Snapshot, View};
 use crate::diag::Diag;
-use mllp::ack::AckCode;
 use mllp::cause::Class;
 use mllp::client::{Client, ClientEvent, Population, Reason, State};
 use mllp::soak::report::{new_histogram, record};
 use mllp::soak::Tally;
+use mllp::soak::{Done, Update};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,24 +19,6 @@ use tokio::time::Instant;
 const TICK: Duration = Duration::from_millis(250);
 
 static METRICS: AtomicBool = AtomicBool::new(false);
-
-/// One message's result.
-#[derive(Debug, Clone, Copy)]
-pub struct Done {
-    /// Since the start of the run.
-    pub at: Duration,
-    /// From the due time (with a rate) or the send call, to the fate.
-    pub latency: Duration,
-    pub population: Population,
-    pub code: Option<AckCode>,
-    pub cause: Option<&'static str>,
-}
-
-pub enum Update {
-    Done { conn: usize, items: Vec<Done> },
-    Event { conn: usize, event: ClientEvent },
-    Lagged { conn: usize, n: u64 },
-}
 
 /// One connection as the monitor follows it.
 pub struct Conn {

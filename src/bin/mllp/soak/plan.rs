@@ -3,7 +3,7 @@
 //! and report.
 
 use super::args::SoakArgs;
-use super::{embedded, monitor, summary, view, worker};
+use super::{embedded, monitor, summary, view};
 use crate::diag::Diag;
 use anyhow::Context;
 use mllp::client::{
@@ -11,6 +11,7 @@ use mllp::client::{
     OnBackpressure, Reconnect, RetryStrategy, Window,
 };
 use mllp::soak::report::Accounting;
+use mllp::soak::worker;
 use mllp::soak::{ChaosSpec, ControlIds, FaultKind, Report, Schedule, Template, Thresholds};
 use mllp::transport::{Connector, TcpConnector};
 use std::path::PathBuf;
