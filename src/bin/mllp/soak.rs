@@ -2,7 +2,6 @@
 //! behind the chaos proxy), the report, and the exit code.
 
 mod args;
-mod embedded;
 mod monitor;
 mod plan;
 mod summary;
