@@ -372,7 +372,7 @@ impl Actor {
             .queue
             .iter()
             .take(limit)
-            .take_while(|id| self.sends.get(id).map_or(true, |p| self.may_write(p)))
+            .take_while(|id| self.sends.get(id).is_none_or(|p| self.may_write(p)))
             .count();
         if take == 0 {
             return None;

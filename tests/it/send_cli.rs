@@ -25,10 +25,7 @@ use std::path::{Path, PathBuf};
 /// Run `mllp send ARGS` (stdin from `stdin`), check stderr for the marker, return everything.
 async fn send_with(args: &[String], stdin: Option<Vec<u8>>) -> Run {
     let mut cmd = tokio::process::Command::new(mllp_bin());
-    cmd.arg("send")
-        .args(args)
-        .env("MLLP_TEST", "1")
-        .env_remove("NO_COLOR");
+    cmd.arg("send").args(args).env_remove("NO_COLOR");
     finish(cmd, stdin).await
 }
 

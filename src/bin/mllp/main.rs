@@ -3,14 +3,11 @@
 #![deny(clippy::print_stdout)]
 
 mod cli;
-#[allow(dead_code)] // used as subcommands land
 mod diag;
-#[allow(dead_code)] // used as subcommands land
 mod exit;
 mod generate;
 mod listen;
 mod manual;
-#[allow(dead_code)] // used as client subcommands land
 mod netargs;
 mod probe;
 mod prometheus;

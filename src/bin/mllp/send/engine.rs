@@ -292,7 +292,8 @@ fn finish(
     exit
 }
 
-/// Resend under the policy, until the client is gone.
+/// Resend under the policy (docs/delivery.md) until the client is gone. Control-ID mode resends
+/// inside the client itself.
 fn resend_wanted(plan: &Plan, item: &Item, fate: &Fate, client: &Client) -> bool {
     !client_closed(client) && plan.resend.wants_resend(item.resends, fate)
 }

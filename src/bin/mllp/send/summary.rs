@@ -61,7 +61,7 @@ pub struct Ending {
     pub last_failure: Option<Cause>,
 }
 
-/// The exit code: SPEC section 7, 5 then 4 then 3 then 1; 130 after Ctrl-C; 3 when the
+/// The exit code: 5 then 4 then 3 then 1; 130 after Ctrl-C; 3 when the
 /// accounting does not close (a bug, reported as such before this is called).
 pub fn decide(tally: &Tally, ending: Ending) -> Exit {
     if ending.interrupted {
