@@ -167,20 +167,9 @@ async fn supervise(
         };
         shutdown.immediate.cancel();
         run.await;
-        tokio::select! {
-            _ = tokio::time::sleep(down_for) => {}
-            _ = stop.cancelled() => return,
-        }
-        // Drops that struck while the link was down are part of this one.
-        while drops.try_recv().is_ok() {}
-        listener = loop {
-            match TcpListener::bind(addr).await {
-                Ok(l) => break l,
-                Err(_) => tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_millis(50)) => {}
-                    _ = stop.cancelled() => return,
-                },
-            }
+        listener = match super::proxy::reopen_after(down_for, addr, &mut drops, &stop).await {
+            Some(listener) => listener,
+            None => return,
         };
     }
 }
