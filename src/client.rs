@@ -13,6 +13,7 @@ pub mod fate;
 pub mod options;
 pub mod state;
 pub mod stats;
+pub mod tally;
 
 mod actor;
 mod admission;
@@ -33,6 +34,7 @@ pub use options::{ClientOptions, Correlation, OnBackpressure, OptionsError, Reco
 pub use pending::asks_for_application_ack;
 pub use state::{Reason, State, Transition};
 pub use stats::{Latency, LinkFailure, Stats};
+pub use tally::FateTally;
 
 use crate::ack::AckCode;
 use crate::transport::Connector;

@@ -25,6 +25,7 @@
 //! - [`duration`]: durations rounded for people.
 //! - [`client`]: the client core: the six-state link machine, reconnect with backoff,
 //!   correlation of ACKs (by control ID, or FIFO), the window, timeouts, drain, per-send fates.
+//! - [`delivery`]: the resend policy on top of the client (FIFO resends after a reconnect).
 //! - [`server`]: the server core: accept loop, per-connection containment, per-address and
 //!   memory guards, [`server::Sink`]s, the commit contract, de-duplication, test doubles.
 //! - [`input`]: splitting HL7 files and streams into messages, checked before anything is sent.
@@ -129,6 +130,7 @@
 pub mod ack;
 pub mod cause;
 pub mod client;
+pub mod delivery;
 pub mod duration;
 pub mod framing;
 #[doc(hidden)]

@@ -116,19 +116,9 @@ async fn accept_loop(
         };
         epoch.cancel();
         drop(listener);
-        tokio::select! {
-            _ = tokio::time::sleep(down_for) => {}
-            _ = stop.cancelled() => return,
-        }
-        while drops.try_recv().is_ok() {}
-        listener = loop {
-            match TcpListener::bind(addr).await {
-                Ok(l) => break l,
-                Err(_) => tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_millis(50)) => {}
-                    _ = stop.cancelled() => return,
-                },
-            }
+        listener = match reopen_after(down_for, addr, &mut drops, &stop).await {
+            Some(listener) => listener,
+            None => return,
         };
     }
 }
@@ -239,4 +229,28 @@ async fn forward_answers(
         }
     }
     let _ = to.shutdown().await;
+}
+
+/// After a drop: keep the port closed for `down_for` (connects are refused), fold the drops
+/// that struck meanwhile into this one, then listen on `addr` again. `None` once `stop` fires.
+pub(super) async fn reopen_after(
+    down_for: Duration,
+    addr: SocketAddr,
+    drops: &mut mpsc::Receiver<Duration>,
+    stop: &CancellationToken,
+) -> Option<TcpListener> {
+    tokio::select! {
+        _ = tokio::time::sleep(down_for) => {}
+        _ = stop.cancelled() => return None,
+    }
+    while drops.try_recv().is_ok() {}
+    loop {
+        match TcpListener::bind(addr).await {
+            Ok(l) => return Some(l),
+            Err(_) => tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+                _ = stop.cancelled() => return None,
+            },
+        }
+    }
 }

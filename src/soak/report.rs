@@ -2,6 +2,7 @@
 //! (`soak --report`, `--json`) whose counters sum and whose HDR histogram (V2, base64) merges, so reports
 //! from several machines combine into one. Thresholds are judged on a report.
 
+use crate::client::FateTally;
 use base64::Engine;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
@@ -47,13 +48,8 @@ pub struct Second {
 #[derive(Debug, Clone)]
 pub struct Tally {
     pub generated: u64,
-    pub accepted: u64,
-    pub negative: u64,
-    pub committed_only: u64,
-    pub unknown_fate: u64,
-    pub never_delivered: u64,
-    pub refused: u64,
-    pub by_code: BTreeMap<String, u64>,
+    /// The six fates and final ACK codes.
+    pub fates: FateTally,
     /// Microseconds.
     pub latency: Histogram<u64>,
     pub reconnects: u64,
@@ -76,13 +72,7 @@ impl Default for Tally {
     fn default() -> Self {
         Tally {
             generated: 0,
-            accepted: 0,
-            negative: 0,
-            committed_only: 0,
-            unknown_fate: 0,
-            never_delivered: 0,
-            refused: 0,
-            by_code: BTreeMap::new(),
+            fates: FateTally::default(),
             latency: new_histogram(),
             reconnects: 0,
             state_changes: BTreeMap::new(),
@@ -106,12 +96,7 @@ fn add_map(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {
 impl Tally {
     /// Sum of the six populations.
     pub fn settled(&self) -> u64 {
-        self.accepted
-            + self.negative
-            + self.committed_only
-            + self.unknown_fate
-            + self.never_delivered
-            + self.refused
+        self.fates.settled()
     }
 
     /// The second bucket at `index`, created as needed.
@@ -124,14 +109,8 @@ impl Tally {
 
     /// The outcome counters only (no histogram, no seconds): cheap enough for every redraw.
     pub fn merge_counts(&mut self, other: &Tally) {
-        self.accepted += other.accepted;
-        self.negative += other.negative;
-        self.committed_only += other.committed_only;
-        self.unknown_fate += other.unknown_fate;
-        self.never_delivered += other.never_delivered;
-        self.refused += other.refused;
+        self.fates.merge(&other.fates);
         self.reconnects += other.reconnects;
-        add_map(&mut self.by_code, &other.by_code);
         add_map(&mut self.errors_by_cause, &other.errors_by_cause);
         add_map(&mut self.outcomes_by_cause, &other.outcomes_by_cause);
     }
@@ -177,7 +156,7 @@ impl Tally {
     pub fn throughput(&self) -> f64 {
         let secs = self.elapsed.as_secs_f64();
         if secs > 0.0 {
-            self.accepted as f64 / secs
+            self.fates.accepted as f64 / secs
         } else {
             0.0
         }
@@ -274,13 +253,9 @@ fn verdict(name: &str, limit: f64, observed: f64, ok: bool) -> Verdict {
 pub struct Report {
     pub config: serde_json::Value,
     pub generated: u64,
-    pub accepted: u64,
-    pub negative: u64,
-    pub committed_only: u64,
-    pub unknown_fate: u64,
-    pub never_delivered: u64,
-    pub refused: u64,
-    pub by_code: BTreeMap<String, u64>,
+    /// The six fates and final ACK codes, as top-level fields.
+    #[serde(flatten)]
+    pub fates: FateTally,
     pub latency_ms: LatencyMs,
     /// HDR histogram of latencies in microseconds, V2 encoding, base64.
     pub histogram: String,
@@ -324,13 +299,7 @@ impl Report {
         Report {
             config,
             generated: tally.generated,
-            accepted: tally.accepted,
-            negative: tally.negative,
-            committed_only: tally.committed_only,
-            unknown_fate: tally.unknown_fate,
-            never_delivered: tally.never_delivered,
-            refused: tally.refused,
-            by_code: tally.by_code.clone(),
+            fates: tally.fates.clone(),
             latency_ms: tally.latency_ms(),
             histogram: encode_histogram(&tally.latency),
             reconnects: tally.reconnects,
@@ -356,13 +325,7 @@ impl Report {
     pub fn tally(&self) -> Result<Tally, ReportError> {
         Ok(Tally {
             generated: self.generated,
-            accepted: self.accepted,
-            negative: self.negative,
-            committed_only: self.committed_only,
-            unknown_fate: self.unknown_fate,
-            never_delivered: self.never_delivered,
-            refused: self.refused,
-            by_code: self.by_code.clone(),
+            fates: self.fates.clone(),
             latency: decode_histogram(&self.histogram)?,
             reconnects: self.reconnects,
             state_changes: self.state_changes.clone(),
@@ -381,7 +344,8 @@ impl Report {
         if self.generated == 0 {
             0.0
         } else {
-            (self.generated - self.accepted.min(self.generated)) as f64 / self.generated as f64
+            (self.generated - self.fates.accepted.min(self.generated)) as f64
+                / self.generated as f64
         }
     }
 

@@ -19,6 +19,7 @@ use crate::values;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use mllp::client::{Client, Correlation, OnBackpressure, Window};
+use mllp::delivery::ResendPolicy;
 use mllp::input::{collect_inputs, InputOptions, InputSet, SplitOptions};
 use mllp::target::Target;
 use std::io::IsTerminal;
@@ -123,7 +124,7 @@ pub struct SendArgs {
     #[arg(long, help_heading = heading::FLOW)]
     pub at_least_once: bool,
     /// Most times one message is resent after reconnects.
-    #[arg(long, value_name = "N", default_value_t = 10, help_heading = heading::FLOW)]
+    #[arg(long, value_name = "N", default_value_t = mllp::delivery::DEFAULT_MAX_RESENDS, help_heading = heading::FLOW)]
     pub max_resends: u32,
 
     /// NDJSON on stdout: one record per message, then a summary record.
@@ -168,9 +169,8 @@ fn refuse_two_phase(set: &mut InputSet) -> Option<Exit> {
 /// What the engine needs to know beyond the client.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    pub fifo: bool,
-    pub at_least_once: bool,
-    pub max_resends: u32,
+    /// FIFO resends after a reconnect (`--at-least-once`, `--max-resends`).
+    pub resend: ResendPolicy,
     pub rate: Option<f64>,
     pub stream: bool,
     /// `--timeout`: the run ends by then (counted from the start, input checking included).
@@ -276,9 +276,11 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     client_options.write_events = diag.verbose > 0;
     let connector = args.link.connector(&host, port, tls, netargs::resolver()?);
     let plan = Plan {
-        fifo: client_options.correlation == Correlation::Fifo,
-        at_least_once: args.at_least_once,
-        max_resends: args.max_resends,
+        resend: ResendPolicy {
+            fifo: client_options.correlation == Correlation::Fifo,
+            at_least_once: args.at_least_once,
+            max_resends: args.max_resends,
+        },
         rate: args.rate,
         stream: args.stream,
         deadline: args.timeout.map(|d| started + d),

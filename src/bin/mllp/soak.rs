@@ -2,12 +2,10 @@
 //! behind the chaos proxy), the report, and the exit code.
 
 mod args;
-mod embedded;
 mod monitor;
 mod plan;
 mod summary;
 mod view;
-mod worker;
 
 use crate::diag::{Diag, Fatal};
 use crate::exit::{self, Exit, Observed};

@@ -12,12 +12,12 @@ fn run(data: &[(u64, bool)], elapsed_s: u64) -> Tally {
         t.generated += 1;
         let second = i % 3;
         if ok {
-            t.accepted += 1;
-            *t.by_code.entry("AA".into()).or_default() += 1;
+            t.fates.accepted += 1;
+            *t.fates.by_code.entry("AA".into()).or_default() += 1;
             record(&mut t.latency, Duration::from_millis(ms));
             t.second(second).accepted += 1;
         } else {
-            t.unknown_fate += 1;
+            t.fates.unknown_fate += 1;
             *t.outcomes_by_cause.entry("ack-timeout".into()).or_default() += 1;
             *t.warnings_by_code
                 .entry("MLLP_ACK_AFTER_TIMEOUT".into())
@@ -68,7 +68,7 @@ fn merging_two_reports_equals_the_report_of_both_runs_data() {
     merged_one.runs = 1;
     assert_eq!(merged_one, direct);
     assert_eq!(merged.generated, 400 + 300 - 2);
-    let not_accepted = merged.generated - merged.accepted;
+    let not_accepted = merged.generated - merged.fates.accepted;
     assert_eq!(
         merged.warnings_by_code["MLLP_ACK_AFTER_TIMEOUT"],
         not_accepted

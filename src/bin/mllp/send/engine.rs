@@ -292,21 +292,10 @@ fn finish(
     exit
 }
 
-/// The resend policy (docs/delivery.md). Control-ID mode resends inside the client itself.
+/// Resend under the policy (docs/delivery.md) until the client is gone. Control-ID mode resends
+/// inside the client itself.
 fn resend_wanted(plan: &Plan, item: &Item, fate: &Fate, client: &Client) -> bool {
-    if !plan.fifo || item.resends >= plan.max_resends || client_closed(client) {
-        return false;
-    }
-    match fate {
-        Fate::NeverDelivered {
-            cause: FateCause::Link(Cause::FifoUnsafe),
-        } => true,
-        Fate::UnknownFate {
-            cause: FateCause::Link(Cause::InFlightOrphan | Cause::AckTimeout),
-            ..
-        } => plan.at_least_once,
-        _ => false,
-    }
+    !client_closed(client) && plan.resend.wants_resend(item.resends, fate)
 }
 
 /// The cause a message's record shows when the run, not the link, ended it: the cause the

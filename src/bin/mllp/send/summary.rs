@@ -3,10 +3,9 @@
 
 use crate::exit::{self, Exit, Observed};
 use mllp::cause::{Cause, Class};
-use mllp::client::{Fate, Population};
+use mllp::client::{Fate, FateTally, Population};
 use mllp::input::InputSource;
 use serde_json::json;
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Width of the `source#n` column: the longest source name plus `#` and a few digits.
@@ -20,9 +19,8 @@ pub fn label_width(sources: &[InputSource]) -> usize {
 pub struct Tally {
     /// Messages taken from the input.
     pub read: u64,
-    pub populations: BTreeMap<Population, u64>,
-    /// Final ACK codes (accepted, negative, committed-only).
-    pub by_code: BTreeMap<String, u64>,
+    /// Their fates, by population and final ACK code.
+    pub fates: FateTally,
     /// Resends made under the resend policy.
     pub resent: u64,
     pub reconnects: u64,
@@ -30,18 +28,15 @@ pub struct Tally {
 
 impl Tally {
     pub fn record(&mut self, fate: &Fate) {
-        *self.populations.entry(fate.population()).or_default() += 1;
-        if let Some(code) = fate.ack_code() {
-            *self.by_code.entry(code.as_str().to_string()).or_default() += 1;
-        }
+        self.fates.record(fate);
     }
 
     pub fn count(&self, population: Population) -> u64 {
-        self.populations.get(&population).copied().unwrap_or(0)
+        self.fates.count(population)
     }
 
     pub fn settled(&self) -> u64 {
-        self.populations.values().sum()
+        self.fates.settled()
     }
 
     /// The one-fate rule: every message read ended in exactly one population.
@@ -126,7 +121,7 @@ pub fn json_record(
         "unknown_fate": n(Population::UnknownFate),
         "never_delivered": n(Population::NeverDelivered),
         "refused": n(Population::Refused),
-        "by_code": tally.by_code,
+        "by_code": tally.fates.by_code,
         "reconnects": tally.reconnects,
         "resent": tally.resent,
         "elapsed_ms": (elapsed.as_secs_f64() * 10_000.0).round() / 10.0,
@@ -164,6 +159,7 @@ pub fn human(tally: &Tally, elapsed: Duration, ending: Ending) -> String {
         .map(|p| format!("{} {}", tally.count(*p), p.as_str()))
         .collect();
     let codes: Vec<String> = tally
+        .fates
         .by_code
         .iter()
         .map(|(code, n)| format!("{code} {n}"))

@@ -4,11 +4,11 @@
 
 use super::view::{ConnLine, Mode, Snapshot, View};
 use crate::diag::Diag;
-use mllp::ack::AckCode;
 use mllp::cause::Class;
 use mllp::client::{Client, ClientEvent, Population, Reason, State};
 use mllp::soak::report::{new_histogram, record};
 use mllp::soak::Tally;
+use mllp::soak::{Done, Update};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,24 +19,6 @@ use tokio::time::Instant;
 const TICK: Duration = Duration::from_millis(250);
 
 static METRICS: AtomicBool = AtomicBool::new(false);
-
-/// One message's result.
-#[derive(Debug, Clone, Copy)]
-pub struct Done {
-    /// Since the start of the run.
-    pub at: Duration,
-    /// From the due time (with a rate) or the send call, to the fate.
-    pub latency: Duration,
-    pub population: Population,
-    pub code: Option<AckCode>,
-    pub cause: Option<&'static str>,
-}
-
-pub enum Update {
-    Done { conn: usize, items: Vec<Done> },
-    Event { conn: usize, event: ClientEvent },
-    Lagged { conn: usize, n: u64 },
-}
 
 /// One connection as the monitor follows it.
 pub struct Conn {
@@ -302,16 +284,8 @@ fn latency(h: &hdrhistogram::Histogram<u64>) -> [f64; 3] {
 
 /// Count one result into a tally.
 fn add(t: &mut Tally, done: &Done) {
-    match done.population {
-        Population::Accepted => t.accepted += 1,
-        Population::Negative => t.negative += 1,
-        Population::CommittedOnly => t.committed_only += 1,
-        Population::UnknownFate => t.unknown_fate += 1,
-        Population::NeverDelivered => t.never_delivered += 1,
-        Population::Refused => t.refused += 1,
-    }
-    if let Some(code) = done.code {
-        *t.by_code.entry(code.as_str().into()).or_default() += 1;
+    t.fates.add(done.population, done.code);
+    if done.code.is_some() {
         record(&mut t.latency, done.latency);
     }
     if let Some(cause) = done.cause {

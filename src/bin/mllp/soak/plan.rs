@@ -3,7 +3,7 @@
 //! and report.
 
 use super::args::SoakArgs;
-use super::{embedded, monitor, summary, view, worker};
+use super::{monitor, summary, view};
 use crate::diag::Diag;
 use anyhow::Context;
 use mllp::client::{
@@ -11,7 +11,9 @@ use mllp::client::{
     OnBackpressure, Reconnect, RetryStrategy, Window,
 };
 use mllp::soak::report::Accounting;
+use mllp::soak::worker;
 use mllp::soak::{ChaosSpec, ControlIds, FaultKind, Report, Schedule, Template, Thresholds};
+use mllp::soak::{Embedded, EmbeddedError};
 use mllp::transport::{Connector, TcpConnector};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -224,8 +226,21 @@ pub async fn execute(plan: Plan, diag: &Diag) -> anyhow::Result<Outcome> {
     let mut proxy = None;
     let connector = match &plan.target {
         Target::Embedded { out_dir } => {
-            let listener =
-                embedded::Embedded::start(ids, plan.connections, out_dir.as_deref(), &plan).await?;
+            let listener = Embedded::start(
+                ids,
+                plan.connections,
+                out_dir.as_deref(),
+                plan.chaos.as_ref(),
+                plan.seed,
+            )
+            .await
+            .map_err(|e| match e {
+                // Named by its flag, as the user wrote it.
+                EmbeddedError::OutDir { dir, source } => anyhow::Error::new(source).context(
+                    format!("--out-dir {}: not a writable directory", dir.display()),
+                ),
+                e => e.into(),
+            })?;
             let port = listener.addr.port();
             embedded = Some(listener);
             plan.connector("127.0.0.1", port, "127.0.0.1")?

@@ -22,17 +22,17 @@ pub fn human(r: &Report) -> String {
         r.generated, r.elapsed_s, r.throughput
     ));
     let populations = [
-        format!("accepted {}", r.accepted),
-        format!("negative {}", r.negative),
-        format!("committed-only {}", r.committed_only),
-        format!("unknown-fate {}", r.unknown_fate),
-        format!("never-delivered {}", r.never_delivered),
-        format!("refused {}", r.refused),
+        format!("accepted {}", r.fates.accepted),
+        format!("negative {}", r.fates.negative),
+        format!("committed-only {}", r.fates.committed_only),
+        format!("unknown-fate {}", r.fates.unknown_fate),
+        format!("never-delivered {}", r.fates.never_delivered),
+        format!("refused {}", r.fates.refused),
     ];
     for packed in crate::diag::pack(&populations, crate::diag::TEXT_WIDTH, "  ", "  ") {
         line(packed);
     }
-    line(format!("  ack codes:{}", or_none(&r.by_code)));
+    line(format!("  ack codes:{}", or_none(&r.fates.by_code)));
     line(format!(
         "  latency ms: p50 {:.3}  p90 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}",
         l.p50, l.p90, l.p99, l.p999, l.max

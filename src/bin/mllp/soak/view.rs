@@ -118,15 +118,15 @@ impl View {
         ];
         let mut totals = vec![
             format!("generated {}", t.generated),
-            format!("accepted {}", t.accepted),
-            format!("negative {}", t.negative),
-            format!("committed-only {}", t.committed_only),
-            format!("unknown {}", t.unknown_fate),
-            format!("never-delivered {}", t.never_delivered),
-            format!("refused {}", t.refused),
+            format!("accepted {}", t.fates.accepted),
+            format!("negative {}", t.fates.negative),
+            format!("committed-only {}", t.fates.committed_only),
+            format!("unknown {}", t.fates.unknown_fate),
+            format!("never-delivered {}", t.fates.never_delivered),
+            format!("refused {}", t.fates.refused),
             format!("reconnects {}", t.reconnects),
         ];
-        totals.extend(counts("codes", &t.by_code));
+        totals.extend(counts("codes", &t.fates.by_code));
         totals.extend(counts("errors", &t.errors_by_cause));
         // Lines break between figures, never inside one, at the terminal's width.
         let width = match self.mode {
@@ -258,14 +258,14 @@ fn progress_fields(s: &Snapshot, states: &BTreeMap<&str, usize>) -> serde_json::
         "latency_ms": { "p50": s.recent[0], "p99": s.recent[1], "max": s.recent[2] },
         "in_flight": s.in_flight,
         "generated": t.generated,
-        "accepted": t.accepted,
-        "negative": t.negative,
-        "committed_only": t.committed_only,
-        "unknown_fate": t.unknown_fate,
-        "never_delivered": t.never_delivered,
-        "refused": t.refused,
+        "accepted": t.fates.accepted,
+        "negative": t.fates.negative,
+        "committed_only": t.fates.committed_only,
+        "unknown_fate": t.fates.unknown_fate,
+        "never_delivered": t.fates.never_delivered,
+        "refused": t.fates.refused,
         "reconnects": t.reconnects,
-        "by_code": t.by_code,
+        "by_code": t.fates.by_code,
         "errors_by_cause": t.errors_by_cause,
         "states": states,
     })

@@ -2,11 +2,11 @@
 //! room at once, in one batch), and a collector that awaits their fates in order, checks them
 //! against the embedded listener's ledger, and hands results to the monitor in batches.
 
-use super::monitor::{Done, Update};
+use super::update::{Done, Update};
+use super::{ControlIds, Ledger, Pacer, Schedule, Template};
+use crate::client::{Client, Fate, SendHandle};
+use crate::server::clock::Utc;
 use bytes::BytesMut;
-use mllp::client::{Client, Fate, SendHandle};
-use mllp::server::clock::Utc;
-use mllp::soak::{ControlIds, Ledger, Pacer, Schedule, Template};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -210,7 +210,7 @@ impl Worker {
             }
             // A link that gave up takes nothing more: stop rather than spin on refusals.
             if seq >= next_state_check {
-                if self.client.state() == mllp::client::State::Closed {
+                if self.client.state() == crate::client::State::Closed {
                     return Generated::Exhausted;
                 }
                 next_state_check = seq + 64;
@@ -363,7 +363,7 @@ async fn collect(
 
 async fn forward_events(
     index: usize,
-    mut events: tokio::sync::broadcast::Receiver<mllp::client::ClientEvent>,
+    mut events: tokio::sync::broadcast::Receiver<crate::client::ClientEvent>,
     updates: mpsc::Sender<Update>,
     closed: CancellationToken,
 ) {

@@ -2,21 +2,39 @@
 //! counting every commit in the ledger (in memory, or as files with `--out-dir`), applying the
 //! chaos policy, and taking the whole link down for a while when a drop strikes.
 
-use super::plan::Plan;
+use super::report::Accounting;
 use super::worker::End;
-use anyhow::Context;
-use mllp::server::sink::OutDirSink;
-use mllp::server::{Accept, AcceptFuture, PlainTcp, Server, ServerConfig, Shutdown, Sink};
-use mllp::soak::report::Accounting;
-use mllp::soak::{ChaosPolicy, ControlIds, FaultKind, Ledger, LedgerSink, Tally};
+use super::{ChaosPolicy, ChaosSpec, ControlIds, FaultKind, Ledger, LedgerSink, Tally};
+use crate::server::sink::OutDirSink;
+use crate::server::{
+    Accept, AcceptFuture, ConfigError, PlainTcp, Server, ServerConfig, Shutdown, Sink,
+};
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+/// Why the embedded listener could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EmbeddedError {
+    /// The directory for committed messages cannot be written.
+    #[error("{}: not a writable directory", dir.display())]
+    OutDir {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("building the embedded listener")]
+    Build(#[source] ConfigError),
+    #[error("binding the embedded listener on 127.0.0.1")]
+    Bind(#[source] std::io::Error),
+}
+
+/// A listener in the soak process itself, whose ledger proves what was committed.
 pub struct Embedded {
     pub addr: SocketAddr,
     pub ledger: Arc<Ledger>,
@@ -37,16 +55,21 @@ impl Accept for Abortive {
 }
 
 impl Embedded {
+    /// Listen on 127.0.0.1 with a free port; with `chaos`, faults strike as `seed` decides.
     pub async fn start(
         ids: ControlIds,
         connections: usize,
         out_dir: Option<&Path>,
-        plan: &Plan,
-    ) -> anyhow::Result<Embedded> {
+        chaos: Option<&ChaosSpec>,
+        seed: u64,
+    ) -> Result<Embedded, EmbeddedError> {
         let ledger = Arc::new(Ledger::new(ids, connections));
         let inner: Option<Arc<dyn Sink>> = match out_dir {
-            Some(dir) => Some(Arc::new(OutDirSink::new(dir).with_context(|| {
-                format!("--out-dir {}: not a writable directory", dir.display())
+            Some(dir) => Some(Arc::new(OutDirSink::new(dir).map_err(|source| {
+                EmbeddedError::OutDir {
+                    dir: dir.to_path_buf(),
+                    source,
+                }
             })?)),
             None => None,
         };
@@ -60,15 +83,15 @@ impl Embedded {
         };
         let (drops_tx, drops) = mpsc::channel(1);
         let mut builder = Server::builder(config, sink);
-        if let Some(spec) = &plan.chaos {
+        if let Some(spec) = chaos {
             let drops = spec.get(FaultKind::Drop).map(|_| drops_tx);
-            builder = builder.policy(Arc::new(ChaosPolicy::new(spec.clone(), plan.seed, drops)));
+            builder = builder.policy(Arc::new(ChaosPolicy::new(spec.clone(), seed, drops)));
         }
-        let server = builder.build().context("building the embedded listener")?;
+        let server = builder.build().map_err(EmbeddedError::Build)?;
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
-            .context("binding the embedded listener on 127.0.0.1")?;
-        let addr = listener.local_addr()?;
+            .map_err(EmbeddedError::Bind)?;
+        let addr = listener.local_addr().map_err(EmbeddedError::Bind)?;
         let stop = CancellationToken::new();
         let task = tokio::spawn(supervise(server, listener, addr, drops, stop.clone()));
         Ok(Embedded {
@@ -101,17 +124,17 @@ impl Embedded {
                 }
             }
         }
-        let delivered_at_most = tally.generated - tally.never_delivered.min(tally.generated);
+        let delivered_at_most = tally.generated - tally.fates.never_delivered.min(tally.generated);
         if totals.committed > delivered_at_most {
             accounting.problems.push(format!(
                 "the listener committed {}, more than the {delivered_at_most} the sender may have delivered",
-                crate::diag::count(totals.committed, "message")
+                count(totals.committed, "message")
             ));
         }
-        if totals.committed < tally.accepted {
+        if totals.committed < tally.fates.accepted {
             accounting.problems.push(format!(
                 "{} accepted but only {} committed by the listener",
-                crate::diag::count(tally.accepted, "message"),
+                count(tally.fates.accepted, "message"),
                 totals.committed
             ));
         }
@@ -144,20 +167,18 @@ async fn supervise(
         };
         shutdown.immediate.cancel();
         run.await;
-        tokio::select! {
-            _ = tokio::time::sleep(down_for) => {}
-            _ = stop.cancelled() => return,
-        }
-        // Drops that struck while the link was down are part of this one.
-        while drops.try_recv().is_ok() {}
-        listener = loop {
-            match TcpListener::bind(addr).await {
-                Ok(l) => break l,
-                Err(_) => tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_millis(50)) => {}
-                    _ = stop.cancelled() => return,
-                },
-            }
+        listener = match super::proxy::reopen_after(down_for, addr, &mut drops, &stop).await {
+            Some(listener) => listener,
+            None => return,
         };
+    }
+}
+
+/// `1 message`, `2 messages`.
+fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }
