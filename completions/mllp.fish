@@ -41,8 +41,8 @@ complete -c mllp -n "__fish_mllp_needs_command" -f -a "completions" -d 'Print a 
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "man" -d 'Print the man page, or write one per subcommand into a directory'
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-input -d 'Most bytes of stdin spooled for checking (K, M, G suffixes)' -r
-complete -c mllp -n "__fish_mllp_using_subcommand send" -l host -d 'Host to send to' -r
-complete -c mllp -n "__fish_mllp_using_subcommand send" -l port -d 'Port to send to' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l host -d 'Where to send: HOST or HOST:PORT' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l port -d 'Port, when --host has none [default: 2575]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l connect-timeout -d 'Bound on TCP connect plus TLS handshake' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l ack-timeout -d 'Wait for an ACK, from the frame\'s flush' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l app-ack-timeout -d 'Wait for the application ACK after a CA' -r
@@ -64,6 +64,7 @@ control-id\t'MSA-2 names the message\'s MSH-10; ACKs may come in any order; enha
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l window -d 'Messages written and not yet acknowledged, at most' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l window-bytes -d 'Payload bytes written and not yet acknowledged, at most' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l rate -d 'Send at most this many messages per second (`200` or `200/s`)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l timeout -d 'Bound on the whole run, like curl\'s --max-time' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-resends -d 'Most times one message is resent after reconnects' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l failed-out -d 'Write each message not accepted to DIR, one file each' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l progress -d 'Progress bar on stderr: auto, always, never' -r -f -a "auto\t'When stderr is a terminal, and not under --json or --quiet'
@@ -78,6 +79,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -s r -l recursive -d 'Wa
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l raw -d 'Send segment terminators as they are (no CRLF/LF -> CR)'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l batch -d 'Send each batch envelope (FHS/BHS ... BTS/FTS) as one frame'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l stream -d 'Read stdin as it comes, endlessly, without checking it first'
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l dry-run -d 'Check and list what would be sent; connect to nothing'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l no-reconnect -d 'Do not reconnect after a transient failure'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l tls -d 'Speak TLS, verifying the server against the system roots and --ca'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l insecure -d 'Accept any server certificate (warns on every connect)'
@@ -123,7 +125,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand listen" -l client-auth -d 'Cli
 want\t''
 must\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l tls-handshake-timeout -d 'Bound on a client\'s TLS handshake' -r
-complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-frame-size -d 'Largest payload accepted (K, M suffixes)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-frame-size -d 'Largest payload accepted (K, M, G suffixes)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-connections -d 'Connections open at once' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-connections-per-peer -d 'Connections per address [default: --max-connections / 4]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l frame-timeout -d 'Bound on receiving one frame; 0 turns it off' -r
@@ -145,18 +147,18 @@ complete -c mllp -n "__fish_mllp_using_subcommand listen" -s v -l verbose -d 'Mo
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -s q -l quiet -d 'Only errors and the final summary on stderr'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -s h -l help -d 'Print help (-h: one line per flag; --help: more detail)'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -s V -l version -d 'Print the version'
-complete -c mllp -n "__fish_mllp_using_subcommand probe" -l host -d 'The host, instead of the positional HOST' -r
-complete -c mllp -n "__fish_mllp_using_subcommand probe" -l port -d 'The port (default 2575), when the target does not name one' -r
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l host -d 'Endpoint, instead of the positional one' -r
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l port -d 'Port if the endpoint has none [default: 2575]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l timeout -d 'Connect, TLS and ACK timeouts at once (specific flags win)' -r
-complete -c mllp -n "__fish_mllp_using_subcommand probe" -l connect-timeout -d 'Bound on resolving and connecting [default: 5s]' -r
-complete -c mllp -n "__fish_mllp_using_subcommand probe" -l tls-timeout -d 'Bound on the TLS handshake [default: 5s]' -r
-complete -c mllp -n "__fish_mllp_using_subcommand probe" -l ack-timeout -d 'Bound on the wait for the ACK, from the write [default: 10s]' -r
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l connect-timeout -d 'Bound on resolving and connecting [default: 5s].' -r
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l tls-timeout -d 'Bound on the TLS handshake [default: 5s].' -r
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l ack-timeout -d 'Bound on the wait for the ACK, from the write [default: 10s].' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l ca -d 'Extra CA certificate(s) to trust, PEM; implies --tls' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l cert -d 'Client certificate chain (PEM) for mutual TLS; needs --key' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l key -d 'Client private key (PEM) for mutual TLS; needs --cert' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l server-name -d 'Name for SNI and the certificate check (default: the host)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l message -d 'Send the first message of FILE instead; implies --send' -r -F
-complete -c mllp -n "__fish_mllp_using_subcommand probe" -l banner-wait -d 'Listen this long for unsolicited bytes (0 skips)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l banner-wait -d 'Listen this long for unsolicited bytes (0 skips) [default: 500ms].' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l count -d 'Probe N times, one line each, then statistics' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l interval -d 'Pause between probes with --count' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l color -d 'When to colour output: auto, always, never' -r -f -a "auto\t''
@@ -173,8 +175,8 @@ complete -c mllp -n "__fish_mllp_using_subcommand probe" -s q -l quiet -d 'Only 
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -s h -l help -d 'Print help (-h: one line per flag; --help: more detail)'
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -s V -l version -d 'Print the version'
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l template -d 'Message templates: the first message of each FILE, in turn' -r -F
-complete -c mllp -n "__fish_mllp_using_subcommand soak" -l host -d 'The peer to drive (default: an embedded listener)' -r
-complete -c mllp -n "__fish_mllp_using_subcommand soak" -l port -d 'The peer\'s port' -r
+complete -c mllp -n "__fish_mllp_using_subcommand soak" -l host -d 'Peer to drive, HOST[:PORT] (default: embedded listener)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand soak" -l port -d 'Port, when --host has none [default: 2575]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l connect-timeout -d 'Bound on TCP connect plus TLS handshake' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l ack-timeout -d 'Wait for an ACK, from the frame\'s flush' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l app-ack-timeout -d 'Wait for the application ACK after a CA' -r

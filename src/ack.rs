@@ -289,7 +289,7 @@ fn defect_of(scan: &hl7::Scan<'_>, damaged: bool) -> Option<Defect> {
         (_, Shape::Concatenated) => Some(Defect::Concatenated),
         (None, _) => Some(Defect::NoMsh),
         (Some(msh), _) if !render::usable(&msh.delimiters) => Some(Defect::UnusableDelimiters),
-        (Some(msh), _) if !msh.control_id().is_some_and(|c| !c.is_empty()) => {
+        (Some(msh), _) if msh.control_id().is_none_or(|c| c.is_empty()) => {
             Some(Defect::EmptyControlId)
         }
         _ => None,

@@ -8,6 +8,7 @@
 mod collect;
 mod error;
 mod message;
+mod natural;
 mod reader;
 mod set;
 mod split;
@@ -15,5 +16,6 @@ mod split;
 pub use collect::{collect_inputs, InputSource};
 pub use error::InputError;
 pub use message::{Message, SplitOptions, DEFAULT_MAX_MESSAGE};
+pub use natural::natural_cmp;
 pub use set::{InputOptions, InputSet, Messages, Summary, DEFAULT_MAX_INPUT};
 pub use split::Splitter;

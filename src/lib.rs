@@ -1,19 +1,130 @@
 //! `mllp`: MLLP framing for HL7 v2 over TCP, and the client and server cores behind the `mllp`
 //! command.
 //!
-//! Map of the crate:
-//! - [`framing`]: the MLLP codec, a strict writer and a tolerant, loud reader.
-//! - [`hl7`]: the few header fields a transport needs (MSH, MSA), batch detection.
-//! - [`ack`]: acknowledgements that never lie (MSH-15 table, downgrades).
-//! - [`warning`], [`cause`]: stable warning codes; failure causes and their class.
-//! - [`resolve`], [`tls`], [`transport`]: name resolution, TLS configuration, connecting.
+//! The library gives an embedding program the guarantees the command line has: a receiver that
+//! acknowledges a message only after committing it, a sender that reports `accepted` only for a
+//! final, positive ACK naming that very message, exactly one [`client::Fate`] per message, no
+//! payload bytes in any error, warning or event, and every failure classified transient or
+//! permanent ([`cause`]). What those mean message by message is written down in the
+//! repository's `docs/` (`delivery.md`, `receiver.md`, `output.md`).
+//!
+//! # Crate map
+//!
+//! - [`framing`]: the MLLP codec ([`framing::MllpCodec`], a tokio-util `Decoder`/`Encoder`): a
+//!   strict writer of `VT payload FS CR`, and an incremental reader that tolerates the common
+//!   deviations selected by a [`framing::Tolerance`] and reports each as a [`warning`] with a
+//!   stable code and its byte offset in the connection's stream.
+//! - [`hl7`]: the few header fields a transport needs (MSH-1/2, MSH-9, MSH-10, MSH-15, MSH-16;
+//!   MSA-1/2/3, ERR-3), batch and concatenated-frame detection, as byte slices, never panicking.
+//! - [`ack`]: acknowledgements that never lie: the code follows MSH-15 and the commit outcome,
+//!   MSA-2 echoes MSH-10 byte for byte, negative answers carry MSA-3 and an ERR segment.
+//! - [`warning`], [`cause`]: the stable warning codes; failure causes and their class.
+//! - [`target`], [`resolve`], [`tls`], [`transport`]: `HOST[:PORT]` endpoints (checked by shape
+//!   before any lookup), name resolution (replaceable, so tests never query DNS), rustls
+//!   configuration for both ends, and connecting under one connect timeout.
 //! - [`duration`]: durations rounded for people.
-//! - [`client`]: the client core: link state machine, reconnect, correlation, backpressure, drain.
-//! - [`server`]: the server core: accept loop, per-address and memory guards, containment, sinks,
-//!   the commit contract.
-//! - [`input`]: splitting HL7 files and streams into messages.
+//! - [`client`]: the client core: the six-state link machine, reconnect with backoff,
+//!   correlation of ACKs (by control ID, or FIFO), the window, timeouts, drain, per-send fates.
+//! - [`server`]: the server core: accept loop, per-connection containment, per-address and
+//!   memory guards, [`server::Sink`]s, the commit contract, de-duplication, test doubles.
+//! - [`input`]: splitting HL7 files and streams into messages, checked before anything is sent.
 //! - [`probe`]: one diagnostic connection, phase by phase, and a verdict.
 //! - [`soak`]: load and endurance runs: templates, pacing, chaos, the ledger and the report.
+//!
+//! # Features
+//!
+//! - `cli` (default): what the `mllp` binary needs (clap, terminal views, Prometheus metrics)
+//!   and `sqlite`. `cargo build --lib --no-default-features` builds the core alone.
+//! - `sqlite`: `server::sink::SqliteSink`, with SQLite compiled in.
+//!
+//! # Example
+//!
+//! A receiver on a free loopback port that commits to nowhere ([`server::DiscardSink`]), and a
+//! client that sends it one message and gets that message's fate:
+//!
+//! ```
+//! use bytes::Bytes;
+//! use mllp::client::{Client, ClientOptions, Fate};
+//! use mllp::server::{DiscardSink, Server, ServerConfig, Shutdown};
+//! use mllp::transport::TcpConnector;
+//! use std::sync::Arc;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! let port = listener.local_addr()?.port();
+//! let server = Server::builder(ServerConfig::default(), Arc::new(DiscardSink)).build()?;
+//! let shutdown = Shutdown::new();
+//! let serving = tokio::spawn({
+//!     let shutdown = shutdown.clone();
+//!     async move { server.run(listener, shutdown).await }
+//! });
+//!
+//! let connector = Arc::new(TcpConnector::new("127.0.0.1", port));
+//! let client = Client::new(connector, ClientOptions::default())?;
+//! let message = Bytes::from_static(
+//!     b"MSH|^~\\&|APP|FAC|RECV|FAC|20240101120000||ADT^A01|MSG00001|P|2.5\rPID|1||12345\r",
+//! );
+//! // `send` returns once the message is admitted to the window; the handle is its fate.
+//! let handle = client.send(message).await;
+//! match handle.await {
+//!     Fate::Accepted { code, latency, .. } => println!("{code:?} after {latency:?}"),
+//!     other => panic!("not accepted: {other:?}"),
+//! }
+//! let report = client.close().await; // drain: nothing is left pending
+//! println!("{report:?}");
+//!
+//! shutdown.graceful.cancel();
+//! let stats = serving.await?;
+//! println!("{stats:?}");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Sending
+//!
+//! A [`client::Client`] owns one link through a task. [`client::Client::send`] returns a
+//! [`client::SendHandle`] as soon as the send is admitted to the window; awaiting the handle
+//! gives the one [`client::Fate`]: `Accepted`, `Negative`, `CommittedOnly`, `UnknownFate`,
+//! `NeverDelivered` or `Refused`, each with its code or cause. A caller pipelines by keeping
+//! handles and awaiting them later; [`client::Client::send_many`] admits a sequence at once.
+//! The ACK bytes travel in the fate and never appear in its `Debug` or `Display`.
+//!
+//! - Options ([`client::ClientOptions`]) are validated by `Client::new`: an error names the
+//!   option as the command line spells it.
+//! - The link goes through CONNECTING, CONNECTED, DRAINING, RECONNECTING, DISCONNECTED and
+//!   CLOSED ([`client::State`]); every transition is a [`client::ClientEvent`] with its reason
+//!   (`client.subscribe()`; the first subscriber sees every event since creation).
+//! - Reconnect is off by default in the library; [`client::ExponentialBackoff`],
+//!   [`client::MaxRetries`], [`client::GiveUpAfter`] or any [`client::RetryStrategy`] turn it on.
+//!   Only transient causes are retried.
+//! - `close()` drains (written sends are awaited up to the drain timeout) and returns a
+//!   [`client::DrainReport`] by population; `destroy()`, or dropping the client, settles
+//!   everything at once.
+//! - `stats()` is a serde struct; `latency_histogram()` an HDR histogram for merging.
+//!
+//! # Receiving
+//!
+//! [`server::Server::builder`] takes a [`server::ServerConfig`] and a [`server::Sink`] (commit
+//! one message, or a batch that shares one flush or fsync, and say committed, failed or
+//! rejected); [`server::sink::StdoutSink`], [`server::sink::OutDirSink`],
+//! [`server::sink::ExecSink`], `server::sink::SqliteSink` (feature `sqlite`) and
+//! [`server::DiscardSink`] ship with the crate. A [`server::Policy`] decides per message
+//! before the commit (commit, duplicate, fail, reject, delay, stay silent, close after).
+//! [`server::Server::run`] serves a bound listener, `run_with` any [`server::Accept`] (a TLS
+//! handshake, say), and [`server::Server::serve`] one stream of any kind (tests use
+//! `tokio::io::duplex`). Events arrive as typed [`server::ServerEvent`]s on a bounded channel:
+//! a slow reader slows the server, nothing is dropped.
+//!
+//! # Connecting
+//!
+//! [`transport::TcpConnector`] resolves through a replaceable [`resolve::Resolver`]
+//! ([`resolve::SystemResolver`], or [`resolve::StaticResolver`] for a fixed table), tries each
+//! address, sets TCP_NODELAY and keepalive, and runs the TLS handshake ([`tls`]: rustls with the
+//! ring provider, TLS 1.2 floor, native roots plus an optional CA file, client certificates).
+//! The client reaches the network only through the [`transport::Connector`] trait, so its timing
+//! logic is tested over in-memory streams on a paused clock. [`transport::classify`] gives the
+//! [`cause::Cause`] of any error the library returns.
 
 pub mod ack;
 pub mod cause;
@@ -28,6 +139,7 @@ pub mod probe;
 pub mod resolve;
 pub mod server;
 pub mod soak;
+pub mod target;
 pub mod tls;
 pub mod transport;
 pub mod warning;

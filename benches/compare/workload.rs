@@ -21,7 +21,7 @@ fn adt(i: usize, size: usize) -> Vec<u8> {
     );
     let mut m = head.into_bytes();
     let pad = size.saturating_sub(m.len() + 1);
-    m.extend(std::iter::repeat(b'x').take(pad));
+    m.extend(std::iter::repeat_n(b'x', pad));
     m.push(b'\r');
     m
 }

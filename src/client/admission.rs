@@ -83,11 +83,11 @@ impl Admission {
     /// byte window is admitted alone, or it could never be sent.
     pub fn try_admit(self: &Arc<Self>, len: usize) -> Option<Room> {
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        let count_ok = self.window.count.map_or(true, |max| held.count < max);
+        let count_ok = self.window.count.is_none_or(|max| held.count < max);
         let bytes_ok = self
             .window
             .bytes
-            .map_or(true, |max| held.count == 0 || held.bytes + len <= max);
+            .is_none_or(|max| held.count == 0 || held.bytes + len <= max);
         if count_ok && bytes_ok {
             held.count += 1;
             held.bytes += len;

@@ -92,7 +92,7 @@ impl Actor {
                 let awaiting = head.filter(|slot| {
                     self.sends
                         .get(&slot.id)
-                        .map_or(true, |p| p.written_on(self.link, progress))
+                        .is_none_or(|p| p.written_on(self.link, progress))
                 });
                 let Some(slot) = awaiting else {
                     return Some(End::Failed(Cause::UnsolicitedAck));

@@ -20,6 +20,11 @@ pub enum ClientEvent {
     SecurityWarning(WarningCode),
     /// A classified link failure.
     Error { cause: Cause, class: Class },
+    /// A frame is on the wire (with `write_events` on): its MSH-10 and payload size.
+    Written {
+        control_id: Option<String>,
+        bytes: usize,
+    },
 }
 
 impl fmt::Display for ClientEvent {
@@ -33,6 +38,11 @@ impl fmt::Display for ClientEvent {
             ClientEvent::Warning(w) => write!(f, "warning {w}"),
             ClientEvent::SecurityWarning(code) => write!(f, "security warning {code}"),
             ClientEvent::Error { cause, class } => write!(f, "error {cause} ({class})"),
+            ClientEvent::Written { control_id, bytes } => write!(
+                f,
+                "written {} {bytes} bytes",
+                control_id.as_deref().unwrap_or("-")
+            ),
         }
     }
 }

@@ -34,12 +34,12 @@ impl fmt::Debug for AckPayload {
     }
 }
 
-/// Why a send ended without a (final) answer. Link causes are the contract's causes; the others
+/// Why a send ended without a (final) answer. Link causes are the public causes; the others
 /// are the client's own reasons.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum FateCause {
-    /// A cause from the contract's list (`ack-timeout`, `in-flight-orphan`, `fifo-unsafe`,
+    /// A public cause (`ack-timeout`, `in-flight-orphan`, `fifo-unsafe`,
     /// `connection-lost`, `unsolicited-ack`, or the link's own failure cause).
     Link(Cause),
     /// The send was cancelled by its caller.
@@ -222,8 +222,8 @@ impl Fate {
         }
     }
 
-    /// The cause as the contract names it, for user-facing `cause` fields: the client's own
-    /// reasons fold into the nearest contract cause (an app-ACK or drain wait that ran out is
+    /// The public cause, for user-facing `cause` fields: the client's own
+    /// reasons fold into the nearest public cause (an app-ACK or drain wait that ran out is
     /// `ack-timeout`; a link taken away after a `CA` is `connection-lost`; a written send the
     /// client was closed over is `in-flight-orphan`, an unwritten one `shutdown`).
     /// [`Fate::cause_detail`] keeps the client's own name.
@@ -252,7 +252,7 @@ impl Fate {
         Some(folded.as_str())
     }
 
-    /// The client's own reason when [`Fate::contract_cause`] folded it into a contract cause
+    /// The client's own reason when [`Fate::contract_cause`] folded it into a public cause
     /// (`app-ack-timeout`, `drain-timeout`, `cancelled`, `closed`, `destroyed`, ...).
     pub fn cause_detail(&self) -> Option<&'static str> {
         match (self.cause(), self.contract_cause()) {

@@ -2,6 +2,7 @@
 //! application ACK, dead peer, drain), all in one select loop over a split stream.
 
 use super::actor::{Actor, Slot, Written};
+use super::events::ClientEvent;
 use super::fate::FateCause;
 use super::lifecycle::End;
 use super::state::{Reason, State};
@@ -371,7 +372,7 @@ impl Actor {
             .queue
             .iter()
             .take(limit)
-            .take_while(|id| self.sends.get(id).map_or(true, |p| self.may_write(p)))
+            .take_while(|id| self.sends.get(id).is_none_or(|p| self.may_write(p)))
             .count();
         if take == 0 {
             return None;
@@ -426,8 +427,21 @@ impl Actor {
         }
         let frames = batch.len() as u64;
         for id in batch.drain(..) {
-            if let Some(w) = self.sends.get_mut(&id).and_then(|p| p.written.as_mut()) {
+            let Some(p) = self.sends.get_mut(&id) else {
+                continue;
+            };
+            if let Some(w) = p.written.as_mut() {
                 w.flushed = Some((now, wall));
+                if self.options.write_events {
+                    let event = ClientEvent::Written {
+                        control_id: p
+                            .control_id
+                            .as_ref()
+                            .map(|c| String::from_utf8_lossy(c).into_owned()),
+                        bytes: p.payload.len(),
+                    };
+                    let _ = self.events.send(event);
+                }
             }
         }
         let mut counters = self.shared.counters();

@@ -86,6 +86,9 @@ pub struct ClientOptions {
     pub max_ack_frame: usize,
     /// Capacity of the event broadcast channel; a slow subscriber sees `Lagged`, never silence.
     pub event_capacity: usize,
+    /// Emit [`ClientEvent::Written`](super::ClientEvent::Written) for every frame put on the
+    /// wire (off by default: one event per message is for people watching, not for load).
+    pub write_events: bool,
 }
 
 impl Default for ClientOptions {
@@ -102,6 +105,7 @@ impl Default for ClientOptions {
             pipeline: true,
             max_ack_frame: DEFAULT_MAX_FRAME,
             event_capacity: 1024,
+            write_events: false,
         }
     }
 }

@@ -51,7 +51,7 @@ impl fmt::Display for State {
     }
 }
 
-/// The legal transitions, exactly those of the reliability contract. DISCONNECTED never goes
+/// The legal transitions of the link machine, and no others. DISCONNECTED never goes
 /// back to RECONNECTING; CLOSED has no way out.
 pub const TRANSITIONS: &[(State, &[State])] = &[
     (
@@ -170,7 +170,7 @@ mod tests {
     ];
 
     #[test]
-    fn exactly_the_contract_transitions_are_legal() {
+    fn exactly_the_documented_transitions_are_legal() {
         for from in State::ALL {
             for to in State::ALL {
                 let expected = LEGAL.contains(&(from, to));
@@ -193,7 +193,7 @@ mod tests {
     }
 
     #[test]
-    fn spec_sequences_are_walkable() {
+    fn documented_sequences_are_walkable() {
         let walk = |states: &[State]| states.windows(2).all(|w| is_legal(w[0], w[1]));
         use State::*;
         assert!(walk(&[Connected, Reconnecting, Connecting, Connected]));

@@ -2,6 +2,7 @@
 //! not), directories (with `recursive`), and `-` or nothing for stdin.
 
 use super::error::InputError;
+use super::natural::natural_path_cmp;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -23,9 +24,10 @@ impl InputSource {
 }
 
 /// Expand arguments in order. An existing path is taken literally, even when it holds glob
-/// characters; otherwise a pattern with `*`, `?` or `[` is expanded (sorted, a leading dot must
-/// be matched literally). Directories are walked in sorted order with `recursive` (hidden entries,
-/// whose names start with a dot, skipped), and refused without it. No arguments means stdin.
+/// characters; otherwise a pattern with `*`, `?` or `[` is expanded (in natural order, a leading
+/// dot must be matched literally). Directories are walked in natural order (`x#9` before `x#10`)
+/// with `recursive` (hidden entries, whose names start with a dot, skipped), and refused without
+/// it. Arguments keep the order given. No arguments means stdin.
 pub fn collect_inputs(args: &[String], recursive: bool) -> Result<Vec<InputSource>, InputError> {
     if args.is_empty() {
         return Ok(vec![InputSource::Stdin]);
@@ -78,7 +80,7 @@ fn expand_glob(pattern: &str) -> Result<Vec<PathBuf>, InputError> {
         })?;
         found.push(path);
     }
-    found.sort();
+    found.sort_by(|a, b| natural_path_cmp(a, b));
     Ok(found)
 }
 
@@ -103,7 +105,7 @@ fn add_path(
     Ok(())
 }
 
-/// Depth-first, entries sorted by name; a directory reached twice (a symlink loop) is walked once.
+/// Depth-first, entries in natural order of their names; a directory reached twice (a symlink loop) is walked once.
 fn walk(
     dir: &Path,
     visited: &mut HashSet<PathBuf>,
@@ -125,7 +127,7 @@ fn walk(
         }
         entries.push(entry.path());
     }
-    entries.sort();
+    entries.sort_by(|a, b| natural_path_cmp(a, b));
     for path in entries {
         if path.is_dir() {
             walk(&path, visited, sources)?;

@@ -1,5 +1,5 @@
 //! What one probe found: its phases, each timed, and the verdict. `Serialize` gives the JSON of
-//! SPEC section 6 (`probe --json`).
+//! `probe --json`.
 
 use super::sniff::Recognised;
 use crate::cause::{Cause, Class};

@@ -158,7 +158,7 @@ pub async fn run(config: &ProbeConfig) -> Report {
     };
     let negative = verdict.class == VerdictClass::Ok
         && verdict.ack_code.as_deref().is_some_and(|code| {
-            crate::ack::AckCode::parse(code.as_bytes()).map_or(true, |c| !c.is_positive())
+            crate::ack::AckCode::parse(code.as_bytes()).is_none_or(|c| !c.is_positive())
         });
     Report {
         target: config.target(),

@@ -3,6 +3,7 @@
 
 pub mod exec;
 pub mod out_dir;
+#[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod stdout;
 
@@ -16,6 +17,7 @@ use std::time::SystemTime;
 
 pub use exec::{ExecOptions, ExecSink};
 pub use out_dir::OutDirSink;
+#[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteError, SqliteSink};
 pub use stdout::{OutputFormat, StdoutSink};
 

@@ -220,7 +220,7 @@ async fn an_oversize_frame_ends_the_connection() {
     };
     let mut h = harness(config, ScriptedSink::default());
     let mut big = vec![0x0B];
-    big.extend(std::iter::repeat(b'x').take(500));
+    big.extend(std::iter::repeat_n(b'x', 500));
     h.send(&big).await;
     assert_eq!(h.ack().await, None);
     let events = h.events_until_close().await;

@@ -243,7 +243,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_the_contract_examples() {
+    fn parses_the_documented_examples() {
         let spec: ChaosSpec = "reset=0.01, nack=0.02,delay=0.1:50ms,stall=0.001:2s,drop=0.0005:3s"
             .parse()
             .unwrap();

@@ -1,5 +1,5 @@
 //! The soak report: an in-memory [`Tally`] the run adds to, and the serialized [`Report`]
-//! (SPEC section 6) whose counters sum and whose HDR histogram (V2, base64) merges, so reports
+//! (`soak --report`, `--json`) whose counters sum and whose HDR histogram (V2, base64) merges, so reports
 //! from several machines combine into one. Thresholds are judged on a report.
 
 use base64::Engine;
@@ -269,7 +269,7 @@ fn verdict(name: &str, limit: f64, observed: f64, ok: bool) -> Verdict {
     }
 }
 
-/// The report of SPEC section 6. Field names are interface: add, never rename.
+/// The report `soak --report` writes. Field names are interface: add, never rename.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     pub config: serde_json::Value,

@@ -174,8 +174,27 @@ fn send_help_groups_its_flags_and_keeps_the_global_ones_apart() {
 #[test]
 fn short_help_is_one_line_per_flag_with_one_placeholder_style() {
     let allowed = [
-        "DURATION", "FILE", "N", "SIZE", "RATE", "DIR", "HOST", "PORT", "NAME", "WHEN", "FORMAT",
-        "MODE", "FRACTION", "FACTOR", "SEED", "CMD", "CODE", "ADDR", "FAULTS", "SHELL",
+        "DURATION",
+        "FILE",
+        "N",
+        "SIZE",
+        "RATE",
+        "DIR",
+        "HOST",
+        "HOST[:PORT]",
+        "PORT",
+        "NAME",
+        "WHEN",
+        "FORMAT",
+        "MODE",
+        "FRACTION",
+        "FACTOR",
+        "SEED",
+        "CMD",
+        "CODE",
+        "ADDR",
+        "FAULTS",
+        "SHELL",
     ];
     for sub in ["send", "listen", "probe", "soak", "man", "completions"] {
         let out = mllp()

@@ -22,7 +22,6 @@ fn spawn_closed(args: &[&str], stdin: Stdio) -> Child {
     drop(reader);
     Command::new(mllp_bin())
         .args(args)
-        .env("MLLP_TEST", "1")
         .stdin(stdin)
         .stdout(writer)
         .stderr(Stdio::piped())

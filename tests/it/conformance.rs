@@ -1,5 +1,6 @@
-//! Byte-level conformance of `mllp listen` (SPEC.md sections 2 and 4): raw byte sequences in over
-//! a plain TCP socket, the exact bytes of every ACK frame out, and the framing events.
+//! Byte-level conformance of `mllp listen` (framing tolerances, ACK bytes, answers): raw byte
+//! sequences in over a plain TCP socket, the exact bytes of every ACK frame out, and the framing
+//! events.
 
 use crate::support::listen_proc::ListenProc;
 use serde_json::Value;

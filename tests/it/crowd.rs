@@ -54,7 +54,7 @@ async fn good_sender(certs: &Certs, port: u16, n: usize, tag: &str) -> f64 {
     let file = dir.path().join("good.hl7");
     std::fs::write(&file, messages(tag, n)).unwrap();
     let mut cmd = tokio::process::Command::new(crate::support::mllp_bin());
-    cmd.env("MLLP_TEST", "1").args([
+    cmd.args([
         "send",
         "--host",
         "127.0.0.1",

@@ -8,6 +8,7 @@ mod client_link;
 mod closed_stdout;
 mod conformance;
 mod crowd;
+mod endpoints;
 mod endurance;
 mod framing;
 mod hl7_ack;

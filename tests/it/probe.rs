@@ -97,12 +97,12 @@ async fn expect(args: &[&str], hosts: &Path, class: &str, cause: Option<&str>, c
 }
 
 fn phase<'a>(report: &'a Value, name: &str) -> &'a Value {
-    // SPEC section 6 fixes the phase names.
+    // The phase names are interface.
     for p in report["phases"].as_array().into_iter().flatten() {
         let n = p["name"].as_str().unwrap_or_default();
         assert!(
             ["resolve", "connect", "tls", "send", "ack"].contains(&n),
-            "phase name {n:?} is not SPEC's: {report}"
+            "phase name {n:?} is not a known phase: {report}"
         );
     }
     report["phases"]

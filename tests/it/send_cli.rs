@@ -1,13 +1,18 @@
 //! Integration tests: `mllp send` as a child process against the scripted peer and `mllp
 //! listen`, one module per topic: input shapes, every exit code from a real peer behaviour, TLS,
-//! the resend policy across drops and `--failed-out` reruns, enhanced mode, and the causes
-//! records carry. No test finds the payload marker on stderr.
+//! the resend policy across drops and `--failed-out` reruns, enhanced mode, the causes records
+//! carry, getting connected (endpoints, environment, what stderr says), flag values and the
+//! flags people expect (`--dry-run`, `--timeout`), and order. No test finds the payload marker
+//! on stderr.
 
 mod causes;
+mod connect;
 mod enhanced;
 mod exit_codes;
+mod flags;
 mod input;
 mod no_reconnect;
+mod order;
 mod resend;
 mod tls;
 mod truth;
@@ -20,10 +25,7 @@ use std::path::{Path, PathBuf};
 /// Run `mllp send ARGS` (stdin from `stdin`), check stderr for the marker, return everything.
 async fn send_with(args: &[String], stdin: Option<Vec<u8>>) -> Run {
     let mut cmd = tokio::process::Command::new(mllp_bin());
-    cmd.arg("send")
-        .args(args)
-        .env("MLLP_TEST", "1")
-        .env_remove("NO_COLOR");
+    cmd.arg("send").args(args).env_remove("NO_COLOR");
     finish(cmd, stdin).await
 }
 

@@ -14,8 +14,7 @@ async fn send(global: &[&str], port: u16, args: &[&str], stdin: Vec<u8>) -> Run 
     let mut cmd = tokio::process::Command::new(mllp_bin());
     cmd.args(global)
         .args(["send", "--host", "127.0.0.1", "--port", &port.to_string()])
-        .args(args)
-        .env("MLLP_TEST", "1");
+        .args(args);
     finish(cmd, Some(stdin)).await
 }
 

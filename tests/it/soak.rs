@@ -335,11 +335,11 @@ fn an_unreachable_peer_ends_in_exit_4_with_the_accounting_closed() {
             .unwrap()
             > 0
     );
-    // Messages the closed client turned away carry a contract cause, not the client's own.
+    // Messages the closed client turned away carry a public cause, not the client's own.
     for cause in run.report["outcomes_by_cause"].as_object().unwrap().keys() {
         assert!(
             ["connection-refused", "shutdown", "in-flight-orphan"].contains(&cause.as_str()),
-            "not a SPEC cause: {cause}"
+            "not a known cause: {cause}"
         );
     }
 }

@@ -106,11 +106,14 @@ fn page(cmd: &clap::Command, manual: Option<&Manual>) -> std::io::Result<(String
     }
     if let Some(manual) = manual {
         section(&mut out, "EXIT STATUS");
-        if !manual.exit_precedence.is_empty() {
-            let rule = format!("When several apply: {}.", manual.exit_precedence);
-            text(&mut out, &rule);
+        if let Some(order) = crate::exit::precedence(manual.exit) {
+            text(&mut out, &format!("When several apply: {order}."));
         }
-        tagged(&mut out, manual.exit_codes.iter().copied());
+        let codes: Vec<(String, &str)> = crate::exit::meanings(manual.exit)
+            .into_iter()
+            .map(|(code, meaning)| (code.to_string(), meaning))
+            .collect();
+        tagged(&mut out, codes.iter().map(|(c, m)| (c.as_str(), *m)));
         let from_flags: Vec<(String, String)> = cmd
             .get_arguments()
             .filter_map(|arg| {

@@ -3,26 +3,24 @@
 #![deny(clippy::print_stdout)]
 
 mod cli;
-#[allow(dead_code)] // used as subcommands land
 mod diag;
-#[allow(dead_code)] // used as subcommands land
 mod exit;
 mod generate;
 mod listen;
 mod manual;
-#[allow(dead_code)] // used as client subcommands land
 mod netargs;
 mod probe;
 mod prometheus;
 mod send;
 mod soak;
 mod stdout;
+mod values;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = match cli::Cli::try_parse() {
+    let cli = match parse() {
         Ok(cli) => cli,
         Err(err) => return diag::fatal::parse_error(err),
     };
@@ -33,6 +31,22 @@ fn main() -> ExitCode {
         Err(err) => diag::Fatal::new(exit::Exit::Usage, format!("{err:#}")).report(),
     };
     code.into()
+}
+
+/// The command line, and where the endpoint's parts came from (flags or environment).
+fn parse() -> Result<cli::Cli, clap::Error> {
+    let matches = cli::Cli::command().try_get_matches()?;
+    let mut cli = cli::Cli::from_arg_matches(&matches)?;
+    match &mut cli.command {
+        cli::Command::Send(args) => {
+            args.origin = netargs::Origin::of(matches.subcommand_matches("send"));
+        }
+        cli::Command::Probe(args) => {
+            args.origin = netargs::Origin::of(matches.subcommand_matches("probe"));
+        }
+        _ => {}
+    }
+    Ok(cli)
 }
 
 fn run(mut cli: cli::Cli) -> anyhow::Result<exit::Exit> {

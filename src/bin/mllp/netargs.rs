@@ -1,6 +1,8 @@
-//! Connection flags shared by `send`, `probe` and `soak`, and the name resolver they use.
+//! Connection flags shared by `send`, `probe` and `soak`: the endpoint (`HOST[:PORT]`, `--port`
+//! and their environment defaults), TLS, timeouts and reconnects, and the name resolver.
 
 use crate::cli::heading;
+use crate::values;
 use anyhow::Context;
 use clap::Args;
 use mllp::client::{
@@ -8,11 +10,70 @@ use mllp::client::{
     RetryStrategy,
 };
 use mllp::resolve::{Resolver, StaticResolver, SystemResolver};
+use mllp::target::{Target, DEFAULT_PORT};
 use mllp::tls::{ClientTlsOptions, TlsClient};
 use mllp::transport::TcpConnector;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// Where the endpoint's parts came from: the command line, or `MLLP_HOST`/`MLLP_PORT`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Origin {
+    pub host_from_env: bool,
+    pub port_from_env: bool,
+}
+
+impl Origin {
+    /// Read from a subcommand's matches (clap knows which values its `env` filled in).
+    pub fn of(matches: Option<&clap::ArgMatches>) -> Origin {
+        let from_env = |id: &str| {
+            matches.and_then(|m| m.value_source(id)) == Some(clap::parser::ValueSource::EnvVariable)
+        };
+        Origin {
+            host_from_env: from_env("host"),
+            port_from_env: from_env("port"),
+        }
+    }
+}
+
+/// Host and port to connect to. A port given both in `HOST:PORT` and by `--port` is refused
+/// when both come from the same place; otherwise the command line beats the environment.
+pub fn endpoint(host: &Target, port: Option<u16>, origin: Origin) -> Result<(String, u16), String> {
+    let port = match (host.port, port) {
+        (Some(a), Some(b)) if origin.host_from_env == origin.port_from_env => {
+            let bare = Target {
+                port: None,
+                ..host.clone()
+            };
+            return Err(if origin.host_from_env {
+                format!(
+                    "the port is given twice, in MLLP_HOST={host} and MLLP_PORT={b}: set it in \
+                     one of them"
+                )
+            } else {
+                format!(
+                    "the port is given twice, in --host {host} and --port {b}: give it once, \
+                     for example --host {} or --host {bare} --port {b}",
+                    Target {
+                        port: Some(a),
+                        ..bare.clone()
+                    }
+                )
+            });
+        }
+        (Some(a), Some(b)) => {
+            if origin.port_from_env {
+                a
+            } else {
+                b
+            }
+        }
+        (Some(p), None) | (None, Some(p)) => p,
+        (None, None) => DEFAULT_PORT,
+    };
+    Ok((host.host.clone(), port))
+}
 
 /// TLS flags of a client.
 #[derive(Debug, Clone, Args)]
@@ -65,26 +126,26 @@ impl TlsArgs {
 #[command(next_help_heading = heading::CONNECTION)]
 pub struct LinkArgs {
     /// Bound on TCP connect plus TLS handshake.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = values::positive_duration())]
     pub connect_timeout: Duration,
     /// Wait for an ACK, from the frame's flush.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = values::positive_duration())]
     pub ack_timeout: Duration,
     /// Wait for the application ACK after a CA.
     ///
     /// Only when the message's MSH-16 asks for one (AL, ER, SU); the drain timeout bounds it too.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = values::positive_duration())]
     pub app_ack_timeout: Duration,
     /// TCP keepalive interval (default: off).
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration())]
     pub keepalive: Option<Duration>,
     /// Reconnect after hearing nothing this long (default: off).
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration())]
     pub dead_peer_timeout: Option<Duration>,
     /// On closing, wait for ACKs of messages written.
     ///
     /// Application ACKs included: the drain bounds every wait still running.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = values::positive_duration())]
     pub drain_timeout: Duration,
     /// Do not reconnect after a transient failure.
     #[arg(long)]
@@ -95,13 +156,13 @@ pub struct LinkArgs {
     /// Stop reconnecting after this long.
     ///
     /// Counted from the last working connection; the messages left end never-delivered.
-    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = values::duration())]
     pub give_up_after: Duration,
     /// First reconnect delay.
-    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = values::duration())]
     pub backoff_initial: Duration,
     /// Largest reconnect delay.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = values::duration())]
     pub backoff_max: Duration,
     /// Factor between consecutive reconnect delays.
     #[arg(long, value_name = "FACTOR", default_value_t = 2.0)]
@@ -134,6 +195,18 @@ impl LinkArgs {
                 inner: bounded,
                 limit: self.give_up_after,
             }),
+        }
+    }
+
+    /// What happens after a failure, for people: `retrying; giving up after 2m`.
+    pub fn gives_up(&self) -> String {
+        if self.no_reconnect {
+            return "not retrying (--no-reconnect)".to_string();
+        }
+        let after = humantime::format_duration(self.give_up_after);
+        match self.max_retries {
+            Some(n) => format!("retrying; giving up after {after} or {n} retries"),
+            None => format!("retrying; giving up after {after}"),
         }
     }
 
@@ -220,6 +293,37 @@ fn parse_hosts(text: &str) -> anyhow::Result<Arc<dyn Resolver>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_command_line_beats_the_environment_and_never_contradicts_itself() {
+        let t = |text: &str| Target::parse(text).unwrap();
+        let cli = Origin::default();
+        let env_host = Origin {
+            host_from_env: true,
+            port_from_env: false,
+        };
+        let env_both = Origin {
+            host_from_env: true,
+            port_from_env: true,
+        };
+        let env_port = Origin {
+            host_from_env: false,
+            port_from_env: true,
+        };
+        assert_eq!(endpoint(&t("h"), None, cli), Ok(("h".into(), 2575)));
+        assert_eq!(endpoint(&t("h:1"), None, cli), Ok(("h".into(), 1)));
+        assert_eq!(endpoint(&t("h"), Some(2), cli), Ok(("h".into(), 2)));
+        assert!(endpoint(&t("h:1"), Some(2), cli)
+            .unwrap_err()
+            .contains("--host h:1 or --host h --port 2"));
+        assert!(endpoint(&t("h:1"), Some(1), cli).is_err());
+        assert!(endpoint(&t("h:1"), Some(2), env_both)
+            .unwrap_err()
+            .contains("MLLP_HOST=h:1"));
+        assert_eq!(endpoint(&t("h:1"), Some(2), env_host), Ok(("h".into(), 2)));
+        assert_eq!(endpoint(&t("h:1"), Some(2), env_port), Ok(("h".into(), 1)));
+        assert_eq!(endpoint(&t("[::1]:9"), None, cli), Ok(("::1".into(), 9)));
+    }
 
     #[tokio::test]
     async fn hosts_file_pins_names_and_fails_the_rest() {

@@ -1,18 +1,19 @@
 //! `mllp probe`: flags, the probe configuration, the ping-style loop, and the exit code.
 
 mod render;
-mod target;
 
 use crate::cli::heading;
 use crate::diag::Diag;
 use crate::exit::{for_delivery, Exit, Observed};
 use crate::manual::PROBE;
-use crate::netargs::{resolver, TlsArgs};
+use crate::netargs::{endpoint, resolver, Origin, TlsArgs};
+use crate::values;
 use anyhow::Context;
 use clap::Args;
 use mllp::cause::Cause;
 use mllp::probe::stats::ProbeStats;
 use mllp::probe::{ProbeConfig, ProbeTls, Report, Send, Timeouts, VerdictClass};
+use mllp::target::Target;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -20,25 +21,30 @@ use std::time::Duration;
 #[command(after_help = PROBE.short_after_help(), after_long_help = PROBE.long_after_help())]
 pub struct ProbeArgs {
     /// The endpoint, HOST or HOST:PORT (IPv6 literals in brackets: [fd00::7]:2575).
-    #[arg(value_name = "HOST[:PORT]", required_unless_present = "host")]
-    pub target: Option<String>,
-    /// The host, instead of the positional HOST.
-    #[arg(long, value_name = "HOST", conflicts_with = "target", help_heading = heading::CONNECTION)]
-    pub host: Option<String>,
-    /// The port (default 2575), when the target does not name one.
-    #[arg(long, value_name = "PORT", help_heading = heading::CONNECTION)]
+    #[arg(value_name = "HOST[:PORT]", value_parser = values::target(), required_unless_present = "host")]
+    pub target: Option<Target>,
+    /// Endpoint, instead of the positional one.
+    #[arg(long, value_name = "HOST[:PORT]", env = "MLLP_HOST", value_parser = values::target(), help_heading = heading::CONNECTION)]
+    pub host: Option<Target>,
+    /// Port if the endpoint has none [default: 2575].
+    ///
+    /// A port both in the endpoint and here is a usage error.
+    #[arg(long, value_name = "PORT", env = "MLLP_PORT", value_parser = values::port(), help_heading = heading::CONNECTION)]
     pub port: Option<u16>,
+    /// Where --host and --port came from (flags or environment); set after parsing.
+    #[arg(skip)]
+    pub origin: Origin,
     /// Connect, TLS and ACK timeouts at once (specific flags win).
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, help_heading = heading::CONNECTION)]
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(), help_heading = heading::CONNECTION)]
     pub timeout: Option<Duration>,
-    /// Bound on resolving and connecting [default: 5s].
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, help_heading = heading::CONNECTION)]
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(), help_heading = heading::CONNECTION,
+          help = with_default("Bound on resolving and connecting", Timeouts::default().connect))]
     pub connect_timeout: Option<Duration>,
-    /// Bound on the TLS handshake [default: 5s].
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, help_heading = heading::CONNECTION)]
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(), help_heading = heading::CONNECTION,
+          help = with_default("Bound on the TLS handshake", Timeouts::default().tls))]
     pub tls_timeout: Option<Duration>,
-    /// Bound on the wait for the ACK, from the write [default: 10s].
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, help_heading = heading::CONNECTION)]
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(), help_heading = heading::CONNECTION,
+          help = with_default("Bound on the wait for the ACK, from the write", Timeouts::default().ack))]
     pub ack_timeout: Option<Duration>,
 
     #[command(flatten)]
@@ -52,16 +58,15 @@ pub struct ProbeArgs {
     /// Send the first message of FILE instead; implies --send.
     #[arg(long, value_name = "FILE", help_heading = heading::PROBE)]
     pub message: Option<PathBuf>,
-    /// Listen this long for unsolicited bytes (0 skips).
-    ///
     /// A receiver stays silent until it is sent a message; bytes mean the peer is not MLLP.
-    #[arg(long, value_name = "DURATION", default_value = "500ms", value_parser = humantime::parse_duration, help_heading = heading::PROBE)]
-    pub banner_wait: Duration,
+    #[arg(long, value_name = "DURATION", value_parser = values::duration(), help_heading = heading::PROBE,
+          help = with_default("Listen this long for unsolicited bytes (0 skips)", Timeouts::default().banner_wait))]
+    pub banner_wait: Option<Duration>,
     /// Probe N times, one line each, then statistics.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), help_heading = heading::PROBE)]
     pub count: u32,
     /// Pause between probes with --count.
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = humantime::parse_duration, help_heading = heading::PROBE)]
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = values::duration(), help_heading = heading::PROBE)]
     pub interval: Duration,
 
     /// One JSON object per probe on stdout (then a summary after several).
@@ -69,13 +74,37 @@ pub struct ProbeArgs {
     pub json: bool,
 }
 
+/// A timeout's default as the help shows it: the library's own value.
+fn default(d: Duration) -> String {
+    humantime::format_duration(d).to_string()
+}
+
+fn with_default(text: &str, d: Duration) -> String {
+    format!("{text} [default: {}].", default(d))
+}
+
 impl ProbeArgs {
+    /// Host and port: the positional endpoint, or --host (from the command line or MLLP_HOST).
+    fn endpoint(&self) -> Result<(String, u16), String> {
+        match (&self.target, &self.host) {
+            (Some(_), Some(_)) if !self.origin.host_from_env => Err(
+                "the endpoint is given twice, as HOST[:PORT] and as --host: give it once".into(),
+            ),
+            (Some(target), _) => endpoint(
+                target,
+                self.port,
+                Origin {
+                    host_from_env: false,
+                    ..self.origin
+                },
+            ),
+            (None, Some(host)) => endpoint(host, self.port, self.origin),
+            (None, None) => Err("name the endpoint: HOST[:PORT] or --host".into()),
+        }
+    }
+
     fn config(&self) -> anyhow::Result<ProbeConfig> {
-        let (host, port) = match (&self.target, &self.host) {
-            (Some(target), _) => target::parse(target, self.port)?,
-            (None, Some(host)) => target::parse(host, self.port)?,
-            (None, None) => anyhow::bail!("name the endpoint: HOST[:PORT] or --host"),
-        };
+        let (host, port) = self.endpoint().map_err(anyhow::Error::msg)?;
         let tls = match self.tls.options() {
             None => None,
             Some(options) => Some(ProbeTls::new(&options, &host).context("TLS configuration")?),
@@ -85,10 +114,9 @@ impl ProbeArgs {
             (None, true) => Send::Synthetic,
             (None, false) => Send::Nothing,
         };
-        let pick = |specific: Option<Duration>, default: u64| {
-            specific
-                .or(self.timeout)
-                .unwrap_or(Duration::from_secs(default))
+        let defaults = Timeouts::default();
+        let pick = |specific: Option<Duration>, default: Duration| {
+            specific.or(self.timeout).unwrap_or(default)
         };
         Ok(ProbeConfig {
             host,
@@ -96,11 +124,11 @@ impl ProbeArgs {
             resolver: resolver()?,
             tls,
             timeouts: Timeouts {
-                connect: pick(self.connect_timeout, 5),
-                tls: pick(self.tls_timeout, 5),
-                ack: pick(self.ack_timeout, 10),
-                banner_wait: self.banner_wait,
-                ..Timeouts::default()
+                connect: pick(self.connect_timeout, defaults.connect),
+                tls: pick(self.tls_timeout, defaults.tls),
+                ack: pick(self.ack_timeout, defaults.ack),
+                banner_wait: self.banner_wait.unwrap_or(defaults.banner_wait),
+                ..defaults
             },
             send,
         })

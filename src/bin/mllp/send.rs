@@ -1,5 +1,6 @@
 //! `mllp send`: flags, input checking before the first byte, the client, and the exit code.
 
+mod dry_run;
 mod engine;
 mod failed;
 mod feed;
@@ -13,13 +14,17 @@ use crate::cli::heading;
 use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
 use crate::manual::SEND;
-use crate::netargs::{self, LinkArgs, TlsArgs};
+use crate::netargs::{self, LinkArgs, Origin, TlsArgs};
+use crate::values;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use mllp::client::{Client, Correlation, OnBackpressure, Window};
 use mllp::input::{collect_inputs, InputOptions, InputSet, SplitOptions};
+use mllp::target::Target;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CorrelateArg {
@@ -61,15 +66,27 @@ pub struct SendArgs {
     #[arg(long, help_heading = heading::INPUT)]
     pub stream: bool,
     /// Most bytes of stdin spooled for checking (K, M, G suffixes).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "1G", help_heading = heading::INPUT)]
+    #[arg(long, value_name = "SIZE", value_parser = values::size(), default_value = "1G", help_heading = heading::INPUT)]
     pub max_input: u64,
+    /// Check and list what would be sent; connect to nothing.
+    ///
+    /// Every input is read and checked; each message is listed with its source, MSH-10, MSH-9
+    /// and size, then the count. Exit 0, or 2 when an input is refused.
+    #[arg(long, help_heading = heading::INPUT)]
+    pub dry_run: bool,
 
-    /// Host to send to.
-    #[arg(long, value_name = "HOST", help_heading = heading::CONNECTION)]
-    pub host: String,
-    /// Port to send to.
-    #[arg(long, value_name = "PORT", default_value_t = 2575, help_heading = heading::CONNECTION)]
-    pub port: u16,
+    /// Where to send: HOST or HOST:PORT.
+    ///
+    /// IPv6 in brackets: [fd00::7]:2575. A port both here and in --port is a usage error, and
+    /// so is a string that cannot be a host name or address.
+    #[arg(long, value_name = "HOST[:PORT]", env = "MLLP_HOST", value_parser = values::target(), required_unless_present = "dry_run", help_heading = heading::CONNECTION)]
+    pub host: Option<Target>,
+    /// Port, when --host has none [default: 2575].
+    #[arg(long, value_name = "PORT", env = "MLLP_PORT", value_parser = values::port(), help_heading = heading::CONNECTION)]
+    pub port: Option<u16>,
+    /// Where --host and --port came from (flags or environment); set after parsing.
+    #[arg(skip)]
+    pub origin: Origin,
     #[command(flatten)]
     pub link: LinkArgs,
     #[command(flatten)]
@@ -83,17 +100,23 @@ pub struct SendArgs {
     #[arg(long, value_name = "MODE", value_enum, hide_possible_values = true, default_value_t = CorrelateArg::ControlId, help_heading = heading::FLOW)]
     pub correlate: CorrelateArg,
     /// Messages written and not yet acknowledged, at most.
-    #[arg(long, value_name = "N", default_value_t = 64, help_heading = heading::FLOW)]
+    #[arg(long, value_name = "N", default_value = "64", value_parser = values::at_least_one(), help_heading = heading::FLOW)]
     pub window: usize,
     /// Payload bytes written and not yet acknowledged, at most.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = heading::FLOW)]
+    #[arg(long, value_name = "SIZE", value_parser = values::size(), help_heading = heading::FLOW)]
     pub window_bytes: Option<u64>,
     /// One message at a time: write, wait for its ACK, then the next.
     #[arg(long, help_heading = heading::FLOW)]
     pub no_pipeline: bool,
     /// Send at most this many messages per second (`200` or `200/s`).
-    #[arg(long, value_name = "RATE", value_parser = parse_rate, help_heading = heading::FLOW)]
+    #[arg(long, value_name = "RATE", value_parser = values::rate(), help_heading = heading::FLOW)]
     pub rate: Option<f64>,
+    /// Bound on the whole run, like curl's --max-time.
+    ///
+    /// By then it has stopped and reported: messages not yet written end never-delivered
+    /// (cause run-timeout), written ones without an answer unknown-fate.
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(), help_heading = heading::FLOW)]
+    pub timeout: Option<Duration>,
     /// FIFO: resend messages of unknown fate after a reconnect too.
     ///
     /// The risk becomes a duplicate at the receiver instead of a message of unknown fate.
@@ -123,37 +146,6 @@ pub struct SendArgs {
     pub events: bool,
 }
 
-fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (digits, unit) = t.split_at(split);
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("`{text}` is not a size"))?;
-    let scale: u64 = match unit.trim() {
-        "" | "B" => 1,
-        "K" | "KiB" | "k" => 1 << 10,
-        "M" | "MiB" => 1 << 20,
-        "G" | "GiB" => 1 << 30,
-        other => return Err(format!("unknown size unit `{other}` (use K, M, G)")),
-    };
-    match n.checked_mul(scale) {
-        Some(0) | None => Err(format!("`{text}` must be at least 1 byte")),
-        Some(size) => Ok(size),
-    }
-}
-
-fn parse_rate(text: &str) -> Result<f64, String> {
-    let t = text.trim();
-    let t = t.strip_suffix("/s").unwrap_or(t);
-    match t.parse::<f64>() {
-        Ok(r) if r.is_finite() && r > 0.0 => Ok(r),
-        _ => Err(format!(
-            "`{text}` is not a rate: give messages per second, like 200 or 200/s"
-        )),
-    }
-}
-
 /// FIFO pairs replies with messages in order; a message whose MSH-16 asks for an application
 /// ACK gets two replies, and the second would be credited to the next message.
 fn refuse_two_phase(set: &mut InputSet) -> Option<Exit> {
@@ -181,13 +173,39 @@ pub struct Plan {
     pub max_resends: u32,
     pub rate: Option<f64>,
     pub stream: bool,
+    /// `--timeout`: the run ends by then (counted from the start, input checking included).
+    pub deadline: Option<std::time::Instant>,
+    /// `host:port`, for the lines that say where the link goes.
+    pub endpoint: String,
+    /// When reconnecting stops, for the first failure's line.
+    pub gives_up: String,
 }
 
+/// What to say when there is nothing to read: stdin is a terminal and no file was named.
+const NO_INPUT: &str = "no input: name the files or directories to send \
+    (mllp send adt/*.hl7 --host HOST), or pipe messages in (cat adt.hl7 | mllp send --host HOST); \
+    `-` reads the terminal itself, ended by Ctrl-D";
+
 pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
+    let started = std::time::Instant::now();
     let input_error = |err: &dyn std::fmt::Display| {
         Ok(Fatal::new(Exit::Usage, err)
             .then("nothing was sent")
             .report())
+    };
+    if args.files.is_empty() && std::io::stdin().is_terminal() {
+        return input_error(&NO_INPUT);
+    }
+    let (host, port) = match &args.host {
+        Some(target) => match netargs::endpoint(target, args.port, args.origin) {
+            Ok(endpoint) => endpoint,
+            Err(err) => return input_error(&err),
+        },
+        // Only a dry run goes without a host.
+        None => (
+            String::new(),
+            args.port.unwrap_or(mllp::target::DEFAULT_PORT),
+        ),
     };
     let sources = match collect_inputs(&args.files, args.recursive) {
         Ok(sources) => sources,
@@ -211,6 +229,9 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         Ok(summary) => summary,
         Err(err) => return input_error(&err),
     };
+    if args.dry_run {
+        return dry_run::list(set, &args, width);
+    }
     // A streamed stdin can be read only once: its messages are refused one by one instead.
     if args.correlate == CorrelateArg::Fifo && !args.stream {
         if let Some(exit) = refuse_two_phase(&mut set) {
@@ -225,7 +246,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         None => None,
     };
     let tls = match args.tls.options() {
-        Some(options) => match options.build(&args.host) {
+        Some(options) => match options.build(&host) {
             Ok(tls) => Some(tls),
             Err(err) => {
                 return Ok(
@@ -252,21 +273,28 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     if let Err(err) = client_options.validate() {
         return Ok(Fatal::new(Exit::Usage, err).report());
     }
-    let connector = args
-        .link
-        .connector(&args.host, args.port, tls, netargs::resolver()?);
+    client_options.write_events = diag.verbose > 0;
+    let connector = args.link.connector(&host, port, tls, netargs::resolver()?);
     let plan = Plan {
         fifo: client_options.correlation == Correlation::Fifo,
         at_least_once: args.at_least_once,
         max_resends: args.max_resends,
         rate: args.rate,
         stream: args.stream,
+        deadline: args.timeout.map(|d| started + d),
+        endpoint: Target {
+            host,
+            port: Some(port),
+        }
+        .to_string(),
+        gives_up: args.link.gives_up(),
     };
     let mut output = output::Output::new(&args, diag, width);
     let live = live::Live::new(
         &args,
         diag,
         (!checked.unvalidated_stdin).then_some(checked.messages),
+        &plan,
     );
     output.around(live.bar());
     // One thread: the link, the producer and the collector hand each message along without

@@ -23,7 +23,7 @@ pub(super) fn classify(line: &[u8]) -> LineKind {
     if line.iter().all(|&b| b == b' ' || b == b'\t') {
         return LineKind::Blank;
     }
-    let separator_ok = line.get(3).map_or(true, |b| !b.is_ascii_alphanumeric());
+    let separator_ok = line.get(3).is_none_or(|b| !b.is_ascii_alphanumeric());
     match line.get(..3) {
         Some(b"MSH") if line.len() > 3 && separator_ok => LineKind::Msh,
         Some(b"FHS") if separator_ok => LineKind::BatchHeader(Trailer::Fts),

@@ -28,7 +28,7 @@ async fn a_trickle_inside_the_idle_timeout_is_closed_at_the_frame_deadline() {
     // One byte a second never trips the 5 s idle timeout; the 10 s deadline ends it.
     let frame = frame(&msg("slow", ""));
     let mut forever = frame.clone();
-    forever.extend(std::iter::repeat(b'x').take(100));
+    forever.extend(std::iter::repeat_n(b'x', 100));
     forever[frame.len() - 2] = b'x'; // no FS: the frame never ends
     let written = trickle(&mut h, &forever, Duration::from_secs(1)).await;
     assert!(

@@ -232,8 +232,7 @@ async fn cell(scenario: Scenario, sender: Sender, size: Size, tag: &str) -> Row 
 /// `send --correlate FLAGS`, FLAGS being the correlation and any flags after it.
 async fn send(port: u16, flags: &str, sent: &[(String, Vec<u8>)]) -> Run {
     let mut cmd = tokio::process::Command::new(crate::support::mllp_bin());
-    cmd.env("MLLP_TEST", "1")
-        .args(["--log-format", "json", "send", "--host", "127.0.0.1"])
+    cmd.args(["--log-format", "json", "send", "--host", "127.0.0.1"])
         .args(["--port", &port.to_string(), "--json", "--events"])
         .arg("--correlate")
         .args(flags.split(' '))
@@ -244,8 +243,7 @@ async fn send(port: u16, flags: &str, sent: &[(String, Vec<u8>)]) -> Run {
 
 async fn soak(port: u16, template: &std::path::Path, messages: usize) -> Run {
     let mut cmd = tokio::process::Command::new(crate::support::mllp_bin());
-    cmd.env("MLLP_TEST", "1")
-        .args(["--log-format", "json", "soak", "--host", "127.0.0.1"])
+    cmd.args(["--log-format", "json", "soak", "--host", "127.0.0.1"])
         .args(["--port", &port.to_string(), "--json", "--live", "never"])
         .args(["--template", template.to_str().unwrap()])
         .args(["--messages", &messages.to_string(), "--seed", "7"])

@@ -90,8 +90,7 @@ impl Books {
 
 async fn send(port: u16, batch: &[&(String, Vec<u8>)]) -> Run {
     let mut cmd = tokio::process::Command::new(crate::support::mllp_bin());
-    cmd.env("MLLP_TEST", "1")
-        .args(["--log-format", "json", "send", "--host", "127.0.0.1"])
+    cmd.args(["--log-format", "json", "send", "--host", "127.0.0.1"])
         .args(["--port", &port.to_string(), "--json", "--events"])
         .args(LINK);
     let input = batch.iter().flat_map(|(_, b)| b.clone()).collect();

@@ -1,11 +1,11 @@
-//! The `cause` every record carries comes from the contract's list.
+//! The `cause` every record carries is one of the stable, public cause names.
 
 use super::{path, send, to, write};
 use crate::support::peer::{Behaviour, Peer, Script};
 use crate::support::send_proc::messages;
 
-/// The SPEC's cause names; every `cause` a user sees is one of them (or a refusal reason).
-const SPEC_CAUSES: &[&str] = &[
+/// The stable cause names; every `cause` a user sees is one of them (or a refusal reason).
+const KNOWN_CAUSES: &[&str] = &[
     "dns-not-found",
     "dns-failed",
     "permission-denied",
@@ -33,9 +33,9 @@ const SPEC_CAUSES: &[&str] = &[
 ];
 
 #[tokio::test(flavor = "multi_thread")]
-async fn every_cause_in_records_is_a_spec_cause() {
+async fn every_cause_in_records_is_a_known_cause() {
     // Orphans after a reset, resent never-written messages, a refused reconnect: all causes
-    // must come from the contract's list.
+    // must be one of the stable names.
     let peer = Peer::start(Script::then(
         vec![Behaviour::ResetAfter(1)],
         Behaviour::CloseAtOnce,
@@ -61,7 +61,7 @@ async fn every_cause_in_records_is_a_spec_cause() {
         for r in &messages {
             assert!(r.as_object().unwrap().contains_key("cause_detail"), "{r}");
             if let Some(cause) = r["cause"].as_str() {
-                assert!(SPEC_CAUSES.contains(&cause), "not a SPEC cause: {r}");
+                assert!(KNOWN_CAUSES.contains(&cause), "not a known cause: {r}");
             }
         }
     }

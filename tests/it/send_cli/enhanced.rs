@@ -90,7 +90,7 @@ async fn enhanced_mode_to_listen_without_an_application_ack_is_committed_only() 
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_missing_application_ack_is_committed_only_with_the_spec_cause_ack_timeout() {
+async fn a_missing_application_ack_is_committed_only_with_the_public_cause_ack_timeout() {
     let peer = Peer::start(Script::always(Behaviour::Ack("CA"))).await;
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "enh.hl7", ENHANCED.as_bytes());

@@ -219,7 +219,7 @@ async fn ctrl_c_drains_prints_the_summary_and_exits_130() {
     assert_eq!(s["messages"], 3);
     assert_eq!(s["unknown_fate"], 3);
     assert_eq!(s["exit_code"], 130);
-    // The drain ran out: a SPEC cause, with the client's own reason beside it.
+    // The drain ran out: a stable cause, with the client's own reason beside it.
     for r in run.messages() {
         assert_eq!(r["outcome"], "unknown-fate", "{r}");
         assert_eq!(r["cause"], "ack-timeout", "{r}");

@@ -91,7 +91,6 @@ impl ListenProc {
                 &port.to_string(),
             ])
             .args(args)
-            .env("MLLP_TEST", "1")
             .stdin(Stdio::null())
             .stdout(stdout)
             .stderr(Stdio::piped());

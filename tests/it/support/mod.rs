@@ -36,7 +36,7 @@ pub fn mllp_bin() -> PathBuf {
 /// payload marker when it ends.
 pub fn mllp() -> Mllp {
     let mut cmd = assert_cmd::Command::new(mllp_bin());
-    cmd.env_remove("NO_COLOR").env("MLLP_TEST", "1");
+    cmd.env_remove("NO_COLOR");
     Mllp(cmd)
 }
 

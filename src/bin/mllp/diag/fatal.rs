@@ -27,7 +27,7 @@ impl Fatal {
         }
     }
 
-    /// A stable field for machines: `cause` (SPEC's cause names) or `code` (warning codes).
+    /// A stable field for machines: `cause` (the stable cause names) or `code` (warning codes).
     /// `None` adds nothing.
     pub fn field(mut self, name: &str, value: impl Into<Value>) -> Fatal {
         let value = value.into();
@@ -99,7 +99,7 @@ fn first_paragraph(text: &str) -> String {
         .join(" ")
 }
 
-/// `InvalidValue` -> `invalid-value`, like the SPEC's cause names.
+/// `InvalidValue` -> `invalid-value`, like the cause names.
 fn kebab(name: &str) -> String {
     let mut out = String::new();
     for (i, c) in name.chars().enumerate() {

@@ -30,7 +30,7 @@ pub struct ListenArgs {
     /// Port to bind; 0 picks a free one.
     ///
     /// The first line on stderr says which: `listening on 127.0.0.1:PORT`.
-    #[arg(long, value_name = "PORT", default_value_t = 2575, help_heading = heading::CONNECTION)]
+    #[arg(long, value_name = "PORT", default_value = "2575", value_parser = crate::values::bind_port(), help_heading = heading::CONNECTION)]
     pub port: u16,
     /// Allow a wildcard --host or --metrics (warns MLLP_BIND_ALL_INTERFACES).
     #[arg(long, help_heading = heading::CONNECTION)]
@@ -67,7 +67,7 @@ pub struct ListenArgs {
     ///
     /// Its whole process group is killed, as on a stop; the message is not committed and is
     /// answered AE/CE.
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, default_value = "30s", requires = "exec", help_heading = heading::SINK)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::values::duration(), default_value = "30s", requires = "exec", help_heading = heading::SINK)]
     pub exec_timeout: Duration,
     /// --exec commands running at once.
     #[arg(long, value_name = "N", default_value_t = 4, requires = "exec", help_heading = heading::SINK)]
@@ -95,7 +95,7 @@ pub struct ListenArgs {
     pub batch_ack: bool,
 
     /// Hold every ACK back this long after the commit.
-    #[arg(long, value_parser = humantime::parse_duration, value_name = "DURATION", help_heading = heading::TEST_DOUBLE)]
+    #[arg(long, value_parser = crate::values::duration(), value_name = "DURATION", help_heading = heading::TEST_DOUBLE)]
     pub ack_delay: Option<Duration>,
     /// Share (0..1) not committed, answered AE/CE.
     #[arg(long, value_name = "FRACTION", default_value_t = 0.0, help_heading = heading::TEST_DOUBLE)]
@@ -130,7 +130,7 @@ pub struct ListenArgs {
     #[arg(long, value_name = "MODE", value_enum, hide_possible_values = true, default_value_t = ClientAuthArg::None, requires = "tls_cert", help_heading = heading::TLS)]
     pub client_auth: ClientAuthArg,
     /// Bound on a client's TLS handshake.
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, default_value = "10s", help_heading = heading::TLS)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::values::duration(), default_value = "10s", help_heading = heading::TLS)]
     pub tls_handshake_timeout: Duration,
 
     /// Turn every framing tolerance off.
@@ -138,11 +138,11 @@ pub struct ListenArgs {
     /// The tolerances: FS without CR, LF after FS, whitespace before VT.
     #[arg(long, help_heading = heading::LIMITS)]
     pub strict: bool,
-    /// Largest payload accepted (K, M suffixes).
+    /// Largest payload accepted (K, M, G suffixes).
     ///
     /// A larger frame ends the connection.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "16MiB", help_heading = heading::LIMITS)]
-    pub max_frame_size: usize,
+    #[arg(long, value_name = "SIZE", value_parser = crate::values::size(), default_value = "16MiB", help_heading = heading::LIMITS)]
+    pub max_frame_size: u64,
     /// Connections open at once.
     ///
     /// Peers beyond it are accepted and closed at once (cause max-connections).
@@ -164,13 +164,13 @@ pub struct ListenArgs {
     /// A connection whose frame would pass it is closed (cause buffer-budget, code
     /// MLLP_FRAME_TOO_LARGE). One address may hold the same share of it as of --max-connections
     /// (but always room for one --max-frame-size).
-    #[arg(long, value_parser = parse_size, default_value = "256MiB", value_name = "SIZE", help_heading = heading::LIMITS)]
-    pub max_buffered: usize,
+    #[arg(long, value_parser = crate::values::size(), default_value = "256MiB", value_name = "SIZE", help_heading = heading::LIMITS)]
+    pub max_buffered: u64,
     /// Close a link idle this long (default: never).
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, help_heading = heading::LIMITS)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::values::duration(), help_heading = heading::LIMITS)]
     pub idle_timeout: Option<Duration>,
     /// On a stop, how long commits under way may take.
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, default_value = "30s", help_heading = heading::LIMITS)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::values::duration(), default_value = "30s", help_heading = heading::LIMITS)]
     pub drain_timeout: Duration,
 
     /// JSON: --log-format json, and --format json when stdout is the sink.
@@ -233,25 +233,6 @@ fn parse_optional_duration(text: &str) -> Result<OptionalDuration, String> {
     }
 }
 
-fn parse_size(text: &str) -> Result<usize, String> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (digits, unit) = t.split_at(split);
-    let n: usize = digits
-        .parse()
-        .map_err(|_| format!("`{text}` is not a size"))?;
-    let scale = match unit.trim() {
-        "" | "B" => 1,
-        "K" | "KiB" | "k" => 1024,
-        "M" | "MiB" => 1024 * 1024,
-        other => return Err(format!("unknown size unit `{other}` (use K, KiB, M, MiB)")),
-    };
-    match n.checked_mul(scale) {
-        Some(0) | None => Err(format!("`{text}` must be between 1 byte and 4 GiB")),
-        Some(size) => Ok(size),
-    }
-}
-
 impl ListenArgs {
     pub fn config(&self) -> anyhow::Result<ServerConfig> {
         let ack = match self.ack {
@@ -270,11 +251,11 @@ impl ListenArgs {
             } else {
                 Tolerance::RECEIVER
             },
-            max_frame: self.max_frame_size,
+            max_frame: usize::try_from(self.max_frame_size).unwrap_or(usize::MAX),
             max_connections: self.max_connections,
             max_connections_per_peer: self.max_connections_per_peer,
             frame_timeout: self.frame_timeout.0,
-            max_buffered: self.max_buffered,
+            max_buffered: usize::try_from(self.max_buffered).unwrap_or(usize::MAX),
             idle_timeout: self.idle_timeout,
             drain_timeout: self.drain_timeout,
             ack,

@@ -1,4 +1,4 @@
-//! Server events to stderr lines (human or JSON, SPEC section 6), written from one thread in
+//! Server events to stderr lines (human or JSON), written from one thread in
 //! batches so a busy server pays one write per batch, not one per event.
 
 use crate::diag::Diag;

@@ -46,18 +46,7 @@ or missing ACKs, and dropped connections.",
             "a misbehaving peer",
         ),
     ],
-    exit_precedence: "",
-    exit_codes: &[
-        (
-            "0",
-            "stopped by SIGINT/SIGTERM after draining the commits under way",
-        ),
-        ("2", "usage error (a refused wildcard bind included)"),
-        (
-            "5",
-            "cannot bind the address, or cannot load the TLS material",
-        ),
-    ],
+    exit: crate::exit::For::Listen,
     environment: COMMON_ENVIRONMENT,
     files: &[
         (

@@ -23,10 +23,8 @@ pub struct Manual {
     pub notes: &'static str,
     /// `(command line, what it does)`; the second may be empty.
     pub examples: &'static [(&'static str, &'static str)],
-    /// Which code wins when several apply, if that can happen.
-    pub exit_precedence: &'static str,
-    /// `(code, meaning)`.
-    pub exit_codes: &'static [(&'static str, &'static str)],
+    /// Whose exit codes it explains (the text itself is in `exit`, one place for all).
+    pub exit: crate::exit::For,
     /// Variables read beyond those a flag names with `env` (which clap lists itself).
     pub environment: &'static [(&'static str, &'static str)],
     /// Files read or written.
@@ -92,52 +90,9 @@ impl Manual {
     }
 
     fn exit_text(&self) -> String {
-        let mut text = String::from("Exit codes");
-        if !self.exit_precedence.is_empty() {
-            text.push_str(&format!(" (when several apply: {})", self.exit_precedence));
-        }
-        text.push_str(":\n");
-        let width = self.exit_codes.iter().map(|(c, _)| c.len()).max();
-        for (code, meaning) in self.exit_codes {
-            let width = width.unwrap_or(0);
-            text.push_str(&format!("  {code:<width$}  {meaning}\n"));
-        }
-        text.trim_end().to_string()
+        crate::exit::help(self.exit)
     }
 }
-
-/// The exit codes every command shares the meaning of, for the top-level page.
-pub const ALL_EXIT_CODES: &[(&str, &str)] = &[
-    (
-        "0",
-        "success: every message positively acknowledged; probe healthy; soak within thresholds",
-    ),
-    (
-        "1",
-        "the peer answered and said no (AE, AR, CE, CR) for at least one message",
-    ),
-    (
-        "2",
-        "usage error or unreadable input, before anything was sent",
-    ),
-    (
-        "3",
-        "unknown fate: a message was written and no ACK came back (or only its CA)",
-    ),
-    (
-        "4",
-        "transient connection failure, retries exhausted: trying later may work",
-    ),
-    (
-        "5",
-        "permanent connection failure: configuration, TLS trust, not an MLLP peer",
-    ),
-    (
-        "6",
-        "soak thresholds missed, or soak's accounting did not close",
-    ),
-    ("130", "interrupted (send)"),
-];
 
 /// The top-level page.
 pub const MLLP: Manual = Manual {
@@ -163,8 +118,7 @@ machine-readable diagnostics.",
         ("mllp soak --duration 10s", "load a link, with a report"),
         ("mllp send -h", "each command's flags, one line each"),
     ],
-    exit_precedence: "",
-    exit_codes: ALL_EXIT_CODES,
+    exit: crate::exit::For::All,
     environment: COMMON_ENVIRONMENT,
     files: &[
         (

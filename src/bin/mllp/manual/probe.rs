@@ -38,21 +38,7 @@ was written and no ACK came), permanent (exit 5).",
         ),
         ("mllp probe engine.example --json", "one JSON object"),
     ],
-    exit_precedence: "",
-    exit_codes: &[
-        ("0", "healthy"),
-        ("1", "the ACK was negative (AE, AR, CE, CR)"),
-        ("2", "usage error"),
-        (
-            "3",
-            "the message was written and no ACK came back (or only its CA)",
-        ),
-        ("4", "transient failure: trying later may work"),
-        (
-            "5",
-            "permanent failure: configuration, TLS trust, not an MLLP peer",
-        ),
-    ],
+    exit: crate::exit::For::Probe,
     environment: COMMON_ENVIRONMENT,
     files: &[
         (

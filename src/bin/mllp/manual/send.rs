@@ -15,6 +15,14 @@ record with --json), a summary to stderr.",
             "one line per message, summary on stderr",
         ),
         (
+            "mllp send adt/ -r --host 10.0.0.7:6661 -v",
+            "a directory in natural order; each step",
+        ),
+        (
+            "mllp send adt/ -r --dry-run",
+            "check and list what would be sent",
+        ),
+        (
             "mllp send inbox --recursive --host engine --json",
             "NDJSON records, then a summary",
         ),
@@ -31,37 +39,7 @@ record with --json), a summary to stderr.",
             "... and send only those again",
         ),
     ],
-    exit_precedence: "5, then 4, then 3, then 1",
-    exit_codes: &[
-        (
-            "0",
-            "every message accepted (AA, or CA when no application ACK was asked for)",
-        ),
-        (
-            "1",
-            "the peer said no (AE, AR, CE, CR) for at least one message",
-        ),
-        (
-            "2",
-            "usage error or unreadable input, before anything was sent",
-        ),
-        (
-            "3",
-            "unknown fate: a message was written and no ACK came back (or only its CA)",
-        ),
-        (
-            "4",
-            "transient connection failure, retries exhausted: trying later may work",
-        ),
-        (
-            "5",
-            "permanent connection failure: configuration, TLS trust, not an MLLP peer",
-        ),
-        (
-            "130",
-            "interrupted by Ctrl-C (the summary is still printed)",
-        ),
-    ],
+    exit: crate::exit::For::Send,
     environment: COMMON_ENVIRONMENT,
     files: &[
         (

@@ -15,25 +15,45 @@ hide its stall. --chaos lets the embedded peer (or a proxy in front of a real on
 connections, stall and answer slowly, to watch reconnect and drain at work.",
     notes: "",
     examples: &[
-        ("mllp soak --duration 10s", "embedded listener, live view, report"),
-        ("mllp soak --connections 4 --rate 2000 --duration 1m --json > run.json", ""),
-        ("mllp soak --chaos reset=0.01,delay=0.1:50ms,drop=0.0005:3s --duration 5m", ""),
-        ("mllp soak --host engine.test --template adt.hl7 --rate 50 --duration 8h", ""),
-        ("mllp soak --host engine.test --allow-synthetic --max-p99 200ms", ""),
-        ("mllp soak --merge a.json b.json", "combine reports from several machines"),
+        (
+            "mllp soak --duration 10s",
+            "embedded listener, live view, report",
+        ),
+        (
+            "mllp soak --connections 4 --rate 2000 --duration 1m --json > run.json",
+            "",
+        ),
+        (
+            "mllp soak --chaos reset=0.01,delay=0.1:50ms,drop=0.0005:3s --duration 5m",
+            "",
+        ),
+        (
+            "mllp soak --host engine.test --template adt.hl7 --rate 50 --duration 8h",
+            "",
+        ),
+        (
+            "mllp soak --host engine.test --allow-synthetic --max-p99 200ms",
+            "",
+        ),
+        (
+            "mllp soak --merge a.json b.json",
+            "combine reports from several machines",
+        ),
     ],
-    exit_precedence: "5, then 4, then 6",
-    exit_codes: &[
-        ("0", "the run stayed within its thresholds and its accounting closed"),
-        ("2", "usage error or unreadable template"),
-        ("4", "a connection gave up on a transient failure"),
-        ("5", "a connection gave up on a permanent failure: configuration, TLS trust, not an MLLP peer"),
-        ("6", "a threshold was missed, or the accounting did not close"),
-    ],
+    exit: crate::exit::For::Soak,
     environment: COMMON_ENVIRONMENT,
     files: &[
-        ("--report FILE", "the report, JSON; --merge reads such files back"),
-        ("--template FILE", "message templates; the first message of each is used"),
-        ("--out-dir DIR", "the embedded listener's committed messages, one file each"),
+        (
+            "--report FILE",
+            "the report, JSON; --merge reads such files back",
+        ),
+        (
+            "--template FILE",
+            "message templates; the first message of each is used",
+        ),
+        (
+            "--out-dir DIR",
+            "the embedded listener's committed messages, one file each",
+        ),
     ],
 };

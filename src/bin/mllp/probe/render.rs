@@ -178,7 +178,7 @@ pub fn stats_table(target: &str, summary: &StatsSummary) -> String {
     out
 }
 
-/// One probe as JSON (SPEC section 6), with `seq` when repeated.
+/// One probe as JSON (`probe --json`), with `seq` when repeated.
 pub fn json(report: &Report, seq: Option<u32>) -> String {
     let mut value = serde_json::to_value(report).unwrap_or(Value::Null);
     if let Value::Object(map) = &mut value {
@@ -198,7 +198,7 @@ pub fn json(report: &Report, seq: Option<u32>) -> String {
     value.to_string()
 }
 
-/// The contract's phase names are resolve, connect, tls, send and ack: the banner wait is
+/// The public phase names are resolve, connect, tls, send and ack: the banner wait is
 /// reported inside the phase it follows (connect, or tls), as an object `banner` with its own
 /// `ok`, `ms` and findings.
 fn fold_banner(phases: &mut Vec<Value>) {

@@ -1,7 +1,9 @@
 //! The run: a reader thread streams messages from disk, a producer hands them to the client
 //! (backpressure waits, never drops), and a collector settles each message's one fate, resends
 //! under the policy, writes results, and decides the exit code. Ctrl-C stops reading and drains;
-//! a second Ctrl-C settles everything at once.
+//! a second Ctrl-C settles everything at once. `--timeout` ends the run at once when it runs
+//! out: what was not written is never delivered, what was written and not answered is of
+//! unknown fate, both with cause `run-timeout`.
 
 mod produce;
 
@@ -18,7 +20,7 @@ use bytes::Bytes;
 use mllp::cause::Cause;
 use mllp::client::{Client, ClientEvent, Fate, FateCause, Population, Reason, State};
 use mllp::input::{InputError, InputSet, Message};
-use produce::produce;
+use produce::{produce, Halt};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,17 +34,20 @@ pub struct Item {
     pub payload: Bytes,
     /// How many times it was resent so far.
     pub resends: u32,
+    /// Its place in the input, from 1: the order it was read and first handed over.
+    pub seq: u64,
     /// How many times the client wrote it again on a new connection (control-ID correlation).
     pub rewrites: u32,
 }
 
 impl Item {
-    fn new(message: Message) -> Item {
+    fn new(message: Message, seq: u64) -> Item {
         Item {
             source: message.source,
             index: message.index,
             payload: message.payload,
             resends: 0,
+            seq,
             rewrites: 0,
         }
     }
@@ -84,6 +89,17 @@ pub async fn run(
     let mut signals = Signals::install();
     let started = Instant::now();
     let live = Arc::new(live);
+    live.start();
+    // `--timeout`: a deadline for the whole run; past it, nothing more is sent.
+    let expired = CancellationToken::new();
+    let deadline = plan.deadline.map(tokio::time::Instant::from_std);
+    let timer = async move {
+        match deadline {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(timer);
     let (gave_up_tx, gave_up) = watch::channel(None::<Cause>);
     let events = tokio::spawn(watch_events(client.subscribe(), live.clone(), gave_up_tx));
     let stop = CancellationToken::new();
@@ -96,7 +112,10 @@ pub async fn run(
         input,
         resend_rx,
         notes_tx,
-        stop.clone(),
+        Halt {
+            stop: stop.clone(),
+            expired: expired.clone(),
+        },
         gave_up.clone(),
     ));
 
@@ -108,6 +127,20 @@ pub async fn run(
     while !(input_done && tally.adds_up()) {
         let note = tokio::select! {
             note = notes.recv() => note,
+            () = &mut timer, if !ending.timed_out => {
+                ending.timed_out = true;
+                live.note(
+                    "run_timeout",
+                    || "mllp: --timeout ran out: nothing more is sent; the rest is reported".into(),
+                    json!({}),
+                );
+                // Expired first: the producer reads it when it sees the stop.
+                expired.cancel();
+                stop.cancel();
+                let client = client.clone();
+                tokio::spawn(async move { client.destroy().await });
+                continue;
+            }
             // Only application ACKs left to wait for: close, so the drain timeout bounds them.
             () = tokio::time::sleep(APP_ACK_CHECK), if input_done && !draining => {
                 if only_app_acks_left(&tally, &client) {
@@ -163,13 +196,14 @@ pub async fn run(
                     Some(item)
                 };
                 if let Some(item) = unsent {
+                    let cause = final_cause(&fate, *gave_up.borrow(), &ending, &live);
                     settle(
                         &mut tally,
                         &mut output,
                         &live,
                         &failed,
                         &client,
-                        &gave_up,
+                        cause,
                         item,
                         fate,
                     );
@@ -199,6 +233,7 @@ pub async fn run(
     drop(client);
     let _ = tokio::time::timeout(Duration::from_secs(1), events).await;
     ending.gave_up = *gave_up.borrow();
+    ending.last_failure = live.last_failure();
     // What went wrong, in the words of the failure that made the client give up.
     if let Some(failure) = stats
         .last_failure
@@ -257,7 +292,7 @@ fn finish(
     exit
 }
 
-/// The resend policy of SPEC section 5. Control-ID mode resends inside the client itself.
+/// The resend policy (docs/delivery.md). Control-ID mode resends inside the client itself.
 fn resend_wanted(plan: &Plan, item: &Item, fate: &Fate, client: &Client) -> bool {
     if !plan.fifo || item.resends >= plan.max_resends || client_closed(client) {
         return false;
@@ -274,6 +309,35 @@ fn resend_wanted(plan: &Plan, item: &Item, fate: &Fate, client: &Client) -> bool
     }
 }
 
+/// The cause a message's record shows when the run, not the link, ended it: the cause the
+/// client gave up on, `run-timeout` past `--timeout`, or after Ctrl-C the link's last failure
+/// (a refused port stays `connection-refused`, not the shutdown that followed). `None` keeps
+/// the fate's own cause.
+fn final_cause(
+    fate: &Fate,
+    gave_up: Option<Cause>,
+    ending: &Ending,
+    live: &Live,
+) -> Option<&'static str> {
+    let ended_by_us = |cause: &FateCause| {
+        matches!(
+            cause,
+            FateCause::Closed | FateCause::Destroyed | FateCause::Cancelled
+        )
+    };
+    match fate {
+        Fate::NeverDelivered { cause } | Fate::UnknownFate { cause, .. }
+            if ending.timed_out && ended_by_us(cause) =>
+        {
+            Some(Cause::RunTimeout.as_str())
+        }
+        Fate::NeverDelivered { cause } if ended_by_us(cause) => {
+            gave_up.or_else(|| live.last_failure()).map(Cause::as_str)
+        }
+        _ => None,
+    }
+}
+
 /// A message's final fate: count it, show it, keep it when it failed.
 #[allow(clippy::too_many_arguments)]
 fn settle(
@@ -282,27 +346,18 @@ fn settle(
     live: &Live,
     failed: &Option<FailedOut>,
     client: &Client,
-    gave_up: &watch::Receiver<Option<Cause>>,
+    cause: Option<&str>,
     item: Item,
     fate: Fate,
 ) {
-    // A send the closed client turned away carries the reason the client gave up.
-    let cause = match (&fate, *gave_up.borrow()) {
-        (
-            Fate::NeverDelivered {
-                cause: FateCause::Closed,
-            },
-            Some(cause),
-        ) => Some(cause.as_str()),
-        _ => None,
-    };
     tally.record(&fate);
+    live.answered(item.control_id().as_deref(), &fate);
     tally.resent += u64::from(item.rewrites);
     output.message(&item, &fate, cause);
     if fate.population() != Population::Accepted {
         if let Some(failed) = failed {
-            if let Err(err) = failed.write(&item.label(), &item.payload) {
-                let file = super::failed::file_name(&item.label());
+            if let Err(err) = failed.write(item.seq, &item.label(), &item.payload) {
+                let file = super::failed::file_name(item.seq, &item.label());
                 live.note(
                     "failed_out_error",
                     || format!("mllp: warning: --failed-out: cannot write {file}: {err}"),

@@ -1,5 +1,6 @@
 //! `--failed-out DIR`: every message that did not end accepted, one file each, named after its
-//! `source#n`, holding exactly the bytes that were sent, so a rerun sends only those.
+//! place in the input and its `source#n` (`000006-adt.hl7#6.hl7`), holding exactly the bytes
+//! that were sent, so a rerun of DIR sends only those, in their first order.
 
 use anyhow::Context;
 use std::path::{Path, PathBuf};
@@ -23,16 +24,17 @@ impl FailedOut {
         Ok(FailedOut { dir: dir.into() })
     }
 
-    /// Write one message. The file name is its label with path separators made safe.
-    pub fn write(&self, label: &str, payload: &[u8]) -> std::io::Result<PathBuf> {
-        let path = self.dir.join(file_name(label));
+    /// Write one message, the `seq`th of the input. The file name is `seq`, zero-padded so that
+    /// names sort in input order, and its label with path separators made safe.
+    pub fn write(&self, seq: u64, label: &str, payload: &[u8]) -> std::io::Result<PathBuf> {
+        let path = self.dir.join(file_name(seq, label));
         std::fs::write(&path, payload)?;
         Ok(path)
     }
 }
 
-/// `in/adt.hl7#2` -> `in_adt.hl7#2.hl7`; `-#1` -> `stdin#1.hl7`.
-pub fn file_name(label: &str) -> String {
+/// `(7, in/adt.hl7#2)` -> `000007-in_adt.hl7#2.hl7`; `(1, -#1)` -> `000001-stdin#1.hl7`.
+pub fn file_name(seq: u64, label: &str) -> String {
     let label = label
         .strip_prefix("-#")
         .map_or_else(|| label.to_string(), |rest| format!("stdin#{rest}"));
@@ -47,7 +49,7 @@ pub fn file_name(label: &str) -> String {
             }
         })
         .collect();
-    format!("{safe}.hl7")
+    format!("{seq:06}-{safe}.hl7")
 }
 
 #[cfg(test)]
@@ -56,10 +58,20 @@ mod tests {
 
     #[test]
     fn names_are_flat_and_keep_the_label() {
-        assert_eq!(file_name("adt.hl7#2"), "adt.hl7#2.hl7");
-        assert_eq!(file_name("in/sub/adt.hl7#2"), "in_sub_adt.hl7#2.hl7");
-        assert_eq!(file_name("/tmp/x#1"), "tmp_x#1.hl7");
-        assert_eq!(file_name("../x#1"), "x#1.hl7");
-        assert_eq!(file_name("-#3"), "stdin#3.hl7");
+        assert_eq!(file_name(2, "adt.hl7#2"), "000002-adt.hl7#2.hl7");
+        assert_eq!(
+            file_name(9, "in/sub/adt.hl7#2"),
+            "000009-in_sub_adt.hl7#2.hl7"
+        );
+        assert_eq!(file_name(1, "/tmp/x#1"), "000001-tmp_x#1.hl7");
+        assert_eq!(file_name(1, "../x#1"), "000001-x#1.hl7");
+        assert_eq!(file_name(3, "-#3"), "000003-stdin#3.hl7");
+        let mut names: Vec<String> = [10, 6, 9, 40]
+            .iter()
+            .map(|&n| file_name(n, &format!("x.hl7#{n}")))
+            .collect();
+        names.sort();
+        assert_eq!(names[0], "000006-x.hl7#6.hl7");
+        assert_eq!(names[3], "000040-x.hl7#40.hl7");
     }
 }

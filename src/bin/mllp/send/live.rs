@@ -1,15 +1,18 @@
 //! What `send` shows on stderr while it runs: the progress bar (a terminal only, off under
 //! `--json`/`--quiet`; `--progress always` draws it anyway, terminal or not; never under
-//! `--log-format json`), `--events` lines, and security warnings on every connect. Codes, causes
-//! and counts only.
+//! `--log-format json`), the first failure of each outage at once, `-v` steps (connects,
+//! writes, ACKs), `--events` lines, and security warnings on every connect. Codes, causes, control
+//! IDs and counts only, never payload.
 
 use super::{ProgressArg, SendArgs};
 use crate::diag::Diag;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
-use mllp::client::ClientEvent;
+use mllp::cause::{Cause, Class};
+use mllp::client::{ClientEvent, Fate, Reason, State};
 use serde_json::json;
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// How often the bar's counts are refreshed, at most.
@@ -32,10 +35,21 @@ pub struct Live {
     refreshed_ms: AtomicU64,
     events: bool,
     diag: Diag,
+    /// `host:port`, as the lines name it.
+    endpoint: String,
+    /// What follows a failure (`retrying; giving up after 2m`).
+    gives_up: String,
+    /// The link is up (since the last `connected`).
+    up: AtomicBool,
+    /// This outage's first failure was said: the next is said only after a reconnect.
+    said_failure: AtomicBool,
+    /// The last failure of the link, cleared by a connect: the cause behind messages the run
+    /// ends without sending.
+    last_failure: Mutex<Option<Cause>>,
 }
 
 impl Live {
-    pub fn new(args: &SendArgs, diag: &Diag, total: Option<u64>) -> Live {
+    pub fn new(args: &SendArgs, diag: &Diag, total: Option<u64>, plan: &super::Plan) -> Live {
         let target = match args.progress {
             // A bar is not a JSON line: under `--log-format json` it is never drawn.
             _ if diag.json() => None,
@@ -66,6 +80,125 @@ impl Live {
             refreshed_ms: AtomicU64::new(u64::MAX),
             events: args.events,
             diag: diag.clone(),
+            endpoint: plan.endpoint.clone(),
+            gives_up: plan.gives_up.clone(),
+            up: AtomicBool::new(false),
+            said_failure: AtomicBool::new(false),
+            last_failure: Mutex::new(None),
+        }
+    }
+
+    /// The cause of the link's last failure, unless it connected since.
+    pub fn last_failure(&self) -> Option<Cause> {
+        *self.last_failure.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `-v`: a step as it happens, `* connecting to ...` style.
+    fn step(&self, event: &str, human: impl FnOnce() -> String, fields: serde_json::Value) {
+        if self.diag.verbose > 0 {
+            self.note(event, human, fields);
+        }
+    }
+
+    /// The run starts connecting.
+    pub fn start(&self) {
+        let endpoint = &self.endpoint;
+        self.step(
+            "connecting",
+            || format!("* connecting to {endpoint}"),
+            json!({ "endpoint": endpoint }),
+        );
+    }
+
+    /// `-v`: an answer, as it settles a message: `< AA  MSH-10 CTRL0001  1.2ms`.
+    pub fn answered(&self, control_id: Option<&str>, fate: &Fate) {
+        let (Some(code), true) = (fate.ack_code(), self.diag.verbose > 0) else {
+            return;
+        };
+        let latency_ms = fate.latency().map(|d| d.as_secs_f64() * 1000.0);
+        self.note(
+            "ack",
+            || {
+                let id = control_id.unwrap_or("-");
+                let latency = latency_ms.map_or_else(String::new, |ms| format!("  {ms:.1}ms"));
+                format!("< {code}  MSH-10 {id}{latency}")
+            },
+            json!({ "control_id": control_id, "ack_code": code.as_str(), "latency_ms": latency_ms }),
+        );
+    }
+
+    /// Link steps: `-v` shows each; without it, the first failure of an outage is said at once
+    /// (unless `--quiet`), so a wrong port is never minutes of silence.
+    fn link_step(&self, event: &ClientEvent) {
+        let endpoint = &self.endpoint;
+        match event {
+            ClientEvent::StateChange(t) if t.to == State::Connected => {
+                self.up.store(true, Ordering::Relaxed);
+                *self.last_failure.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                let recovered = self.said_failure.swap(false, Ordering::Relaxed);
+                if self.diag.verbose > 0 || (recovered && !self.diag.quiet) {
+                    self.note(
+                        "connected",
+                        || format!("* connected to {endpoint}"),
+                        json!({ "endpoint": endpoint }),
+                    );
+                }
+            }
+            ClientEvent::StateChange(t)
+                if t.to == State::Connecting && t.reason == Reason::BackoffElapsed =>
+            {
+                self.start();
+            }
+            ClientEvent::Error { cause, class } => {
+                let was_up = self.up.swap(false, Ordering::Relaxed);
+                *self.last_failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(*cause);
+                let first = !self.said_failure.swap(true, Ordering::Relaxed);
+                let next = match class {
+                    Class::Permanent => "not retrying: it is permanent",
+                    Class::Transient => self.gives_up.as_str(),
+                };
+                let what = if was_up {
+                    format!("link to {endpoint} lost")
+                } else {
+                    format!("cannot connect to {endpoint}")
+                };
+                let fields = json!({
+                    "endpoint": endpoint,
+                    "cause": cause.as_str(),
+                    "class": class.as_str(),
+                    "connected_before": was_up,
+                });
+                if self.diag.verbose > 0 {
+                    self.note(
+                        "link_failure",
+                        || format!("* {what}: {cause} ({class})"),
+                        fields,
+                    );
+                } else if first && !self.diag.quiet && !self.events {
+                    self.note(
+                        "link_failure",
+                        || format!("mllp: {what}: {cause}; {next}"),
+                        fields,
+                    );
+                }
+            }
+            ClientEvent::Reconnecting { attempt, delay } => {
+                let delay_ms = delay.as_millis() as u64;
+                self.step(
+                    "reconnecting",
+                    || format!("* retrying in {delay:.0?} (attempt {attempt})"),
+                    json!({ "attempt": attempt, "delay_ms": delay_ms }),
+                );
+            }
+            ClientEvent::Written { control_id, bytes } => {
+                let id = control_id.as_deref();
+                self.step(
+                    "written",
+                    || format!("> MSH-10 {}  {bytes} bytes", id.unwrap_or("-")),
+                    json!({ "control_id": id, "bytes": bytes }),
+                );
+            }
+            _ => {}
         }
     }
 
@@ -100,15 +233,23 @@ impl Live {
     /// A client event: security warnings always, protocol warnings unless `--quiet` (a
     /// tolerated deviation is said out loud), the rest with `--events`.
     pub fn event(&self, event: &ClientEvent) {
+        self.link_step(event);
         let diag = &self.diag;
+        // `-vv` shows everything `--events` does.
+        let events = self.events || diag.verbose > 1;
         let line = match event {
             ClientEvent::SecurityWarning(code) => {
                 let text = crate::diag::VERIFY_DISABLED;
                 return self.line(&diag.security_warning_line(code.as_str(), text));
             }
-            _ if !(self.events || !diag.quiet && matches!(event, ClientEvent::Warning(_))) => {
+            ClientEvent::Written { .. } => return,
+            // `-v` said these already as `*` lines; `--events` still gets its own.
+            ClientEvent::Reconnecting { .. } | ClientEvent::Error { .. }
+                if diag.verbose > 0 && !self.events =>
+            {
                 return
             }
+            _ if !(events || !diag.quiet && matches!(event, ClientEvent::Warning(_))) => return,
             ClientEvent::StateChange(t) => diag.line(
                 "state_change",
                 || format!("state {} -> {} ({})", t.from, t.to, t.reason),

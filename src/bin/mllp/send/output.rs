@@ -1,5 +1,5 @@
 //! Per-message results on stdout: an aligned line each (coloured on a terminal), or one NDJSON
-//! record each (SPEC section 6). The ACK payload only with `--print-ack`; MSH-10 and the ACK's
+//! record each. The ACK payload only with `--print-ack`; MSH-10 and the ACK's
 //! MSA-3 text appear here and nowhere else.
 
 use super::engine::Item;

@@ -60,9 +60,13 @@ pub struct Ending {
     pub input_failed: bool,
     /// Stdout closed before the input was all read, so reading stopped there.
     pub output_closed: bool,
+    /// `--timeout` ran out.
+    pub timed_out: bool,
+    /// The link's last failure, when it had not connected again since.
+    pub last_failure: Option<Cause>,
 }
 
-/// The exit code: SPEC section 7, 5 then 4 then 3 then 1; 130 after Ctrl-C; 3 when the
+/// The exit code: 5 then 4 then 3 then 1; 130 after Ctrl-C; 3 when the
 /// accounting does not close (a bug, reported as such before this is called).
 pub fn decide(tally: &Tally, ending: Ending) -> Exit {
     if ending.interrupted {
@@ -130,6 +134,8 @@ pub fn json_record(
         "accounting_ok": tally.adds_up(),
         "gave_up": ending.gave_up.map(Cause::as_str),
         "interrupted": ending.interrupted,
+        "timed_out": ending.timed_out,
+        "last_failure": ending.last_failure.filter(|_| ending.gave_up.is_none()).map(Cause::as_str),
         "exit_code": exit.code(),
     })
 }
@@ -192,6 +198,16 @@ pub fn human(tally: &Tally, elapsed: Duration, ending: Ending) -> String {
     }
     if ending.interrupted {
         text.push_str("\n  interrupted: reading stopped at Ctrl-C");
+    }
+    if ending.timed_out {
+        text.push_str("\n  timed out: --timeout ran out; nothing more was sent");
+    }
+    if let (None, Some(cause)) = (ending.gave_up, ending.last_failure) {
+        text.push_str(&format!(
+            "\n  last failure: {cause} ({}): {}",
+            cause.class(),
+            cause.hint()
+        ));
     }
     text
 }

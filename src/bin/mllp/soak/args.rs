@@ -3,8 +3,10 @@
 use crate::cli::heading;
 use crate::manual::SOAK;
 use crate::netargs::{LinkArgs, TlsArgs};
+use crate::values;
 use clap::{Args, ValueEnum};
 use mllp::soak::{ChaosSpec, Thresholds};
+use mllp::target::Target;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -20,12 +22,15 @@ pub struct SoakArgs {
     #[arg(long, help_heading = heading::INPUT)]
     pub allow_synthetic: bool,
 
-    /// The peer to drive (default: an embedded listener).
-    #[arg(long, value_name = "HOST", help_heading = heading::CONNECTION)]
-    pub host: Option<String>,
-    /// The peer's port.
-    #[arg(long, value_name = "PORT", default_value_t = 2575, requires = "host", help_heading = heading::CONNECTION)]
-    pub port: u16,
+    /// Peer to drive, HOST[:PORT] (default: embedded listener).
+    ///
+    /// IPv6 in brackets: [fd00::7]:2575. Never taken from the environment, so that synthetic
+    /// patients cannot reach an engine by accident.
+    #[arg(long, value_name = "HOST[:PORT]", value_parser = values::target(), help_heading = heading::CONNECTION)]
+    pub host: Option<Target>,
+    /// Port, when --host has none [default: 2575].
+    #[arg(long, value_name = "PORT", requires = "host", value_parser = values::port(), help_heading = heading::CONNECTION)]
+    pub port: Option<u16>,
     #[command(flatten)]
     pub link: LinkArgs,
     #[command(flatten)]
@@ -37,10 +42,10 @@ pub struct SoakArgs {
     /// Total messages per second over all connections (`2000` or `2000/s`).
     ///
     /// Unset: as fast as the window allows.
-    #[arg(long, value_name = "RATE", value_parser = parse_rate, help_heading = heading::LOAD)]
+    #[arg(long, value_name = "RATE", value_parser = values::rate(), help_heading = heading::LOAD)]
     pub rate: Option<f64>,
     /// Stop generating after this long.
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, help_heading = heading::LOAD)]
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(), help_heading = heading::LOAD)]
     pub duration: Option<Duration>,
     /// Stop after this many messages in total.
     #[arg(long, value_name = "N", help_heading = heading::LOAD)]
@@ -48,10 +53,10 @@ pub struct SoakArgs {
     /// Climb linearly to --rate over this long.
     ///
     /// Without --rate: start the connections one by one over this long.
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, help_heading = heading::LOAD)]
+    #[arg(long, value_name = "DURATION", value_parser = values::duration(), help_heading = heading::LOAD)]
     pub ramp_up: Option<Duration>,
     /// Messages in flight per connection, at most.
-    #[arg(long, value_name = "N", default_value_t = 64, help_heading = heading::LOAD)]
+    #[arg(long, value_name = "N", default_value = "64", value_parser = values::at_least_one(), help_heading = heading::LOAD)]
     pub window: usize,
     /// Inject faults: kind=probability[:duration],... (see --help).
     ///
@@ -67,13 +72,13 @@ pub struct SoakArgs {
     pub out_dir: Option<PathBuf>,
 
     /// Fail (exit 6) when the p99 latency is above this.
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, help_heading = heading::THRESHOLDS)]
+    #[arg(long, value_name = "DURATION", value_parser = values::duration(), help_heading = heading::THRESHOLDS)]
     pub max_p99: Option<Duration>,
     /// Fail (exit 6) when more than this share did not end accepted.
-    #[arg(long, value_name = "FRACTION", help_heading = heading::THRESHOLDS)]
+    #[arg(long, value_name = "FRACTION", value_parser = values::fraction(), help_heading = heading::THRESHOLDS)]
     pub max_error_rate: Option<f64>,
     /// Fail (exit 6) when fewer than N were accepted per second.
-    #[arg(long, value_name = "N", help_heading = heading::THRESHOLDS)]
+    #[arg(long, value_name = "N", value_parser = values::rate(), help_heading = heading::THRESHOLDS)]
     pub min_throughput: Option<f64>,
 
     /// Write the report (JSON) to FILE.
@@ -89,7 +94,7 @@ pub struct SoakArgs {
     #[arg(long, value_name = "WHEN", value_enum, hide_possible_values = true, default_value_t = Live::Auto, help_heading = heading::OUTPUT)]
     pub live: Live,
     /// Progress line interval without the live view.
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = humantime::parse_duration, help_heading = heading::OUTPUT)]
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = values::positive_duration(), help_heading = heading::OUTPUT)]
     pub report_interval: Duration,
     /// Serve Prometheus metrics on ADDR (e.g. 127.0.0.1:9898).
     #[arg(long, value_name = "ADDR", help_heading = heading::OUTPUT)]
@@ -113,16 +118,6 @@ impl SoakArgs {
             max_error_rate: self.max_error_rate,
             min_throughput: self.min_throughput,
         }
-    }
-}
-
-fn parse_rate(text: &str) -> Result<f64, String> {
-    let number = text.trim().trim_end_matches("/s");
-    match number.trim().parse::<f64>() {
-        Ok(rate) if rate.is_finite() && rate > 0.0 => Ok(rate),
-        _ => Err(format!(
-            "`{text}` is not a positive rate (e.g. 2000 or 2000/s)"
-        )),
     }
 }
 

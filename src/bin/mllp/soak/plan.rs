@@ -59,28 +59,16 @@ impl Plan {
         if args.connections == 0 || args.connections > mllp::soak::ledger::MAX_CONNECTIONS {
             anyhow::bail!("--connections must be from 1 to 999");
         }
-        if args.window == 0 {
-            anyhow::bail!("--window must be at least 1");
-        }
         if args.messages == Some(0) {
             anyhow::bail!("--messages must be at least 1");
         }
-        if args.duration.is_some_and(|d| d.is_zero()) {
-            anyhow::bail!("--duration must be greater than zero");
-        }
-        if args.report_interval.is_zero() {
-            anyhow::bail!("--report-interval must be greater than zero");
-        }
-        if let Some(rate) = args.max_error_rate {
-            if !(0.0..=1.0).contains(&rate) {
-                anyhow::bail!("--max-error-rate must be a fraction from 0 to 1");
-            }
-        }
         let target = match &args.host {
-            Some(host) => Target::Remote {
-                host: host.clone(),
-                port: args.port,
-            },
+            Some(host) => {
+                let origin = crate::netargs::Origin::default();
+                let (host, port) = crate::netargs::endpoint(host, args.port, origin)
+                    .map_err(anyhow::Error::msg)?;
+                Target::Remote { host, port }
+            }
             None => {
                 if args.tls.enabled() {
                     anyhow::bail!("TLS flags need --host: the embedded listener speaks plain TCP");
@@ -122,7 +110,11 @@ impl Plan {
         let config = serde_json::json!({
             "target": match &target {
                 Target::Embedded { .. } => "embedded".to_string(),
-                Target::Remote { host, port } => format!("{host}:{port}"),
+                Target::Remote { host, port } => mllp::target::Target {
+                    host: host.clone(),
+                    port: Some(*port),
+                }
+                .to_string(),
             },
             "connections": args.connections,
             "rate": args.rate,

@@ -101,7 +101,7 @@ impl View {
             Mode::Off => return false,
         };
         self.last
-            .map_or(true, |last| now.duration_since(last) >= every)
+            .is_none_or(|last| now.duration_since(last) >= every)
     }
 
     pub fn draw(&mut self, s: &Snapshot) {

@@ -16,6 +16,14 @@ use tokio_util::sync::CancellationToken;
 /// Messages handed to the client whose fate is not yet reported, at most (beyond the window).
 const ORDER_QUEUE: usize = 1024;
 
+/// How the collector stops the producer: `stop` ends reading (Ctrl-C, a closed stdout, the
+/// deadline); `expired`, cancelled first, says the deadline passed, so a finite input is still
+/// read to its end and each message reported never-delivered instead of left uncounted.
+pub(super) struct Halt {
+    pub stop: CancellationToken,
+    pub expired: CancellationToken,
+}
+
 /// Hand messages to the client: resends first, then new input. Ends when the input is done and
 /// the collector wants no more resends.
 pub(super) async fn produce(
@@ -24,12 +32,16 @@ pub(super) async fn produce(
     mut input: Feed,
     mut resends: mpsc::UnboundedReceiver<Item>,
     notes: mpsc::UnboundedSender<Note>,
-    stop: CancellationToken,
+    halt: Halt,
     mut gave_up: watch::Receiver<Option<Cause>>,
 ) {
+    let Halt { stop, expired } = halt;
     let mut pacer = plan.rate.map(Pacer::new);
     let order = spawn_waiter(notes.clone());
     let mut reading = true;
+    // Past `--timeout`: the rest of a finite input is read and reported, never sent.
+    let mut past_deadline = false;
+    let mut read = 0u64;
     loop {
         let stream_over = plan.stream && gave_up.borrow().is_some();
         let item = tokio::select! {
@@ -39,7 +51,11 @@ pub(super) async fn produce(
                 // The collector is done: it stops only once every message settled.
                 None => return,
             },
-            () = stop.cancelled(), if reading => {
+            () = stop.cancelled(), if reading && !past_deadline => {
+                if expired.is_cancelled() && !plan.stream {
+                    past_deadline = true;
+                    continue;
+                }
                 reading = false;
                 input.close();
                 let _ = notes.send(Note::InputEnd(None));
@@ -48,7 +64,8 @@ pub(super) async fn produce(
             message = input.recv(), if reading && !stream_over => match message {
                 Some(Ok(message)) => {
                     let _ = notes.send(Note::Read);
-                    Item::new(message)
+                    read += 1;
+                    Item::new(message, read)
                 }
                 Some(Err(error)) => {
                     reading = false;
@@ -67,6 +84,17 @@ pub(super) async fn produce(
                 continue;
             }
         };
+        if past_deadline {
+            let fate = Fate::NeverDelivered {
+                cause: FateCause::Link(Cause::RunTimeout),
+            };
+            if let Err(mpsc::error::SendError((item, _))) =
+                order.send((item, Awaiting::Done(fate.clone()))).await
+            {
+                let _ = notes.send(Note::Settled(item, fate));
+            }
+            continue;
+        }
         if client_closed(&client) {
             // Report why without asking the client: it gave up (or is closing after Ctrl-C).
             let cause =
