@@ -282,7 +282,7 @@ async fn last_look(stream: &mut BoxStream, buf: &mut BytesMut, silent: bool) -> 
             Some(r) if r.kind != PeerKind::Mllp => Some(not_mllp(
                 r.kind,
                 r.first_byte,
-                "no ACK; the answer to the end of input",
+                "no ACK; when our side closed, the peer answered",
             )),
             _ => None,
         },

@@ -64,7 +64,7 @@ fn phase_lines(phase: &PhaseReport) -> Vec<String> {
         }
         Some(Detail::Tls(tls)) => tls_lines(tls),
         Some(Detail::Banner { silent: true, .. }) => {
-            vec!["silent (reachable; MLLP not exercised without --send)".into()]
+            vec!["silent (reachable)".into()]
         }
         Some(Detail::Banner { peer, .. }) => vec![peer
             .map(|p| format!("{} bytes: {}", p.bytes, p.kind))
