@@ -9,6 +9,7 @@ mod closed_stdout;
 mod conformance;
 mod crowd;
 mod endpoints;
+mod endurance;
 mod framing;
 mod hl7_ack;
 mod interop;
