@@ -3,7 +3,7 @@
 //! on the connection; a reply with nothing awaiting it ends the link for good; an ACK timeout
 //! ends the link; nothing is written twice.
 
-use super::rules::{AfterCa, Outcome, Rules, Timeouts};
+use super::rules::{known_code, AfterCa, Outcome, Rules, Timeouts};
 
 #[derive(Debug)]
 struct Message {
@@ -121,14 +121,8 @@ impl Rules for FifoModel {
         if self.closed {
             return;
         }
-        let code: &'static str = match code {
-            "AA" => "AA",
-            "AE" => "AE",
-            "AR" => "AR",
-            "CA" => "CA",
-            "CE" => "CE",
-            "CR" => "CR",
-            _ => return, // empty or unknown MSA-1: settles nothing
+        let Some(code) = known_code(code) else {
+            return; // empty or unknown MSA-1: settles nothing
         };
         let head = self.flight.first().copied();
         let matches = head.is_some_and(|h| self.messages[h].cid == cid);

@@ -173,14 +173,8 @@ impl Model {
         if self.closed {
             return;
         }
-        let code: &'static str = match code {
-            "AA" => "AA",
-            "AE" => "AE",
-            "AR" => "AR",
-            "CA" => "CA",
-            "CE" => "CE",
-            "CR" => "CR",
-            _ => return, // empty or unknown MSA-1: settles nothing
+        let Some(code) = known_code(code) else {
+            return; // empty or unknown MSA-1: settles nothing
         };
         let Some(i) = self.holder(cid) else {
             return; // unmatched or late
@@ -355,4 +349,11 @@ impl Rules for Model {
     fn advance(&mut self, ms: u64) {
         Model::advance(self, ms)
     }
+}
+
+/// The six MSA-1 codes the rules know; anything else settles nothing.
+pub fn known_code(code: &str) -> Option<&'static str> {
+    ["AA", "AE", "AR", "CA", "CE", "CR"]
+        .into_iter()
+        .find(|known| *known == code)
 }
