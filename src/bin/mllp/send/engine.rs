@@ -340,7 +340,7 @@ fn settle(
     fate: Fate,
 ) {
     tally.record(&fate);
-    live.answered(item.control_id().as_deref(), &fate);
+    live.answered(|| item.control_id(), &fate);
     tally.resent += u64::from(item.rewrites);
     output.message(&item, &fate, cause);
     if fate.population() != Population::Accepted {
