@@ -17,7 +17,7 @@ pub use chaos::{ChaosPolicy, ChaosSpec, Fault, FaultKind};
 pub use embedded::{Embedded, EmbeddedError};
 pub use ledger::{Claim, ControlIds, Ledger, LedgerSink};
 pub use pacer::{Pacer, Schedule};
-pub use report::{Report, Tally, Thresholds};
+pub use report::{SoakReport, Tally, Thresholds};
 pub use template::{Template, TemplateError};
 pub use update::{Done, Update};
 pub use worker::{Countdown, End, Worker};

@@ -1,4 +1,4 @@
-//! The soak report: an in-memory [`Tally`] the run adds to, and the serialized [`Report`]
+//! The soak report: an in-memory [`Tally`] the run adds to, and the serialized [`SoakReport`]
 //! (`soak --report`, `--json`) whose counters sum and whose HDR histogram (V2, base64) merges, so reports
 //! from several machines combine into one. Thresholds are judged on a report.
 
@@ -209,7 +209,7 @@ pub struct Thresholds {
 }
 
 impl Thresholds {
-    pub fn evaluate(&self, report: &Report) -> Vec<Verdict> {
+    pub fn evaluate(&self, report: &SoakReport) -> Vec<Verdict> {
         let mut out = Vec::new();
         if let Some(limit) = self.max_p99 {
             // From whole nanoseconds: `1ns` is 0.000001 ms, not float noise around it.
@@ -250,7 +250,7 @@ fn verdict(name: &str, limit: f64, observed: f64, ok: bool) -> Verdict {
 
 /// The report `soak --report` writes. Field names are interface: add, never rename.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Report {
+pub struct SoakReport {
     pub config: serde_json::Value,
     pub generated: u64,
     /// The six fates and final ACK codes, as top-level fields.
@@ -283,10 +283,10 @@ fn one() -> u64 {
     1
 }
 
-impl Report {
+impl SoakReport {
     /// The report of `tally`. The accounting's sum check is (re)done here; `accounting` brings
     /// the listener-side problems, if any.
-    pub fn new(config: serde_json::Value, tally: &Tally, mut accounting: Accounting) -> Report {
+    pub fn new(config: serde_json::Value, tally: &Tally, mut accounting: Accounting) -> SoakReport {
         accounting.generated = tally.generated;
         accounting.populations_sum = tally.settled();
         if tally.generated != tally.settled() {
@@ -296,7 +296,7 @@ impl Report {
                 tally.settled()
             ));
         }
-        Report {
+        SoakReport {
             config,
             generated: tally.generated,
             fates: tally.fates.clone(),
@@ -355,7 +355,7 @@ impl Report {
 
     /// Combine reports: counters summed, histograms merged, percentiles recomputed, accounting
     /// closed only when it closed in every report and still closes in the sum.
-    pub fn merge(reports: &[Report]) -> Result<Report, ReportError> {
+    pub fn merge(reports: &[SoakReport]) -> Result<SoakReport, ReportError> {
         let mut tally = Tally::default();
         let mut accounting = Accounting::default();
         let mut runs = 0;
@@ -377,7 +377,7 @@ impl Report {
         let config = serde_json::json!({
             "merged": reports.iter().map(|r| r.config.clone()).collect::<Vec<_>>(),
         });
-        let mut merged = Report::new(config, &tally, accounting);
+        let mut merged = SoakReport::new(config, &tally, accounting);
         merged.runs = runs;
         Ok(merged)
     }

@@ -12,7 +12,7 @@ use anyhow::Context;
 use clap::Args;
 use mllp::cause::Cause;
 use mllp::probe::stats::ProbeStats;
-use mllp::probe::{ProbeConfig, ProbeTls, Report, SendPhase, Timeouts, VerdictClass};
+use mllp::probe::{ProbeConfig, ProbeReport, ProbeTls, SendPhase, Timeouts, VerdictClass};
 use mllp::target::Target;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -137,7 +137,7 @@ impl ProbeArgs {
 
 /// What one report contributes to the exit code. An ACK timeout is an unknown fate (3), not a
 /// transient failure (4): the message was written.
-fn observed(report: &Report) -> Observed {
+fn observed(report: &ProbeReport) -> Observed {
     Observed {
         permanent: report.verdict.class == VerdictClass::Permanent,
         transient: report.verdict.class == VerdictClass::Transient

@@ -10,7 +10,7 @@ mod view;
 use crate::diag::{Diag, Fatal};
 use crate::exit::{self, Exit, Observed};
 pub use args::SoakArgs;
-use mllp::soak::Report;
+use mllp::soak::SoakReport;
 
 pub fn run(args: SoakArgs, diag: &Diag) -> anyhow::Result<Exit> {
     if !args.merge.is_empty() {
@@ -49,7 +49,7 @@ fn merge(args: &SoakArgs, diag: &Diag) -> anyhow::Result<Exit> {
                 return Ok(Fatal::new(Exit::Usage, message).report());
             }
         };
-        match serde_json::from_str::<Report>(&text) {
+        match serde_json::from_str::<SoakReport>(&text) {
             Ok(report) => reports.push(report),
             Err(e) => {
                 let message = format!("{} is not a soak report: {e}", path.display());
@@ -57,7 +57,7 @@ fn merge(args: &SoakArgs, diag: &Diag) -> anyhow::Result<Exit> {
             }
         }
     }
-    let mut merged = match Report::merge(&reports) {
+    let mut merged = match SoakReport::merge(&reports) {
         Ok(merged) => merged,
         Err(e) => return Ok(Fatal::new(Exit::Usage, e).report()),
     };

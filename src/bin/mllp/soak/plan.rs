@@ -12,7 +12,7 @@ use mllp::client::{
 };
 use mllp::soak::report::Accounting;
 use mllp::soak::worker;
-use mllp::soak::{ChaosSpec, ControlIds, FaultKind, Report, Schedule, Template, Thresholds};
+use mllp::soak::{ChaosSpec, ControlIds, FaultKind, Schedule, SoakReport, Template, Thresholds};
 use mllp::soak::{Embedded, EmbeddedError};
 use mllp::transport::{Connector, TcpConnector};
 use std::path::PathBuf;
@@ -51,7 +51,7 @@ pub struct Plan {
 
 /// What the run ended with, for the exit code.
 pub struct Outcome {
-    pub report: Report,
+    pub report: SoakReport,
     pub permanent: bool,
     pub transient: bool,
 }
@@ -376,7 +376,7 @@ pub async fn execute(plan: Plan, diag: &Diag) -> anyhow::Result<Outcome> {
     };
     let mut config = plan.config.clone();
     config["stopped_by"] = serde_json::Value::from(stopped_by);
-    let mut report = Report::new(config, &tally, accounting);
+    let mut report = SoakReport::new(config, &tally, accounting);
     report.thresholds = plan.thresholds.evaluate(&report);
     if let Some(path) = &plan.report_path {
         let text = serde_json::to_string_pretty(&report)?;

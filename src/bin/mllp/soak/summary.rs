@@ -4,13 +4,13 @@
 use crate::diag::Diag;
 use crate::exit::Exit;
 use mllp::cause::{Cause, Class};
-use mllp::soak::Report;
+use mllp::soak::SoakReport;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The human report for stdout (without `--json`).
-pub fn human(r: &Report) -> String {
+pub fn human(r: &SoakReport) -> String {
     let mut text = String::new();
     let mut line = |l: String| {
         text.push_str(&l);
@@ -91,7 +91,7 @@ fn or_none(map: &BTreeMap<String, u64>) -> String {
 /// machines: one `report` event holding the report's fields (less the bulky `histogram` and
 /// `per_second`, which `--report`/`--json` keep), `report_file` when one was written, and the
 /// exit code.
-pub fn report_event(diag: &Diag, r: &Report, report_file: Option<&Path>, exit: Exit) {
+pub fn report_event(diag: &Diag, r: &SoakReport, report_file: Option<&Path>, exit: Exit) {
     let human = verdicts(r);
     if !diag.json() && human.is_empty() {
         return;
@@ -111,7 +111,7 @@ pub fn report_event(diag: &Diag, r: &Report, report_file: Option<&Path>, exit: E
 }
 
 /// Missed thresholds and accounting problems, one per line; empty when there are none.
-fn verdicts(r: &Report) -> String {
+fn verdicts(r: &SoakReport) -> String {
     let mut lines = Vec::new();
     for v in r.thresholds.iter().filter(|v| !v.ok) {
         let (limit, observed) = match v.name.as_str() {
