@@ -353,6 +353,11 @@ impl SoakReport {
         self.thresholds.iter().all(|v| v.ok)
     }
 
+    /// The run's verdict: the accounting closes and every threshold holds.
+    pub fn passed(&self) -> bool {
+        self.accounting_ok && self.thresholds_ok()
+    }
+
     /// Combine reports: counters summed, histograms merged, percentiles recomputed, accounting
     /// closed only when it closed in every report and still closes in the sum.
     pub fn merge(reports: &[SoakReport]) -> Result<SoakReport, ReportError> {
