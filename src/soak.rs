@@ -36,7 +36,7 @@
 //! The pieces: message templates with fresh control IDs ([`template`]), the rate pacer
 //! ([`pacer`]), the listener-side ledger ([`ledger`]), fault injection ([`chaos`] for the
 //! embedded listener, [`proxy`] for a real one), the worker that loads one connection
-//! ([`worker`]), and the mergeable report ([`report`]).
+//! ([`worker`]), and the mergeable report ([`report`]) with its CI [`thresholds`].
 
 pub mod chaos;
 pub mod embedded;
@@ -49,6 +49,7 @@ mod progress;
 pub mod proxy;
 pub mod report;
 pub mod template;
+pub mod thresholds;
 pub mod update;
 pub mod worker;
 
@@ -59,7 +60,8 @@ pub use ledger::{Claim, ControlIds, Ledger, LedgerSink};
 pub use pacer::{Pacer, Schedule};
 pub use plan::{LinkSettings, PlanError, SoakPlan, SoakTarget};
 pub use progress::{ConnSample, RecentLatency, Sample, SoakUpdate, StoppedBy};
-pub use report::{SoakReport, Tally, Thresholds};
+pub use report::{SoakReport, Tally};
 pub use template::{Template, TemplateError};
+pub use thresholds::{Thresholds, Verdict};
 pub use update::{Done, Update};
 pub use worker::{Countdown, End, Worker};

@@ -76,7 +76,10 @@ pub struct SoakRun {
 struct Running {
     plan: SoakPlan,
     start: Instant,
+    /// Cancelled by the caller.
     stop: CancellationToken,
+    /// Cancelled by the driver: the workers stop generating, and their settle wait is bounded.
+    halt: CancellationToken,
     generated_all: Countdown,
     workers: Vec<JoinHandle<End>>,
     monitor: JoinHandle<monitor::Monitored>,
@@ -130,6 +133,7 @@ impl SoakRun {
             .map_err(SoakError::Client)?;
 
         let stop = CancellationToken::new();
+        let halt = CancellationToken::new();
         let generated_all = Countdown::new(plan.connections);
         let start = Instant::now();
         let (worker_updates, worker_rx) = mpsc::channel(1024);
@@ -159,7 +163,7 @@ impl SoakRun {
                 delay_start,
                 start,
                 window: plan.window,
-                stop: stop.clone(),
+                stop: halt.clone(),
                 countdown: generated_all.clone(),
                 updates: worker_updates.clone(),
                 ledger: embedded.as_ref().map(|e| e.ledger.clone()),
@@ -182,6 +186,7 @@ impl SoakRun {
             plan,
             start,
             stop: stop.clone(),
+            halt,
             generated_all,
             workers,
             monitor,
@@ -240,14 +245,28 @@ impl Running {
         };
         let _ = updates.send(SoakUpdate::Stopping(stopped_by)).await;
         drop(updates);
-        // Out of messages, the workers wait for every fate; `stop` would cut that wait to the
-        // drain timeout, so it fires only for the duration or from outside.
-        if stopped_by != StoppedBy::Messages {
-            self.stop.cancel();
-        }
+        // Out of messages, the workers wait for every fate; `halt` would cut that wait to the
+        // drain timeout, so it fires at once only for the duration or a stop, and otherwise
+        // when the caller stops the run while the last fates settle.
+        let relay = match stopped_by {
+            StoppedBy::Messages => {
+                let (stop, halt) = (self.stop.clone(), self.halt.clone());
+                Some(tokio::spawn(async move {
+                    stop.cancelled().await;
+                    halt.cancel();
+                }))
+            }
+            _ => {
+                self.halt.cancel();
+                None
+            }
+        };
         let mut ends = Vec::new();
         for w in self.workers.drain(..) {
             ends.push(w.await.map_err(SoakError::Connection)?);
+        }
+        if let Some(relay) = relay {
+            relay.abort();
         }
         let elapsed = self.start.elapsed();
         let monitored = self.monitor.await.map_err(SoakError::Monitor)?;

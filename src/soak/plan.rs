@@ -88,6 +88,9 @@ pub struct SoakPlan {
     pub window: usize,
     /// The messages sent, in turn; each is given a unique MSH-10 and a fresh MSH-7.
     pub templates: Vec<Template>,
+    /// Let the built-in synthetic message go to a remote peer. Off, such a plan is refused:
+    /// fake patients must not reach a production engine by accident.
+    pub allow_synthetic: bool,
     /// Faults to inject: by the embedded listener, or by a proxy in front of a remote peer.
     pub chaos: Option<ChaosSpec>,
     /// Seeds the fault dice, the reconnect jitter and the run's control IDs.
@@ -115,6 +118,7 @@ impl Default for SoakPlan {
             ramp_up: None,
             window: 64,
             templates: vec![Template::builtin()],
+            allow_synthetic: false,
             chaos: None,
             seed: rand::random(),
             link: LinkSettings::default(),
@@ -139,6 +143,11 @@ pub enum PlanError {
     #[error("--template: at least one message is needed")]
     NoTemplate,
     #[error(
+        "against a real --host the built-in synthetic message needs --allow-synthetic \
+         (fake patients must not reach a production engine by accident), or give --template FILE"
+    )]
+    Synthetic,
+    #[error(
         "--chaos nack needs the embedded listener: the proxy in front of a real --host \
          forwards bytes and cannot forge the peer's ACKs"
     )]
@@ -160,7 +169,11 @@ impl SoakPlan {
         if self.templates.is_empty() {
             return Err(PlanError::NoTemplate);
         }
-        if let (Some(chaos), SoakTarget::Remote { .. }) = (&self.chaos, &self.target) {
+        let remote = matches!(self.target, SoakTarget::Remote { .. });
+        if remote && !self.allow_synthetic && self.templates.iter().any(Template::is_builtin) {
+            return Err(PlanError::Synthetic);
+        }
+        if let (Some(chaos), true) = (&self.chaos, remote) {
             if chaos.get(FaultKind::Nack).is_some() {
                 return Err(PlanError::NackNeedsEmbedded);
             }

@@ -1,7 +1,9 @@
 //! The soak report: an in-memory [`Tally`] the run adds to, and the serialized [`SoakReport`]
 //! (`soak --report`, `--json`) whose counters sum and whose HDR histogram (V2, base64) merges, so reports
-//! from several machines combine into one. Thresholds are judged on a report.
+//! from several machines combine into one. Thresholds ([`super::thresholds`]) are judged on a
+//! report.
 
+use super::thresholds::Verdict;
 use crate::client::FateTally;
 use base64::Engine;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
@@ -186,66 +188,6 @@ pub struct Accounting {
     /// What the embedded listener committed, when there was one.
     pub listener: Option<crate::soak::ledger::LedgerTotals>,
     pub problems: Vec<String>,
-}
-
-/// One threshold's verdict.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Verdict {
-    /// The flag: `max-p99`, `max-error-rate`, `min-throughput`.
-    pub name: String,
-    pub limit: f64,
-    pub observed: f64,
-    pub ok: bool,
-}
-
-/// CI thresholds; each unset one is not judged.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Thresholds {
-    pub max_p99: Option<Duration>,
-    /// Fraction of generated messages that did not end accepted.
-    pub max_error_rate: Option<f64>,
-    /// Accepted messages per second.
-    pub min_throughput: Option<f64>,
-}
-
-impl Thresholds {
-    pub fn evaluate(&self, report: &SoakReport) -> Vec<Verdict> {
-        let mut out = Vec::new();
-        if let Some(limit) = self.max_p99 {
-            // From whole nanoseconds: `1ns` is 0.000001 ms, not float noise around it.
-            let limit = limit.as_nanos() as f64 / 1e6;
-            let observed = report.latency_ms.p99;
-            out.push(verdict("max-p99", limit, observed, observed <= limit));
-        }
-        if let Some(limit) = self.max_error_rate {
-            let observed = report.error_rate();
-            out.push(verdict(
-                "max-error-rate",
-                limit,
-                observed,
-                observed <= limit,
-            ));
-        }
-        if let Some(limit) = self.min_throughput {
-            let observed = report.throughput;
-            out.push(verdict(
-                "min-throughput",
-                limit,
-                observed,
-                observed >= limit,
-            ));
-        }
-        out
-    }
-}
-
-fn verdict(name: &str, limit: f64, observed: f64, ok: bool) -> Verdict {
-    Verdict {
-        name: name.into(),
-        limit,
-        observed,
-        ok,
-    }
 }
 
 /// The report `soak --report` writes. Field names are interface: add, never rename.

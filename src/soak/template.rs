@@ -31,20 +31,28 @@ pub struct Template {
     msh7: Range<usize>,
     msh10: Range<usize>,
     name: String,
+    builtin: bool,
 }
 
 impl Template {
     /// The built-in synthetic ADT^A01.
     pub fn builtin() -> Template {
-        Template::parse(BUILTIN.as_bytes())
-            .expect("the built-in template is valid")
-            .named("built-in ADT^A01")
+        let template = Template::parse(BUILTIN.as_bytes()).expect("the built-in template is valid");
+        Template {
+            builtin: true,
+            ..template.named("built-in ADT^A01")
+        }
     }
 
     /// The same template under `name` (its file, say), as the report's `config` lists it.
     pub fn named(mut self, name: impl Into<String>) -> Template {
         self.name = name.into();
         self
+    }
+
+    /// Whether this is the built-in synthetic message.
+    pub fn is_builtin(&self) -> bool {
+        self.builtin
     }
 
     /// What the report calls this template: `template` unless [`Template::named`].
@@ -105,6 +113,7 @@ impl Template {
             msh7,
             msh10,
             name: "template".into(),
+            builtin: false,
         })
     }
 

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::client::{ClientEvent, State};
-use crate::soak::{ChaosSpec, Sample, StoppedBy};
+use crate::soak::{ChaosSpec, LinkSettings, Sample, StoppedBy};
 
 /// Every update of a run, then its outcome.
 async fn drive(mut run: SoakRun, stop_after_first_sample: bool) -> (Vec<SoakUpdate>, SoakOutcome) {
@@ -98,7 +98,7 @@ async fn a_stopped_run_under_resets_still_accounts_for_every_message() {
     let (updates, outcome) = drive(SoakRun::start(plan).await.unwrap(), true).await;
     let r = &outcome.report;
     assert!(r.accounting_ok, "{:?}", r.accounting);
-    assert_eq!(r.config["stopped_by"], "interrupt");
+    assert_eq!(r.config["stopped_by"], "interrupt", "{r:?}");
     assert_eq!(r.fates.settled(), r.generated);
     assert!(updates
         .iter()
@@ -133,9 +133,63 @@ async fn a_plan_that_cannot_run_is_refused_before_anything_starts() {
         chaos: Some("nack=0.1".parse().unwrap()),
         ..SoakPlan::default()
     };
-    let e = refused(nack_remote).await;
+    let synthetic = refused(nack_remote.clone()).await;
+    assert_eq!(synthetic, PlanError::Synthetic);
+    assert!(synthetic.to_string().contains("--allow-synthetic"));
+    let e = refused(SoakPlan {
+        allow_synthetic: true,
+        ..nack_remote
+    })
+    .await;
     assert_eq!(e, PlanError::NackNeedsEmbedded);
     assert!(e
         .to_string()
         .starts_with("--chaos nack needs the embedded listener"));
+}
+
+#[tokio::test]
+async fn a_stop_after_the_budget_is_spent_cuts_the_wait_for_the_last_fates() {
+    // A peer that reads everything and answers nothing: no message can settle by its ACK.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let silent = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((mut stream, _)) = listener.accept().await {
+            held.push(tokio::spawn(async move {
+                let mut sink = tokio::io::sink();
+                let _ = tokio::io::copy(&mut stream, &mut sink).await;
+            }));
+        }
+    });
+    let plan = SoakPlan {
+        target: SoakTarget::Remote {
+            host: "127.0.0.1".into(),
+            port,
+            tls: None,
+        },
+        allow_synthetic: true,
+        messages: Some(5),
+        link: LinkSettings {
+            drain_timeout: Duration::from_millis(200),
+            ..LinkSettings::default()
+        },
+        ..SoakPlan::default()
+    };
+    let mut run = SoakRun::start(plan).await.unwrap();
+    let finished = tokio::time::timeout(Duration::from_secs(10), async move {
+        while let Some(update) = run.next_update().await {
+            if let SoakUpdate::Stopping(by) = update {
+                assert_eq!(by, StoppedBy::Messages);
+                run.stop();
+            }
+        }
+        run.finish().await.unwrap()
+    })
+    .await
+    .expect("the stop bounds the wait by the drain timeout, not the ACK timeout");
+    let r = &finished.report;
+    assert_eq!(r.config["stopped_by"], "messages");
+    assert_eq!((r.generated, r.fates.unknown_fate), (5, 5), "{r:?}");
+    assert!(r.accounting_ok, "{:?}", r.accounting);
+    silent.abort();
 }

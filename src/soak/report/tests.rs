@@ -1,6 +1,7 @@
 //! Soak report tests: histogram encoding, merging, accounting and thresholds.
 
 use super::*;
+use crate::soak::Thresholds;
 
 /// A run's data, as the soak loop would tally it: `(latency_ms, accepted?)` per message.
 fn run(data: &[(u64, bool)], elapsed_s: u64) -> Tally {

@@ -153,12 +153,6 @@ impl SoakArgs {
             }
         };
         let templates = if self.template.is_empty() {
-            if matches!(target, SoakTarget::Remote { .. }) && !self.allow_synthetic {
-                anyhow::bail!(
-                    "against a real --host the built-in synthetic message needs --allow-synthetic \
-                     (fake patients must not reach a production engine by accident), or give --template FILE"
-                );
-            }
             vec![Template::builtin()]
         } else {
             let mut templates = Vec::new();
@@ -177,6 +171,7 @@ impl SoakArgs {
             duration: self.duration,
             ramp_up: self.ramp_up,
             templates,
+            allow_synthetic: self.allow_synthetic,
             chaos: self.chaos.clone(),
             seed: self.seed.unwrap_or_else(rand::random),
             link: link_settings(&self.link),
