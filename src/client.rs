@@ -30,7 +30,10 @@ pub use backoff::{
 };
 pub use events::ClientEvent;
 pub use fate::{AckPayload, DrainReport, Fate, FateCause, Population, Refusal, Settled};
-pub use options::{ClientOptions, Correlation, OnBackpressure, OptionsError, Reconnect, Window};
+pub use options::{
+    ClientOptions, Correlation, OnBackpressure, OptionsError, Reconnect, Window,
+    DEFAULT_MAX_RESENDS,
+};
 pub use pending::asks_for_application_ack;
 pub use state::{Reason, State, Transition};
 pub use stats::{Latency, LinkFailure, Stats};

@@ -15,7 +15,7 @@ use crate::cause::Cause;
 use crate::warning::WarningCode;
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::time::Instant;
 
@@ -213,6 +213,9 @@ impl Flights {
             } else if p.commit.is_some() {
                 // The peer holds it; sending it again would commit it twice.
                 Some(p.cut_off(FateCause::Link(Cause::ConnectionLost), now))
+            } else if p.writes.load(Ordering::Relaxed) > self.options.max_resends {
+                // Written as often as allowed: it ends as the drop left it.
+                Some(p.cut_off(FateCause::Link(cause), now))
             } else {
                 None
             };

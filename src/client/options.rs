@@ -89,7 +89,16 @@ pub struct ClientOptions {
     /// Emit [`ClientEvent::Written`](super::ClientEvent::Written) for every frame put on the
     /// wire (off by default: one event per message is for people watching, not for load).
     pub write_events: bool,
+    /// Most times one send is written again on a new connection after the link dropped
+    /// (control-ID correlation; FIFO never writes a send twice). A send dropped once more
+    /// after that ends `unknown-fate` with the drop's cause. Default
+    /// [`DEFAULT_MAX_RESENDS`].
+    pub max_resends: u32,
 }
+
+/// Most resends of one message unless told otherwise, by the client (control-ID correlation)
+/// and by [`ResendPolicy`](crate::delivery::ResendPolicy) (FIFO).
+pub const DEFAULT_MAX_RESENDS: u32 = 10;
 
 impl Default for ClientOptions {
     fn default() -> Self {
@@ -106,6 +115,7 @@ impl Default for ClientOptions {
             max_ack_frame: DEFAULT_MAX_FRAME,
             event_capacity: 1024,
             write_events: false,
+            max_resends: DEFAULT_MAX_RESENDS,
         }
     }
 }
@@ -174,6 +184,7 @@ mod tests {
         assert_eq!(o.window.count, Some(64));
         assert!(!o.reconnect.enabled);
         assert_eq!(o.correlation, Correlation::ControlId);
+        assert_eq!(o.max_resends, 10);
     }
 
     #[test]
