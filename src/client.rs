@@ -19,6 +19,7 @@ mod actor;
 mod admission;
 mod flight;
 mod life;
+mod options_error;
 mod outbox;
 mod pending;
 mod recent;

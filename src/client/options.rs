@@ -2,6 +2,7 @@
 //! option.
 
 use super::backoff::{ExponentialBackoff, RetryStrategy};
+pub use super::options_error::OptionsError;
 use crate::framing::DEFAULT_MAX_FRAME;
 use std::sync::Arc;
 use std::time::Duration;
@@ -117,21 +118,6 @@ impl Default for ClientOptions {
             write_events: false,
             max_resends: DEFAULT_MAX_RESENDS,
         }
-    }
-}
-
-/// An option that cannot work. `option` is the option's name as the CLI spells it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid option {option}: {problem}")]
-#[non_exhaustive]
-pub struct OptionsError {
-    pub option: &'static str,
-    pub problem: &'static str,
-}
-
-impl OptionsError {
-    pub fn new(option: &'static str, problem: &'static str) -> Self {
-        OptionsError { option, problem }
     }
 }
 
