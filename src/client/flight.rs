@@ -190,6 +190,8 @@ impl Flights {
         let unread = cause == Cause::TlsClientCert;
         for id in ids {
             let p = &self.sends[&id];
+            // Written as often as allowed: it ends as the drop left it instead.
+            let past_cap = p.writes.load(Ordering::Relaxed) > self.options.max_resends;
             let fate = if unread {
                 match (reconnecting, fifo) {
                     (false, _) => Some(Fate::NeverDelivered {
@@ -198,7 +200,9 @@ impl Flights {
                     (true, true) => Some(Fate::NeverDelivered {
                         cause: FateCause::Link(Cause::FifoUnsafe),
                     }),
-                    (true, false) => None,
+                    (true, false) => past_cap.then_some(Fate::NeverDelivered {
+                        cause: FateCause::Link(cause),
+                    }),
                 }
             } else if fifo {
                 // Order cannot be resumed on a new session.
@@ -213,8 +217,7 @@ impl Flights {
             } else if p.commit.is_some() {
                 // The peer holds it; sending it again would commit it twice.
                 Some(p.cut_off(FateCause::Link(Cause::ConnectionLost), now))
-            } else if p.writes.load(Ordering::Relaxed) > self.options.max_resends {
-                // Written as often as allowed: it ends as the drop left it.
+            } else if past_cap {
                 Some(p.cut_off(FateCause::Link(cause), now))
             } else {
                 None
