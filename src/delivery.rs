@@ -2,10 +2,11 @@
 //! second attempts, so every message still ends in exactly one fate.
 //!
 //! With control-ID correlation the client itself writes pending messages again on a new
-//! connection, up to [`ClientOptions::max_resends`](crate::client::ClientOptions) times. With FIFO correlation it cannot: order does not survive a new session, so the
-//! client settles those messages `never-delivered` (`fifo-unsafe`) or `unknown-fate`
-//! (`in-flight-orphan`, `ack-timeout`), and the caller decides whether to send them again.
-//! [`ResendPolicy`] is that decision, the one `mllp send` makes.
+//! connection, at most [`ClientOptions::max_resends`](crate::client::ClientOptions) times. With
+//! FIFO correlation it cannot: order does not survive a new session, so the client settles those
+//! messages `never-delivered` (`fifo-unsafe`) or `unknown-fate` (`in-flight-orphan`,
+//! `ack-timeout`), and the caller decides whether to send them again. [`ResendPolicy`] is that
+//! decision, the one `mllp send` makes, bounded by the same default.
 
 use crate::cause::Cause;
 use crate::client::{Fate, FateCause};

@@ -91,9 +91,9 @@ pub struct ClientOptions {
     /// wire (off by default: one event per message is for people watching, not for load).
     pub write_events: bool,
     /// Most times one send is written again on a new connection after the link dropped
-    /// (control-ID correlation; FIFO never writes a send twice). A send dropped once more
-    /// after that ends `unknown-fate` with the drop's cause. Default
-    /// [`DEFAULT_MAX_RESENDS`].
+    /// (control-ID correlation; FIFO never writes a send twice). A send whose link drops once
+    /// more ends `unknown-fate` with the drop's cause (`never-delivered` when the server refused
+    /// our client certificate, having read none of it). Default [`DEFAULT_MAX_RESENDS`].
     pub max_resends: u32,
 }
 
