@@ -1,6 +1,6 @@
 //! The test suite's own minimal MLLP and HL7: the one frame builder and the one frame reader
-//! every test and helper uses, MSH-10 scanning, ACK building. Independent of the library's codec
-//! on purpose, so the tests do not share its bugs.
+//! all the tests and their support code use, MSH-10 scanning, ACK building. Independent of the
+//! library's codec on purpose, so the tests do not share its bugs.
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
