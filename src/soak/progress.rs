@@ -4,6 +4,7 @@
 
 use super::{Done, Tally};
 use crate::client::{ClientEvent, State};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// One update of a running soak, in the order things happened.
@@ -69,6 +70,17 @@ pub struct Sample {
     pub totals: Tally,
     /// One entry per connection, in order.
     pub connections: Vec<ConnSample>,
+}
+
+impl Sample {
+    /// How many connections are in each state, by the state's name (`CONNECTED`, ...).
+    pub fn states(&self) -> BTreeMap<&'static str, usize> {
+        let mut by_state = BTreeMap::new();
+        for c in &self.connections {
+            *by_state.entry(c.state.as_str()).or_default() += 1;
+        }
+        by_state
+    }
 }
 
 /// Latency over one interval, in milliseconds; zero when nothing was answered.

@@ -33,6 +33,16 @@ pub enum ReportError {
     Base64(#[from] base64::DecodeError),
     #[error("the histogram is not an HDR V2 histogram: {0}")]
     Histogram(String),
+    #[error("reading {}: {error}", path.display())]
+    Read {
+        path: std::path::PathBuf,
+        error: std::io::Error,
+    },
+    #[error("{} is not a soak report: {error}", path.display())]
+    NotAReport {
+        path: std::path::PathBuf,
+        error: serde_json::Error,
+    },
 }
 
 /// One second of the run.
@@ -261,6 +271,16 @@ impl SoakReport {
             thresholds: Vec::new(),
             runs: 1,
         }
+    }
+
+    /// A report written by `soak --report` (or its JSON on stdout), for [`SoakReport::merge`].
+    pub fn read(path: &std::path::Path) -> Result<SoakReport, ReportError> {
+        let path = path.to_path_buf();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(error) => return Err(ReportError::Read { path, error }),
+        };
+        serde_json::from_str(&text).map_err(|error| ReportError::NotAReport { path, error })
     }
 
     /// The tally this report was made from.

@@ -100,19 +100,9 @@ async fn watch(
 fn merge(args: &SoakArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let mut reports = Vec::new();
     for path in &args.merge {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) => {
-                let message = format!("reading {}: {e}", path.display());
-                return Ok(Fatal::new(Exit::Usage, message).report());
-            }
-        };
-        match serde_json::from_str::<SoakReport>(&text) {
+        match SoakReport::read(path) {
             Ok(report) => reports.push(report),
-            Err(e) => {
-                let message = format!("{} is not a soak report: {e}", path.display());
-                return Ok(Fatal::new(Exit::Usage, message).report());
-            }
+            Err(e) => return Ok(Fatal::new(Exit::Usage, e.to_string()).report()),
         }
     }
     let mut merged = match SoakReport::merge(&reports) {

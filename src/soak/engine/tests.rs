@@ -82,6 +82,7 @@ async fn a_budgeted_run_settles_every_message_once_and_the_listener_committed_ea
     assert_eq!(last.totals.fates.accepted, 301);
     let per_conn: Vec<u64> = last.connections.iter().map(|c| c.generated).collect();
     assert_eq!(per_conn, [101, 100, 100]);
+    assert_eq!(last.states().values().sum::<usize>(), 3);
     let seconds: u64 = r.per_second.iter().map(|s| s.accepted + s.failed).sum();
     assert_eq!(seconds, 301);
 }

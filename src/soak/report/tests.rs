@@ -129,3 +129,30 @@ fn thresholds_name_what_was_missed() {
     assert!(lenient.evaluate(&r).iter().all(|v| v.ok));
     assert!(Thresholds::default().evaluate(&r).is_empty());
 }
+
+#[test]
+fn a_report_reads_back_from_its_file_and_other_files_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let written = SoakReport::new(
+        serde_json::Value::Null,
+        &run(&[(3, true), (5, false)], 1),
+        Accounting::default(),
+    );
+    let path = dir.path().join("a.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&written).unwrap()).unwrap();
+    assert_eq!(SoakReport::read(&path).unwrap(), written);
+
+    let missing = dir.path().join("missing.json");
+    let e = SoakReport::read(&missing).unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!("reading {}: ", missing.display())),
+        "{e}"
+    );
+    let other = dir.path().join("other.json");
+    std::fs::write(&other, "{\"outcome\": \"accepted\"}").unwrap();
+    let e = SoakReport::read(&other).unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!("{} is not a soak report: ", other.display())),
+        "{e}"
+    );
+}

@@ -7,7 +7,7 @@ use super::args::{Live, SoakArgs};
 use crate::diag::Diag;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mllp::client::{State, Transition};
-use mllp::soak::{ConnSample, Sample};
+use mllp::soak::Sample;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -131,7 +131,7 @@ impl View {
                 }
             }
             Mode::Plain(_) => {
-                let states = states(&s.connections);
+                let states = s.states();
                 let state_line = crate::diag::pack(&join(&states), width, "  ", "  ");
                 self.diag.event(
                     "progress",
@@ -211,15 +211,6 @@ fn counts(label: &str, map: &BTreeMap<String, u64>) -> Vec<String> {
             _ => format!("{k}={v}"),
         })
         .collect()
-}
-
-/// How many connections are in each state.
-fn states(conns: &[ConnSample]) -> BTreeMap<&'static str, usize> {
-    let mut by_state = BTreeMap::new();
-    for c in conns {
-        *by_state.entry(c.state.as_str()).or_default() += 1;
-    }
-    by_state
 }
 
 fn join(states: &BTreeMap<&str, usize>) -> Vec<String> {
