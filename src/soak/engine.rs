@@ -65,7 +65,9 @@ pub struct SoakOutcome {
 
 /// A soak run under way: its updates, a way to stop it, and at the end its outcome.
 ///
-/// Dropping it stops generating; the run then settles and ends on its own.
+/// Updates wait in a bounded queue: a caller that neither reads them ([`SoakRun::next_update`])
+/// nor waits for the end ([`SoakRun::finish`]) holds the run up, and nothing is dropped.
+/// Dropping the run stops generating; it then settles and ends on its own.
 pub struct SoakRun {
     updates: mpsc::Receiver<SoakUpdate>,
     stop: CancellationToken,
