@@ -131,8 +131,17 @@ impl SoakRun {
         };
         let clients = (0..plan.connections)
             .map(|index| Client::new(connector.clone(), plan.client_options(index)).map(Arc::new))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(SoakError::Client)?;
+            .collect::<Result<Vec<_>, _>>();
+        let clients = match clients {
+            Ok(clients) => clients,
+            Err(e) => {
+                // The listener's task would outlive a run that never starts.
+                if let Some(listener) = embedded.take() {
+                    listener.stop().await;
+                }
+                return Err(SoakError::Client(e));
+            }
+        };
 
         let stop = CancellationToken::new();
         let halt = CancellationToken::new();

@@ -93,7 +93,7 @@ pub struct SoakPlan {
     pub allow_synthetic: bool,
     /// Faults to inject: by the embedded listener, or by a proxy in front of a remote peer.
     pub chaos: Option<ChaosSpec>,
-    /// Seeds the fault dice, the reconnect jitter and the run's control IDs.
+    /// Seeds the fault dice, the reconnect jitter and the run's control IDs (random by default).
     pub seed: u64,
     pub link: LinkSettings,
     /// How a remote host's name is resolved.

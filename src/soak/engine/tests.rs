@@ -194,3 +194,21 @@ async fn a_stop_after_the_budget_is_spent_cuts_the_wait_for_the_last_fates() {
     assert!(r.accounting_ok, "{:?}", r.accounting);
     silent.abort();
 }
+
+#[tokio::test]
+async fn link_settings_the_client_refuses_are_named_by_their_option() {
+    let plan = SoakPlan {
+        link: LinkSettings {
+            ack_timeout: Duration::ZERO,
+            ..LinkSettings::default()
+        },
+        ..SoakPlan::default()
+    };
+    match SoakRun::start(plan).await {
+        Err(e @ SoakError::Client(_)) => {
+            assert_eq!(e.to_string(), "--ack-timeout: must be greater than zero")
+        }
+        Err(e) => panic!("not a client options error: {e}"),
+        Ok(_) => panic!("started"),
+    }
+}
