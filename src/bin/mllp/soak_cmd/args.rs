@@ -131,6 +131,7 @@ impl SoakArgs {
             window: self.window,
             ..SoakPlan::default()
         };
+        // The load's own limits are said before any host is parsed or file read.
         load.validate()?;
         let target = match &self.host {
             Some(host) => {
