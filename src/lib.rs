@@ -132,6 +132,7 @@ pub mod cause;
 pub mod client;
 pub mod delivery;
 pub mod duration;
+pub mod exit;
 pub mod framing;
 #[doc(hidden)]
 pub mod fuzzing;

@@ -30,7 +30,7 @@ fn main() -> ExitCode {
         Err(err) if stdout::caused(&err) => exit::Exit::Usage,
         Err(err) => diag::Fatal::new(exit::Exit::Usage, format!("{err:#}")).report(),
     };
-    code.into()
+    exit::status(code)
 }
 
 /// The command line, and where the endpoint's parts came from (flags or environment).

@@ -10,9 +10,8 @@ use crate::netargs::{endpoint, resolver, Origin, TlsArgs};
 use crate::values;
 use anyhow::Context;
 use clap::Args;
-use mllp::cause::Cause;
 use mllp::probe::stats::ProbeStats;
-use mllp::probe::{ProbeConfig, ProbeTls, Report, SendPhase, Timeouts, VerdictClass};
+use mllp::probe::{ProbeConfig, ProbeTls, SendPhase, Timeouts};
 use mllp::target::Target;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -135,29 +134,6 @@ impl ProbeArgs {
     }
 }
 
-/// What one report contributes to the exit code. An ACK timeout is an unknown fate (3), not a
-/// transient failure (4): the message was written.
-fn observed(report: &Report) -> Observed {
-    Observed {
-        permanent: report.verdict.class == VerdictClass::Permanent,
-        transient: report.verdict.class == VerdictClass::Transient
-            && report.verdict.cause != Some(Cause::AckTimeout),
-        unknown_fate: report.unknown_fate,
-        negative: report.negative,
-        thresholds_missed: false,
-    }
-}
-
-fn merge(a: Observed, b: Observed) -> Observed {
-    Observed {
-        permanent: a.permanent || b.permanent,
-        transient: a.transient || b.transient,
-        unknown_fate: a.unknown_fate || b.unknown_fate,
-        negative: a.negative || b.negative,
-        thresholds_missed: false,
-    }
-}
-
 pub fn run(args: ProbeArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let config = args.config()?;
     if config.tls.as_ref().is_some_and(|t| t.verify_disabled) {
@@ -185,7 +161,7 @@ async fn probe_loop(args: &ProbeArgs, config: &ProbeConfig) -> Exit {
             report = mllp::probe::run(config) => report,
         };
         stats.record(report.ok(), report.timings());
-        seen = merge(seen, observed(&report));
+        seen = seen.merge(report.observed());
         let text = match (args.json, repeated) {
             (true, _) => render::json(&report, repeated.then_some(seq)),
             (false, false) => render::table(&report),
