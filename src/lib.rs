@@ -145,4 +145,5 @@ pub mod soak;
 pub mod target;
 pub mod tls;
 pub mod transport;
+pub mod values;
 pub mod warning;

@@ -220,17 +220,8 @@ pub enum AckArg {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OptionalDuration(pub Option<Duration>);
 
-fn parse_optional_duration(text: &str) -> Result<OptionalDuration, String> {
-    if text.trim() == "0" {
-        return Ok(OptionalDuration(None));
-    }
-    match humantime::parse_duration(text) {
-        Ok(d) if d.is_zero() => Ok(OptionalDuration(None)),
-        Ok(d) => Ok(OptionalDuration(Some(d))),
-        Err(e) => Err(format!(
-            "`{text}` is not a duration ({e}); e.g. 60s, 500ms, or 0 for none"
-        )),
-    }
+fn parse_optional_duration(text: &str) -> Result<OptionalDuration, mllp::values::InvalidValue> {
+    mllp::values::parse_optional_duration(text).map(OptionalDuration)
 }
 
 impl ListenArgs {
