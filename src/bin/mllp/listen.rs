@@ -1,7 +1,6 @@
 //! `mllp listen`: a validated server configuration, the run, and the exit code.
 
 mod args;
-mod prom;
 mod render;
 
 pub use args::ListenArgs;
@@ -9,6 +8,7 @@ pub use args::ListenArgs;
 use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
 use anyhow::Context;
+use mllp::prometheus::MetricsError;
 use mllp::server::{BindError, Server, ServerConfig, Shutdown};
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,15 +62,15 @@ async fn serve(
     };
     let metrics = match args.metrics {
         Some(addr) => {
-            let buckets = Some(prom::COMMIT_BUCKETS);
-            match crate::prometheus::bind(addr, buckets, args.allow_wildcard) {
+            let buckets = Some(mllp::prometheus::server::COMMIT_BUCKETS);
+            match mllp::prometheus::bind(addr, buckets, args.allow_wildcard) {
                 Ok(bound) => Some(bound),
-                Err(e) if e.is::<crate::prometheus::WildcardRefused>() => {
-                    let refused = Fatal::new(Exit::Usage, format!("{e:#}"))
-                        .field("code", "MLLP_BIND_ALL_INTERFACES");
+                Err(e @ MetricsError::WildcardRefused(_)) => {
+                    let refused =
+                        Fatal::new(Exit::Usage, &e).field("code", "MLLP_BIND_ALL_INTERFACES");
                     return Ok(refused.report());
                 }
-                Err(e) => return Ok(Fatal::new(Exit::Permanent, format!("{e:#}")).report()),
+                Err(e) => return Ok(Fatal::new(Exit::Permanent, &e).report()),
             }
         }
         None => None,
