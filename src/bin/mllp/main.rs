@@ -39,10 +39,10 @@ fn parse() -> Result<cli::Cli, clap::Error> {
     let mut cli = cli::Cli::from_arg_matches(&matches)?;
     match &mut cli.command {
         cli::Command::Send(args) => {
-            args.origin = netargs::Origin::of(matches.subcommand_matches("send"));
+            args.origin = netargs::origin(matches.subcommand_matches("send"));
         }
         cli::Command::Probe(args) => {
-            args.origin = netargs::Origin::of(matches.subcommand_matches("probe"));
+            args.origin = netargs::origin(matches.subcommand_matches("probe"));
         }
         _ => {}
     }

@@ -6,13 +6,13 @@ use crate::cli::heading;
 use crate::diag::Diag;
 use crate::exit::{for_delivery, Exit, Observed};
 use crate::manual::PROBE;
-use crate::netargs::{endpoint, resolver, Origin, TlsArgs};
+use crate::netargs::{resolver, Origin, TlsArgs};
 use crate::values;
 use anyhow::Context;
 use clap::Args;
 use mllp::probe::stats::ProbeStats;
 use mllp::probe::{ProbeConfig, ProbeTls, SendPhase, Timeouts};
-use mllp::target::Target;
+use mllp::target::{endpoint_of, Target};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -83,27 +83,14 @@ fn with_default(text: &str, d: Duration) -> String {
 }
 
 impl ProbeArgs {
-    /// Host and port: the positional endpoint, or --host (from the command line or MLLP_HOST).
-    fn endpoint(&self) -> Result<(String, u16), String> {
-        match (&self.target, &self.host) {
-            (Some(_), Some(_)) if !self.origin.host_from_env => Err(
-                "the endpoint is given twice, as HOST[:PORT] and as --host: give it once".into(),
-            ),
-            (Some(target), _) => endpoint(
-                target,
-                self.port,
-                Origin {
-                    host_from_env: false,
-                    ..self.origin
-                },
-            ),
-            (None, Some(host)) => endpoint(host, self.port, self.origin),
-            (None, None) => Err("name the endpoint: HOST[:PORT] or --host".into()),
-        }
-    }
-
     fn config(&self) -> anyhow::Result<ProbeConfig> {
-        let (host, port) = self.endpoint().map_err(anyhow::Error::msg)?;
+        // The positional endpoint, or --host (from the command line or MLLP_HOST).
+        let (host, port) = endpoint_of(
+            self.target.as_ref(),
+            self.host.as_ref(),
+            self.port,
+            self.origin,
+        )?;
         let tls = match self.tls.options() {
             None => None,
             Some(options) => Some(ProbeTls::new(&options, &host).context("TLS configuration")?),
