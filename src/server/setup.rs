@@ -11,6 +11,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The de-duplication memory the sink wrapper and the policy share, when there is one.
+pub type Memory = Option<Arc<DedupeMemory>>;
+
 /// Where a receiver commits its messages.
 #[derive(Debug, Clone)]
 pub enum Commit {
@@ -98,7 +101,7 @@ pub fn check(
 pub fn open_sink(
     commit: &Commit,
     dedupe: Option<usize>,
-) -> Result<(Arc<dyn Sink>, Option<Arc<DedupeMemory>>), SetupError> {
+) -> Result<(Arc<dyn Sink>, Memory), SetupError> {
     let sink: Arc<dyn Sink> = match commit {
         #[cfg(feature = "sqlite")]
         Commit::Sqlite(file) => {
@@ -142,7 +145,7 @@ pub fn open_sink(
 /// the double uses, when there is one.
 pub fn policy(
     double: DoubleOptions,
-    memory: Option<Arc<DedupeMemory>>,
+    memory: Memory,
 ) -> Result<(Arc<dyn Policy>, Option<u64>), SetupError> {
     let seed = double.seed;
     let (policy, seed): (Arc<dyn Policy>, _) = if double.is_inert() {

@@ -6,17 +6,14 @@ use crate::manual::LISTEN;
 use clap::{Args, ValueEnum};
 use mllp::ack::AckCode;
 use mllp::framing::Tolerance;
-use mllp::server::setup::{self, Commit, SetupError};
+use mllp::server::setup::{self, Commit, Memory, SetupError};
 use mllp::server::sink::{ExecOptions, OutputFormat};
-use mllp::server::{AckMode, DedupeMemory, DoubleOptions, Policy, ServerConfig, Sink};
+use mllp::server::{AckMode, DoubleOptions, Policy, ServerConfig, Sink};
 use mllp::tls::{ClientAuth, ServerTlsOptions, TlsAcceptor, TlsConfigError};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// The de-duplication memory shared by the sink wrapper and the policy.
-pub type Memory = Option<Arc<DedupeMemory>>;
 
 #[derive(Debug, Args)]
 #[command(after_help = LISTEN.short_after_help(), after_long_help = LISTEN.long_after_help())]
