@@ -160,6 +160,18 @@ pub fn policy(
     })
 }
 
+impl super::BindError {
+    /// The failure cause of a bind that failed, for machines; `None` for a refused wildcard,
+    /// which is a usage error rather than a failure.
+    pub fn cause(&self) -> Option<crate::cause::Cause> {
+        match self {
+            super::BindError::Io { source, .. } => Some(crate::cause::classify_io(source)),
+            super::BindError::Resolve { source, .. } => Some(source.cause()),
+            super::BindError::Wildcard { .. } => None,
+        }
+    }
+}
+
 /// A seed for the test double's rates from the clock, for runs that name none.
 pub fn clock_seed() -> u64 {
     std::time::SystemTime::now()

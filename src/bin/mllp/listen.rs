@@ -50,11 +50,7 @@ async fn serve(
             return Ok(refused.report());
         }
         Err(e) => {
-            let cause = match &e {
-                BindError::Io { source, .. } => Some(mllp::cause::classify_io(source).as_str()),
-                BindError::Resolve { source, .. } => Some(source.cause().as_str()),
-                _ => None,
-            };
+            let cause = e.cause().map(|c| c.as_str());
             return Ok(Fatal::new(Exit::Permanent, &e)
                 .field("cause", cause)
                 .report());

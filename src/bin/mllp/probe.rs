@@ -4,13 +4,12 @@ mod render;
 
 use crate::cli::heading;
 use crate::diag::Diag;
-use crate::exit::{for_delivery, Exit, Observed};
+use crate::exit::{for_delivery, Exit};
 use crate::manual::PROBE;
 use crate::netargs::{resolver, Origin, TlsArgs};
 use crate::values;
 use anyhow::Context;
 use clap::Args;
-use mllp::probe::stats::ProbeStats;
 use mllp::probe::{ProbeConfig, ProbeTls, SendPhase, Timeouts};
 use mllp::target::{endpoint_of, Target};
 use std::path::PathBuf;
@@ -100,22 +99,18 @@ impl ProbeArgs {
             (None, true) => SendPhase::Synthetic,
             (None, false) => SendPhase::Nothing,
         };
-        let defaults = Timeouts::default();
-        let pick = |specific: Option<Duration>, default: Duration| {
-            specific.or(self.timeout).unwrap_or(default)
-        };
         Ok(ProbeConfig {
             host,
             port,
             resolver: resolver()?,
             tls,
-            timeouts: Timeouts {
-                connect: pick(self.connect_timeout, defaults.connect),
-                tls: pick(self.tls_timeout, defaults.tls),
-                ack: pick(self.ack_timeout, defaults.ack),
-                banner_wait: self.banner_wait.unwrap_or(defaults.banner_wait),
-                ..defaults
-            },
+            timeouts: Timeouts::chosen(
+                self.timeout,
+                self.connect_timeout,
+                self.tls_timeout,
+                self.ack_timeout,
+                self.banner_wait,
+            ),
             send,
         })
     }
@@ -137,37 +132,29 @@ pub fn run(args: ProbeArgs, diag: &Diag) -> anyhow::Result<Exit> {
 }
 
 async fn probe_loop(args: &ProbeArgs, config: &ProbeConfig) -> Exit {
-    let mut stats = ProbeStats::new();
-    let mut seen = Observed::default();
     let repeated = args.count > 1;
-    let interrupted = tokio::signal::ctrl_c();
-    tokio::pin!(interrupted);
-    for seq in 1..=args.count {
-        let report = tokio::select! {
-            _ = &mut interrupted => break,
-            report = mllp::probe::run(config) => report,
-        };
-        stats.record(report.ok(), report.timings());
-        seen = seen.merge(report.observed());
-        let text = match (args.json, repeated) {
-            (true, _) => render::json(&report, repeated.then_some(seq)),
-            (false, false) => render::table(&report),
-            (false, true) => render::line(seq, &report),
-        };
-        if crate::stdout::line(text).is_err() {
+    let interrupted = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let series = mllp::probe::repeat(
+        config,
+        args.count,
+        args.interval,
+        interrupted,
+        |seq, report| {
+            let text = match (args.json, repeated) {
+                (true, _) => render::json(report, repeated.then_some(seq)),
+                (false, false) => render::table(report),
+                (false, true) => render::line(seq, report),
+            };
             // Nobody reads the results any more: stop probing, keep what was seen.
-            return for_delivery(seen);
-        }
-        if seq < args.count {
-            tokio::select! {
-                _ = &mut interrupted => break,
-                _ = tokio::time::sleep(args.interval) => {}
-            }
-        }
-    }
-    let exit = for_delivery(seen);
-    if repeated || stats.probes() == 0 {
-        let summary = stats.summary();
+            crate::stdout::line(text).is_ok()
+        },
+    )
+    .await;
+    let exit = for_delivery(series.observed);
+    if !series.abandoned && (repeated || series.stats.probes() == 0) {
+        let summary = series.stats.summary();
         let text = if args.json {
             render::json_summary(&summary, exit)
         } else {
