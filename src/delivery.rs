@@ -218,3 +218,6 @@ impl Drop for Run {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
