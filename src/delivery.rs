@@ -1,18 +1,18 @@
 //! Delivery on top of the client: a run that takes messages in, sends each through one
-//! [`Client`], and hands out exactly one final [`Outcome`] per message, in input order (resends
-//! excepted), with the run's [`Note`]s and a [`Summary`] at the end. It is the engine behind
-//! `mllp send`, with the same guarantees: nothing read is dropped, every fate is counted once,
-//! memory stays bounded however long the input (a few hundred messages read ahead, the window,
-//! and a bounded queue of fates awaited in order).
+//! [`Client`], and hands out exactly one final [`MessageOutcome`] per message, in input order
+//! (resends excepted), with the run's [`RunNote`]s and a [`RunSummary`] at the end. It is the
+//! engine behind `mllp send`, with the same guarantees: nothing read is dropped, every fate is
+//! counted once, memory stays bounded however long the input (a few hundred messages read
+//! ahead, the window, and a bounded queue of fates awaited in order).
 //!
 //! - [`Input`]: an [`InputSet`](crate::input::InputSet) read on a thread of its own, or any
 //!   channel of [`Message`](crate::input::Message)s.
-//! - [`Plan`]: the [`ResendPolicy`] (FIFO resends after a reconnect), a rate, a deadline, and a
-//!   [`FailedOut`] directory for the messages not accepted.
-//! - [`Run`]: started on a client; [`Run::next`] gives [`Event`]s until the run is over, then
-//!   [`Run::finish`] gives the [`Summary`]: the [`Totals`] (built on the one
+//! - [`RunOptions`]: the [`ResendPolicy`] (FIFO resends after a reconnect), a rate, a
+//!   deadline, and a [`FailedOut`] directory for the messages not accepted.
+//! - [`Run`]: started on a client; [`Run::next`] gives [`RunEvent`]s until the run is over, then
+//!   [`Run::finish`] gives the [`RunSummary`]: the [`Totals`] (built on the one
 //!   [`FateTally`](crate::client::FateTally)) and the [`Ending`].
-//! - [`Controls`]: stop (no more reading; written messages drain), destroy (settle everything
+//! - [`RunControls`]: stop (no more reading; written messages drain), destroy (settle everything
 //!   now), abandon (nobody takes the results any more), from any task.
 //!
 //! # Example
@@ -22,7 +22,7 @@
 //! ```
 //! use bytes::Bytes;
 //! use mllp::client::{Client, ClientOptions, Population};
-//! use mllp::delivery::{Event, Input, Plan, Run};
+//! use mllp::delivery::{RunEvent, Input, RunOptions, Run};
 //! use mllp::input::Message;
 //! use mllp::server::{DiscardSink, Server, ServerConfig, Shutdown};
 //! use mllp::transport::TcpConnector;
@@ -42,13 +42,13 @@
 //! let (messages, input) = tokio::sync::mpsc::channel(16);
 //! tokio::spawn(async move {
 //!     for n in 1..=3u64 {
-//!         let payload = format!("MSH|^~\\&|APP|FAC|RECV|FAC|20240101120000||ADT^A01|MSG{n}|P|2.5\r");
+//!         let msh = format!("MSH|^~\\&|APP|FAC|RECV|FAC|20240101120000||ADT^A01|MSG{n}|P|2.5");
 //!         let message = Message {
 //!             source: "example".into(),
 //!             index: n,
 //!             line: 1,
 //!             offset: 0,
-//!             payload: Bytes::from(payload),
+//!             payload: Bytes::from(msh + "\r"),
 //!         };
 //!         if messages.send(message).await.is_err() {
 //!             return;
@@ -56,10 +56,12 @@
 //!     }
 //! });
 //!
-//! let client = Client::new(Arc::new(TcpConnector::new("127.0.0.1", port)), ClientOptions::default())?;
-//! let mut run = Run::start(client, Input::from_channel(input, false), Plan::default());
+//! let connector = Arc::new(TcpConnector::new("127.0.0.1", port));
+//! let client = Client::new(connector, ClientOptions::default())?;
+//! let input = Input::from_channel(input, false);
+//! let mut run = Run::start(client, input, RunOptions::default());
 //! while let Some(event) = run.next().await {
-//!     if let Event::Outcome(outcome) = event {
+//!     if let RunEvent::Outcome(outcome) = event {
 //!         println!("{} {}", outcome.item.label(), outcome.fate.population().as_str());
 //!     }
 //! }
@@ -79,11 +81,11 @@ mod produce;
 mod resend;
 mod totals;
 
-pub use event::{Event, Item, Note, Outcome};
+pub use event::{Item, MessageOutcome, RunEvent, RunNote};
 pub use failed::{FailedOut, FailedOutError};
 pub use feed::Input;
 pub use resend::{ResendPolicy, DEFAULT_MAX_RESENDS};
-pub use totals::{Ending, Summary, Totals};
+pub use totals::{Ending, RunSummary, Totals};
 
 use crate::client::{Client, Stats};
 use std::sync::{Arc, Weak};
@@ -93,7 +95,7 @@ use tokio_util::sync::CancellationToken;
 
 /// What a run needs to know beyond the client and its input.
 #[derive(Debug, Clone, Default)]
-pub struct Plan {
+pub struct RunOptions {
     /// FIFO resends after a reconnect.
     pub resend: ResendPolicy,
     /// Messages handed to the client per second, at most, evenly spaced; after a stall longer
@@ -107,15 +109,15 @@ pub struct Plan {
 
 /// How a run is stopped from outside; clones control the same run.
 #[derive(Debug, Clone, Default)]
-pub struct Controls {
+pub struct RunControls {
     stop: CancellationToken,
     destroy: CancellationToken,
     abandon: CancellationToken,
 }
 
-impl Controls {
+impl RunControls {
     /// Read no more; written messages drain (their ACKs are awaited up to the client's drain
-    /// timeout). The run ends interrupted, with a [`Note::Interrupted`].
+    /// timeout). The run ends interrupted, with a [`RunNote::Interrupted`].
     pub fn stop(&self) {
         self.stop.cancel();
     }
@@ -137,25 +139,27 @@ const EVENTS_AHEAD: usize = 1024;
 
 /// One delivery run, under way.
 pub struct Run {
-    events: mpsc::Receiver<Event>,
-    controls: Controls,
+    events: mpsc::Receiver<RunEvent>,
+    controls: RunControls,
     client: Weak<Client>,
-    task: Option<JoinHandle<Summary>>,
+    task: Option<JoinHandle<RunSummary>>,
     ended: bool,
 }
 
 impl Run {
-    /// Start sending `input` through `client` under `plan`. Needs a tokio runtime. The run owns
+    /// Start sending `input` through `client` under `options`. Needs a tokio runtime. The run owns
     /// the client and closes it at its end. Read its events to the end with [`Run::next`]: they
-    /// are what the run waits on.
-    pub fn start(client: Client, input: Input, plan: Plan) -> Run {
+    /// are what the run waits on. A client made with
+    /// [`OnBackpressure::Wait`](crate::client::OnBackpressure::Wait) holds the input back when
+    /// the window is full; with the default `Reject`, what does not fit ends `refused`.
+    pub fn start(client: Client, input: Input, options: RunOptions) -> Run {
         let client = Arc::new(client);
-        let controls = Controls::default();
+        let controls = RunControls::default();
         let (tx, events) = mpsc::channel(EVENTS_AHEAD);
         let task = tokio::spawn(collect::collect(
             client.clone(),
             input,
-            plan,
+            options,
             controls.clone(),
             collect::Out(tx),
         ));
@@ -169,7 +173,7 @@ impl Run {
     }
 
     /// The next event; `None` once the run is over. Cancel-safe.
-    pub async fn next(&mut self) -> Option<Event> {
+    pub async fn next(&mut self) -> Option<RunEvent> {
         let event = self.events.recv().await;
         self.ended = event.is_none();
         event
@@ -180,7 +184,7 @@ impl Run {
         !self.events.is_empty()
     }
 
-    pub fn controls(&self) -> Controls {
+    pub fn controls(&self) -> RunControls {
         self.controls.clone()
     }
 
@@ -191,7 +195,7 @@ impl Run {
 
     /// The run's summary, once it is over. Events not taken are dropped; a run whose events were
     /// not all taken is abandoned first.
-    pub async fn finish(mut self) -> Summary {
+    pub async fn finish(mut self) -> RunSummary {
         if !self.ended {
             self.controls.abandon();
             self.events.close();

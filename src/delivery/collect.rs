@@ -3,12 +3,12 @@
 //! everything at once. The deadline ends the run at once when it passes: what was not written is
 //! never delivered, what was written and not answered is of unknown fate, both `run-timeout`.
 
-use super::event::{Event, Item, Note as RunNote, Outcome};
+use super::event::{Item, MessageOutcome, RunEvent, RunNote};
 use super::failed::{file_name, FailedOut};
 use super::feed::Input;
 use super::produce::{produce, Halt};
-use super::totals::{Ending, Summary, Totals};
-use super::{Controls, Plan};
+use super::totals::{Ending, RunSummary, Totals};
+use super::{RunControls, RunOptions};
 use crate::cause::Cause;
 use crate::client::{Client, ClientEvent, Fate, FateCause, Population, Reason, State};
 use crate::input::InputError;
@@ -33,15 +33,15 @@ pub(super) fn client_closed(client: &Client) -> bool {
 
 /// Where the run's events go; a reader that went away makes every send a no-op.
 #[derive(Clone)]
-pub(super) struct Out(pub mpsc::Sender<Event>);
+pub(super) struct Out(pub mpsc::Sender<RunEvent>);
 
 impl Out {
-    async fn emit(&self, event: Event) {
+    async fn emit(&self, event: RunEvent) {
         let _ = self.0.send(event).await;
     }
 
     async fn note(&self, note: RunNote) {
-        self.emit(Event::Note(note)).await;
+        self.emit(RunEvent::Note(note)).await;
     }
 }
 
@@ -49,14 +49,14 @@ impl Out {
 pub(super) async fn collect(
     client: Arc<Client>,
     input: Input,
-    plan: Plan,
-    controls: Controls,
+    options: RunOptions,
+    controls: RunControls,
     out: Out,
-) -> Summary {
+) -> RunSummary {
     let started = Instant::now();
     // Past the deadline nothing more is sent.
     let expired = CancellationToken::new();
-    let deadline = plan.deadline;
+    let deadline = options.deadline;
     let timer = async move {
         match deadline {
             Some(at) => tokio::time::sleep_until(at).await,
@@ -77,7 +77,8 @@ pub(super) async fn collect(
     let (resend_tx, resend_rx) = mpsc::unbounded_channel();
     let producer = tokio::spawn(produce(
         client.clone(),
-        plan.rate
+        options
+            .rate
             .and_then(|rate| Schedule::new(rate, 1, 0, Duration::ZERO)),
         input.into_parts(),
         resend_rx,
@@ -160,7 +161,7 @@ pub(super) async fn collect(
                 // Resent, or (when the producer can take no more resends) settled as it stands.
                 let unsent = if !stop.is_cancelled()
                     && !client_closed(&client)
-                    && plan.resend.wants_resend(item.resends, &fate)
+                    && options.resend.wants_resend(item.resends, &fate)
                 {
                     item.resends += 1;
                     totals.resent += 1;
@@ -176,13 +177,13 @@ pub(super) async fn collect(
                     let cause = final_cause(&fate, *gave_up.borrow(), &ending, last_failure);
                     totals.record(&fate);
                     totals.resent += u64::from(item.rewrites);
-                    let kept = match &plan.failed_out {
+                    let kept = match &options.failed_out {
                         Some(dir) if fate.population() != Population::Accepted => {
                             keep(dir, &item).err()
                         }
                         _ => None,
                     };
-                    out.emit(Event::Outcome(Outcome { item, fate, cause }))
+                    out.emit(RunEvent::Outcome(MessageOutcome { item, fate, cause }))
                         .await;
                     if let Some(note) = kept {
                         out.note(note).await;
@@ -194,7 +195,7 @@ pub(super) async fn collect(
     drop(resend_tx);
     stop.cancel();
     let _ = producer.await;
-    out.emit(Event::Closing).await;
+    out.emit(RunEvent::Closing).await;
     let _ = tokio::time::timeout(Duration::from_secs(5), client.close()).await;
     let stats = client.stats();
     totals.reconnects = stats.reconnect_attempts;
@@ -215,7 +216,7 @@ pub(super) async fn collect(
     {
         out.note(RunNote::GaveUp(failure)).await;
     }
-    Summary {
+    RunSummary {
         totals,
         ending,
         elapsed: started.elapsed(),
@@ -296,7 +297,7 @@ async fn watch_events(
                     }
                     _ => {}
                 }
-                out.emit(Event::Client(event)).await;
+                out.emit(RunEvent::Client(event)).await;
             }
             Err(RecvError::Lagged(_)) => continue,
             Err(RecvError::Closed) => return,

@@ -1,5 +1,5 @@
-//! What a run hands out as it goes: each message's one [`Outcome`], the client's events, and
-//! [`Note`]s about the run as a whole.
+//! What a run hands out as it goes: each message's one [`MessageOutcome`], the client's events, and
+//! [`RunNote`]s about the run as a whole.
 
 use crate::cause::Cause;
 use crate::client::{ClientEvent, Fate, LinkFailure};
@@ -68,7 +68,7 @@ impl std::fmt::Debug for Item {
 
 /// A message's final fate: it comes out exactly once per message read.
 #[derive(Debug)]
-pub struct Outcome {
+pub struct MessageOutcome {
     pub item: Item,
     pub fate: Fate,
     /// The cause when the run, not the link, ended the message, overriding the fate's own: the
@@ -80,15 +80,15 @@ pub struct Outcome {
 /// Something about the run as a whole.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum Note {
+pub enum RunNote {
     /// Reading the input failed part way; no more is read, the rest of the run goes on.
     InputError(InputError),
     /// The deadline passed: nothing more is sent; what was written and not answered ends
     /// unknown-fate, the rest never-delivered, both `run-timeout`.
     TimedOut,
-    /// [`Controls::stop`](super::Controls::stop): no more is read; what was written drains.
+    /// [`RunControls::stop`](super::RunControls::stop): no more is read; what was written drains.
     Interrupted,
-    /// The failure the client gave up on, in its own words. Comes after [`Event::Closing`].
+    /// The failure the client gave up on, in its own words. Comes after [`RunEvent::Closing`].
     GaveUp(LinkFailure),
     /// A message could not be written to the failed-messages directory.
     FailedOutWrite { file: String, error: std::io::Error },
@@ -97,12 +97,13 @@ pub enum Note {
 /// What [`Run::next`](super::Run::next) hands out.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum Event {
+pub enum RunEvent {
     /// A message's one final fate, in input order (resends excepted).
-    Outcome(Outcome),
+    Outcome(MessageOutcome),
     /// A client event (state changes, errors, warnings), as the client broadcast it.
     Client(ClientEvent),
-    Note(Note),
+    /// Something about the run as a whole.
+    Note(RunNote),
     /// No more outcomes come: every message read has its fate. The link's last events and
     /// notes follow, then the end.
     Closing,

@@ -3,7 +3,7 @@
 //! peer that resets the link again and again; and the deadline, a stop and an abandon end the
 //! run with every message still counted.
 
-use super::{Event, Input, Note, Outcome, Plan, ResendPolicy, Run, Summary};
+use super::{Input, MessageOutcome, ResendPolicy, Run, RunEvent, RunNote, RunOptions, RunSummary};
 use crate::cause::Cause;
 use crate::client::{Client, ClientOptions, Correlation, OnBackpressure, Population, Reconnect};
 use crate::client::{ExponentialBackoff, Window};
@@ -121,7 +121,7 @@ fn input(count: u64) -> Input {
     Input::from_channel(rx, false)
 }
 
-fn options(correlation: Correlation, window: usize) -> ClientOptions {
+fn client_options(correlation: Correlation, window: usize) -> ClientOptions {
     ClientOptions {
         correlation,
         window: Window {
@@ -140,13 +140,13 @@ fn options(correlation: Correlation, window: usize) -> ClientOptions {
 }
 
 /// Drive a run to its end: its outcomes, its notes, its summary.
-async fn drive(mut run: Run) -> (Vec<Outcome>, Vec<Note>, Summary) {
+async fn drive(mut run: Run) -> (Vec<MessageOutcome>, Vec<RunNote>, RunSummary) {
     let (mut outcomes, mut notes) = (vec![], vec![]);
     let all = async {
         while let Some(event) = run.next().await {
             match event {
-                Event::Outcome(outcome) => outcomes.push(outcome),
-                Event::Note(note) => notes.push(note),
+                RunEvent::Outcome(outcome) => outcomes.push(outcome),
+                RunEvent::Note(note) => notes.push(note),
                 _ => {}
             }
         }
@@ -167,7 +167,7 @@ fn paused() -> tokio::runtime::Runtime {
 }
 
 /// Every message read has exactly one outcome and the totals agree with them.
-fn assert_one_fate_each(count: u64, outcomes: &[Outcome], summary: &Summary) {
+fn assert_one_fate_each(count: u64, outcomes: &[MessageOutcome], summary: &RunSummary) {
     let seqs: Vec<u64> = outcomes.iter().map(|o| o.item.seq).collect();
     let unique: BTreeSet<u64> = seqs.iter().copied().collect();
     assert_eq!(
@@ -213,13 +213,13 @@ proptest! {
     ) {
         let peers = Peers::new(Some(reset_every));
         let correlation = if fifo { Correlation::Fifo } else { Correlation::ControlId };
-        let plan = Plan {
+        let run_options = RunOptions {
             resend: ResendPolicy { fifo, at_least_once, max_resends },
-            ..Plan::default()
+            ..RunOptions::default()
         };
         let (outcomes, _, summary) = paused().block_on(async {
-            let client = Client::new(peers.clone(), options(correlation, window)).unwrap();
-            drive(Run::start(client, input(count), plan)).await
+            let client = Client::new(peers.clone(), client_options(correlation, window)).unwrap();
+            drive(Run::start(client, input(count), run_options)).await
         });
         assert_one_fate_each(count, &outcomes, &summary);
         let answered = peers.accepted.lock().unwrap().clone();
@@ -246,16 +246,16 @@ proptest! {
 fn the_deadline_reports_the_rest_as_run_timeout() {
     let peers = Peers::new(None);
     let (outcomes, notes, summary) = paused().block_on(async {
-        let client = Client::new(peers, options(Correlation::ControlId, 4)).unwrap();
-        let plan = Plan {
+        let client = Client::new(peers, client_options(Correlation::ControlId, 4)).unwrap();
+        let run_options = RunOptions {
             deadline: Some(tokio::time::Instant::now() + Duration::from_secs(2)),
-            ..Plan::default()
+            ..RunOptions::default()
         };
-        drive(Run::start(client, input(20), plan)).await
+        drive(Run::start(client, input(20), run_options)).await
     });
     assert_one_fate_each(20, &outcomes, &summary);
     assert!(summary.ending.timed_out);
-    assert!(matches!(notes[..], [Note::TimedOut]), "{notes:?}");
+    assert!(matches!(notes[..], [RunNote::TimedOut]), "{notes:?}");
     // The window's four were written and never answered; the rest never left.
     let by = |p| summary.totals.count(p);
     assert_eq!(by(Population::UnknownFate), 4);
@@ -269,34 +269,35 @@ fn the_deadline_reports_the_rest_as_run_timeout() {
 #[test]
 fn a_stop_reads_no_more_and_drains_what_was_written() {
     let peers = Peers::new(Some(u64::MAX));
-    let (outcomes, notes, summary): (Vec<Outcome>, Vec<Note>, Summary) = paused().block_on(async {
-        let client = Client::new(peers, options(Correlation::ControlId, 4)).unwrap();
-        // An endless input: only the stop ends this run.
-        let (tx, rx) = tokio::sync::mpsc::channel(4);
-        tokio::spawn(async move {
-            for n in 1.. {
-                if tx.send(message(n)).await.is_err() {
-                    return;
-                }
-            }
-        });
-        let mut run = Run::start(client, Input::from_channel(rx, true), Plan::default());
-        let (mut outcomes, mut notes) = (vec![], vec![]);
-        while let Some(event) = run.next().await {
-            match event {
-                Event::Outcome(outcome) => {
-                    outcomes.push(outcome);
-                    if outcomes.len() == 10 {
-                        run.controls().stop();
+    let (outcomes, notes, summary): (Vec<MessageOutcome>, Vec<RunNote>, RunSummary) = paused()
+        .block_on(async {
+            let client = Client::new(peers, client_options(Correlation::ControlId, 4)).unwrap();
+            // An endless input: only the stop ends this run.
+            let (tx, rx) = tokio::sync::mpsc::channel(4);
+            tokio::spawn(async move {
+                for n in 1.. {
+                    if tx.send(message(n)).await.is_err() {
+                        return;
                     }
                 }
-                Event::Note(note) => notes.push(note),
-                _ => {}
+            });
+            let mut run = Run::start(client, Input::from_channel(rx, true), RunOptions::default());
+            let (mut outcomes, mut notes) = (vec![], vec![]);
+            while let Some(event) = run.next().await {
+                match event {
+                    RunEvent::Outcome(outcome) => {
+                        outcomes.push(outcome);
+                        if outcomes.len() == 10 {
+                            run.controls().stop();
+                        }
+                    }
+                    RunEvent::Note(note) => notes.push(note),
+                    _ => {}
+                }
             }
-        }
-        (outcomes, notes, run.finish().await)
-    });
-    assert!(matches!(notes[..], [Note::Interrupted]), "{notes:?}");
+            (outcomes, notes, run.finish().await)
+        });
+    assert!(matches!(notes[..], [RunNote::Interrupted]), "{notes:?}");
     let read = summary.totals.read;
     assert!(read >= 10, "{read}");
     assert_one_fate_each(read, &outcomes, &summary);
@@ -315,10 +316,10 @@ fn a_stop_reads_no_more_and_drains_what_was_written() {
 fn an_abandoned_run_still_counts_every_message_it_read() {
     let peers = Peers::new(Some(u64::MAX));
     let summary = paused().block_on(async {
-        let client = Client::new(peers, options(Correlation::ControlId, 4)).unwrap();
-        let mut run = Run::start(client, input(1000), Plan::default());
+        let client = Client::new(peers, client_options(Correlation::ControlId, 4)).unwrap();
+        let mut run = Run::start(client, input(1000), RunOptions::default());
         // The first outcome, then nobody reads the rest.
-        while !matches!(run.next().await, Some(Event::Outcome(_))) {}
+        while !matches!(run.next().await, Some(RunEvent::Outcome(_))) {}
         run.finish().await
     });
     assert!(summary.totals.adds_up(), "{:?}", summary.totals);

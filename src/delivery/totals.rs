@@ -43,11 +43,11 @@ impl Totals {
 pub struct Ending {
     /// The client stopped reconnecting because of this cause.
     pub gave_up: Option<Cause>,
-    /// Stopped or destroyed through [`Controls`](super::Controls).
+    /// Stopped or destroyed through [`RunControls`](super::RunControls).
     pub interrupted: bool,
     /// Reading the input failed part way.
     pub input_failed: bool,
-    /// Abandoned ([`Controls::abandon`](super::Controls::abandon)) before the input was all
+    /// Abandoned ([`RunControls::abandon`](super::RunControls::abandon)) before the input was all
     /// read, so reading stopped there.
     pub abandoned: bool,
     /// The deadline passed.
@@ -58,7 +58,7 @@ pub struct Ending {
 
 /// What a run comes to: its totals, how it ended, and how long it took.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Summary {
+pub struct RunSummary {
     pub totals: Totals,
     pub ending: Ending,
     pub elapsed: Duration,

@@ -16,7 +16,7 @@ use crate::values;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use mllp::client::{Client, Correlation, OnBackpressure, Window};
-use mllp::delivery::{self, FailedOut, Input, ResendPolicy};
+use mllp::delivery::{FailedOut, Input, ResendPolicy, RunOptions};
 use mllp::input::{collect_inputs, InputOptions, InputSet, SplitOptions};
 use mllp::target::Target;
 use std::io::IsTerminal;
@@ -266,7 +266,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     }
     client_options.write_events = diag.verbose > 0;
     let connector = args.link.connector(&host, port, tls, netargs::resolver()?);
-    let delivery = delivery::Plan {
+    let options = RunOptions {
         resend: ResendPolicy {
             fifo: client_options.correlation == Correlation::Fifo,
             at_least_once: args.at_least_once,
@@ -304,7 +304,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let input = Input::from_set(set, args.stream);
     let end = runtime.block_on(async move {
         let client = Client::new(Arc::new(connector), client_options)?;
-        anyhow::Ok(run::run(client, input, delivery, output, live).await)
+        anyhow::Ok(run::run(client, input, options, output, live).await)
     })?;
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     Ok(end)

@@ -10,20 +10,20 @@ use crate::diag::count;
 use crate::exit::Exit;
 use mllp::cause::Cause;
 use mllp::client::Client;
-use mllp::delivery::{self, Event, Input, Note, Run, Summary};
+use mllp::delivery::{Input, Run, RunEvent, RunNote, RunOptions, RunSummary};
 use serde_json::json;
 
 pub async fn run(
     client: Client,
     input: Input,
-    plan: delivery::Plan,
+    options: RunOptions,
     mut output: Output,
     live: Live,
 ) -> Exit {
     // Before the first message goes out, so an early Ctrl-C is a drain, not a kill.
     let mut signals = Signals::install();
     live.start();
-    let mut run = Run::start(client, input, plan);
+    let mut run = Run::start(client, input, options);
     let controls = run.controls();
     tokio::spawn(async move {
         signals.next().await;
@@ -33,7 +33,7 @@ pub async fn run(
     });
     while let Some(event) = run.next().await {
         match event {
-            Event::Outcome(outcome) => {
+            RunEvent::Outcome(outcome) => {
                 live.answered(outcome.item.control_id().as_deref(), &outcome.fate);
                 let cause = outcome.cause.map(Cause::as_str);
                 output.message(&outcome.item, &outcome.fate, cause);
@@ -47,9 +47,9 @@ pub async fn run(
                     })
                 });
             }
-            Event::Client(event) => live.event(&event),
-            Event::Note(note) => say(&live, note),
-            Event::Closing => {
+            RunEvent::Client(event) => live.event(&event),
+            RunEvent::Note(note) => say(&live, note),
+            RunEvent::Closing => {
                 output.flush();
                 live.finish();
             }
@@ -67,19 +67,19 @@ pub async fn run(
 }
 
 /// A note about the run, on stderr.
-fn say(live: &Live, note: Note) {
+fn say(live: &Live, note: RunNote) {
     match note {
-        Note::InputError(error) => live.note(
+        RunNote::InputError(error) => live.note(
             "input_error",
             || format!("mllp: error: {error}; no more messages are read"),
             json!({ "message": error.to_string() }),
         ),
-        Note::TimedOut => live.note(
+        RunNote::TimedOut => live.note(
             "run_timeout",
             || "mllp: --timeout ran out: nothing more is sent; the rest is reported".into(),
             json!({}),
         ),
-        Note::Interrupted => live.note(
+        RunNote::Interrupted => live.note(
             "interrupted",
             || {
                 "interrupted: no more messages are read; draining (Ctrl-C again to stop at once)"
@@ -87,12 +87,12 @@ fn say(live: &Live, note: Note) {
             },
             json!({ "draining": true }),
         ),
-        Note::GaveUp(failure) => live.note(
+        RunNote::GaveUp(failure) => live.note(
             "gave_up",
             || format!("mllp: {}: {}", failure.cause, failure.detail),
             json!({ "cause": failure.cause.as_str(), "detail": failure.detail }),
         ),
-        Note::FailedOutWrite { file, error } => live.note(
+        RunNote::FailedOutWrite { file, error } => live.note(
             "failed_out_error",
             || format!("mllp: warning: --failed-out: cannot write {file}: {error}"),
             json!({ "file": file, "error": error.to_string() }),
@@ -102,8 +102,8 @@ fn say(live: &Live, note: Note) {
 }
 
 /// Print the summary and decide the exit code; a count that does not close is a bug report.
-fn finish(summary: &Summary, output: &mut Output, live: &Live) -> Exit {
-    let Summary {
+fn finish(summary: &RunSummary, output: &mut Output, live: &Live) -> Exit {
+    let RunSummary {
         totals,
         ending,
         elapsed,
