@@ -107,8 +107,8 @@ pub struct RunOptions {
     pub failed_out: Option<FailedOut>,
 }
 
-/// How a run is stopped from outside; clones control the same run.
-#[derive(Debug, Clone, Default)]
+/// How a run is stopped from outside ([`Run::controls`]); clones control the same run.
+#[derive(Debug, Clone)]
 pub struct RunControls {
     stop: CancellationToken,
     destroy: CancellationToken,
@@ -116,6 +116,14 @@ pub struct RunControls {
 }
 
 impl RunControls {
+    fn new() -> RunControls {
+        RunControls {
+            stop: CancellationToken::new(),
+            destroy: CancellationToken::new(),
+            abandon: CancellationToken::new(),
+        }
+    }
+
     /// Read no more; written messages drain (their ACKs are awaited up to the client's drain
     /// timeout). The run ends interrupted, with a [`RunNote::Interrupted`].
     pub fn stop(&self) {
@@ -154,7 +162,7 @@ impl Run {
     /// the window is full; with the default `Reject`, what does not fit ends `refused`.
     pub fn start(client: Client, input: Input, options: RunOptions) -> Run {
         let client = Arc::new(client);
-        let controls = RunControls::default();
+        let controls = RunControls::new();
         let (tx, events) = mpsc::channel(EVENTS_AHEAD);
         let task = tokio::spawn(collect::collect(
             client.clone(),
@@ -211,6 +219,15 @@ impl Run {
                 Err(_) => std::future::pending().await,
             },
         }
+    }
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Run")
+            .field("pending", &self.events.len())
+            .field("ended", &self.ended)
+            .finish_non_exhaustive()
     }
 }
 

@@ -44,6 +44,14 @@ impl Input {
     }
 }
 
+impl std::fmt::Debug for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Input")
+            .field("endless", &self.endless)
+            .finish_non_exhaustive()
+    }
+}
+
 /// The reader thread: blocking file reads, at most [`READ_AHEAD`] messages ahead, handed over in
 /// chunks. Endless input goes one message at a time so none waits for a full chunk.
 fn spawn_reader(mut set: InputSet, endless: bool) -> Feed {
