@@ -6,11 +6,11 @@
 use super::{Input, MessageOutcome, ResendPolicy, Run, RunEvent, RunNote, RunOptions, RunSummary};
 use crate::cause::Cause;
 use crate::client::{Client, ClientOptions, Correlation, OnBackpressure, Population, Reconnect};
-use crate::client::{ExponentialBackoff, Window};
+use crate::client::{ExponentialBackoff, MaxRetries, Window};
 use crate::framing::{encode_frame, Decoded, MllpCodec, Tolerance};
 use crate::input::Message;
 use crate::resolve::BoxFuture;
-use crate::transport::{Connection, Connector, LinkError};
+use crate::transport::{Connection, Connector, LinkError, Phase};
 use bytes::{Bytes, BytesMut};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
@@ -325,4 +325,40 @@ fn an_abandoned_run_still_counts_every_message_it_read() {
     assert!(summary.totals.adds_up(), "{:?}", summary.totals);
     assert!(summary.ending.abandoned && !summary.ending.interrupted);
     assert!(summary.totals.read < 1000, "{}", summary.totals.read);
+}
+
+/// A port nobody listens on.
+struct Refusing;
+
+impl Connector for Refusing {
+    fn connect(&self) -> BoxFuture<'_, Result<Connection, LinkError>> {
+        Box::pin(async {
+            Err(LinkError {
+                cause: Cause::ConnectionRefused,
+                phase: Phase::Connect,
+                detail: "refused".into(),
+            })
+        })
+    }
+}
+
+#[test]
+fn a_client_that_gives_up_leaves_every_message_never_delivered_with_its_cause() {
+    let (outcomes, notes, summary) = paused().block_on(async {
+        let mut options = client_options(Correlation::ControlId, 4);
+        options.reconnect.strategy = Arc::new(MaxRetries {
+            inner: options.reconnect.strategy.clone(),
+            max: 2,
+        });
+        let client = Client::new(Arc::new(Refusing), options).unwrap();
+        drive(Run::start(client, input(30), RunOptions::default())).await
+    });
+    assert_one_fate_each(30, &outcomes, &summary);
+    assert_eq!(summary.ending.gave_up, Some(Cause::ConnectionRefused));
+    assert!(matches!(notes[..], [RunNote::GaveUp(ref f)] if f.cause == Cause::ConnectionRefused));
+    for o in &outcomes {
+        assert_eq!(o.fate.population(), Population::NeverDelivered, "{o:?}");
+        let shown = o.cause.map(Cause::as_str).or(o.fate.contract_cause());
+        assert_eq!(shown, Some("connection-refused"), "{o:?}");
+    }
 }
