@@ -101,7 +101,7 @@ pub(super) async fn produce(
             continue;
         }
         if client_closed(&client) {
-            // Report why without asking the client: it gave up (or is closing after Ctrl-C).
+            // Report why without asking the client: it gave up (or is closing after a stop).
             let cause =
                 tokio::time::timeout(Duration::from_secs(1), gave_up.wait_for(Option::is_some))
                     .await
