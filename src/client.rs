@@ -19,6 +19,7 @@ mod actor;
 mod admission;
 mod flight;
 mod life;
+mod options_error;
 mod outbox;
 mod pending;
 mod recent;
@@ -30,7 +31,10 @@ pub use backoff::{
 };
 pub use events::ClientEvent;
 pub use fate::{AckPayload, DrainReport, Fate, FateCause, Population, Refusal, Settled};
-pub use options::{ClientOptions, Correlation, OnBackpressure, OptionsError, Reconnect, Window};
+pub use options::{
+    ClientOptions, Correlation, OnBackpressure, OptionsError, Reconnect, Window,
+    DEFAULT_MAX_RESENDS,
+};
 pub use pending::asks_for_application_ack;
 pub use state::{Reason, State, Transition};
 pub use stats::{Latency, LinkFailure, Stats};

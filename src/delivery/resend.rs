@@ -2,13 +2,16 @@
 //! message still ends in exactly one fate.
 //!
 //! With control-ID correlation the client itself writes pending messages again on a new
-//! connection. With FIFO correlation it cannot: order does not survive a new session, so the
-//! client settles those messages `never-delivered` (`fifo-unsafe`) or `unknown-fate`
-//! (`in-flight-orphan`, `ack-timeout`), and the caller decides whether to send them again.
-//! [`ResendPolicy`] is that decision, the one `mllp send` makes.
+//! connection, at most [`ClientOptions::max_resends`](crate::client::ClientOptions) times. With
+//! FIFO correlation it cannot: order does not survive a new session, so the client settles those
+//! messages `never-delivered` (`fifo-unsafe`) or `unknown-fate` (`in-flight-orphan`,
+//! `ack-timeout`), and the caller decides whether to send them again. [`ResendPolicy`] is that
+//! decision, the one `mllp send` makes, bounded by the same default.
 
 use crate::cause::Cause;
 use crate::client::{Fate, FateCause};
+
+pub use crate::client::DEFAULT_MAX_RESENDS;
 
 /// When a settled message is handed to the client again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,9 +34,6 @@ impl Default for ResendPolicy {
         }
     }
 }
-
-/// Most resends of one message unless told otherwise.
-pub const DEFAULT_MAX_RESENDS: u32 = 10;
 
 impl ResendPolicy {
     /// Whether a message resent `resends` times so far, whose attempt ended in `fate`, goes to

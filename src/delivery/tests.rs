@@ -218,7 +218,9 @@ proptest! {
             ..RunOptions::default()
         };
         let (outcomes, _, summary) = paused().block_on(async {
-            let client = Client::new(peers.clone(), client_options(correlation, window)).unwrap();
+            let mut options = client_options(correlation, window);
+            options.max_resends = max_resends;
+            let client = Client::new(peers.clone(), options).unwrap();
             drive(Run::start(client, input(count), run_options)).await
         });
         assert_one_fate_each(count, &outcomes, &summary);
@@ -228,7 +230,9 @@ proptest! {
             match o.fate.population() {
                 // The reference: accepted only what the peer answered AA.
                 Population::Accepted => prop_assert!(answered.contains(&id), "{id}"),
-                // Control IDs let the client write it again until it is answered.
+                // Control IDs let the client write it again until it is answered, or its
+                // rewrites are used up.
+                Population::UnknownFate if !fifo => prop_assert_eq!(o.item.rewrites, max_resends),
                 _ if !fifo => prop_assert!(false, "{id}: {:?}", o.fate),
                 // FIFO gives up on a message only once its resends are used up.
                 Population::NeverDelivered => prop_assert_eq!(o.item.resends, max_resends),

@@ -120,7 +120,11 @@ pub struct SendArgs {
     /// The risk becomes a duplicate at the receiver instead of a message of unknown fate.
     #[arg(long, help_heading = heading::FLOW)]
     pub at_least_once: bool,
-    /// Most times one message is resent after reconnects.
+    /// Most times one message is sent again after reconnects.
+    ///
+    /// control-id: the client writes a message again on each new connection, at most N times;
+    /// a message whose link drops after that ends unknown-fate. fifo: only messages never
+    /// written are sent again (with --at-least-once, unanswered ones too), at most N times.
     #[arg(long, value_name = "N", default_value_t = mllp::delivery::DEFAULT_MAX_RESENDS, help_heading = heading::FLOW)]
     pub max_resends: u32,
 
@@ -261,6 +265,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     client_options.on_backpressure = OnBackpressure::Wait;
     client_options.pipeline = !args.no_pipeline;
     client_options.event_capacity = 4096;
+    client_options.max_resends = args.max_resends;
     if let Err(err) = client_options.validate() {
         return Ok(Fatal::new(Exit::Usage, err).report());
     }
