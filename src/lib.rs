@@ -27,7 +27,9 @@
 //! - [`exit`]: the command's exit codes, which one wins, and their text.
 //! - [`client`]: the client core: the six-state link machine, reconnect with backoff,
 //!   correlation of ACKs (by control ID, or FIFO), the window, timeouts, drain, per-send fates.
-//! - [`delivery`]: the resend policy on top of the client (FIFO resends after a reconnect).
+//! - [`delivery`]: runs on top of the client: messages in, exactly one outcome per message out
+//!   in input order, the resend policy (FIFO resends after a reconnect), rate, deadline, stop
+//!   and drain, and the run's totals.
 //! - [`server`]: the server core: accept loop, per-connection containment, per-address and
 //!   memory guards, [`server::Sink`]s, the commit contract, de-duplication, test doubles.
 //! - [`input`]: splitting HL7 files and streams into messages, checked before anything is sent.
