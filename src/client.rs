@@ -11,6 +11,7 @@ pub mod backoff;
 pub mod events;
 pub mod fate;
 pub mod options;
+mod settings;
 pub mod state;
 pub mod stats;
 pub mod tally;
@@ -36,6 +37,7 @@ pub use options::{
     DEFAULT_MAX_RESENDS,
 };
 pub use pending::asks_for_application_ack;
+pub use settings::LinkSettings;
 pub use state::{Reason, State, Transition};
 pub use stats::{Latency, LinkFailure, Stats};
 pub use tally::FateTally;

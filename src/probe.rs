@@ -5,6 +5,7 @@
 //!   failure is a phase and a verdict).
 //! - [`sniff`]: recognising HTTP, TLS, SSH and SMTP peers from their first bytes.
 //! - [`eyeballs`]: connecting to several addresses Happy-Eyeballs style.
+//! - [`repeat`]: probing again and again, ping-style, into a [`Series`].
 //! - [`stats`]: min/median/p99/max per phase over repeated probes.
 
 mod exchange;
@@ -12,12 +13,14 @@ pub mod eyeballs;
 mod handshake;
 pub mod message;
 mod record;
+mod repeat;
 mod report;
 mod run;
 pub mod sniff;
 pub mod stats;
 mod tls;
 
+pub use repeat::{repeat, Series};
 pub use report::{
     ClientCertificate, Detail, FailedAttempt, PhaseName, PhaseReport, ProbeReport, TlsDetail,
     Verdict, VerdictClass,
