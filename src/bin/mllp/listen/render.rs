@@ -10,6 +10,11 @@ use tokio::sync::mpsc;
 /// Events rendered per write.
 const BATCH: usize = 512;
 
+/// After a write of fewer than `BATCH` events, the renderer lets events gather this long before
+/// taking more: a busy server then wakes it about once a millisecond, not once per batch of
+/// messages (each wake is two context switches and a write).
+const GATHER: std::time::Duration = std::time::Duration::from_millis(1);
+
 /// Render events until every sender is gone.
 pub fn spawn(
     diag: Diag,
@@ -22,7 +27,7 @@ pub fn spawn(
             let mut text = String::new();
             // Taken many at a time: the channel's bookkeeping is then paid once per batch.
             let mut batch = Vec::with_capacity(BATCH);
-            while rx.blocking_recv_many(&mut batch, BATCH) > 0 {
+            while let taken @ 1.. = rx.blocking_recv_many(&mut batch, BATCH) {
                 text.clear();
                 for event in batch.drain(..) {
                     if metrics.is_some() {
@@ -41,6 +46,10 @@ pub fn spawn(
                 let mut err = std::io::stderr().lock();
                 let _ = err.write_all(text.as_bytes());
                 let _ = err.flush();
+                drop(err);
+                if taken < BATCH {
+                    std::thread::sleep(GATHER);
+                }
             }
         })
 }
