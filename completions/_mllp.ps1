@@ -65,7 +65,7 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             [CompletionResult]::new('--window-bytes', '--window-bytes', [CompletionResultType]::ParameterName, 'Payload bytes written and not yet acknowledged, at most')
             [CompletionResult]::new('--rate', '--rate', [CompletionResultType]::ParameterName, 'Send at most this many messages per second (`200` or `200/s`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Bound on the whole run, like curl''s --max-time')
-            [CompletionResult]::new('--max-resends', '--max-resends', [CompletionResultType]::ParameterName, 'Most times one message is resent after reconnects')
+            [CompletionResult]::new('--max-resends', '--max-resends', [CompletionResultType]::ParameterName, 'Most times one message is sent again after reconnects')
             [CompletionResult]::new('--failed-out', '--failed-out', [CompletionResultType]::ParameterName, 'Write each message not accepted to DIR, one file each')
             [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'Progress bar on stderr: auto, always, never')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output: auto, always, never')

@@ -61,7 +61,7 @@ set edit:completion:arg-completer[mllp] = {|@words|
             cand --window-bytes 'Payload bytes written and not yet acknowledged, at most'
             cand --rate 'Send at most this many messages per second (`200` or `200/s`)'
             cand --timeout 'Bound on the whole run, like curl''s --max-time'
-            cand --max-resends 'Most times one message is resent after reconnects'
+            cand --max-resends 'Most times one message is sent again after reconnects'
             cand --failed-out 'Write each message not accepted to DIR, one file each'
             cand --progress 'Progress bar on stderr: auto, always, never'
             cand --color 'When to colour output: auto, always, never'

@@ -65,7 +65,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -l window -d 'Messages w
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l window-bytes -d 'Payload bytes written and not yet acknowledged, at most' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l rate -d 'Send at most this many messages per second (`200` or `200/s`)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l timeout -d 'Bound on the whole run, like curl\'s --max-time' -r
-complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-resends -d 'Most times one message is resent after reconnects' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-resends -d 'Most times one message is sent again after reconnects' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l failed-out -d 'Write each message not accepted to DIR, one file each' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l progress -d 'Progress bar on stderr: auto, always, never' -r -f -a "auto\t'When stderr is a terminal, and not under --json or --quiet'
 always\t'Always, even when stderr is not a terminal (never under --log-format json)'

@@ -11,6 +11,7 @@ pub mod backoff;
 pub mod events;
 pub mod fate;
 pub mod options;
+mod settings;
 pub mod state;
 pub mod stats;
 pub mod tally;
@@ -19,6 +20,7 @@ mod actor;
 mod admission;
 mod flight;
 mod life;
+mod options_error;
 mod outbox;
 mod pending;
 mod recent;
@@ -30,8 +32,12 @@ pub use backoff::{
 };
 pub use events::ClientEvent;
 pub use fate::{AckPayload, DrainReport, Fate, FateCause, Population, Refusal, Settled};
-pub use options::{ClientOptions, Correlation, OnBackpressure, OptionsError, Reconnect, Window};
+pub use options::{
+    ClientOptions, Correlation, OnBackpressure, OptionsError, Reconnect, Window,
+    DEFAULT_MAX_RESENDS,
+};
 pub use pending::asks_for_application_ack;
+pub use settings::LinkSettings;
 pub use state::{Reason, State, Transition};
 pub use stats::{Latency, LinkFailure, Stats};
 pub use tally::FateTally;

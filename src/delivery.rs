@@ -1,106 +1,244 @@
-//! Delivery on top of the client: the resend policy that turns a reconnect's casualties into
-//! second attempts, so every message still ends in exactly one fate.
+//! Delivery on top of the client: a run that takes messages in, sends each through one
+//! [`Client`], and hands out exactly one final [`MessageOutcome`] per message, in input order
+//! (resends excepted), with the run's [`RunNote`]s and a [`RunSummary`] at the end. It is the
+//! engine behind `mllp send`, with the same guarantees: nothing read is dropped, every fate is
+//! counted once, memory stays bounded however long the input (a few hundred messages read
+//! ahead, the window, and a bounded queue of fates awaited in order).
 //!
-//! With control-ID correlation the client itself writes pending messages again on a new
-//! connection. With FIFO correlation it cannot: order does not survive a new session, so the
-//! client settles those messages `never-delivered` (`fifo-unsafe`) or `unknown-fate`
-//! (`in-flight-orphan`, `ack-timeout`), and the caller decides whether to send them again.
-//! [`ResendPolicy`] is that decision, the one `mllp send` makes.
+//! - [`Input`]: an [`InputSet`](crate::input::InputSet) read on a thread of its own, or any
+//!   channel of [`Message`](crate::input::Message)s.
+//! - [`RunOptions`]: the [`ResendPolicy`] (FIFO resends after a reconnect), a rate, a
+//!   deadline, and a [`FailedOut`] directory for the messages not accepted.
+//! - [`Run`]: started on a client; [`Run::next`] gives [`RunEvent`]s until the run is over, then
+//!   [`Run::finish`] gives the [`RunSummary`]: the [`Totals`] (built on the one
+//!   [`FateTally`](crate::client::FateTally)) and the [`Ending`].
+//! - [`RunControls`]: stop (no more reading; written messages drain), destroy (settle everything
+//!   now), abandon (nobody takes the results any more), from any task.
+//!
+//! # Example
+//!
+//! Three messages from a channel to a receiver on a loopback port, each outcome as it comes:
+//!
+//! ```
+//! use bytes::Bytes;
+//! use mllp::client::{Client, ClientOptions, Population};
+//! use mllp::delivery::{RunEvent, Input, RunOptions, Run};
+//! use mllp::input::Message;
+//! use mllp::server::{DiscardSink, Server, ServerConfig, Shutdown};
+//! use mllp::transport::TcpConnector;
+//! use std::sync::Arc;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! let port = listener.local_addr()?.port();
+//! let server = Server::builder(ServerConfig::default(), Arc::new(DiscardSink)).build()?;
+//! let shutdown = Shutdown::new();
+//! tokio::spawn({
+//!     let shutdown = shutdown.clone();
+//!     async move { server.run(listener, shutdown).await }
+//! });
+//!
+//! let (messages, input) = tokio::sync::mpsc::channel(16);
+//! tokio::spawn(async move {
+//!     for n in 1..=3u64 {
+//!         let msh = format!("MSH|^~\\&|APP|FAC|RECV|FAC|20240101120000||ADT^A01|MSG{n}|P|2.5");
+//!         let message = Message {
+//!             source: "example".into(),
+//!             index: n,
+//!             line: 1,
+//!             offset: 0,
+//!             payload: Bytes::from(msh + "\r"),
+//!         };
+//!         if messages.send(message).await.is_err() {
+//!             return;
+//!         }
+//!     }
+//! });
+//!
+//! let connector = Arc::new(TcpConnector::new("127.0.0.1", port));
+//! let client = Client::new(connector, ClientOptions::default())?;
+//! let input = Input::from_channel(input, false);
+//! let mut run = Run::start(client, input, RunOptions::default());
+//! while let Some(event) = run.next().await {
+//!     if let RunEvent::Outcome(outcome) = event {
+//!         println!("{} {}", outcome.item.label(), outcome.fate.population().as_str());
+//!     }
+//! }
+//! let summary = run.finish().await;
+//! assert!(summary.totals.adds_up());
+//! assert_eq!(summary.totals.count(Population::Accepted), 3);
+//! shutdown.graceful.cancel();
+//! # Ok(())
+//! # }
+//! ```
 
-use crate::cause::Cause;
-use crate::client::{Fate, FateCause};
+mod collect;
+mod event;
+mod failed;
+mod feed;
+mod produce;
+mod resend;
+mod totals;
 
-/// When a settled message is handed to the client again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ResendPolicy {
-    /// FIFO correlation is in use; with control IDs the client resends on its own.
-    pub fifo: bool,
-    /// Also resend messages that were written and not answered: a possible duplicate at the
-    /// receiver instead of a message of unknown fate.
-    pub at_least_once: bool,
-    /// Most times one message is resent.
-    pub max_resends: u32,
+pub use event::{Item, MessageOutcome, RunEvent, RunNote};
+pub use failed::{FailedOut, FailedOutError};
+pub use feed::Input;
+pub use resend::{ResendPolicy, DEFAULT_MAX_RESENDS};
+pub use totals::{Ending, RunSummary, Totals};
+
+use crate::client::{Client, Stats};
+use std::sync::{Arc, Weak};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// What a run needs to know beyond the client and its input.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// FIFO resends after a reconnect.
+    pub resend: ResendPolicy,
+    /// Messages handed to the client per second, at most, evenly spaced; after a stall longer
+    /// than a second the spacing starts afresh rather than bursting.
+    pub rate: Option<f64>,
+    /// The run ends by then: nothing more is sent, and what is left is reported.
+    pub deadline: Option<tokio::time::Instant>,
+    /// Where each message that did not end accepted is written, one file each.
+    pub failed_out: Option<FailedOut>,
 }
 
-impl Default for ResendPolicy {
-    fn default() -> Self {
-        ResendPolicy {
-            fifo: false,
-            at_least_once: false,
-            max_resends: DEFAULT_MAX_RESENDS,
+/// How a run is stopped from outside ([`Run::controls`]); clones control the same run.
+#[derive(Debug, Clone)]
+pub struct RunControls {
+    stop: CancellationToken,
+    destroy: CancellationToken,
+    abandon: CancellationToken,
+}
+
+impl RunControls {
+    fn new() -> RunControls {
+        RunControls {
+            stop: CancellationToken::new(),
+            destroy: CancellationToken::new(),
+            abandon: CancellationToken::new(),
+        }
+    }
+
+    /// Read no more; written messages drain (their ACKs are awaited up to the client's drain
+    /// timeout). The run ends interrupted, with a [`RunNote::Interrupted`].
+    pub fn stop(&self) {
+        self.stop.cancel();
+    }
+
+    /// Settle every message now, awaiting no ACK. The run ends interrupted.
+    pub fn destroy(&self) {
+        self.destroy.cancel();
+    }
+
+    /// Nobody takes the results any more: read no more, drain, and end without calling it an
+    /// interruption ([`Ending::abandoned`] when input was left unread).
+    pub fn abandon(&self) {
+        self.abandon.cancel();
+    }
+}
+
+/// Events a run hands out ahead of its reader, at most: a slow reader holds the run back.
+const EVENTS_AHEAD: usize = 1024;
+
+/// One delivery run, under way.
+pub struct Run {
+    events: mpsc::Receiver<RunEvent>,
+    controls: RunControls,
+    client: Weak<Client>,
+    task: Option<JoinHandle<RunSummary>>,
+    ended: bool,
+}
+
+impl Run {
+    /// Start sending `input` through `client` under `options`. Needs a tokio runtime. The run owns
+    /// the client and closes it at its end. Read its events to the end with [`Run::next`]: they
+    /// are what the run waits on. A client made with
+    /// [`OnBackpressure::Wait`](crate::client::OnBackpressure::Wait) holds the input back when
+    /// the window is full; with the default `Reject`, what does not fit ends `refused`.
+    pub fn start(client: Client, input: Input, options: RunOptions) -> Run {
+        let client = Arc::new(client);
+        let controls = RunControls::new();
+        let (tx, events) = mpsc::channel(EVENTS_AHEAD);
+        let task = tokio::spawn(collect::collect(
+            client.clone(),
+            input,
+            options,
+            controls.clone(),
+            collect::Out(tx),
+        ));
+        Run {
+            events,
+            controls,
+            client: Arc::downgrade(&client),
+            task: Some(task),
+            ended: false,
+        }
+    }
+
+    /// The next event; `None` once the run is over. Cancel-safe.
+    pub async fn next(&mut self) -> Option<RunEvent> {
+        let event = self.events.recv().await;
+        self.ended = event.is_none();
+        event
+    }
+
+    /// Whether events are waiting to be taken: a renderer that buffers flushes when none are.
+    pub fn has_pending(&self) -> bool {
+        !self.events.is_empty()
+    }
+
+    pub fn controls(&self) -> RunControls {
+        self.controls.clone()
+    }
+
+    /// The client's statistics while the run still holds it.
+    pub fn stats(&self) -> Option<Stats> {
+        self.client.upgrade().map(|client| client.stats())
+    }
+
+    /// The run's summary, once it is over. Events not taken are dropped; a run whose events were
+    /// not all taken is abandoned first.
+    pub async fn finish(mut self) -> RunSummary {
+        if !self.ended {
+            self.controls.abandon();
+            self.events.close();
+        }
+        let Some(task) = self.task.take() else {
+            return std::future::pending().await;
+        };
+        match task.await {
+            Ok(summary) => summary,
+            Err(error) => match error.try_into_panic() {
+                Ok(panic) => std::panic::resume_unwind(panic),
+                // Cancelled: the runtime is shutting down, and this run with it.
+                Err(_) => std::future::pending().await,
+            },
         }
     }
 }
 
-/// Most resends of one message unless told otherwise.
-pub const DEFAULT_MAX_RESENDS: u32 = 10;
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Run")
+            .field("pending", &self.events.len())
+            .field("ended", &self.ended)
+            .finish_non_exhaustive()
+    }
+}
 
-impl ResendPolicy {
-    /// Whether a message resent `resends` times so far, whose attempt ended in `fate`, goes to
-    /// the client again. The caller also stops resending once the client is closed.
-    pub fn wants_resend(&self, resends: u32, fate: &Fate) -> bool {
-        if !self.fifo || resends >= self.max_resends {
-            return false;
-        }
-        match fate {
-            // No byte of it was written: sending it again cannot duplicate it.
-            Fate::NeverDelivered {
-                cause: FateCause::Link(Cause::FifoUnsafe),
-            } => true,
-            Fate::UnknownFate {
-                cause: FateCause::Link(Cause::InFlightOrphan | Cause::AckTimeout),
-                ..
-            } => self.at_least_once,
-            _ => false,
+impl Drop for Run {
+    /// A run dropped before its end is abandoned: it drains and ends on its own.
+    fn drop(&mut self) {
+        if self.task.is_some() {
+            self.controls.abandon();
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::{Duration, SystemTime};
-
-    fn unknown(cause: Cause) -> Fate {
-        Fate::UnknownFate {
-            cause: FateCause::Link(cause),
-            flushed_at: SystemTime::now(),
-            elapsed: Duration::ZERO,
-            bytes: 1,
-        }
-    }
-
-    fn never(cause: Cause) -> Fate {
-        Fate::NeverDelivered {
-            cause: FateCause::Link(cause),
-        }
-    }
-
-    #[test]
-    fn fifo_resends_what_was_never_written_up_to_the_cap() {
-        let policy = ResendPolicy {
-            fifo: true,
-            ..Default::default()
-        };
-        assert!(policy.wants_resend(0, &never(Cause::FifoUnsafe)));
-        assert!(policy.wants_resend(9, &never(Cause::FifoUnsafe)));
-        assert!(!policy.wants_resend(10, &never(Cause::FifoUnsafe)));
-        assert!(!policy.wants_resend(0, &never(Cause::ConnectionRefused)));
-        assert!(!policy.wants_resend(0, &unknown(Cause::InFlightOrphan)));
-        let control_ids = ResendPolicy::default();
-        assert!(!control_ids.wants_resend(0, &never(Cause::FifoUnsafe)));
-    }
-
-    #[test]
-    fn at_least_once_also_resends_written_unanswered_messages() {
-        let policy = ResendPolicy {
-            fifo: true,
-            at_least_once: true,
-            max_resends: 1,
-        };
-        assert!(policy.wants_resend(0, &unknown(Cause::InFlightOrphan)));
-        assert!(policy.wants_resend(0, &unknown(Cause::AckTimeout)));
-        assert!(!policy.wants_resend(0, &unknown(Cause::ConnectionLost)));
-        assert!(!policy.wants_resend(1, &unknown(Cause::AckTimeout)));
-    }
-}
+mod tests;

@@ -7,8 +7,6 @@ use std::fmt;
 use tokio_util::codec::{Decoder, Encoder};
 
 mod decoder;
-#[cfg(test)]
-mod tests;
 
 use decoder::State;
 
@@ -252,3 +250,6 @@ impl Encoder<&[u8]> for MllpCodec {
         Ok(encode_frame(payload, dst)?)
     }
 }
+
+#[cfg(test)]
+mod tests;

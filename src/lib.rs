@@ -22,21 +22,29 @@
 //! - [`target`], [`resolve`], [`tls`], [`transport`]: `HOST[:PORT]` endpoints (checked by shape
 //!   before any lookup), name resolution (replaceable, so tests never query DNS), rustls
 //!   configuration for both ends, and connecting under one connect timeout.
-//! - [`duration`]: durations rounded for people.
+//! - [`duration`]: durations rounded for people; [`values`]: the grammars of sizes, rates and
+//!   durations as the command line takes them.
+//! - [`exit`]: the command's exit codes, which one wins, and their text.
 //! - [`client`]: the client core: the six-state link machine, reconnect with backoff,
 //!   correlation of ACKs (by control ID, or FIFO), the window, timeouts, drain, per-send fates.
-//! - [`delivery`]: the resend policy on top of the client (FIFO resends after a reconnect).
+//! - [`delivery`]: runs on top of the client: messages in, exactly one outcome per message out
+//!   in input order, the resend policy (FIFO resends after a reconnect), rate, deadline, stop
+//!   and drain, and the run's totals.
 //! - [`server`]: the server core: accept loop, per-connection containment, per-address and
 //!   memory guards, [`server::Sink`]s, the commit contract, de-duplication, test doubles.
 //! - [`input`]: splitting HL7 files and streams into messages, checked before anything is sent.
 //! - [`probe`]: one diagnostic connection, phase by phase, and a verdict.
-//! - [`soak`]: load and endurance runs: templates, pacing, chaos, the ledger and the report.
+//! - [`soak`]: load and endurance runs ([`soak::SoakRun`]): a plan in, samples and link events
+//!   out, and a report whose accounting proves every message's one fate; templates, pacing,
+//!   chaos, the listener's ledger.
 //!
 //! # Features
 //!
 //! - `cli` (default): what the `mllp` binary needs (clap, terminal views, Prometheus metrics)
 //!   and `sqlite`. `cargo build --lib --no-default-features` builds the core alone.
 //! - `sqlite`: `server::sink::SqliteSink`, with SQLite compiled in.
+//! - `metrics`: `prometheus`, the Prometheus exporter `listen` and `soak` serve, and the
+//!   counters of a server's events.
 //!
 //! # Example
 //!
@@ -132,16 +140,20 @@ pub mod cause;
 pub mod client;
 pub mod delivery;
 pub mod duration;
+pub mod exit;
 pub mod framing;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod hl7;
 pub mod input;
 pub mod probe;
+#[cfg(feature = "metrics")]
+pub mod prometheus;
 pub mod resolve;
 pub mod server;
 pub mod soak;
 pub mod target;
 pub mod tls;
 pub mod transport;
+pub mod values;
 pub mod warning;

@@ -7,6 +7,10 @@ use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 
+mod hosts;
+
+pub use hosts::HostsError;
+
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A failed resolution. Carries the host name (configuration, not payload).

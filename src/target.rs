@@ -5,6 +5,10 @@
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+mod endpoint;
+
+pub use endpoint::{endpoint, endpoint_of, EndpointError, Origin};
+
 /// The MLLP port most engines listen on, used when none is given.
 pub const DEFAULT_PORT: u16 = 2575;
 

@@ -1,6 +1,7 @@
 //! Reconnect pacing: a plain iterator of exponential, jittered, capped delays, and the pluggable
 //! retry strategy that decides, from a [`RetryContext`], the next delay or to stop.
 
+use super::options_error::OptionsError;
 use crate::cause::{Cause, Class};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -105,7 +106,7 @@ pub trait RetryStrategy: Send + Sync + fmt::Debug + 'static {
     fn next_delay(&self, ctx: &RetryContext) -> Option<Duration>;
 
     /// Checked when the client is created; a problem names the option.
-    fn validate(&self) -> Result<(), super::options::OptionsError> {
+    fn validate(&self) -> Result<(), OptionsError> {
         Ok(())
     }
 }
@@ -152,8 +153,7 @@ impl RetryStrategy for ExponentialBackoff {
         Some(self.config.delay(ctx.attempt, &mut *rng))
     }
 
-    fn validate(&self) -> Result<(), super::options::OptionsError> {
-        use super::options::OptionsError;
+    fn validate(&self) -> Result<(), OptionsError> {
         let c = &self.config;
         if c.initial.is_zero() {
             return Err(OptionsError::new(
@@ -194,7 +194,7 @@ impl RetryStrategy for MaxRetries {
         }
         self.inner.next_delay(ctx)
     }
-    fn validate(&self) -> Result<(), super::options::OptionsError> {
+    fn validate(&self) -> Result<(), OptionsError> {
         self.inner.validate()
     }
 }
@@ -211,9 +211,9 @@ impl RetryStrategy for GiveUpAfter {
         let delay = self.inner.next_delay(ctx)?;
         (ctx.elapsed + delay <= self.limit).then_some(delay)
     }
-    fn validate(&self) -> Result<(), super::options::OptionsError> {
+    fn validate(&self) -> Result<(), OptionsError> {
         if self.limit.is_zero() {
-            return Err(super::options::OptionsError::new(
+            return Err(OptionsError::new(
                 "give-up-after",
                 "must be greater than zero",
             ));

@@ -15,7 +15,7 @@ use crate::cause::Cause;
 use crate::warning::WarningCode;
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::time::Instant;
 
@@ -190,6 +190,8 @@ impl Flights {
         let unread = cause == Cause::TlsClientCert;
         for id in ids {
             let p = &self.sends[&id];
+            // Written as often as allowed: it ends as the drop left it instead.
+            let past_cap = p.writes.load(Ordering::Relaxed) > self.options.max_resends;
             let fate = if unread {
                 match (reconnecting, fifo) {
                     (false, _) => Some(Fate::NeverDelivered {
@@ -198,7 +200,9 @@ impl Flights {
                     (true, true) => Some(Fate::NeverDelivered {
                         cause: FateCause::Link(Cause::FifoUnsafe),
                     }),
-                    (true, false) => None,
+                    (true, false) => past_cap.then_some(Fate::NeverDelivered {
+                        cause: FateCause::Link(cause),
+                    }),
                 }
             } else if fifo {
                 // Order cannot be resumed on a new session.
@@ -213,6 +217,8 @@ impl Flights {
             } else if p.commit.is_some() {
                 // The peer holds it; sending it again would commit it twice.
                 Some(p.cut_off(FateCause::Link(Cause::ConnectionLost), now))
+            } else if past_cap {
+                Some(p.cut_off(FateCause::Link(cause), now))
             } else {
                 None
             };

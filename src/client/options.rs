@@ -2,6 +2,7 @@
 //! option.
 
 use super::backoff::{ExponentialBackoff, RetryStrategy};
+pub use super::options_error::OptionsError;
 use crate::framing::DEFAULT_MAX_FRAME;
 use std::sync::Arc;
 use std::time::Duration;
@@ -89,7 +90,16 @@ pub struct ClientOptions {
     /// Emit [`ClientEvent::Written`](super::ClientEvent::Written) for every frame put on the
     /// wire (off by default: one event per message is for people watching, not for load).
     pub write_events: bool,
+    /// Most times one send is written again on a new connection after the link dropped
+    /// (control-ID correlation; FIFO never writes a send twice). A send whose link drops once
+    /// more ends `unknown-fate` with the drop's cause (`never-delivered` when the server refused
+    /// our client certificate, having read none of it). Default [`DEFAULT_MAX_RESENDS`].
+    pub max_resends: u32,
 }
+
+/// Most resends of one message unless told otherwise, by the client (control-ID correlation)
+/// and by [`ResendPolicy`](crate::delivery::ResendPolicy) (FIFO).
+pub const DEFAULT_MAX_RESENDS: u32 = 10;
 
 impl Default for ClientOptions {
     fn default() -> Self {
@@ -106,22 +116,8 @@ impl Default for ClientOptions {
             max_ack_frame: DEFAULT_MAX_FRAME,
             event_capacity: 1024,
             write_events: false,
+            max_resends: DEFAULT_MAX_RESENDS,
         }
-    }
-}
-
-/// An option that cannot work. `option` is the option's name as the CLI spells it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid option {option}: {problem}")]
-#[non_exhaustive]
-pub struct OptionsError {
-    pub option: &'static str,
-    pub problem: &'static str,
-}
-
-impl OptionsError {
-    pub fn new(option: &'static str, problem: &'static str) -> Self {
-        OptionsError { option, problem }
     }
 }
 
@@ -174,6 +170,7 @@ mod tests {
         assert_eq!(o.window.count, Some(64));
         assert!(!o.reconnect.enabled);
         assert_eq!(o.correlation, Correlation::ControlId);
+        assert_eq!(o.max_resends, 10);
     }
 
     #[test]

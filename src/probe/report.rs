@@ -170,7 +170,7 @@ pub struct Verdict {
 
 /// One probe.
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
+pub struct ProbeReport {
     pub target: String,
     pub tls: bool,
     pub phases: Vec<PhaseReport>,
@@ -182,7 +182,7 @@ pub struct Report {
     pub unknown_fate: bool,
 }
 
-impl Report {
+impl ProbeReport {
     pub fn ok(&self) -> bool {
         self.verdict.class == VerdictClass::Ok && !self.negative
     }
@@ -197,6 +197,19 @@ impl Report {
             .iter()
             .filter(|p| p.ok)
             .map(|p| (p.name.as_str(), p.ms))
+    }
+
+    /// What this probe contributes to the exit code. An ACK timeout is an unknown fate (3), not
+    /// a transient failure (4): the message was written.
+    pub fn observed(&self) -> crate::exit::Observed {
+        crate::exit::Observed {
+            permanent: self.verdict.class == VerdictClass::Permanent,
+            transient: self.verdict.class == VerdictClass::Transient
+                && self.verdict.cause != Some(crate::cause::Cause::AckTimeout),
+            unknown_fate: self.unknown_fate,
+            negative: self.negative,
+            thresholds_missed: false,
+        }
     }
 }
 

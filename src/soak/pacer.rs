@@ -64,6 +64,8 @@ pub struct Pacer {
     schedule: Schedule,
     start: Instant,
     next: u64,
+    /// Behind by more than this, the schedule starts afresh from now instead of catching up.
+    restart_after: Option<Duration>,
 }
 
 impl Pacer {
@@ -72,12 +74,29 @@ impl Pacer {
             schedule,
             start,
             next: 0,
+            restart_after: None,
         }
+    }
+
+    /// Catch up at most `stall` worth of messages: further behind, start the schedule afresh
+    /// from now, so a sender back from an outage never bursts. For sending at a rate, not for
+    /// measuring latency from due times.
+    pub fn restarting_after(mut self, stall: Duration) -> Pacer {
+        self.restart_after = Some(stall);
+        self
     }
 
     /// The next message's due time, after waiting for it.
     pub async fn tick(&mut self) -> Instant {
-        let due = self.start + self.schedule.due(self.next);
+        let mut due = self.start + self.schedule.due(self.next);
+        if let Some(stall) = self.restart_after {
+            let now = Instant::now();
+            if now.saturating_duration_since(due) > stall {
+                self.start = now;
+                self.next = 0;
+                due = now + self.schedule.due(0);
+            }
+        }
         self.next += 1;
         tokio::time::sleep_until(due).await;
         due
@@ -153,5 +172,29 @@ mod tests {
         let due = pacer.tick().await;
         assert!(due > late);
         assert_eq!(Instant::now(), due);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn restarting_spaces_evenly_and_does_not_burst_after_a_stall() {
+        let rate = Schedule::new(10.0, 1, 0, Duration::ZERO).unwrap();
+        let start = Instant::now();
+        let mut pacer = Pacer::new(rate, start).restarting_after(Duration::from_secs(1));
+        for _ in 0..11 {
+            pacer.tick().await;
+        }
+        assert_eq!(start.elapsed(), Duration::from_secs(1));
+        // Half a second behind: caught up at once, as without the restart.
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let behind = Instant::now();
+        for _ in 0..5 {
+            pacer.tick().await;
+        }
+        assert_eq!(Instant::now(), behind);
+        // Five seconds behind: afresh from now, one slot after another.
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        let after_stall = Instant::now();
+        pacer.tick().await;
+        pacer.tick().await;
+        assert_eq!(after_stall.elapsed(), Duration::from_millis(100));
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::support::listen_proc::ListenProc;
 use crate::support::mllp_bin;
+use crate::support::peer_wire::frame;
 use std::io::Write;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::{Child, Command, Stdio};
@@ -110,9 +111,7 @@ fn send_stops_reading_and_drains_when_its_results_have_no_reader() {
     let mut child = spawn_closed(&args, Stdio::piped());
     // stdin stays open: only the closed stdout can end this run, part way through its input.
     let mut stdin = child.stdin.take().unwrap();
-    stdin
-        .write_all(format!("\x0b{ADT}\x1c\r").as_bytes())
-        .unwrap();
+    stdin.write_all(&frame(ADT.as_bytes())).unwrap();
     stdin.flush().unwrap();
     let (code, stderr) = finish(child);
     drop(stdin);

@@ -3,21 +3,19 @@
 //! events.
 
 use crate::support::listen_proc::ListenProc;
+use crate::support::peer_wire::{frame, Deframer, CR, FS, VT};
 use serde_json::Value;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-const VT: u8 = 0x0b;
-const FS: u8 = 0x1c;
-const CR: u8 = 0x0d;
 const WAIT: Duration = Duration::from_secs(10);
 
 /// A raw connection that checks every byte the server writes is a canonical ACK frame.
 struct Raw {
     stream: TcpStream,
-    buf: Vec<u8>,
+    deframer: Deframer,
 }
 
 impl Raw {
@@ -26,7 +24,7 @@ impl Raw {
         stream.set_nodelay(true).unwrap();
         Raw {
             stream,
-            buf: Vec::new(),
+            deframer: Deframer::canonical(),
         }
     }
 
@@ -40,38 +38,18 @@ impl Raw {
     async fn frames(&mut self, count: usize) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
         while out.len() < count {
-            if let Some(payload) = self.take_frame() {
-                out.push(payload);
-                continue;
+            let next = tokio::time::timeout(WAIT, self.deframer.read_frame(&mut self.stream));
+            match next.await.expect("no ACK within the wait") {
+                Some(payload) => out.push(payload),
+                None => panic!("closed after {} of {count} ACK frames", out.len()),
             }
-            let mut chunk = [0u8; 4096];
-            let n = tokio::time::timeout(WAIT, self.stream.read(&mut chunk))
-                .await
-                .expect("no ACK within the wait")
-                .expect("read");
-            assert!(n > 0, "closed after {} of {count} ACK frames", out.len());
-            self.buf.extend_from_slice(&chunk[..n]);
         }
         out
     }
 
-    fn take_frame(&mut self) -> Option<Vec<u8>> {
-        let first = *self.buf.first()?;
-        assert_eq!(first, VT, "an ACK frame must start with VT: {:?}", self.buf);
-        let fs = self.buf.iter().position(|&b| b == FS)?;
-        if self.buf.len() < fs + 2 {
-            return None;
-        }
-        assert_eq!(self.buf[fs + 1], CR, "FS must be followed by CR");
-        let payload = self.buf[1..fs].to_vec();
-        assert!(!payload.contains(&VT), "VT inside an ACK payload");
-        self.buf.drain(..fs + 2);
-        Some(payload)
-    }
-
     /// Everything until the server closes; the connection must close within the wait.
     async fn until_closed(&mut self) -> Vec<u8> {
-        let mut rest = std::mem::take(&mut self.buf);
+        let mut rest = self.deframer.take_rest();
         let read = self.stream.read_to_end(&mut rest);
         let _ = tokio::time::timeout(WAIT, read)
             .await
@@ -94,10 +72,6 @@ fn msg(id: &[u8]) -> Vec<u8> {
         crate::support::no_payload::MARKER
     );
     msg_with(id, tail.as_bytes())
-}
-
-fn framed(payload: &[u8]) -> Vec<u8> {
-    [&[VT][..], payload, &[FS, CR]].concat()
 }
 
 /// Checks `ack` is exactly the positive ACK for [`msg`]-shaped input with MSH-10 `id`, field
@@ -175,18 +149,18 @@ async fn positive_acks_are_canonical_and_echo_odd_control_ids() {
     ];
     let mut raw = Raw::connect(listen.addr).await;
     for id in ids {
-        raw.write(&framed(&msg(id))).await;
+        raw.write(&frame(&msg(id))).await;
         positive(&raw.frames(1).await[0], id);
     }
     // MSH-10 last in the segment, ended by CR or by the frame itself: the ACK still carries
     // MSH-11 and MSH-12.
     for tail in [&b""[..], b"\r"] {
-        raw.write(&framed(&msg_with(b"LAST", tail))).await;
+        raw.write(&frame(&msg_with(b"LAST", tail))).await;
         assert_exact_ack(&raw.frames(1).await[0], b'|', "AA", b"LAST", b"|P|2.5");
     }
     // The inbound's own delimiters: `#` as field separator, `|` inside MSH-10.
     let odd = b"MSH#^~\\&#S#F#R#RF#20240101120000##ADT^A01#|x|#P#2.5\rPID#1\r";
-    raw.write(&framed(odd)).await;
+    raw.write(&frame(odd)).await;
     assert_exact_ack(&raw.frames(1).await[0], b'#', "AA", b"|x|", b"#P#2.5");
 }
 
@@ -199,7 +173,7 @@ async fn tolerated_deviations_are_acked_and_warned_at_their_offset() {
     let mut raw = Raw::connect(listen.addr).await;
     raw.write(&[&[VT][..], &m1, &[FS]].concat()).await;
     positive(&raw.frames(1).await[0], b"FS1");
-    raw.write(&framed(&msg(b"FS2"))).await;
+    raw.write(&frame(&msg(b"FS2"))).await;
     positive(&raw.frames(1).await[0], b"FS2");
     let w = listen.wait_event(warning("MLLP_FS_WITHOUT_CR"));
     assert_eq!(w["byte_offset"], 1 + m1.len());
@@ -213,7 +187,7 @@ async fn tolerated_deviations_are_acked_and_warned_at_their_offset() {
 
     // Whitespace before VT (SP, HT, CR, LF), and CR LF between frames.
     let mut raw = Raw::connect(listen.addr).await;
-    let bytes = [b" \t\r\n", &framed(&m1)[..], b"\n", &framed(&msg(b"WS2"))].concat();
+    let bytes = [b" \t\r\n", &frame(&m1)[..], b"\n", &frame(&msg(b"WS2"))].concat();
     raw.write(&bytes).await;
     let acks = raw.frames(2).await;
     positive(&acks[0], b"FS1");
@@ -243,7 +217,7 @@ async fn a_missing_vt_closes_the_connection_as_framing_fatal() {
     assert_eq!(closed["code"], "MLLP_MISSING_LEADING_VT", "{closed}");
     // Only that connection: the next one is served.
     let mut raw = Raw::connect(listen.addr).await;
-    raw.write(&framed(&msg(b"NEXT"))).await;
+    raw.write(&frame(&msg(b"NEXT"))).await;
     positive(&raw.frames(1).await[0], b"NEXT");
 }
 
@@ -254,7 +228,7 @@ async fn damaged_and_empty_frames_get_negative_acks() {
     let mut raw = Raw::connect(listen.addr).await;
     let head = &msg(b"LOST")[..20];
     let remnant = msg(b"KEPT");
-    raw.write(&[&[VT][..], head, &framed(&remnant)].concat())
+    raw.write(&[&[VT][..], head, &frame(&remnant)].concat())
         .await;
     negative(&raw.frames(1).await[0], "AE", b"KEPT");
     let w = listen.wait_event(warning("MLLP_TRAILING_BYTES"));
@@ -277,7 +251,7 @@ async fn damaged_and_empty_frames_get_negative_acks() {
     );
     let nack = listen.wait_event(|v| v["event"] == "nack");
     assert_eq!(nack["reason"], "uncorrelatable-inbound", "{nack}");
-    raw.write(&framed(&msg(b"AFTER"))).await;
+    raw.write(&frame(&msg(b"AFTER"))).await;
     positive(&raw.frames(1).await[0], b"AFTER");
 }
 
@@ -286,20 +260,20 @@ async fn chunking_never_changes_the_answer() {
     let listen = ListenProc::start(&["--format", "raw"]);
     // Two frames in one write.
     let mut raw = Raw::connect(listen.addr).await;
-    raw.write(&[framed(&msg(b"TWO1")), framed(&msg(b"TWO2"))].concat())
+    raw.write(&[frame(&msg(b"TWO1")), frame(&msg(b"TWO2"))].concat())
         .await;
     let acks = raw.frames(2).await;
     positive(&acks[0], b"TWO1");
     positive(&acks[1], b"TWO2");
     // Twenty frames in one write: twenty ACKs in order.
     let ids: Vec<Vec<u8>> = (0..20).map(|i| format!("P{i}").into_bytes()).collect();
-    let burst: Vec<u8> = ids.iter().flat_map(|id| framed(&msg(id))).collect();
+    let burst: Vec<u8> = ids.iter().flat_map(|id| frame(&msg(id))).collect();
     raw.write(&burst).await;
     for (ack, id) in raw.frames(20).await.iter().zip(&ids) {
         positive(ack, id);
     }
     // One frame over many writes, one byte each.
-    for byte in framed(&msg(b"BYTEWISE")) {
+    for byte in frame(&msg(b"BYTEWISE")) {
         raw.write(&[byte]).await;
     }
     positive(&raw.frames(1).await[0], b"BYTEWISE");
@@ -311,7 +285,7 @@ async fn an_inbound_ack_is_never_answered() {
     let mut raw = Raw::connect(listen.addr).await;
     let ack = b"MSH|^~\\&|R|RF|S|F|20240101120000||ACK^A01|X9|P|2.5\rMSA|AA|Z1\r";
     // The ACK first, then a message: the first frame back must answer the message.
-    raw.write(&[framed(ack), framed(&msg(b"AFTERACK"))].concat())
+    raw.write(&[frame(ack), frame(&msg(b"AFTERACK"))].concat())
         .await;
     positive(&raw.frames(1).await[0], b"AFTERACK");
     let first = listen.wait_event(|v| v["event"] == "message");
@@ -341,7 +315,7 @@ async fn an_oversize_frame_is_fatal_for_its_connection_only() {
     let listen = ListenProc::start(&["--max-frame-size", "64"]);
     let mut raw = Raw::connect(listen.addr).await;
     let big = msg(&[b'9'; 80]);
-    raw.write(&framed(&big)).await;
+    raw.write(&frame(&big)).await;
     assert_eq!(
         raw.until_closed().await,
         b"",
@@ -351,7 +325,7 @@ async fn an_oversize_frame_is_fatal_for_its_connection_only() {
     assert_eq!(closed["cause"], "framing-fatal", "{closed}");
     assert_eq!(closed["code"], "MLLP_FRAME_TOO_LARGE", "{closed}");
     let mut raw = Raw::connect(listen.addr).await;
-    raw.write(&framed(b"MSH|^~\\&|S|F|R|RF|1||ADT^A01|OK|P|2.5\r"))
+    raw.write(&frame(b"MSH|^~\\&|S|F|R|RF|1||ADT^A01|OK|P|2.5\r"))
         .await;
     assert_exact_ack(&raw.frames(1).await[0], b'|', "AA", b"OK", b"|P|2.5");
 }

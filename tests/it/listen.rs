@@ -2,7 +2,8 @@
 
 use crate::support::listen_proc::{is, ListenProc};
 use crate::support::mllp;
-use crate::support::mllp_client::{adt, frame, MllpClient};
+use crate::support::mllp_client::{adt, MllpClient};
+use crate::support::peer_wire::frame;
 use serde_json::Value;
 use std::time::Duration;
 

@@ -5,7 +5,8 @@
 
 use crate::support::listen_proc::{is, ListenProc};
 use crate::support::mllp;
-use crate::support::mllp_client::{adt, frame, tcp_from, MllpClient};
+use crate::support::mllp_client::{adt, tcp_from, MllpClient};
+use crate::support::peer_wire::frame;
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -5,17 +5,15 @@
 
 use crate::support::certs::{Certs, Pair};
 use crate::support::listen_proc::{is, ListenProc};
-use crate::support::mllp_client::{frame, marked};
+use crate::support::mllp_client::marked;
 use crate::support::no_payload::{assert_no_marker, MARKER};
-use bytes::BytesMut;
-use mllp::framing::{Decoded, MllpCodec, Tolerance};
+use crate::support::peer_wire::{frame, Deframer};
 use mllp::tls::ClientTlsOptions;
 use serde_json::Value;
 use std::net::SocketAddr;
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio_util::codec::Decoder;
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -25,18 +23,12 @@ async fn round_trip<S: AsyncRead + AsyncWrite + Unpin>(
     payload: &[u8],
 ) -> Option<String> {
     stream.write_all(&frame(payload)).await.ok()?;
-    let mut codec = MllpCodec::new(Tolerance::ACK_READER, 1 << 20);
-    let mut buf = BytesMut::new();
-    loop {
-        if let Ok(Some(Decoded::Frame(f))) = codec.decode(&mut buf) {
-            let view = mllp::hl7::scan_ack(&f.payload)?;
-            return Some(String::from_utf8_lossy(view.code).into_owned());
-        }
-        match tokio::time::timeout(WAIT, stream.read_buf(&mut buf)).await {
-            Ok(Ok(n)) if n > 0 => {}
-            _ => return None,
-        }
-    }
+    let mut deframer = Deframer::canonical();
+    let ack = tokio::time::timeout(WAIT, deframer.read_frame(stream))
+        .await
+        .ok()??;
+    let view = mllp::hl7::scan_ack(&ack)?;
+    Some(String::from_utf8_lossy(view.code).into_owned())
 }
 
 /// A TLS MLLP exchange with `client` presenting `cert` (if any): the ACK code, or `None`.

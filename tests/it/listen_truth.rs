@@ -5,7 +5,8 @@
 //! an accept code.
 
 use crate::support::listen_proc::{is, ListenProc};
-use crate::support::mllp_client::{adt, frame, marked, MllpClient};
+use crate::support::mllp_client::{adt, marked, MllpClient};
+use crate::support::peer_wire::frame;
 use std::path::Path;
 use std::time::Duration;
 

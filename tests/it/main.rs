@@ -13,7 +13,6 @@ mod endurance;
 mod framing;
 mod hl7_ack;
 mod interop;
-mod interop_node;
 mod listen;
 mod listen_answers;
 mod listen_guards;

@@ -5,7 +5,7 @@
 use crate::support::mllp_bin;
 use crate::support::no_payload::MARKER;
 use crate::support::peer::{Behaviour, Peer, Script};
-use crate::support::peer_wire::message;
+use crate::support::peer_wire::{message, VT};
 use crate::support::send_proc::{finish, messages, Run};
 use serde_json::Value;
 
@@ -103,7 +103,7 @@ async fn a_broken_stream_stops_reading_and_reports_every_message_read() {
     // 40 good messages, then one holding a VT: reading stops there.
     let mut input = messages("S", 40);
     let mut bad = message("BAD", MARKER);
-    bad[20] = 0x0b;
+    bad[20] = VT;
     input.extend(bad);
     input.extend(messages("AFTER", 5));
     let run = send(&[], peer.port(), &["--stream", "--json"], input).await;

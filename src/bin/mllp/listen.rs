@@ -1,7 +1,6 @@
 //! `mllp listen`: a validated server configuration, the run, and the exit code.
 
 mod args;
-mod prom;
 mod render;
 
 pub use args::ListenArgs;
@@ -9,6 +8,7 @@ pub use args::ListenArgs;
 use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
 use anyhow::Context;
+use mllp::prometheus::MetricsError;
 use mllp::server::{BindError, Server, ServerConfig, Shutdown};
 use std::sync::Arc;
 use std::time::Duration;
@@ -50,11 +50,7 @@ async fn serve(
             return Ok(refused.report());
         }
         Err(e) => {
-            let cause = match &e {
-                BindError::Io { source, .. } => Some(mllp::cause::classify_io(source).as_str()),
-                BindError::Resolve { source, .. } => Some(source.cause().as_str()),
-                _ => None,
-            };
+            let cause = e.cause().map(|c| c.as_str());
             return Ok(Fatal::new(Exit::Permanent, &e)
                 .field("cause", cause)
                 .report());
@@ -62,15 +58,15 @@ async fn serve(
     };
     let metrics = match args.metrics {
         Some(addr) => {
-            let buckets = Some(prom::COMMIT_BUCKETS);
-            match crate::prometheus::bind(addr, buckets, args.allow_wildcard) {
+            let buckets = Some(mllp::prometheus::server::COMMIT_BUCKETS);
+            match mllp::prometheus::bind(addr, buckets, args.allow_wildcard) {
                 Ok(bound) => Some(bound),
-                Err(e) if e.is::<crate::prometheus::WildcardRefused>() => {
-                    let refused = Fatal::new(Exit::Usage, format!("{e:#}"))
-                        .field("code", "MLLP_BIND_ALL_INTERFACES");
+                Err(e @ MetricsError::WildcardRefused(_)) => {
+                    let refused =
+                        Fatal::new(Exit::Usage, &e).field("code", "MLLP_BIND_ALL_INTERFACES");
                     return Ok(refused.report());
                 }
-                Err(e) => return Ok(Fatal::new(Exit::Permanent, format!("{e:#}")).report()),
+                Err(e) => return Ok(Fatal::new(Exit::Permanent, &e).report()),
             }
         }
         None => None,

@@ -12,7 +12,7 @@ mod netargs;
 mod probe;
 mod prometheus;
 mod send;
-mod soak;
+mod soak_cmd;
 mod stdout;
 mod values;
 
@@ -30,7 +30,7 @@ fn main() -> ExitCode {
         Err(err) if stdout::caused(&err) => exit::Exit::Usage,
         Err(err) => diag::Fatal::new(exit::Exit::Usage, format!("{err:#}")).report(),
     };
-    code.into()
+    exit::status(code)
 }
 
 /// The command line, and where the endpoint's parts came from (flags or environment).
@@ -39,10 +39,10 @@ fn parse() -> Result<cli::Cli, clap::Error> {
     let mut cli = cli::Cli::from_arg_matches(&matches)?;
     match &mut cli.command {
         cli::Command::Send(args) => {
-            args.origin = netargs::Origin::of(matches.subcommand_matches("send"));
+            args.origin = netargs::origin(matches.subcommand_matches("send"));
         }
         cli::Command::Probe(args) => {
-            args.origin = netargs::Origin::of(matches.subcommand_matches("probe"));
+            args.origin = netargs::origin(matches.subcommand_matches("probe"));
         }
         _ => {}
     }
@@ -59,7 +59,7 @@ fn run(mut cli: cli::Cli) -> anyhow::Result<exit::Exit> {
         cli::Command::Send(args) => send::run(*args, &diag),
         cli::Command::Listen(args) => listen::run(args, &diag),
         cli::Command::Probe(args) => probe::run(args, &diag),
-        cli::Command::Soak(args) => soak::run(*args, &diag),
+        cli::Command::Soak(args) => soak_cmd::run(*args, &diag),
         cli::Command::Completions(args) => generate::completions(args),
         cli::Command::Man(args) => generate::man(args),
     }

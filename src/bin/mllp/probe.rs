@@ -4,16 +4,14 @@ mod render;
 
 use crate::cli::heading;
 use crate::diag::Diag;
-use crate::exit::{for_delivery, Exit, Observed};
+use crate::exit::{for_delivery, Exit};
 use crate::manual::PROBE;
-use crate::netargs::{endpoint, resolver, Origin, TlsArgs};
+use crate::netargs::{resolver, Origin, TlsArgs};
 use crate::values;
 use anyhow::Context;
 use clap::Args;
-use mllp::cause::Cause;
-use mllp::probe::stats::ProbeStats;
-use mllp::probe::{ProbeConfig, ProbeTls, Report, SendPhase, Timeouts, VerdictClass};
-use mllp::target::Target;
+use mllp::probe::{ProbeConfig, ProbeTls, SendPhase, Timeouts};
+use mllp::target::{endpoint_of, Target};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -84,27 +82,14 @@ fn with_default(text: &str, d: Duration) -> String {
 }
 
 impl ProbeArgs {
-    /// Host and port: the positional endpoint, or --host (from the command line or MLLP_HOST).
-    fn endpoint(&self) -> Result<(String, u16), String> {
-        match (&self.target, &self.host) {
-            (Some(_), Some(_)) if !self.origin.host_from_env => Err(
-                "the endpoint is given twice, as HOST[:PORT] and as --host: give it once".into(),
-            ),
-            (Some(target), _) => endpoint(
-                target,
-                self.port,
-                Origin {
-                    host_from_env: false,
-                    ..self.origin
-                },
-            ),
-            (None, Some(host)) => endpoint(host, self.port, self.origin),
-            (None, None) => Err("name the endpoint: HOST[:PORT] or --host".into()),
-        }
-    }
-
     fn config(&self) -> anyhow::Result<ProbeConfig> {
-        let (host, port) = self.endpoint().map_err(anyhow::Error::msg)?;
+        // The positional endpoint, or --host (from the command line or MLLP_HOST).
+        let (host, port) = endpoint_of(
+            self.target.as_ref(),
+            self.host.as_ref(),
+            self.port,
+            self.origin,
+        )?;
         let tls = match self.tls.options() {
             None => None,
             Some(options) => Some(ProbeTls::new(&options, &host).context("TLS configuration")?),
@@ -114,47 +99,20 @@ impl ProbeArgs {
             (None, true) => SendPhase::Synthetic,
             (None, false) => SendPhase::Nothing,
         };
-        let defaults = Timeouts::default();
-        let pick = |specific: Option<Duration>, default: Duration| {
-            specific.or(self.timeout).unwrap_or(default)
-        };
         Ok(ProbeConfig {
             host,
             port,
             resolver: resolver()?,
             tls,
-            timeouts: Timeouts {
-                connect: pick(self.connect_timeout, defaults.connect),
-                tls: pick(self.tls_timeout, defaults.tls),
-                ack: pick(self.ack_timeout, defaults.ack),
-                banner_wait: self.banner_wait.unwrap_or(defaults.banner_wait),
-                ..defaults
-            },
+            timeouts: Timeouts::chosen(
+                self.timeout,
+                self.connect_timeout,
+                self.tls_timeout,
+                self.ack_timeout,
+                self.banner_wait,
+            ),
             send,
         })
-    }
-}
-
-/// What one report contributes to the exit code. An ACK timeout is an unknown fate (3), not a
-/// transient failure (4): the message was written.
-fn observed(report: &Report) -> Observed {
-    Observed {
-        permanent: report.verdict.class == VerdictClass::Permanent,
-        transient: report.verdict.class == VerdictClass::Transient
-            && report.verdict.cause != Some(Cause::AckTimeout),
-        unknown_fate: report.unknown_fate,
-        negative: report.negative,
-        thresholds_missed: false,
-    }
-}
-
-fn merge(a: Observed, b: Observed) -> Observed {
-    Observed {
-        permanent: a.permanent || b.permanent,
-        transient: a.transient || b.transient,
-        unknown_fate: a.unknown_fate || b.unknown_fate,
-        negative: a.negative || b.negative,
-        thresholds_missed: false,
     }
 }
 
@@ -174,37 +132,29 @@ pub fn run(args: ProbeArgs, diag: &Diag) -> anyhow::Result<Exit> {
 }
 
 async fn probe_loop(args: &ProbeArgs, config: &ProbeConfig) -> Exit {
-    let mut stats = ProbeStats::new();
-    let mut seen = Observed::default();
     let repeated = args.count > 1;
-    let interrupted = tokio::signal::ctrl_c();
-    tokio::pin!(interrupted);
-    for seq in 1..=args.count {
-        let report = tokio::select! {
-            _ = &mut interrupted => break,
-            report = mllp::probe::run(config) => report,
-        };
-        stats.record(report.ok(), report.timings());
-        seen = merge(seen, observed(&report));
-        let text = match (args.json, repeated) {
-            (true, _) => render::json(&report, repeated.then_some(seq)),
-            (false, false) => render::table(&report),
-            (false, true) => render::line(seq, &report),
-        };
-        if crate::stdout::line(text).is_err() {
+    let interrupted = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let series = mllp::probe::repeat(
+        config,
+        args.count,
+        args.interval,
+        interrupted,
+        |seq, report| {
+            let text = match (args.json, repeated) {
+                (true, _) => render::json(report, repeated.then_some(seq)),
+                (false, false) => render::table(report),
+                (false, true) => render::line(seq, report),
+            };
             // Nobody reads the results any more: stop probing, keep what was seen.
-            return for_delivery(seen);
-        }
-        if seq < args.count {
-            tokio::select! {
-                _ = &mut interrupted => break,
-                _ = tokio::time::sleep(args.interval) => {}
-            }
-        }
-    }
-    let exit = for_delivery(seen);
-    if repeated || stats.probes() == 0 {
-        let summary = stats.summary();
+            crate::stdout::line(text).is_ok()
+        },
+    )
+    .await;
+    let exit = for_delivery(series.observed);
+    if !series.abandoned && (repeated || series.stats.probes() == 0) {
+        let summary = series.stats.summary();
         let text = if args.json {
             render::json_summary(&summary, exit)
         } else {

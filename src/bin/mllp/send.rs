@@ -1,12 +1,9 @@
 //! `mllp send`: flags, input checking before the first byte, the client, and the exit code.
 
 mod dry_run;
-mod engine;
-mod failed;
-mod feed;
 mod live;
 mod output;
-mod pace;
+mod run;
 mod signals;
 mod summary;
 
@@ -19,7 +16,7 @@ use crate::values;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use mllp::client::{Client, Correlation, OnBackpressure, Window};
-use mllp::delivery::ResendPolicy;
+use mllp::delivery::{FailedOut, Input, ResendPolicy, RunOptions};
 use mllp::input::{collect_inputs, InputOptions, InputSet, SplitOptions};
 use mllp::target::Target;
 use std::io::IsTerminal;
@@ -123,7 +120,11 @@ pub struct SendArgs {
     /// The risk becomes a duplicate at the receiver instead of a message of unknown fate.
     #[arg(long, help_heading = heading::FLOW)]
     pub at_least_once: bool,
-    /// Most times one message is resent after reconnects.
+    /// Most times one message is sent again after reconnects.
+    ///
+    /// control-id: the client writes a message again on each new connection, at most N times;
+    /// a message whose link drops after that ends unknown-fate. fifo: only messages never
+    /// written are sent again (with --at-least-once, unanswered ones too), at most N times.
     #[arg(long, value_name = "N", default_value_t = mllp::delivery::DEFAULT_MAX_RESENDS, help_heading = heading::FLOW)]
     pub max_resends: u32,
 
@@ -166,15 +167,9 @@ fn refuse_two_phase(set: &mut InputSet) -> Option<Exit> {
     )
 }
 
-/// What the engine needs to know beyond the client.
+/// Where the link goes, for the lines that say so.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    /// FIFO resends after a reconnect (`--at-least-once`, `--max-resends`).
-    pub resend: ResendPolicy,
-    pub rate: Option<f64>,
-    pub stream: bool,
-    /// `--timeout`: the run ends by then (counted from the start, input checking included).
-    pub deadline: Option<std::time::Instant>,
     /// `host:port`, for the lines that say where the link goes.
     pub endpoint: String,
     /// When reconnecting stops, for the first failure's line.
@@ -238,10 +233,10 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
             return Ok(exit);
         }
     }
-    let failed = match &args.failed_out {
-        Some(dir) => match failed::FailedOut::create(dir) {
+    let failed_out = match &args.failed_out {
+        Some(dir) => match FailedOut::create(dir) {
             Ok(f) => Some(f),
-            Err(err) => return input_error(&format!("{err:#}")),
+            Err(err) => return input_error(&format!("--failed-out {err}")),
         },
         None => None,
     };
@@ -270,20 +265,26 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     client_options.on_backpressure = OnBackpressure::Wait;
     client_options.pipeline = !args.no_pipeline;
     client_options.event_capacity = 4096;
+    client_options.max_resends = args.max_resends;
     if let Err(err) = client_options.validate() {
         return Ok(Fatal::new(Exit::Usage, err).report());
     }
     client_options.write_events = diag.verbose > 0;
     let connector = args.link.connector(&host, port, tls, netargs::resolver()?);
-    let plan = Plan {
+    let options = RunOptions {
         resend: ResendPolicy {
             fifo: client_options.correlation == Correlation::Fifo,
             at_least_once: args.at_least_once,
             max_resends: args.max_resends,
         },
         rate: args.rate,
-        stream: args.stream,
-        deadline: args.timeout.map(|d| started + d),
+        // Counted from the start, input checking included.
+        deadline: args
+            .timeout
+            .map(|d| tokio::time::Instant::from_std(started + d)),
+        failed_out,
+    };
+    let plan = Plan {
         endpoint: Target {
             host,
             port: Some(port),
@@ -305,9 +306,10 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         .enable_all()
         .build()
         .context("starting the runtime")?;
+    let input = Input::from_set(set, args.stream);
     let end = runtime.block_on(async move {
-        let client = Arc::new(Client::new(Arc::new(connector), client_options)?);
-        anyhow::Ok(engine::run(client, set, plan, output, live, failed).await)
+        let client = Client::new(Arc::new(connector), client_options)?;
+        anyhow::Ok(run::run(client, input, options, output, live).await)
     })?;
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     Ok(end)

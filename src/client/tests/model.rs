@@ -45,6 +45,8 @@ enum Step {
 #[derive(Debug, Clone)]
 struct Script {
     pipeline: bool,
+    /// Most rewrites of one message after drops (control-ID correlation).
+    max_resends: u32,
     /// (control ID, MSH-15, MSH-16) by index into the tables above.
     messages: Vec<(usize, usize, usize)>,
     before_close: Vec<Step>,
@@ -64,16 +66,20 @@ fn step() -> impl Strategy<Value = Step> {
 fn script() -> impl Strategy<Value = Script> {
     (
         prop::bool::weighted(0.75),
+        prop_oneof![3 => 0..=2u32, 1 => Just(DEFAULT_MAX_RESENDS)],
         proptest::collection::vec((0..3usize, 0..MSH15.len(), 0..MSH16.len()), 1..=5),
         proptest::collection::vec(step(), 0..24),
         proptest::collection::vec(step(), 0..6),
     )
-        .prop_map(|(pipeline, messages, before_close, after_close)| Script {
-            pipeline,
-            messages,
-            before_close,
-            after_close,
-        })
+        .prop_map(
+            |(pipeline, max_resends, messages, before_close, after_close)| Script {
+                pipeline,
+                max_resends,
+                messages,
+                before_close,
+                after_close,
+            },
+        )
 }
 
 /// Reconnect at once after a transient cause; never after a permanent one.
@@ -86,10 +92,11 @@ impl RetryStrategy for AtOnce {
     }
 }
 
-fn options(correlation: Correlation, pipeline: bool) -> ClientOptions {
+fn options(correlation: Correlation, script: &Script) -> ClientOptions {
     ClientOptions {
         correlation,
-        pipeline,
+        pipeline: script.pipeline,
+        max_resends: script.max_resends,
         ack_timeout: Duration::from_millis(TIMEOUTS.ack),
         app_ack_timeout: Duration::from_millis(TIMEOUTS.app_ack),
         drain_timeout: Duration::from_millis(TIMEOUTS.drain),
@@ -201,10 +208,12 @@ fn run(script: &Script, correlation: Correlation) -> Result<(), TestCaseError> {
         .unwrap();
     runtime.block_on(async {
         let mut model: Box<dyn Rules> = match correlation {
-            Correlation::ControlId => Box::new(Model::new(TIMEOUTS, script.pipeline)),
+            Correlation::ControlId => {
+                Box::new(Model::new(TIMEOUTS, script.pipeline, script.max_resends))
+            }
             Correlation::Fifo => Box::new(FifoModel::new(TIMEOUTS, script.pipeline)),
         };
-        let Rig { client, peers, .. } = rig(vec![], options(correlation, script.pipeline));
+        let Rig { client, peers, .. } = rig(vec![], options(correlation, script));
         let mut driver = Driver {
             client: Arc::new(client),
             peers,

@@ -1,11 +1,13 @@
 //! A TLS 1.3 server refusing our client certificate after the handshake: its alert waits on the
 //! read side, and a write may meet the reset that follows it first. Either way the link ends
-//! `tls-client-cert`, every send never delivered, nothing retried.
+//! `tls-client-cert`, every send never delivered, nothing retried (and a strategy that retries
+//! anyway writes each send at most `max_resends` times again).
 
 use super::harness::MARKER;
 use crate::cause::Cause;
 use crate::client::{
     Client, ClientOptions, ExponentialBackoff, Fate, FateCause, MaxRetries, Reconnect,
+    RetryContext, RetryStrategy,
 };
 use crate::resolve::BoxFuture;
 use crate::tls::TlsSummary;
@@ -167,4 +169,42 @@ async fn a_write_that_meets_the_reset_first_still_finds_the_alert() {
     let fates = fates(connector.clone()).await;
     assert!(fates.iter().all(|f| *f == refused()), "{fates:?}");
     assert_eq!(connector.connects.load(Ordering::Relaxed), 1);
+}
+
+/// Retries every cause at once, even a permanent one.
+#[derive(Debug)]
+struct Relentless;
+
+impl RetryStrategy for Relentless {
+    fn next_delay(&self, _: &RetryContext) -> Option<std::time::Duration> {
+        Some(std::time::Duration::ZERO)
+    }
+}
+
+/// A strategy that retries a refused certificate still writes each send at most
+/// `max_resends` times again; then it ends as the refusal leaves it, never delivered.
+#[tokio::test(start_paused = true)]
+async fn retrying_a_refused_certificate_writes_each_send_again_at_most_max_resends_times() {
+    let connector = Arc::new(RefusingConnector {
+        tls: true,
+        room: usize::MAX,
+        alert_first: true,
+        connects: AtomicUsize::new(0),
+    });
+    let options = ClientOptions {
+        reconnect: Reconnect {
+            enabled: true,
+            strategy: Arc::new(MaxRetries {
+                inner: Arc::new(Relentless),
+                max: 50,
+            }),
+        },
+        max_resends: 2,
+        ..ClientOptions::default()
+    };
+    let client = Client::new(connector.clone(), options).unwrap();
+    let payload = format!("MSH|^~\\&|A|B|C|D|20240101||ADT^A01|R1|P|2.5\rPID|1||{MARKER}\r");
+    let mut handle = client.send(Bytes::from(payload)).await;
+    assert_eq!((&mut handle).await, refused());
+    assert_eq!(handle.writes(), 3);
 }

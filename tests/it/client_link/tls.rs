@@ -190,7 +190,9 @@ async fn a_refused_client_certificate_is_tls_client_cert() {
     for options in [certs.client_options(), stranger] {
         let conn = connect(peer.port(), &options).await.unwrap();
         let mut stream = conn.stream;
-        let _ = stream.write_all(b"\x0bMSH|\x1c\x0d").await;
+        let _ = stream
+            .write_all(&crate::support::peer_wire::frame(b"MSH|"))
+            .await;
         let mut buf = [0u8; 16];
         let err = stream.read(&mut buf).await.unwrap_err();
         assert_eq!(classify(&err), Cause::TlsClientCert, "{err}");

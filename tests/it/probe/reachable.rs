@@ -2,6 +2,7 @@
 //! for a line end (HTTP) or hangs up on plain bytes (TLS) is named once something is sent.
 
 use super::{expect, phase, probe, verdict_mentions, Scratch};
+use crate::support::peer_wire::FS;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
@@ -55,7 +56,7 @@ async fn tls_hanging_up(mut stream: tokio::net::TcpStream, reset: bool) {
     // The whole frame is read first: unread bytes would turn a FIN into a reset.
     let mut buf = [0u8; 4096];
     while let Ok(n) = stream.read(&mut buf).await {
-        if n == 0 || buf[..n].contains(&0x1c) {
+        if n == 0 || buf[..n].contains(&FS) {
             break;
         }
     }

@@ -3,7 +3,7 @@
 use super::{ids, path, send, send_with, to, write};
 use crate::support::no_payload::MARKER;
 use crate::support::peer::{Behaviour, Peer, Script};
-use crate::support::peer_wire::{frame, message};
+use crate::support::peer_wire::{frame, message, VT};
 use crate::support::send_proc::messages;
 
 #[tokio::test(flavor = "multi_thread")]
@@ -54,7 +54,7 @@ async fn sends_every_input_shape_and_accounts_for_each() {
     assert_eq!(ids(&peer.payloads()), expected);
     // Segment ends normalised to CR, frames and envelopes removed.
     for p in peer.payloads() {
-        assert!(!p.contains(&b'\n') && !p.contains(&0x0b) && !p.starts_with(b"FHS"));
+        assert!(!p.contains(&b'\n') && !p.contains(&VT) && !p.starts_with(b"FHS"));
     }
     let labels: Vec<String> = run
         .messages()

@@ -116,3 +116,26 @@ async fn failed_out_keeps_the_failures_and_a_rerun_sends_only_those() {
     failed.sort();
     assert_eq!(resent, failed);
 }
+
+/// Under control-ID correlation the client writes a message again on each new connection, at
+/// most --max-resends times: a peer that resets every link on the first frame gets it 1 + N
+/// times, and the message ends unknown-fate, never accepted.
+#[tokio::test(flavor = "multi_thread")]
+async fn control_id_mode_writes_a_message_at_most_max_resends_times_again() {
+    let peer = Peer::start(Script::always(Behaviour::ResetAfter(0))).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "adt.hl7", &messages("R", 1));
+    let run = send(&to(
+        peer.port(),
+        &["--json", "--max-resends", "2", &path(&file)],
+    ))
+    .await;
+    let records = run.messages();
+    assert_eq!(records.len(), 1, "{}", run.stdout);
+    assert_eq!(records[0]["outcome"], "unknown-fate", "{}", records[0]);
+    assert_eq!(records[0]["cause"], "connection-reset", "{}", records[0]);
+    assert_eq!(records[0]["attempts"], 3, "{}", records[0]);
+    assert_eq!(peer.payloads().len(), 3);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert_eq!(run.summary()["accounting_ok"], true);
+}

@@ -3,6 +3,7 @@
 //! whenever the listener closes it, until stopped.
 
 use super::mllp_client::tcp_from;
+use super::peer_wire::VT;
 use mllp::tls::TlsClient;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -140,7 +141,7 @@ async fn misbehave<S: AsyncRead + AsyncWrite + Unpin>(kind: Kind, stream: S) {
     let harm = async move {
         match kind {
             Kind::Drip => {
-                let _ = writer.write_all(b"\x0bMSH|").await;
+                let _ = writer.write_all(&[&[VT][..], b"MSH|"].concat()).await;
                 loop {
                     if writer.write_all(b"x").await.is_err() || writer.flush().await.is_err() {
                         break;
@@ -150,7 +151,7 @@ async fn misbehave<S: AsyncRead + AsyncWrite + Unpin>(kind: Kind, stream: S) {
             }
             Kind::HalfFrame => {
                 let mut half = vec![b'x'; HALF_FRAME];
-                half[0] = 0x0b;
+                half[0] = VT;
                 let _ = writer.write_all(&half).await;
                 let _ = writer.flush().await;
                 std::future::pending::<()>().await;

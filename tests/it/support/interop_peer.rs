@@ -1,5 +1,6 @@
-//! Plumbing shared by the interop peers (python-hl7, node-hl7): their server processes, killed on
-//! drop, and the `mllp` runs and outputs the interop tests read the same way for every peer.
+//! Plumbing shared by the interop peers (python-hl7, node-hl7): what every peer offers
+//! ([`InteropPeer`]), their server processes, killed on drop, and the `mllp` runs and outputs the
+//! interop tests read the same way for every peer.
 
 use super::mllp;
 use serde_json::Value;
@@ -10,6 +11,12 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 pub const WAIT: Duration = Duration::from_secs(15);
+
+/// An independent MLLP implementation, found installed.
+pub trait InteropPeer {
+    /// Its server, answering every message with `code`; returns once it printed its port.
+    fn server(&self, code: &str) -> LineServer;
+}
 
 /// A child process killed (and reaped) when dropped.
 pub struct ChildGuard(pub Child);
@@ -54,10 +61,18 @@ impl LineServer {
         let port = first.trim().parse().expect("a port number");
         LineServer { child, lines, port }
     }
+
+    /// Stops the server and returns every control ID its handler was given (the `RECV` lines
+    /// already written to its stdout pipe, read to the end).
+    pub fn stop(self) -> Vec<String> {
+        let LineServer { child, lines, .. } = self;
+        drop(child);
+        lines.iter().map(|line| recv_id(&line)).collect()
+    }
 }
 
 /// The control ID of a `RECV <MSH-10>` line.
-pub fn recv_id(line: &str) -> String {
+fn recv_id(line: &str) -> String {
     match line.strip_prefix("RECV ") {
         Some(id) => id.to_string(),
         None => panic!("unexpected server line {line:?}"),

@@ -1,13 +1,11 @@
 //! A tiny MLLP client for tests: connect, write frames (or any bytes), read ACK frames. Every wait
 //! is bounded so a broken server fails the test instead of hanging it.
 
-use bytes::BytesMut;
-use mllp::framing::{encode_frame, Decoded, MllpCodec, Tolerance};
+use super::peer_wire::{frame, Deframer};
 use std::net::SocketAddr;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
-use tokio_util::codec::Decoder;
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -22,8 +20,8 @@ pub struct AckFrame {
 
 pub struct MllpClient {
     stream: TcpStream,
-    decoder: MllpCodec,
-    buf: BytesMut,
+    /// The server must write canonical frames.
+    deframer: Deframer,
 }
 
 impl MllpClient {
@@ -34,8 +32,7 @@ impl MllpClient {
             .expect("connect");
         MllpClient {
             stream,
-            decoder: MllpCodec::new(Tolerance::ACK_READER, 1 << 20),
-            buf: BytesMut::new(),
+            deframer: Deframer::canonical(),
         }
     }
 
@@ -47,8 +44,7 @@ impl MllpClient {
             .expect("connect");
         MllpClient {
             stream,
-            decoder: MllpCodec::new(Tolerance::ACK_READER, 1 << 20),
-            buf: BytesMut::new(),
+            deframer: Deframer::canonical(),
         }
     }
 
@@ -75,25 +71,15 @@ impl MllpClient {
     }
 
     async fn next_ack(&mut self) -> Option<AckFrame> {
-        loop {
-            match self.decoder.decode(&mut self.buf) {
-                Ok(Some(Decoded::Frame(f))) => {
-                    let view = mllp::hl7::scan_ack(&f.payload).expect("an ACK with an MSA");
-                    return Some(AckFrame {
-                        code: String::from_utf8_lossy(view.code).into_owned(),
-                        control_id: view.control_id.to_vec(),
-                        payload: f.payload.to_vec(),
-                    });
-                }
-                Ok(Some(Decoded::LateWarning { .. })) => continue,
-                Ok(None) => {}
-                Err(e) => panic!("the server wrote a broken frame: {e}"),
-            }
-            match self.stream.read_buf(&mut self.buf).await {
-                Ok(0) | Err(_) => return None,
-                Ok(_) => {}
-            }
-        }
+        let payload = self.deframer.read_frame(&mut self.stream).await?;
+        let view = mllp::hl7::scan_ack(&payload).expect("an ACK with an MSA");
+        let code = String::from_utf8_lossy(view.code).into_owned();
+        let control_id = view.control_id.to_vec();
+        Some(AckFrame {
+            code,
+            control_id,
+            payload,
+        })
     }
 
     /// True when nothing arrives within `wait` and the connection is still open.
@@ -110,12 +96,6 @@ pub async fn tcp_from(source: std::net::IpAddr, addr: SocketAddr) -> std::io::Re
     };
     socket.bind(SocketAddr::new(source, 0))?;
     socket.connect(addr).await
-}
-
-pub fn frame(payload: &[u8]) -> Vec<u8> {
-    let mut out = BytesMut::new();
-    encode_frame(payload, &mut out).expect("payload without framing bytes");
-    out.to_vec()
 }
 
 /// An ADT^A01 with control ID `control_id` and MSH-15 (and 16) `msh15`; the patient's name is

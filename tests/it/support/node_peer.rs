@@ -2,7 +2,7 @@
 //! `.ci/run` installs under `tests/interop-node/`, the scripts committed next to them, and their
 //! processes killed on drop. A missing peer fails the test under `CI`, skips otherwise.
 
-use super::interop_peer::{recv_id, LineServer, WAIT};
+use super::interop_peer::{InteropPeer, LineServer, WAIT};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -59,31 +59,13 @@ impl NodePeer {
             .timeout(WAIT);
         cmd
     }
+}
 
-    /// Starts `server.js` answering `code`; returns once it printed its port.
-    pub fn server(&self, code: &str) -> NodeServer {
+impl InteropPeer for NodePeer {
+    /// `server.js`, on node-hl7-server.
+    fn server(&self, code: &str) -> LineServer {
         let mut cmd = Command::new("node");
         cmd.arg(self.dir.join("server.js")).arg(code);
-        let server = LineServer::start(cmd, "node-hl7-server script");
-        NodeServer {
-            port: server.port,
-            server,
-        }
-    }
-}
-
-/// A running node-hl7-server.
-pub struct NodeServer {
-    server: LineServer,
-    pub port: u16,
-}
-
-impl NodeServer {
-    /// Stops the server and returns every control ID its handler was given (the lines
-    /// already written to its stdout pipe, read to the end).
-    pub fn stop(self) -> Vec<String> {
-        let LineServer { child, lines, .. } = self.server;
-        drop(child);
-        lines.iter().map(|line| recv_id(&line)).collect()
+        LineServer::start(cmd, "node-hl7-server script")
     }
 }

@@ -1,5 +1,8 @@
-//! The scripted peer's own minimal MLLP and HL7: framing, MSH-10 scanning, ACK building.
-//! Independent of the library's codec on purpose, so the peer does not share its bugs.
+//! The test suite's own minimal MLLP and HL7: the one frame builder and the one frame reader
+//! all the tests and their support code use, MSH-10 scanning, ACK building. Independent of the
+//! library's codec on purpose, so the tests do not share its bugs.
+
+use tokio::io::{AsyncRead, AsyncReadExt};
 
 pub const VT: u8 = 0x0b;
 pub const FS: u8 = 0x1c;
@@ -14,24 +17,94 @@ pub fn frame(payload: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Collects bytes and yields complete frames' payloads (VT .. FS CR); bytes before a VT are
-/// skipped.
+/// Collects bytes and yields complete frames' payloads. Lenient by default, as a peer reads what
+/// a client wrote: bytes before a VT are skipped. [`Deframer::canonical`] checks what a server
+/// wrote instead: every frame exactly `VT payload FS CR`, back to back, no VT inside, or the test
+/// fails naming the bytes.
 #[derive(Default)]
 pub struct Deframer {
     buf: Vec<u8>,
+    /// Canonical frames, each followed by these bytes (none, or a newline where a tool prints one
+    /// frame per line).
+    canonical: Option<&'static [u8]>,
 }
 
 impl Deframer {
+    pub fn canonical() -> Deframer {
+        Deframer {
+            buf: Vec::new(),
+            canonical: Some(b""),
+        }
+    }
+
+    /// Canonical frames, each followed by a newline (python-hl7's `mllp_send` prints the ACKs it
+    /// reads so).
+    pub fn canonical_lines() -> Deframer {
+        Deframer {
+            buf: Vec::new(),
+            canonical: Some(b"\n"),
+        }
+    }
+
     pub fn push(&mut self, bytes: &[u8]) {
         self.buf.extend_from_slice(bytes);
     }
 
     pub fn next_frame(&mut self) -> Option<Vec<u8>> {
+        match self.canonical {
+            None => self.next_lenient(),
+            Some(gap) => self.next_canonical(gap),
+        }
+    }
+
+    fn next_lenient(&mut self) -> Option<Vec<u8>> {
         let start = self.buf.iter().position(|&b| b == VT)?;
         let end = self.buf[start..].windows(2).position(|w| w == [FS, CR])? + start;
         let payload = self.buf[start + 1..end].to_vec();
         self.buf.drain(..end + 2);
         Some(payload)
+    }
+
+    fn next_canonical(&mut self, gap: &[u8]) -> Option<Vec<u8>> {
+        let first = *self.buf.first()?;
+        let shown = || String::from_utf8_lossy(&self.buf).into_owned();
+        assert_eq!(first, VT, "a frame must start with VT: {:?}", shown());
+        let fs = self.buf.iter().position(|&b| b == FS)?;
+        let end = fs + 2 + gap.len();
+        if self.buf.len() < end {
+            return None;
+        }
+        let trailer = [&[CR][..], gap].concat();
+        assert_eq!(
+            self.buf[fs + 1..end],
+            trailer,
+            "FS must be followed by {trailer:?}: {:?}",
+            shown()
+        );
+        let payload = self.buf[1..fs].to_vec();
+        assert!(!payload.contains(&VT), "VT inside a frame: {:?}", shown());
+        self.buf.drain(..end);
+        Some(payload)
+    }
+
+    /// The next frame from `stream`, reading as needed; `None` once the stream ends (or fails)
+    /// first.
+    pub async fn read_frame<R: AsyncRead + Unpin>(&mut self, stream: &mut R) -> Option<Vec<u8>> {
+        let mut chunk = [0u8; 4096];
+        loop {
+            if let Some(payload) = self.next_frame() {
+                return Some(payload);
+            }
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => self.push(&chunk[..n]),
+            }
+        }
+    }
+
+    /// The bytes not yet part of a complete frame, taken out.
+    pub fn take_rest(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.buf)
     }
 }
 
@@ -79,4 +152,32 @@ fn deframes_and_acks_with_msa2_from_msh10() {
     );
     let ack = String::from_utf8(ack(&first, "AE")).unwrap();
     assert!(ack.ends_with("MSA|AE|CTRL42\r"), "{ack}");
+}
+
+#[test]
+fn canonical_frames_are_read_and_their_deviations_named() {
+    let mut d = Deframer::canonical_lines();
+    let mut wire = frame(b"A");
+    wire.push(b'\n');
+    wire.extend(frame(b"B"));
+    d.push(&wire);
+    assert_eq!(d.next_frame().unwrap(), b"A");
+    assert!(d.next_frame().is_none(), "B's newline has not come yet");
+    d.push(b"\n");
+    assert_eq!(d.next_frame().unwrap(), b"B");
+    assert!(d.take_rest().is_empty());
+    for (bad, problem) in [
+        (&b"xA\x1c\r"[..], "start with VT"),
+        (b"\x0bA\x1c\n", "followed by"),
+        (b"\x0bA\x0bB\x1c\r", "VT inside"),
+    ] {
+        let panic = std::panic::catch_unwind(|| {
+            let mut d = Deframer::canonical();
+            d.push(bad);
+            d.next_frame()
+        })
+        .unwrap_err();
+        let message = panic.downcast_ref::<String>().unwrap();
+        assert!(message.contains(problem), "{message}");
+    }
 }

@@ -1,7 +1,7 @@
 //! python-hl7 (PyPI `hl7`) as an independent MLLP peer: finding it, its scripts written to a temp
 //! dir, and its processes killed on drop. Missing Python fails the test under `CI`, skips otherwise.
 
-use super::interop_peer::{recv_id, LineServer, WAIT};
+use super::interop_peer::{InteropPeer, LineServer, WAIT};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -143,37 +143,13 @@ impl PythonPeer {
             .timeout(WAIT);
         cmd
     }
+}
 
-    /// Starts the asyncio server answering `code`; returns once it printed its port.
-    pub fn server(&self, code: &str) -> PyServer {
+impl InteropPeer for PythonPeer {
+    /// The asyncio server.
+    fn server(&self, code: &str) -> LineServer {
         let mut cmd = Command::new("python3");
         cmd.arg(self.script("server.py")).arg(code);
-        let server = LineServer::start(cmd, "python-hl7 server");
-        PyServer {
-            port: server.port,
-            server,
-        }
-    }
-}
-
-/// A running python-hl7 server.
-pub struct PyServer {
-    server: LineServer,
-    pub port: u16,
-}
-
-impl PyServer {
-    /// The next `count` control IDs the server parsed out of what it received.
-    pub fn received(&self, count: usize) -> Vec<String> {
-        (0..count)
-            .map(|_| {
-                let line = self
-                    .server
-                    .lines
-                    .recv_timeout(WAIT)
-                    .expect("the python-hl7 server reported fewer messages");
-                recv_id(&line)
-            })
-            .collect()
+        LineServer::start(cmd, "python-hl7 server")
     }
 }

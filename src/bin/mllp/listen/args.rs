@@ -1,25 +1,19 @@
-//! `mllp listen`'s flags, and what they build: the server configuration, the sink, the policy
-//! and the TLS acceptor.
+//! `mllp listen`'s flags, and the library settings they stand for (`mllp::server::setup`): the
+//! server configuration, the sink, the policy and the TLS acceptor.
 
 use crate::cli::heading;
 use crate::manual::LISTEN;
-use anyhow::Context;
 use clap::{Args, ValueEnum};
 use mllp::ack::AckCode;
 use mllp::framing::Tolerance;
-use mllp::server::sink::{ExecOptions, ExecSink, OutDirSink, OutputFormat, SqliteSink, StdoutSink};
-use mllp::server::{
-    AckMode, CommitAll, DedupeMemory, DedupePolicy, DedupeSink, DoubleOptions, Policy,
-    ServerConfig, Sink, TestDouble,
-};
+use mllp::server::setup::{self, Commit, Memory, SetupError};
+use mllp::server::sink::{ExecOptions, OutputFormat};
+use mllp::server::{AckMode, DoubleOptions, Policy, ServerConfig, Sink};
 use mllp::tls::{ClientAuth, ServerTlsOptions, TlsAcceptor, TlsConfigError};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// The de-duplication memory shared by the sink wrapper and the policy.
-pub type Memory = Option<Arc<DedupeMemory>>;
 
 #[derive(Debug, Args)]
 #[command(after_help = LISTEN.short_after_help(), after_long_help = LISTEN.long_after_help())]
@@ -220,21 +214,13 @@ pub enum AckArg {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OptionalDuration(pub Option<Duration>);
 
-fn parse_optional_duration(text: &str) -> Result<OptionalDuration, String> {
-    if text.trim() == "0" {
-        return Ok(OptionalDuration(None));
-    }
-    match humantime::parse_duration(text) {
-        Ok(d) if d.is_zero() => Ok(OptionalDuration(None)),
-        Ok(d) => Ok(OptionalDuration(Some(d))),
-        Err(e) => Err(format!(
-            "`{text}` is not a duration ({e}); e.g. 60s, 500ms, or 0 for none"
-        )),
-    }
+fn parse_optional_duration(text: &str) -> Result<OptionalDuration, mllp::values::InvalidValue> {
+    mllp::values::parse_optional_duration(text).map(OptionalDuration)
 }
 
 impl ListenArgs {
-    pub fn config(&self) -> anyhow::Result<ServerConfig> {
+    /// The server settings, checked.
+    pub fn config(&self) -> Result<ServerConfig, SetupError> {
         let ack = match self.ack {
             AckArg::Auto => AckMode::Auto,
             AckArg::None => AckMode::None,
@@ -259,57 +245,39 @@ impl ListenArgs {
             idle_timeout: self.idle_timeout,
             drain_timeout: self.drain_timeout,
             ack,
+            batch_ack: self.batch_ack,
             ..ServerConfig::default()
         };
-        let config = ServerConfig {
-            batch_ack: self.batch_ack,
-            ..config
-        };
-        config.validate().map_err(|e| {
-            anyhow::anyhow!(
-                "--{}",
-                e.to_string()
-                    .replace('_', "-")
-                    .replace("max-frame", "max-frame-size")
-            )
-        })?;
-        if self.exec_concurrency == 0 {
-            anyhow::bail!("--exec-concurrency must be greater than zero");
-        }
-        if self.exec_timeout.is_zero() {
-            anyhow::bail!("--exec-timeout must be greater than zero");
-        }
+        setup::check(&config, self.exec_concurrency, self.exec_timeout)?;
         Ok(config)
     }
 
     /// The sink, wrapped to remember committed messages under --dedupe, and that memory.
-    pub fn sink(&self) -> anyhow::Result<(Arc<dyn Sink>, Memory)> {
-        let sink = self.plain_sink()?;
-        Ok(match self.dedupe_memory()? {
-            Some(memory) => (
-                Arc::new(DedupeSink::new(sink, Arc::clone(&memory))),
-                Some(memory),
-            ),
-            None => (sink, None),
-        })
+    pub fn sink(&self) -> Result<(Arc<dyn Sink>, Memory), SetupError> {
+        setup::open_sink(&self.commit(), self.dedupe.then_some(self.dedupe_window))
     }
 
-    /// The --dedupe memory, unless --sqlite's table is the memory.
-    fn dedupe_memory(&self) -> anyhow::Result<Option<Arc<DedupeMemory>>> {
-        if !self.dedupe || self.sqlite.is_some() {
-            return Ok(None);
+    /// Where messages are committed: --sqlite, --out-dir, --exec, else stdout.
+    fn commit(&self) -> Commit {
+        if let Some(file) = &self.sqlite {
+            return Commit::Sqlite(file.clone());
         }
-        if self.dedupe_window == 0 {
-            anyhow::bail!("--dedupe-window must be greater than zero");
+        if let Some(dir) = &self.out_dir {
+            return Commit::OutDir(dir.clone());
         }
-        let memory = match self.out_dir.as_deref() {
-            Some(dir) => DedupeMemory::for_out_dir(self.dedupe_window, dir).with_context(|| {
-                let journal = DedupeMemory::journal_in(dir);
-                format!("--dedupe: cannot use the journal {}", journal.display())
-            })?,
-            None => DedupeMemory::in_memory(self.dedupe_window),
-        };
-        Ok(Some(Arc::new(memory)))
+        if let Some(command) = &self.exec {
+            return Commit::Exec(ExecOptions {
+                command: command.clone(),
+                reject_exit_code: self.reject_exit_code,
+                timeout: self.exec_timeout,
+                concurrency: self.exec_concurrency,
+            });
+        }
+        Commit::Stdout(match self.stdout_format() {
+            Format::Hl7 => OutputFormat::Hl7,
+            Format::Json => OutputFormat::Json,
+            Format::Raw => OutputFormat::Raw,
+        })
     }
 
     /// What the stdout sink prints: --format, else json under --json, else hl7.
@@ -321,65 +289,18 @@ impl ListenArgs {
         }
     }
 
-    fn plain_sink(&self) -> anyhow::Result<Arc<dyn Sink>> {
-        if let Some(file) = &self.sqlite {
-            let sink = SqliteSink::open(file, self.dedupe).context("--sqlite")?;
-            return Ok(Arc::new(sink));
-        }
-        if let Some(dir) = &self.out_dir {
-            let sink = OutDirSink::new(dir).with_context(|| {
-                format!("--out-dir {}: not a writable directory", dir.display())
-            })?;
-            return Ok(Arc::new(sink));
-        }
-        if let Some(command) = &self.exec {
-            return Ok(Arc::new(ExecSink::new(ExecOptions {
-                command: command.clone(),
-                reject_exit_code: self.reject_exit_code,
-                timeout: self.exec_timeout,
-                concurrency: self.exec_concurrency,
-            })));
-        }
-        let format = match self.stdout_format() {
-            Format::Hl7 => OutputFormat::Hl7,
-            Format::Json => OutputFormat::Json,
-            Format::Raw => OutputFormat::Raw,
-        };
-        Ok(Arc::new(
-            StdoutSink::new(format).context("starting the stdout writer")?,
-        ))
-    }
-
     /// The test double (when any of its flags is set), with --dedupe's check in front; the
     /// seed actually used.
-    pub fn policy(
-        &self,
-        sink_memory: Option<Arc<DedupeMemory>>,
-    ) -> anyhow::Result<(Arc<dyn Policy>, Option<u64>)> {
-        let seed = self.seed.unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(1)
-        });
+    pub fn policy(&self, memory: Memory) -> Result<(Arc<dyn Policy>, Option<u64>), SetupError> {
         let options = DoubleOptions {
             ack_delay: self.ack_delay,
             nack_rate: self.nack_rate,
             reject_rate: self.reject_rate,
             silent_rate: self.silent_rate,
             drop_after: self.drop_after,
-            seed,
+            seed: self.seed.unwrap_or_else(setup::clock_seed),
         };
-        let (policy, seed): (Arc<dyn Policy>, _) = if options.is_inert() {
-            (Arc::new(CommitAll), None)
-        } else {
-            let double = TestDouble::new(options).map_err(|e| anyhow::anyhow!("--{e}"))?;
-            (Arc::new(double), Some(seed))
-        };
-        Ok(match sink_memory {
-            Some(memory) => (Arc::new(DedupePolicy::new(policy, memory)), seed),
-            None => (policy, seed),
-        })
+        setup::policy(options, memory)
     }
 
     /// The TLS acceptor, when --tls-cert is given.

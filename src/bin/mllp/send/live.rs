@@ -7,12 +7,11 @@
 use super::{ProgressArg, SendArgs};
 use crate::diag::Diag;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
-use mllp::cause::{Cause, Class};
+use mllp::cause::Class;
 use mllp::client::{ClientEvent, Fate, Reason, State};
 use serde_json::json;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// How often the bar's counts are refreshed, at most.
@@ -43,9 +42,6 @@ pub struct Live {
     up: AtomicBool,
     /// This outage's first failure was said: the next is said only after a reconnect.
     said_failure: AtomicBool,
-    /// The last failure of the link, cleared by a connect: the cause behind messages the run
-    /// ends without sending.
-    last_failure: Mutex<Option<Cause>>,
 }
 
 impl Live {
@@ -84,13 +80,7 @@ impl Live {
             gives_up: plan.gives_up.clone(),
             up: AtomicBool::new(false),
             said_failure: AtomicBool::new(false),
-            last_failure: Mutex::new(None),
         }
-    }
-
-    /// The cause of the link's last failure, unless it connected since.
-    pub fn last_failure(&self) -> Option<Cause> {
-        *self.last_failure.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// `-v`: a step as it happens, `* connecting to ...` style.
@@ -134,7 +124,6 @@ impl Live {
         match event {
             ClientEvent::StateChange(t) if t.to == State::Connected => {
                 self.up.store(true, Ordering::Relaxed);
-                *self.last_failure.lock().unwrap_or_else(|e| e.into_inner()) = None;
                 let recovered = self.said_failure.swap(false, Ordering::Relaxed);
                 if self.diag.verbose > 0 || (recovered && !self.diag.quiet) {
                     self.note(
@@ -151,7 +140,6 @@ impl Live {
             }
             ClientEvent::Error { cause, class } => {
                 let was_up = self.up.swap(false, Ordering::Relaxed);
-                *self.last_failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(*cause);
                 let first = !self.said_failure.swap(true, Ordering::Relaxed);
                 let next = match class {
                     Class::Permanent => "not retrying: it is permanent",

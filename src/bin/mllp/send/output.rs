@@ -2,12 +2,12 @@
 //! record each. The ACK payload only with `--print-ack`; MSH-10 and the ACK's
 //! MSA-3 text appear here and nowhere else.
 
-use super::engine::Item;
 use super::SendArgs;
 use crate::diag::Diag;
 use crate::stdout::Out;
 use indicatif::ProgressBar;
 use mllp::client::{Fate, Population};
+use mllp::delivery::Item;
 use serde_json::{json, Value};
 use std::io::{BufWriter, Write};
 

@@ -1,9 +1,10 @@
-//! The run's accounting: counts per population and per ACK code, the check that they add up to
-//! the messages read, the summary (human lines on stderr or an NDJSON record), and the exit code.
+//! The run's summary (human lines on stderr or an NDJSON record) and its exit code, from the
+//! library's totals and ending.
 
 use crate::exit::{self, Exit, Observed};
 use mllp::cause::{Cause, Class};
-use mllp::client::{Fate, FateTally, Population};
+use mllp::client::Population;
+use mllp::delivery::{Ending, Totals};
 use mllp::input::InputSource;
 use serde_json::json;
 use std::time::Duration;
@@ -14,56 +15,9 @@ pub fn label_width(sources: &[InputSource]) -> usize {
     (longest + 4).min(60)
 }
 
-/// Everything counted during a run.
-#[derive(Debug, Default, Clone)]
-pub struct Tally {
-    /// Messages taken from the input.
-    pub read: u64,
-    /// Their fates, by population and final ACK code.
-    pub fates: FateTally,
-    /// Resends made under the resend policy.
-    pub resent: u64,
-    pub reconnects: u64,
-}
-
-impl Tally {
-    pub fn record(&mut self, fate: &Fate) {
-        self.fates.record(fate);
-    }
-
-    pub fn count(&self, population: Population) -> u64 {
-        self.fates.count(population)
-    }
-
-    pub fn settled(&self) -> u64 {
-        self.fates.settled()
-    }
-
-    /// The one-fate rule: every message read ended in exactly one population.
-    pub fn adds_up(&self) -> bool {
-        self.settled() == self.read
-    }
-}
-
-/// How a run ended, beyond the per-message fates.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Ending {
-    /// The client stopped reconnecting because of this cause.
-    pub gave_up: Option<Cause>,
-    pub interrupted: bool,
-    /// Reading the input failed part way (only with --stream, or a file changed meanwhile).
-    pub input_failed: bool,
-    /// Stdout closed before the input was all read, so reading stopped there.
-    pub output_closed: bool,
-    /// `--timeout` ran out.
-    pub timed_out: bool,
-    /// The link's last failure, when it had not connected again since.
-    pub last_failure: Option<Cause>,
-}
-
 /// The exit code: 5 then 4 then 3 then 1; 130 after Ctrl-C; 3 when the
 /// accounting does not close (a bug, reported as such before this is called).
-pub fn decide(tally: &Tally, ending: Ending) -> Exit {
+pub fn decide(tally: &Totals, ending: Ending) -> Exit {
     if ending.interrupted {
         return Exit::Interrupted;
     }
@@ -88,9 +42,7 @@ pub fn decide(tally: &Tally, ending: Ending) -> Exit {
         thresholds_missed: false,
     };
     match exit::for_delivery(observed) {
-        Exit::Success | Exit::Negative if ending.input_failed || ending.output_closed => {
-            Exit::Usage
-        }
+        Exit::Success | Exit::Negative if ending.input_failed || ending.abandoned => Exit::Usage,
         exit => exit,
     }
 }
@@ -106,7 +58,7 @@ fn rate(messages: u64, elapsed: Duration) -> f64 {
 
 /// The summary record of `--json`.
 pub fn json_record(
-    tally: &Tally,
+    tally: &Totals,
     ending: Ending,
     elapsed: Duration,
     exit: Exit,
@@ -138,7 +90,7 @@ pub fn json_record(
 /// The summary as a `--log-format json` event on stderr: the `--json` record's fields under
 /// `event: "summary"`, so one parser reads either.
 pub fn event_fields(
-    tally: &Tally,
+    tally: &Totals,
     ending: Ending,
     elapsed: Duration,
     exit: Exit,
@@ -152,7 +104,7 @@ pub fn event_fields(
 
 /// The summary for people, on stderr.
 /// Laid out for an 80-column terminal: lines break between items, never inside a word.
-pub fn human(tally: &Tally, elapsed: Duration, ending: Ending) -> String {
+pub fn human(tally: &Totals, elapsed: Duration, ending: Ending) -> String {
     use crate::diag::{pack, TEXT_WIDTH};
     let populations: Vec<String> = Population::ALL
         .iter()
@@ -212,10 +164,10 @@ pub fn human(tally: &Tally, elapsed: Duration, ending: Ending) -> String {
 mod tests {
     use super::*;
     use mllp::ack::AckCode;
-    use mllp::client::{AckPayload, FateCause};
+    use mllp::client::{AckPayload, Fate, FateCause};
 
-    fn tally(fates: &[Fate]) -> Tally {
-        let mut t = Tally {
+    fn tally(fates: &[Fate]) -> Totals {
+        let mut t = Totals {
             read: fates.len() as u64,
             ..Default::default()
         };

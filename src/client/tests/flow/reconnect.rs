@@ -130,3 +130,37 @@ async fn control_id_reconnect_fails_committed_enhanced_send_as_connection_lost()
     peer.write_ack("AA", "p").await;
     assert_eq!(plain.await.population(), Accepted);
 }
+
+/// A peer that reads each frame and drops the link: the client writes the send again on each
+/// new connection `max_resends` times, then ends it as written and unanswered, never accepted.
+#[tokio::test(start_paused = true)]
+async fn control_id_rewrites_stop_at_max_resends() {
+    for max_resends in [0, 3, DEFAULT_MAX_RESENDS] {
+        let options = ClientOptions {
+            max_resends,
+            ..with_reconnect(control_id())
+        };
+        let mut rig = rig(vec![], options);
+        let mut handle = rig.client.send(msg("m", "")).await;
+        let peers = &mut rig.peers;
+        let mut reads = 0;
+        let serve = async {
+            for _ in 0..2 * DEFAULT_MAX_RESENDS {
+                let mut peer = peers.recv().await.expect("a connection");
+                if peer.read().await.is_some() {
+                    reads += 1;
+                }
+            }
+            panic!("still writing the send after {reads} writes");
+        };
+        let fate = tokio::select! {
+            fate = &mut handle => fate,
+            () = serve => unreachable!(),
+        };
+        assert_eq!(fate.population(), UnknownFate, "{fate}");
+        assert_eq!(fate.cause(), Some("peer-closed"));
+        assert_eq!(handle.writes(), max_resends + 1);
+        assert_eq!(reads, max_resends + 1);
+        assert_accounts(&rig.client, &[fate]);
+    }
+}

@@ -79,13 +79,16 @@ pub struct Model {
     closed: bool,
     /// Off: one message outstanding at a time.
     pipeline: bool,
+    /// Most writes of one message after its first, each on a new connection.
+    max_resends: u32,
 }
 
 impl Model {
-    pub fn new(t: Timeouts, pipeline: bool) -> Model {
+    pub fn new(t: Timeouts, pipeline: bool, max_resends: u32) -> Model {
         Model {
             t,
             pipeline,
+            max_resends,
             now: 0,
             messages: vec![],
             queue: vec![],
@@ -234,10 +237,13 @@ impl Model {
             self.closed = true;
             return;
         }
-        // Reconnect at once: a committed message cannot be sent again; the rest are rewritten.
+        // Reconnect at once: a committed message cannot be sent again, one written as often
+        // as allowed is given up; the rest are rewritten.
         for &i in &unsettled {
             if self.messages[i].committed.is_some() {
                 self.settle(i, Outcome::CommittedOnly);
+            } else if self.messages[i].writes > self.max_resends {
+                self.settle(i, Outcome::UnknownFate);
             }
         }
         self.queue = self.unsettled().collect();

@@ -1,25 +1,38 @@
-//! `--failed-out DIR`: every message that did not end accepted, one file each, named after its
-//! place in the input and its `source#n` (`000006-adt.hl7#6.hl7`), holding exactly the bytes
-//! that were sent, so a rerun of DIR sends only those, in their first order.
+//! The failed-messages directory (`send --failed-out DIR`): every message that did not end
+//! accepted, one file each, named after its place in the input and its `source#n`
+//! (`000006-adt.hl7#6.hl7`), holding exactly the bytes that were sent, so a rerun of DIR sends
+//! only those, in their first order.
 
-use anyhow::Context;
 use std::path::{Path, PathBuf};
 
+/// A directory that takes the messages a run did not get accepted.
+#[derive(Debug, Clone)]
 pub struct FailedOut {
     dir: PathBuf,
 }
 
+/// A directory that cannot take failed messages; says which and why.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FailedOutError {
+    #[error("{}: cannot create the directory: {error}", .dir.display())]
+    Create { dir: PathBuf, error: std::io::Error },
+    #[error("{}: cannot write there: {error}", .dir.display())]
+    Write { dir: PathBuf, error: std::io::Error },
+}
+
 impl FailedOut {
-    /// Make sure DIR exists and is writable before anything is sent.
-    pub fn create(dir: &Path) -> anyhow::Result<FailedOut> {
-        std::fs::create_dir_all(dir).with_context(|| {
-            format!(
-                "--failed-out {}: cannot create the directory",
-                dir.display()
-            )
+    /// Make sure `dir` exists and is writable before anything is sent.
+    pub fn create(dir: &Path) -> Result<FailedOut, FailedOutError> {
+        std::fs::create_dir_all(dir).map_err(|error| FailedOutError::Create {
+            dir: dir.into(),
+            error,
         })?;
-        let probe = tempfile::NamedTempFile::new_in(dir)
-            .with_context(|| format!("--failed-out {}: cannot write there", dir.display()))?;
+        let probe =
+            tempfile::NamedTempFile::new_in(dir).map_err(|error| FailedOutError::Write {
+                dir: dir.into(),
+                error,
+            })?;
         drop(probe);
         Ok(FailedOut { dir: dir.into() })
     }

@@ -2,12 +2,12 @@
 //! backpressure and the rate, never dropping; and the waiter that reports each fate in the order
 //! the messages were handed over.
 
-use super::{client_closed, Item, Note};
-use crate::send::feed::Feed;
-use crate::send::pace::Pacer;
-use crate::send::Plan;
-use mllp::cause::Cause;
-use mllp::client::{Client, Fate, FateCause};
+use super::collect::{client_closed, Note};
+use super::event::Item;
+use super::feed::Feed;
+use crate::cause::Cause;
+use crate::client::{Client, Fate, FateCause, SendHandle};
+use crate::soak::{Pacer, Schedule};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -16,7 +16,11 @@ use tokio_util::sync::CancellationToken;
 /// Messages handed to the client whose fate is not yet reported, at most (beyond the window).
 const ORDER_QUEUE: usize = 1024;
 
-/// How the collector stops the producer: `stop` ends reading (Ctrl-C, a closed stdout, the
+/// Behind the rate by more than this (a stall, an outage), pacing starts afresh rather than
+/// bursting to catch up.
+const STALL: Duration = Duration::from_secs(1);
+
+/// How the collector stops the producer: `stop` ends reading (a stop, an abandon, the
 /// deadline); `expired`, cancelled first, says the deadline passed, so a finite input is still
 /// read to its end and each message reported never-delivered instead of left uncounted.
 pub(super) struct Halt {
@@ -28,22 +32,23 @@ pub(super) struct Halt {
 /// the collector wants no more resends.
 pub(super) async fn produce(
     client: Arc<Client>,
-    plan: Plan,
-    mut input: Feed,
+    pace: Option<Schedule>,
+    (mut input, endless): (Feed, bool),
     mut resends: mpsc::UnboundedReceiver<Item>,
     notes: mpsc::UnboundedSender<Note>,
     halt: Halt,
     mut gave_up: watch::Receiver<Option<Cause>>,
 ) {
     let Halt { stop, expired } = halt;
-    let mut pacer = plan.rate.map(Pacer::new);
+    let mut pacer =
+        pace.map(|s| Pacer::new(s, tokio::time::Instant::now()).restarting_after(STALL));
     let order = spawn_waiter(notes.clone());
     let mut reading = true;
-    // Past `--timeout`: the rest of a finite input is read and reported, never sent.
+    // Past the deadline: the rest of a finite input is read and reported, never sent.
     let mut past_deadline = false;
     let mut read = 0u64;
     loop {
-        let stream_over = plan.stream && gave_up.borrow().is_some();
+        let stream_over = endless && gave_up.borrow().is_some();
         let item = tokio::select! {
             biased;
             item = resends.recv() => match item {
@@ -52,7 +57,7 @@ pub(super) async fn produce(
                 None => return,
             },
             () = stop.cancelled(), if reading && !past_deadline => {
-                if expired.is_cancelled() && !plan.stream {
+                if expired.is_cancelled() && !endless {
                     past_deadline = true;
                     continue;
                 }
@@ -96,7 +101,7 @@ pub(super) async fn produce(
             continue;
         }
         if client_closed(&client) {
-            // Report why without asking the client: it gave up (or is closing after Ctrl-C).
+            // Report why without asking the client: it gave up (or is closing after a stop).
             let cause =
                 tokio::time::timeout(Duration::from_secs(1), gave_up.wait_for(Option::is_some))
                     .await
@@ -128,7 +133,7 @@ pub(super) async fn produce(
 
 /// A submitted message's fate to come, or already decided without the client.
 enum Awaiting {
-    Handle(mllp::client::SendHandle),
+    Handle(SendHandle),
     Done(Fate),
 }
 
@@ -150,7 +155,7 @@ fn spawn_waiter(notes: mpsc::UnboundedSender<Note>) -> mpsc::Sender<(Item, Await
 }
 
 /// A handle's fate, counting on `item` the times the client wrote it again on a new connection.
-async fn settled(item: &mut Item, mut handle: mllp::client::SendHandle) -> Fate {
+async fn settled(item: &mut Item, mut handle: SendHandle) -> Fate {
     let fate = (&mut handle).await;
     item.rewrites += handle.writes().saturating_sub(1);
     fate

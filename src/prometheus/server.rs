@@ -1,14 +1,15 @@
-//! `listen --metrics`: server events counted into the Prometheus recorder.
+//! `listen --metrics`: server events counted into the metrics recorder, under the names the
+//! receiver's Prometheus endpoint exposes.
 
-use mllp::cause::Cause;
-use mllp::server::ServerEvent;
+use crate::cause::Cause;
+use crate::server::ServerEvent;
 
 /// Bounds of the commit-latency histogram, in seconds.
 pub const COMMIT_BUCKETS: &[f64] = &[
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
 ];
 
-/// Count one event.
+/// Count one event (events that count nothing are ignored).
 pub fn record(event: &ServerEvent) {
     match event {
         ServerEvent::ConnectionOpened { .. } => {

@@ -1,0 +1,135 @@
+//! The run as `send` shows it: the library's delivery run started on the client, Ctrl-C turned
+//! into its controls (drain, then stop at once), each outcome, client event and note rendered as
+//! it comes, a closed stdout turned into an abandon, then the summary and the exit code.
+
+use super::live::Live;
+use super::output::Output;
+use super::signals::Signals;
+use super::summary;
+use crate::diag::count;
+use crate::exit::Exit;
+use mllp::cause::Cause;
+use mllp::client::Client;
+use mllp::delivery::{Input, Run, RunEvent, RunNote, RunOptions, RunSummary};
+use serde_json::json;
+
+pub async fn run(
+    client: Client,
+    input: Input,
+    options: RunOptions,
+    mut output: Output,
+    live: Live,
+) -> Exit {
+    // Before the first message goes out, so an early Ctrl-C is a drain, not a kill.
+    let mut signals = Signals::install();
+    live.start();
+    let mut run = Run::start(client, input, options);
+    let controls = run.controls();
+    tokio::spawn(async move {
+        signals.next().await;
+        controls.stop();
+        signals.next().await;
+        controls.destroy();
+    });
+    while let Some(event) = run.next().await {
+        match event {
+            RunEvent::Outcome(outcome) => {
+                live.answered(outcome.item.control_id().as_deref(), &outcome.fate);
+                let cause = outcome.cause.map(Cause::as_str);
+                output.message(&outcome.item, &outcome.fate, cause);
+                // A stats snapshot computes latency quantiles: take one only when the bar shows it.
+                live.settled(|| {
+                    run.stats().map_or((0, 0), |stats| {
+                        (
+                            (stats.in_flight + stats.queue_depth) as u64,
+                            stats.reconnect_attempts,
+                        )
+                    })
+                });
+            }
+            RunEvent::Client(event) => live.event(&event),
+            RunEvent::Note(note) => say(&live, note),
+            RunEvent::Closing => {
+                output.flush();
+                live.finish();
+            }
+            _ => {}
+        }
+        if !run.has_pending() {
+            output.flush();
+        }
+        if crate::stdout::is_closed() {
+            run.controls().abandon();
+        }
+    }
+    let summary = run.finish().await;
+    finish(&summary, &mut output, &live)
+}
+
+/// A note about the run, on stderr.
+fn say(live: &Live, note: RunNote) {
+    match note {
+        RunNote::InputError(error) => live.note(
+            "input_error",
+            || format!("mllp: error: {error}; no more messages are read"),
+            json!({ "message": error.to_string() }),
+        ),
+        RunNote::TimedOut => live.note(
+            "run_timeout",
+            || "mllp: --timeout ran out: nothing more is sent; the rest is reported".into(),
+            json!({}),
+        ),
+        RunNote::Interrupted => live.note(
+            "interrupted",
+            || {
+                "interrupted: no more messages are read; draining (Ctrl-C again to stop at once)"
+                    .into()
+            },
+            json!({ "draining": true }),
+        ),
+        RunNote::GaveUp(failure) => live.note(
+            "gave_up",
+            || format!("mllp: {}: {}", failure.cause, failure.detail),
+            json!({ "cause": failure.cause.as_str(), "detail": failure.detail }),
+        ),
+        RunNote::FailedOutWrite { file, error } => live.note(
+            "failed_out_error",
+            || format!("mllp: warning: --failed-out: cannot write {file}: {error}"),
+            json!({ "file": file, "error": error.to_string() }),
+        ),
+        _ => {}
+    }
+}
+
+/// Print the summary and decide the exit code; a count that does not close is a bug report.
+fn finish(summary: &RunSummary, output: &mut Output, live: &Live) -> Exit {
+    let RunSummary {
+        totals,
+        ending,
+        elapsed,
+    } = summary;
+    if !totals.adds_up() {
+        live.note(
+            "internal_error",
+            || {
+                format!(
+                    "mllp: internal error: {} read but {} counted; please report this",
+                    count(totals.read, "message"),
+                    count(totals.settled(), "outcome")
+                )
+            },
+            json!({ "read": totals.read, "settled": totals.settled() }),
+        );
+    }
+    let exit = summary::decide(totals, *ending);
+    if output.json() {
+        output.summary_record(&summary::json_record(totals, *ending, *elapsed, exit));
+    } else {
+        live.note(
+            "summary",
+            || summary::human(totals, *elapsed, *ending),
+            summary::event_fields(totals, *ending, *elapsed, exit),
+        );
+    }
+    exit
+}

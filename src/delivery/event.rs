@@ -1,0 +1,110 @@
+//! What a run hands out as it goes: each message's one [`MessageOutcome`], the client's events, and
+//! [`RunNote`]s about the run as a whole.
+
+use crate::cause::Cause;
+use crate::client::{ClientEvent, Fate, LinkFailure};
+use crate::input::{InputError, Message};
+use bytes::Bytes;
+use std::sync::Arc;
+
+/// One message on its way, across resends. `Debug` shows the payload's length, never its bytes.
+#[derive(Clone)]
+pub struct Item {
+    /// The source as shown to the user: a path, or `-` for stdin.
+    pub source: Arc<str>,
+    /// 1-based position of the message in its source.
+    pub index: u64,
+    pub payload: Bytes,
+    /// Its place in the run's input, from 1: the order it was read and first handed over.
+    pub seq: u64,
+    /// How many times the run resent it under the [`ResendPolicy`](super::ResendPolicy).
+    pub resends: u32,
+    /// How many times the client wrote it again on a new connection (control-ID correlation).
+    pub rewrites: u32,
+}
+
+impl Item {
+    pub(super) fn new(message: Message, seq: u64) -> Item {
+        Item {
+            source: message.source,
+            index: message.index,
+            payload: message.payload,
+            seq,
+            resends: 0,
+            rewrites: 0,
+        }
+    }
+
+    /// `adt.hl7#2`, `-#1`.
+    pub fn label(&self) -> String {
+        format!("{}#{}", self.source, self.index)
+    }
+
+    /// MSH-10, when the message has one.
+    pub fn control_id(&self) -> Option<String> {
+        let scan = crate::hl7::scan(&self.payload);
+        let id = scan.msh?.control_id()?;
+        (!id.is_empty()).then(|| String::from_utf8_lossy(id).into_owned())
+    }
+
+    /// Times its bytes went on the wire, at most: the first write, resends and rewrites.
+    pub fn attempts(&self) -> u32 {
+        self.resends + self.rewrites + 1
+    }
+}
+
+impl std::fmt::Debug for Item {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Item")
+            .field("source", &self.source)
+            .field("index", &self.index)
+            .field("bytes", &self.payload.len())
+            .field("seq", &self.seq)
+            .field("resends", &self.resends)
+            .field("rewrites", &self.rewrites)
+            .finish()
+    }
+}
+
+/// A message's final fate: it comes out exactly once per message read.
+#[derive(Debug)]
+pub struct MessageOutcome {
+    pub item: Item,
+    pub fate: Fate,
+    /// The cause when the run, not the link, ended the message, overriding the fate's own: the
+    /// cause the client gave up on, `run-timeout` past the deadline, or after a stop the link's
+    /// last failure (a refused port stays `connection-refused`, not the shutdown that followed).
+    pub cause: Option<Cause>,
+}
+
+/// Something about the run as a whole.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum RunNote {
+    /// Reading the input failed part way; no more is read, the rest of the run goes on.
+    InputError(InputError),
+    /// The deadline passed: nothing more is sent; what was written and not answered ends
+    /// unknown-fate, the rest never-delivered, both `run-timeout`.
+    TimedOut,
+    /// [`RunControls::stop`](super::RunControls::stop): no more is read; what was written drains.
+    Interrupted,
+    /// The failure the client gave up on, in its own words. Comes after [`RunEvent::Closing`].
+    GaveUp(LinkFailure),
+    /// A message could not be written to the failed-messages directory.
+    FailedOutWrite { file: String, error: std::io::Error },
+}
+
+/// What [`Run::next`](super::Run::next) hands out.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum RunEvent {
+    /// A message's one final fate, in input order (resends excepted).
+    Outcome(MessageOutcome),
+    /// A client event (state changes, errors, warnings), as the client broadcast it.
+    Client(ClientEvent),
+    /// Something about the run as a whole.
+    Note(RunNote),
+    /// No more outcomes come: every message read has its fate. The link's last events and
+    /// notes follow, then the end.
+    Closing,
+}

@@ -1,0 +1,116 @@
+//! Where a run's messages come from: an [`InputSet`] read on a thread of its own and handed over
+//! in chunks (one wake-up per chunk, not per message), or any channel of messages; and the
+//! producer's end that takes them out one by one.
+
+use crate::input::{InputError, InputSet, Message};
+use tokio::sync::mpsc;
+
+/// Messages read ahead of the client, at most: with the window, this bounds memory.
+const READ_AHEAD: usize = 256;
+
+/// Messages the reader thread hands over at once (finite input): one wake-up per chunk, not per
+/// message.
+const CHUNK: usize = 32;
+
+/// The messages of one run, in the order they are to be sent.
+pub struct Input {
+    feed: Feed,
+    endless: bool,
+}
+
+impl Input {
+    /// The messages of `set`, read on a thread of their own (file reads block) at most a few
+    /// hundred ahead of the client. `endless` is for a stream read as it comes (`InputSet` made
+    /// with `stream`): each message is handed over as soon as it is read, a run past its
+    /// deadline stops reading it, and so does a run whose client gave up.
+    pub fn from_set(set: InputSet, endless: bool) -> Input {
+        Input {
+            feed: spawn_reader(set, endless),
+            endless,
+        }
+    }
+
+    /// Messages from any producer; the input ends when every sender is dropped. `endless` as
+    /// for [`Input::from_set`]. A bounded channel holds the producer back with the client.
+    pub fn from_channel(messages: mpsc::Receiver<Message>, endless: bool) -> Input {
+        Input {
+            feed: Feed::Channel(messages),
+            endless,
+        }
+    }
+
+    pub(super) fn into_parts(self) -> (Feed, bool) {
+        (self.feed, self.endless)
+    }
+}
+
+impl std::fmt::Debug for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Input")
+            .field("endless", &self.endless)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The reader thread: blocking file reads, at most [`READ_AHEAD`] messages ahead, handed over in
+/// chunks. Endless input goes one message at a time so none waits for a full chunk.
+fn spawn_reader(mut set: InputSet, endless: bool) -> Feed {
+    let chunk = if endless { 1 } else { CHUNK };
+    let (tx, rx) = mpsc::channel(READ_AHEAD / chunk);
+    std::thread::spawn(move || {
+        let mut batch = Vec::with_capacity(chunk);
+        for message in set.messages() {
+            let failed = message.is_err();
+            batch.push(message);
+            if batch.len() == chunk || failed {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(chunk));
+                if tx.blocking_send(full).is_err() || failed {
+                    return;
+                }
+            }
+        }
+        if !batch.is_empty() {
+            let _ = tx.blocking_send(batch);
+        }
+    });
+    Feed::Chunks {
+        chunks: rx,
+        current: Vec::new().into_iter(),
+    }
+}
+
+/// The producer's end of the input: messages one by one.
+pub(super) enum Feed {
+    Chunks {
+        chunks: mpsc::Receiver<Vec<Result<Message, InputError>>>,
+        current: std::vec::IntoIter<Result<Message, InputError>>,
+    },
+    Channel(mpsc::Receiver<Message>),
+}
+
+impl Feed {
+    /// The next message, `None` at the end of the input. Cancel-safe: a message is taken out of
+    /// the chunk only when this returns.
+    pub async fn recv(&mut self) -> Option<Result<Message, InputError>> {
+        match self {
+            Feed::Chunks { chunks, current } => loop {
+                if let Some(message) = current.next() {
+                    return Some(message);
+                }
+                *current = chunks.recv().await?.into_iter();
+            },
+            Feed::Channel(messages) => messages.recv().await.map(Ok),
+        }
+    }
+
+    /// Read no more: messages not yet taken are never counted as read.
+    pub fn close(&mut self) {
+        match self {
+            Feed::Chunks { chunks, current } => {
+                chunks.close();
+                *current = Vec::new().into_iter();
+            }
+            Feed::Channel(messages) => messages.close(),
+        }
+    }
+}

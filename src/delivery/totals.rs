@@ -1,0 +1,65 @@
+//! A run's accounting: messages read, their fates in the one [`FateTally`], resends and
+//! reconnects, the check that every message read has exactly one fate, and how the run ended.
+
+use crate::cause::Cause;
+use crate::client::{Fate, FateTally, Population};
+use std::time::Duration;
+
+/// Everything counted during a run.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Totals {
+    /// Messages taken from the input.
+    pub read: u64,
+    /// Their fates, by population and final ACK code.
+    pub fates: FateTally,
+    /// Resends made under the resend policy, plus the client's rewrites on a new connection.
+    pub resent: u64,
+    /// Reconnect attempts of the client.
+    pub reconnects: u64,
+}
+
+impl Totals {
+    pub fn record(&mut self, fate: &Fate) {
+        self.fates.record(fate);
+    }
+
+    pub fn count(&self, population: Population) -> u64 {
+        self.fates.count(population)
+    }
+
+    /// Messages with a fate.
+    pub fn settled(&self) -> u64 {
+        self.fates.settled()
+    }
+
+    /// The one-fate rule: every message read ended in exactly one population.
+    pub fn adds_up(&self) -> bool {
+        self.settled() == self.read
+    }
+}
+
+/// How a run ended, beyond the per-message fates.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Ending {
+    /// The client stopped reconnecting because of this cause.
+    pub gave_up: Option<Cause>,
+    /// Stopped or destroyed through [`RunControls`](super::RunControls).
+    pub interrupted: bool,
+    /// Reading the input failed part way.
+    pub input_failed: bool,
+    /// Abandoned ([`RunControls::abandon`](super::RunControls::abandon)) before the input was all
+    /// read, so reading stopped there.
+    pub abandoned: bool,
+    /// The deadline passed.
+    pub timed_out: bool,
+    /// The link's last failure, when it had not connected again since.
+    pub last_failure: Option<Cause>,
+}
+
+/// What a run comes to: its totals, how it ended, and how long it took.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunSummary {
+    pub totals: Totals,
+    pub ending: Ending,
+    pub elapsed: Duration,
+}
