@@ -8,7 +8,7 @@ use crate::stdout::Out;
 use indicatif::ProgressBar;
 use mllp::client::{Fate, Population};
 use mllp::delivery::Item;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::io::{BufWriter, Write};
 
 pub struct Output {
@@ -20,6 +20,8 @@ pub struct Output {
     label_width: usize,
     id_width: usize,
     out: BufWriter<Out>,
+    /// The line being built, kept to save an allocation per message.
+    line: String,
     /// The progress bar on stderr: stdout is written with it cleared, so a line never lands
     /// on or under a stale bar when both share a terminal.
     bar: Option<ProgressBar>,
@@ -51,6 +53,7 @@ impl Output {
             label_width,
             id_width: 12,
             out: BufWriter::with_capacity(64 * 1024, Out),
+            line: String::new(),
             bar: None,
         }
     }
@@ -94,11 +97,9 @@ impl Output {
                 .map(lossy),
         };
         let _ = if self.json {
-            let value = self.json_record(item, &record);
-            writeln!(self.out, "{value}")
+            self.json_record(item, &record)
         } else {
-            let line = self.human_line(&record);
-            writeln!(self.out, "{line}")
+            self.human_line(&record)
         };
         if self.print_ack && !self.json {
             if let Some(ack) = fate.ack() {
@@ -111,73 +112,90 @@ impl Output {
         }
     }
 
-    fn json_record(&self, item: &Item, r: &Record<'_>) -> Value {
-        let mut value = json!({
-            "type": "message",
-            "source": r.label,
-            "control_id": r.control_id,
-            "bytes": item.payload.len(),
-            "outcome": r.fate.population().as_str(),
-            "ack_code": r.fate.ack_code().map(|c| c.as_str()),
-            "latency_ms": r.fate.latency().map(ms),
-            "cause": r.cause,
-            "cause_detail": r.cause_detail,
-            "ack_text": r.text,
-            "error_code": r.error_code,
-            "attempts": item.resends + item.rewrites + 1,
-        });
+    /// The record as one JSON line, written straight into the buffer: keys in the sorted order a
+    /// JSON object of them is printed in, strings and numbers through serde_json's own writers,
+    /// with no map built per message.
+    fn json_record(&mut self, item: &Item, r: &Record<'_>) -> std::io::Result<()> {
+        let out = &mut self.out;
+        out.write_all(b"{")?;
         if self.print_ack {
-            value["ack"] = r
-                .fate
-                .ack()
-                .map(|a| Value::String(String::from_utf8_lossy(a.bytes()).into_owned()))
-                .unwrap_or(Value::Null);
+            let ack = r.fate.ack().map(|a| String::from_utf8_lossy(a.bytes()));
+            json_field(out, b"\"ack\":", &ack)?;
+            out.write_all(b",")?;
         }
-        value
+        json_field(
+            out,
+            b"\"ack_code\":",
+            &r.fate.ack_code().map(|c| c.as_str()),
+        )?;
+        json_field(out, b",\"ack_text\":", &r.text)?;
+        json_field(out, b",\"attempts\":", &(item.resends + item.rewrites + 1))?;
+        json_field(out, b",\"bytes\":", &item.payload.len())?;
+        json_field(out, b",\"cause\":", &r.cause)?;
+        json_field(out, b",\"cause_detail\":", &r.cause_detail)?;
+        json_field(out, b",\"control_id\":", &r.control_id)?;
+        json_field(out, b",\"error_code\":", &r.error_code)?;
+        json_field(out, b",\"latency_ms\":", &r.fate.latency().map(ms))?;
+        json_field(out, b",\"outcome\":", &r.fate.population().as_str())?;
+        json_field(out, b",\"source\":", &r.label)?;
+        out.write_all(b",\"type\":\"message\"}\n")
     }
 
-    fn human_line(&mut self, r: &Record<'_>) -> String {
+    /// The aligned line, built in a buffer kept from one message to the next.
+    fn human_line(&mut self, r: &Record<'_>) -> std::io::Result<()> {
+        use std::fmt::Write as _;
         let id = r.control_id.as_deref().unwrap_or("-");
         self.id_width = self.id_width.max(id.len().min(40));
         let code = r.fate.ack_code().map_or("--", |c| c.as_str());
-        let latency = r
-            .fate
-            .latency()
-            .map_or_else(|| "-".to_string(), |d| format!("{:.1}ms", ms(d)));
-        let sgr = match r.fate.population() {
-            Population::Accepted => "32",
-            Population::Negative => "31",
-            _ => "33",
-        };
-        let code = if self.color {
-            format!("\x1b[{sgr}m{code}\x1b[0m")
-        } else {
-            code.to_string()
-        };
-        let mut line = format!(
-            "{:<lw$}  {:<iw$}  {code}  {latency:>8}",
+        let line = &mut self.line;
+        line.clear();
+        let _ = write!(
+            line,
+            "{:<lw$}  {:<iw$}  ",
             r.label,
             id,
             lw = self.label_width,
             iw = self.id_width
         );
+        if self.color {
+            let sgr = match r.fate.population() {
+                Population::Accepted => "32",
+                Population::Negative => "31",
+                _ => "33",
+            };
+            let _ = write!(line, "\x1b[{sgr}m{code}\x1b[0m");
+        } else {
+            line.push_str(code);
+        }
+        line.push_str("  ");
+        // The latency right-aligned in 8 columns, written in place.
+        let start = line.len();
+        let _ = match r.fate.latency() {
+            Some(d) => write!(line, "{:.1}ms", ms(d)),
+            None => write!(line, "-"),
+        };
+        let width = line.len() - start;
+        if width < 8 {
+            line.insert_str(start, &"        "[width..]);
+        }
         let population = r.fate.population();
         if population != Population::Accepted {
             line.push_str("  ");
             line.push_str(population.as_str());
-            match (r.cause, r.cause_detail) {
-                (Some(cause), Some(detail)) => line.push_str(&format!(" ({cause}: {detail})")),
-                (Some(cause), None) => line.push_str(&format!(" ({cause})")),
-                _ => {}
-            }
+            let _ = match (r.cause, r.cause_detail) {
+                (Some(cause), Some(detail)) => write!(line, " ({cause}: {detail})"),
+                (Some(cause), None) => write!(line, " ({cause})"),
+                _ => Ok(()),
+            };
         }
         if let Some(text) = &r.text {
-            line.push_str(&format!(": {text}"));
+            let _ = write!(line, ": {text}");
         }
         if let Some(code) = &r.error_code {
-            line.push_str(&format!(" [ERR {code}]"));
+            let _ = write!(line, " [ERR {code}]");
         }
-        line
+        line.push('\n');
+        self.out.write_all(line.as_bytes())
     }
 
     /// Flush what is buffered, so results show as they come when the run is slow.
@@ -197,6 +215,16 @@ impl Output {
         let _ = writeln!(self.out, "{value}");
         self.flush();
     }
+}
+
+/// `key` (`"name":`, with the comma before it when one is due), then the value as JSON.
+fn json_field(
+    out: &mut impl Write,
+    key: &[u8],
+    value: &impl serde::Serialize,
+) -> std::io::Result<()> {
+    out.write_all(key)?;
+    serde_json::to_writer(&mut *out, value).map_err(std::io::Error::other)
 }
 
 fn ms(d: std::time::Duration) -> f64 {

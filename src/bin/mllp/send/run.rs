@@ -34,7 +34,7 @@ pub async fn run(
     while let Some(event) = run.next().await {
         match event {
             RunEvent::Outcome(outcome) => {
-                live.answered(outcome.item.control_id().as_deref(), &outcome.fate);
+                live.answered(|| outcome.item.control_id(), &outcome.fate);
                 let cause = outcome.cause.map(Cause::as_str);
                 output.message(&outcome.item, &outcome.fate, cause);
                 // A stats snapshot computes latency quantiles: take one only when the bar shows it.
