@@ -8,7 +8,8 @@
 //! checks) runs in the same run on the same messages, and `send -> listen` is given as a ratio
 //! to it, pipelined and one at a time.
 //!
-//! `cargo bench --bench send_e2e` (MESSAGES=N to change the count, RUNS=N to repeat).
+//! `cargo bench --bench send_e2e` (MESSAGES=N to change the count, RUNS=N to repeat, PAD=N for
+//! messages of N bytes: `MESSAGES=1500 PAD=64078` is the large-message peak RSS run).
 
 mod common;
 mod floor;
@@ -21,13 +22,28 @@ use std::time::{Duration, Instant};
 const FILES: usize = 100;
 
 fn adt(i: usize) -> Vec<u8> {
-    format!(
+    let mut message = format!(
         "MSH|^~\\&|SENDER|FAC|RECEIVER|FAC|20240101120000||ADT^A01^ADT_A01|MSG{i:08}|P|2.5\r\
          EVN|A01|20240101120000\r\
          PID|1||{i:08}^^^HOSP^MR||DOE^JOHN^Q||19700101|M|||1 MAIN ST^^TOWN^ST^12345||555-0100\r\
          PV1|1|I|WARD^101^A||||1234^SMITH^ANNE|||MED||||||||V{i:08}\r"
     )
-    .into_bytes()
+    .into_bytes();
+    // PAD=N pads each message to N bytes with an OBX segment (large-message memory runs).
+    static PAD: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let pad = *PAD.get_or_init(|| {
+        std::env::var("PAD")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    });
+    let obx = b"OBX|1|TX|||";
+    if pad > message.len() + obx.len() + 1 {
+        message.extend_from_slice(obx);
+        message.resize(pad - 1, b'x');
+        message.push(b'\r');
+    }
+    message
 }
 
 const ACK_HEAD: &[u8] =

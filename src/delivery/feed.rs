@@ -68,7 +68,9 @@ fn spawn_reader(mut set: InputSet, endless: bool) -> Feed {
             batch.push(message);
             if batch.len() == chunk || bytes >= CHUNK_BYTES || failed {
                 bytes = 0;
-                let full = std::mem::replace(&mut batch, Vec::with_capacity(chunk));
+                // Sized as the chunk just filled: large messages fill few slots of a chunk.
+                let room = batch.len();
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(room));
                 if tx.blocking_send(full).is_err() || failed {
                     return;
                 }

@@ -2,11 +2,17 @@
 //! closes it, or is dropped; a completed message goes to the ready queue.
 
 use super::line::{classify, LineKind, Trailer};
-use super::{Layout, LineEnd, Open, Splitter};
+use super::{Layout, LineEnd, Open, Splitter, BLOCK};
 use crate::framing::CR;
 use crate::input::error::InputError;
 use crate::input::message::Message;
+use bytes::Bytes;
 use std::io::BufRead;
+
+/// Messages up to this size share the blocks they were read into, several to a block (a block
+/// lives until all of its messages are settled, so this bounds what each one keeps alive);
+/// larger ones are copied out at their exact size.
+const COPY_OUT: usize = BLOCK / 8;
 
 impl<R: BufRead> Splitter<R> {
     /// A bad line (in `buf[start..]`, whole or cut short) that starts a message or a batch
@@ -129,15 +135,28 @@ impl<R: BufRead> Splitter<R> {
         let Some(open) = self.open.take() else {
             return;
         };
-        let mut payload = self.buf.split_to(upto);
-        payload.truncate(open.content_end);
+        let payload = if upto > COPY_OUT {
+            // `buf` grew for this message alone, doubling as it went: a payload split off it
+            // would keep the whole allocation alive until the message is settled, about twice
+            // its size for every message in flight. Copy it out at its exact size instead, and
+            // keep `buf`'s room for the next one.
+            let payload = Bytes::copy_from_slice(&self.buf[..open.content_end]);
+            let len = self.buf.len();
+            self.buf.copy_within(upto..len, 0);
+            self.buf.truncate(len - upto);
+            payload
+        } else {
+            let mut payload = self.buf.split_to(upto);
+            payload.truncate(open.content_end);
+            payload.freeze()
+        };
         self.index += 1;
         self.ready.push_back(Message {
             source: self.name.clone(),
             index: self.index,
             line: open.line,
             offset: open.offset,
-            payload: payload.freeze(),
+            payload,
         });
     }
 }
