@@ -144,6 +144,7 @@ pub mod framing;
 pub mod fuzzing;
 pub mod hl7;
 pub mod input;
+pub mod output;
 pub mod probe;
 #[cfg(feature = "metrics")]
 pub mod prometheus;

@@ -5,7 +5,7 @@ use super::SendArgs;
 use crate::diag::{count, Fatal};
 use crate::exit::Exit;
 use mllp::input::InputSet;
-use serde_json::json;
+use mllp::output::send::DryRunRecord;
 
 /// List what would be sent, on stdout; 0 when all of it could be, 2 when reading failed.
 pub fn list(mut set: InputSet, args: &SendArgs, width: usize) -> anyhow::Result<Exit> {
@@ -19,46 +19,29 @@ pub fn list(mut set: InputSet, args: &SendArgs, width: usize) -> anyhow::Result<
                     .report())
             }
         };
-        let scan = mllp::hl7::scan(&message.payload);
-        let field = |f: Option<&[u8]>| {
-            f.filter(|v| !v.is_empty())
-                .map(|v| String::from_utf8_lossy(v).into_owned())
-        };
-        let control_id = field(scan.msh.as_ref().and_then(|m| m.control_id()));
-        let message_type = field(scan.msh.as_ref().and_then(|m| m.message_type()));
-        let label = format!("{}#{}", message.source, message.index);
-        let size = message.payload.len() as u64;
+        let record = DryRunRecord::message(&message);
         messages += 1;
-        bytes += size;
-        let line = if args.json {
-            json!({
-                "type": "message",
-                "source": label,
-                "control_id": control_id,
-                "message_type": message_type,
-                "bytes": size,
-            })
-            .to_string()
-        } else {
-            format!(
-                "{label:<width$}  {:<12}  {:<12}  {size:>7} bytes",
+        bytes += message.payload.len() as u64;
+        let line = match &record {
+            _ if args.json => mllp::output::line(&record),
+            DryRunRecord::Message {
+                source,
+                control_id,
+                message_type,
+                bytes,
+            } => format!(
+                "{source:<width$}  {:<12}  {:<12}  {bytes:>7} bytes",
                 control_id.as_deref().unwrap_or("-"),
                 message_type.as_deref().unwrap_or("-"),
-            )
+            ),
+            DryRunRecord::Summary { .. } => continue,
         };
         if crate::stdout::line(line).is_err() {
             return Ok(Exit::Success);
         }
     }
     let summary = if args.json {
-        json!({
-            "type": "summary",
-            "dry_run": true,
-            "messages": messages,
-            "bytes": bytes,
-            "exit_code": Exit::Success.code(),
-        })
-        .to_string()
+        mllp::output::line(&DryRunRecord::summary(messages, bytes))
     } else {
         format!(
             "{}, {}: would be sent; nothing was sent (--dry-run)",

@@ -1,12 +1,12 @@
-//! The run's summary (human lines on stderr or an NDJSON record) and its exit code, from the
-//! library's totals and ending.
+//! The run's summary for people (the record is `mllp::output::send::SendSummary`) and its exit
+//! code, from the library's totals and ending.
 
 use crate::exit::{self, Exit, Observed};
 use mllp::cause::{Cause, Class};
 use mllp::client::Population;
 use mllp::delivery::{Ending, Totals};
 use mllp::input::InputSource;
-use serde_json::json;
+use mllp::output::send::per_second;
 use std::time::Duration;
 
 /// Width of the `source#n` column: the longest source name plus `#` and a few digits.
@@ -47,61 +47,6 @@ pub fn decide(tally: &Totals, ending: Ending) -> Exit {
     }
 }
 
-fn rate(messages: u64, elapsed: Duration) -> f64 {
-    let secs = elapsed.as_secs_f64();
-    if secs > 0.0 {
-        (messages as f64 / secs * 10.0).round() / 10.0
-    } else {
-        0.0
-    }
-}
-
-/// The summary record of `--json`.
-pub fn json_record(
-    tally: &Totals,
-    ending: Ending,
-    elapsed: Duration,
-    exit: Exit,
-) -> serde_json::Value {
-    let n = |p| tally.count(p);
-    json!({
-        "type": "summary",
-        "messages": tally.read,
-        "accepted": n(Population::Accepted),
-        "negative": n(Population::Negative),
-        "committed_only": n(Population::CommittedOnly),
-        "unknown_fate": n(Population::UnknownFate),
-        "never_delivered": n(Population::NeverDelivered),
-        "refused": n(Population::Refused),
-        "by_code": tally.fates.by_code,
-        "reconnects": tally.reconnects,
-        "resent": tally.resent,
-        "elapsed_ms": (elapsed.as_secs_f64() * 10_000.0).round() / 10.0,
-        "messages_per_second": rate(tally.read, elapsed),
-        "accounting_ok": tally.adds_up(),
-        "gave_up": ending.gave_up.map(Cause::as_str),
-        "interrupted": ending.interrupted,
-        "timed_out": ending.timed_out,
-        "last_failure": ending.last_failure.filter(|_| ending.gave_up.is_none()).map(Cause::as_str),
-        "exit_code": exit.code(),
-    })
-}
-
-/// The summary as a `--log-format json` event on stderr: the `--json` record's fields under
-/// `event: "summary"`, so one parser reads either.
-pub fn event_fields(
-    tally: &Totals,
-    ending: Ending,
-    elapsed: Duration,
-    exit: Exit,
-) -> serde_json::Value {
-    let mut record = json_record(tally, ending, elapsed, exit);
-    if let Some(map) = record.as_object_mut() {
-        map.remove("type");
-    }
-    record
-}
-
 /// The summary for people, on stderr.
 /// Laid out for an 80-column terminal: lines break between items, never inside a word.
 pub fn human(tally: &Totals, elapsed: Duration, ending: Ending) -> String {
@@ -120,7 +65,7 @@ pub fn human(tally: &Totals, elapsed: Duration, ending: Ending) -> String {
         "sent {} in {:.2}s ({} msg/s)",
         crate::diag::count(tally.read, "message"),
         elapsed.as_secs_f64(),
-        rate(tally.read, elapsed),
+        per_second(tally.read, elapsed),
     )];
     lines.extend(pack(&populations, TEXT_WIDTH, "  ", ", "));
     let counts = [
@@ -254,12 +199,5 @@ mod tests {
         t.read = 2;
         assert!(!t.adds_up());
         assert_eq!(decide(&t, Ending::default()), Exit::UnknownFate);
-        let record = json_record(
-            &t,
-            Ending::default(),
-            Duration::from_secs(1),
-            Exit::UnknownFate,
-        );
-        assert_eq!(record["accounting_ok"], false);
     }
 }
