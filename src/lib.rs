@@ -34,7 +34,9 @@
 //!   memory guards, [`server::Sink`]s, the commit contract, de-duplication, test doubles.
 //! - [`input`]: splitting HL7 files and streams into messages, checked before anything is sent.
 //! - [`probe`]: one diagnostic connection, phase by phase, and a verdict.
-//! - [`soak`]: load and endurance runs: templates, pacing, chaos, the ledger and the report.
+//! - [`soak`]: load and endurance runs ([`soak::SoakRun`]): a plan in, samples and link events
+//!   out, and a report whose accounting proves every message's one fate; templates, pacing,
+//!   chaos, the listener's ledger.
 //!
 //! # Features
 //!

@@ -1,7 +1,7 @@
 //! `probe`'s engine: one connection, each phase timed (resolve, connect, TLS, banner wait,
 //! one message and its ACK), and a verdict that names the cause and what to do.
 //!
-//! - [`run`]: runs one probe from a [`ProbeConfig`] into a [`Report`] (never an error: every
+//! - [`run`]: runs one probe from a [`ProbeConfig`] into a [`ProbeReport`] (never an error: every
 //!   failure is a phase and a verdict).
 //! - [`sniff`]: recognising HTTP, TLS, SSH and SMTP peers from their first bytes.
 //! - [`eyeballs`]: connecting to several addresses Happy-Eyeballs style.
@@ -22,8 +22,8 @@ mod tls;
 
 pub use repeat::{repeat, Series};
 pub use report::{
-    ClientCertificate, Detail, FailedAttempt, PhaseName, PhaseReport, Report, TlsDetail, Verdict,
-    VerdictClass,
+    ClientCertificate, Detail, FailedAttempt, PhaseName, PhaseReport, ProbeReport, TlsDetail,
+    Verdict, VerdictClass,
 };
 pub use run::{run, ProbeConfig, SendPhase, Timeouts};
 pub use tls::ProbeTls;

@@ -1,23 +1,67 @@
-//! The reusable pieces of a soak run: message templates with fresh control IDs, the rate pacer,
-//! the listener-side ledger that proves nothing was lost, fault injection (a chaos policy for an
-//! embedded listener, a TCP proxy for a real one), the mergeable report, the worker that
-//! loads one connection, and the embedded listener whose ledger proves what was committed.
+//! Load and endurance runs: a [`SoakPlan`] in, a stream of [`SoakUpdate`]s while it goes, and a
+//! [`SoakReport`] at the end whose accounting proves every message ended in exactly one fate.
+//!
+//! [`SoakRun::start`] starts the peer (the embedded listener, whose ledger checks every commit,
+//! or a real one, optionally behind the chaos proxy), one client per connection and the monitor.
+//! Generating stops at the first of the plan's duration, its message budget or
+//! [`SoakRun::stop`]; what was generated then settles within the drain timeout, and
+//! [`SoakRun::finish`] returns the [`SoakOutcome`]: the report with its accounting checked and
+//! thresholds judged.
+//!
+//! ```
+//! use mllp::soak::{SoakPlan, SoakRun, SoakUpdate};
+//! use std::time::Duration;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), mllp::soak::SoakError> {
+//! let plan = SoakPlan {
+//!     connections: 2,
+//!     messages: Some(100),
+//!     sample_every: Some(Duration::from_millis(500)),
+//!     ..SoakPlan::default() // the embedded listener and the built-in synthetic message
+//! };
+//! let mut run = SoakRun::start(plan).await?;
+//! while let Some(update) = run.next_update().await {
+//!     if let SoakUpdate::Sample(sample) = update {
+//!         println!("{:.1}s: {} generated", sample.elapsed.as_secs_f64(), sample.totals.generated);
+//!     }
+//! }
+//! let outcome = run.finish().await?;
+//! assert!(outcome.report.accounting_ok);
+//! assert_eq!(outcome.report.fates.accepted, 100);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The pieces: message templates with fresh control IDs ([`template`]), the rate pacer
+//! ([`pacer`]), the listener-side ledger ([`ledger`]), fault injection ([`chaos`] for the
+//! embedded listener, [`proxy`] for a real one), the worker that loads one connection
+//! ([`worker`]), and the mergeable report ([`report`]) with its CI [`thresholds`].
 
 pub mod chaos;
 pub mod embedded;
+mod engine;
 pub mod ledger;
+mod monitor;
 pub mod pacer;
+mod plan;
+mod progress;
 pub mod proxy;
 pub mod report;
 pub mod template;
+pub mod thresholds;
 pub mod update;
 pub mod worker;
 
 pub use chaos::{ChaosPolicy, ChaosSpec, Fault, FaultKind};
 pub use embedded::{Embedded, EmbeddedError};
+pub use engine::{SoakError, SoakOutcome, SoakRun};
 pub use ledger::{Claim, ControlIds, Ledger, LedgerSink};
 pub use pacer::{Pacer, Schedule};
-pub use report::{Report, Tally, Thresholds};
+pub use plan::{LinkSettings, PlanError, SoakPlan, SoakTarget};
+pub use progress::{ConnSample, RecentLatency, Sample, SoakUpdate, StoppedBy};
+pub use report::{SoakReport, Tally};
 pub use template::{Template, TemplateError};
+pub use thresholds::{Thresholds, Verdict};
 pub use update::{Done, Update};
 pub use worker::{Countdown, End, Worker};

@@ -3,7 +3,7 @@
 
 use crate::exit::Exit;
 use crate::probe::stats::StatsSummary;
-use crate::probe::{Detail, PhaseName, PhaseReport, Report, Verdict};
+use crate::probe::{Detail, PhaseName, PhaseReport, ProbeReport, Verdict};
 use serde::Serialize;
 
 /// One line of `probe --json`; `type` is `probe` or `summary`.
@@ -72,7 +72,7 @@ pub struct ProbeSummary<'a> {
 
 impl<'a> ProbeRecord<'a> {
     /// One probe; `seq` when probes repeat.
-    pub fn probe(report: &'a Report, seq: Option<u32>) -> ProbeRecord<'a> {
+    pub fn probe(report: &'a ProbeReport, seq: Option<u32>) -> ProbeRecord<'a> {
         let mut phases = Vec::with_capacity(report.phases.len());
         for phase in &report.phases {
             if phase.name != PhaseName::Banner {
@@ -131,7 +131,7 @@ mod tests {
 
     #[test]
     fn a_probe_folds_its_banner_into_the_phase_before() {
-        let report = Report {
+        let report = ProbeReport {
             target: "h:1".into(),
             tls: false,
             phases: vec![

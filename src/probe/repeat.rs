@@ -3,7 +3,7 @@
 
 use super::run::{run, ProbeConfig, Timeouts};
 use super::stats::ProbeStats;
-use super::Report;
+use super::ProbeReport;
 use crate::exit::Observed;
 use std::future::Future;
 use std::time::Duration;
@@ -27,7 +27,7 @@ pub async fn repeat(
     count: u32,
     interval: Duration,
     stop: impl Future<Output = ()>,
-    mut each: impl FnMut(u32, &Report) -> bool,
+    mut each: impl FnMut(u32, &ProbeReport) -> bool,
 ) -> Series {
     let mut series = Series {
         stats: ProbeStats::new(),

@@ -170,7 +170,7 @@ pub struct Verdict {
 
 /// One probe.
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
+pub struct ProbeReport {
     pub target: String,
     pub tls: bool,
     pub phases: Vec<PhaseReport>,
@@ -182,7 +182,7 @@ pub struct Report {
     pub unknown_fate: bool,
 }
 
-impl Report {
+impl ProbeReport {
     pub fn ok(&self) -> bool {
         self.verdict.class == VerdictClass::Ok && !self.negative
     }

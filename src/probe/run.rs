@@ -6,7 +6,7 @@ use super::eyeballs::{interleave, race};
 use super::handshake;
 use super::message::{synthetic_adt, unique_control_id};
 use super::record::{failure, Run};
-use super::report::{Detail, FailedAttempt, PhaseName, Report, Verdict, VerdictClass};
+use super::report::{Detail, FailedAttempt, PhaseName, ProbeReport, Verdict, VerdictClass};
 use super::tls::ProbeTls;
 use crate::cause::{classify_io, Cause};
 use crate::resolve::Resolver;
@@ -76,7 +76,7 @@ impl ProbeConfig {
 }
 
 /// Runs one probe. Never fails: every failure is a phase and a verdict.
-pub async fn run(config: &ProbeConfig) -> Report {
+pub async fn run(config: &ProbeConfig) -> ProbeReport {
     let mut run = Run::default();
     let verdict = match phases(config, &mut run).await {
         Ok(verdict) | Err(verdict) => verdict,
@@ -85,7 +85,7 @@ pub async fn run(config: &ProbeConfig) -> Report {
         && verdict.ack_code.as_deref().is_some_and(|code| {
             crate::ack::AckCode::parse(code.as_bytes()).is_none_or(|c| !c.is_positive())
         });
-    Report {
+    ProbeReport {
         target: config.target(),
         tls: config.tls.is_some(),
         phases: run.phases,

@@ -1,7 +1,9 @@
-//! The soak report: an in-memory [`Tally`] the run adds to, and the serialized [`Report`]
+//! The soak report: an in-memory [`Tally`] the run adds to, and the serialized [`SoakReport`]
 //! (`soak --report`, `--json`) whose counters sum and whose HDR histogram (V2, base64) merges, so reports
-//! from several machines combine into one. Thresholds are judged on a report.
+//! from several machines combine into one. Thresholds ([`super::thresholds`]) are judged on a
+//! report.
 
+use super::thresholds::Verdict;
 use crate::client::FateTally;
 use base64::Engine;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
@@ -31,6 +33,16 @@ pub enum ReportError {
     Base64(#[from] base64::DecodeError),
     #[error("the histogram is not an HDR V2 histogram: {0}")]
     Histogram(String),
+    #[error("reading {}: {error}", path.display())]
+    Read {
+        path: std::path::PathBuf,
+        error: std::io::Error,
+    },
+    #[error("{} is not a soak report: {error}", path.display())]
+    NotAReport {
+        path: std::path::PathBuf,
+        error: serde_json::Error,
+    },
 }
 
 /// One second of the run.
@@ -188,69 +200,9 @@ pub struct Accounting {
     pub problems: Vec<String>,
 }
 
-/// One threshold's verdict.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Verdict {
-    /// The flag: `max-p99`, `max-error-rate`, `min-throughput`.
-    pub name: String,
-    pub limit: f64,
-    pub observed: f64,
-    pub ok: bool,
-}
-
-/// CI thresholds; each unset one is not judged.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Thresholds {
-    pub max_p99: Option<Duration>,
-    /// Fraction of generated messages that did not end accepted.
-    pub max_error_rate: Option<f64>,
-    /// Accepted messages per second.
-    pub min_throughput: Option<f64>,
-}
-
-impl Thresholds {
-    pub fn evaluate(&self, report: &Report) -> Vec<Verdict> {
-        let mut out = Vec::new();
-        if let Some(limit) = self.max_p99 {
-            // From whole nanoseconds: `1ns` is 0.000001 ms, not float noise around it.
-            let limit = limit.as_nanos() as f64 / 1e6;
-            let observed = report.latency_ms.p99;
-            out.push(verdict("max-p99", limit, observed, observed <= limit));
-        }
-        if let Some(limit) = self.max_error_rate {
-            let observed = report.error_rate();
-            out.push(verdict(
-                "max-error-rate",
-                limit,
-                observed,
-                observed <= limit,
-            ));
-        }
-        if let Some(limit) = self.min_throughput {
-            let observed = report.throughput;
-            out.push(verdict(
-                "min-throughput",
-                limit,
-                observed,
-                observed >= limit,
-            ));
-        }
-        out
-    }
-}
-
-fn verdict(name: &str, limit: f64, observed: f64, ok: bool) -> Verdict {
-    Verdict {
-        name: name.into(),
-        limit,
-        observed,
-        ok,
-    }
-}
-
 /// The report `soak --report` writes. Field names are interface: add, never rename.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Report {
+pub struct SoakReport {
     pub config: serde_json::Value,
     pub generated: u64,
     /// The six fates and final ACK codes, as top-level fields.
@@ -283,10 +235,10 @@ fn one() -> u64 {
     1
 }
 
-impl Report {
+impl SoakReport {
     /// The report of `tally`. The accounting's sum check is (re)done here; `accounting` brings
     /// the listener-side problems, if any.
-    pub fn new(config: serde_json::Value, tally: &Tally, mut accounting: Accounting) -> Report {
+    pub fn new(config: serde_json::Value, tally: &Tally, mut accounting: Accounting) -> SoakReport {
         accounting.generated = tally.generated;
         accounting.populations_sum = tally.settled();
         if tally.generated != tally.settled() {
@@ -296,7 +248,7 @@ impl Report {
                 tally.settled()
             ));
         }
-        Report {
+        SoakReport {
             config,
             generated: tally.generated,
             fates: tally.fates.clone(),
@@ -319,6 +271,16 @@ impl Report {
             thresholds: Vec::new(),
             runs: 1,
         }
+    }
+
+    /// A report written by `soak --report` (or its JSON on stdout), for [`SoakReport::merge`].
+    pub fn read(path: &std::path::Path) -> Result<SoakReport, ReportError> {
+        let path = path.to_path_buf();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(error) => return Err(ReportError::Read { path, error }),
+        };
+        serde_json::from_str(&text).map_err(|error| ReportError::NotAReport { path, error })
     }
 
     /// The tally this report was made from.
@@ -353,9 +315,14 @@ impl Report {
         self.thresholds.iter().all(|v| v.ok)
     }
 
+    /// The run's verdict: the accounting closes and every threshold holds.
+    pub fn passed(&self) -> bool {
+        self.accounting_ok && self.thresholds_ok()
+    }
+
     /// Combine reports: counters summed, histograms merged, percentiles recomputed, accounting
     /// closed only when it closed in every report and still closes in the sum.
-    pub fn merge(reports: &[Report]) -> Result<Report, ReportError> {
+    pub fn merge(reports: &[SoakReport]) -> Result<SoakReport, ReportError> {
         let mut tally = Tally::default();
         let mut accounting = Accounting::default();
         let mut runs = 0;
@@ -377,7 +344,7 @@ impl Report {
         let config = serde_json::json!({
             "merged": reports.iter().map(|r| r.config.clone()).collect::<Vec<_>>(),
         });
-        let mut merged = Report::new(config, &tally, accounting);
+        let mut merged = SoakReport::new(config, &tally, accounting);
         merged.runs = runs;
         Ok(merged)
     }

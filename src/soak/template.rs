@@ -30,12 +30,34 @@ pub struct Template {
     bytes: Vec<u8>,
     msh7: Range<usize>,
     msh10: Range<usize>,
+    name: String,
+    builtin: bool,
 }
 
 impl Template {
     /// The built-in synthetic ADT^A01.
     pub fn builtin() -> Template {
-        Template::parse(BUILTIN.as_bytes()).expect("the built-in template is valid")
+        let template = Template::parse(BUILTIN.as_bytes()).expect("the built-in template is valid");
+        Template {
+            builtin: true,
+            ..template.named("built-in ADT^A01")
+        }
+    }
+
+    /// The same template under `name` (its file, say), as the report's `config` lists it.
+    pub fn named(mut self, name: impl Into<String>) -> Template {
+        self.name = name.into();
+        self
+    }
+
+    /// Whether this is the built-in synthetic message.
+    pub fn is_builtin(&self) -> bool {
+        self.builtin
+    }
+
+    /// What the report calls this template: `template` unless [`Template::named`].
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// The first message of `input`: an already framed message is unwrapped, CRLF and LF become
@@ -86,7 +108,13 @@ impl Template {
         };
         let msh7 = range(7)?;
         let msh10 = range(10)?;
-        Ok(Template { bytes, msh7, msh10 })
+        Ok(Template {
+            bytes,
+            msh7,
+            msh10,
+            name: "template".into(),
+            builtin: false,
+        })
     }
 
     /// Length of a rendering with fields of these lengths.

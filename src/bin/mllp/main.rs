@@ -12,7 +12,7 @@ mod netargs;
 mod probe;
 mod prometheus;
 mod send;
-mod soak;
+mod soak_cmd;
 mod stdout;
 mod values;
 
@@ -59,7 +59,7 @@ fn run(mut cli: cli::Cli) -> anyhow::Result<exit::Exit> {
         cli::Command::Send(args) => send::run(*args, &diag),
         cli::Command::Listen(args) => listen::run(args, &diag),
         cli::Command::Probe(args) => probe::run(args, &diag),
-        cli::Command::Soak(args) => soak::run(*args, &diag),
+        cli::Command::Soak(args) => soak_cmd::run(*args, &diag),
         cli::Command::Completions(args) => generate::completions(args),
         cli::Command::Man(args) => generate::man(args),
     }

@@ -1,6 +1,7 @@
-//! Report tests: histogram encoding, merging, accounting and thresholds.
+//! Soak report tests: histogram encoding, merging, accounting and thresholds.
 
 use super::*;
+use crate::soak::Thresholds;
 
 /// A run's data, as the soak loop would tally it: `(latency_ms, accepted?)` per message.
 fn run(data: &[(u64, bool)], elapsed_s: u64) -> Tally {
@@ -43,26 +44,26 @@ fn histogram_round_trips_through_v2_base64() {
 fn merging_two_reports_equals_the_report_of_both_runs_data() {
     let a: Vec<(u64, bool)> = (1..400).map(|i| (i % 97 + 1, i % 13 != 0)).collect();
     let b: Vec<(u64, bool)> = (1..300).map(|i| (i * 7 % 1000 + 1, i % 11 != 0)).collect();
-    let ra = Report::new(
+    let ra = SoakReport::new(
         serde_json::json!({"a":1}),
         &run(&a, 4),
         Accounting::default(),
     );
-    let rb = Report::new(
+    let rb = SoakReport::new(
         serde_json::json!({"b":1}),
         &run(&b, 3),
         Accounting::default(),
     );
     // Through JSON, as `--merge` reads files.
-    let ra: Report = serde_json::from_str(&serde_json::to_string(&ra).unwrap()).unwrap();
-    let rb: Report = serde_json::from_str(&serde_json::to_string(&rb).unwrap()).unwrap();
-    let merged = Report::merge(&[ra, rb]).unwrap();
+    let ra: SoakReport = serde_json::from_str(&serde_json::to_string(&ra).unwrap()).unwrap();
+    let rb: SoakReport = serde_json::from_str(&serde_json::to_string(&rb).unwrap()).unwrap();
+    let merged = SoakReport::merge(&[ra, rb]).unwrap();
 
     let mut both = run(&a, 4);
     let mut second = run(&b, 3);
     second.elapsed = Duration::from_secs(3);
     both.merge(&second);
-    let direct = Report::new(merged.config.clone(), &both, Accounting::default());
+    let direct = SoakReport::new(merged.config.clone(), &both, Accounting::default());
     assert_eq!(merged.runs, 2);
     let mut merged_one = merged.clone();
     merged_one.runs = 1;
@@ -81,15 +82,15 @@ fn merging_two_reports_equals_the_report_of_both_runs_data() {
 fn accounting_fails_when_populations_do_not_add_up_and_merge_keeps_it() {
     let mut t = run(&[(1, true), (2, true)], 1);
     t.generated += 1;
-    let r = Report::new(serde_json::Value::Null, &t, Accounting::default());
+    let r = SoakReport::new(serde_json::Value::Null, &t, Accounting::default());
     assert!(!r.accounting_ok);
     assert_eq!(r.accounting.problems.len(), 1);
-    let good = Report::new(
+    let good = SoakReport::new(
         serde_json::Value::Null,
         &run(&[(1, true)], 1),
         Accounting::default(),
     );
-    let merged = Report::merge(&[good, r]).unwrap();
+    let merged = SoakReport::merge(&[good, r]).unwrap();
     assert!(!merged.accounting_ok);
     assert!(merged
         .accounting
@@ -103,7 +104,7 @@ fn thresholds_name_what_was_missed() {
     let data: Vec<(u64, bool)> = (0..100)
         .map(|i| (if i < 95 { 2 } else { 500 }, i != 0))
         .collect();
-    let r = Report::new(
+    let r = SoakReport::new(
         serde_json::Value::Null,
         &run(&data, 10),
         Accounting::default(),
@@ -127,4 +128,31 @@ fn thresholds_name_what_was_missed() {
     };
     assert!(lenient.evaluate(&r).iter().all(|v| v.ok));
     assert!(Thresholds::default().evaluate(&r).is_empty());
+}
+
+#[test]
+fn a_report_reads_back_from_its_file_and_other_files_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let written = SoakReport::new(
+        serde_json::Value::Null,
+        &run(&[(3, true), (5, false)], 1),
+        Accounting::default(),
+    );
+    let path = dir.path().join("a.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&written).unwrap()).unwrap();
+    assert_eq!(SoakReport::read(&path).unwrap(), written);
+
+    let missing = dir.path().join("missing.json");
+    let e = SoakReport::read(&missing).unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!("reading {}: ", missing.display())),
+        "{e}"
+    );
+    let other = dir.path().join("other.json");
+    std::fs::write(&other, "{\"outcome\": \"accepted\"}").unwrap();
+    let e = SoakReport::read(&other).unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!("{} is not a soak report: ", other.display())),
+        "{e}"
+    );
 }

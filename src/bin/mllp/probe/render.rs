@@ -5,7 +5,7 @@
 use crate::exit::Exit;
 use mllp::output::probe::ProbeRecord;
 use mllp::probe::stats::StatsSummary;
-use mllp::probe::{Detail, PhaseReport, Report, TlsDetail};
+use mllp::probe::{Detail, PhaseReport, ProbeReport, TlsDetail};
 use std::fmt::Write;
 
 fn ms(value: f64) -> String {
@@ -13,7 +13,7 @@ fn ms(value: f64) -> String {
 }
 
 /// The full table of one probe, then its verdict.
-pub fn table(report: &Report) -> String {
+pub fn table(report: &ProbeReport) -> String {
     let mut out = String::new();
     let tls = if report.tls { " (TLS)" } else { "" };
     let _ = writeln!(out, "probe {}{tls}", report.target);
@@ -138,7 +138,7 @@ fn tls_lines(tls: &TlsDetail) -> Vec<String> {
 }
 
 /// One ping-style line.
-pub fn line(seq: u32, report: &Report) -> String {
+pub fn line(seq: u32, report: &ProbeReport) -> String {
     let mut out = format!("{seq}: {}", report.verdict.class.as_str());
     if let Some(cause) = report.verdict.cause {
         let _ = write!(out, " {cause}: {}", report.verdict.detail);
@@ -179,7 +179,7 @@ pub fn stats_table(target: &str, summary: &StatsSummary) -> String {
 }
 
 /// One probe as JSON (`probe --json`), with `seq` when repeated.
-pub fn json(report: &Report, seq: Option<u32>) -> String {
+pub fn json(report: &ProbeReport, seq: Option<u32>) -> String {
     mllp::output::line(&ProbeRecord::probe(report, seq))
 }
 

@@ -1,11 +1,13 @@
-//! The flags of `mllp soak`.
+//! The flags of `mllp soak`, and the library's plan they describe.
 
 use crate::cli::heading;
 use crate::manual::SOAK;
 use crate::netargs::{LinkArgs, TlsArgs};
 use crate::values;
+use anyhow::Context;
 use clap::{Args, ValueEnum};
-use mllp::soak::{ChaosSpec, Thresholds};
+use mllp::client::BackoffConfig;
+use mllp::soak::{ChaosSpec, LinkSettings, SoakPlan, SoakTarget, Template, Thresholds};
 use mllp::target::Target;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -118,6 +120,88 @@ impl SoakArgs {
             max_error_rate: self.max_error_rate,
             min_throughput: self.min_throughput,
         }
+    }
+
+    /// The run these flags describe, checked; samples and per-message results are the
+    /// caller's to ask for.
+    pub fn plan(&self) -> anyhow::Result<SoakPlan> {
+        let load = SoakPlan {
+            connections: self.connections,
+            messages: self.messages,
+            window: self.window,
+            ..SoakPlan::default()
+        };
+        // The load's own limits are said before any host is parsed or file read.
+        load.validate()?;
+        let target = match &self.host {
+            Some(host) => {
+                let origin = crate::netargs::Origin::default();
+                let (host, port) = crate::netargs::endpoint(host, self.port, origin)
+                    .map_err(anyhow::Error::msg)?;
+                SoakTarget::Remote {
+                    host,
+                    port,
+                    tls: self.tls.options(),
+                }
+            }
+            None => {
+                if self.tls.enabled() {
+                    anyhow::bail!("TLS flags need --host: the embedded listener speaks plain TCP");
+                }
+                SoakTarget::Embedded {
+                    out_dir: self.out_dir.clone(),
+                }
+            }
+        };
+        let templates = if self.template.is_empty() {
+            vec![Template::builtin()]
+        } else {
+            let mut templates = Vec::new();
+            for path in &self.template {
+                let bytes = std::fs::read(path)
+                    .with_context(|| format!("reading --template {}", path.display()))?;
+                let template = Template::parse(&bytes)
+                    .with_context(|| format!("--template {}", path.display()))?;
+                templates.push(template.named(path.display().to_string()));
+            }
+            templates
+        };
+        let plan = SoakPlan {
+            target,
+            rate: self.rate,
+            duration: self.duration,
+            ramp_up: self.ramp_up,
+            templates,
+            allow_synthetic: self.allow_synthetic,
+            chaos: self.chaos.clone(),
+            seed: self.seed.unwrap_or_else(rand::random),
+            link: link_settings(&self.link),
+            resolver: crate::netargs::resolver()?,
+            thresholds: self.thresholds(),
+            ..load
+        };
+        plan.validate()?;
+        Ok(plan)
+    }
+}
+
+fn link_settings(link: &LinkArgs) -> LinkSettings {
+    LinkSettings {
+        connect_timeout: link.connect_timeout,
+        ack_timeout: link.ack_timeout,
+        app_ack_timeout: link.app_ack_timeout,
+        drain_timeout: link.drain_timeout,
+        keepalive: link.keepalive,
+        dead_peer_timeout: link.dead_peer_timeout,
+        reconnect: !link.no_reconnect,
+        max_retries: link.max_retries,
+        give_up_after: link.give_up_after,
+        backoff: BackoffConfig {
+            initial: link.backoff_initial,
+            multiplier: link.backoff_multiplier,
+            max: link.backoff_max,
+            jitter: link.backoff_jitter,
+        },
     }
 }
 

@@ -4,13 +4,13 @@
 use crate::diag::Diag;
 use crate::exit::Exit;
 use mllp::cause::{Cause, Class};
-use mllp::soak::Report;
+use mllp::soak::SoakReport;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The human report for stdout (without `--json`).
-pub fn human(r: &Report) -> String {
+pub fn human(r: &SoakReport) -> String {
     let mut text = String::new();
     let mut line = |l: String| {
         text.push_str(&l);
@@ -91,7 +91,7 @@ fn or_none(map: &BTreeMap<String, u64>) -> String {
 /// machines: one `report` event holding the report's fields (less the bulky `histogram` and
 /// `per_second`, which `--report`/`--json` keep), `report_file` when one was written, and the
 /// exit code.
-pub fn report_event(diag: &Diag, r: &Report, report_file: Option<&Path>, exit: Exit) {
+pub fn report_event(diag: &Diag, r: &SoakReport, report_file: Option<&Path>, exit: Exit) {
     let human = verdicts(r);
     if !diag.json() && human.is_empty() {
         return;
@@ -111,21 +111,10 @@ pub fn report_event(diag: &Diag, r: &Report, report_file: Option<&Path>, exit: E
 }
 
 /// Missed thresholds and accounting problems, one per line; empty when there are none.
-fn verdicts(r: &Report) -> String {
+fn verdicts(r: &SoakReport) -> String {
     let mut lines = Vec::new();
     for v in r.thresholds.iter().filter(|v| !v.ok) {
-        let (limit, observed) = match v.name.as_str() {
-            "max-p99" => (duration_ms(v.limit), duration_ms(v.observed)),
-            "min-throughput" => (
-                format!("{}", v.limit),
-                format!("{} messages/s", trimmed(v.observed, 1)),
-            ),
-            _ => (format!("{}", v.limit), trimmed(v.observed, 4)),
-        };
-        lines.push(format!(
-            "mllp: threshold missed: --{} {limit} (observed {observed})",
-            v.name
-        ));
+        lines.push(format!("mllp: threshold missed: {v}"));
     }
     if !r.accounting_ok {
         lines.push("mllp: the accounting does not close:".into());
@@ -140,46 +129,4 @@ fn verdicts(r: &Report) -> String {
         }
     }
     lines.join("\n")
-}
-
-/// Milliseconds in the unit that suits them (`1ns`, `412.3us`, `12.345ms`, `1.5s`): the
-/// limit reads as the flag was given.
-fn duration_ms(ms: f64) -> String {
-    let ns = (ms * 1e6).round().max(0.0);
-    if ns < 1e3 {
-        format!("{ns}ns")
-    } else if ns < 1e6 {
-        format!("{}us", trimmed(ns / 1e3, 1))
-    } else if ns < 1e9 {
-        format!("{}ms", trimmed(ns / 1e6, 3))
-    } else {
-        format!("{}s", trimmed(ns / 1e9, 3))
-    }
-}
-
-/// `value` to `places` decimals, without trailing zeros.
-fn trimmed(value: f64, places: usize) -> String {
-    let s = format!("{value:.places$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_read_in_human_units() {
-        assert_eq!(duration_ms(1e-6), "1ns");
-        assert_eq!(duration_ms(0.0), "0ns");
-        assert_eq!(duration_ms(0.4123), "412.3us");
-        assert_eq!(duration_ms(1.0), "1ms");
-        assert_eq!(duration_ms(12.3456), "12.346ms");
-        assert_eq!(duration_ms(1500.0), "1.5s");
-        assert_eq!(trimmed(0.25, 4), "0.25");
-        assert_eq!(trimmed(3.0, 1), "3");
-    }
 }

@@ -1,27 +1,23 @@
-//! The one monitor: receives results and link events from every connection over a channel,
-//! keeps a tally (with its own HDR histogram) per connection, feeds the live view and the
-//! Prometheus metrics, and hands the tallies back for the report.
+//! The run's one monitor: receives results and link events from every connection's worker,
+//! keeps a tally (with its own HDR histogram) per connection and its per-second buckets, passes
+//! samples and events on to the caller, and hands the tallies back for the report.
 
-use super::view::{ConnLine, Mode, Snapshot, View};
-use crate::diag::Diag;
-use mllp::cause::Class;
-use mllp::client::{Client, ClientEvent, Population, Reason, State};
-use mllp::soak::report::{new_histogram, record};
-use mllp::soak::Tally;
-use mllp::soak::{Done, Update};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use super::progress::{ConnSample, RecentLatency, Sample, SoakUpdate};
+use super::report::{new_histogram, record};
+use super::{Done, Tally, Update};
+use crate::cause::Class;
+use crate::client::{Client, ClientEvent, Population, Reason, State};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-/// How often the monitor samples counters and considers redrawing.
+/// How often the monitor samples counters and considers a sample for the caller.
 const TICK: Duration = Duration::from_millis(250);
 
-static METRICS: AtomicBool = AtomicBool::new(false);
-
 /// One connection as the monitor follows it.
-pub struct Conn {
+pub(super) struct Conn {
     client: Arc<Client>,
     generated: Arc<AtomicU64>,
     tally: Tally,
@@ -31,7 +27,7 @@ pub struct Conn {
 }
 
 impl Conn {
-    pub fn new(client: Arc<Client>, generated: Arc<AtomicU64>) -> Conn {
+    pub(super) fn new(client: Arc<Client>, generated: Arc<AtomicU64>) -> Conn {
         Conn {
             client,
             generated,
@@ -44,9 +40,11 @@ impl Conn {
 }
 
 /// What the monitor hands back.
-pub struct Monitored {
+pub(super) struct Monitored {
     pub tallies: Vec<Tally>,
+    /// A connection gave up on a permanent cause.
     pub permanent: bool,
+    /// A connection gave up on a transient cause.
     pub transient: bool,
 }
 
@@ -61,60 +59,60 @@ impl Monitored {
     }
 }
 
-/// Serve Prometheus metrics on `addr`.
-pub fn install_metrics(addr: std::net::SocketAddr) -> anyhow::Result<()> {
-    crate::prometheus::install(addr, None)?;
-    METRICS.store(true, Ordering::Relaxed);
-    Ok(())
+/// Where the monitor's output goes, and how often samples are due.
+pub(super) struct Output {
+    pub updates: mpsc::Sender<SoakUpdate>,
+    pub sample_every: Option<Duration>,
+    pub per_message: bool,
 }
 
 struct Monitor {
     conns: Vec<Conn>,
-    view: View,
+    out: Output,
     start: Instant,
     window_start: Instant,
     /// When the generated counters were last sampled.
     sampled: Instant,
+    /// When the caller was last sent a sample.
+    last_sample: Option<Instant>,
     recent: hdrhistogram::Histogram<u64>,
     recent_completed: u64,
     recent_generated: u64,
     permanent: bool,
     transient: bool,
-    metrics: bool,
 }
 
-pub async fn run(
+pub(super) async fn run(
     mut rx: mpsc::Receiver<Update>,
     conns: Vec<Conn>,
-    mode: Mode,
     start: Instant,
-    diag: Diag,
+    out: Output,
 ) -> Monitored {
     let mut m = Monitor {
-        view: View::new(mode, conns.len(), diag),
         conns,
+        out,
         start,
         window_start: start,
         sampled: start,
+        last_sample: None,
         recent: new_histogram(),
         recent_completed: 0,
         recent_generated: 0,
         permanent: false,
         transient: false,
-        metrics: METRICS.load(Ordering::Relaxed),
     };
     let mut ticker = tokio::time::interval(TICK);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             update = rx.recv() => match update {
-                Some(update) => m.apply(update),
+                Some(update) => m.apply(update).await,
                 None => break,
             },
-            _ = ticker.tick() => m.tick(false),
+            _ = ticker.tick() => m.tick(false).await,
         }
     }
-    m.tick(true);
+    m.tick(true).await;
     for conn in &mut m.conns {
         let stats = conn.client.stats();
         conn.tally.bytes_sent = stats.bytes_out;
@@ -122,7 +120,6 @@ pub async fn run(
         conn.tally.warnings_by_code = stats.warnings_by_code;
         conn.tally.generated = conn.generated.load(Ordering::Relaxed);
     }
-    m.view.finish();
     Monitored {
         tallies: m.conns.into_iter().map(|c| c.tally).collect(),
         permanent: m.permanent,
@@ -131,7 +128,12 @@ pub async fn run(
 }
 
 impl Monitor {
-    fn apply(&mut self, update: Update) {
+    /// A closed update channel only means the caller stopped listening: the run goes on.
+    async fn send(&self, update: SoakUpdate) {
+        let _ = self.out.updates.send(update).await;
+    }
+
+    async fn apply(&mut self, update: Update) {
         match update {
             Update::Done { conn, items } => {
                 let Some(c) = self.conns.get_mut(conn) else {
@@ -139,23 +141,24 @@ impl Monitor {
                 };
                 for done in &items {
                     add(&mut c.tally, done);
-                    if let Some(_code) = done.code {
+                    if done.code.is_some() {
                         record(&mut self.recent, done.latency);
-                    }
-                    if self.metrics {
-                        metrics::counter!("mllp_soak_messages_total", "outcome" => done.population.as_str())
-                            .increment(1);
-                        if let Some(code) = done.code {
-                            metrics::counter!("mllp_soak_acks_total", "code" => code.as_str())
-                                .increment(1);
-                            metrics::histogram!("mllp_soak_latency_seconds")
-                                .record(done.latency.as_secs_f64());
-                        }
                     }
                 }
                 self.recent_completed += items.len() as u64;
+                if self.out.per_message {
+                    self.send(SoakUpdate::Settled {
+                        conn,
+                        results: items,
+                    })
+                    .await;
+                }
             }
-            Update::Event { conn, event } => self.event(conn, event),
+            Update::Event { conn, event } => {
+                if self.event(conn, &event) {
+                    self.send(SoakUpdate::Connection { conn, event }).await;
+                }
+            }
             Update::Lagged { conn, n } => {
                 if let Some(c) = self.conns.get_mut(conn) {
                     *c.tally
@@ -167,9 +170,10 @@ impl Monitor {
         }
     }
 
-    fn event(&mut self, conn: usize, event: ClientEvent) {
+    /// Count one link event; `false` for a connection the run does not have.
+    fn event(&mut self, conn: usize, event: &ClientEvent) -> bool {
         let Some(c) = self.conns.get_mut(conn) else {
-            return;
+            return false;
         };
         match event {
             ClientEvent::StateChange(t) => {
@@ -182,36 +186,24 @@ impl Monitor {
                         Class::Transient => self.transient = true,
                     }
                 }
-                if self.metrics {
-                    metrics::counter!("mllp_soak_state_changes_total", "to" => t.to.as_str())
-                        .increment(1);
-                }
-                self.view.transition(conn, &t);
             }
             ClientEvent::Reconnecting { .. } => {
                 c.reconnects += 1;
                 c.tally.reconnects += 1;
-                if self.metrics {
-                    metrics::counter!("mllp_soak_reconnects_total").increment(1);
-                }
             }
             ClientEvent::Error { cause, .. } => {
                 *c.tally
                     .errors_by_cause
                     .entry(cause.as_str().into())
                     .or_default() += 1;
-                if self.metrics {
-                    metrics::counter!("mllp_soak_link_errors_total", "cause" => cause.as_str())
-                        .increment(1);
-                }
             }
-            ClientEvent::SecurityWarning(code) => self.view.security_warning(code.as_str()),
             _ => {}
         }
+        true
     }
 
-    /// Sample the generated counters into their seconds; redraw when the view is due.
-    fn tick(&mut self, last: bool) {
+    /// Sample the generated counters into their seconds; send a sample when one is due.
+    async fn tick(&mut self, last: bool) {
         let now = Instant::now();
         // What was generated since the last sample goes to the second of the interval's middle:
         // the second of `now` would shift a quarter second's messages into the next second.
@@ -227,21 +219,39 @@ impl Monitor {
             c.last_generated = generated;
             self.recent_generated += delta;
         }
-        if !(last || self.view.due(now)) {
+        if !(last || self.due(now)) {
             return;
         }
+        let sample = self.sample(now);
+        self.last_sample = Some(Instant::now());
+        self.send(SoakUpdate::Sample(Box::new(sample))).await;
+        self.recent.reset();
+        self.recent_completed = 0;
+        self.recent_generated = 0;
+        self.window_start = now;
+    }
+
+    fn due(&self, now: Instant) -> bool {
+        let Some(every) = self.out.sample_every else {
+            return false;
+        };
+        self.last_sample
+            .is_none_or(|last| now.duration_since(last) >= every)
+    }
+
+    fn sample(&self, now: Instant) -> Sample {
         let secs = now
             .saturating_duration_since(self.window_start)
             .as_secs_f64();
         let rate = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
         let mut totals = Tally::default();
-        let mut lines = Vec::with_capacity(self.conns.len());
+        let mut connections = Vec::with_capacity(self.conns.len());
         let mut in_flight = 0;
         for c in &self.conns {
             let stats = c.client.stats();
             let pending = stats.in_flight + stats.queue_depth;
             in_flight += pending;
-            lines.push(ConnLine {
+            connections.push(ConnSample {
                 state: c.state,
                 reconnects: c.reconnects,
                 in_flight: pending,
@@ -249,37 +259,29 @@ impl Monitor {
             });
             totals.merge_counts(&c.tally);
         }
-        totals.generated = lines.iter().map(|l| l.generated).sum();
-        if self.metrics {
-            metrics::gauge!("mllp_soak_in_flight").set(in_flight as f64);
-        }
-        let snapshot = Snapshot {
+        totals.generated = connections.iter().map(|l| l.generated).sum();
+        Sample {
             elapsed: now.saturating_duration_since(self.start),
             sent_per_s: rate(self.recent_generated),
             done_per_s: rate(self.recent_completed),
-            recent: latency(&self.recent),
+            latency: latency(&self.recent),
             in_flight,
-            totals: &totals,
-            conns: &lines,
-        };
-        self.view.draw(&snapshot);
-        self.recent.reset();
-        self.recent_completed = 0;
-        self.recent_generated = 0;
-        self.window_start = now;
+            totals,
+            connections,
+        }
     }
 }
 
-fn latency(h: &hdrhistogram::Histogram<u64>) -> [f64; 3] {
+fn latency(h: &hdrhistogram::Histogram<u64>) -> RecentLatency {
     if h.is_empty() {
-        return [0.0; 3];
+        return RecentLatency::default();
     }
     let ms = |v: u64| v as f64 / 1000.0;
-    [
-        ms(h.value_at_quantile(0.5)),
-        ms(h.value_at_quantile(0.99)),
-        ms(h.max()),
-    ]
+    RecentLatency {
+        p50_ms: ms(h.value_at_quantile(0.5)),
+        p99_ms: ms(h.value_at_quantile(0.99)),
+        max_ms: ms(h.max()),
+    }
 }
 
 /// Count one result into a tally.

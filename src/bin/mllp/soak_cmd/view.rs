@@ -7,12 +7,11 @@ use super::args::{Live, SoakArgs};
 use crate::diag::Diag;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mllp::client::{State, Transition};
-use mllp::soak::Tally;
+use mllp::soak::Sample;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::time::Duration;
-use tokio::time::Instant;
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,30 +41,21 @@ impl Mode {
 
 const LIVE_EVERY: Duration = Duration::from_millis(250);
 
-pub struct ConnLine {
-    pub state: State,
-    pub reconnects: u64,
-    pub in_flight: usize,
-    pub generated: u64,
-}
-
-/// One redraw's figures: rates and latency over the last interval, totals so far.
-pub struct Snapshot<'a> {
-    pub elapsed: Duration,
-    pub sent_per_s: f64,
-    pub done_per_s: f64,
-    /// p50, p99, max in ms over the interval.
-    pub recent: [f64; 3],
-    pub in_flight: usize,
-    pub totals: &'a Tally,
-    pub conns: &'a [ConnLine],
+impl Mode {
+    /// How often the run should send a sample; `None`: only the last.
+    pub fn every(self) -> Option<Duration> {
+        match self {
+            Mode::Live => Some(LIVE_EVERY),
+            Mode::Plain(every) => Some(every),
+            Mode::Off => None,
+        }
+    }
 }
 
 pub struct View {
     mode: Mode,
     bars: Vec<ProgressBar>,
     multi: Option<MultiProgress>,
-    last: Option<Instant>,
     diag: Diag,
 }
 
@@ -88,33 +78,21 @@ impl View {
             mode,
             bars,
             multi,
-            last: None,
             diag,
         }
     }
 
-    /// Whether a redraw is due at `now`.
-    pub fn due(&self, now: Instant) -> bool {
-        let every = match self.mode {
-            Mode::Live => LIVE_EVERY,
-            Mode::Plain(every) => every,
-            Mode::Off => return false,
-        };
-        self.last
-            .is_none_or(|last| now.duration_since(last) >= every)
-    }
-
-    pub fn draw(&mut self, s: &Snapshot) {
-        self.last = Some(Instant::now());
-        let t = s.totals;
+    /// One sample: redrawn in place, or one progress line or event.
+    pub fn draw(&mut self, s: &Sample) {
+        let t = &s.totals;
         let head = [
             format!("soak {:.1}s", s.elapsed.as_secs_f64()),
             format!("sent {:.0}/s", s.sent_per_s),
             format!("done {:.0}/s", s.done_per_s),
             format!("in flight {}", s.in_flight),
-            format!("p50 {:.2}ms", s.recent[0]),
-            format!("p99 {:.2}ms", s.recent[1]),
-            format!("max {:.2}ms", s.recent[2]),
+            format!("p50 {:.2}ms", s.latency.p50_ms),
+            format!("p99 {:.2}ms", s.latency.p99_ms),
+            format!("max {:.2}ms", s.latency.max_ms),
         ];
         let mut totals = vec![
             format!("generated {}", t.generated),
@@ -140,7 +118,7 @@ impl View {
             Mode::Live => {
                 if let [header, lines @ ..] = self.bars.as_slice() {
                     header.set_message(block.join("\n"));
-                    for (i, (bar, c)) in lines.iter().zip(s.conns).enumerate() {
+                    for (i, (bar, c)) in lines.iter().zip(&s.connections).enumerate() {
                         bar.set_message(format!(
                             "  #{:<3} {:<12} reconnects {:<4} in flight {:<5} sent {}",
                             i + 1,
@@ -153,7 +131,7 @@ impl View {
                 }
             }
             Mode::Plain(_) => {
-                let states = states(s.conns);
+                let states = s.states();
                 let state_line = crate::diag::pack(&join(&states), width, "  ", "  ");
                 self.diag.event(
                     "progress",
@@ -235,27 +213,18 @@ fn counts(label: &str, map: &BTreeMap<String, u64>) -> Vec<String> {
         .collect()
 }
 
-/// How many connections are in each state.
-fn states(conns: &[ConnLine]) -> BTreeMap<&'static str, usize> {
-    let mut by_state = BTreeMap::new();
-    for c in conns {
-        *by_state.entry(c.state.as_str()).or_default() += 1;
-    }
-    by_state
-}
-
 fn join(states: &BTreeMap<&str, usize>) -> Vec<String> {
     states.iter().map(|(k, v)| format!("{k}={v}")).collect()
 }
 
 /// A `progress` event: the plain lines' figures, under the report's field names.
-fn progress_fields(s: &Snapshot, states: &BTreeMap<&str, usize>) -> serde_json::Value {
-    let t = s.totals;
+fn progress_fields(s: &Sample, states: &BTreeMap<&str, usize>) -> serde_json::Value {
+    let t = &s.totals;
     json!({
         "elapsed_s": s.elapsed.as_secs_f64(),
         "sent_per_s": s.sent_per_s,
         "done_per_s": s.done_per_s,
-        "latency_ms": { "p50": s.recent[0], "p99": s.recent[1], "max": s.recent[2] },
+        "latency_ms": { "p50": s.latency.p50_ms, "p99": s.latency.p99_ms, "max": s.latency.max_ms },
         "in_flight": s.in_flight,
         "generated": t.generated,
         "accepted": t.fates.accepted,

@@ -1,0 +1,275 @@
+//! What a soak run is asked to do ([`SoakPlan`]): where the load goes, how much and how fast, the
+//! link's timeouts and reconnect policy, chaos and thresholds; checked before anything starts,
+//! and written into the report as its `config`.
+
+use super::{ChaosSpec, FaultKind, Template, Thresholds};
+use crate::client::{
+    BackoffConfig, ClientOptions, Correlation, ExponentialBackoff, GiveUpAfter, MaxRetries,
+    OnBackpressure, Reconnect, RetryStrategy, Window,
+};
+use crate::resolve::{Resolver, SystemResolver};
+use crate::tls::{ClientTlsOptions, TlsConfigError};
+use crate::transport::{Connector, TcpConnector};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where the load goes.
+#[derive(Debug, Clone)]
+pub enum SoakTarget {
+    /// A listener in this process on 127.0.0.1, whose ledger proves every commit; with
+    /// `out_dir`, each message is committed as an fsynced file there.
+    Embedded { out_dir: Option<PathBuf> },
+    /// A real peer; with chaos, reached through a fault-injecting proxy on loopback. TLS, when
+    /// given, is verified against `host`.
+    Remote {
+        host: String,
+        port: u16,
+        tls: Option<ClientTlsOptions>,
+    },
+}
+
+/// The timeouts and reconnect policy of every connection's link.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkSettings {
+    /// Bound on TCP connect plus TLS handshake.
+    pub connect_timeout: Duration,
+    pub ack_timeout: Duration,
+    pub app_ack_timeout: Duration,
+    /// How long what was generated may take to settle once the run is stopped.
+    pub drain_timeout: Duration,
+    pub keepalive: Option<Duration>,
+    pub dead_peer_timeout: Option<Duration>,
+    /// Reconnect after a transient failure.
+    pub reconnect: bool,
+    /// Failed reconnect attempts in a row before a connection gives up.
+    pub max_retries: Option<u32>,
+    /// Time since the last working connection before a connection gives up.
+    pub give_up_after: Duration,
+    /// Reconnect delays; each connection draws its jitter from the run's seed.
+    pub backoff: BackoffConfig,
+}
+
+impl Default for LinkSettings {
+    /// The command line's defaults.
+    fn default() -> Self {
+        LinkSettings {
+            connect_timeout: Duration::from_secs(10),
+            ack_timeout: Duration::from_secs(30),
+            app_ack_timeout: Duration::from_secs(30),
+            drain_timeout: Duration::from_secs(30),
+            keepalive: None,
+            dead_peer_timeout: None,
+            reconnect: true,
+            max_retries: None,
+            give_up_after: Duration::from_secs(120),
+            backoff: BackoffConfig::default(),
+        }
+    }
+}
+
+/// A soak run, before it starts. `SoakPlan::default()` is one connection to the embedded
+/// listener with the built-in synthetic message, unpaced, until stopped.
+#[derive(Debug, Clone)]
+pub struct SoakPlan {
+    pub target: SoakTarget,
+    /// Connections, one client each (1 to 999).
+    pub connections: usize,
+    /// Total messages per second over all connections; `None`: as fast as the window allows.
+    pub rate: Option<f64>,
+    /// Stop generating after this long.
+    pub duration: Option<Duration>,
+    /// Stop after this many messages in total.
+    pub messages: Option<u64>,
+    /// Climb linearly to `rate` over this long; without a rate, start the connections one by
+    /// one over this long.
+    pub ramp_up: Option<Duration>,
+    /// Messages in flight per connection, at most.
+    pub window: usize,
+    /// The messages sent, in turn; each is given a unique MSH-10 and a fresh MSH-7.
+    pub templates: Vec<Template>,
+    /// Let the built-in synthetic message go to a remote peer. Off, such a plan is refused:
+    /// fake patients must not reach a production engine by accident.
+    pub allow_synthetic: bool,
+    /// Faults to inject: by the embedded listener, or by a proxy in front of a remote peer.
+    pub chaos: Option<ChaosSpec>,
+    /// Seeds the fault dice, the reconnect jitter and the run's control IDs (random by default).
+    pub seed: u64,
+    pub link: LinkSettings,
+    /// How a remote host's name is resolved.
+    pub resolver: Arc<dyn Resolver>,
+    /// Judged on the report at the end.
+    pub thresholds: Thresholds,
+    /// How often a [`Sample`](super::Sample) is sent while the run goes; `None`: only the
+    /// last, at the end.
+    pub sample_every: Option<Duration>,
+    /// Also send each settled message's result ([`SoakUpdate::Settled`](super::SoakUpdate)).
+    pub per_message: bool,
+}
+
+impl Default for SoakPlan {
+    fn default() -> Self {
+        SoakPlan {
+            target: SoakTarget::Embedded { out_dir: None },
+            connections: 1,
+            rate: None,
+            duration: None,
+            messages: None,
+            ramp_up: None,
+            window: 64,
+            templates: vec![Template::builtin()],
+            allow_synthetic: false,
+            chaos: None,
+            seed: rand::random(),
+            link: LinkSettings::default(),
+            resolver: Arc::new(SystemResolver),
+            thresholds: Thresholds::default(),
+            sample_every: None,
+            per_message: false,
+        }
+    }
+}
+
+/// A plan that cannot run. The message names the option as the command line spells it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PlanError {
+    #[error("--connections must be from 1 to {}", super::ledger::MAX_CONNECTIONS)]
+    Connections,
+    #[error("--messages must be at least 1")]
+    Messages,
+    #[error("--window must be at least 1")]
+    Window,
+    #[error("--template: at least one message is needed")]
+    NoTemplate,
+    #[error(
+        "against a real --host the built-in synthetic message needs --allow-synthetic \
+         (fake patients must not reach a production engine by accident), or give --template FILE"
+    )]
+    Synthetic,
+    #[error(
+        "--chaos nack needs the embedded listener: the proxy in front of a real --host \
+         forwards bytes and cannot forge the peer's ACKs"
+    )]
+    NackNeedsEmbedded,
+}
+
+impl SoakPlan {
+    /// Check the plan; the first problem found is returned.
+    pub fn validate(&self) -> Result<(), PlanError> {
+        if self.connections == 0 || self.connections > super::ledger::MAX_CONNECTIONS {
+            return Err(PlanError::Connections);
+        }
+        if self.messages == Some(0) {
+            return Err(PlanError::Messages);
+        }
+        if self.window == 0 {
+            return Err(PlanError::Window);
+        }
+        if self.templates.is_empty() {
+            return Err(PlanError::NoTemplate);
+        }
+        let remote = matches!(self.target, SoakTarget::Remote { .. });
+        if remote && !self.allow_synthetic && self.templates.iter().any(Template::is_builtin) {
+            return Err(PlanError::Synthetic);
+        }
+        if let (Some(chaos), true) = (&self.chaos, remote) {
+            if chaos.get(FaultKind::Nack).is_some() {
+                return Err(PlanError::NackNeedsEmbedded);
+            }
+        }
+        Ok(())
+    }
+
+    /// The plan as the report's `config` records it (`stopped_by` is added at the end).
+    pub fn config(&self) -> serde_json::Value {
+        let (target, tls) = match &self.target {
+            SoakTarget::Embedded { .. } => ("embedded".to_string(), false),
+            SoakTarget::Remote { host, port, tls } => {
+                let target = crate::target::Target {
+                    host: host.clone(),
+                    port: Some(*port),
+                };
+                (target.to_string(), tls.is_some())
+            }
+        };
+        serde_json::json!({
+            "target": target,
+            "connections": self.connections,
+            "rate": self.rate,
+            "duration_s": self.duration.map(|d| d.as_secs_f64()),
+            "messages": self.messages,
+            "ramp_up_s": self.ramp_up.map(|d| d.as_secs_f64()),
+            "window": self.window,
+            "templates": self.templates.iter().map(Template::name).collect::<Vec<_>>(),
+            "correlation": "control-id",
+            "tls": tls,
+            "chaos": self.chaos,
+            // A string: JSON readers that hold numbers as doubles (jq) would round a u64.
+            "seed": self.seed.to_string(),
+            "ack_timeout_s": self.link.ack_timeout.as_secs_f64(),
+            "drain_timeout_s": self.link.drain_timeout.as_secs_f64(),
+        })
+    }
+
+    /// Connection `index`'s client options: control-ID correlation, the plan's window, and a
+    /// backoff whose jitter is seeded per connection.
+    pub(super) fn client_options(&self, index: usize) -> ClientOptions {
+        let link = &self.link;
+        let mut strategy: Arc<dyn RetryStrategy> = Arc::new(GiveUpAfter {
+            inner: Arc::new(ExponentialBackoff::seeded(
+                link.backoff,
+                self.seed.wrapping_add(index as u64),
+            )),
+            limit: link.give_up_after,
+        });
+        if let Some(max) = link.max_retries {
+            strategy = Arc::new(MaxRetries {
+                inner: strategy,
+                max,
+            });
+        }
+        ClientOptions {
+            ack_timeout: link.ack_timeout,
+            app_ack_timeout: link.app_ack_timeout,
+            drain_timeout: link.drain_timeout,
+            dead_peer_timeout: link.dead_peer_timeout,
+            reconnect: Reconnect {
+                enabled: link.reconnect,
+                strategy,
+            },
+            correlation: Correlation::ControlId,
+            window: Window {
+                count: Some(self.window),
+                bytes: None,
+            },
+            on_backpressure: OnBackpressure::Reject,
+            ..ClientOptions::default()
+        }
+    }
+
+    /// The connector for `host:port` (the embedded listener, the proxy, or the peer); TLS is
+    /// verified against `tls_host`, the real peer's name.
+    pub(super) fn connector(
+        &self,
+        host: &str,
+        port: u16,
+        tls_host: &str,
+    ) -> Result<Arc<dyn Connector>, TlsConfigError> {
+        let mut connector = TcpConnector::new(host, port)
+            .with_resolver(self.resolver.clone())
+            .with_connect_timeout(self.link.connect_timeout);
+        if let Some(interval) = self.link.keepalive {
+            connector = connector.with_keepalive(interval);
+        }
+        if let SoakTarget::Remote { tls: Some(tls), .. } = &self.target {
+            connector = connector.with_tls(tls.build(tls_host)?);
+        }
+        Ok(Arc::new(connector))
+    }
+
+    /// How long a connection's settle wait may see no fate at all: the client's own bounds.
+    pub(super) fn settle_quiet(&self) -> Duration {
+        self.link.ack_timeout + self.link.give_up_after + self.link.connect_timeout
+    }
+}
