@@ -6,16 +6,20 @@
 //! - [`probe`]: `probe --json`: one record per probe, then the statistics.
 //! - [`send`]: `send --json`: one record per message and the summary; `--dry-run`'s listing;
 //!   send's events on stderr.
+//! - [`soak`]: soak's events on stderr (`progress`, `state_change`, `interrupted`, `report`);
+//!   the report itself is [`crate::soak::SoakReport`].
 //!
 //! Fields are added, never renamed or removed. Stdout records carry their kind in `type`,
 //! stderr events their name in `event`. [`line`] writes any of them as one line of JSON with
 //! the keys in alphabetical order at every level (the order the command has always written);
-//! the Rust field order of a record is the order its documentation reads in. No record carries
+//! the Rust field order of a record is the order its documentation reads in. (Soak's report
+//! file keeps its own field order: it is the serialized [`crate::soak::SoakReport`].) No record carries
 //! message bytes, except the ACK of `send --print-ack`.
 
 pub mod diag;
 pub mod probe;
 pub mod send;
+pub mod soak;
 
 use serde::Serialize;
 use std::time::Duration;

@@ -117,6 +117,11 @@ impl Diag {
         render(self.json(), human, &named(event, fields))
     }
 
+    /// A typed event (it carries its own `event` name), written whole.
+    pub fn say(&self, human: impl FnOnce() -> String, event: &impl Serialize) {
+        write_line(&self.said(human, event));
+    }
+
     /// The text of a typed event without its newline, for callers that batch their writes.
     pub fn said(&self, human: impl FnOnce() -> String, event: &impl Serialize) -> String {
         render(self.json(), human, event)

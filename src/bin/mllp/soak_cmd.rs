@@ -11,6 +11,7 @@ use crate::exit::{self, Exit, Observed};
 use anyhow::Context;
 pub use args::SoakArgs;
 use mllp::client::ClientEvent;
+use mllp::output::soak::SoakEvent;
 use mllp::soak::{SoakOutcome, SoakPlan, SoakReport, SoakRun, SoakUpdate, StoppedBy};
 
 pub fn run(args: SoakArgs, diag: &Diag) -> anyhow::Result<Exit> {
@@ -71,10 +72,11 @@ async fn watch(
                 ClientEvent::SecurityWarning(code) => view.security_warning(code.as_str()),
                 _ => {}
             },
-            SoakUpdate::Stopping(StoppedBy::Interrupt) if !diag.quiet => diag.event(
-                "interrupted",
+            SoakUpdate::Stopping(StoppedBy::Interrupt) if !diag.quiet => diag.say(
                 || "mllp: interrupted: draining, then reporting".into(),
-                serde_json::json!({ "message": "draining, then reporting" }),
+                &SoakEvent::Interrupted {
+                    message: "draining, then reporting",
+                },
             ),
             _ => {}
         }
