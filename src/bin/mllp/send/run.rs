@@ -105,7 +105,7 @@ fn finish(summary: &RunSummary, output: &mut Output, live: &Live) -> Exit {
             },
         );
     }
-    let exit = summary::decide(totals, *ending);
+    let exit = totals.exit(*ending);
     let record = SendSummary::new(summary, exit);
     if output.json() {
         output.summary_record(&record);
