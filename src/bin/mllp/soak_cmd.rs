@@ -2,7 +2,6 @@
 //! metrics follow its updates, and the report is written, printed and judged into an exit code.
 
 mod args;
-mod metrics;
 mod summary;
 mod view;
 
@@ -63,7 +62,7 @@ async fn watch(
     });
     while let Some(update) = run.next_update().await {
         if args.metrics.is_some() {
-            metrics::record(&update);
+            mllp::prometheus::soak::record(&update);
         }
         match update {
             SoakUpdate::Sample(sample) => view.draw(&sample),
