@@ -152,17 +152,7 @@ impl SendSummary {
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum DryRunRecord {
-    /// A message as it would be sent.
-    Message {
-        /// `file#n`, as in [`MessageRecord::source`].
-        source: String,
-        /// MSH-10.
-        control_id: Option<String>,
-        /// MSH-9.
-        message_type: Option<String>,
-        /// Payload size.
-        bytes: u64,
-    },
+    Message(DryRunMessage),
     /// What would be sent, in all.
     Summary {
         /// Always `true`: nothing was sent.
@@ -176,19 +166,34 @@ pub enum DryRunRecord {
     },
 }
 
-impl DryRunRecord {
+/// A message as it would be sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DryRunMessage {
+    /// `file#n`, as in [`MessageRecord::source`].
+    pub source: String,
+    /// MSH-10.
+    pub control_id: Option<String>,
+    /// MSH-9.
+    pub message_type: Option<String>,
+    /// Payload size.
+    pub bytes: u64,
+}
+
+impl DryRunMessage {
     /// `message` as the listing shows it.
-    pub fn message(message: &Message) -> DryRunRecord {
+    pub fn new(message: &Message) -> DryRunMessage {
         let scan = crate::hl7::scan(&message.payload);
         let field = |f: Option<&[u8]>| f.filter(|v| !v.is_empty()).map(lossy);
-        DryRunRecord::Message {
+        DryRunMessage {
             source: format!("{}#{}", message.source, message.index),
             control_id: field(scan.msh.as_ref().and_then(|m| m.control_id())),
             message_type: field(scan.msh.as_ref().and_then(|m| m.message_type())),
             bytes: message.payload.len() as u64,
         }
     }
+}
 
+impl DryRunRecord {
     /// The listing's total.
     pub fn summary(messages: u64, bytes: u64) -> DryRunRecord {
         DryRunRecord::Summary {

@@ -98,7 +98,7 @@ fn the_dry_run_listing_keeps_its_field_names() {
         payload: item().payload,
     };
     assert_eq!(
-        line(&DryRunRecord::message(&message)),
+        line(&DryRunRecord::Message(DryRunMessage::new(&message))),
         r#"{"bytes":44,"control_id":"C7","message_type":"ADT^A01","source":"a.hl7#1","type":"message"}"#
     );
     assert_eq!(

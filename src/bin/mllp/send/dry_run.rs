@@ -5,7 +5,7 @@ use super::SendArgs;
 use crate::diag::{count, Fatal};
 use crate::exit::Exit;
 use mllp::input::InputSet;
-use mllp::output::send::DryRunRecord;
+use mllp::output::send::{DryRunMessage, DryRunRecord};
 
 /// List what would be sent, on stdout; 0 when all of it could be, 2 when reading failed.
 pub fn list(mut set: InputSet, args: &SendArgs, width: usize) -> anyhow::Result<Exit> {
@@ -19,22 +19,19 @@ pub fn list(mut set: InputSet, args: &SendArgs, width: usize) -> anyhow::Result<
                     .report())
             }
         };
-        let record = DryRunRecord::message(&message);
+        let listed = DryRunMessage::new(&message);
         messages += 1;
-        bytes += message.payload.len() as u64;
-        let line = match &record {
-            _ if args.json => mllp::output::line(&record),
-            DryRunRecord::Message {
-                source,
-                control_id,
-                message_type,
-                bytes,
-            } => format!(
-                "{source:<width$}  {:<12}  {:<12}  {bytes:>7} bytes",
-                control_id.as_deref().unwrap_or("-"),
-                message_type.as_deref().unwrap_or("-"),
-            ),
-            DryRunRecord::Summary { .. } => continue,
+        bytes += listed.bytes;
+        let line = if args.json {
+            mllp::output::line(&DryRunRecord::Message(listed))
+        } else {
+            format!(
+                "{:<width$}  {:<12}  {:<12}  {:>7} bytes",
+                listed.source,
+                listed.control_id.as_deref().unwrap_or("-"),
+                listed.message_type.as_deref().unwrap_or("-"),
+                listed.bytes,
+            )
         };
         if crate::stdout::line(line).is_err() {
             return Ok(Exit::Success);
