@@ -10,7 +10,9 @@ use serde::Serialize;
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ProbeRecord<'a> {
+    /// One probe.
     Probe(ProbeResult<'a>),
+    /// After several probes (`--count`): their statistics.
     Summary(ProbeSummary<'a>),
 }
 
@@ -36,6 +38,7 @@ pub struct ProbeResult<'a> {
 /// `banner` in the phase the banner wait followed.
 #[derive(Debug, Clone, Serialize)]
 pub struct Phase<'a> {
+    /// `name`, `ok`, `ms`, `error`, and the phase's findings ([`Detail`]).
     #[serde(flatten)]
     pub phase: &'a PhaseReport,
     /// The banner wait after this phase (connect, or tls).

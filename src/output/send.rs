@@ -20,7 +20,9 @@ use std::time::Duration;
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum SendRecord<'a> {
+    /// One message's outcome, in input order.
     Message(&'a MessageRecord),
+    /// The last record: the run's totals.
     Summary(&'a SendSummary),
 }
 
@@ -152,6 +154,7 @@ impl SendSummary {
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum DryRunRecord {
+    /// A message as it would be sent.
     Message(DryRunMessage),
     /// What would be sent, in all.
     Summary {

@@ -13,12 +13,15 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum SoakEvent<'a> {
+    /// The run so far, every `--report-interval`.
     Progress(Progress<'a>),
     /// A connection's link changed state.
     StateChange {
         /// The connection's number, from 1.
         connection: usize,
+        /// The state left (`CONNECTING`, `CONNECTED`, ...).
         from: crate::client::State,
+        /// The state entered.
         to: crate::client::State,
         /// Why, in words.
         reason: String,
@@ -28,6 +31,7 @@ pub enum SoakEvent<'a> {
         /// What happens next, in words.
         message: &'static str,
     },
+    /// The last event of every run: the report in short, the verdict and the exit code.
     Report(ReportSummary<'a>),
 }
 
@@ -60,8 +64,11 @@ pub struct Progress<'a> {
 /// Latency over one interval, in milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct IntervalLatency {
+    /// The median.
     pub p50: f64,
+    /// The 99th percentile.
     pub p99: f64,
+    /// The slowest.
     pub max: f64,
 }
 

@@ -1,5 +1,7 @@
 //! Diagnostics on stderr: human lines or one JSON object per line, never payload bytes. Every
 //! stderr write of the binary goes through here, so `--log-format json` holds for all of them.
+//! The events are typed in `mllp::output` (`say`); listen's and stdout's still name theirs
+//! (`event`, `emit`) with JSON fields.
 
 pub mod fatal;
 

@@ -27,6 +27,7 @@ pub enum SendEvent<'a> {
     },
     /// The failure the client gave up on.
     GaveUp {
+        /// The cause name (`connection-refused`, `tls-verify`, ...).
         cause: Cause,
         /// The failure in the client's words (addresses, OS or TLS errors; never payload).
         detail: &'a str,
@@ -61,6 +62,7 @@ pub enum SendEvent<'a> {
     Ack {
         /// MSH-10 of the message answered.
         control_id: Option<&'a str>,
+        /// MSA-1 of the answer.
         ack_code: AckCode,
         /// From the flush to the answer, in milliseconds.
         latency_ms: Option<f64>,
@@ -69,7 +71,9 @@ pub enum SendEvent<'a> {
     LinkFailure {
         /// `host:port`.
         endpoint: &'a str,
+        /// The cause name.
         cause: Cause,
+        /// `transient` or `permanent`.
         class: Class,
         /// The link had been up: it was lost, rather than never made.
         connected_before: bool,
@@ -90,13 +94,20 @@ pub enum SendEvent<'a> {
     },
     /// `--events`: a transition of the link.
     StateChange {
+        /// The state left (`CONNECTING`, `CONNECTED`, ...).
         from: State,
+        /// The state entered.
         to: State,
         /// Why, in words.
         reason: String,
     },
     /// `--events`: a link error and its class.
-    LinkError { cause: Cause, class: Class },
+    LinkError {
+        /// The cause name.
+        cause: Cause,
+        /// `transient` or `permanent`.
+        class: Class,
+    },
     /// A tolerated deviation: `code`, and `byte_offset` where it applies.
     Warning(Warning),
     /// `--events`: any other client event, by name only.
