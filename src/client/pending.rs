@@ -49,7 +49,6 @@ impl Pending {
         payload: Bytes,
         room: Room,
         fate_tx: oneshot::Sender<Fate>,
-        commit_tx: oneshot::Sender<Commit>,
         writes: Arc<AtomicU32>,
     ) -> Self {
         let (control_id, app_ack) = match first_msh(&payload) {
@@ -69,11 +68,22 @@ impl Pending {
             payload,
             room,
             fate_tx: Some(fate_tx),
-            commit_tx: Some(commit_tx),
+            commit_tx: None,
             written: None,
             commit: None,
             writes,
         }
+    }
+
+    /// Where its `CA` goes, for a send whose MSH-16 asks for an application ACK (only those
+    /// report a commit, so only those get a channel for it); `None` for the others.
+    pub fn commit_channel(&mut self) -> Option<oneshot::Receiver<Commit>> {
+        if self.app_ack == AppAck::Never {
+            return None;
+        }
+        let (tx, rx) = oneshot::channel();
+        self.commit_tx = Some(tx);
+        Some(rx)
     }
 
     /// Its frame was completely handed to connection `link`, whose current write has put

@@ -10,7 +10,7 @@ use super::admission::{Room, Waited};
 use super::fate::{Fate, FateCause, Refusal};
 use super::options::OnBackpressure;
 use super::pending::Pending;
-use super::{Client, Command, Commit, SendHandle};
+use super::{Client, Command, SendHandle};
 use bytes::Bytes;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -57,7 +57,7 @@ impl Client {
     }
 
     async fn submit(&self, payload: Bytes, cancel: Option<&CancellationToken>) -> SendHandle {
-        let (handle, fate_tx, commit_tx, writes) = self.new_handle();
+        let (mut handle, fate_tx, writes) = self.new_handle();
         let admitted = match framing_byte(&payload) {
             Some(fate) => Err(fate),
             None => self.admit(payload.len(), cancel).await,
@@ -69,7 +69,8 @@ impl Client {
                 return handle;
             }
         };
-        let pending = Pending::new(handle.id, payload, room, fate_tx, commit_tx, writes);
+        let mut pending = Pending::new(handle.id, payload, room, fate_tx, writes);
+        handle.commit = pending.commit_channel();
         self.hand_over(Command::Send(pending)).await;
         handle
     }
@@ -86,7 +87,7 @@ impl Client {
         let mut handles = Vec::with_capacity(payloads.size_hint().0);
         let mut admitted: Vec<Pending> = Vec::new();
         for payload in payloads {
-            let (handle, fate_tx, commit_tx, writes) = self.new_handle();
+            let (mut handle, fate_tx, writes) = self.new_handle();
             let len = payload.len();
             let room = if let Some(fate) = framing_byte(&payload) {
                 Err(fate)
@@ -99,9 +100,11 @@ impl Client {
             };
             match room {
                 Err(fate) => self.settle_now(fate_tx, fate),
-                Ok(room) => admitted.push(Pending::new(
-                    handle.id, payload, room, fate_tx, commit_tx, writes,
-                )),
+                Ok(room) => {
+                    let mut pending = Pending::new(handle.id, payload, room, fate_tx, writes);
+                    handle.commit = pending.commit_channel();
+                    admitted.push(pending);
+                }
             }
             handles.push(handle);
         }
@@ -109,19 +112,20 @@ impl Client {
         handles
     }
 
-    fn new_handle(&self) -> (SendHandle, FateTx, CommitTx, Arc<AtomicU32>) {
+    /// A handle without a commit channel: the send's [`Pending`] makes one when its MSH-16
+    /// asks for an application ACK.
+    fn new_handle(&self) -> (SendHandle, FateTx, Arc<AtomicU32>) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (fate_tx, fate_rx) = oneshot::channel();
-        let (commit_tx, commit_rx) = oneshot::channel();
         let writes = Arc::new(AtomicU32::new(0));
         let handle = SendHandle {
             id,
             fate: fate_rx,
-            commit: Some(commit_rx),
+            commit: None,
             commands: self.commands.downgrade(),
             writes: writes.clone(),
         };
-        (handle, fate_tx, commit_tx, writes)
+        (handle, fate_tx, writes)
     }
 
     /// Take room for a payload of `len` bytes by the backpressure policy; `Err` is its fate.
@@ -194,7 +198,6 @@ impl Client {
 }
 
 type FateTx = oneshot::Sender<Fate>;
-type CommitTx = oneshot::Sender<Commit>;
 
 /// A payload holding VT or FS cannot be framed: never delivered.
 fn framing_byte(payload: &[u8]) -> Option<Fate> {

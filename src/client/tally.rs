@@ -30,7 +30,13 @@ impl FateTally {
     pub fn add(&mut self, population: Population, code: Option<AckCode>) {
         *self.count_mut(population) += 1;
         if let Some(code) = code {
-            *self.by_code.entry(code.as_str().to_string()).or_default() += 1;
+            // Found without making a key: a String only for a code not counted yet.
+            match self.by_code.get_mut(code.as_str()) {
+                Some(n) => *n += 1,
+                None => {
+                    self.by_code.insert(code.as_str().to_string(), 1);
+                }
+            }
         }
     }
 

@@ -123,7 +123,8 @@ pub(super) async fn collect(
                 continue;
             }
             // Only application ACKs left to wait for: close, so the drain timeout bounds them.
-            () = tokio::time::sleep(APP_ACK_CHECK), if input_done && !draining => {
+            // (An async block: no timer is made on the turns this branch is off.)
+            () = async { tokio::time::sleep(APP_ACK_CHECK).await }, if input_done && !draining => {
                 if only_app_acks_left(&totals, &client) {
                     draining = true;
                     closing(&client, false);

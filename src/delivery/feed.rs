@@ -5,12 +5,14 @@
 use crate::input::{InputError, InputSet, Message};
 use tokio::sync::mpsc;
 
-/// Messages read ahead of the client, at most: with the window, this bounds memory.
-const READ_AHEAD: usize = 256;
+/// Chunks read ahead of the client, at most: with the window, this bounds memory.
+const READ_AHEAD_CHUNKS: usize = 4;
 
-/// Messages the reader thread hands over at once (finite input): one wake-up per chunk, not per
-/// message.
-const CHUNK: usize = 32;
+/// A chunk is handed over (finite input) once it holds this many messages or [`CHUNK_BYTES`]
+/// of payload: one wake-up of each side per chunk, not per message, and read-ahead bounded in
+/// bytes whatever the messages' size.
+const CHUNK: usize = 1024;
+const CHUNK_BYTES: usize = 256 * 1024;
 
 /// The messages of one run, in the order they are to be sent.
 pub struct Input {
@@ -20,7 +22,7 @@ pub struct Input {
 
 impl Input {
     /// The messages of `set`, read on a thread of their own (file reads block) at most a few
-    /// hundred ahead of the client. `endless` is for a stream read as it comes (`InputSet` made
+    /// chunks ahead of the client. `endless` is for a stream read as it comes (`InputSet` made
     /// with `stream`): each message is handed over as soon as it is read, a run past its
     /// deadline stops reading it, and so does a run whose client gave up.
     pub fn from_set(set: InputSet, endless: bool) -> Input {
@@ -52,17 +54,20 @@ impl std::fmt::Debug for Input {
     }
 }
 
-/// The reader thread: blocking file reads, at most [`READ_AHEAD`] messages ahead, handed over in
-/// chunks. Endless input goes one message at a time so none waits for a full chunk.
+/// The reader thread: blocking file reads, at most [`READ_AHEAD_CHUNKS`] chunks ahead. Endless
+/// input goes one message at a time so none waits for a full chunk.
 fn spawn_reader(mut set: InputSet, endless: bool) -> Feed {
     let chunk = if endless { 1 } else { CHUNK };
-    let (tx, rx) = mpsc::channel(READ_AHEAD / chunk);
+    let (tx, rx) = mpsc::channel(READ_AHEAD_CHUNKS);
     std::thread::spawn(move || {
         let mut batch = Vec::with_capacity(chunk);
+        let mut bytes = 0;
         for message in set.messages() {
             let failed = message.is_err();
+            bytes += message.as_ref().map_or(0, |m| m.payload.len());
             batch.push(message);
-            if batch.len() == chunk || failed {
+            if batch.len() == chunk || bytes >= CHUNK_BYTES || failed {
+                bytes = 0;
                 let full = std::mem::replace(&mut batch, Vec::with_capacity(chunk));
                 if tx.blocking_send(full).is_err() || failed {
                     return;

@@ -39,6 +39,9 @@ pub(crate) struct Tracked<R> {
     inner: R,
     offset: u64,
     line: u64,
+    /// How many bytes from the next one on are known to hold no VT or FS: the stream is
+    /// searched for them once per buffer, not once per line.
+    clean: usize,
 }
 
 impl<R: BufRead> Tracked<R> {
@@ -47,6 +50,7 @@ impl<R: BufRead> Tracked<R> {
             inner,
             offset: 0,
             line: 1,
+            clean: 0,
         }
     }
 
@@ -74,6 +78,7 @@ impl<R: BufRead> Tracked<R> {
     fn consume(&mut self, n: usize) {
         self.inner.consume(n);
         self.offset += n as u64;
+        self.clean = self.clean.saturating_sub(n);
     }
 
     pub(crate) fn peek(&mut self) -> io::Result<Option<u8>> {
@@ -118,18 +123,37 @@ impl<R: BufRead> Tracked<R> {
     pub(crate) fn read_line(&mut self, buf: &mut BytesMut, limit: usize) -> io::Result<Stop> {
         let mut taken = 0usize;
         loop {
+            let mut clean = self.clean;
             let avail = self.fill()?;
             if avail.is_empty() {
                 return Ok(Stop::Eof);
             }
-            match find_stop(avail) {
+            let found = find_stop(avail, &mut clean);
+            // The byte after the stop, when the buffer holds it: a line end is then told CR, LF
+            // or CRLF at once, without a peek.
+            let after = found.and_then(|at| avail.get(at + 1).copied());
+            let n = avail.len();
+            match found {
                 Some(at) => {
                     if taken + at > limit {
                         buf.extend_from_slice(&avail[..limit - taken]);
+                        self.clean = clean;
                         return Ok(Stop::Limit);
                     }
                     let stop = avail[at];
                     buf.extend_from_slice(&avail[..at]);
+                    self.clean = clean;
+                    let known_end = match (stop, after) {
+                        (LF, _) => Some(Terminator::Lf),
+                        (CR, Some(LF)) => Some(Terminator::CrLf),
+                        (CR, Some(_)) => Some(Terminator::Cr),
+                        _ => None,
+                    };
+                    if let Some(end) = known_end {
+                        self.consume(at + end.bytes().len());
+                        self.line += 1;
+                        return Ok(Stop::LineEnd(end));
+                    }
                     self.consume(at + 1);
                     return Ok(match stop {
                         VT => Stop::Vt,
@@ -138,12 +162,13 @@ impl<R: BufRead> Tracked<R> {
                     });
                 }
                 None => {
-                    let n = avail.len();
                     if taken + n > limit {
                         buf.extend_from_slice(&avail[..limit - taken]);
+                        self.clean = clean;
                         return Ok(Stop::Limit);
                     }
                     buf.extend_from_slice(avail);
+                    self.clean = clean;
                     self.consume(n);
                     taken += n;
                 }
@@ -152,9 +177,20 @@ impl<R: BufRead> Tracked<R> {
     }
 }
 
-/// Position of the first CR, LF, VT or FS.
-fn find_stop(bytes: &[u8]) -> Option<usize> {
+/// Position of the first CR, LF, VT or FS. `clean` says how many leading bytes are known to
+/// hold no VT or FS; when the line reaches past them, the rest of `bytes` is searched at once
+/// and `clean` updated, so a buffer of short lines is searched for VT and FS once.
+fn find_stop(bytes: &[u8], clean: &mut usize) -> Option<usize> {
     let line_end = memchr::memchr2(CR, LF, bytes);
-    let scope = &bytes[..line_end.unwrap_or(bytes.len())];
-    memchr::memchr2(VT, FS, scope).or(line_end)
+    let scope = line_end.unwrap_or(bytes.len());
+    let mut known = (*clean).min(bytes.len());
+    if known < scope {
+        known += memchr::memchr2(VT, FS, &bytes[known..]).unwrap_or(bytes.len() - known);
+        *clean = known;
+    }
+    if known < scope {
+        Some(known)
+    } else {
+        line_end
+    }
 }

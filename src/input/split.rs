@@ -19,6 +19,9 @@ use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};
 use std::sync::Arc;
 
+/// Bytes `buf` is given at a time, as messages use it up.
+const BLOCK: usize = 8 * 1024;
+
 /// The message being assembled at the start of `buf`.
 #[derive(Debug, Clone, Copy)]
 struct Open {
@@ -187,6 +190,12 @@ impl<R: BufRead> Splitter<R> {
         // One line alone may not pass the maximum; the message's total is checked as it grows,
         // so `buf` holds at most a message and the line that starts the next one.
         let limit = self.options.max_message + 1;
+        // Room for many messages at once: each payload is split off the front of one block,
+        // not grown line by line in an allocation of its own.
+        let block = BLOCK.min(limit);
+        if self.buf.capacity() - self.buf.len() < block / 8 {
+            self.buf.reserve(block);
+        }
         let stop = self
             .reader
             .read_line(&mut self.buf, limit)

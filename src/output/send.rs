@@ -1,5 +1,5 @@
 //! `send --json` on stdout: one [`MessageRecord`] per message, in input order, then the
-//! [`SendSummary`]; `send --dry-run --json`'s listing ([`DryRunRecord`]); and send's events on
+//! [`SummaryRecord`]; `send --dry-run --json`'s listing ([`DryRunRecord`]); and send's events on
 //! stderr ([`SendEvent`]). Every field of a message record and of the summary is always present,
 //! `null` when it does not apply.
 
@@ -14,74 +14,97 @@ use crate::delivery::{Item, RunSummary};
 use crate::exit::Exit;
 use crate::input::Message;
 use serde::Serialize;
+use std::borrow::Cow;
+use std::io::Write;
 use std::time::Duration;
 
-/// One line of `send --json`; `type` is `message` or `summary`.
-#[derive(Debug, Clone, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum SendRecord<'a> {
-    /// One message's outcome, in input order.
-    Message(&'a MessageRecord),
-    /// The last record: the run's totals.
-    Summary(&'a SendSummary),
+/// The kind of a stdout record, its `type` field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordType {
+    Message,
 }
 
-/// One message's final outcome.
+/// One message's final outcome, a line of `send --json`.
+///
+/// Its fields are declared in key order, so the record serializes straight into its line
+/// ([`MessageRecord::write_line`]) with no map built per message, to the same bytes as
+/// [`line()`](super::line).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct MessageRecord {
-    /// `file#n`, 1-based within the file; `-#n` for stdin.
-    pub source: String,
-    /// MSH-10 as sent.
-    pub control_id: Option<String>,
-    /// Payload size.
-    pub bytes: usize,
-    /// The population: `accepted`, `negative`, `committed-only`, `unknown-fate`,
-    /// `never-delivered` or `refused`.
-    pub outcome: Population,
+pub struct MessageRecord<'a> {
+    /// The ACK payload, only with `--print-ack` (`null` when none came).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ack: Option<Option<Cow<'a, str>>>,
     /// The final ACK code (`CA` for committed-only).
     pub ack_code: Option<AckCode>,
-    /// From the flush to the final answer, to a tenth of a millisecond.
-    pub latency_ms: Option<f64>,
+    /// MSA-3 of an answer that did not accept the message.
+    pub ack_text: Option<Cow<'a, str>>,
+    /// How many times the message was written.
+    pub attempts: u32,
+    /// Payload size.
+    pub bytes: usize,
     /// Why, for outcomes other than accepted and negative: a cause name.
     pub cause: Option<&'static str>,
     /// A finer reason where `cause` folds several (`app-ack-timeout`, `drain-timeout`, ...).
     pub cause_detail: Option<&'static str>,
-    /// MSA-3 of an answer that did not accept the message.
-    pub ack_text: Option<String>,
+    /// MSH-10 as sent.
+    pub control_id: Option<String>,
     /// ERR-3 of an answer that did not accept the message.
-    pub error_code: Option<String>,
-    /// How many times the message was written.
-    pub attempts: u32,
-    /// The ACK payload, only with `--print-ack` (`null` when none came).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ack: Option<Option<String>>,
+    pub error_code: Option<Cow<'a, str>>,
+    /// From the flush to the final answer, to a tenth of a millisecond.
+    pub latency_ms: Option<f64>,
+    /// The population: `accepted`, `negative`, `committed-only`, `unknown-fate`,
+    /// `never-delivered` or `refused`.
+    pub outcome: Population,
+    /// `file#n`, 1-based within the file; `-#n` for stdin.
+    pub source: String,
+    /// `message`.
+    #[serde(rename = "type")]
+    pub kind: RecordType,
 }
 
-fn lossy(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-impl MessageRecord {
+impl<'a> MessageRecord<'a> {
     /// `item`'s record. `cause` is the run's own cause for the fate (a deadline, a stop), which
     /// wins over the fate's; `with_ack` carries the ACK itself (`--print-ack`).
-    pub fn new(item: &Item, fate: &Fate, cause: Option<Cause>, with_ack: bool) -> MessageRecord {
+    pub fn new(item: &Item, fate: &'a Fate, cause: Option<Cause>, with_ack: bool) -> Self {
         let answer = fate.ack().and_then(|a| crate::hl7::scan_ack(a.bytes()));
         let answer = answer.filter(|_| fate.population() != Population::Accepted);
         MessageRecord {
-            source: item.label(),
-            control_id: item.control_id(),
-            bytes: item.payload.len(),
-            outcome: fate.population(),
+            ack: with_ack.then(|| fate.ack().map(|a| String::from_utf8_lossy(a.bytes()))),
             ack_code: fate.ack_code(),
-            latency_ms: fate.latency().map(super::tenth_ms),
+            ack_text: answer
+                .as_ref()
+                .and_then(|a| a.text)
+                .map(String::from_utf8_lossy),
+            attempts: item.attempts(),
+            bytes: item.payload.len(),
             cause: cause.map(Cause::as_str).or(fate.contract_cause()),
             cause_detail: fate.cause_detail().filter(|_| cause.is_none()),
-            ack_text: answer.as_ref().and_then(|a| a.text).map(lossy),
-            error_code: answer.as_ref().and_then(|a| a.error_code).map(lossy),
-            attempts: item.attempts(),
-            ack: with_ack.then(|| fate.ack().map(|a| lossy(a.bytes()))),
+            control_id: item.control_id(),
+            error_code: answer
+                .as_ref()
+                .and_then(|a| a.error_code)
+                .map(String::from_utf8_lossy),
+            latency_ms: fate.latency().map(super::tenth_ms),
+            outcome: fate.population(),
+            source: item.label(),
+            kind: RecordType::Message,
         }
     }
+
+    /// The record and a newline, written straight into `out`.
+    pub fn write_line(&self, mut out: impl Write) -> std::io::Result<()> {
+        serde_json::to_writer(&mut out, self).map_err(std::io::Error::other)?;
+        out.write_all(b"\n")
+    }
+}
+
+/// The last line of `send --json`: the summary under `type: "summary"`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename = "summary")]
+pub struct SummaryRecord<'a> {
+    #[serde(flatten)]
+    pub summary: &'a SendSummary,
 }
 
 /// The run's totals, the last record of `send --json` (and the `summary` event on stderr).
@@ -148,6 +171,10 @@ impl SendSummary {
             exit_code: exit.code(),
         }
     }
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// One line of `send --dry-run --json`; `type` is `message` or `summary`.

@@ -13,6 +13,9 @@ use std::sync::Arc;
 use std::time::SystemTime;
 use tokio::time::Instant;
 
+/// Bytes of frames coalesced into one write, at most (a larger single frame goes alone).
+const WRITE_BYTES: usize = 256 * 1024;
+
 impl Flights {
     /// A write begins: its progress starts from nothing, published through the returned counter.
     pub fn start_write(&self) -> Arc<AtomicUsize> {
@@ -53,11 +56,19 @@ impl Flights {
         } else {
             return None;
         };
+        // At most WRITE_BYTES of frames per write (one frame at least): the buffer is a copy of
+        // payloads the sends still hold, so a window of large messages is not copied whole.
+        let mut bytes = 0usize;
         let take = self
             .queue
             .iter()
             .take(limit)
             .take_while(|id| self.sends.get(id).is_none_or(|p| self.may_write(p)))
+            .take_while(|id| {
+                let first = bytes == 0;
+                bytes += self.sends.get(id).map_or(0, |p| p.payload.len() + 3);
+                first || bytes <= WRITE_BYTES
+            })
             .count();
         if take == 0 {
             return None;

@@ -31,7 +31,7 @@ fn a_message_record_keeps_its_field_names() {
     };
     let record = MessageRecord::new(&item(), &fate, None, false);
     assert_eq!(
-        line(&SendRecord::Message(&record)),
+        line(&record),
         concat!(
             r#"{"ack_code":"AE","ack_text":"bad PID","attempts":2,"bytes":44,"cause":null,"#,
             r#""cause_detail":null,"control_id":"C7","error_code":"207","latency_ms":1.3,"#,
@@ -42,10 +42,28 @@ fn a_message_record_keeps_its_field_names() {
         cause: FateCause::Link(Cause::ConnectionRefused),
     };
     let record = MessageRecord::new(&item(), &never, Some(Cause::RunTimeout), true);
-    let text = line(&SendRecord::Message(&record));
+    let text = line(&record);
     assert!(text.contains(r#""ack":null"#), "{text}");
     assert!(text.contains(r#""cause":"run-timeout""#), "{text}");
     assert!(text.contains(r#""outcome":"never-delivered""#), "{text}");
+}
+
+#[test]
+fn a_message_record_written_straight_is_its_sorted_line() {
+    let ack = AckPayload::new(Bytes::from_static(
+        b"MSH|^~\\&|C|D\rMSA|AR|C7|no\rERR|||207\r",
+    ));
+    let fate = Fate::Negative {
+        code: AckCode::AR,
+        ack,
+        latency: Duration::from_millis(2),
+    };
+    for with_ack in [false, true] {
+        let record = MessageRecord::new(&item(), &fate, None, with_ack);
+        let mut written = Vec::new();
+        record.write_line(&mut written).unwrap();
+        assert_eq!(String::from_utf8(written).unwrap(), line(&record) + "\n");
+    }
 }
 
 #[test]
@@ -79,7 +97,7 @@ fn the_summary_keeps_its_field_names_as_record_and_event() {
         r#""reconnects":0,"refused":0,"resent":0,"timed_out":false"#
     );
     assert_eq!(
-        line(&SendRecord::Summary(&summary)),
+        line(&SummaryRecord { summary: &summary }),
         format!("{{{fields}{rest},\"type\":\"summary\",\"unknown_fate\":0}}")
     );
     assert_eq!(

@@ -99,11 +99,14 @@ impl Live {
         );
     }
 
-    /// `-v`: an answer, as it settles a message: `< AA  MSH-10 CTRL0001  1.2ms`.
-    pub fn answered(&self, control_id: Option<&str>, fate: &Fate) {
+    /// `-v`: an answer, as it settles a message: `< AA  MSH-10 CTRL0001  1.2ms`. The control
+    /// ID is looked up only when the line is shown.
+    pub fn answered(&self, control_id: impl FnOnce() -> Option<String>, fate: &Fate) {
         let (Some(code), true) = (fate.ack_code(), self.diag.verbose > 0) else {
             return;
         };
+        let control_id = control_id();
+        let control_id = control_id.as_deref();
         let latency_ms = fate.latency().map(|d| d.as_secs_f64() * 1000.0);
         self.note(
             || {

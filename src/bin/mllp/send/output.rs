@@ -9,7 +9,7 @@ use indicatif::ProgressBar;
 use mllp::cause::Cause;
 use mllp::client::{Fate, Population};
 use mllp::delivery::Item;
-use mllp::output::send::{MessageRecord, SendRecord, SendSummary};
+use mllp::output::send::{MessageRecord, SendSummary, SummaryRecord};
 use std::io::{BufWriter, Write};
 
 pub struct Output {
@@ -21,6 +21,8 @@ pub struct Output {
     label_width: usize,
     id_width: usize,
     out: BufWriter<Out>,
+    /// The line being built, kept to save an allocation per message.
+    line: String,
     /// The progress bar on stderr: stdout is written with it cleared, so a line never lands
     /// on or under a stale bar when both share a terminal.
     bar: Option<ProgressBar>,
@@ -39,6 +41,7 @@ impl Output {
             label_width,
             id_width: 12,
             out: BufWriter::with_capacity(64 * 1024, Out),
+            line: String::new(),
             bar: None,
         }
     }
@@ -62,12 +65,12 @@ impl Output {
             self.flush();
         }
         let record = MessageRecord::new(item, fate, cause, self.print_ack && self.json);
-        let line = if self.json {
-            mllp::output::line(&SendRecord::Message(&record))
+        let _ = if self.json {
+            // Straight into the buffer: no map is built per message.
+            record.write_line(&mut self.out)
         } else {
             self.human_line(&record)
         };
-        let _ = writeln!(self.out, "{line}");
         if self.print_ack && !self.json {
             if let Some(ack) = fate.ack() {
                 for segment in ack.bytes().split(|&b| b == b'\r' || b == b'\n') {
@@ -79,46 +82,60 @@ impl Output {
         }
     }
 
-    fn human_line(&mut self, r: &MessageRecord) -> String {
+    /// The aligned line, built in a buffer kept from one message to the next.
+    fn human_line(&mut self, r: &MessageRecord<'_>) -> std::io::Result<()> {
+        use std::fmt::Write as _;
         let id = r.control_id.as_deref().unwrap_or("-");
         self.id_width = self.id_width.max(id.len().min(40));
         let code = r.ack_code.map_or("--", |c| c.as_str());
-        let latency = r
-            .latency_ms
-            .map_or_else(|| "-".to_string(), |ms| format!("{ms:.1}ms"));
-        let sgr = match r.outcome {
-            Population::Accepted => "32",
-            Population::Negative => "31",
-            _ => "33",
-        };
-        let code = if self.color {
-            format!("\x1b[{sgr}m{code}\x1b[0m")
-        } else {
-            code.to_string()
-        };
-        let mut line = format!(
-            "{:<lw$}  {:<iw$}  {code}  {latency:>8}",
+        let line = &mut self.line;
+        line.clear();
+        let _ = write!(
+            line,
+            "{:<lw$}  {:<iw$}  ",
             r.source,
             id,
             lw = self.label_width,
             iw = self.id_width
         );
+        if self.color {
+            let sgr = match r.outcome {
+                Population::Accepted => "32",
+                Population::Negative => "31",
+                _ => "33",
+            };
+            let _ = write!(line, "\x1b[{sgr}m{code}\x1b[0m");
+        } else {
+            line.push_str(code);
+        }
+        line.push_str("  ");
+        // The latency right-aligned in 8 columns, written in place.
+        let start = line.len();
+        let _ = match r.latency_ms {
+            Some(ms) => write!(line, "{ms:.1}ms"),
+            None => write!(line, "-"),
+        };
+        let width = line.len() - start;
+        if width < 8 {
+            line.insert_str(start, &"        "[width..]);
+        }
         if r.outcome != Population::Accepted {
             line.push_str("  ");
             line.push_str(r.outcome.as_str());
-            match (r.cause, r.cause_detail) {
-                (Some(cause), Some(detail)) => line.push_str(&format!(" ({cause}: {detail})")),
-                (Some(cause), None) => line.push_str(&format!(" ({cause})")),
-                _ => {}
-            }
+            let _ = match (r.cause, r.cause_detail) {
+                (Some(cause), Some(detail)) => write!(line, " ({cause}: {detail})"),
+                (Some(cause), None) => write!(line, " ({cause})"),
+                _ => Ok(()),
+            };
         }
         if let Some(text) = &r.ack_text {
-            line.push_str(&format!(": {text}"));
+            let _ = write!(line, ": {text}");
         }
         if let Some(code) = &r.error_code {
-            line.push_str(&format!(" [ERR {code}]"));
+            let _ = write!(line, " [ERR {code}]");
         }
-        line
+        line.push('\n');
+        self.out.write_all(line.as_bytes())
     }
 
     /// Flush what is buffered, so results show as they come when the run is slow.
@@ -135,11 +152,8 @@ impl Output {
 
     /// The summary record (`--json`, on stdout, also under `--quiet`).
     pub fn summary_record(&mut self, summary: &SendSummary) {
-        let _ = writeln!(
-            self.out,
-            "{}",
-            mllp::output::line(&SendRecord::Summary(summary))
-        );
+        let record = mllp::output::line(&SummaryRecord { summary });
+        let _ = writeln!(self.out, "{record}");
         self.flush();
     }
 }

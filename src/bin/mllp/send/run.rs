@@ -33,7 +33,7 @@ pub async fn run(
     while let Some(event) = run.next().await {
         match event {
             RunEvent::Outcome(outcome) => {
-                live.answered(outcome.item.control_id().as_deref(), &outcome.fate);
+                live.answered(|| outcome.item.control_id(), &outcome.fate);
                 output.message(&outcome.item, &outcome.fate, outcome.cause);
                 // A stats snapshot computes latency quantiles: take one only when the bar shows it.
                 live.settled(|| {
