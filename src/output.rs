@@ -12,8 +12,10 @@
 //! Fields are added, never renamed or removed. Stdout records carry their kind in `type`,
 //! stderr events their name in `event`. [`line()`] writes any of them as one line of JSON with
 //! the keys in alphabetical order at every level (the order the command has always written);
-//! the Rust field order of a record is the order its documentation reads in. (Soak's report
-//! file keeps its own field order: it is the serialized [`crate::soak::SoakReport`].) No record carries
+//! the Rust field order of a record is the order its documentation reads in, except for
+//! [`send::MessageRecord`], declared in key order so that it is written straight, without a map
+//! per message. (Soak's report file keeps its own field order: it is the serialized
+//! [`crate::soak::SoakReport`].) No record carries
 //! message bytes, except the ACK of `send --print-ack`.
 
 pub mod diag;
