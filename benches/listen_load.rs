@@ -4,12 +4,16 @@
 //! second and server CPU per message (from /proc), and the ratio to the echo server.
 //!
 //! Then `listen` alone against the floor (`benches/floor`: blocking sender and receiver
-//! processes, same framing and ACK checks): the floor's sender drives the floor's receiver and
-//! `mllp listen` in turn, one connection, window 64, the same messages; rates, the ratio, and
-//! each side's CPU per message.
+//! processes, same framing and ACK checks): the floor's sender drives the floor's receiver,
+//! `mllp listen` with stdout and stderr on /dev/null, and `mllp listen` with its events read
+//! through a pipe, in turn, one connection, window 64, the same messages, several rounds
+//! interleaved; each round's rate (the sender's connect to last ACK), each side's CPU per
+//! message, and the median ratio to the floor's receiver with its spread.
 //!
-//! `cargo bench --bench listen_load` (env: LOAD_CONNECTIONS, LOAD_WINDOW, LOAD_SECONDS;
-//! FLOOR_MESSAGES for the floor runs, 0 to skip them).
+//! `cargo bench --bench listen_load` (env: LOAD_CONNECTIONS, LOAD_WINDOW, LOAD_SECONDS, 0 to
+//! skip the echo comparison; FLOOR_MESSAGES for the floor runs, 0 to skip them; FLOOR_RUNS
+//! rounds of them, interleaved; MLLP_BIN another build of `mllp`). `LOAD_SECONDS=0 cargo bench --bench listen_load` is `listen`
+//! alone against the floor's receiver.
 
 mod floor;
 
@@ -44,16 +48,29 @@ fn main() {
         println!("listen_load: bench");
         return;
     }
+    // MLLP_BIN measures another build of `mllp` against the same floor.
+    let bin = std::env::var("MLLP_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_mllp").into());
+    let bin = bin.as_str();
+    let seconds = env_or("LOAD_SECONDS", 3);
+    if seconds > 0 {
+        against_echo(seconds, bin);
+    }
+    let floor_messages = env_or("FLOOR_MESSAGES", 100_000) as usize;
+    if floor_messages > 0 {
+        against_floor(floor_messages, env_or("FLOOR_RUNS", 3).max(1) as usize, bin);
+    }
+}
+
+/// `listen` and `listen -q` under 8 pipelining connections, beside the echo server.
+fn against_echo(seconds: u64, bin: &str) {
     let connections = env_or("LOAD_CONNECTIONS", 8) as usize;
     let window = env_or("LOAD_WINDOW", 32) as usize;
-    let seconds = env_or("LOAD_SECONDS", 3);
     let tick = clock_ticks();
     println!(
         "listen_load: {connections} connections, window {window}, {seconds} s per run, {} byte messages",
         MESSAGE.len()
     );
     let me = std::env::current_exe().unwrap();
-    let bin = env!("CARGO_BIN_EXE_mllp");
     let runs: [(&str, Command); 4] = [
         ("echo", {
             let mut c = Command::new(&me);
@@ -100,16 +117,24 @@ fn main() {
             rate / echo
         );
     }
-    let floor_messages = env_or("FLOOR_MESSAGES", 100_000) as usize;
-    if floor_messages > 0 {
-        against_floor(floor_messages, bin);
-    }
 }
 
 const FLOOR_WINDOW: usize = 64;
 
-/// The floor's sender against the floor's receiver, then against `mllp listen`.
-fn against_floor(messages: usize, bin: &str) {
+/// One receiver under the floor's sender: the link's rate and each side's CPU per message.
+struct Leg {
+    rate: f64,
+    send_us: f64,
+    recv_us: f64,
+}
+
+/// The receivers `listen alone` compares, in the order each round runs them.
+const LEGS: [&str; 3] = ["floor recv", "listen", "listen events"];
+
+/// The floor's sender against the floor's receiver, then against `mllp listen` (stdout and
+/// stderr on /dev/null: nobody reads a line per message), then against `mllp listen` whose
+/// events a reader drains through a pipe; `runs` rounds, interleaved.
+fn against_floor(messages: usize, runs: usize, bin: &str) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("load.hl7");
     let at = memchr::memmem::find(MESSAGE, b"LOAD000001").unwrap();
@@ -121,32 +146,102 @@ fn against_floor(messages: usize, bin: &str) {
         })
         .collect();
     floor::write_messages(&file, payloads.iter().map(Vec::as_slice));
-    println!("listen alone: the floor's sender, 1 connection, window {FLOOR_WINDOW}, {messages} messages");
-    let floor_recv = floor::Receiver::start();
-    let ready = floor::cpu_now(floor_recv.pid());
-    let sent = floor::send(floor_recv.port, &file, FLOOR_WINDOW).expect("floor sender");
-    let recv_cpu = floor_recv.stop().cpu_s - ready;
-    let floor_rate = sent.rate();
+    println!(
+        "listen alone: the floor's sender, 1 connection, window {FLOOR_WINDOW}, {messages} messages, {runs} rounds"
+    );
     let us = |cpu: f64| cpu * 1e6 / messages as f64;
-    println!(
-        "  floor send -> floor recv  {floor_rate:>10.0} msg/s  sender CPU {:>5.2} us/msg  receiver CPU {:>5.2} us/msg",
-        us(sent.usage.cpu_s),
-        us(recv_cpu)
-    );
-    let (mut listen, addr) = start(Command::new(bin).args(["listen", "--port", "0"]));
-    let ready = floor::cpu_now(listen.id());
-    let sent = floor::send(addr.port(), &file, FLOOR_WINDOW).expect("floor sender against listen");
-    let recv_cpu = floor::reap(&mut listen, true).cpu_s - ready;
-    let rate = sent.rate();
-    println!(
-        "  floor send -> mllp listen {rate:>10.0} msg/s  sender CPU {:>5.2} us/msg  receiver CPU {:>5.2} us/msg",
-        us(sent.usage.cpu_s),
-        us(recv_cpu)
-    );
-    println!(
-        "  listen alone: {:.2}x the floor's receiver (target >= 0.6x)",
-        rate / floor_rate
-    );
+    let mut legs: Vec<Vec<Leg>> = LEGS.iter().map(|_| Vec::new()).collect();
+    for _ in 0..runs {
+        for (name, results) in LEGS.iter().zip(&mut legs) {
+            let (port, pid, stop): (u16, u32, Box<dyn FnOnce() -> f64>) = match *name {
+                "floor recv" => {
+                    let r = floor::Receiver::start();
+                    (r.port, r.pid(), Box::new(move || r.stop().cpu_s))
+                }
+                "listen" => {
+                    let port = free_port();
+                    let mut child = Command::new(bin)
+                        .args(["listen", "--port", &port.to_string()])
+                        .stdin(Stdio::null())
+                        .stdout(Stdio::null())
+                        .stderr(Stdio::null())
+                        .spawn()
+                        .expect("start listen");
+                    wait_listening(port);
+                    let pid = child.id();
+                    (
+                        port,
+                        pid,
+                        Box::new(move || floor::reap(&mut child, true).cpu_s),
+                    )
+                }
+                _ => {
+                    let (mut child, addr) =
+                        start(Command::new(bin).args(["listen", "--port", "0"]));
+                    let pid = child.id();
+                    let stop = move || floor::reap(&mut child, true).cpu_s;
+                    (addr.port(), pid, Box::new(stop))
+                }
+            };
+            let ready = floor::cpu_now(pid);
+            let sent = floor::send(port, &file, FLOOR_WINDOW)
+                .unwrap_or_else(|e| panic!("floor sender against {name}: {e}"));
+            let recv_cpu = stop() - ready;
+            let leg = Leg {
+                rate: sent.messages as f64 / sent.link_s,
+                send_us: us(sent.usage.cpu_s),
+                recv_us: us(recv_cpu),
+            };
+            println!(
+                "  floor send -> {name:<14} {:>10.0} msg/s  sender CPU {:>5.2} us/msg  receiver CPU {:>5.2} us/msg",
+                leg.rate, leg.send_us, leg.recv_us
+            );
+            results.push(leg);
+        }
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let floor_rates: Vec<f64> = legs[0].iter().map(|l| l.rate).collect();
+    for (name, results) in LEGS.iter().zip(&legs).skip(1) {
+        // Each round's rate against the floor of the same round.
+        let ratios: Vec<f64> = results
+            .iter()
+            .zip(&floor_rates)
+            .map(|(l, f)| l.rate / f)
+            .collect();
+        let (lo, hi) = ratios
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(lo, hi), r| (lo.min(*r), hi.max(*r)));
+        println!(
+            "  {name}: {:.2}x the floor's receiver (median; {lo:.2}x-{hi:.2}x; target >= 0.6x), \
+             receiver CPU {:.2} us/msg against {:.2}, sender CPU {:.2} us/msg against {:.2}",
+            median(ratios.clone()),
+            median(results.iter().map(|l| l.recv_us).collect()),
+            median(legs[0].iter().map(|l| l.recv_us).collect()),
+            median(results.iter().map(|l| l.send_us).collect()),
+            median(legs[0].iter().map(|l| l.send_us).collect()),
+        );
+    }
+}
+
+/// A port nothing listens on now, for a server whose stderr nobody reads.
+fn free_port() -> u16 {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    probe.local_addr().unwrap().port()
+}
+
+/// Waits until something accepts on `port`.
+fn wait_listening(port: u16) {
+    let until = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < until,
+            "listen did not start on port {port}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Start a server process with stdout and stderr to /dev/null except the first stderr line,

@@ -3,9 +3,10 @@
 //!    same load, same run, as a ratio;
 //! 2. resident memory of `listen` holding idle connections opened by this process.
 //!
-//! `ulimit -n 30000; cargo bench --bench listen_sinks` (env: SINK_CONNECTIONS, SINK_WINDOW,
-//! SINK_SECONDS, IDLE_CONNECTIONS; the descriptor limit must cover IDLE_CONNECTIONS, here and in
-//! the child, which inherits it).
+//! `cargo bench --bench listen_sinks` (env: SINK_CONNECTIONS, SINK_WINDOW, SINK_SECONDS, 0 to
+//! skip the sinks; IDLE_CONNECTIONS, default 10,000). The benchmark raises its descriptor limit
+//! to the hard limit (the child inherits it), and `listen`'s `--max-connections` and
+//! `--max-connections-per-peer` above IDLE_CONNECTIONS.
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -30,40 +31,15 @@ fn main() {
         println!("listen_sinks: bench");
         return;
     }
+    raise_fd_limit();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let connections = env_or("SINK_CONNECTIONS", 8);
     let window = env_or("SINK_WINDOW", 16);
     let seconds = env_or("SINK_SECONDS", 3);
     let bin = env!("CARGO_BIN_EXE_mllp");
-    let dir = tempfile::tempdir().unwrap();
-    println!("listen_sinks: {connections} connections, window {window}, {seconds} s per sink");
-    let out_dir = dir.path().join("inbox");
-    std::fs::create_dir(&out_dir).unwrap();
-    let db = dir.path().join("rx.db");
-    let mut rates = Vec::new();
-    for (name, flag, target) in [
-        ("out-dir", "--out-dir", &out_dir),
-        ("sqlite", "--sqlite", &db),
-    ] {
-        let mut child = start(
-            Command::new(bin)
-                .args(["-q", "listen", "--port", "0", flag])
-                .arg(target),
-        );
-        let addr = address(&mut child);
-        let (messages, elapsed) = runtime.block_on(drive(
-            addr,
-            connections,
-            window,
-            Duration::from_secs(seconds),
-        ));
-        let _ = child.kill();
-        let _ = child.wait();
-        let rate = messages as f64 / elapsed;
-        println!("{name:>8}: {rate:>9.0} msg/s ({messages} messages)");
-        rates.push(rate);
+    if seconds > 0 {
+        sinks(&runtime, bin, connections, window, seconds);
     }
-    println!("  sqlite / out-dir throughput: {:.2}x", rates[1] / rates[0]);
 
     let idle = env_or("IDLE_CONNECTIONS", 10_000) as usize;
     let mut child = start(Command::new(bin).args([
@@ -112,6 +88,59 @@ fn main() {
     drop(held);
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// `--out-dir` beside `--sqlite`, same load.
+fn sinks(
+    runtime: &tokio::runtime::Runtime,
+    bin: &str,
+    connections: u64,
+    window: u64,
+    seconds: u64,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    println!("listen_sinks: {connections} connections, window {window}, {seconds} s per sink");
+    let out_dir = dir.path().join("inbox");
+    std::fs::create_dir(&out_dir).unwrap();
+    let db = dir.path().join("rx.db");
+    let mut rates = Vec::new();
+    for (name, flag, target) in [
+        ("out-dir", "--out-dir", &out_dir),
+        ("sqlite", "--sqlite", &db),
+    ] {
+        let mut child = start(
+            Command::new(bin)
+                .args(["-q", "listen", "--port", "0", flag])
+                .arg(target),
+        );
+        let addr = address(&mut child);
+        let (messages, elapsed) = runtime.block_on(drive(
+            addr,
+            connections,
+            window,
+            Duration::from_secs(seconds),
+        ));
+        let _ = child.kill();
+        let _ = child.wait();
+        let rate = messages as f64 / elapsed;
+        println!("{name:>8}: {rate:>9.0} msg/s ({messages} messages)");
+        rates.push(rate);
+    }
+    println!("  sqlite / out-dir throughput: {:.2}x", rates[1] / rates[0]);
+}
+
+/// Soft descriptor limit up to the hard one: each idle connection is a descriptor here and
+/// one in `listen`, which inherits the limit.
+fn raise_fd_limit() {
+    // SAFETY: getrlimit and setrlimit read and write only the struct given.
+    unsafe {
+        let mut limit: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
+        {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
 }
 
 fn start(command: &mut Command) -> Child {

@@ -129,6 +129,8 @@ pub struct Sent {
     pub messages: u64,
     /// Spawn to exit, as the benchmarks time `mllp send`.
     pub wall_s: f64,
+    /// Connect to last ACK, as the sender timed it: the link alone, without its start-up.
+    pub link_s: f64,
     pub p50_us: f64,
     pub p99_us: f64,
     pub usage: Usage,
@@ -171,6 +173,7 @@ pub fn finish(mut child: Child, started: Instant) -> Result<Sent, String> {
     Ok(Sent {
         messages: report["messages"].as_u64().unwrap_or(0),
         wall_s,
+        link_s: report["elapsed_s"].as_f64().unwrap_or(wall_s),
         p50_us: report["p50_us"].as_f64().unwrap_or(f64::NAN),
         p99_us: report["p99_us"].as_f64().unwrap_or(f64::NAN),
         usage,

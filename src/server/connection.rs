@@ -11,7 +11,7 @@ mod commit;
 
 use super::event::ServerEvent;
 use super::limits::{Buffered, PeerSlot};
-use super::stats::StatsSnapshot;
+use super::stats::{AckTally, StatsSnapshot};
 use super::{Accepted, Shared, Shutdown};
 use crate::ack::AckContext;
 use crate::cause::{classify_io, Cause};
@@ -91,6 +91,7 @@ pub(crate) async fn serve<S>(
         busy: false,
         ended: None,
         tally: StatsSnapshot::default(),
+        acks: AckTally::default(),
         ack: AckContext::default(),
         stamped: None,
         ack_buf: Vec::new(),
@@ -101,7 +102,7 @@ pub(crate) async fn serve<S>(
     };
     let end = conn.run(shutdown).await;
     conn.send_events().await;
-    shared.stats.absorb(&mut conn.tally);
+    conn.settle_tally();
     let lingering = !conn.eof && !end.abort && !shutdown.immediate.is_cancelled();
     drop(conn);
     shared.policy.closed(id);
@@ -143,6 +144,8 @@ struct InboundLink<'a, S> {
     ended: Option<End>,
     /// This connection's counters since they were last added to the server's.
     tally: StatsSnapshot,
+    /// ACKs written since the tally was last added to the server's.
+    acks: AckTally,
     /// Reused for every ACK: the control ID is rewritten in place, MSH-7 once a second.
     ack: AckContext,
     /// The second `ack.timestamp` shows.
@@ -192,7 +195,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
             let over_budget = !self.track_partial_frame();
             if !frames.is_empty() {
                 let end = self.process(frames, shutdown).await;
-                self.shared.stats.absorb(&mut self.tally);
+                self.settle_tally();
                 if let Some(end) = end {
                     return end;
                 }
@@ -323,6 +326,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 false
             }
         }
+    }
+
+    /// Add this connection's counters to the server's, under one lock.
+    fn settle_tally(&mut self) {
+        self.acks.drain_into(&mut self.tally);
+        self.shared.stats.absorb(&mut self.tally);
     }
 
     fn warn(&mut self, warning: Warning) {

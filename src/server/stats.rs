@@ -90,13 +90,74 @@ impl StatsSnapshot {
     pub(crate) fn closed(&mut self, cause: Cause) {
         *self.closed_by_cause.entry(cause.as_str()).or_default() += 1;
     }
-    pub(crate) fn ack(&mut self, code: AckCode) {
-        *self.acks_by_code.entry(code.as_str()).or_default() += 1;
+    fn acks(&mut self, code: AckCode, n: u64) {
+        *self.acks_by_code.entry(code.as_str()).or_default() += n;
     }
     pub(crate) fn nack(&mut self, reason: &'static str) {
         *self.nacks_by_reason.entry(reason).or_default() += 1;
     }
     pub(crate) fn warning(&mut self, code: WarningCode) {
         *self.warnings_by_code.entry(code.as_str()).or_default() += 1;
+    }
+}
+
+/// ACKs written per code, counted in an array on the per-message path (no map lookup) and added
+/// to `acks_by_code` once per batch.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct AckTally([u64; 6]);
+
+impl AckTally {
+    const CODES: [AckCode; 6] = [
+        AckCode::AA,
+        AckCode::AE,
+        AckCode::AR,
+        AckCode::CA,
+        AckCode::CE,
+        AckCode::CR,
+    ];
+
+    pub(crate) fn count(&mut self, code: AckCode) {
+        let at = match code {
+            AckCode::AA => 0,
+            AckCode::AE => 1,
+            AckCode::AR => 2,
+            AckCode::CA => 3,
+            AckCode::CE => 4,
+            AckCode::CR => 5,
+        };
+        self.0[at] += 1;
+    }
+
+    /// Add the counts to `into` and start again from zero.
+    pub(crate) fn drain_into(&mut self, into: &mut StatsSnapshot) {
+        for (code, n) in Self::CODES.iter().zip(&mut self.0) {
+            if *n > 0 {
+                into.acks(*code, *n);
+                *n = 0;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ack_counts_reach_the_snapshot_by_code_and_start_again() {
+        let mut tally = AckTally::default();
+        for code in [AckCode::AA, AckCode::CR, AckCode::AA, AckCode::AE] {
+            tally.count(code);
+        }
+        let mut snapshot = StatsSnapshot::default();
+        snapshot.acks(AckCode::AA, 1);
+        tally.drain_into(&mut snapshot);
+        let want = BTreeMap::from([("AA", 3), ("AE", 1), ("CR", 1)]);
+        assert_eq!(snapshot.acks_by_code, want);
+        tally.drain_into(&mut snapshot);
+        assert_eq!(
+            snapshot.acks_by_code, want,
+            "drained counts are not added twice"
+        );
     }
 }

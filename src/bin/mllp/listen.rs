@@ -73,8 +73,9 @@ async fn serve(
     let server = Server::builder(config, sink)
         .policy(policy)
         .events(tx)
-        // Under --quiet the renderer shows no per-message line; only metrics still count them.
-        .message_events(!diag.quiet || args.metrics.is_some())
+        // Under --quiet, or with stderr on /dev/null, no per-message line is read; only metrics
+        // still count them.
+        .message_events((!diag.quiet && render::stderr_is_read()) || args.metrics.is_some())
         .build()?;
     let shutdown = Shutdown::new();
     let signals = watch_signals(shutdown.clone())?;

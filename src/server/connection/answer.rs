@@ -119,7 +119,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 why,
             });
         }
-        self.tally.ack(built.code);
+        self.acks.count(built.code);
         Some(built.code)
     }
 

@@ -10,6 +10,11 @@ use tokio::sync::mpsc;
 /// Events rendered per write.
 const BATCH: usize = 512;
 
+/// After a write of fewer than `BATCH` events, the renderer lets events gather this long before
+/// taking more: a busy server then wakes it about once a millisecond, not once per batch of
+/// messages (each wake is two context switches and a write).
+const GATHER: std::time::Duration = std::time::Duration::from_millis(1);
+
 /// Render events until every sender is gone.
 pub fn spawn(
     diag: Diag,
@@ -22,7 +27,7 @@ pub fn spawn(
             let mut text = String::new();
             // Taken many at a time: the channel's bookkeeping is then paid once per batch.
             let mut batch = Vec::with_capacity(BATCH);
-            while rx.blocking_recv_many(&mut batch, BATCH) > 0 {
+            while let taken @ 1.. = rx.blocking_recv_many(&mut batch, BATCH) {
                 text.clear();
                 for event in batch.drain(..) {
                     if metrics.is_some() {
@@ -41,6 +46,10 @@ pub fn spawn(
                 let mut err = std::io::stderr().lock();
                 let _ = err.write_all(text.as_bytes());
                 let _ = err.flush();
+                drop(err);
+                if taken < BATCH {
+                    std::thread::sleep(GATHER);
+                }
             }
         })
 }
@@ -49,16 +58,30 @@ pub fn spawn(
 /// characters; `None` when the message has no such field.
 fn header_text(field: &Option<bytes::Bytes>) -> Option<String> {
     let field = field.as_ref().filter(|f| !f.is_empty())?;
-    Some(
-        String::from_utf8_lossy(field)
+    let mut text = String::new();
+    push_header_text(&mut text, field);
+    Some(text)
+}
+
+/// [`header_text`] of a non-empty field, written in place: the usual printable ASCII field is
+/// copied as it is, anything else goes through the lossy path.
+fn push_header_text(text: &mut String, field: &[u8]) {
+    if field.len() <= 64 && field.iter().all(|b| (0x20..0x7f).contains(b)) {
+        // Printable ASCII is valid UTF-8 with no control characters.
+        text.push_str(std::str::from_utf8(field).unwrap_or_default());
+        return;
+    }
+    let lossy = String::from_utf8_lossy(field);
+    text.extend(
+        lossy
             .chars()
             .take(64)
-            .map(|c| if c.is_control() { '?' } else { c })
-            .collect(),
-    )
+            .map(|c| if c.is_control() { '?' } else { c }),
+    );
 }
 
 /// The human line of one message: which message (MSH-10, MSH-9), its size, and its answer.
+/// One per message, so written without float formatting or temporary strings.
 fn message_line(text: &mut String, event: &ServerEvent) {
     use std::fmt::Write as _;
     let ServerEvent::Message {
@@ -73,20 +96,60 @@ fn message_line(text: &mut String, event: &ServerEvent) {
     else {
         return;
     };
-    let id = header_text(control_id).unwrap_or_else(|| "(no MSH-10)".into());
-    let _ = write!(text, "connection {connection}: message {id}");
-    if let Some(kind) = header_text(message_type) {
-        let _ = write!(text, " {kind}");
+    let _ = write!(text, "connection {connection}: message ");
+    match control_id.as_deref().filter(|f| !f.is_empty()) {
+        Some(id) => push_header_text(text, id),
+        None => text.push_str("(no MSH-10)"),
+    }
+    if let Some(kind) = message_type.as_deref().filter(|f| !f.is_empty()) {
+        text.push(' ');
+        push_header_text(text, kind);
     }
     let _ = write!(text, ", {bytes} bytes, ");
-    let _ = match ack_code {
-        Some(code) => write!(text, "answered {code}"),
-        None => write!(text, "no ACK"),
-    };
+    match ack_code {
+        Some(code) => {
+            text.push_str("answered ");
+            text.push_str(code.as_str());
+        }
+        None => text.push_str("no ACK"),
+    }
     if *duplicate {
         text.push_str(", duplicate");
     }
-    let _ = write!(text, ", commit {commit_ms:.2} ms");
+    text.push_str(", commit ");
+    push_millis(text, *commit_ms);
+    text.push_str(" ms");
+}
+
+/// Milliseconds to two decimals, as `{:.2}` writes them for the values a commit takes.
+fn push_millis(text: &mut String, ms: f64) {
+    use std::fmt::Write as _;
+    if !(0.0..1e12).contains(&ms) {
+        let _ = write!(text, "{ms:.2}");
+        return;
+    }
+    let hundredths = (ms * 100.0).round() as u64;
+    let _ = write!(text, "{}.{:02}", hundredths / 100, hundredths % 100);
+}
+
+/// Whether anyone can read stderr: not when it is `/dev/null`, where a line per message would
+/// be formatted only to be thrown away.
+pub fn stderr_is_read() -> bool {
+    !is_dev_null(&std::io::stderr())
+}
+
+fn is_dev_null(file: &impl std::os::fd::AsFd) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let Ok(fd) = file.as_fd().try_clone_to_owned() else {
+        return false;
+    };
+    let (Ok(meta), Ok(null)) = (
+        std::fs::File::from(fd).metadata(),
+        std::fs::metadata("/dev/null"),
+    ) else {
+        return false;
+    };
+    meta.file_type().is_char_device() && meta.rdev() == null.rdev()
 }
 
 fn push(diag: &Diag, event: &ServerEvent, text: &mut String) {

@@ -121,3 +121,38 @@ fn a_tls_client_error_names_the_client() {
     assert_eq!(json["event"], "tls_client_error");
     assert_eq!(json["detail"], "client did not present a certificate");
 }
+
+#[test]
+fn the_in_place_message_line_matches_the_formatted_fields() {
+    for ms in [0.0, 0.004, 0.0051, 0.1234, 0.999, 1.0, 12.345_6, 1234.5] {
+        let mut text = String::new();
+        push_millis(&mut text, ms);
+        assert_eq!(text, format!("{ms:.2}"), "{ms}");
+    }
+    for field in [
+        &b"ADT^A01"[..],
+        b"CTRL\x071",
+        &[b'x'; 80],
+        "caf\u{e9}".as_bytes(),
+        b"\xff\xfe",
+    ] {
+        let mut text = String::new();
+        push_header_text(&mut text, field);
+        let slow: String = String::from_utf8_lossy(field)
+            .chars()
+            .take(64)
+            .map(|c| if c.is_control() { '?' } else { c })
+            .collect();
+        assert_eq!(text, slow, "{field:?}");
+    }
+}
+
+#[test]
+fn only_dev_null_counts_as_unread() {
+    let null = std::fs::File::open("/dev/null").unwrap();
+    assert!(is_dev_null(&null));
+    let zero = std::fs::File::open("/dev/zero").unwrap();
+    assert!(!is_dev_null(&zero));
+    let file = tempfile::tempfile().unwrap();
+    assert!(!is_dev_null(&file));
+}
