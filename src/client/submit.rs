@@ -56,9 +56,33 @@ impl Client {
         self.submit_many(payloads, Some(cancel)).await
     }
 
+    /// As [`Client::send_cancellable`] for a payload the crate's input splitter made: it
+    /// refuses VT and FS inside a message, so the payload is not searched for them again.
+    pub(crate) async fn send_split(
+        &self,
+        payload: Bytes,
+        cancel: &CancellationToken,
+    ) -> SendHandle {
+        self.submit_from(payload, Some(cancel), Origin::Splitter)
+            .await
+    }
+
     async fn submit(&self, payload: Bytes, cancel: Option<&CancellationToken>) -> SendHandle {
+        self.submit_from(payload, cancel, Origin::Caller).await
+    }
+
+    async fn submit_from(
+        &self,
+        payload: Bytes,
+        cancel: Option<&CancellationToken>,
+        origin: Origin,
+    ) -> SendHandle {
         let (mut handle, fate_tx, writes) = self.new_handle();
-        let admitted = match framing_byte(&payload) {
+        let framing = match origin {
+            Origin::Caller => framing_byte(&payload),
+            Origin::Splitter => None,
+        };
+        let admitted = match framing {
             Some(fate) => Err(fate),
             None => self.admit(payload.len(), cancel).await,
         };
@@ -198,6 +222,14 @@ impl Client {
 }
 
 type FateTx = oneshot::Sender<Fate>;
+
+/// Who made a payload: any caller's bytes are checked for framing bytes; the splitter's never
+/// hold one.
+#[derive(Clone, Copy)]
+enum Origin {
+    Caller,
+    Splitter,
+}
 
 /// A payload holding VT or FS cannot be framed: never delivered.
 fn framing_byte(payload: &[u8]) -> Option<Fate> {

@@ -108,6 +108,11 @@ impl Feed {
         }
     }
 
+    /// Whether every message comes from the crate's splitter, which lets no VT or FS through.
+    pub fn is_split(&self) -> bool {
+        matches!(self, Feed::Chunks { .. })
+    }
+
     /// Read no more: messages not yet taken are never counted as read.
     pub fn close(&mut self) {
         match self {

@@ -47,6 +47,8 @@ pub(super) async fn produce(
     // Past the deadline: the rest of a finite input is read and reported, never sent.
     let mut past_deadline = false;
     let mut read = 0u64;
+    // Resends carry the payloads the input gave, so they are split too when it is.
+    let split = input.is_split();
     loop {
         let stream_over = endless && gave_up.borrow().is_some();
         let item = tokio::select! {
@@ -120,7 +122,11 @@ pub(super) async fn produce(
         if let Some(pacer) = &mut pacer {
             pacer.tick().await;
         }
-        let handle = client.send_cancellable(item.payload.clone(), &stop).await;
+        let handle = if split {
+            client.send_split(item.payload.clone(), &stop).await
+        } else {
+            client.send_cancellable(item.payload.clone(), &stop).await
+        };
         if let Err(mpsc::error::SendError((mut item, Awaiting::Handle(handle)))) =
             order.send((item, Awaiting::Handle(handle))).await
         {

@@ -366,3 +366,44 @@ fn a_client_that_gives_up_leaves_every_message_never_delivered_with_its_cause() 
         assert_eq!(shown, Some("connection-refused"), "{o:?}");
     }
 }
+
+/// Messages a caller hands over (not split from files) are still searched for framing bytes:
+/// one holding VT is never delivered, and the others go through.
+#[test]
+fn a_callers_message_holding_a_framing_byte_is_never_delivered() {
+    use crate::client::{Fate, FateCause};
+    let (outcomes, _, summary) = paused().block_on(async {
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        tokio::spawn(async move {
+            for n in 1..=3 {
+                let mut m = message(n);
+                if n == 2 {
+                    m.payload =
+                        Bytes::from_static(b"MSH|^~\\&|A|B|C|D|1||ADT^A01|M2|P|2.5\r\x0bX\r");
+                }
+                let _ = tx.send(m).await;
+            }
+        });
+        let client = Client::new(
+            Peers::new(Some(1000)),
+            client_options(Correlation::ControlId, 2),
+        );
+        drive(Run::start(
+            client.unwrap(),
+            Input::from_channel(rx, false),
+            RunOptions::default(),
+        ))
+        .await
+    });
+    assert_one_fate_each(3, &outcomes, &summary);
+    for o in &outcomes {
+        if o.item.seq == 2 {
+            let refused = Fate::NeverDelivered {
+                cause: FateCause::PayloadContainsFramingByte,
+            };
+            assert_eq!(o.fate, refused);
+        } else {
+            assert_eq!(o.fate.population(), Population::Accepted, "{:?}", o.fate);
+        }
+    }
+}

@@ -309,7 +309,10 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let input = Input::from_set(set, args.stream);
     let end = runtime.block_on(async move {
         let client = Client::new(Arc::new(connector), client_options)?;
-        anyhow::Ok(run::run(client, input, options, output, live).await)
+        // A task of its own: woken by every outcome, the thread's top-level future would make
+        // the runtime poll for I/O once more per message before it sleeps.
+        let rendering = tokio::spawn(run::run(client, input, options, output, live));
+        rendering.await.context("the run's task ended abnormally")
     })?;
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     Ok(end)
