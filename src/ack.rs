@@ -5,11 +5,13 @@ mod batch;
 mod ids;
 mod policy;
 pub(crate) mod render;
+mod template;
 #[cfg(test)]
 pub(crate) mod tests;
 
 pub use batch::{build_batch_ack, BuiltBatchAck};
 pub use ids::{hl7_timestamp, next_control_id};
+pub(crate) use template::AckTemplate;
 
 use crate::hl7::{self, Shape};
 use crate::warning::WarningCode;
@@ -150,17 +152,20 @@ pub fn build_ack(
         damaged,
         ctx,
         Vec::with_capacity(256),
+        None,
     )
 }
 
 /// [`build_ack`] for an inbound already scanned (the server scans each message once), written
-/// into `payload` (cleared first) so a caller can reuse one buffer.
+/// into `payload` (cleared first) so a caller can reuse one buffer; with `template`, patched
+/// from the last answer when the header allows, and kept as the next template.
 pub(crate) fn answer(
     scan: &hl7::Scan<'_>,
     disposition: Disposition,
     damaged: bool,
     ctx: &AckContext,
     payload: Vec<u8>,
+    template: Option<&mut AckTemplate>,
 ) -> Option<BuiltAck> {
     let msh = scan.msh.as_ref();
     if msh.is_some_and(|m| m.is_ack()) {
@@ -177,7 +182,9 @@ pub(crate) fn answer(
     if ack_type == AcceptAckType::Unknown {
         warnings.push(WarningCode::UnknownAcceptAckType);
     }
-    Some(render_into(payload, msh, &decision, ctx, warnings))
+    Some(render_into(
+        payload, msh, &decision, ctx, warnings, template,
+    ))
 }
 
 /// MSH-16 (application acknowledgement type) asks for an application ACK for this outcome:
@@ -230,7 +237,14 @@ pub(crate) fn application_answer(
     if !wants_application_ack(msh, decision.code.is_positive()) {
         return None;
     }
-    Some(render_into(payload, Some(msh), &decision, ctx, Vec::new()))
+    Some(render_into(
+        payload,
+        Some(msh),
+        &decision,
+        ctx,
+        Vec::new(),
+        None,
+    ))
 }
 
 /// The answer for `decision`, written into `payload` (cleared first).
@@ -240,9 +254,18 @@ fn render_into(
     decision: &policy::Decision,
     ctx: &AckContext,
     warnings: Vec<WarningCode>,
+    template: Option<&mut AckTemplate>,
 ) -> BuiltAck {
     payload.clear();
-    render::ack_into(&mut payload, msh, decision, ctx);
+    match (template, msh) {
+        (Some(template), Some(msh)) => {
+            if !template.write(&mut payload, msh, decision, ctx) {
+                render::ack_into(&mut payload, Some(msh), decision, ctx);
+                template.learn(&payload, msh, decision, ctx);
+            }
+        }
+        _ => render::ack_into(&mut payload, msh, decision, ctx),
+    }
     BuiltAck {
         payload,
         code: decision.code,

@@ -10,33 +10,26 @@
 //!
 //! # Crate map
 //!
-//! - [`framing`]: the MLLP codec ([`framing::MllpCodec`], a tokio-util `Decoder`/`Encoder`): a
-//!   strict writer of `VT payload FS CR`, and an incremental reader that tolerates the common
-//!   deviations selected by a [`framing::Tolerance`] and reports each as a [`warning`] with a
-//!   stable code and its byte offset in the connection's stream.
-//! - [`hl7`]: the few header fields a transport needs (MSH-1/2, MSH-9, MSH-10, MSH-15, MSH-16;
-//!   MSA-1/2/3, ERR-3), batch and concatenated-frame detection, as byte slices, never panicking.
-//! - [`ack`]: acknowledgements that never lie: the code follows MSH-15 and the commit outcome,
-//!   MSA-2 echoes MSH-10 byte for byte, negative answers carry MSA-3 and an ERR segment.
-//! - [`warning`], [`cause`]: the stable warning codes; failure causes and their class.
-//! - [`target`], [`resolve`], [`tls`], [`transport`]: `HOST[:PORT]` endpoints (checked by shape
-//!   before any lookup), name resolution (replaceable, so tests never query DNS), rustls
-//!   configuration for both ends, and connecting under one connect timeout.
-//! - [`duration`]: durations rounded for people; [`values`]: the grammars of sizes, rates and
-//!   durations as the command line takes them.
+//! - [`framing`]: the MLLP codec: a strict writer, a tolerant reader that reports each deviation.
+//! - [`hl7`]: the header fields a transport needs (MSH, MSA, ERR) as byte slices, never panicking.
+//! - [`ack`]: acknowledgements that never lie: code by MSH-15 and commit, MSA-2 echoes MSH-10.
+//! - [`warning`]: the stable warning codes, each with its byte offset in the stream.
+//! - [`cause`]: failure causes, their class (transient or permanent), and what to do about each.
+//! - [`target`]: `HOST[:PORT]` endpoints, checked by shape before any lookup.
+//! - [`resolve`]: name resolution, replaceable so that tests never query DNS.
+//! - [`tls`]: rustls configuration for both ends (ring provider, TLS 1.2 floor).
+//! - [`transport`]: connecting under one connect timeout, and the [`transport::Connector`] seam.
+//! - [`duration`]: durations rounded for people.
+//! - [`values`]: the grammars of sizes, rates and durations as the command line takes them.
 //! - [`exit`]: the command's exit codes, which one wins, and their text.
-//! - [`client`]: the client core: the six-state link machine, reconnect with backoff,
-//!   correlation of ACKs (by control ID, or FIFO), the window, timeouts, drain, per-send fates.
-//! - [`delivery`]: runs on top of the client: messages in, exactly one outcome per message out
-//!   in input order, the resend policy (FIFO resends after a reconnect), rate, deadline, stop
-//!   and drain, and the run's totals.
-//! - [`server`]: the server core: accept loop, per-connection containment, per-address and
-//!   memory guards, [`server::Sink`]s, the commit contract, de-duplication, test doubles.
-//! - [`input`]: splitting HL7 files and streams into messages, checked before anything is sent.
+//! - [`client`]: the client core: link states, reconnects, ACK correlation, window, fates.
+//! - [`delivery`]: runs on the client: one outcome per message in input order, resends, totals.
+//! - [`server`]: the server core: accept loop, guards, [`server::Sink`]s, commit, de-duplication.
+//! - [`input`]: HL7 files and streams split into messages, checked before anything is sent.
 //! - [`probe`]: one diagnostic connection, phase by phase, and a verdict.
-//! - [`soak`]: load and endurance runs ([`soak::SoakRun`]): a plan in, samples and link events
-//!   out, and a report whose accounting proves every message's one fate; templates, pacing,
-//!   chaos, the listener's ledger.
+//! - [`soak`]: load and endurance runs: plan, pacing, chaos, ledger, and a report that adds up.
+//! - [`output`]: the JSON records and events the command writes, field by field.
+//! - `prometheus` (feature `metrics`): the Prometheus exporter and a server's event counters.
 //!
 //! # Features
 //!
@@ -146,6 +139,7 @@ pub mod framing;
 pub mod fuzzing;
 pub mod hl7;
 pub mod input;
+pub mod output;
 pub mod probe;
 #[cfg(feature = "metrics")]
 pub mod prometheus;

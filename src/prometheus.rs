@@ -2,9 +2,11 @@
 //! `metrics`): the global recorder, and a small HTTP server for its scrapes.
 //!
 //! The listener is bound here rather than by the exporter so that `--metrics 127.0.0.1:0` works
-//! and the bound address can be reported.
+//! and the bound address can be reported. What is counted: [`server`] for `listen`, [`soak`]
+//! for `soak`.
 
 pub mod server;
+pub mod soak;
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use std::net::SocketAddr;

@@ -1,8 +1,10 @@
 //! A run's accounting: messages read, their fates in the one [`FateTally`], resends and
-//! reconnects, the check that every message read has exactly one fate, and how the run ended.
+//! reconnects, the check that every message read has exactly one fate, how the run ended, and
+//! the exit code that comes to.
 
-use crate::cause::Cause;
+use crate::cause::{Cause, Class};
 use crate::client::{Fate, FateTally, Population};
+use crate::exit::{Exit, Observed};
 use std::time::Duration;
 
 /// Everything counted during a run.
@@ -36,6 +38,40 @@ impl Totals {
     pub fn adds_up(&self) -> bool {
         self.settled() == self.read
     }
+
+    /// The exit code: 5 then 4 then 3 then 1; 130 after Ctrl-C; 3 when the
+    /// accounting does not close (a bug, reported as such before this is called).
+    pub fn exit(&self, ending: Ending) -> Exit {
+        if ending.interrupted {
+            return Exit::Interrupted;
+        }
+        if !self.adds_up() {
+            return Exit::UnknownFate;
+        }
+        let undelivered = self.count(Population::NeverDelivered) + self.count(Population::Refused);
+        let unknown = self.count(Population::UnknownFate) + self.count(Population::CommittedOnly);
+        let link_failed = undelivered + unknown > 0;
+        // An ACK-timeout close is our own decision about a written message, not a connection
+        // failure: with reconnects off it answers as the same peer does with them on (3).
+        let gave_up = ending.gave_up.filter(|&c| c != Cause::AckTimeout);
+        let class = gave_up.map(Cause::class);
+        let observed = Observed {
+            permanent: link_failed && class == Some(Class::Permanent),
+            // Never delivered without a give-up (a duplicate control ID, resends exhausted):
+            // trying later may work.
+            transient: (link_failed && class == Some(Class::Transient))
+                || (undelivered > 0 && ending.gave_up.is_none()),
+            unknown_fate: unknown > 0,
+            negative: self.count(Population::Negative) > 0,
+            thresholds_missed: false,
+        };
+        match crate::exit::for_delivery(observed) {
+            Exit::Success | Exit::Negative if ending.input_failed || ending.abandoned => {
+                Exit::Usage
+            }
+            exit => exit,
+        }
+    }
 }
 
 /// How a run ended, beyond the per-message fates.
@@ -63,3 +99,6 @@ pub struct RunSummary {
     pub ending: Ending,
     pub elapsed: Duration,
 }
+
+#[cfg(test)]
+mod tests;

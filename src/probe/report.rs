@@ -1,5 +1,5 @@
-//! What one probe found: its phases, each timed, and the verdict. `Serialize` gives the JSON of
-//! `probe --json`.
+//! What one probe found: its phases, each timed, and the verdict. `Serialize` gives their
+//! fields in `probe --json` ([`crate::output::probe`]).
 
 use super::sniff::Recognised;
 use crate::cause::{Cause, Class};
@@ -37,7 +37,7 @@ impl PhaseName {
 pub struct PhaseReport {
     pub name: PhaseName,
     pub ok: bool,
-    #[serde(serialize_with = "microsecond_ms")]
+    #[serde(serialize_with = "crate::output::microsecond_ms")]
     pub ms: f64,
     /// What went wrong, when it did: hosts, addresses, OS and TLS errors; never payload.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -211,9 +211,4 @@ impl ProbeReport {
             thresholds_missed: false,
         }
     }
-}
-
-/// Milliseconds to three decimals: the clock's resolution is not worth more digits.
-fn microsecond_ms<S: serde::Serializer>(ms: &f64, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_f64((ms * 1000.0).round() / 1000.0)
 }

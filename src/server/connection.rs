@@ -13,7 +13,7 @@ use super::event::ServerEvent;
 use super::limits::{Buffered, PeerSlot};
 use super::stats::{AckTally, StatsSnapshot};
 use super::{Accepted, Shared, Shutdown};
-use crate::ack::AckContext;
+use crate::ack::{AckContext, AckTemplate};
 use crate::cause::{classify_io, Cause};
 use crate::framing::{Decoded, FramingError, MllpCodec};
 use crate::warning::{Warning, WarningCode};
@@ -93,6 +93,7 @@ pub(crate) async fn serve<S>(
         tally: StatsSnapshot::default(),
         acks: AckTally::default(),
         ack: AckContext::default(),
+        template: AckTemplate::default(),
         stamped: None,
         ack_buf: Vec::new(),
         pending: Vec::new(),
@@ -148,6 +149,8 @@ struct InboundLink<'a, S> {
     acks: AckTally,
     /// Reused for every ACK: the control ID is rewritten in place, MSH-7 once a second.
     ack: AckContext,
+    /// The last positive ACK, patched for the next message from the same sender.
+    template: AckTemplate,
     /// The second `ack.timestamp` shows.
     stamped: Option<u64>,
     /// The last ACK's payload buffer, reused for the next.

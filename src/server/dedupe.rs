@@ -1,7 +1,7 @@
 //! De-duplication by MSH-3, MSH-4, MSH-10 and MSH-7: a bounded memory of committed messages
-//! (for `--out-dir` kept crash-safe by a journal and the directory itself, see [`journal`]), a
-//! sink wrapper that commits one copy of each key per commit group and remembers what its sink
-//! committed, and a policy wrapper that answers repeats as duplicates.
+//! (for `--out-dir` kept crash-safe by a journal, [`JOURNAL_NAME`], and the directory itself),
+//! a sink wrapper that commits one copy of each key per commit group and remembers what its
+//! sink committed, and a policy wrapper that answers repeats as duplicates.
 //!
 //! A copy is only called a duplicate once the first is durably committed, so a duplicate answer
 //! is never a false positive: a copy in the same commit group follows the first's fate, and a

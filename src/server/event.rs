@@ -141,6 +141,11 @@ impl Events {
         }
     }
 
+    /// Whether per-message events would be sent: when not, they are not even made.
+    pub(crate) fn per_message(&self) -> bool {
+        self.tx.is_some() && self.per_message
+    }
+
     /// Whether `event` would be sent at all.
     pub(crate) fn wants(&self, event: &ServerEvent) -> bool {
         self.tx.is_some()

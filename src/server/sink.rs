@@ -31,16 +31,9 @@ pub struct Inbound {
     pub received_at: SystemTime,
     /// Exactly the de-framed bytes.
     pub payload: Bytes,
-    /// MSH-10 as written (a slice of `payload`).
-    pub control_id: Option<Bytes>,
-    /// MSH-9 as written (a slice of `payload`).
-    pub message_type: Option<Bytes>,
-    /// MSH-7 (date/time of message) as written (a slice of `payload`).
-    pub msh7: Option<Bytes>,
-    /// MSH-3 (sending application) as written (a slice of `payload`).
-    pub msh3: Option<Bytes>,
-    /// MSH-4 (sending facility) as written (a slice of `payload`).
-    pub msh4: Option<Bytes>,
+    /// Where the header fields lie in `payload`: offsets rather than slices, so making an
+    /// `Inbound` touches no reference count.
+    header: HeaderSpans,
     pub shape: Shape,
     /// The frame carried `MLLP_TRAILING_BYTES`: part of it was discarded.
     pub damaged: bool,
@@ -48,8 +41,25 @@ pub struct Inbound {
     pub is_ack: bool,
 }
 
+/// A field's place in the payload: `start..end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    start: usize,
+    end: usize,
+}
+
+/// The header fields an `Inbound` exposes, as places in its payload.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct HeaderSpans {
+    control_id: Option<Span>,
+    message_type: Option<Span>,
+    msh7: Option<Span>,
+    msh3: Option<Span>,
+    msh4: Option<Span>,
+}
+
 impl Inbound {
-    /// Scan the header once; the fields stay slices of the payload.
+    /// Scan the header once; the fields stay places in the payload.
     pub fn new(
         connection: u64,
         seq: u64,
@@ -58,8 +68,20 @@ impl Inbound {
         damaged: bool,
     ) -> Inbound {
         let scan = hl7::scan(&payload);
-        let now = SystemTime::now();
-        Inbound::scanned(connection, seq, peer, payload.clone(), damaged, &scan, now)
+        let header = HeaderSpans::of(&payload, &scan);
+        let is_ack = scan.msh.as_ref().is_some_and(|m| m.is_ack());
+        let shape = scan.shape;
+        Inbound {
+            connection,
+            seq,
+            peer,
+            received_at: SystemTime::now(),
+            header,
+            shape,
+            damaged,
+            is_ack,
+            payload,
+        }
     }
 
     /// [`Inbound::new`] with the header already scanned (`scan` reads `payload`'s bytes) and the
@@ -73,60 +95,109 @@ impl Inbound {
         scan: &hl7::Scan<'_>,
         received_at: SystemTime,
     ) -> Inbound {
-        let field = |f: Option<&[u8]>| f.map(|s| payload.slice_ref(s));
-        let (control_id, message_type, msh7, is_ack) = match &scan.msh {
-            Some(msh) => (
-                field(msh.control_id()),
-                field(msh.message_type()),
-                field(msh.date_time()),
-                msh.is_ack(),
-            ),
-            None => (None, None, None, false),
-        };
-        let (msh3, msh4) = match &scan.msh {
-            Some(msh) => (field(msh.field(3)), field(msh.field(4))),
-            None => (None, None),
-        };
         Inbound {
             connection,
             seq,
             peer,
             received_at,
-            control_id,
-            message_type,
-            msh7,
-            msh3,
-            msh4,
+            header: HeaderSpans::of(&payload, scan),
             shape: scan.shape,
             damaged,
-            is_ack,
+            is_ack: scan.msh.as_ref().is_some_and(|m| m.is_ack()),
             payload,
         }
+    }
+
+    fn span(&self, span: Option<Span>) -> Option<&[u8]> {
+        span.map(|s| &self.payload[s.start..s.end])
+    }
+
+    /// MSH-10 as written.
+    pub fn control_id(&self) -> Option<&[u8]> {
+        self.span(self.header.control_id)
+    }
+
+    /// MSH-9 as written.
+    pub fn message_type(&self) -> Option<&[u8]> {
+        self.span(self.header.message_type)
+    }
+
+    /// MSH-7 (date/time of message) as written.
+    pub fn msh7(&self) -> Option<&[u8]> {
+        self.span(self.header.msh7)
+    }
+
+    /// MSH-3 (sending application) as written.
+    pub fn msh3(&self) -> Option<&[u8]> {
+        self.span(self.header.msh3)
+    }
+
+    /// MSH-4 (sending facility) as written.
+    pub fn msh4(&self) -> Option<&[u8]> {
+        self.span(self.header.msh4)
+    }
+
+    /// A field as a slice sharing the payload's memory, for what outlives the `Inbound`.
+    fn shared(&self, span: Option<Span>) -> Option<Bytes> {
+        span.map(|s| self.payload.slice(s.start..s.end))
+    }
+
+    /// MSH-10 as a slice of the payload.
+    pub fn control_id_bytes(&self) -> Option<Bytes> {
+        self.shared(self.header.control_id)
+    }
+
+    /// MSH-9 as a slice of the payload.
+    pub fn message_type_bytes(&self) -> Option<Bytes> {
+        self.shared(self.header.message_type)
     }
 
     /// The identity de-duplication remembers: MSH-3, MSH-4, MSH-10 and MSH-7. `None` for what
     /// is never de-duplicated: an empty MSH-10, a batch or concatenated frame, an inbound ACK, a
     /// damaged frame.
     pub fn dedupe_key(&self) -> Option<DedupeKey> {
-        let control_id = self.control_id.clone().filter(|c| !c.is_empty())?;
+        let control_id = self.control_id_bytes().filter(|c: &Bytes| !c.is_empty())?;
         if self.shape != Shape::Single || self.is_ack || self.damaged {
             return None;
         }
-        let or_empty = |f: &Option<Bytes>| f.clone().unwrap_or_default();
+        let or_empty = |f: Option<Span>| self.shared(f).unwrap_or_default();
         Some(DedupeKey {
-            sending_application: or_empty(&self.msh3),
-            sending_facility: or_empty(&self.msh4),
+            sending_application: or_empty(self.header.msh3),
+            sending_facility: or_empty(self.header.msh4),
             control_id,
-            date_time: or_empty(&self.msh7),
+            date_time: or_empty(self.header.msh7),
         })
     }
 
     pub fn control_id_lossy(&self) -> String {
-        lossy(self.control_id.as_deref())
+        lossy(self.control_id())
     }
 
     pub fn message_type_lossy(&self) -> String {
-        lossy(self.message_type.as_deref())
+        lossy(self.message_type())
+    }
+}
+
+impl HeaderSpans {
+    /// The places of the fields `scan` found; `scan` must have read `payload`.
+    fn of(payload: &[u8], scan: &hl7::Scan<'_>) -> HeaderSpans {
+        let Some(msh) = &scan.msh else {
+            return HeaderSpans::default();
+        };
+        let base = payload.as_ptr() as usize;
+        let span = |f: Option<&[u8]>| {
+            let f = f?;
+            let start = (f.as_ptr() as usize).checked_sub(base)?;
+            let end = start + f.len();
+            (end <= payload.len()).then_some(Span { start, end })
+        };
+        HeaderSpans {
+            control_id: span(msh.control_id()),
+            message_type: span(msh.message_type()),
+            msh7: span(msh.date_time()),
+            msh3: span(msh.field(3)),
+            msh4: span(msh.field(4)),
+        }
     }
 }
 

@@ -199,7 +199,7 @@ impl LedgerSink {
     }
 
     async fn commit_one(&self, message: &Inbound) -> SinkResult {
-        let id = message.control_id.as_deref();
+        let id = message.control_id();
         match self.ledger.claim(id) {
             Claim::Duplicate => SinkResult::committed(),
             Claim::Busy => SinkResult::failed("the same control ID is being committed"),

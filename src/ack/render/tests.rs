@@ -65,7 +65,7 @@ proptest! {
         let scan = crate::hl7::scan(&inbound);
         let dirty = b"left over from the last ACK".to_vec();
         prop_assert_eq!(
-            super::super::answer(&scan, disposition, damaged, &ctx, dirty.clone()),
+            super::super::answer(&scan, disposition, damaged, &ctx, dirty.clone(), None),
             super::super::build_ack(&inbound, disposition, damaged, &ctx)
         );
         prop_assert_eq!(

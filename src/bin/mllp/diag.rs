@@ -1,12 +1,16 @@
 //! Diagnostics on stderr: human lines or one JSON object per line, never payload bytes. Every
 //! stderr write of the binary goes through here, so `--log-format json` holds for all of them.
+//! The events are typed in `mllp::output` (`say`); listen's and stdout's still name theirs
+//! (`event`, `emit`) with JSON fields.
 
 pub mod fatal;
 
 pub use fatal::Fatal;
 
 use crate::cli::{ColorChoice, GlobalArgs, LogFormat};
-use serde_json::{Map, Value};
+use mllp::output::diag::Diagnostic;
+use serde::Serialize;
+use serde_json::Value;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -30,11 +34,7 @@ pub fn set_format(format: LogFormat) {
         // A bug report is a stderr line too.
         std::panic::set_hook(Box::new(|info| {
             let message = info.to_string();
-            emit(
-                "panic",
-                String::new,
-                serde_json::json!({ "message": message }),
-            );
+            say(String::new, &Diagnostic::Panic { message: &message });
         }));
     }
     JSON.store(json, Ordering::Relaxed);
@@ -42,7 +42,12 @@ pub fn set_format(format: LogFormat) {
 
 /// One event in the process-wide format, for writers that hold no `Diag`.
 pub fn emit(event: &str, human: impl FnOnce() -> String, fields: Value) {
-    write_line(&render(json(), event, human, fields));
+    write_line(&render(json(), human, &named(event, fields)));
+}
+
+/// One typed event (it carries its own `event` name) in the process-wide format.
+pub fn say(human: impl FnOnce() -> String, event: &impl Serialize) {
+    write_line(&render(json(), human, event));
 }
 
 /// Write one prepared line (from [`Diag::line`]) whole.
@@ -51,21 +56,23 @@ pub fn write_line(line: &str) {
     let _ = writeln!(err, "{line}");
 }
 
-/// `fields` plus `event`, as one line; or the human text.
-fn render(json: bool, event: &str, human: impl FnOnce() -> String, fields: Value) -> String {
-    if !json {
-        return human();
+/// The JSON line of `event`, or the human text.
+fn render(json: bool, human: impl FnOnce() -> String, event: &impl Serialize) -> String {
+    if json {
+        mllp::output::line(event)
+    } else {
+        human()
     }
-    let mut ordered = Map::new();
-    ordered.insert("event".into(), Value::String(event.into()));
-    if let Value::Object(map) = fields {
-        for (k, v) in map {
-            if k != "event" {
-                ordered.insert(k, v);
-            }
-        }
-    }
-    Value::Object(ordered).to_string()
+}
+
+/// `fields` under the name `event`, for events not typed in `mllp::output`.
+fn named(event: &str, fields: Value) -> Value {
+    let mut fields = match fields {
+        Value::Object(map) => map,
+        _ => Default::default(),
+    };
+    fields.insert("event".into(), Value::String(event.into()));
+    Value::Object(fields)
 }
 
 #[derive(Debug, Clone)]
@@ -109,7 +116,17 @@ impl Diag {
 
     /// The text of one event without its newline, for callers that batch their writes.
     pub fn line(&self, event: &str, human: impl FnOnce() -> String, fields: Value) -> String {
-        render(self.json(), event, human, fields)
+        render(self.json(), human, &named(event, fields))
+    }
+
+    /// A typed event (it carries its own `event` name), written whole.
+    pub fn say(&self, human: impl FnOnce() -> String, event: &impl Serialize) {
+        write_line(&self.said(human, event));
+    }
+
+    /// The text of a typed event without its newline, for callers that batch their writes.
+    pub fn said(&self, human: impl FnOnce() -> String, event: &impl Serialize) -> String {
+        render(self.json(), human, event)
     }
 
     /// A security warning is shown even under `--quiet`.
@@ -119,10 +136,12 @@ impl Diag {
 
     /// The text of a security warning, for callers that write around a progress display.
     pub fn security_warning_line(&self, code: &str, text: &str) -> String {
-        self.line(
-            "security_warning",
+        self.said(
             || format!("{} {code}: {text}", self.paint("warning:", "1;33")),
-            serde_json::json!({ "code": code, "message": text }),
+            &Diagnostic::SecurityWarning {
+                code,
+                message: text,
+            },
         )
     }
 

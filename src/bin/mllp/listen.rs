@@ -46,14 +46,11 @@ async fn serve(
     let listener = match bound.await {
         Ok(listener) => listener,
         Err(e @ BindError::Wildcard { .. }) => {
-            let refused = Fatal::new(Exit::Usage, &e).field("code", "MLLP_BIND_ALL_INTERFACES");
+            let refused = Fatal::new(Exit::Usage, &e).code("MLLP_BIND_ALL_INTERFACES");
             return Ok(refused.report());
         }
         Err(e) => {
-            let cause = e.cause().map(|c| c.as_str());
-            return Ok(Fatal::new(Exit::Permanent, &e)
-                .field("cause", cause)
-                .report());
+            return Ok(Fatal::new(Exit::Permanent, &e).cause(e.cause()).report());
         }
     };
     let metrics = match args.metrics {
@@ -62,8 +59,7 @@ async fn serve(
             match mllp::prometheus::bind(addr, buckets, args.allow_wildcard) {
                 Ok(bound) => Some(bound),
                 Err(e @ MetricsError::WildcardRefused(_)) => {
-                    let refused =
-                        Fatal::new(Exit::Usage, &e).field("code", "MLLP_BIND_ALL_INTERFACES");
+                    let refused = Fatal::new(Exit::Usage, &e).code("MLLP_BIND_ALL_INTERFACES");
                     return Ok(refused.report());
                 }
                 Err(e) => return Ok(Fatal::new(Exit::Permanent, &e).report()),

@@ -2,7 +2,6 @@
 //! metrics follow its updates, and the report is written, printed and judged into an exit code.
 
 mod args;
-mod metrics;
 mod summary;
 mod view;
 
@@ -11,6 +10,7 @@ use crate::exit::{self, Exit, Observed};
 use anyhow::Context;
 pub use args::SoakArgs;
 use mllp::client::ClientEvent;
+use mllp::output::soak::SoakEvent;
 use mllp::soak::{SoakOutcome, SoakPlan, SoakReport, SoakRun, SoakUpdate, StoppedBy};
 
 pub fn run(args: SoakArgs, diag: &Diag) -> anyhow::Result<Exit> {
@@ -62,7 +62,7 @@ async fn watch(
     });
     while let Some(update) = run.next_update().await {
         if args.metrics.is_some() {
-            metrics::record(&update);
+            mllp::prometheus::soak::record(&update);
         }
         match update {
             SoakUpdate::Sample(sample) => view.draw(&sample),
@@ -71,10 +71,11 @@ async fn watch(
                 ClientEvent::SecurityWarning(code) => view.security_warning(code.as_str()),
                 _ => {}
             },
-            SoakUpdate::Stopping(StoppedBy::Interrupt) if !diag.quiet => diag.event(
-                "interrupted",
+            SoakUpdate::Stopping(StoppedBy::Interrupt) if !diag.quiet => diag.say(
                 || "mllp: interrupted: draining, then reporting".into(),
-                serde_json::json!({ "message": "draining, then reporting" }),
+                &SoakEvent::Interrupted {
+                    message: "draining, then reporting",
+                },
             ),
             _ => {}
         }

@@ -66,6 +66,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 message.damaged,
                 ctx,
                 std::mem::take(&mut self.ack_buf),
+                Some(&mut self.template),
             )
         };
         let Some(built) = built else {

@@ -123,15 +123,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 Disposition::CommitFailed => s.commit_failed += 1,
                 Disposition::Rejected => s.rejected += 1,
             }
-            self.note(ServerEvent::Message {
-                connection: self.id,
-                bytes: message.payload.len(),
-                ack_code,
-                duplicate,
-                commit_ms: if committing { commit_ms } else { 0.0 },
-                control_id: message.control_id.clone(),
-                message_type: message.message_type.clone(),
-            });
+            if self.shared.events.per_message() {
+                self.note(ServerEvent::Message {
+                    connection: self.id,
+                    bytes: message.payload.len(),
+                    ack_code,
+                    duplicate,
+                    commit_ms: if committing { commit_ms } else { 0.0 },
+                    control_id: message.control_id_bytes(),
+                    message_type: message.message_type_bytes(),
+                });
+            }
         }
         self.send_events().await;
         if let Some(end) = self.flush(shutdown).await {

@@ -61,11 +61,11 @@ impl ExecSink {
             .env("MLLP_PEER", &*message.peer)
             .env(
                 "MLLP_CONTROL_ID",
-                std::ffi::OsStr::from_bytes(message.control_id.as_deref().unwrap_or_default()),
+                std::ffi::OsStr::from_bytes(message.control_id().unwrap_or_default()),
             )
             .env(
                 "MLLP_MESSAGE_TYPE",
-                std::ffi::OsStr::from_bytes(message.message_type.as_deref().unwrap_or_default()),
+                std::ffi::OsStr::from_bytes(message.message_type().unwrap_or_default()),
             )
             .stdin(Stdio::piped())
             .process_group(0)

@@ -82,7 +82,7 @@ pub struct SqliteSink {
 
 /// Text when the bytes are UTF-8 (what a user queries), else a blob (exact, never merged with
 /// another value by a lossy conversion).
-fn value(bytes: Option<&bytes::Bytes>) -> Option<Value> {
+fn value(bytes: Option<&[u8]>) -> Option<Value> {
     bytes.map(|b| match std::str::from_utf8(b) {
         Ok(text) => Value::Text(text.to_string()),
         Err(_) => Value::Blob(b.to_vec()),
@@ -151,11 +151,11 @@ impl SqliteSink {
         Row {
             received_at: Utc::from_system(m.received_at).rfc3339(),
             peer: m.peer.to_string(),
-            msh3: value(m.msh3.as_ref()),
-            msh4: value(m.msh4.as_ref()),
-            control_id: value(m.control_id.as_ref()),
-            msh7: value(m.msh7.as_ref()),
-            message_type: value(m.message_type.as_ref()),
+            msh3: value(m.msh3()),
+            msh4: value(m.msh4()),
+            control_id: value(m.control_id()),
+            msh7: value(m.msh7()),
+            message_type: value(m.message_type()),
             payload: m.payload.clone(),
             dedupe: self.dedupe && m.dedupe_key().is_some(),
         }
@@ -188,7 +188,7 @@ fn add_senders(db: &mut Connection) -> rusqlite::Result<()> {
                 bytes::Bytes::from(payload),
                 false,
             );
-            let (msh3, msh4) = (value(message.msh3.as_ref()), value(message.msh4.as_ref()));
+            let (msh3, msh4) = (value(message.msh3()), value(message.msh4()));
             update.execute(params![msh3, msh4, id])?;
         }
     }

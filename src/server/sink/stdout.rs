@@ -168,8 +168,8 @@ impl<'a> JsonRecord<'a> {
             peer: &m.peer,
             connection: m.connection,
             seq: m.seq,
-            control_id: m.control_id.as_ref().map(|_| m.control_id_lossy()),
-            message_type: m.message_type.as_ref().map(|_| m.message_type_lossy()),
+            control_id: m.control_id().map(|_| m.control_id_lossy()),
+            message_type: m.message_type().map(|_| m.message_type_lossy()),
             bytes: m.payload.len(),
             payload: text,
             payload_base64: match text {

@@ -4,7 +4,8 @@
 //! itself asks for JSON.
 
 use crate::exit::Exit;
-use serde_json::{Map, Value};
+use mllp::cause::Cause;
+use mllp::output::diag::Diagnostic;
 use std::fmt::Display;
 use std::process::ExitCode;
 
@@ -12,7 +13,8 @@ use std::process::ExitCode;
 pub struct Fatal {
     exit: Exit,
     message: String,
-    fields: Map<String, Value>,
+    cause: Option<Cause>,
+    code: Option<&'static str>,
     /// A second human line (`nothing was sent`); the exit code says it to machines.
     then: Option<&'static str>,
 }
@@ -22,18 +24,21 @@ impl Fatal {
         Fatal {
             exit,
             message: message.to_string(),
-            fields: Map::new(),
+            cause: None,
+            code: None,
             then: None,
         }
     }
 
-    /// A stable field for machines: `cause` (the stable cause names) or `code` (warning codes).
-    /// `None` adds nothing.
-    pub fn field(mut self, name: &str, value: impl Into<Value>) -> Fatal {
-        let value = value.into();
-        if !value.is_null() {
-            self.fields.insert(name.into(), value);
-        }
+    /// The stable cause, for machines, where one names the failure.
+    pub fn cause(mut self, cause: Option<Cause>) -> Fatal {
+        self.cause = cause;
+        self
+    }
+
+    /// The stable warning code, for machines.
+    pub fn code(mut self, code: &'static str) -> Fatal {
+        self.code = Some(code);
         self
     }
 
@@ -47,16 +52,22 @@ impl Fatal {
         let Fatal {
             exit,
             message,
-            mut fields,
+            cause,
+            code,
             then,
         } = self;
         let human = || match then {
             Some(then) => format!("mllp: error: {message}\n{then}"),
             None => format!("mllp: error: {message}"),
         };
-        fields.insert("message".into(), Value::String(message.clone()));
-        fields.insert("exit_code".into(), exit.code().into());
-        super::emit("error", human, Value::Object(fields));
+        let event = Diagnostic::Error {
+            message: &message,
+            exit_code: exit.code().into(),
+            cause,
+            code,
+            kind: None,
+        };
+        super::say(human, &event);
         exit
     }
 }
@@ -76,15 +87,15 @@ pub fn parse_error(err: clap::Error) -> ExitCode {
         }
         _ => first_paragraph(&err.render().to_string()),
     };
-    super::emit(
-        "error",
-        || message.clone(),
-        serde_json::json!({
-            "message": message,
-            "exit_code": err.exit_code(),
-            "kind": kebab(&format!("{kind:?}")),
-        }),
-    );
+    let kind = kebab(&format!("{kind:?}"));
+    let event = Diagnostic::Error {
+        message: &message,
+        exit_code: err.exit_code(),
+        cause: None,
+        code: None,
+        kind: Some(&kind),
+    };
+    super::say(|| message.clone(), &event);
     ExitCode::from(err.exit_code().clamp(0, 255) as u8)
 }
 

@@ -3,9 +3,9 @@
 //! per-message field shown).
 
 use crate::exit::Exit;
+use mllp::output::probe::ProbeRecord;
 use mllp::probe::stats::StatsSummary;
-use mllp::probe::{Detail, PhaseReport, ProbeReport, TlsDetail, VerdictClass};
-use serde_json::{json, Value};
+use mllp::probe::{Detail, PhaseReport, ProbeReport, TlsDetail};
 use std::fmt::Write;
 
 fn ms(value: f64) -> String {
@@ -180,45 +180,9 @@ pub fn stats_table(target: &str, summary: &StatsSummary) -> String {
 
 /// One probe as JSON (`probe --json`), with `seq` when repeated.
 pub fn json(report: &ProbeReport, seq: Option<u32>) -> String {
-    let mut value = serde_json::to_value(report).unwrap_or(Value::Null);
-    if let Value::Object(map) = &mut value {
-        map.insert("type".into(), json!("probe"));
-        if let Some(seq) = seq {
-            map.insert("seq".into(), json!(seq));
-        }
-        let class = report.verdict.class;
-        map.insert(
-            "ok".into(),
-            json!(class == VerdictClass::Ok && !report.negative),
-        );
-        if let Some(Value::Array(phases)) = map.get_mut("phases") {
-            fold_banner(phases);
-        }
-    }
-    value.to_string()
-}
-
-/// The public phase names are resolve, connect, tls, send and ack: the banner wait is
-/// reported inside the phase it follows (connect, or tls), as an object `banner` with its own
-/// `ok`, `ms` and findings.
-fn fold_banner(phases: &mut Vec<Value>) {
-    let Some(at) = phases.iter().position(|p| p["name"] == "banner") else {
-        return;
-    };
-    let mut banner = phases.remove(at);
-    if let Value::Object(fields) = &mut banner {
-        fields.remove("name");
-    }
-    if let Some(Value::Object(before)) = at.checked_sub(1).and_then(|i| phases.get_mut(i)) {
-        before.insert("banner".into(), banner);
-    }
+    mllp::output::line(&ProbeRecord::probe(report, seq))
 }
 
 pub fn json_summary(summary: &StatsSummary, exit: Exit) -> String {
-    let mut value = serde_json::to_value(summary).unwrap_or(Value::Null);
-    if let Value::Object(map) = &mut value {
-        map.insert("type".into(), json!("summary"));
-        map.insert("exit_code".into(), json!(exit.code()));
-    }
-    value.to_string()
+    mllp::output::line(&ProbeRecord::summary(summary, exit))
 }

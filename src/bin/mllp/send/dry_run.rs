@@ -5,7 +5,7 @@ use super::SendArgs;
 use crate::diag::{count, Fatal};
 use crate::exit::Exit;
 use mllp::input::InputSet;
-use serde_json::json;
+use mllp::output::send::{DryRunMessage, DryRunRecord};
 
 /// List what would be sent, on stdout; 0 when all of it could be, 2 when reading failed.
 pub fn list(mut set: InputSet, args: &SendArgs, width: usize) -> anyhow::Result<Exit> {
@@ -19,31 +19,18 @@ pub fn list(mut set: InputSet, args: &SendArgs, width: usize) -> anyhow::Result<
                     .report())
             }
         };
-        let scan = mllp::hl7::scan(&message.payload);
-        let field = |f: Option<&[u8]>| {
-            f.filter(|v| !v.is_empty())
-                .map(|v| String::from_utf8_lossy(v).into_owned())
-        };
-        let control_id = field(scan.msh.as_ref().and_then(|m| m.control_id()));
-        let message_type = field(scan.msh.as_ref().and_then(|m| m.message_type()));
-        let label = format!("{}#{}", message.source, message.index);
-        let size = message.payload.len() as u64;
+        let listed = DryRunMessage::new(&message);
         messages += 1;
-        bytes += size;
+        bytes += listed.bytes;
         let line = if args.json {
-            json!({
-                "type": "message",
-                "source": label,
-                "control_id": control_id,
-                "message_type": message_type,
-                "bytes": size,
-            })
-            .to_string()
+            mllp::output::line(&DryRunRecord::Message(listed))
         } else {
             format!(
-                "{label:<width$}  {:<12}  {:<12}  {size:>7} bytes",
-                control_id.as_deref().unwrap_or("-"),
-                message_type.as_deref().unwrap_or("-"),
+                "{:<width$}  {:<12}  {:<12}  {:>7} bytes",
+                listed.source,
+                listed.control_id.as_deref().unwrap_or("-"),
+                listed.message_type.as_deref().unwrap_or("-"),
+                listed.bytes,
             )
         };
         if crate::stdout::line(line).is_err() {
@@ -51,14 +38,7 @@ pub fn list(mut set: InputSet, args: &SendArgs, width: usize) -> anyhow::Result<
         }
     }
     let summary = if args.json {
-        json!({
-            "type": "summary",
-            "dry_run": true,
-            "messages": messages,
-            "bytes": bytes,
-            "exit_code": Exit::Success.code(),
-        })
-        .to_string()
+        mllp::output::line(&DryRunRecord::summary(messages, bytes))
     } else {
         format!(
             "{}, {}: would be sent; nothing was sent (--dry-run)",

@@ -9,7 +9,7 @@ use crate::diag::Diag;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use mllp::cause::Class;
 use mllp::client::{ClientEvent, Fate, Reason, State};
-use serde_json::json;
+use mllp::output::send::SendEvent;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -84,9 +84,9 @@ impl Live {
     }
 
     /// `-v`: a step as it happens, `* connecting to ...` style.
-    fn step(&self, event: &str, human: impl FnOnce() -> String, fields: serde_json::Value) {
+    fn step(&self, human: impl FnOnce() -> String, event: &SendEvent) {
         if self.diag.verbose > 0 {
-            self.note(event, human, fields);
+            self.note(human, event);
         }
     }
 
@@ -94,9 +94,8 @@ impl Live {
     pub fn start(&self) {
         let endpoint = &self.endpoint;
         self.step(
-            "connecting",
             || format!("* connecting to {endpoint}"),
-            json!({ "endpoint": endpoint }),
+            &SendEvent::Connecting { endpoint },
         );
     }
 
@@ -110,13 +109,16 @@ impl Live {
         let control_id = control_id.as_deref();
         let latency_ms = fate.latency().map(|d| d.as_secs_f64() * 1000.0);
         self.note(
-            "ack",
             || {
                 let id = control_id.unwrap_or("-");
                 let latency = latency_ms.map_or_else(String::new, |ms| format!("  {ms:.1}ms"));
                 format!("< {code}  MSH-10 {id}{latency}")
             },
-            json!({ "control_id": control_id, "ack_code": code.as_str(), "latency_ms": latency_ms }),
+            &SendEvent::Ack {
+                control_id,
+                ack_code: code,
+                latency_ms,
+            },
         );
     }
 
@@ -130,9 +132,8 @@ impl Live {
                 let recovered = self.said_failure.swap(false, Ordering::Relaxed);
                 if self.diag.verbose > 0 || (recovered && !self.diag.quiet) {
                     self.note(
-                        "connected",
                         || format!("* connected to {endpoint}"),
-                        json!({ "endpoint": endpoint }),
+                        &SendEvent::Connected { endpoint },
                     );
                 }
             }
@@ -153,40 +154,32 @@ impl Live {
                 } else {
                     format!("cannot connect to {endpoint}")
                 };
-                let fields = json!({
-                    "endpoint": endpoint,
-                    "cause": cause.as_str(),
-                    "class": class.as_str(),
-                    "connected_before": was_up,
-                });
+                let event = SendEvent::LinkFailure {
+                    endpoint,
+                    cause: *cause,
+                    class: *class,
+                    connected_before: was_up,
+                };
                 if self.diag.verbose > 0 {
-                    self.note(
-                        "link_failure",
-                        || format!("* {what}: {cause} ({class})"),
-                        fields,
-                    );
+                    self.note(|| format!("* {what}: {cause} ({class})"), &event);
                 } else if first && !self.diag.quiet && !self.events {
-                    self.note(
-                        "link_failure",
-                        || format!("mllp: {what}: {cause}; {next}"),
-                        fields,
-                    );
+                    self.note(|| format!("mllp: {what}: {cause}; {next}"), &event);
                 }
             }
             ClientEvent::Reconnecting { attempt, delay } => {
-                let delay_ms = delay.as_millis() as u64;
                 self.step(
-                    "reconnecting",
                     || format!("* retrying in {delay:.0?} (attempt {attempt})"),
-                    json!({ "attempt": attempt, "delay_ms": delay_ms }),
+                    &SendEvent::client(event),
                 );
             }
             ClientEvent::Written { control_id, bytes } => {
                 let id = control_id.as_deref();
                 self.step(
-                    "written",
                     || format!("> MSH-10 {}  {bytes} bytes", id.unwrap_or("-")),
-                    json!({ "control_id": id, "bytes": bytes }),
+                    &SendEvent::Written {
+                        control_id: id,
+                        bytes: *bytes,
+                    },
                 );
             }
             _ => {}
@@ -216,9 +209,9 @@ impl Live {
         }
     }
 
-    /// A run event: `human` for people, `fields` under `event` with `--log-format json`.
-    pub fn note(&self, event: &str, human: impl FnOnce() -> String, fields: serde_json::Value) {
-        self.line(&self.diag.line(event, human, fields));
+    /// A run event: `human` for people, the event's JSON with `--log-format json`.
+    pub fn note(&self, human: impl FnOnce() -> String, event: &SendEvent) {
+        self.line(&self.diag.said(human, event));
     }
 
     /// A client event: security warnings always, protocol warnings unless `--quiet` (a
@@ -241,32 +234,17 @@ impl Live {
                 return
             }
             _ if !(events || !diag.quiet && matches!(event, ClientEvent::Warning(_))) => return,
-            ClientEvent::StateChange(t) => diag.line(
-                "state_change",
-                || format!("state {} -> {} ({})", t.from, t.to, t.reason),
-                json!({ "from": t.from, "to": t.to, "reason": t.reason.to_string() }),
-            ),
-            ClientEvent::Reconnecting { attempt, delay } => diag.line(
-                "reconnecting",
-                || {
-                    let delay = mllp::duration::Rounded(*delay);
-                    format!("reconnecting: attempt {attempt} in {delay}")
-                },
-                json!({ "attempt": attempt, "delay_ms": delay.as_millis() as u64 }),
-            ),
-            ClientEvent::Error { cause, class } => diag.line(
-                "link_error",
-                || format!("link error: {cause} ({class}): {}", cause.hint()),
-                json!({ "cause": cause.as_str(), "class": class.as_str() }),
-            ),
-            ClientEvent::Warning(w) => diag.line(
-                "warning",
-                || format!("warning {w}"),
-                json!({ "code": w.code.as_str(), "byte_offset": w.byte_offset }),
-            ),
-            other => diag.line("client_event", || other.to_string(), json!({})),
+            ClientEvent::StateChange(t) => format!("state {} -> {} ({})", t.from, t.to, t.reason),
+            ClientEvent::Reconnecting { attempt, delay } => {
+                let delay = mllp::duration::Rounded(*delay);
+                format!("reconnecting: attempt {attempt} in {delay}")
+            }
+            ClientEvent::Error { cause, class } => {
+                format!("link error: {cause} ({class}): {}", cause.hint())
+            }
+            other => other.to_string(),
         };
-        self.line(&line);
+        self.note(|| line, &SendEvent::client(event));
     }
 
     /// The bar, for writers that must not tear it (stdout on the same terminal).

@@ -6,9 +6,10 @@ use super::SendArgs;
 use crate::diag::Diag;
 use crate::stdout::Out;
 use indicatif::ProgressBar;
+use mllp::cause::Cause;
 use mllp::client::{Fate, Population};
 use mllp::delivery::Item;
-use serde_json::Value;
+use mllp::output::send::{MessageRecord, SendSummary, SummaryRecord};
 use std::io::{BufWriter, Write};
 
 pub struct Output {
@@ -29,19 +30,6 @@ pub struct Output {
 
 /// Buffered bytes past which lines are written out before the next, with the bar cleared.
 const FLUSH_AT: usize = 48 * 1024;
-
-/// What one message's record says, whatever the format.
-struct Record<'a> {
-    label: String,
-    control_id: Option<String>,
-    fate: &'a Fate,
-    cause: Option<&'a str>,
-    /// The client's own reason when `cause` is the contract cause it folds into.
-    cause_detail: Option<&'a str>,
-    /// MSA-3 and ERR-3 of a negative or committed-only ACK.
-    text: Option<String>,
-    error_code: Option<String>,
-}
 
 impl Output {
     pub fn new(args: &SendArgs, diag: &Diag, label_width: usize) -> Output {
@@ -67,8 +55,8 @@ impl Output {
         self.json
     }
 
-    /// One message's final outcome. `cause` overrides the fate's own cause name.
-    pub fn message(&mut self, item: &Item, fate: &Fate, cause: Option<&str>) {
+    /// One message's final outcome. `cause` overrides the fate's own cause.
+    pub fn message(&mut self, item: &Item, fate: &Fate, cause: Option<Cause>) {
         if self.quiet {
             return;
         }
@@ -76,28 +64,10 @@ impl Output {
         if self.out.buffer().len() > FLUSH_AT {
             self.flush();
         }
-        let ack = fate.ack().and_then(|a| mllp::hl7::scan_ack(a.bytes()));
-        let shows_text = !matches!(fate.population(), Population::Accepted);
-        let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-        let record = Record {
-            label: item.label(),
-            control_id: item.control_id(),
-            fate,
-            cause: cause.or(fate.contract_cause()),
-            cause_detail: fate.cause_detail().filter(|_| cause.is_none()),
-            text: ack
-                .as_ref()
-                .and_then(|a| a.text)
-                .filter(|_| shows_text)
-                .map(lossy),
-            error_code: ack
-                .as_ref()
-                .and_then(|a| a.error_code)
-                .filter(|_| shows_text)
-                .map(lossy),
-        };
+        let record = MessageRecord::new(item, fate, cause, self.print_ack && self.json);
         let _ = if self.json {
-            self.json_record(item, &record)
+            // Straight into the buffer: no map is built per message.
+            record.write_line(&mut self.out)
         } else {
             self.human_line(&record)
         };
@@ -105,60 +75,31 @@ impl Output {
             if let Some(ack) = fate.ack() {
                 for segment in ack.bytes().split(|&b| b == b'\r' || b == b'\n') {
                     if !segment.is_empty() {
-                        let _ = writeln!(self.out, "    {}", lossy(segment));
+                        let _ = writeln!(self.out, "    {}", String::from_utf8_lossy(segment));
                     }
                 }
             }
         }
     }
 
-    /// The record as one JSON line, written straight into the buffer: keys in the sorted order a
-    /// JSON object of them is printed in, strings and numbers through serde_json's own writers,
-    /// with no map built per message.
-    fn json_record(&mut self, item: &Item, r: &Record<'_>) -> std::io::Result<()> {
-        let out = &mut self.out;
-        out.write_all(b"{")?;
-        if self.print_ack {
-            let ack = r.fate.ack().map(|a| String::from_utf8_lossy(a.bytes()));
-            json_field(out, b"\"ack\":", &ack)?;
-            out.write_all(b",")?;
-        }
-        json_field(
-            out,
-            b"\"ack_code\":",
-            &r.fate.ack_code().map(|c| c.as_str()),
-        )?;
-        json_field(out, b",\"ack_text\":", &r.text)?;
-        json_field(out, b",\"attempts\":", &(item.resends + item.rewrites + 1))?;
-        json_field(out, b",\"bytes\":", &item.payload.len())?;
-        json_field(out, b",\"cause\":", &r.cause)?;
-        json_field(out, b",\"cause_detail\":", &r.cause_detail)?;
-        json_field(out, b",\"control_id\":", &r.control_id)?;
-        json_field(out, b",\"error_code\":", &r.error_code)?;
-        json_field(out, b",\"latency_ms\":", &r.fate.latency().map(ms))?;
-        json_field(out, b",\"outcome\":", &r.fate.population().as_str())?;
-        json_field(out, b",\"source\":", &r.label)?;
-        out.write_all(b",\"type\":\"message\"}\n")
-    }
-
     /// The aligned line, built in a buffer kept from one message to the next.
-    fn human_line(&mut self, r: &Record<'_>) -> std::io::Result<()> {
+    fn human_line(&mut self, r: &MessageRecord<'_>) -> std::io::Result<()> {
         use std::fmt::Write as _;
         let id = r.control_id.as_deref().unwrap_or("-");
         self.id_width = self.id_width.max(id.len().min(40));
-        let code = r.fate.ack_code().map_or("--", |c| c.as_str());
+        let code = r.ack_code.map_or("--", |c| c.as_str());
         let line = &mut self.line;
         line.clear();
         let _ = write!(
             line,
             "{:<lw$}  {:<iw$}  ",
-            r.label,
+            r.source,
             id,
             lw = self.label_width,
             iw = self.id_width
         );
         if self.color {
-            let sgr = match r.fate.population() {
+            let sgr = match r.outcome {
                 Population::Accepted => "32",
                 Population::Negative => "31",
                 _ => "33",
@@ -170,25 +111,24 @@ impl Output {
         line.push_str("  ");
         // The latency right-aligned in 8 columns, written in place.
         let start = line.len();
-        let _ = match r.fate.latency() {
-            Some(d) => write!(line, "{:.1}ms", ms(d)),
+        let _ = match r.latency_ms {
+            Some(ms) => write!(line, "{ms:.1}ms"),
             None => write!(line, "-"),
         };
         let width = line.len() - start;
         if width < 8 {
             line.insert_str(start, &"        "[width..]);
         }
-        let population = r.fate.population();
-        if population != Population::Accepted {
+        if r.outcome != Population::Accepted {
             line.push_str("  ");
-            line.push_str(population.as_str());
+            line.push_str(r.outcome.as_str());
             let _ = match (r.cause, r.cause_detail) {
                 (Some(cause), Some(detail)) => write!(line, " ({cause}: {detail})"),
                 (Some(cause), None) => write!(line, " ({cause})"),
                 _ => Ok(()),
             };
         }
-        if let Some(text) = &r.text {
+        if let Some(text) = &r.ack_text {
             let _ = write!(line, ": {text}");
         }
         if let Some(code) = &r.error_code {
@@ -211,22 +151,9 @@ impl Output {
     }
 
     /// The summary record (`--json`, on stdout, also under `--quiet`).
-    pub fn summary_record(&mut self, value: &Value) {
-        let _ = writeln!(self.out, "{value}");
+    pub fn summary_record(&mut self, summary: &SendSummary) {
+        let record = mllp::output::line(&SummaryRecord { summary });
+        let _ = writeln!(self.out, "{record}");
         self.flush();
     }
-}
-
-/// `key` (`"name":`, with the comma before it when one is due), then the value as JSON.
-fn json_field(
-    out: &mut impl Write,
-    key: &[u8],
-    value: &impl serde::Serialize,
-) -> std::io::Result<()> {
-    out.write_all(key)?;
-    serde_json::to_writer(&mut *out, value).map_err(std::io::Error::other)
-}
-
-fn ms(d: std::time::Duration) -> f64 {
-    (d.as_secs_f64() * 10_000.0).round() / 10.0
 }

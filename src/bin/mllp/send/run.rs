@@ -8,10 +8,9 @@ use super::signals::Signals;
 use super::summary;
 use crate::diag::count;
 use crate::exit::Exit;
-use mllp::cause::Cause;
 use mllp::client::Client;
 use mllp::delivery::{Input, Run, RunEvent, RunNote, RunOptions, RunSummary};
-use serde_json::json;
+use mllp::output::send::{SendEvent, SendSummary};
 
 pub async fn run(
     client: Client,
@@ -35,8 +34,7 @@ pub async fn run(
         match event {
             RunEvent::Outcome(outcome) => {
                 live.answered(|| outcome.item.control_id(), &outcome.fate);
-                let cause = outcome.cause.map(Cause::as_str);
-                output.message(&outcome.item, &outcome.fate, cause);
+                output.message(&outcome.item, &outcome.fate, outcome.cause);
                 // A stats snapshot computes latency quantiles: take one only when the bar shows it.
                 live.settled(|| {
                     run.stats().map_or((0, 0), |stats| {
@@ -68,37 +66,21 @@ pub async fn run(
 
 /// A note about the run, on stderr.
 fn say(live: &Live, note: RunNote) {
-    match note {
-        RunNote::InputError(error) => live.note(
-            "input_error",
-            || format!("mllp: error: {error}; no more messages are read"),
-            json!({ "message": error.to_string() }),
-        ),
-        RunNote::TimedOut => live.note(
-            "run_timeout",
-            || "mllp: --timeout ran out: nothing more is sent; the rest is reported".into(),
-            json!({}),
-        ),
-        RunNote::Interrupted => live.note(
-            "interrupted",
-            || {
-                "interrupted: no more messages are read; draining (Ctrl-C again to stop at once)"
-                    .into()
-            },
-            json!({ "draining": true }),
-        ),
-        RunNote::GaveUp(failure) => live.note(
-            "gave_up",
-            || format!("mllp: {}: {}", failure.cause, failure.detail),
-            json!({ "cause": failure.cause.as_str(), "detail": failure.detail }),
-        ),
-        RunNote::FailedOutWrite { file, error } => live.note(
-            "failed_out_error",
-            || format!("mllp: warning: --failed-out: cannot write {file}: {error}"),
-            json!({ "file": file, "error": error.to_string() }),
-        ),
-        _ => {}
-    }
+    let human = || match &note {
+        RunNote::InputError(error) => format!("mllp: error: {error}; no more messages are read"),
+        RunNote::TimedOut => {
+            "mllp: --timeout ran out: nothing more is sent; the rest is reported".into()
+        }
+        RunNote::Interrupted => {
+            "interrupted: no more messages are read; draining (Ctrl-C again to stop at once)".into()
+        }
+        RunNote::GaveUp(failure) => format!("mllp: {}: {}", failure.cause, failure.detail),
+        RunNote::FailedOutWrite { file, error } => {
+            format!("mllp: warning: --failed-out: cannot write {file}: {error}")
+        }
+        other => format!("mllp: {other:?}"),
+    };
+    live.note(human, &SendEvent::note(&note));
 }
 
 /// Print the summary and decide the exit code; a count that does not close is a bug report.
@@ -110,7 +92,6 @@ fn finish(summary: &RunSummary, output: &mut Output, live: &Live) -> Exit {
     } = summary;
     if !totals.adds_up() {
         live.note(
-            "internal_error",
             || {
                 format!(
                     "mllp: internal error: {} read but {} counted; please report this",
@@ -118,17 +99,20 @@ fn finish(summary: &RunSummary, output: &mut Output, live: &Live) -> Exit {
                     count(totals.settled(), "outcome")
                 )
             },
-            json!({ "read": totals.read, "settled": totals.settled() }),
+            &SendEvent::InternalError {
+                read: totals.read,
+                settled: totals.settled(),
+            },
         );
     }
-    let exit = summary::decide(totals, *ending);
+    let exit = totals.exit(*ending);
+    let record = SendSummary::new(summary, exit);
     if output.json() {
-        output.summary_record(&summary::json_record(totals, *ending, *elapsed, exit));
+        output.summary_record(&record);
     } else {
         live.note(
-            "summary",
             || summary::human(totals, *elapsed, *ending),
-            summary::event_fields(totals, *ending, *elapsed, exit),
+            &SendEvent::Summary(&record),
         );
     }
     exit

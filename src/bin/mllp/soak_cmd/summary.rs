@@ -4,8 +4,8 @@
 use crate::diag::Diag;
 use crate::exit::Exit;
 use mllp::cause::{Cause, Class};
+use mllp::output::soak::SoakEvent;
 use mllp::soak::SoakReport;
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -96,18 +96,8 @@ pub fn report_event(diag: &Diag, r: &SoakReport, report_file: Option<&Path>, exi
     if !diag.json() && human.is_empty() {
         return;
     }
-    let mut fields = serde_json::to_value(r).unwrap_or(Value::Null);
-    if let Value::Object(map) = &mut fields {
-        map.remove("histogram");
-        map.remove("per_second");
-        map.insert("thresholds_ok".into(), r.thresholds_ok().into());
-        map.insert(
-            "report_file".into(),
-            report_file.map(|p| p.display().to_string()).into(),
-        );
-        map.insert("exit_code".into(), exit.code().into());
-    }
-    diag.event("report", || human, fields);
+    let report_file = report_file.map(|p| p.display().to_string());
+    diag.say(|| human, &SoakEvent::report(r, report_file, exit));
 }
 
 /// Missed thresholds and accounting problems, one per line; empty when there are none.

@@ -7,8 +7,8 @@ use super::args::{Live, SoakArgs};
 use crate::diag::Diag;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mllp::client::{State, Transition};
+use mllp::output::soak::SoakEvent;
 use mllp::soak::Sample;
-use serde_json::json;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -133,13 +133,12 @@ impl View {
             Mode::Plain(_) => {
                 let states = s.states();
                 let state_line = crate::diag::pack(&join(&states), width, "  ", "  ");
-                self.diag.event(
-                    "progress",
+                self.diag.say(
                     || {
                         block.extend(state_line);
                         block.join("\n")
                     },
-                    progress_fields(s, &states),
+                    &SoakEvent::progress(s),
                 );
             }
             Mode::Off => {}
@@ -153,13 +152,8 @@ impl View {
             return;
         }
         if self.diag.json() {
-            let fields = json!({
-                "connection": conn + 1,
-                "from": t.from,
-                "to": t.to,
-                "reason": t.reason.to_string(),
-            });
-            return self.diag.event("state_change", String::new, fields);
+            let event = SoakEvent::state_change(conn, t);
+            return self.diag.say(String::new, &event);
         }
         if let Mode::Plain(_) = self.mode {
             // The ordinary connect and reconnect cycle is counted in the periodic lines; a
@@ -175,11 +169,7 @@ impl View {
             if ordinary_cycle {
                 return;
             }
-            self.diag.event(
-                "state_change",
-                || format!("connection {}: {t}", conn + 1),
-                json!({}),
-            );
+            crate::diag::write_line(&format!("connection {}: {t}", conn + 1));
         }
     }
 
@@ -215,27 +205,4 @@ fn counts(label: &str, map: &BTreeMap<String, u64>) -> Vec<String> {
 
 fn join(states: &BTreeMap<&str, usize>) -> Vec<String> {
     states.iter().map(|(k, v)| format!("{k}={v}")).collect()
-}
-
-/// A `progress` event: the plain lines' figures, under the report's field names.
-fn progress_fields(s: &Sample, states: &BTreeMap<&str, usize>) -> serde_json::Value {
-    let t = &s.totals;
-    json!({
-        "elapsed_s": s.elapsed.as_secs_f64(),
-        "sent_per_s": s.sent_per_s,
-        "done_per_s": s.done_per_s,
-        "latency_ms": { "p50": s.latency.p50_ms, "p99": s.latency.p99_ms, "max": s.latency.max_ms },
-        "in_flight": s.in_flight,
-        "generated": t.generated,
-        "accepted": t.fates.accepted,
-        "negative": t.fates.negative,
-        "committed_only": t.fates.committed_only,
-        "unknown_fate": t.fates.unknown_fate,
-        "never_delivered": t.fates.never_delivered,
-        "refused": t.fates.refused,
-        "reconnects": t.reconnects,
-        "by_code": t.fates.by_code,
-        "errors_by_cause": t.errors_by_cause,
-        "states": states,
-    })
 }

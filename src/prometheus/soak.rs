@@ -1,8 +1,8 @@
-//! `soak --metrics`: the run's updates as Prometheus counters, a latency summary and the
-//! in-flight gauge.
+//! `soak --metrics`: a run's updates counted into the metrics recorder: outcomes, ACK codes,
+//! link state changes, reconnects and errors, a latency histogram and the in-flight gauge.
 
-use mllp::client::ClientEvent;
-use mllp::soak::{Done, SoakUpdate};
+use crate::client::ClientEvent;
+use crate::soak::{Done, SoakUpdate};
 
 /// Count one update.
 pub fn record(update: &SoakUpdate) {

@@ -1,0 +1,187 @@
+//! `probe --json` on stdout: one [`ProbeRecord::Probe`] per probe, and after repeated probes a
+//! [`ProbeRecord::Summary`] with the statistics and the exit code.
+
+use crate::exit::Exit;
+use crate::probe::stats::StatsSummary;
+use crate::probe::{Detail, PhaseName, PhaseReport, ProbeReport, Verdict};
+use serde::Serialize;
+
+/// One line of `probe --json`; `type` is `probe` or `summary`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ProbeRecord<'a> {
+    /// One probe.
+    Probe(ProbeResult<'a>),
+    /// After several probes (`--count`): their statistics.
+    Summary(ProbeSummary<'a>),
+}
+
+/// One probe.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeResult<'a> {
+    /// The probe's number (from 1), only with `--count` above 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u32>,
+    /// `host:port` as probed.
+    pub target: &'a str,
+    /// Whether TLS was used.
+    pub tls: bool,
+    /// The verdict is `ok` and the ACK (if any) was positive.
+    pub ok: bool,
+    /// `resolve`, `connect`, `tls`, `send`, `ack`, in order, as far as the probe got.
+    pub phases: Vec<Phase<'a>>,
+    /// `class` (`ok`, `transient`, `permanent`), `cause`, `hint`, `detail`, `ack_code`.
+    pub verdict: &'a Verdict,
+}
+
+/// One phase: `name`, `ok`, `ms`, `error` when it failed, the phase's own findings, and
+/// `banner` in the phase the banner wait followed.
+#[derive(Debug, Clone, Serialize)]
+pub struct Phase<'a> {
+    /// `name`, `ok`, `ms`, `error`, and the phase's findings ([`Detail`]).
+    #[serde(flatten)]
+    pub phase: &'a PhaseReport,
+    /// The banner wait after this phase (connect, or tls).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub banner: Option<Banner<'a>>,
+}
+
+/// The banner wait, inside the phase it followed.
+#[derive(Debug, Clone, Serialize)]
+pub struct Banner<'a> {
+    /// No unsolicited bytes came (or those that came were tolerated).
+    pub ok: bool,
+    /// How long it listened, in milliseconds.
+    #[serde(serialize_with = "super::microsecond_ms")]
+    pub ms: f64,
+    /// What went wrong, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<&'a str>,
+    /// `silent`, and `peer`: what the bytes looked like (HTTP, SSH, ...).
+    #[serde(flatten)]
+    pub detail: &'a Option<Detail>,
+}
+
+/// The statistics after repeated probes, and the exit code.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeSummary<'a> {
+    /// `probes`, `ok`, `failed`, `loss_percent`, and per phase name its `count`, `min`,
+    /// `median`, `p99` and `max` in milliseconds (`phases`).
+    #[serde(flatten)]
+    pub stats: &'a StatsSummary,
+    /// The code the command exits with.
+    pub exit_code: u8,
+}
+
+impl<'a> ProbeRecord<'a> {
+    /// One probe; `seq` when probes repeat.
+    pub fn probe(report: &'a ProbeReport, seq: Option<u32>) -> ProbeRecord<'a> {
+        let mut phases = Vec::with_capacity(report.phases.len());
+        for phase in &report.phases {
+            if phase.name != PhaseName::Banner {
+                phases.push(Phase {
+                    phase,
+                    banner: None,
+                });
+                continue;
+            }
+            let banner = Banner {
+                ok: phase.ok,
+                ms: phase.ms,
+                error: phase.error.as_deref(),
+                detail: &phase.detail,
+            };
+            if let Some(before) = phases.last_mut() {
+                before.banner = Some(banner);
+            }
+        }
+        ProbeRecord::Probe(ProbeResult {
+            seq,
+            target: &report.target,
+            tls: report.tls,
+            ok: report.ok(),
+            phases,
+            verdict: &report.verdict,
+        })
+    }
+
+    /// The statistics, and the exit code they come to.
+    pub fn summary(stats: &'a StatsSummary, exit: Exit) -> ProbeRecord<'a> {
+        ProbeRecord::Summary(ProbeSummary {
+            stats,
+            exit_code: exit.code(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cause::Cause;
+    use crate::output::line;
+    use crate::probe::stats::ProbeStats;
+    use crate::probe::VerdictClass;
+
+    fn phase(name: PhaseName, detail: Option<Detail>) -> PhaseReport {
+        PhaseReport {
+            name,
+            ok: true,
+            ms: 1.23456,
+            error: None,
+            detail,
+        }
+    }
+
+    #[test]
+    fn a_probe_folds_its_banner_into_the_phase_before() {
+        let report = ProbeReport {
+            target: "h:1".into(),
+            tls: false,
+            phases: vec![
+                phase(PhaseName::Connect, None),
+                phase(
+                    PhaseName::Banner,
+                    Some(Detail::Banner {
+                        silent: true,
+                        peer: None,
+                    }),
+                ),
+            ],
+            verdict: Verdict {
+                class: VerdictClass::Transient,
+                cause: Some(Cause::AckTimeout),
+                hint: "h".into(),
+                detail: "d".into(),
+                ack_code: None,
+            },
+            negative: false,
+            unknown_fate: true,
+        };
+        assert_eq!(
+            line(&ProbeRecord::probe(&report, Some(2))),
+            concat!(
+                r#"{"ok":false,"phases":[{"banner":{"ms":1.235,"ok":true,"peer":null,"silent":true},"#,
+                r#""ms":1.235,"name":"connect","ok":true}],"seq":2,"target":"h:1","tls":false,"#,
+                r#""type":"probe","verdict":{"ack_code":null,"cause":"ack-timeout","class":"transient","#,
+                r#""detail":"d","hint":"h"}}"#
+            )
+        );
+        let once = line(&ProbeRecord::probe(&report, None));
+        assert!(!once.contains("seq"), "{once}");
+    }
+
+    #[test]
+    fn the_summary_keeps_its_field_names() {
+        let mut stats = ProbeStats::new();
+        stats.record(true, [("ack", 2.0)]);
+        let summary = stats.summary();
+        assert_eq!(
+            line(&ProbeRecord::summary(&summary, Exit::Success)),
+            concat!(
+                r#"{"exit_code":0,"failed":0,"loss_percent":0.0,"ok":1,"#,
+                r#""phases":{"ack":{"count":1,"max":2.0,"median":2.0,"min":2.0,"p99":2.0}},"#,
+                r#""probes":1,"type":"summary"}"#
+            )
+        );
+    }
+}

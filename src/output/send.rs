@@ -1,0 +1,239 @@
+//! `send --json` on stdout: one [`MessageRecord`] per message, in input order, then the
+//! [`SummaryRecord`]; `send --dry-run --json`'s listing ([`DryRunRecord`]); and send's events on
+//! stderr ([`SendEvent`]). Every field of a message record and of the summary is always present,
+//! `null` when it does not apply.
+
+mod event;
+
+pub use event::SendEvent;
+
+use crate::ack::AckCode;
+use crate::cause::Cause;
+use crate::client::{Fate, FateTally, Population};
+use crate::delivery::{Item, RunSummary};
+use crate::exit::Exit;
+use crate::input::Message;
+use serde::Serialize;
+use std::borrow::Cow;
+use std::io::Write;
+use std::time::Duration;
+
+/// The kind of a stdout record, its `type` field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordType {
+    Message,
+}
+
+/// One message's final outcome, a line of `send --json`.
+///
+/// Its fields are declared in key order, so the record serializes straight into its line
+/// ([`MessageRecord::write_line`]) with no map built per message, to the same bytes as
+/// [`line()`](super::line).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MessageRecord<'a> {
+    /// The ACK payload, only with `--print-ack` (`null` when none came).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ack: Option<Option<Cow<'a, str>>>,
+    /// The final ACK code (`CA` for committed-only).
+    pub ack_code: Option<AckCode>,
+    /// MSA-3 of an answer that did not accept the message.
+    pub ack_text: Option<Cow<'a, str>>,
+    /// How many times the message was written.
+    pub attempts: u32,
+    /// Payload size.
+    pub bytes: usize,
+    /// Why, for outcomes other than accepted and negative: a cause name.
+    pub cause: Option<&'static str>,
+    /// A finer reason where `cause` folds several (`app-ack-timeout`, `drain-timeout`, ...).
+    pub cause_detail: Option<&'static str>,
+    /// MSH-10 as sent.
+    pub control_id: Option<String>,
+    /// ERR-3 of an answer that did not accept the message.
+    pub error_code: Option<Cow<'a, str>>,
+    /// From the flush to the final answer, to a tenth of a millisecond.
+    pub latency_ms: Option<f64>,
+    /// The population: `accepted`, `negative`, `committed-only`, `unknown-fate`,
+    /// `never-delivered` or `refused`.
+    pub outcome: Population,
+    /// `file#n`, 1-based within the file; `-#n` for stdin.
+    pub source: String,
+    /// `message`.
+    #[serde(rename = "type")]
+    pub kind: RecordType,
+}
+
+impl<'a> MessageRecord<'a> {
+    /// `item`'s record. `cause` is the run's own cause for the fate (a deadline, a stop), which
+    /// wins over the fate's; `with_ack` carries the ACK itself (`--print-ack`).
+    pub fn new(item: &Item, fate: &'a Fate, cause: Option<Cause>, with_ack: bool) -> Self {
+        let answer = fate.ack().and_then(|a| crate::hl7::scan_ack(a.bytes()));
+        let answer = answer.filter(|_| fate.population() != Population::Accepted);
+        MessageRecord {
+            ack: with_ack.then(|| fate.ack().map(|a| String::from_utf8_lossy(a.bytes()))),
+            ack_code: fate.ack_code(),
+            ack_text: answer
+                .as_ref()
+                .and_then(|a| a.text)
+                .map(String::from_utf8_lossy),
+            attempts: item.attempts(),
+            bytes: item.payload.len(),
+            cause: cause.map(Cause::as_str).or(fate.contract_cause()),
+            cause_detail: fate.cause_detail().filter(|_| cause.is_none()),
+            control_id: item.control_id(),
+            error_code: answer
+                .as_ref()
+                .and_then(|a| a.error_code)
+                .map(String::from_utf8_lossy),
+            latency_ms: fate.latency().map(super::tenth_ms),
+            outcome: fate.population(),
+            source: item.label(),
+            kind: RecordType::Message,
+        }
+    }
+
+    /// The record and a newline, written straight into `out`.
+    pub fn write_line(&self, mut out: impl Write) -> std::io::Result<()> {
+        serde_json::to_writer(&mut out, self).map_err(std::io::Error::other)?;
+        out.write_all(b"\n")
+    }
+}
+
+/// The last line of `send --json`: the summary under `type: "summary"`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename = "summary")]
+pub struct SummaryRecord<'a> {
+    #[serde(flatten)]
+    pub summary: &'a SendSummary,
+}
+
+/// The run's totals, the last record of `send --json` (and the `summary` event on stderr).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SendSummary {
+    /// Messages read.
+    pub messages: u64,
+    /// `accepted`, `negative`, `committed_only`, `unknown_fate`, `never_delivered`, `refused`
+    /// (they add up to `messages`), and `by_code`: final answers by ACK code.
+    #[serde(flatten)]
+    pub fates: FateTally,
+    /// Reconnect attempts.
+    pub reconnects: u64,
+    /// Messages written again.
+    pub resent: u64,
+    /// The run's duration, to a tenth of a millisecond.
+    pub elapsed_ms: f64,
+    /// Messages read per second, to one decimal.
+    pub messages_per_second: f64,
+    /// The populations add up to the messages read.
+    pub accounting_ok: bool,
+    /// The cause the client stopped reconnecting on.
+    pub gave_up: Option<Cause>,
+    /// Stopped by Ctrl-C.
+    pub interrupted: bool,
+    /// `--timeout` ran out.
+    pub timed_out: bool,
+    /// The link's last failure when it had not connected again and the client did not give up.
+    pub last_failure: Option<Cause>,
+    /// The code the run exits with.
+    pub exit_code: u8,
+}
+
+/// `messages` per second over `elapsed`, to one decimal; 0 for no time at all.
+pub fn per_second(messages: u64, elapsed: Duration) -> f64 {
+    let secs = elapsed.as_secs_f64();
+    if secs > 0.0 {
+        (messages as f64 / secs * 10.0).round() / 10.0
+    } else {
+        0.0
+    }
+}
+
+impl SendSummary {
+    /// The summary of `run`, which exits with `exit`.
+    pub fn new(run: &RunSummary, exit: Exit) -> SendSummary {
+        let RunSummary {
+            totals,
+            ending,
+            elapsed,
+        } = run;
+        SendSummary {
+            messages: totals.read,
+            fates: totals.fates.clone(),
+            reconnects: totals.reconnects,
+            resent: totals.resent,
+            elapsed_ms: super::tenth_ms(*elapsed),
+            messages_per_second: per_second(totals.read, *elapsed),
+            accounting_ok: totals.adds_up(),
+            gave_up: ending.gave_up,
+            interrupted: ending.interrupted,
+            timed_out: ending.timed_out,
+            last_failure: ending.last_failure.filter(|_| ending.gave_up.is_none()),
+            exit_code: exit.code(),
+        }
+    }
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// One line of `send --dry-run --json`; `type` is `message` or `summary`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum DryRunRecord {
+    /// A message as it would be sent.
+    Message(DryRunMessage),
+    /// What would be sent, in all.
+    Summary {
+        /// Always `true`: nothing was sent.
+        dry_run: bool,
+        /// Messages read.
+        messages: u64,
+        /// Their payload bytes.
+        bytes: u64,
+        /// The code the command exits with.
+        exit_code: u8,
+    },
+}
+
+/// A message as it would be sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DryRunMessage {
+    /// `file#n`, as in [`MessageRecord::source`].
+    pub source: String,
+    /// MSH-10.
+    pub control_id: Option<String>,
+    /// MSH-9.
+    pub message_type: Option<String>,
+    /// Payload size.
+    pub bytes: u64,
+}
+
+impl DryRunMessage {
+    /// `message` as the listing shows it.
+    pub fn new(message: &Message) -> DryRunMessage {
+        let scan = crate::hl7::scan(&message.payload);
+        let field = |f: Option<&[u8]>| f.filter(|v| !v.is_empty()).map(lossy);
+        DryRunMessage {
+            source: format!("{}#{}", message.source, message.index),
+            control_id: field(scan.msh.as_ref().and_then(|m| m.control_id())),
+            message_type: field(scan.msh.as_ref().and_then(|m| m.message_type())),
+            bytes: message.payload.len() as u64,
+        }
+    }
+}
+
+impl DryRunRecord {
+    /// The listing's total.
+    pub fn summary(messages: u64, bytes: u64) -> DryRunRecord {
+        DryRunRecord::Summary {
+            dry_run: true,
+            messages,
+            bytes,
+            exit_code: Exit::Success.code(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,158 @@
+//! send's events on stderr under `--log-format json`: notes about the run, `-v` steps, and
+//! `--events` lines about the link.
+
+use super::SendSummary;
+use crate::ack::AckCode;
+use crate::cause::{Cause, Class};
+use crate::client::{ClientEvent, State};
+use crate::delivery::RunNote;
+use crate::warning::Warning;
+use serde::Serialize;
+
+/// One send event; `event` is the variant's name in snake case.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum SendEvent<'a> {
+    /// Reading the input failed part way; no more is read.
+    InputError {
+        /// The input error: file, line, what was wrong.
+        message: String,
+    },
+    /// `--timeout` ran out: nothing more is sent.
+    RunTimeout,
+    /// Ctrl-C: no more is read, what was written drains.
+    Interrupted {
+        /// Always `true`: a second Ctrl-C stops at once.
+        draining: bool,
+    },
+    /// The failure the client gave up on.
+    GaveUp {
+        /// The cause name (`connection-refused`, `tls-verify`, ...).
+        cause: Cause,
+        /// The failure in the client's words (addresses, OS or TLS errors; never payload).
+        detail: &'a str,
+    },
+    /// A message could not be written to `--failed-out`.
+    FailedOutError {
+        /// The file that could not be written.
+        file: &'a str,
+        /// The OS error.
+        error: String,
+    },
+    /// The populations do not add up to the messages read: a bug.
+    InternalError {
+        /// Messages read.
+        read: u64,
+        /// Messages with a fate.
+        settled: u64,
+    },
+    /// The run's totals (the summary record without `type`).
+    Summary(&'a SendSummary),
+    /// `-v`: connecting to the endpoint.
+    Connecting {
+        /// `host:port`.
+        endpoint: &'a str,
+    },
+    /// Connected (under `-v`, or after a failure was said).
+    Connected {
+        /// `host:port`.
+        endpoint: &'a str,
+    },
+    /// `-v`: an answer as it settles a message.
+    Ack {
+        /// MSH-10 of the message answered.
+        control_id: Option<&'a str>,
+        /// MSA-1 of the answer.
+        ack_code: AckCode,
+        /// From the flush to the answer, in milliseconds.
+        latency_ms: Option<f64>,
+    },
+    /// The link failed: every failure under `-v`, else the first of each outage.
+    LinkFailure {
+        /// `host:port`.
+        endpoint: &'a str,
+        /// The cause name.
+        cause: Cause,
+        /// `transient` or `permanent`.
+        class: Class,
+        /// The link had been up: it was lost, rather than never made.
+        connected_before: bool,
+    },
+    /// A reconnect attempt after a backoff (`-v`, `--events`).
+    Reconnecting {
+        /// The attempt's number, from 1.
+        attempt: u32,
+        /// The backoff before it.
+        delay_ms: u64,
+    },
+    /// `-v`: a message written.
+    Written {
+        /// Its MSH-10.
+        control_id: Option<&'a str>,
+        /// Frame bytes written.
+        bytes: usize,
+    },
+    /// `--events`: a transition of the link.
+    StateChange {
+        /// The state left (`CONNECTING`, `CONNECTED`, ...).
+        from: State,
+        /// The state entered.
+        to: State,
+        /// Why, in words.
+        reason: String,
+    },
+    /// `--events`: a link error and its class.
+    LinkError {
+        /// The cause name.
+        cause: Cause,
+        /// `transient` or `permanent`.
+        class: Class,
+    },
+    /// A tolerated deviation: `code`, and `byte_offset` where it applies.
+    Warning(Warning),
+    /// `--events`: any other client event, by name only.
+    ClientEvent {},
+}
+
+impl<'a> SendEvent<'a> {
+    /// The event a run note is said as.
+    pub fn note(note: &'a RunNote) -> SendEvent<'a> {
+        match note {
+            RunNote::InputError(error) => SendEvent::InputError {
+                message: error.to_string(),
+            },
+            RunNote::TimedOut => SendEvent::RunTimeout,
+            RunNote::Interrupted => SendEvent::Interrupted { draining: true },
+            RunNote::GaveUp(failure) => SendEvent::GaveUp {
+                cause: failure.cause,
+                detail: &failure.detail,
+            },
+            RunNote::FailedOutWrite { file, error } => SendEvent::FailedOutError {
+                file,
+                error: error.to_string(),
+            },
+        }
+    }
+
+    /// The `--events` line of a client event. Security warnings are shared diagnostics
+    /// ([`crate::output::diag::Diagnostic::SecurityWarning`]), not send events.
+    pub fn client(event: &ClientEvent) -> SendEvent<'a> {
+        match event {
+            ClientEvent::StateChange(t) => SendEvent::StateChange {
+                from: t.from,
+                to: t.to,
+                reason: t.reason.to_string(),
+            },
+            ClientEvent::Reconnecting { attempt, delay } => SendEvent::Reconnecting {
+                attempt: *attempt,
+                delay_ms: delay.as_millis() as u64,
+            },
+            ClientEvent::Error { cause, class } => SendEvent::LinkError {
+                cause: *cause,
+                class: *class,
+            },
+            ClientEvent::Warning(w) => SendEvent::Warning(*w),
+            _ => SendEvent::ClientEvent {},
+        }
+    }
+}

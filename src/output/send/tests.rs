@@ -1,0 +1,244 @@
+//! Each send record and event, pinned field by field: a renamed or dropped field fails here.
+
+use super::*;
+use crate::cause::Class;
+use crate::client::{AckPayload, ClientEvent, FateCause, LinkFailure, Reason, State, Transition};
+use crate::delivery::{Ending, RunNote, Totals};
+use crate::output::line;
+use crate::warning::{Warning, WarningCode};
+use bytes::Bytes;
+
+fn item() -> Item {
+    Item {
+        source: "a.hl7".into(),
+        index: 2,
+        payload: Bytes::from_static(b"MSH|^~\\&|A|B|C|D|20240101||ADT^A01|C7|P|2.5\r"),
+        seq: 2,
+        resends: 1,
+        rewrites: 0,
+    }
+}
+
+#[test]
+fn a_message_record_keeps_its_field_names() {
+    let ack = AckPayload::new(Bytes::from_static(
+        b"MSH|^~\\&|C|D|A|B|20240101||ACK|9|P|2.5\rMSA|AE|C7|bad PID\rERR|||207\r",
+    ));
+    let fate = Fate::Negative {
+        code: AckCode::AE,
+        ack,
+        latency: Duration::from_micros(1_250),
+    };
+    let record = MessageRecord::new(&item(), &fate, None, false);
+    assert_eq!(
+        line(&record),
+        concat!(
+            r#"{"ack_code":"AE","ack_text":"bad PID","attempts":2,"bytes":44,"cause":null,"#,
+            r#""cause_detail":null,"control_id":"C7","error_code":"207","latency_ms":1.3,"#,
+            r#""outcome":"negative","source":"a.hl7#2","type":"message"}"#
+        )
+    );
+    let never = Fate::NeverDelivered {
+        cause: FateCause::Link(Cause::ConnectionRefused),
+    };
+    let record = MessageRecord::new(&item(), &never, Some(Cause::RunTimeout), true);
+    let text = line(&record);
+    assert!(text.contains(r#""ack":null"#), "{text}");
+    assert!(text.contains(r#""cause":"run-timeout""#), "{text}");
+    assert!(text.contains(r#""outcome":"never-delivered""#), "{text}");
+}
+
+#[test]
+fn a_message_record_written_straight_is_its_sorted_line() {
+    let ack = AckPayload::new(Bytes::from_static(
+        b"MSH|^~\\&|C|D\rMSA|AR|C7|no\rERR|||207\r",
+    ));
+    let fate = Fate::Negative {
+        code: AckCode::AR,
+        ack,
+        latency: Duration::from_millis(2),
+    };
+    for with_ack in [false, true] {
+        let record = MessageRecord::new(&item(), &fate, None, with_ack);
+        let mut written = Vec::new();
+        record.write_line(&mut written).unwrap();
+        assert_eq!(String::from_utf8(written).unwrap(), line(&record) + "\n");
+    }
+}
+
+#[test]
+fn the_summary_keeps_its_field_names_as_record_and_event() {
+    let mut totals = Totals {
+        read: 2,
+        ..Default::default()
+    };
+    let accepted = Fate::Accepted {
+        code: AckCode::AA,
+        ack: AckPayload::new(Bytes::new()),
+        latency: Duration::from_millis(1),
+    };
+    totals.record(&accepted);
+    let run = RunSummary {
+        totals,
+        ending: Ending {
+            last_failure: Some(Cause::PeerClosed),
+            ..Default::default()
+        },
+        elapsed: Duration::from_millis(500),
+    };
+    let summary = SendSummary::new(&run, Exit::UnknownFate);
+    let fields = concat!(
+        r#""accepted":1,"accounting_ok":false,"by_code":{"AA":1},"committed_only":0,"#,
+        r#""elapsed_ms":500.0,"#
+    );
+    let rest = concat!(
+        r#""exit_code":3,"gave_up":null,"interrupted":false,"last_failure":"peer-closed","#,
+        r#""messages":2,"messages_per_second":4.0,"negative":0,"never_delivered":0,"#,
+        r#""reconnects":0,"refused":0,"resent":0,"timed_out":false"#
+    );
+    assert_eq!(
+        line(&SummaryRecord { summary: &summary }),
+        format!("{{{fields}{rest},\"type\":\"summary\",\"unknown_fate\":0}}")
+    );
+    assert_eq!(
+        line(&SendEvent::Summary(&summary)),
+        format!("{{{fields}\"event\":\"summary\",{rest},\"unknown_fate\":0}}")
+    );
+}
+
+#[test]
+fn the_dry_run_listing_keeps_its_field_names() {
+    let message = Message {
+        source: "a.hl7".into(),
+        index: 1,
+        line: 1,
+        offset: 0,
+        payload: item().payload,
+    };
+    assert_eq!(
+        line(&DryRunRecord::Message(DryRunMessage::new(&message))),
+        r#"{"bytes":44,"control_id":"C7","message_type":"ADT^A01","source":"a.hl7#1","type":"message"}"#
+    );
+    assert_eq!(
+        line(&DryRunRecord::summary(1, 44)),
+        r#"{"bytes":44,"dry_run":true,"exit_code":0,"messages":1,"type":"summary"}"#
+    );
+}
+
+#[test]
+fn each_event_keeps_its_field_names() {
+    let failure = RunNote::GaveUp(LinkFailure {
+        cause: Cause::TlsVerify,
+        detail: "d".into(),
+    });
+    let note = |n: &RunNote| line(&SendEvent::note(n));
+    assert_eq!(
+        note(&failure),
+        r#"{"cause":"tls-verify","detail":"d","event":"gave_up"}"#
+    );
+    assert_eq!(note(&RunNote::TimedOut), r#"{"event":"run_timeout"}"#);
+    assert_eq!(
+        note(&RunNote::Interrupted),
+        r#"{"draining":true,"event":"interrupted"}"#
+    );
+    let failed_out = RunNote::FailedOutWrite {
+        file: "f".into(),
+        error: std::io::Error::other("e"),
+    };
+    assert_eq!(
+        note(&failed_out),
+        r#"{"error":"e","event":"failed_out_error","file":"f"}"#
+    );
+    let cases = [
+        (
+            SendEvent::InputError {
+                message: "m".into(),
+            },
+            r#"{"event":"input_error","message":"m"}"#,
+        ),
+        (
+            SendEvent::InternalError {
+                read: 2,
+                settled: 1,
+            },
+            r#"{"event":"internal_error","read":2,"settled":1}"#,
+        ),
+        (
+            SendEvent::Connecting { endpoint: "h:1" },
+            r#"{"endpoint":"h:1","event":"connecting"}"#,
+        ),
+        (
+            SendEvent::Connected { endpoint: "h:1" },
+            r#"{"endpoint":"h:1","event":"connected"}"#,
+        ),
+        (
+            SendEvent::Ack {
+                control_id: Some("C7"),
+                ack_code: AckCode::AA,
+                latency_ms: Some(1.5),
+            },
+            r#"{"ack_code":"AA","control_id":"C7","event":"ack","latency_ms":1.5}"#,
+        ),
+        (
+            SendEvent::LinkFailure {
+                endpoint: "h:1",
+                cause: Cause::ConnectionRefused,
+                class: Class::Transient,
+                connected_before: false,
+            },
+            concat!(
+                r#"{"cause":"connection-refused","class":"transient","connected_before":false,"#,
+                r#""endpoint":"h:1","event":"link_failure"}"#
+            ),
+        ),
+        (
+            SendEvent::Written {
+                control_id: None,
+                bytes: 9,
+            },
+            r#"{"bytes":9,"control_id":null,"event":"written"}"#,
+        ),
+    ];
+    for (event, expected) in cases {
+        assert_eq!(line(&event), expected);
+    }
+    let client = |e: ClientEvent| line(&SendEvent::client(&e));
+    let transition = Transition {
+        from: State::Connecting,
+        to: State::Connected,
+        reason: Reason::Connected,
+    };
+    assert_eq!(
+        client(ClientEvent::StateChange(transition)),
+        format!(
+            r#"{{"event":"state_change","from":"CONNECTING","reason":"{}","to":"CONNECTED"}}"#,
+            Reason::Connected
+        )
+    );
+    let reconnecting = ClientEvent::Reconnecting {
+        attempt: 3,
+        delay: Duration::from_millis(250),
+    };
+    assert_eq!(
+        client(reconnecting),
+        r#"{"attempt":3,"delay_ms":250,"event":"reconnecting"}"#
+    );
+    let error = ClientEvent::Error {
+        cause: Cause::DeadPeer,
+        class: Class::Transient,
+    };
+    assert_eq!(
+        client(error),
+        r#"{"cause":"dead-peer","class":"transient","event":"link_error"}"#
+    );
+    let warning = Warning::at(WarningCode::LfAfterFs, 12);
+    assert_eq!(
+        client(ClientEvent::Warning(warning)),
+        r#"{"byte_offset":12,"code":"MLLP_LF_AFTER_FS","event":"warning"}"#
+    );
+    let written = ClientEvent::Written {
+        control_id: None,
+        bytes: 1,
+    };
+    assert_eq!(client(written), r#"{"event":"client_event"}"#);
+}
