@@ -6,10 +6,9 @@ use crate::cli::heading;
 use crate::values;
 use anyhow::Context;
 use clap::Args;
-use mllp::client::{BackoffConfig, ClientOptions, LinkSettings};
+use mllp::client::{BackoffConfig, LinkSettings};
 use mllp::resolve::{Resolver, StaticResolver, SystemResolver};
-use mllp::tls::{ClientTlsOptions, TlsClient};
-use mllp::transport::TcpConnector;
+use mllp::tls::ClientTlsOptions;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -145,27 +144,6 @@ impl LinkArgs {
                 jitter: self.backoff_jitter,
             },
         }
-    }
-
-    /// See [`LinkSettings::gives_up`].
-    pub fn gives_up(&self) -> String {
-        self.settings().gives_up()
-    }
-
-    /// See [`LinkSettings::client_options`].
-    pub fn client_options(&self) -> ClientOptions {
-        self.settings().client_options()
-    }
-
-    /// See [`LinkSettings::connector`].
-    pub fn connector(
-        &self,
-        host: &str,
-        port: u16,
-        tls: Option<TlsClient>,
-        resolver: Arc<dyn Resolver>,
-    ) -> TcpConnector {
-        self.settings().connector(host, port, tls, resolver)
     }
 }
 

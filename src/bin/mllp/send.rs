@@ -253,7 +253,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         },
         None => None,
     };
-    let mut client_options = args.link.client_options();
+    let mut client_options = args.link.settings().client_options();
     client_options.correlation = match args.correlate {
         CorrelateArg::Fifo => Correlation::Fifo,
         CorrelateArg::ControlId => Correlation::ControlId,
@@ -270,7 +270,10 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         return Ok(Fatal::new(Exit::Usage, err).report());
     }
     client_options.write_events = diag.verbose > 0;
-    let connector = args.link.connector(&host, port, tls, netargs::resolver()?);
+    let connector = args
+        .link
+        .settings()
+        .connector(&host, port, tls, netargs::resolver()?);
     let options = RunOptions {
         resend: ResendPolicy {
             fifo: client_options.correlation == Correlation::Fifo,
@@ -290,7 +293,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
             port: Some(port),
         }
         .to_string(),
-        gives_up: args.link.gives_up(),
+        gives_up: args.link.settings().gives_up(),
     };
     let mut output = output::Output::new(&args, diag, width);
     let live = live::Live::new(
