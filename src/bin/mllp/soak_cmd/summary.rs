@@ -4,6 +4,7 @@
 use crate::diag::Diag;
 use crate::exit::Exit;
 use mllp::cause::{Cause, Class};
+use mllp::client::Population;
 use mllp::output::soak::SoakEvent;
 use mllp::soak::SoakReport;
 use std::collections::BTreeMap;
@@ -21,14 +22,7 @@ pub fn human(r: &SoakReport) -> String {
         "soak: {} generated in {:.1}s, {:.1} accepted/s",
         r.generated, r.elapsed_s, r.throughput
     ));
-    let populations = [
-        format!("accepted {}", r.fates.accepted),
-        format!("negative {}", r.fates.negative),
-        format!("committed-only {}", r.fates.committed_only),
-        format!("unknown-fate {}", r.fates.unknown_fate),
-        format!("never-delivered {}", r.fates.never_delivered),
-        format!("refused {}", r.fates.refused),
-    ];
+    let populations = Population::ALL.map(|p| format!("{} {}", p.as_str(), r.fates.count(p)));
     for packed in crate::diag::pack(&populations, crate::diag::TEXT_WIDTH, "  ", "  ") {
         line(packed);
     }
