@@ -31,6 +31,16 @@ pub enum AckCode {
 }
 
 impl AckCode {
+    /// Every code, in declaration order: `code as usize` indexes it.
+    pub const ALL: [AckCode; 6] = [
+        AckCode::AA,
+        AckCode::AE,
+        AckCode::AR,
+        AckCode::CA,
+        AckCode::CE,
+        AckCode::CR,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             AckCode::AA => "AA",

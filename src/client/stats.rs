@@ -12,14 +12,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 /// Every ACK code, in declaration order (the index of `acked_by_code`).
-const ACK_CODES: [AckCode; 6] = [
-    AckCode::AA,
-    AckCode::AE,
-    AckCode::AR,
-    AckCode::CA,
-    AckCode::CE,
-    AckCode::CR,
-];
+const ACK_CODES: [AckCode; 6] = AckCode::ALL;
 
 /// Latency percentiles in milliseconds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

@@ -107,30 +107,13 @@ impl StatsSnapshot {
 pub(crate) struct AckTally([u64; 6]);
 
 impl AckTally {
-    const CODES: [AckCode; 6] = [
-        AckCode::AA,
-        AckCode::AE,
-        AckCode::AR,
-        AckCode::CA,
-        AckCode::CE,
-        AckCode::CR,
-    ];
-
     pub(crate) fn count(&mut self, code: AckCode) {
-        let at = match code {
-            AckCode::AA => 0,
-            AckCode::AE => 1,
-            AckCode::AR => 2,
-            AckCode::CA => 3,
-            AckCode::CE => 4,
-            AckCode::CR => 5,
-        };
-        self.0[at] += 1;
+        self.0[code as usize] += 1;
     }
 
     /// Add the counts to `into` and start again from zero.
     pub(crate) fn drain_into(&mut self, into: &mut StatsSnapshot) {
-        for (code, n) in Self::CODES.iter().zip(&mut self.0) {
+        for (code, n) in AckCode::ALL.iter().zip(&mut self.0) {
             if *n > 0 {
                 into.acks(*code, *n);
                 *n = 0;
