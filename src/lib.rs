@@ -141,6 +141,8 @@ pub mod hl7;
 pub mod input;
 pub mod output;
 pub mod probe;
+#[cfg(feature = "sqlite")]
+pub mod relay;
 #[cfg(feature = "metrics")]
 pub mod prometheus;
 pub mod resolve;
