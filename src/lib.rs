@@ -141,10 +141,10 @@ pub mod hl7;
 pub mod input;
 pub mod output;
 pub mod probe;
-#[cfg(feature = "sqlite")]
-pub mod relay;
 #[cfg(feature = "metrics")]
 pub mod prometheus;
+#[cfg(feature = "sqlite")]
+pub mod relay;
 pub mod resolve;
 pub mod server;
 pub mod soak;

@@ -63,7 +63,9 @@ impl Forward {
             let (fate, commit) = settle(&mut handle, &expired).await;
             let upstream = Upstream::from_fate(&fate, commit);
             if let Some(record) = &self.record {
-                record.keep(message, &fate, handle.writes(), forwarded_at).await;
+                record
+                    .keep(message, &fate, handle.writes(), forwarded_at)
+                    .await;
             }
             let result = pass_through(upstream);
             closing |= matches!(

@@ -53,7 +53,8 @@ impl Sink for Enqueue {
                     vec![SinkResult::committed(); len]
                 }
                 Ok(None) => {
-                    let full = SinkResult::failed("queue-full").replying(Reply::Saying(QUEUE_FULL_TEXT));
+                    let full =
+                        SinkResult::failed("queue-full").replying(Reply::Saying(QUEUE_FULL_TEXT));
                     vec![full; len]
                 }
                 Err(e) => vec![SinkResult::failed(format!("queue: {e}")); len],

@@ -27,7 +27,13 @@ impl Recorder {
     }
 
     /// Keep `message`, written `writes` times upstream from `forwarded_at`, ending in `fate`.
-    pub async fn keep(&self, message: &Inbound, fate: &Fate, writes: u32, forwarded_at: SystemTime) {
+    pub async fn keep(
+        &self,
+        message: &Inbound,
+        fate: &Fate,
+        writes: u32,
+        forwarded_at: SystemTime,
+    ) {
         let mut settled = settlement(fate, writes);
         settled.forwarded_at = (writes > 0).then_some(forwarded_at);
         if self.store.record(message, settled).await.is_err() {
@@ -41,9 +47,11 @@ pub fn settlement(fate: &Fate, attempts: u32) -> Settlement {
     let (status, code, ack) = match fate {
         Fate::Accepted { code, ack, .. } => (Status::Accepted, Some(*code), Some(ack)),
         Fate::Negative { code, ack, .. } => (Status::Negative, Some(*code), Some(ack)),
-        Fate::CommittedOnly { ack, .. } => {
-            (Status::UnknownFate, Some(crate::ack::AckCode::CA), Some(ack))
-        }
+        Fate::CommittedOnly { ack, .. } => (
+            Status::UnknownFate,
+            Some(crate::ack::AckCode::CA),
+            Some(ack),
+        ),
         Fate::UnknownFate { .. } => (Status::UnknownFate, None, None),
         _ => (Status::NeverDelivered, None, None),
     };

@@ -139,6 +139,8 @@ pub enum Command {
     Send(Box<crate::send::SendArgs>),
     /// Receive HL7 over MLLP, commit each message to a sink, then acknowledge it.
     Listen(crate::listen::ListenArgs),
+    /// Stand between two systems: forward, show, bridge TLS, queue while the upstream is down.
+    Relay(Box<crate::relay::RelayArgs>),
     /// Find out why an endpoint will not talk: resolve, connect, TLS, and one message.
     Probe(crate::probe::ProbeArgs),
     /// Hold a link under load, watch it fail and heal, and prove nothing was lost.

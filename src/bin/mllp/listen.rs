@@ -1,7 +1,7 @@
 //! `mllp listen`: a validated server configuration, the run, and the exit code.
 
-mod args;
-mod render;
+pub(crate) mod args;
+pub(crate) mod render;
 
 pub use args::ListenArgs;
 
@@ -96,7 +96,7 @@ async fn serve(
 }
 
 /// First SIGINT/SIGTERM: graceful stop. Second: stop at once.
-fn watch_signals(shutdown: Shutdown) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+pub(crate) fn watch_signals(shutdown: Shutdown) -> anyhow::Result<tokio::task::JoinHandle<()>> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
     let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;

@@ -52,17 +52,26 @@ struct Seen {
 fn model(upstream: &Upstream, mode: &Mode) -> (Vec<Answer>, bool, bool) {
     match mode {
         Mode::Queue { full: false } => (vec![Answer::Code("AA", None)], false, true),
-        Mode::Queue { full: true } => (vec![Answer::Code("AE", Some(QUEUE_FULL_TEXT))], false, false),
+        Mode::Queue { full: true } => (
+            vec![Answer::Code("AE", Some(QUEUE_FULL_TEXT))],
+            false,
+            false,
+        ),
         Mode::PassThrough => match upstream {
-            Upstream::NotWritten { .. } => {
-                (vec![Answer::Code("AE", Some(UNAVAILABLE_TEXT))], false, false)
-            }
+            Upstream::NotWritten { .. } => (
+                vec![Answer::Code("AE", Some(UNAVAILABLE_TEXT))],
+                false,
+                false,
+            ),
             Upstream::Answered { commit, last } => {
-                let mut acks: Vec<Answer> = commit.iter().map(|c| Answer::Bytes(c.clone())).collect();
+                let mut acks: Vec<Answer> =
+                    commit.iter().map(|c| Answer::Bytes(c.clone())).collect();
                 acks.push(Answer::Bytes(last.clone()));
                 (acks, false, false)
             }
-            Upstream::CommitOnly { commit, .. } => (vec![Answer::Bytes(commit.clone())], true, false),
+            Upstream::CommitOnly { commit, .. } => {
+                (vec![Answer::Bytes(commit.clone())], true, false)
+            }
             Upstream::Unanswered { .. } => (vec![], true, false),
         },
     }
@@ -116,7 +125,9 @@ fn mode() -> impl Strategy<Value = Mode> {
 }
 
 async fn exchange(sink: Arc<dyn Sink>, quiet: Duration) -> (Vec<Vec<u8>>, bool) {
-    let server = Server::builder(ServerConfig::default(), sink).build().unwrap();
+    let server = Server::builder(ServerConfig::default(), sink)
+        .build()
+        .unwrap();
     let (mut client, server_side) = tokio::io::duplex(64 * 1024);
     let shutdown = Shutdown::new();
     let serving = {
@@ -154,7 +165,8 @@ fn seen(upstream: &Upstream, mode: &Mode) -> Seen {
     runtime.block_on(async {
         match mode {
             Mode::PassThrough => {
-                let (answers, closed) = exchange(Arc::new(Scripted(upstream.clone())), Duration::from_secs(5)).await;
+                let (answers, closed) =
+                    exchange(Arc::new(Scripted(upstream.clone())), Duration::from_secs(5)).await;
                 Seen {
                     answers,
                     closed,

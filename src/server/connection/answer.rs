@@ -6,12 +6,12 @@ use crate::ack::{self, AckCode, BuiltAck, Disposition, NackReason};
 use crate::cause::{classify_io, Cause};
 use crate::framing::encode_frame;
 use crate::hl7::{self, Scan, Shape};
-use bytes::Bytes;
 use crate::server::clock::Utc;
 use crate::server::event::{NackWhy, ServerEvent};
 use crate::server::sink::Inbound;
 use crate::server::AckMode;
 use crate::warning::Warning;
+use bytes::Bytes;
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
