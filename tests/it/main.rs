@@ -26,6 +26,7 @@ mod log_json;
 mod output_details;
 mod probe;
 mod proof;
+mod relay;
 mod send;
 mod send_cli;
 mod send_output;
