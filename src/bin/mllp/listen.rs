@@ -53,19 +53,9 @@ async fn serve(
             return Ok(Fatal::new(Exit::Permanent, &e).cause(e.cause()).report());
         }
     };
-    let metrics = match args.metrics {
-        Some(addr) => {
-            let buckets = Some(mllp::prometheus::server::COMMIT_BUCKETS);
-            match mllp::prometheus::bind(addr, buckets, args.allow_wildcard) {
-                Ok(bound) => Some(bound),
-                Err(e @ MetricsError::WildcardRefused(_)) => {
-                    let refused = Fatal::new(Exit::Usage, &e).code("MLLP_BIND_ALL_INTERFACES");
-                    return Ok(refused.report());
-                }
-                Err(e) => return Ok(Fatal::new(Exit::Permanent, &e).report()),
-            }
-        }
-        None => None,
+    let metrics = match bind_metrics(args.metrics, args.allow_wildcard) {
+        Ok(metrics) => metrics,
+        Err(exit) => return Ok(exit),
     };
     let (tx, rx) = tokio::sync::mpsc::channel(4096);
     // The metrics address is announced by the renderer, right after `listening`.
@@ -93,6 +83,26 @@ async fn serve(
     let _ = tokio::task::spawn_blocking(move || renderer.join()).await;
     render::stats(diag, &stats, seed);
     Ok(Exit::Success)
+}
+
+/// Start the Prometheus endpoint on `addr`, if given, under the wildcard rule of the listener;
+/// the exit code of a refusal, already reported.
+pub(crate) fn bind_metrics(
+    addr: Option<std::net::SocketAddr>,
+    allow_wildcard: bool,
+) -> Result<Option<std::net::SocketAddr>, Exit> {
+    let Some(addr) = addr else {
+        return Ok(None);
+    };
+    let buckets = Some(mllp::prometheus::server::COMMIT_BUCKETS);
+    match mllp::prometheus::bind(addr, buckets, allow_wildcard) {
+        Ok(bound) => Ok(Some(bound)),
+        Err(e @ MetricsError::WildcardRefused(_)) => {
+            let refused = Fatal::new(Exit::Usage, &e).code("MLLP_BIND_ALL_INTERFACES");
+            Err(refused.report())
+        }
+        Err(e) => Err(Fatal::new(Exit::Permanent, &e).report()),
+    }
 }
 
 /// First SIGINT/SIGTERM: graceful stop. Second: stop at once.

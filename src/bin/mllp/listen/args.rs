@@ -107,7 +107,7 @@ pub struct ListenArgs {
     #[arg(long, value_name = "SEED", help_heading = heading::TEST_DOUBLE)]
     pub seed: Option<u64>,
 
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = heading::TLS)]
     pub server_tls: ServerTlsArgs,
     #[command(flatten)]
     pub guards: GuardArgs,
@@ -130,23 +130,23 @@ pub struct ListenArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ServerTlsArgs {
     /// Serve TLS with this certificate chain (PEM).
-    #[arg(long, value_name = "FILE", requires = "tls_key", help_heading = heading::TLS)]
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
     /// The private key (PEM) of --tls-cert.
-    #[arg(long, value_name = "FILE", requires = "tls_cert", help_heading = heading::TLS)]
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
     /// Roots (PEM) client certificates are verified against.
     ///
     /// Needed by --client-auth want and must.
-    #[arg(long, value_name = "FILE", requires = "tls_cert", help_heading = heading::TLS)]
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub client_ca: Option<PathBuf>,
     /// Client certificates: none, want, must.
     ///
     /// none: not asked for. want: asked for, verified when given. must: required.
-    #[arg(long, value_name = "MODE", value_enum, hide_possible_values = true, default_value_t = ClientAuthArg::None, requires = "tls_cert", help_heading = heading::TLS)]
+    #[arg(long, value_name = "MODE", value_enum, hide_possible_values = true, default_value_t = ClientAuthArg::None, requires = "tls_cert")]
     pub client_auth: ClientAuthArg,
     /// Bound on a client's TLS handshake.
-    #[arg(long, value_name = "DURATION", value_parser = crate::values::duration(), default_value = "10s", help_heading = heading::TLS)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::values::duration(), default_value = "10s")]
     pub tls_handshake_timeout: Duration,
 }
 

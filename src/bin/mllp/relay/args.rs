@@ -14,13 +14,13 @@ use std::path::PathBuf;
 #[derive(Debug, Args)]
 #[command(after_help = crate::manual::RELAY.short_after_help(), after_long_help = crate::manual::RELAY.long_after_help())]
 pub struct RelayArgs {
-    /// Where to listen: PORT or HOST:PORT (host default 127.0.0.1; port 0 picks one).
+    /// Where to listen: PORT or HOST:PORT (host default 127.0.0.1).
     ///
-    /// The first line on stderr says which: `listening on 127.0.0.1:PORT`. A wildcard host
+    /// Port 0 picks a free one. The first line on stderr says which: `listening on 127.0.0.1:PORT`. A wildcard host
     /// needs --allow-wildcard.
     #[arg(long, value_name = "[HOST:]PORT", value_parser = listen_address, help_heading = heading::CONNECTION)]
     pub listen: ListenAddr,
-    /// Allow a wildcard --listen host (warns MLLP_BIND_ALL_INTERFACES).
+    /// Allow a wildcard --listen (warns MLLP_BIND_ALL_INTERFACES).
     #[arg(long, help_heading = heading::CONNECTION)]
     pub allow_wildcard: bool,
     /// Where to forward: HOST or HOST:PORT [default port: 2575].
@@ -30,7 +30,7 @@ pub struct RelayArgs {
     pub link: LinkArgs,
     #[command(flatten)]
     pub tls: TlsArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = heading::SERVED_TLS)]
     pub server_tls: ServerTlsArgs,
     #[command(flatten)]
     pub guards: GuardArgs,
@@ -39,24 +39,23 @@ pub struct RelayArgs {
     #[arg(long, value_name = "N", default_value = "64", value_parser = values::at_least_one(), help_heading = heading::FLOW)]
     pub window: usize,
 
-    /// Store and forward: commit each message to table `queue` of SQLite FILE, answer it, then
-    /// forward it.
+    /// Store and forward through table `queue` of SQLite FILE.
     ///
-    /// The downstream peer is answered once the row is on disk; rows are forwarded in arrival
+    /// Each message is committed as a row, answered, then forwarded. The downstream peer is answered once the row is on disk; rows are forwarded in arrival
     /// order, and each row keeps its upstream fate (status, ack_code, ack, attempts,
     /// forwarded_at, settled_at). A negative upstream answer is kept as a dead letter, not sent
     /// again. Pending rows survive a crash and are forwarded after the next start.
     #[arg(long, value_name = "FILE", conflicts_with = "record", help_heading = heading::SINK)]
     pub queue: Option<PathBuf>,
-    /// With --queue: most pending rows; beyond it messages are answered AE, nothing kept.
+    /// With --queue: most pending rows (beyond: AE, nothing kept).
     #[arg(long, value_name = "N", requires = "queue", help_heading = heading::SINK)]
     pub max_queue: Option<u64>,
-    /// Pass-through: keep every message with its upstream answer and timings in SQLite FILE.
+    /// Keep each message, its upstream answer and timings in SQLite FILE.
     ///
-    /// Table `queue`, with the columns of --queue: a trace to share (it holds payloads).
+    /// Pass-through only. Table `queue`, with the columns of --queue: a trace to share (it holds payloads).
     #[arg(long, value_name = "FILE", help_heading = heading::OUTPUT)]
     pub record: Option<PathBuf>,
-    /// Serve Prometheus metrics of the downstream side over HTTP on ADDR.
+    /// Serve Prometheus metrics over HTTP on ADDR (as listen does).
     #[arg(long, value_name = "ADDR", help_heading = heading::OUTPUT)]
     pub metrics: Option<SocketAddr>,
 }

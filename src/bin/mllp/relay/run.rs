@@ -13,6 +13,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub fn run(args: RelayArgs, diag: &Diag) -> anyhow::Result<Exit> {
+    if args.link.no_reconnect || args.link.max_retries.is_some() {
+        let message = "the relay reconnects upstream for as long as it runs: \
+                       --no-reconnect and --max-retries do not apply";
+        return Ok(Fatal::new(Exit::Usage, message).report());
+    }
     let tls = match args.server_tls.acceptor() {
         Ok(tls) => tls,
         Err(e) => {
@@ -82,6 +87,10 @@ async fn serve(
         }
         Err(e) => return Ok(Fatal::new(Exit::Permanent, &e).cause(e.cause()).report()),
     };
+    let metrics = match crate::listen::bind_metrics(args.metrics, args.allow_wildcard) {
+        Ok(metrics) => metrics,
+        Err(exit) => return Ok(exit),
+    };
     let client = match Client::new(Arc::new(connector), options) {
         Ok(client) => Arc::new(client),
         Err(e) => return Ok(Fatal::new(Exit::Usage, e).report()),
@@ -122,10 +131,12 @@ async fn serve(
     };
     let (tx, rx) = tokio::sync::mpsc::channel(4096);
     let renderer =
-        crate::listen::render::spawn_announcing(diag.clone(), rx, None, Some(listening))?;
+        crate::listen::render::spawn_announcing(diag.clone(), rx, metrics, Some(listening))?;
     let server = Server::builder(config, sink)
         .events(tx)
-        .message_events(!diag.quiet && crate::listen::render::stderr_is_read())
+        .message_events(
+            (!diag.quiet && crate::listen::render::stderr_is_read()) || metrics.is_some(),
+        )
         .build()?;
     let shutdown = Shutdown::new();
     let signals = crate::listen::watch_signals(shutdown.clone())?;
