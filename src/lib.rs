@@ -20,7 +20,6 @@
 //! - [`tls`]: rustls configuration for both ends (ring provider, TLS 1.2 floor).
 //! - [`transport`]: connecting under one connect timeout, and the [`transport::Connector`] seam.
 //! - [`duration`]: durations rounded for people.
-//! - [`values`]: the grammars of sizes, rates and durations as the command line takes them.
 //! - [`exit`]: the command's exit codes, which one wins, and their text.
 //! - [`client`]: the client core: link states, reconnects, ACK correlation, window, fates.
 //! - [`delivery`]: runs on the client: one outcome per message in input order, resends, totals.
@@ -149,5 +148,4 @@ pub mod soak;
 pub mod target;
 pub mod tls;
 pub mod transport;
-pub mod values;
 pub mod warning;

@@ -214,8 +214,10 @@ pub enum AckArg {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OptionalDuration(pub Option<Duration>);
 
-fn parse_optional_duration(text: &str) -> Result<OptionalDuration, mllp::values::InvalidValue> {
-    mllp::values::parse_optional_duration(text).map(OptionalDuration)
+fn parse_optional_duration(
+    text: &str,
+) -> Result<OptionalDuration, crate::values::grammar::InvalidValue> {
+    crate::values::grammar::parse_optional_duration(text).map(OptionalDuration)
 }
 
 impl ListenArgs {
