@@ -27,7 +27,6 @@
 //! - [`input`]: HL7 files and streams split into messages, checked before anything is sent.
 //! - [`probe`]: one diagnostic connection, phase by phase, and a verdict.
 //! - [`soak`]: load and endurance runs: plan, pacing, chaos, ledger, and a report that adds up.
-//! - [`output`]: the JSON records and events the command writes, field by field.
 //! - `prometheus` (feature `metrics`): the Prometheus exporter and a server's event counters.
 //!
 //! # Features
@@ -138,7 +137,6 @@ pub mod framing;
 pub mod fuzzing;
 pub mod hl7;
 pub mod input;
-pub mod output;
 pub mod probe;
 #[cfg(feature = "metrics")]
 pub mod prometheus;

@@ -1,7 +1,7 @@
 //! `--metrics ADDR` at the command line: the exporter (`mllp::prometheus`) bound and its address
 //! announced as a diagnostic event.
 
-use mllp::output::diag::Diagnostic;
+use crate::output::diag::Diagnostic;
 use std::net::SocketAddr;
 
 /// Bind the exporter, then announce the bound address at once.
