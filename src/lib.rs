@@ -27,15 +27,13 @@
 //! - [`input`]: HL7 files and streams split into messages, checked before anything is sent.
 //! - [`probe`]: one diagnostic connection, phase by phase, and a verdict.
 //! - [`soak`]: load and endurance runs: plan, pacing, chaos, ledger, and a report that adds up.
-//! - `prometheus` (feature `metrics`): the Prometheus exporter and a server's event counters.
 //!
 //! # Features
 //!
 //! - `cli` (default): what the `mllp` binary needs (clap, terminal views, Prometheus metrics)
 //!   and `sqlite`. `cargo build --lib --no-default-features` builds the core alone.
 //! - `sqlite`: `server::sink::SqliteSink`, with SQLite compiled in.
-//! - `metrics`: `prometheus`, the Prometheus exporter `listen` and `soak` serve, and the
-//!   counters of a server's events.
+//! - `metrics`: the dependencies of the Prometheus exporter the command serves.
 //!
 //! # Example
 //!
@@ -138,8 +136,6 @@ pub mod fuzzing;
 pub mod hl7;
 pub mod input;
 pub mod probe;
-#[cfg(feature = "metrics")]
-pub mod prometheus;
 pub mod resolve;
 pub mod server;
 pub mod soak;

@@ -62,7 +62,7 @@ async fn watch(
     });
     while let Some(update) = run.next_update().await {
         if args.metrics.is_some() {
-            mllp::prometheus::soak::record(&update);
+            crate::prometheus::soak::record(&update);
         }
         match update {
             SoakUpdate::Sample(sample) => view.draw(&sample),
