@@ -2,6 +2,7 @@
 
 mod args;
 mod render;
+mod setup;
 
 pub use args::ListenArgs;
 
