@@ -42,7 +42,7 @@ pub fn spawn_announcing(
                 text.clear();
                 for event in batch.drain(..) {
                     if metrics.is_some() {
-                        mllp::prometheus::server::record(&event);
+                        crate::prometheus::server::record(&event);
                     }
                     push(&diag, &event, &mut text);
                     if let (ServerEvent::Listening { .. }, Some(addr)) = (&event, metrics) {
