@@ -1,7 +1,9 @@
 //! `mllp relay` through the binary: scripted peers and `mllp listen` upstream, raw clients
 //! downstream. Pass-through answers byte for byte, an upstream down or silent, the queue.
 
+mod crash;
 mod proc;
+mod tls;
 
 use crate::support::listen_proc::{is, ListenProc};
 use crate::support::mllp_client::{adt, MllpClient};

@@ -17,8 +17,32 @@ pub struct RelayProc {
 impl RelayProc {
     /// Start `mllp --log-format json relay --listen 0 --to TO ARGS`.
     pub fn start(to: &str, args: &[&str]) -> RelayProc {
+        Self::start_on(0, to, args)
+    }
+
+    /// Start on `port` (one a killed relay held), trying again while the port is still taken.
+    pub fn start_at(port: u16, to: &str, args: &[&str]) -> RelayProc {
+        for _ in 0..50 {
+            if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Self::start_on(port, to, args)
+    }
+
+    fn start_on(port: u16, to: &str, args: &[&str]) -> RelayProc {
+        let port = port.to_string();
         let mut child = Command::new(crate::support::mllp_bin())
-            .args(["--log-format", "json", "relay", "--listen", "0", "--to", to])
+            .args([
+                "--log-format",
+                "json",
+                "relay",
+                "--listen",
+                &port,
+                "--to",
+                to,
+            ])
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
