@@ -30,7 +30,7 @@ const GROUP_ROWS: usize = 4096;
 const GROUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// Reconnection backoff: from the first to the last, doubling.
 const BACKOFF_FIRST: Duration = Duration::from_millis(100);
-const BACKOFF_MAX: Duration = Duration::from_secs(5);
+const BACKOFF_MAX: Duration = Duration::from_secs(2);
 /// Key fields longer than this are stored but not de-duplicated: a B-tree entry has a size
 /// limit, and one hostile header must not fail the transaction it shares with others.
 const KEY_FIELD_MAX: usize = 512;
