@@ -136,6 +136,8 @@ pub mod hl7;
 pub mod input;
 pub mod outcome;
 pub mod probe;
+#[cfg(feature = "sqlite")]
+pub mod relay;
 pub mod resolve;
 pub mod server;
 pub mod soak;
