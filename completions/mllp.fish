@@ -107,6 +107,7 @@ json\t'One JSON object per message per line'
 raw\t'Each message re-framed as MLLP, byte for byte'"
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l out-dir -d 'Commit each message as one fsynced .hl7 file in DIR' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l sqlite -d 'Commit each message as a row of table `messages` in SQLite FILE' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l postgres -d 'Commit each message as a row of table `messages` in PostgreSQL' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l exec -d 'Commit each message by piping it to `sh -c CMD`' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l reject-exit-code -d 'The --exec exit status that rejects a message (AR/CR)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l exec-timeout -d 'Kill an --exec command and its group after this long' -r
@@ -119,7 +120,7 @@ AR\t''
 CA\t''
 CE\t''
 CR\t''"
-complete -c mllp -n "__fish_mllp_using_subcommand listen" -l dedupe-window -d 'Messages --dedupe remembers (not with --sqlite)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l dedupe-window -d 'Messages --dedupe remembers (not with a database sink)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l ack-delay -d 'Hold every ACK back this long after the commit' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l nack-rate -d 'Share (0..1) not committed, answered AE/CE' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l reject-rate -d 'Share (0..1) not committed, answered AR/CR' -r

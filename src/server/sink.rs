@@ -3,6 +3,8 @@
 
 pub mod exec;
 pub mod out_dir;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod stdout;
@@ -18,6 +20,8 @@ use std::time::SystemTime;
 
 pub use exec::{ExecOptions, ExecSink};
 pub use out_dir::OutDirSink;
+#[cfg(feature = "postgres")]
+pub use postgres::{PostgresError, PostgresSink};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteError, SqliteSink};
 pub use stdout::{OutputFormat, StdoutSink};

@@ -19,6 +19,7 @@ mod listen_guards;
 mod listen_hosts;
 mod listen_metrics;
 mod listen_output;
+mod listen_postgres;
 mod listen_store;
 mod listen_tls;
 mod listen_truth;

@@ -39,7 +39,16 @@ async fn serve(
     tls: Option<mllp::tls::TlsAcceptor>,
     diag: &Diag,
 ) -> anyhow::Result<Exit> {
-    let (sink, memory) = args.sink()?;
+    let (sink, memory) = match &args.postgres {
+        Some(url) => match mllp::server::sink::PostgresSink::open(url, args.dedupe).await {
+            Ok(sink) => (Arc::new(sink) as Arc<dyn mllp::server::Sink>, None),
+            Err(e) => {
+                let message = format!("--postgres: cannot use the database: {e}");
+                return Ok(Fatal::new(Exit::Transient, message).report());
+            }
+        },
+        None => args.sink()?,
+    };
     let (policy, seed) = args.policy(memory)?;
     // The same replaceable resolver as every other command (MLLP_HOSTS_FILE).
     let resolver = crate::netargs::resolver()?;

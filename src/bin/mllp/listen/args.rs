@@ -36,17 +36,26 @@ pub struct ListenArgs {
     /// line (`payload`, or `payload_base64` when the bytes are not UTF-8). raw: each message
     /// re-framed as MLLP, byte for byte. Only for the stdout sink: with --out-dir, --exec or
     /// --sqlite it is a usage error.
-    #[arg(long, value_name = "FORMAT", value_enum, hide_possible_values = true, conflicts_with_all = ["out_dir", "exec", "sqlite"], help_heading = heading::SINK)]
+    #[arg(long, value_name = "FORMAT", value_enum, hide_possible_values = true, conflicts_with_all = ["out_dir", "exec", "sqlite", "postgres"], help_heading = heading::SINK)]
     pub format: Option<Format>,
     /// Commit each message as one fsynced .hl7 file in DIR.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["exec", "sqlite"], help_heading = heading::SINK)]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["exec", "sqlite", "postgres"], help_heading = heading::SINK)]
     pub out_dir: Option<PathBuf>,
     /// Commit each message as a row of table `messages` in SQLite FILE.
     ///
     /// Created on first use; WAL, full synchronous commits, one transaction per group of
     /// messages that arrived together.
-    #[arg(long, value_name = "FILE", conflicts_with = "exec", help_heading = heading::SINK)]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["exec", "postgres"], help_heading = heading::SINK)]
     pub sqlite: Option<PathBuf>,
+    /// Commit each message as a row of table `messages` in PostgreSQL.
+    ///
+    /// URL is `postgres://USER@HOST:PORT/DB?sslmode=MODE` or libpq's `key=value` pairs; what it
+    /// leaves out comes from PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD, PGSSLMODE,
+    /// PGSSLROOTCERT and ~/.pgpass (or PGPASSFILE). The table (and with --dedupe its unique
+    /// index) is created if absent; listeners sharing the database share the duplicate memory.
+    /// One transaction per group of messages that arrived together, ACKs after its COMMIT.
+    #[arg(long, value_name = "URL", conflicts_with = "exec", help_heading = heading::SINK)]
+    pub postgres: Option<String>,
     /// Commit each message by piping it to `sh -c CMD`.
     ///
     /// The command sees MLLP_PEER, MLLP_CONTROL_ID and MLLP_MESSAGE_TYPE in its environment;
@@ -78,10 +87,10 @@ pub struct ListenArgs {
     ///
     /// A repeat has the same MSH-3, MSH-4, MSH-10 and MSH-7 as a message already committed, also
     /// within one group of pipelined messages (remembered in --out-dir's journal and files, or
-    /// by a unique index with --sqlite).
+    /// by a unique index with --sqlite and --postgres).
     #[arg(long, help_heading = heading::ANSWER)]
     pub dedupe: bool,
-    /// Messages --dedupe remembers (not with --sqlite).
+    /// Messages --dedupe remembers (not with a database sink).
     #[arg(long, value_name = "N", default_value_t = 100_000, requires = "dedupe", help_heading = heading::ANSWER)]
     pub dedupe_window: usize,
     /// Commit a batch (FHS/BHS) as one unit and answer it with one ACK.
