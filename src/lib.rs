@@ -145,6 +145,7 @@ pub mod probe;
 pub mod prometheus;
 pub mod resolve;
 pub mod server;
+pub mod sniff;
 pub mod soak;
 pub mod target;
 pub mod tls;
