@@ -107,8 +107,8 @@ pub struct ClientOptions {
     pub adapt_to_peer: bool,
 }
 
-/// Most resends of one message unless told otherwise, by the client (control-ID correlation)
-/// and by [`ResendPolicy`](crate::delivery::ResendPolicy) (FIFO).
+/// Most charged rewrites of one message unless told otherwise (see
+/// [`ClientOptions::max_resends`]).
 pub const DEFAULT_MAX_RESENDS: u32 = 10;
 
 impl Default for ClientOptions {
