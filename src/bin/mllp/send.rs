@@ -149,12 +149,12 @@ pub struct SendArgs {
     /// (cause run-timeout), written ones without an answer unknown-fate.
     #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(), help_heading = heading::FLOW)]
     pub timeout: Option<Duration>,
-    /// FIFO: write again after a reconnect what was written and not answered too.
+    /// FIFO: also rewrite unanswered messages after a reconnect.
     ///
     /// The risk becomes a duplicate at the receiver instead of a message of unknown fate.
     #[arg(long, help_heading = heading::FLOW)]
     pub at_least_once: bool,
-    /// Most times one message is written again after reconnects.
+    /// Most times one message is written again.
     ///
     /// control-id: a message is written again on each new connection, at most N times; a
     /// message whose link drops after that ends unknown-fate. fifo: written messages are not
