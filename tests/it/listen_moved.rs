@@ -1,0 +1,94 @@
+//! Integration tests: `mllp listen`'s stores when what they write to is moved under them: the
+//! output directory rotated (`mv inbox inbox.N; mkdir inbox`) under a steady sender, the SQLite
+//! file deleted, and planted links, FIFOs and huge files where the start-up read-back and the
+//! de-duplication journal look.
+
+use crate::support::listen_proc::ListenProc;
+use crate::support::mllp_client::{marked, MllpClient};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Every file under `root` (one level of directories), by name.
+fn files_under(root: &Path) -> Vec<PathBuf> {
+    let mut all = Vec::new();
+    for dir in std::fs::read_dir(root).unwrap() {
+        let dir = dir.unwrap().path();
+        if dir.is_dir() {
+            for file in std::fs::read_dir(&dir).unwrap() {
+                all.push(file.unwrap().path());
+            }
+        }
+    }
+    all
+}
+
+/// The MSH-10 of a stored message.
+fn control_id(payload: &[u8]) -> String {
+    let text = String::from_utf8_lossy(payload);
+    text.split('|').nth(9).unwrap_or_default().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rotated_out_dir_never_gets_a_negative_answer_for_a_file_it_kept() {
+    let root = tempfile::tempdir().unwrap();
+    let inbox = root.path().join("inbox");
+    std::fs::create_dir(&inbox).unwrap();
+    let server = ListenProc::start(&["--out-dir", inbox.to_str().unwrap()]);
+    let answers: Arc<Mutex<HashMap<String, String>>> = Arc::default();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut senders = Vec::new();
+    for s in 0..4 {
+        let (answers, stop, addr) = (answers.clone(), stop.clone(), server.addr);
+        senders.push(tokio::spawn(async move {
+            let mut client = MllpClient::connect(addr).await;
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                n += 1;
+                let id = format!("R{s}x{n}");
+                client.send(&marked(&id, "")).await;
+                let code = client.ack().await.expect("an answer").code;
+                answers.lock().unwrap().insert(id, code);
+            }
+        }));
+    }
+    for round in 1..=40 {
+        tokio::time::sleep(Duration::from_millis(25)).await;
+        std::fs::rename(&inbox, root.path().join(format!("inbox.{round}"))).unwrap();
+        std::fs::create_dir(&inbox).unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for sender in senders {
+        sender.await.unwrap();
+    }
+    drop(server);
+
+    let mut stored: HashMap<String, usize> = HashMap::new();
+    let mut temporary = Vec::new();
+    for file in files_under(root.path()) {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        if name.ends_with(".tmp") {
+            temporary.push(name);
+        } else if name.ends_with(".hl7") {
+            *stored
+                .entry(control_id(&std::fs::read(&file).unwrap()))
+                .or_default() += 1;
+        }
+    }
+    assert!(temporary.is_empty(), "temporary files left: {temporary:?}");
+    let answers = answers.lock().unwrap();
+    assert!(
+        answers.len() > 40,
+        "the sender kept sending: {}",
+        answers.len()
+    );
+    for (id, code) in answers.iter() {
+        let copies = stored.get(id).copied().unwrap_or(0);
+        match code.as_str() {
+            "AA" => assert_eq!(copies, 1, "{id} answered AA is stored once"),
+            _ => assert_eq!(copies, 0, "{id} answered {code} was kept"),
+        }
+    }
+}
