@@ -3,7 +3,7 @@
 //! file deleted, and planted links, FIFOs and huge files where the start-up read-back and the
 //! de-duplication journal look.
 
-use crate::support::listen_proc::ListenProc;
+use crate::support::listen_proc::{is, ListenProc};
 use crate::support::mllp_client::{marked, MllpClient};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -91,4 +91,57 @@ async fn a_rotated_out_dir_never_gets_a_negative_answer_for_a_file_it_kept() {
             _ => assert_eq!(copies, 0, "{id} answered {code} was kept"),
         }
     }
+}
+
+/// Control IDs of the rows in the SQLite file at `file`.
+fn row_ids(file: &Path) -> Vec<String> {
+    let db = rusqlite::Connection::open(file).unwrap();
+    let mut q = db
+        .prepare("SELECT control_id FROM messages ORDER BY id")
+        .unwrap();
+    q.query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_deleted_sqlite_file_is_answered_negatively_then_reopened() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rx.db");
+    let server = ListenProc::start(&["--sqlite", file.to_str().unwrap()]);
+    let mut client = MllpClient::connect(server.addr).await;
+    client.send(&marked("Q0", "")).await;
+    assert_eq!(client.ack().await.unwrap().code, "AA");
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        std::fs::remove_file(entry.unwrap().path()).unwrap();
+    }
+    let mut codes = Vec::new();
+    for i in 1..=5 {
+        client.send(&marked(&format!("Q{i}"), "")).await;
+        codes.push((format!("Q{i}"), client.ack().await.unwrap().code));
+    }
+    assert_ne!(
+        codes[0].1, "AA",
+        "the first answer after the delete: {codes:?}"
+    );
+    let event = server.wait_event(is("sink_error"));
+    assert!(
+        event["detail"]
+            .as_str()
+            .unwrap()
+            .contains("deleted or replaced"),
+        "{event}"
+    );
+    let positive: Vec<String> = codes
+        .iter()
+        .filter(|(_, code)| code == "AA")
+        .map(|(id, _)| id.clone())
+        .collect();
+    assert!(!positive.is_empty(), "reopened: {codes:?}");
+    assert_eq!(
+        row_ids(&file),
+        positive,
+        "every AA is in the file at the path"
+    );
 }
