@@ -145,3 +145,71 @@ async fn a_deleted_sqlite_file_is_answered_negatively_then_reopened() {
         "every AA is in the file at the path"
     );
 }
+
+/// An inbox holding what anyone with write access could plant: a link to `/dev/zero`, a FIFO
+/// and a 3 GiB sparse file, each named as a message file.
+fn planted_inbox(root: &Path) -> PathBuf {
+    let inbox = root.join("inbox");
+    std::fs::create_dir(&inbox).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", inbox.join("x.hl7")).unwrap();
+    let fifo = std::ffi::CString::new(inbox.join("y.hl7").to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path; the result is checked.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let sparse = std::fs::File::create(inbox.join("z.hl7")).unwrap();
+    sparse.set_len(3 << 30).unwrap();
+    inbox
+}
+
+#[tokio::test]
+async fn the_start_up_read_back_skips_links_fifos_and_huge_files() {
+    let root = tempfile::tempdir().unwrap();
+    let inbox = planted_inbox(root.path());
+    let server = ListenProc::start(&["--out-dir", inbox.to_str().unwrap(), "--dedupe"]);
+    let mut skipped: Vec<String> = (0..3)
+        .map(|_| {
+            let event = server.wait_event(is("read_back_skipped"));
+            event["detail"].as_str().unwrap().to_string()
+        })
+        .collect();
+    skipped.sort();
+    assert!(skipped[0].contains("x.hl7: a symbolic link"), "{skipped:?}");
+    assert!(
+        skipped[1].contains("y.hl7: not a regular file"),
+        "{skipped:?}"
+    );
+    assert!(skipped[2].contains("z.hl7: larger than"), "{skipped:?}");
+    let mut client = MllpClient::connect(server.addr).await;
+    client.send(&marked("P1", "")).await;
+    assert_eq!(client.ack().await.unwrap().code, "AA");
+}
+
+#[tokio::test]
+async fn a_planted_journal_link_is_replaced_not_followed() {
+    let root = tempfile::tempdir().unwrap();
+    let inbox = root.path().join("inbox");
+    std::fs::create_dir(&inbox).unwrap();
+    let victim = root.path().join("victim.conf");
+    std::fs::write(&victim, b"keep me\n").unwrap();
+    let journal = inbox.join(".mllp-dedupe.journal");
+    std::os::unix::fs::symlink(&victim, &journal).unwrap();
+    let server = ListenProc::start(&["--out-dir", inbox.to_str().unwrap(), "--dedupe"]);
+    let event = server.wait_event(is("read_back_skipped"));
+    assert!(
+        event["detail"]
+            .as_str()
+            .unwrap()
+            .contains("a symbolic link"),
+        "{event}"
+    );
+    let mut client = MllpClient::connect(server.addr).await;
+    client.send(&marked("J1", "")).await;
+    assert_eq!(client.ack().await.unwrap().code, "AA");
+    drop(server);
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep me\n");
+    let meta = std::fs::symlink_metadata(&journal).unwrap();
+    assert!(
+        meta.file_type().is_file(),
+        "the journal is a file of its own"
+    );
+    assert!(!std::fs::read(&journal).unwrap().is_empty());
+}

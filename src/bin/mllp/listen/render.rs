@@ -20,6 +20,7 @@ pub fn spawn(
     diag: Diag,
     mut rx: mpsc::Receiver<ServerEvent>,
     metrics: Option<std::net::SocketAddr>,
+    skipped: Vec<String>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("mllp-events".into())
@@ -34,6 +35,11 @@ pub fn spawn(
                         mllp::prometheus::server::record(&event);
                     }
                     push(&diag, &event, &mut text);
+                    if let ServerEvent::Listening { .. } = event {
+                        for what in &skipped {
+                            push_skipped(&diag, what, &mut text);
+                        }
+                    }
                     if let (ServerEvent::Listening { .. }, Some(addr)) = (&event, metrics) {
                         text.push_str(&crate::prometheus::announce_line(&diag, addr));
                         text.push('\n');
@@ -170,6 +176,13 @@ fn push(diag: &Diag, event: &ServerEvent, text: &mut String) {
             push_wildcard_warning(diag, message, text);
         }
     }
+}
+
+/// A file the start-up read-back or the journal left alone (a link, a FIFO, too large).
+fn push_skipped(diag: &Diag, what: &str, text: &mut String) {
+    let human = format!("{} --dedupe: {what}", diag.paint("warning:", "33"));
+    text.push_str(&diag.line("read_back_skipped", || human, json!({ "detail": what })));
+    text.push('\n');
 }
 
 /// The security warning for an address bound on every interface.
