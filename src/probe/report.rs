@@ -1,5 +1,5 @@
 //! What one probe found: its phases, each timed, and the verdict. `Serialize` gives their
-//! fields in `probe --json` ([`crate::output::probe`]).
+//! fields in `probe --json` (the command's `output::probe`).
 
 use super::sniff::Recognised;
 use crate::cause::{Cause, Class};
@@ -37,7 +37,7 @@ impl PhaseName {
 pub struct PhaseReport {
     pub name: PhaseName,
     pub ok: bool,
-    #[serde(serialize_with = "crate::output::microsecond_ms")]
+    #[serde(serialize_with = "crate::duration::microsecond_ms")]
     pub ms: f64,
     /// What went wrong, when it did: hosts, addresses, OS and TLS errors; never payload.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -199,16 +199,16 @@ impl ProbeReport {
             .map(|p| (p.name.as_str(), p.ms))
     }
 
-    /// What this probe contributes to the exit code. An ACK timeout is an unknown fate (3), not
-    /// a transient failure (4): the message was written.
-    pub fn observed(&self) -> crate::exit::Observed {
-        crate::exit::Observed {
+    /// What this probe observed. An ACK timeout is an unknown fate, not a transient failure: the
+    /// message was written.
+    pub fn observed(&self) -> crate::outcome::Observed {
+        crate::outcome::Observed {
             permanent: self.verdict.class == VerdictClass::Permanent,
             transient: self.verdict.class == VerdictClass::Transient
                 && self.verdict.cause != Some(crate::cause::Cause::AckTimeout),
             unknown_fate: self.unknown_fate,
             negative: self.negative,
-            thresholds_missed: false,
+            ..Default::default()
         }
     }
 }

@@ -15,12 +15,25 @@ const BATCH: usize = 512;
 /// messages (each wake is two context switches and a write).
 const GATHER: std::time::Duration = std::time::Duration::from_millis(1);
 
-/// Render events until every sender is gone.
+/// Render events until every sender is gone; `skipped` (what the start-up read-back left
+/// alone) is said right after the address.
 pub fn spawn(
+    diag: Diag,
+    rx: mpsc::Receiver<ServerEvent>,
+    metrics: Option<std::net::SocketAddr>,
+    skipped: Vec<String>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    spawn_announcing(diag, rx, metrics, skipped, None)
+}
+
+/// [`spawn`], firing `listening` once the bound address is on stderr: whatever else writes
+/// there (the relay's upstream link) waits for it, so that line stays the first.
+pub fn spawn_announcing(
     diag: Diag,
     mut rx: mpsc::Receiver<ServerEvent>,
     metrics: Option<std::net::SocketAddr>,
     skipped: Vec<String>,
+    mut listening: Option<tokio::sync::oneshot::Sender<()>>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("mllp-events".into())
@@ -32,7 +45,7 @@ pub fn spawn(
                 text.clear();
                 for event in batch.drain(..) {
                     if metrics.is_some() {
-                        mllp::prometheus::server::record(&event);
+                        crate::prometheus::server::record(&event);
                     }
                     push(&diag, &event, &mut text);
                     if let ServerEvent::Listening { .. } = event {
@@ -53,6 +66,9 @@ pub fn spawn(
                 let _ = err.write_all(text.as_bytes());
                 let _ = err.flush();
                 drop(err);
+                if let Some(listening) = listening.take() {
+                    let _ = listening.send(());
+                }
                 if taken < BATCH {
                     std::thread::sleep(GATHER);
                 }

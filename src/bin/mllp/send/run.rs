@@ -8,9 +8,9 @@ use super::signals::Signals;
 use super::summary;
 use crate::diag::count;
 use crate::exit::Exit;
+use crate::output::send::{SendEvent, SendSummary};
 use mllp::client::Client;
 use mllp::delivery::{Input, Run, RunEvent, RunNote, RunOptions, RunSummary};
-use mllp::output::send::{SendEvent, SendSummary};
 
 pub async fn run(
     client: Client,
@@ -78,7 +78,6 @@ fn say(live: &Live, note: RunNote) {
         RunNote::FailedOutWrite { file, error } => {
             format!("mllp: warning: --failed-out: cannot write {file}: {error}")
         }
-        other => format!("mllp: {other:?}"),
     };
     live.note(human, &SendEvent::note(&note));
 }
@@ -105,7 +104,7 @@ fn finish(summary: &RunSummary, output: &mut Output, live: &Live) -> Exit {
             },
         );
     }
-    let exit = totals.exit(*ending);
+    let exit = crate::exit::exit_for(totals.observed(*ending));
     let record = SendSummary::new(summary, exit);
     if output.json() {
         output.summary_record(&record);
