@@ -8,9 +8,9 @@ use super::signals::{Signals, Stop};
 use super::summary;
 use crate::diag::count;
 use crate::exit::Exit;
+use crate::output::send::{SendEvent, SendSummary};
 use mllp::client::Client;
 use mllp::delivery::{Input, Run, RunEvent, RunNote, RunOptions, RunSummary};
-use mllp::output::send::{SendEvent, SendSummary};
 use std::sync::{Arc, OnceLock};
 
 pub async fn run(
@@ -99,7 +99,6 @@ fn say(live: &Live, note: RunNote, stopped_by: Option<Stop>) {
         RunNote::FailedOutWrite { file, error } => {
             format!("mllp: warning: --failed-out: cannot write {file}: {error}")
         }
-        other => format!("mllp: {other:?}"),
     };
     live.note(human, &SendEvent::note(&note));
 }
