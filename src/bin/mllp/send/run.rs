@@ -138,7 +138,7 @@ fn finish(
             },
         );
     }
-    let exit = match (totals.exit(*ending), stopped_by) {
+    let exit = match (crate::exit::exit_for(totals.observed(*ending)), stopped_by) {
         (Exit::Interrupted, Some(stop)) => stop.exit(),
         (exit, _) => exit,
     };
