@@ -52,6 +52,8 @@ pub enum Cause {
     ConnectionLost,
     /// `send --timeout` ran out before the message's fate was known.
     RunTimeout,
+    /// The run was interrupted (an operator's signal) before the message was read or written.
+    Interrupted,
     UnsolicitedAck,
     NetworkError,
     IdleTimeout,
@@ -85,6 +87,7 @@ impl Cause {
         Cause::FifoUnsafe,
         Cause::ConnectionLost,
         Cause::RunTimeout,
+        Cause::Interrupted,
         Cause::UnsolicitedAck,
         Cause::NetworkError,
         Cause::IdleTimeout,
@@ -116,6 +119,7 @@ impl Cause {
             Cause::FifoUnsafe => "fifo-unsafe",
             Cause::ConnectionLost => "connection-lost",
             Cause::RunTimeout => "run-timeout",
+            Cause::Interrupted => "interrupted",
             Cause::UnsolicitedAck => "unsolicited-ack",
             Cause::NetworkError => "network-error",
             Cause::IdleTimeout => "idle-timeout",
@@ -169,6 +173,7 @@ impl Cause {
             Cause::FifoUnsafe => "never written: safe to send again",
             Cause::ConnectionLost => "committed by the peer, its application ACK never came",
             Cause::RunTimeout => "the run's --timeout ran out before this message's turn: send it again",
+            Cause::Interrupted => "the run was interrupted before this message was sent: send it again",
             Cause::UnsolicitedAck => "the peer answered a message it had not been sent, so replies cannot be paired in order: use --correlate control-id",
             Cause::NetworkError => "a network error: try again later",
             Cause::IdleTimeout => "the connection was idle too long",

@@ -100,8 +100,13 @@ pub struct RunOptions {
     /// Messages handed to the client per second, at most, evenly spaced; after a stall longer
     /// than a second the spacing starts afresh rather than bursting.
     pub rate: Option<f64>,
-    /// The run ends by then: nothing more is sent, and what is left is reported.
+    /// The run ends by then: nothing more is sent, and what is left is reported. Sending stops
+    /// early enough to report the rest (and write it to `failed_out`) by the deadline, as far as
+    /// [`RunOptions::messages`] says how much is left.
     pub deadline: Option<tokio::time::Instant>,
+    /// How many messages the input holds, when it was checked ahead: the deadline leaves room
+    /// to report the ones not yet settled.
+    pub messages: Option<u64>,
     /// Where each message that did not end accepted is written, one file each.
     pub failed_out: Option<FailedOut>,
 }
@@ -123,13 +128,16 @@ impl RunControls {
         }
     }
 
-    /// Read no more; written messages drain (their ACKs are awaited up to the client's drain
-    /// timeout). The run ends interrupted, with a [`RunNote::Interrupted`].
+    /// Send no more; written messages drain (their ACKs are awaited up to the client's drain
+    /// timeout). The rest of a finite input is still read and each message reported
+    /// never-delivered with cause `interrupted`, so the run accounts for all of it; an endless
+    /// input is read no more. The run ends interrupted, with a [`RunNote::Interrupted`].
     pub fn stop(&self) {
         self.stop.cancel();
     }
 
-    /// Settle every message now, awaiting no ACK. The run ends interrupted.
+    /// Settle every message now, awaiting no ACK; the rest of a finite input as for
+    /// [`RunControls::stop`]. The run ends interrupted.
     pub fn destroy(&self) {
         self.destroy.cancel();
     }

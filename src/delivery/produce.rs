@@ -21,11 +21,27 @@ const ORDER_QUEUE: usize = 1024;
 const STALL: Duration = Duration::from_secs(1);
 
 /// How the collector stops the producer: `stop` ends reading (a stop, an abandon, the
-/// deadline); `expired`, cancelled first, says the deadline passed, so a finite input is still
-/// read to its end and each message reported never-delivered instead of left uncounted.
+/// deadline); `expired` or `interrupted`, cancelled first, says why (the deadline passed, or the
+/// run was interrupted), so a finite input is still read to its end and each message reported
+/// never-delivered with that cause instead of left uncounted. An abandon sets neither: nobody
+/// takes the results, so nothing more is read.
 pub(super) struct Halt {
     pub stop: CancellationToken,
     pub expired: CancellationToken,
+    pub interrupted: CancellationToken,
+}
+
+impl Halt {
+    /// The cause the rest of a finite input ends with, once the stop came; `None` reads no more.
+    fn unsent_cause(&self) -> Option<Cause> {
+        if self.expired.is_cancelled() {
+            Some(Cause::RunTimeout)
+        } else if self.interrupted.is_cancelled() {
+            Some(Cause::Interrupted)
+        } else {
+            None
+        }
+    }
 }
 
 /// Hand messages to the client in input order. Ends when the input is done. (The client writes
@@ -38,13 +54,14 @@ pub(super) async fn produce(
     halt: Halt,
     mut gave_up: watch::Receiver<Option<Cause>>,
 ) {
-    let Halt { stop, expired } = halt;
+    let stop = halt.stop.clone();
     let mut pacer =
         pace.map(|s| Pacer::new(s, tokio::time::Instant::now()).restarting_after(STALL));
     let order = spawn_waiter(notes.clone());
     let mut reading = true;
-    // Past the deadline: the rest of a finite input is read and reported, never sent.
-    let mut past_deadline = false;
+    // Past the deadline or interrupted: the rest of a finite input is read and reported with
+    // this cause, never sent.
+    let mut unsent: Option<Cause> = None;
     let mut read = 0u64;
     // Payloads the splitter made hold no framing byte: the client need not look again.
     let split = input.is_split();
@@ -52,9 +69,9 @@ pub(super) async fn produce(
         let stream_over = endless && gave_up.borrow().is_some();
         let item = tokio::select! {
             biased;
-            () = stop.cancelled(), if reading && !past_deadline => {
-                if expired.is_cancelled() && !endless {
-                    past_deadline = true;
+            () = stop.cancelled(), if reading && unsent.is_none() => {
+                if let (Some(cause), false) = (halt.unsent_cause(), endless) {
+                    unsent = Some(cause);
                     continue;
                 }
                 reading = false;
@@ -87,9 +104,9 @@ pub(super) async fn produce(
             // Input done: what was handed over settles through the waiter.
             else => return,
         };
-        if past_deadline {
+        if let Some(cause) = unsent {
             let fate = Fate::NeverDelivered {
-                cause: FateCause::Link(Cause::RunTimeout),
+                cause: FateCause::Link(cause),
             };
             if let Err(mpsc::error::SendError((item, _))) =
                 order.send((item, Awaiting::Done(fate.clone()))).await

@@ -306,6 +306,47 @@ fn a_stop_reads_no_more_and_drains_what_was_written() {
 }
 
 #[test]
+fn a_stop_on_a_finite_input_reports_the_rest_as_interrupted() {
+    // The peer answers every frame: what was written before the stop ends accepted.
+    let peers = Peers::new(Some(u64::MAX));
+    let (outcomes, notes, summary) = paused().block_on(async {
+        let client = Client::new(peers, client_options(Correlation::ControlId, 4)).unwrap();
+        let mut run = Run::start(client, input(500), RunOptions::default());
+        let (mut outcomes, mut notes) = (vec![], vec![]);
+        while let Some(event) = run.next().await {
+            match event {
+                RunEvent::Outcome(outcome) => {
+                    outcomes.push(outcome);
+                    if outcomes.len() == 10 {
+                        run.controls().stop();
+                    }
+                }
+                RunEvent::Note(note) => notes.push(note),
+                _ => {}
+            }
+        }
+        (outcomes, notes, run.finish().await)
+    });
+    // Every message of the input, the unread part included, has its one fate.
+    assert_one_fate_each(500, &outcomes, &summary);
+    assert!(matches!(notes[..], [RunNote::Interrupted]), "{notes:?}");
+    assert!(summary.ending.interrupted);
+    let by = |p| summary.totals.count(p);
+    assert!(by(Population::Accepted) >= 10);
+    assert_eq!(
+        by(Population::Accepted) + by(Population::NeverDelivered),
+        500
+    );
+    for o in outcomes
+        .iter()
+        .filter(|o| o.fate.population() == Population::NeverDelivered)
+    {
+        let shown = o.cause.map(Cause::as_str).or(o.fate.contract_cause());
+        assert_eq!(shown, Some("interrupted"), "{o:?}");
+    }
+}
+
+#[test]
 fn an_abandoned_run_still_counts_every_message_it_read() {
     let peers = Peers::new(Some(u64::MAX));
     let summary = paused().block_on(async {

@@ -30,6 +30,13 @@ impl Totals {
         self.fates.count(population)
     }
 
+    /// Messages written to the peer at least once: all but the never-delivered and the refused.
+    pub fn written(&self) -> u64 {
+        self.settled().saturating_sub(
+            self.count(Population::NeverDelivered) + self.count(Population::Refused),
+        )
+    }
+
     /// Messages with a fate.
     pub fn settled(&self) -> u64 {
         self.fates.settled()

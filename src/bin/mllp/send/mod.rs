@@ -170,6 +170,9 @@ pub struct SendArgs {
     #[arg(long, help_heading = heading::OUTPUT)]
     pub print_ack: bool,
     /// Write each message not accepted to DIR, one file each.
+    ///
+    /// DIR must be absent or empty and hold none of the inputs, so runs never mix: give each
+    /// run a new one (retry1, then send retry1 -r --failed-out retry2).
     #[arg(long, value_name = "DIR", help_heading = heading::OUTPUT)]
     pub failed_out: Option<PathBuf>,
     /// Progress bar on stderr: auto, always, never.
@@ -247,6 +250,8 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         stream: args.stream,
     };
     let mut gaps = None;
+    // What --failed-out must not hold.
+    let mut inputs = Vec::new();
     let (mut set, width) = match &args.from_db {
         Some(file) => {
             let filter = StoreFilter {
@@ -262,6 +267,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
             if args.pace == Some(PaceArg::Original) {
                 gaps = Some(replay::gaps(&stored, args.speed));
             }
+            inputs.push(mllp::input::InputSource::File(file.clone()));
             let width = stored
                 .last()
                 .map_or(8, |s| s.message.label().chars().count());
@@ -274,6 +280,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
                 Err(err) => return input_error(&err),
             };
             let width = summary::label_width(&sources);
+            inputs.clone_from(&sources);
             match InputSet::prepare(sources, options) {
                 Ok(set) => (set, width),
                 Err(err) => return input_error(&err),
@@ -294,9 +301,16 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         }
     }
     let failed_out = match &args.failed_out {
-        Some(dir) => match FailedOut::create(dir) {
+        Some(dir) => match FailedOut::create(dir, &inputs) {
             Ok(f) => Some(f),
-            Err(err) => return input_error(&format!("--failed-out {err}")),
+            Err(err) => {
+                return Ok(Fatal::new(Exit::Usage, format!("--failed-out {err}"))
+                    .then(
+                        "nothing was sent; give each run a new directory \
+                         (send retry1 --failed-out retry2, then retry2 --failed-out retry3)",
+                    )
+                    .report())
+            }
         },
         None => None,
     };
@@ -341,6 +355,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         deadline: args
             .timeout
             .map(|d| tokio::time::Instant::from_std(started + d)),
+        messages: (!checked.unvalidated_stdin).then_some(checked.messages),
         failed_out,
     };
     let plan = Plan {
