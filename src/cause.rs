@@ -59,11 +59,15 @@ pub enum Cause {
     FrameTimeout,
     PerPeerLimit,
     BufferBudget,
+    /// `--proxy-protocol`: no valid PROXY header.
+    ProxyHeader,
+    /// `--proxy-protocol`: a connection from outside the trusted proxy addresses.
+    ProxyUntrusted,
     Shutdown,
 }
 
 impl Cause {
-    pub const ALL: [Cause; 26] = [
+    pub const ALL: [Cause; 28] = [
         Cause::DnsNotFound,
         Cause::DnsFailed,
         Cause::PermissionDenied,
@@ -89,6 +93,8 @@ impl Cause {
         Cause::FrameTimeout,
         Cause::PerPeerLimit,
         Cause::BufferBudget,
+        Cause::ProxyHeader,
+        Cause::ProxyUntrusted,
         Cause::Shutdown,
     ];
 
@@ -119,6 +125,8 @@ impl Cause {
             Cause::FrameTimeout => "frame-timeout",
             Cause::PerPeerLimit => "per-peer-limit",
             Cause::BufferBudget => "buffer-budget",
+            Cause::ProxyHeader => "proxy-header",
+            Cause::ProxyUntrusted => "proxy-untrusted",
             Cause::Shutdown => "shutdown",
         }
     }
@@ -133,7 +141,9 @@ impl Cause {
             | Cause::FramingFatal
             | Cause::UnsolicitedAck
             | Cause::DnsNotFound
-            | Cause::PermissionDenied => Class::Permanent,
+            | Cause::PermissionDenied
+            | Cause::ProxyHeader
+            | Cause::ProxyUntrusted => Class::Permanent,
             _ => Class::Transient,
         }
     }
@@ -170,6 +180,8 @@ impl Cause {
             Cause::FrameTimeout => "a frame took longer than the receiver's frame timeout to arrive",
             Cause::PerPeerLimit => "the receiver had too many connections from this address",
             Cause::BufferBudget => "the receiver's memory for partly received frames was used up",
+            Cause::ProxyHeader => "the receiver expects a PROXY protocol header first: connect through the load balancer (send-proxy or send-proxy-v2)",
+            Cause::ProxyUntrusted => "the receiver takes PROXY headers only from its trusted proxy addresses: connect through the load balancer",
             Cause::Shutdown => "the receiver was shutting down",
         }
     }

@@ -20,6 +20,7 @@ mod listen_hosts;
 mod listen_metrics;
 mod listen_output;
 mod listen_postgres;
+mod listen_proxy;
 mod listen_store;
 mod listen_tls;
 mod listen_truth;
