@@ -33,6 +33,7 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print the version')
             [CompletionResult]::new('send', 'send', [CompletionResultType]::ParameterValue, 'Send HL7 files to an MLLP endpoint and account for every message')
             [CompletionResult]::new('listen', 'listen', [CompletionResultType]::ParameterValue, 'Receive HL7 over MLLP, commit each message to a sink, then acknowledge it')
+            [CompletionResult]::new('relay', 'relay', [CompletionResultType]::ParameterValue, 'Stand between two systems: forward, show, bridge TLS, queue while the upstream is down')
             [CompletionResult]::new('probe', 'probe', [CompletionResultType]::ParameterValue, 'Find out why an endpoint will not talk: resolve, connect, TLS, and one message')
             [CompletionResult]::new('soak', 'soak', [CompletionResultType]::ParameterValue, 'Hold a link under load, watch it fail and heal, and prove nothing was lost')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
@@ -42,6 +43,13 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
         }
         'mllp;send' {
             [CompletionResult]::new('--max-input', '--max-input', [CompletionResultType]::ParameterName, 'Most bytes of stdin spooled for checking (K, M, G suffixes)')
+            [CompletionResult]::new('--from-db', '--from-db', [CompletionResultType]::ParameterName, 'Replay a listen --sqlite or relay store, in arrival order')
+            [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'With --from-db: rows that arrived at TIME (RFC 3339, UTC) or later')
+            [CompletionResult]::new('--until', '--until', [CompletionResultType]::ParameterName, 'With --from-db: rows that arrived before TIME (RFC 3339, UTC)')
+            [CompletionResult]::new('--type', '--type', [CompletionResultType]::ParameterName, 'With --from-db: messages of this MSH-9, by leading components')
+            [CompletionResult]::new('--control-id', '--control-id', [CompletionResultType]::ParameterName, 'With --from-db: the message with this MSH-10')
+            [CompletionResult]::new('--pace', '--pace', [CompletionResultType]::ParameterName, 'With --from-db: `original` keeps the recorded gaps')
+            [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'With --pace original: play the gaps this many times faster')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Where to send: HOST or HOST:PORT')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, when --host has none [default: 2575]')
             [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Bound on TCP connect plus TLS handshake')
@@ -135,6 +143,58 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             [CompletionResult]::new('--batch-ack', '--batch-ack', [CompletionResultType]::ParameterName, 'Commit a batch (FHS/BHS) as one unit and answer it with one ACK')
             [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'Turn every framing tolerance off')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'JSON: --log-format json, and --format json when stdout is the sink')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More detail on stderr (repeat for more)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More detail on stderr (repeat for more)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only errors and the final summary on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only errors and the final summary on stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (-h: one line per flag; --help: more detail)')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (-h: one line per flag; --help: more detail)')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print the version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print the version')
+            break
+        }
+        'mllp;relay' {
+            [CompletionResult]::new('--listen', '--listen', [CompletionResultType]::ParameterName, 'Where to listen: PORT or HOST:PORT (host default 127.0.0.1)')
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Where to forward: HOST or HOST:PORT [default port: 2575]')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Bound on TCP connect plus TLS handshake')
+            [CompletionResult]::new('--ack-timeout', '--ack-timeout', [CompletionResultType]::ParameterName, 'Wait for an ACK, from the frame''s flush')
+            [CompletionResult]::new('--app-ack-timeout', '--app-ack-timeout', [CompletionResultType]::ParameterName, 'Wait for the application ACK after a CA')
+            [CompletionResult]::new('--keepalive', '--keepalive', [CompletionResultType]::ParameterName, 'TCP keepalive interval (default: off)')
+            [CompletionResult]::new('--dead-peer-timeout', '--dead-peer-timeout', [CompletionResultType]::ParameterName, 'Reconnect after hearing nothing this long (default: off)')
+            [CompletionResult]::new('--drain-timeout', '--drain-timeout', [CompletionResultType]::ParameterName, 'On closing, wait for ACKs of messages written')
+            [CompletionResult]::new('--max-retries', '--max-retries', [CompletionResultType]::ParameterName, 'Stop after N failed reconnect attempts in a row')
+            [CompletionResult]::new('--give-up-after', '--give-up-after', [CompletionResultType]::ParameterName, 'Stop reconnecting after this long')
+            [CompletionResult]::new('--backoff-initial', '--backoff-initial', [CompletionResultType]::ParameterName, 'First reconnect delay')
+            [CompletionResult]::new('--backoff-max', '--backoff-max', [CompletionResultType]::ParameterName, 'Largest reconnect delay')
+            [CompletionResult]::new('--backoff-multiplier', '--backoff-multiplier', [CompletionResultType]::ParameterName, 'Factor between consecutive reconnect delays')
+            [CompletionResult]::new('--backoff-jitter', '--backoff-jitter', [CompletionResultType]::ParameterName, 'Random spread of each delay (0.2 = +/-20 %)')
+            [CompletionResult]::new('--ca', '--ca', [CompletionResultType]::ParameterName, 'Extra CA certificate(s) to trust, PEM; implies --tls')
+            [CompletionResult]::new('--cert', '--cert', [CompletionResultType]::ParameterName, 'Client certificate chain (PEM) for mutual TLS; needs --key')
+            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'Client private key (PEM) for mutual TLS; needs --cert')
+            [CompletionResult]::new('--server-name', '--server-name', [CompletionResultType]::ParameterName, 'Name for SNI and the certificate check (default: the host)')
+            [CompletionResult]::new('--tls-cert', '--tls-cert', [CompletionResultType]::ParameterName, 'Serve TLS with this certificate chain (PEM)')
+            [CompletionResult]::new('--tls-key', '--tls-key', [CompletionResultType]::ParameterName, 'The private key (PEM) of --tls-cert')
+            [CompletionResult]::new('--client-ca', '--client-ca', [CompletionResultType]::ParameterName, 'Roots (PEM) client certificates are verified against')
+            [CompletionResult]::new('--client-auth', '--client-auth', [CompletionResultType]::ParameterName, 'Client certificates: none, want, must')
+            [CompletionResult]::new('--tls-handshake-timeout', '--tls-handshake-timeout', [CompletionResultType]::ParameterName, 'Bound on a client''s TLS handshake')
+            [CompletionResult]::new('--max-frame-size', '--max-frame-size', [CompletionResultType]::ParameterName, 'Largest payload accepted (K, M, G suffixes)')
+            [CompletionResult]::new('--max-connections', '--max-connections', [CompletionResultType]::ParameterName, 'Connections open at once')
+            [CompletionResult]::new('--max-connections-per-peer', '--max-connections-per-peer', [CompletionResultType]::ParameterName, 'Connections per address [default: --max-connections / 4]')
+            [CompletionResult]::new('--frame-timeout', '--frame-timeout', [CompletionResultType]::ParameterName, 'Bound on receiving one frame; 0 turns it off')
+            [CompletionResult]::new('--max-buffered', '--max-buffered', [CompletionResultType]::ParameterName, 'Memory for all partial frames together')
+            [CompletionResult]::new('--idle-timeout', '--idle-timeout', [CompletionResultType]::ParameterName, 'Close a link idle this long (default: never)')
+            [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'Messages written upstream and not yet acknowledged, at most')
+            [CompletionResult]::new('--queue', '--queue', [CompletionResultType]::ParameterName, 'Store and forward through table `queue` of SQLite FILE')
+            [CompletionResult]::new('--max-queue', '--max-queue', [CompletionResultType]::ParameterName, 'With --queue: most pending rows (beyond: AE, nothing kept)')
+            [CompletionResult]::new('--record', '--record', [CompletionResultType]::ParameterName, 'Keep each message, its upstream answer and timings in SQLite FILE')
+            [CompletionResult]::new('--metrics', '--metrics', [CompletionResultType]::ParameterName, 'Serve Prometheus metrics over HTTP on ADDR (as listen does)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output: auto, always, never')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Diagnostics on stderr as human or json lines')
+            [CompletionResult]::new('--allow-wildcard', '--allow-wildcard', [CompletionResultType]::ParameterName, 'Allow a wildcard --listen (warns MLLP_BIND_ALL_INTERFACES)')
+            [CompletionResult]::new('--no-reconnect', '--no-reconnect', [CompletionResultType]::ParameterName, 'Do not reconnect after a transient failure')
+            [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Speak TLS, verifying the server against the system roots and --ca')
+            [CompletionResult]::new('--insecure', '--insecure', [CompletionResultType]::ParameterName, 'Accept any server certificate (warns on every connect)')
+            [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'Turn every framing tolerance off')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More detail on stderr (repeat for more)')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More detail on stderr (repeat for more)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only errors and the final summary on stderr')
@@ -261,6 +321,7 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
         'mllp;help' {
             [CompletionResult]::new('send', 'send', [CompletionResultType]::ParameterValue, 'Send HL7 files to an MLLP endpoint and account for every message')
             [CompletionResult]::new('listen', 'listen', [CompletionResultType]::ParameterValue, 'Receive HL7 over MLLP, commit each message to a sink, then acknowledge it')
+            [CompletionResult]::new('relay', 'relay', [CompletionResultType]::ParameterValue, 'Stand between two systems: forward, show, bridge TLS, queue while the upstream is down')
             [CompletionResult]::new('probe', 'probe', [CompletionResultType]::ParameterValue, 'Find out why an endpoint will not talk: resolve, connect, TLS, and one message')
             [CompletionResult]::new('soak', 'soak', [CompletionResultType]::ParameterValue, 'Hold a link under load, watch it fail and heal, and prove nothing was lost')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
@@ -272,6 +333,9 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             break
         }
         'mllp;help;listen' {
+            break
+        }
+        'mllp;help;relay' {
             break
         }
         'mllp;help;probe' {

@@ -31,6 +31,9 @@ _mllp() {
             mllp,probe)
                 cmd="mllp__subcmd__probe"
                 ;;
+            mllp,relay)
+                cmd="mllp__subcmd__relay"
+                ;;
             mllp,send)
                 cmd="mllp__subcmd__send"
                 ;;
@@ -52,6 +55,9 @@ _mllp() {
             mllp__subcmd__help,probe)
                 cmd="mllp__subcmd__help__subcmd__probe"
                 ;;
+            mllp__subcmd__help,relay)
+                cmd="mllp__subcmd__help__subcmd__relay"
+                ;;
             mllp__subcmd__help,send)
                 cmd="mllp__subcmd__help__subcmd__send"
                 ;;
@@ -65,7 +71,7 @@ _mllp() {
 
     case "${cmd}" in
         mllp)
-            opts="-v -q -h -V --verbose --quiet --color --log-format --help --version send listen probe soak completions man help"
+            opts="-v -q -h -V --verbose --quiet --color --log-format --help --version send listen relay probe soak completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -109,7 +115,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__help)
-            opts="send listen probe soak completions man help"
+            opts="send listen relay probe soak completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -179,6 +185,20 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__help__subcmd__probe)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mllp__subcmd__help__subcmd__relay)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -474,14 +494,200 @@ _mllp() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        mllp__subcmd__relay)
+            opts="-v -q -h -V --listen --allow-wildcard --to --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --no-reconnect --max-retries --give-up-after --backoff-initial --backoff-max --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --tls-cert --tls-key --client-ca --client-auth --tls-handshake-timeout --strict --max-frame-size --max-connections --max-connections-per-peer --frame-timeout --max-buffered --idle-timeout --window --queue --max-queue --record --metrics --verbose --quiet --color --log-format --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ack-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --app-ack-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --keepalive)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dead-peer-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --drain-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --give-up-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --backoff-initial)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --backoff-max)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --backoff-multiplier)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --backoff-jitter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server-name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --client-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --client-auth)
+                    COMPREPLY=($(compgen -W "none want must" -- "${cur}"))
+                    return 0
+                    ;;
+                --tls-handshake-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-frame-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-connections)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-connections-per-peer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --frame-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-buffered)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --idle-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --queue)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-queue)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --record)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         mllp__subcmd__send)
-            opts="-r -v -q -h -V --recursive --raw --batch --stream --max-input --dry-run --host --port --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --no-reconnect --max-retries --give-up-after --backoff-initial --backoff-max --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --correlate --window --window-bytes --no-pipeline --rate --timeout --at-least-once --max-resends --json --print-ack --failed-out --progress --events --verbose --quiet --color --log-format --help --version"
+            opts="-r -v -q -h -V --recursive --raw --batch --stream --max-input --from-db --since --until --type --control-id --pace --speed --dry-run --host --port --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --no-reconnect --max-retries --give-up-after --backoff-initial --backoff-max --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --correlate --window --window-bytes --no-pipeline --rate --timeout --at-least-once --max-resends --json --print-ack --failed-out --progress --events --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --max-input)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from-db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --until)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --type)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --control-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pace)
+                    COMPREPLY=($(compgen -W "original" -- "${cur}"))
+                    return 0
+                    ;;
+                --speed)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

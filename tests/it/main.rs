@@ -28,6 +28,7 @@ mod log_json;
 mod output_details;
 mod probe;
 mod proof;
+mod relay;
 mod scale_out;
 mod send;
 mod send_cli;

@@ -128,26 +128,53 @@ pub struct ListenArgs {
     #[arg(long, value_name = "SEED", help_heading = heading::TEST_DOUBLE)]
     pub seed: Option<u64>,
 
+    #[command(flatten, next_help_heading = heading::TLS)]
+    pub server_tls: ServerTlsArgs,
+    #[command(flatten)]
+    pub guards: GuardArgs,
+    /// On a stop, how long commits under way may take.
+    #[arg(long, value_name = "DURATION", value_parser = crate::values::duration(), default_value = "30s", help_heading = heading::LIMITS)]
+    pub drain_timeout: Duration,
+
+    /// JSON: --log-format json, and --format json when stdout is the sink.
+    #[arg(long, help_heading = heading::OUTPUT)]
+    pub json: bool,
+    /// Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898).
+    ///
+    /// A wildcard address needs --allow-wildcard; at most 16 scrapes at once, each closed after
+    /// 10 s.
+    #[arg(long, value_name = "ADDR", help_heading = heading::OUTPUT)]
+    pub metrics: Option<SocketAddr>,
+}
+
+/// TLS served to the peers that connect (`listen`, and `relay`'s downstream side).
+#[derive(Debug, Clone, Args)]
+pub struct ServerTlsArgs {
     /// Serve TLS with this certificate chain (PEM).
-    #[arg(long, value_name = "FILE", requires = "tls_key", help_heading = heading::TLS)]
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
     /// The private key (PEM) of --tls-cert.
-    #[arg(long, value_name = "FILE", requires = "tls_cert", help_heading = heading::TLS)]
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
     /// Roots (PEM) client certificates are verified against.
     ///
     /// Needed by --client-auth want and must.
-    #[arg(long, value_name = "FILE", requires = "tls_cert", help_heading = heading::TLS)]
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub client_ca: Option<PathBuf>,
     /// Client certificates: none, want, must.
     ///
     /// none: not asked for. want: asked for, verified when given. must: required.
-    #[arg(long, value_name = "MODE", value_enum, hide_possible_values = true, default_value_t = ClientAuthArg::None, requires = "tls_cert", help_heading = heading::TLS)]
+    #[arg(long, value_name = "MODE", value_enum, hide_possible_values = true, default_value_t = ClientAuthArg::None, requires = "tls_cert")]
     pub client_auth: ClientAuthArg,
     /// Bound on a client's TLS handshake.
-    #[arg(long, value_name = "DURATION", value_parser = crate::values::duration(), default_value = "10s", help_heading = heading::TLS)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::values::duration(), default_value = "10s")]
     pub tls_handshake_timeout: Duration,
+}
 
+/// Framing tolerance and the guards on what connecting peers may use (`listen`, and `relay`'s
+/// downstream side).
+#[derive(Debug, Clone, Args)]
+pub struct GuardArgs {
     /// Turn every framing tolerance off.
     ///
     /// The tolerances: FS without CR, LF after FS, whitespace before VT.
@@ -184,19 +211,6 @@ pub struct ListenArgs {
     /// Close a link idle this long (default: never).
     #[arg(long, value_name = "DURATION", value_parser = crate::values::duration(), help_heading = heading::LIMITS)]
     pub idle_timeout: Option<Duration>,
-    /// On a stop, how long commits under way may take.
-    #[arg(long, value_name = "DURATION", value_parser = crate::values::duration(), default_value = "30s", help_heading = heading::LIMITS)]
-    pub drain_timeout: Duration,
-
-    /// JSON: --log-format json, and --format json when stdout is the sink.
-    #[arg(long, help_heading = heading::OUTPUT)]
-    pub json: bool,
-    /// Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898).
-    ///
-    /// A wildcard address needs --allow-wildcard; at most 16 scrapes at once, each closed after
-    /// 10 s.
-    #[arg(long, value_name = "ADDR", help_heading = heading::OUTPUT)]
-    pub metrics: Option<SocketAddr>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -255,17 +269,6 @@ impl ListenArgs {
             AckArg::CR => AckMode::Forced(AckCode::CR),
         };
         let config = ServerConfig {
-            tolerance: if self.strict {
-                Tolerance::STRICT
-            } else {
-                Tolerance::RECEIVER
-            },
-            max_frame: usize::try_from(self.max_frame_size).unwrap_or(usize::MAX),
-            max_connections: self.max_connections,
-            max_connections_per_peer: self.max_connections_per_peer,
-            frame_timeout: self.frame_timeout.0,
-            max_buffered: usize::try_from(self.max_buffered).unwrap_or(usize::MAX),
-            idle_timeout: self.idle_timeout,
             drain_timeout: self.drain_timeout,
             ack,
             batch_ack: self.batch_ack,
@@ -276,7 +279,7 @@ impl ListenArgs {
                 }
                 proxy
             }),
-            ..ServerConfig::default()
+            ..self.guards.config()
         };
         setup::check(&config, self.exec_concurrency, self.exec_timeout)?;
         Ok(config)
@@ -335,6 +338,13 @@ impl ListenArgs {
 
     /// The TLS acceptor, when --tls-cert is given.
     pub fn tls(&self) -> Result<Option<TlsAcceptor>, TlsConfigError> {
+        self.server_tls.acceptor()
+    }
+}
+
+impl ServerTlsArgs {
+    /// The TLS acceptor, when --tls-cert is given.
+    pub fn acceptor(&self) -> Result<Option<TlsAcceptor>, TlsConfigError> {
         let (Some(cert_file), Some(key_file)) = (&self.tls_cert, &self.tls_key) else {
             return Ok(None);
         };
@@ -350,5 +360,25 @@ impl ListenArgs {
             ..ServerTlsOptions::default()
         };
         options.acceptor(self.tls_handshake_timeout).map(Some)
+    }
+}
+
+impl GuardArgs {
+    /// The server settings these guards fix; the rest at the library's defaults.
+    pub fn config(&self) -> ServerConfig {
+        ServerConfig {
+            tolerance: if self.strict {
+                Tolerance::STRICT
+            } else {
+                Tolerance::RECEIVER
+            },
+            max_frame: usize::try_from(self.max_frame_size).unwrap_or(usize::MAX),
+            max_connections: self.max_connections,
+            max_connections_per_peer: self.max_connections_per_peer,
+            frame_timeout: self.frame_timeout.0,
+            max_buffered: usize::try_from(self.max_buffered).unwrap_or(usize::MAX),
+            idle_timeout: self.idle_timeout,
+            ..ServerConfig::default()
+        }
     }
 }

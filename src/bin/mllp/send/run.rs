@@ -104,7 +104,7 @@ fn finish(summary: &RunSummary, output: &mut Output, live: &Live) -> Exit {
             },
         );
     }
-    let exit = totals.exit(*ending);
+    let exit = crate::exit::exit_for(totals.observed(*ending));
     let record = SendSummary::new(summary, exit);
     if output.json() {
         output.summary_record(&record);
