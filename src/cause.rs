@@ -232,7 +232,9 @@ mod tests {
                 "tls-handshake",
                 "tls-client-cert",
                 "framing-fatal",
-                "unsolicited-ack"
+                "unsolicited-ack",
+                "proxy-header",
+                "proxy-untrusted"
             ]
         );
     }
