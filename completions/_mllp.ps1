@@ -105,6 +105,7 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
         'mllp;listen' {
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Address to bind (a wildcard needs --allow-wildcard)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port to bind; 0 picks a free one')
+            [CompletionResult]::new('--proxy-from', '--proxy-from', [CompletionResultType]::ParameterName, 'Addresses trusted to send PROXY headers [default: loopback]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'The stdout sink''s format: hl7, json, raw [default: hl7]')
             [CompletionResult]::new('--out-dir', '--out-dir', [CompletionResultType]::ParameterName, 'Commit each message as one fsynced .hl7 file in DIR')
             [CompletionResult]::new('--sqlite', '--sqlite', [CompletionResultType]::ParameterName, 'Commit each message as a row of table `messages` in SQLite FILE')
@@ -137,6 +138,7 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output: auto, always, never')
             [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Diagnostics on stderr as human or json lines')
             [CompletionResult]::new('--allow-wildcard', '--allow-wildcard', [CompletionResultType]::ParameterName, 'Allow a wildcard --host or --metrics (warns MLLP_BIND_ALL_INTERFACES)')
+            [CompletionResult]::new('--proxy-protocol', '--proxy-protocol', [CompletionResultType]::ParameterName, 'Take peer addresses from a load balancer''s PROXY header (v1 or v2)')
             [CompletionResult]::new('--dedupe', '--dedupe', [CompletionResultType]::ParameterName, 'Answer a repeated message positively without committing it again')
             [CompletionResult]::new('--batch-ack', '--batch-ack', [CompletionResultType]::ParameterName, 'Commit a batch (FHS/BHS) as one unit and answer it with one ACK')
             [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'Turn every framing tolerance off')

@@ -100,6 +100,7 @@ set edit:completion:arg-completer[mllp] = {|@words|
         &'mllp;listen'= {
             cand --host 'Address to bind (a wildcard needs --allow-wildcard)'
             cand --port 'Port to bind; 0 picks a free one'
+            cand --proxy-from 'Addresses trusted to send PROXY headers [default: loopback]'
             cand --format 'The stdout sink''s format: hl7, json, raw [default: hl7]'
             cand --out-dir 'Commit each message as one fsynced .hl7 file in DIR'
             cand --sqlite 'Commit each message as a row of table `messages` in SQLite FILE'
@@ -132,6 +133,7 @@ set edit:completion:arg-completer[mllp] = {|@words|
             cand --color 'When to colour output: auto, always, never'
             cand --log-format 'Diagnostics on stderr as human or json lines'
             cand --allow-wildcard 'Allow a wildcard --host or --metrics (warns MLLP_BIND_ALL_INTERFACES)'
+            cand --proxy-protocol 'Take peer addresses from a load balancer''s PROXY header (v1 or v2)'
             cand --dedupe 'Answer a repeated message positively without committing it again'
             cand --batch-ack 'Commit a batch (FHS/BHS) as one unit and answer it with one ACK'
             cand --strict 'Turn every framing tolerance off'

@@ -102,6 +102,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -s h -l help -d 'Print h
 complete -c mllp -n "__fish_mllp_using_subcommand send" -s V -l version -d 'Print the version'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l host -d 'Address to bind (a wildcard needs --allow-wildcard)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l port -d 'Port to bind; 0 picks a free one' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l proxy-from -d 'Addresses trusted to send PROXY headers [default: loopback]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l format -d 'The stdout sink\'s format: hl7, json, raw [default: hl7]' -r -f -a "hl7\t'Segments as lines, a blank line after each message'
 json\t'One JSON object per message per line'
 raw\t'Each message re-framed as MLLP, byte for byte'"
@@ -148,6 +149,7 @@ never\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l log-format -d 'Diagnostics on stderr as human or json lines' -r -f -a "human\t''
 json\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l allow-wildcard -d 'Allow a wildcard --host or --metrics (warns MLLP_BIND_ALL_INTERFACES)'
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l proxy-protocol -d 'Take peer addresses from a load balancer\'s PROXY header (v1 or v2)'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l dedupe -d 'Answer a repeated message positively without committing it again'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l batch-ack -d 'Commit a batch (FHS/BHS) as one unit and answer it with one ACK'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l strict -d 'Turn every framing tolerance off'
