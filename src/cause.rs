@@ -52,6 +52,8 @@ pub enum Cause {
     ConnectionLost,
     /// `send --timeout` ran out before the message's fate was known.
     RunTimeout,
+    /// The run was interrupted (an operator's signal) before the message was read or written.
+    Interrupted,
     UnsolicitedAck,
     NetworkError,
     IdleTimeout,
@@ -64,10 +66,13 @@ pub enum Cause {
     /// `--proxy-protocol`: a connection from outside the trusted proxy addresses.
     ProxyUntrusted,
     Shutdown,
+    /// Every message written on a connection had a reply naming another control ID, and none
+    /// matched: the peer does not echo MSH-10 in MSA-2.
+    AckControlIdMismatch,
 }
 
 impl Cause {
-    pub const ALL: [Cause; 28] = [
+    pub const ALL: [Cause; 30] = [
         Cause::DnsNotFound,
         Cause::DnsFailed,
         Cause::PermissionDenied,
@@ -86,6 +91,7 @@ impl Cause {
         Cause::FifoUnsafe,
         Cause::ConnectionLost,
         Cause::RunTimeout,
+        Cause::Interrupted,
         Cause::UnsolicitedAck,
         Cause::NetworkError,
         Cause::IdleTimeout,
@@ -96,6 +102,7 @@ impl Cause {
         Cause::ProxyHeader,
         Cause::ProxyUntrusted,
         Cause::Shutdown,
+        Cause::AckControlIdMismatch,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -118,6 +125,7 @@ impl Cause {
             Cause::FifoUnsafe => "fifo-unsafe",
             Cause::ConnectionLost => "connection-lost",
             Cause::RunTimeout => "run-timeout",
+            Cause::Interrupted => "interrupted",
             Cause::UnsolicitedAck => "unsolicited-ack",
             Cause::NetworkError => "network-error",
             Cause::IdleTimeout => "idle-timeout",
@@ -128,6 +136,7 @@ impl Cause {
             Cause::ProxyHeader => "proxy-header",
             Cause::ProxyUntrusted => "proxy-untrusted",
             Cause::Shutdown => "shutdown",
+            Cause::AckControlIdMismatch => "ack-control-id-mismatch",
         }
     }
 
@@ -140,6 +149,7 @@ impl Cause {
             | Cause::TlsClientCert
             | Cause::FramingFatal
             | Cause::UnsolicitedAck
+            | Cause::AckControlIdMismatch
             | Cause::DnsNotFound
             | Cause::PermissionDenied
             | Cause::ProxyHeader
@@ -173,6 +183,7 @@ impl Cause {
             Cause::FifoUnsafe => "never written: safe to send again",
             Cause::ConnectionLost => "committed by the peer, its application ACK never came",
             Cause::RunTimeout => "the run's --timeout ran out before this message's turn: send it again",
+            Cause::Interrupted => "the run was interrupted before this message was sent: send it again",
             Cause::UnsolicitedAck => "the peer answered a message it had not been sent, so replies cannot be paired in order: use --correlate control-id",
             Cause::NetworkError => "a network error: try again later",
             Cause::IdleTimeout => "the connection was idle too long",
@@ -183,6 +194,7 @@ impl Cause {
             Cause::ProxyHeader => "the receiver expects a PROXY protocol header first: connect through the load balancer (send-proxy or send-proxy-v2)",
             Cause::ProxyUntrusted => "the receiver takes PROXY headers only from its trusted proxy addresses: connect through the load balancer",
             Cause::Shutdown => "the receiver was shutting down",
+            Cause::AckControlIdMismatch => "the peer's ACKs name other control IDs than the messages' MSH-10 (its MSA-2 does not echo them): pair replies in order with --correlate fifo, or fix the peer",
         }
     }
 }
@@ -234,7 +246,8 @@ mod tests {
                 "framing-fatal",
                 "unsolicited-ack",
                 "proxy-header",
-                "proxy-untrusted"
+                "proxy-untrusted",
+                "ack-control-id-mismatch"
             ]
         );
     }

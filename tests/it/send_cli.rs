@@ -11,6 +11,7 @@ mod enhanced;
 mod exit_codes;
 mod flags;
 mod input;
+mod interrupt;
 mod no_reconnect;
 mod order;
 mod resend;

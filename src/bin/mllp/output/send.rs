@@ -112,6 +112,8 @@ pub struct SummaryRecord<'a> {
 pub struct SendSummary {
     /// Messages read.
     pub messages: u64,
+    /// Messages written to the peer at least once (all but never-delivered and refused).
+    pub written: u64,
     /// `accepted`, `negative`, `committed_only`, `unknown_fate`, `never_delivered`, `refused`
     /// (they add up to `messages`), and `by_code`: final answers by ACK code.
     #[serde(flatten)]
@@ -122,13 +124,13 @@ pub struct SendSummary {
     pub resent: u64,
     /// The run's duration, to a tenth of a millisecond.
     pub elapsed_ms: f64,
-    /// Messages read per second, to one decimal.
+    /// Messages written per second, to one decimal.
     pub messages_per_second: f64,
     /// The populations add up to the messages read.
     pub accounting_ok: bool,
     /// The cause the client stopped reconnecting on.
     pub gave_up: Option<Cause>,
-    /// Stopped by Ctrl-C.
+    /// Stopped by Ctrl-C or SIGTERM.
     pub interrupted: bool,
     /// `--timeout` ran out.
     pub timed_out: bool,
@@ -158,11 +160,12 @@ impl SendSummary {
         } = run;
         SendSummary {
             messages: totals.read,
+            written: totals.written(),
             fates: totals.fates.clone(),
             reconnects: totals.reconnects,
             resent: totals.resent,
             elapsed_ms: super::tenth_ms(*elapsed),
-            messages_per_second: per_second(totals.read, *elapsed),
+            messages_per_second: per_second(totals.written(), *elapsed),
             accounting_ok: totals.adds_up(),
             gave_up: ending.gave_up,
             interrupted: ending.interrupted,
