@@ -245,9 +245,9 @@ mod tests {
                 "tls-client-cert",
                 "framing-fatal",
                 "unsolicited-ack",
-                "ack-control-id-mismatch",
                 "proxy-header",
-                "proxy-untrusted"
+                "proxy-untrusted",
+                "ack-control-id-mismatch"
             ]
         );
     }
