@@ -30,6 +30,11 @@ impl fmt::Display for Rounded {
     }
 }
 
+/// Serializes milliseconds to three decimals: the clock's resolution is not worth more digits.
+pub fn microsecond_ms<S: serde::Serializer>(ms: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64((ms * 1000.0).round() / 1000.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

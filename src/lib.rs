@@ -20,7 +20,6 @@
 //! - [`tls`]: rustls configuration for both ends (ring provider, TLS 1.2 floor).
 //! - [`transport`]: connecting under one connect timeout, and the [`transport::Connector`] seam.
 //! - [`duration`]: durations rounded for people.
-//! - [`values`]: the grammars of sizes, rates and durations as the command line takes them.
 //! - [`exit`]: the command's exit codes, which one wins, and their text.
 //! - [`client`]: the client core: link states, reconnects, ACK correlation, window, fates.
 //! - [`delivery`]: runs on the client: one outcome per message in input order, resends, totals.
@@ -28,16 +27,13 @@
 //! - [`input`]: HL7 files and streams split into messages, checked before anything is sent.
 //! - [`probe`]: one diagnostic connection, phase by phase, and a verdict.
 //! - [`soak`]: load and endurance runs: plan, pacing, chaos, ledger, and a report that adds up.
-//! - [`output`]: the JSON records and events the command writes, field by field.
-//! - `prometheus` (feature `metrics`): the Prometheus exporter and a server's event counters.
 //!
 //! # Features
 //!
 //! - `cli` (default): what the `mllp` binary needs (clap, terminal views, Prometheus metrics)
 //!   and `sqlite`. `cargo build --lib --no-default-features` builds the core alone.
 //! - `sqlite`: `server::sink::SqliteSink`, with SQLite compiled in.
-//! - `metrics`: `prometheus`, the Prometheus exporter `listen` and `soak` serve, and the
-//!   counters of a server's events.
+//! - `metrics`: the dependencies of the Prometheus exporter the command serves.
 //!
 //! # Example
 //!
@@ -139,15 +135,11 @@ pub mod framing;
 pub mod fuzzing;
 pub mod hl7;
 pub mod input;
-pub mod output;
 pub mod probe;
-#[cfg(feature = "metrics")]
-pub mod prometheus;
 pub mod resolve;
 pub mod server;
 pub mod soak;
 pub mod target;
 pub mod tls;
 pub mod transport;
-pub mod values;
 pub mod warning;

@@ -16,7 +16,6 @@ pub mod double;
 mod event;
 mod limits;
 pub mod policy;
-pub mod setup;
 pub mod sink;
 mod stats;
 

@@ -77,9 +77,8 @@ pub struct MessageOutcome {
     pub cause: Option<Cause>,
 }
 
-/// Something about the run as a whole.
+/// Something about the run as a whole. Exhaustive: the command says every note there is.
 #[derive(Debug)]
-#[non_exhaustive]
 pub enum RunNote {
     /// Reading the input failed part way; no more is read, the rest of the run goes on.
     InputError(InputError),

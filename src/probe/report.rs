@@ -1,5 +1,5 @@
 //! What one probe found: its phases, each timed, and the verdict. `Serialize` gives their
-//! fields in `probe --json` ([`crate::output::probe`]).
+//! fields in `probe --json` (the command's `output::probe`).
 
 use super::sniff::Recognised;
 use crate::cause::{Cause, Class};
@@ -37,7 +37,7 @@ impl PhaseName {
 pub struct PhaseReport {
     pub name: PhaseName,
     pub ok: bool,
-    #[serde(serialize_with = "crate::output::microsecond_ms")]
+    #[serde(serialize_with = "crate::duration::microsecond_ms")]
     pub ms: f64,
     /// What went wrong, when it did: hosts, addresses, OS and TLS errors; never payload.
     #[serde(skip_serializing_if = "Option::is_none")]

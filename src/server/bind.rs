@@ -86,6 +86,18 @@ pub async fn bind_with(
     })))
 }
 
+impl BindError {
+    /// The failure cause of a bind that failed, for machines; `None` for a refused wildcard,
+    /// which is a usage error rather than a failure.
+    pub fn cause(&self) -> Option<crate::cause::Cause> {
+        match self {
+            BindError::Io { source, .. } => Some(crate::cause::classify_io(source)),
+            BindError::Resolve { source, .. } => Some(source.cause()),
+            BindError::Wildcard { .. } => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

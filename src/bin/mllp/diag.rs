@@ -8,7 +8,7 @@ pub mod fatal;
 pub use fatal::Fatal;
 
 use crate::cli::{ColorChoice, GlobalArgs, LogFormat};
-use mllp::output::diag::Diagnostic;
+use crate::output::diag::Diagnostic;
 use serde::Serialize;
 use serde_json::Value;
 use std::io::{IsTerminal, Write};
@@ -40,11 +40,6 @@ pub fn set_format(format: LogFormat) {
     JSON.store(json, Ordering::Relaxed);
 }
 
-/// One event in the process-wide format, for writers that hold no `Diag`.
-pub fn emit(event: &str, human: impl FnOnce() -> String, fields: Value) {
-    write_line(&render(json(), human, &named(event, fields)));
-}
-
 /// One typed event (it carries its own `event` name) in the process-wide format.
 pub fn say(human: impl FnOnce() -> String, event: &impl Serialize) {
     write_line(&render(json(), human, event));
@@ -59,7 +54,7 @@ pub fn write_line(line: &str) {
 /// The JSON line of `event`, or the human text.
 fn render(json: bool, human: impl FnOnce() -> String, event: &impl Serialize) -> String {
     if json {
-        mllp::output::line(event)
+        crate::output::line(event)
     } else {
         human()
     }

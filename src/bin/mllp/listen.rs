@@ -2,13 +2,14 @@
 
 mod args;
 mod render;
+mod setup;
 
 pub use args::ListenArgs;
 
 use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
+use crate::prometheus::MetricsError;
 use anyhow::Context;
-use mllp::prometheus::MetricsError;
 use mllp::server::{BindError, Server, ServerConfig, Shutdown};
 use std::sync::Arc;
 use std::time::Duration;
@@ -55,8 +56,8 @@ async fn serve(
     };
     let metrics = match args.metrics {
         Some(addr) => {
-            let buckets = Some(mllp::prometheus::server::COMMIT_BUCKETS);
-            match mllp::prometheus::bind(addr, buckets, args.allow_wildcard) {
+            let buckets = Some(crate::prometheus::server::COMMIT_BUCKETS);
+            match crate::prometheus::bind(addr, buckets, args.allow_wildcard) {
                 Ok(bound) => Some(bound),
                 Err(e @ MetricsError::WildcardRefused(_)) => {
                     let refused = Fatal::new(Exit::Usage, &e).code("MLLP_BIND_ALL_INTERFACES");

@@ -9,6 +9,7 @@ mod generate;
 mod listen;
 mod manual;
 mod netargs;
+mod output;
 mod probe;
 mod prometheus;
 mod send;

@@ -1,12 +1,18 @@
-//! `--metrics ADDR` at the command line: the exporter (`mllp::prometheus`) bound and its address
+//! `--metrics ADDR` at the command line: the exporter ([`exporter`]) bound and its address
 //! announced as a diagnostic event.
 
-use mllp::output::diag::Diagnostic;
+mod exporter;
+pub mod server;
+pub mod soak;
+
+pub use exporter::{bind, MetricsError};
+
+use crate::output::diag::Diagnostic;
 use std::net::SocketAddr;
 
 /// Bind the exporter, then announce the bound address at once.
 pub fn install(addr: SocketAddr, buckets: Option<&[f64]>) -> anyhow::Result<()> {
-    let addr = mllp::prometheus::bind(addr, buckets, true)?;
+    let addr = bind(addr, buckets, true)?;
     crate::diag::say(|| human(addr), &announcement(addr));
     Ok(())
 }

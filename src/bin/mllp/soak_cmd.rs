@@ -7,10 +7,10 @@ mod view;
 
 use crate::diag::{Diag, Fatal};
 use crate::exit::{self, Exit, Observed};
+use crate::output::soak::SoakEvent;
 use anyhow::Context;
 pub use args::SoakArgs;
 use mllp::client::ClientEvent;
-use mllp::output::soak::SoakEvent;
 use mllp::soak::{SoakOutcome, SoakPlan, SoakReport, SoakRun, SoakUpdate, StoppedBy};
 
 pub fn run(args: SoakArgs, diag: &Diag) -> anyhow::Result<Exit> {
@@ -62,7 +62,7 @@ async fn watch(
     });
     while let Some(update) = run.next_update().await {
         if args.metrics.is_some() {
-            mllp::prometheus::soak::record(&update);
+            crate::prometheus::soak::record(&update);
         }
         match update {
             SoakUpdate::Sample(sample) => view.draw(&sample),

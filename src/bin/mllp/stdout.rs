@@ -29,10 +29,9 @@ pub fn is_closed() -> bool {
 fn mark(err: &io::Error) {
     if !CLOSED.swap(true, Ordering::Relaxed) && err.kind() != io::ErrorKind::BrokenPipe {
         let message = format!("writing to stdout: {err}; no more output is written");
-        crate::diag::emit(
-            "stdout_error",
+        crate::diag::say(
             || format!("mllp: error: {message}"),
-            serde_json::json!({ "message": message }),
+            &crate::output::diag::Diagnostic::StdoutError { message: &message },
         );
     }
 }

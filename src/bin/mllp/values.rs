@@ -1,18 +1,19 @@
-//! Flag values for clap: the grammars of `mllp::values` (and `HOST[:PORT]`), with a refusal
+//! Flag values for clap: the grammars of [`grammar`] (and `HOST[:PORT]`), with a refusal
 //! said in one style for every subcommand, naming the flag and a value that works:
 //! `invalid value 'banana' for '--ack-timeout <DURATION>': not a duration; for example
 //! --ack-timeout 30s`.
 
 use clap::builder::TypedValueParser;
 use mllp::target::{Target, TargetError};
-use mllp::values;
 use std::ffi::OsStr;
 use std::fmt::Display;
 use std::time::Duration;
 
+pub mod grammar;
+
 /// A parse function and the example value shown when it refuses (the flag's default wins when
 /// it has one).
-pub struct Value<T, E = values::InvalidValue> {
+pub struct Value<T, E = grammar::InvalidValue> {
     parse: fn(&str) -> Result<T, E>,
     example: &'static str,
 }
@@ -58,27 +59,27 @@ fn value<T, E>(parse: fn(&str) -> Result<T, E>, example: &'static str) -> Value<
 
 /// A duration: `250ms`, `5s`, `2m`, `1h30m`; zero allowed.
 pub fn duration() -> Value<Duration> {
-    value(values::parse_duration, "5s")
+    value(grammar::parse_duration, "5s")
 }
 
 /// A duration greater than zero.
 pub fn positive_duration() -> Value<Duration> {
-    value(values::parse_positive_duration, "5s")
+    value(grammar::parse_positive_duration, "5s")
 }
 
 /// A size in bytes: `512`, `64K`, `16MiB`, `1G`; at least one byte.
 pub fn size() -> Value<u64> {
-    value(values::parse_size, "16M")
+    value(grammar::parse_size, "16M")
 }
 
 /// Messages per second: `200` or `200/s`, more than zero.
 pub fn rate() -> Value<f64> {
-    value(values::parse_rate, "200/s")
+    value(grammar::parse_rate, "200/s")
 }
 
 /// A count of at least 1.
 pub fn at_least_one() -> Value<usize> {
-    value(values::parse_count, "64")
+    value(grammar::parse_count, "64")
 }
 
 /// A port to connect to: 1 to 65535.
@@ -88,7 +89,7 @@ pub fn port() -> Value<u16, TargetError> {
 
 /// A port to listen on: 0 (any free port) to 65535.
 pub fn bind_port() -> Value<u16> {
-    value(values::parse_bind_port, "2575")
+    value(grammar::parse_bind_port, "2575")
 }
 
 /// An endpoint, `HOST[:PORT]`, checked by its shape only (no name lookup).
@@ -98,5 +99,5 @@ pub fn target() -> Value<Target, TargetError> {
 
 /// A fraction from 0 to 1.
 pub fn fraction() -> Value<f64> {
-    value(values::parse_fraction, "0.1")
+    value(grammar::parse_fraction, "0.1")
 }

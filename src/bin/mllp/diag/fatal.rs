@@ -4,8 +4,8 @@
 //! itself asks for JSON.
 
 use crate::exit::Exit;
+use crate::output::diag::Diagnostic;
 use mllp::cause::Cause;
-use mllp::output::diag::Diagnostic;
 use std::fmt::Display;
 use std::process::ExitCode;
 

@@ -1,12 +1,12 @@
 //! `mllp listen`'s flags, and the library settings they stand for (`mllp::server::setup`): the
 //! server configuration, the sink, the policy and the TLS acceptor.
 
+use super::setup::{self, Commit, Memory, SetupError};
 use crate::cli::heading;
 use crate::manual::LISTEN;
 use clap::{Args, ValueEnum};
 use mllp::ack::AckCode;
 use mllp::framing::Tolerance;
-use mllp::server::setup::{self, Commit, Memory, SetupError};
 use mllp::server::sink::{ExecOptions, OutputFormat};
 use mllp::server::{AckMode, DoubleOptions, Policy, ServerConfig, Sink};
 use mllp::tls::{ClientAuth, ServerTlsOptions, TlsAcceptor, TlsConfigError};
@@ -214,8 +214,10 @@ pub enum AckArg {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OptionalDuration(pub Option<Duration>);
 
-fn parse_optional_duration(text: &str) -> Result<OptionalDuration, mllp::values::InvalidValue> {
-    mllp::values::parse_optional_duration(text).map(OptionalDuration)
+fn parse_optional_duration(
+    text: &str,
+) -> Result<OptionalDuration, crate::values::grammar::InvalidValue> {
+    crate::values::grammar::parse_optional_duration(text).map(OptionalDuration)
 }
 
 impl ListenArgs {

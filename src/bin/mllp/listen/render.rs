@@ -31,7 +31,7 @@ pub fn spawn(
                 text.clear();
                 for event in batch.drain(..) {
                     if metrics.is_some() {
-                        mllp::prometheus::server::record(&event);
+                        crate::prometheus::server::record(&event);
                     }
                     push(&diag, &event, &mut text);
                     if let (ServerEvent::Listening { .. }, Some(addr)) = (&event, metrics) {

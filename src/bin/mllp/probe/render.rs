@@ -3,7 +3,7 @@
 //! per-message field shown).
 
 use crate::exit::Exit;
-use mllp::output::probe::ProbeRecord;
+use crate::output::probe::ProbeRecord;
 use mllp::probe::stats::StatsSummary;
 use mllp::probe::{Detail, PhaseReport, ProbeReport, TlsDetail};
 use std::fmt::Write;
@@ -180,9 +180,9 @@ pub fn stats_table(target: &str, summary: &StatsSummary) -> String {
 
 /// One probe as JSON (`probe --json`), with `seq` when repeated.
 pub fn json(report: &ProbeReport, seq: Option<u32>) -> String {
-    mllp::output::line(&ProbeRecord::probe(report, seq))
+    crate::output::line(&ProbeRecord::probe(report, seq))
 }
 
 pub fn json_summary(summary: &StatsSummary, exit: Exit) -> String {
-    mllp::output::line(&ProbeRecord::summary(summary, exit))
+    crate::output::line(&ProbeRecord::summary(summary, exit))
 }

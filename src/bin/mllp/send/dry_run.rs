@@ -4,8 +4,8 @@
 use super::SendArgs;
 use crate::diag::{count, Fatal};
 use crate::exit::Exit;
+use crate::output::send::{DryRunMessage, DryRunRecord};
 use mllp::input::InputSet;
-use mllp::output::send::{DryRunMessage, DryRunRecord};
 
 /// List what would be sent, on stdout; 0 when all of it could be, 2 when reading failed.
 pub fn list(mut set: InputSet, args: &SendArgs, width: usize) -> anyhow::Result<Exit> {
@@ -23,7 +23,7 @@ pub fn list(mut set: InputSet, args: &SendArgs, width: usize) -> anyhow::Result<
         messages += 1;
         bytes += listed.bytes;
         let line = if args.json {
-            mllp::output::line(&DryRunRecord::Message(listed))
+            crate::output::line(&DryRunRecord::Message(listed))
         } else {
             format!(
                 "{:<width$}  {:<12}  {:<12}  {:>7} bytes",
@@ -38,7 +38,7 @@ pub fn list(mut set: InputSet, args: &SendArgs, width: usize) -> anyhow::Result<
         }
     }
     let summary = if args.json {
-        mllp::output::line(&DryRunRecord::summary(messages, bytes))
+        crate::output::line(&DryRunRecord::summary(messages, bytes))
     } else {
         format!(
             "{}, {}: would be sent; nothing was sent (--dry-run)",

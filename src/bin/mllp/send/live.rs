@@ -6,10 +6,10 @@
 
 use super::{ProgressArg, SendArgs};
 use crate::diag::Diag;
+use crate::output::send::SendEvent;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use mllp::cause::Class;
 use mllp::client::{ClientEvent, Fate, Reason, State};
-use mllp::output::send::SendEvent;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};

@@ -4,12 +4,12 @@
 
 use super::SendArgs;
 use crate::diag::Diag;
+use crate::output::send::{MessageRecord, SendSummary, SummaryRecord};
 use crate::stdout::Out;
 use indicatif::ProgressBar;
 use mllp::cause::Cause;
 use mllp::client::{Fate, Population};
 use mllp::delivery::Item;
-use mllp::output::send::{MessageRecord, SendSummary, SummaryRecord};
 use std::io::{BufWriter, Write};
 
 pub struct Output {
@@ -152,7 +152,7 @@ impl Output {
 
     /// The summary record (`--json`, on stdout, also under `--quiet`).
     pub fn summary_record(&mut self, summary: &SendSummary) {
-        let record = mllp::output::line(&SummaryRecord { summary });
+        let record = crate::output::line(&SummaryRecord { summary });
         let _ = writeln!(self.out, "{record}");
         self.flush();
     }

@@ -8,9 +8,9 @@ use super::signals::Signals;
 use super::summary;
 use crate::diag::count;
 use crate::exit::Exit;
+use crate::output::send::{SendEvent, SendSummary};
 use mllp::client::Client;
 use mllp::delivery::{Input, Run, RunEvent, RunNote, RunOptions, RunSummary};
-use mllp::output::send::{SendEvent, SendSummary};
 
 pub async fn run(
     client: Client,
@@ -78,7 +78,6 @@ fn say(live: &Live, note: RunNote) {
         RunNote::FailedOutWrite { file, error } => {
             format!("mllp: warning: --failed-out: cannot write {file}: {error}")
         }
-        other => format!("mllp: {other:?}"),
     };
     live.note(human, &SendEvent::note(&note));
 }

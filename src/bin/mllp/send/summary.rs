@@ -1,10 +1,10 @@
 //! The run's summary for people, from the library's totals and ending (the record is
-//! `mllp::output::send::SendSummary`, the exit code `Totals::exit`).
+//! `crate::output::send::SendSummary`, the exit code `Totals::exit`).
 
+use crate::output::send::per_second;
 use mllp::client::Population;
 use mllp::delivery::{Ending, Totals};
 use mllp::input::InputSource;
-use mllp::output::send::per_second;
 use std::time::Duration;
 
 /// Width of the `source#n` column: the longest source name plus `#` and a few digits.

@@ -3,9 +3,9 @@
 
 use crate::diag::Diag;
 use crate::exit::Exit;
+use crate::output::soak::SoakEvent;
 use mllp::cause::{Cause, Class};
 use mllp::client::Population;
-use mllp::output::soak::SoakEvent;
 use mllp::soak::SoakReport;
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -5,9 +5,9 @@
 
 use super::args::{Live, SoakArgs};
 use crate::diag::Diag;
+use crate::output::soak::SoakEvent;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mllp::client::{State, Transition};
-use mllp::output::soak::SoakEvent;
 use mllp::soak::Sample;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;

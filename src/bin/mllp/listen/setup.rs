@@ -2,8 +2,8 @@
 //! the sink opened (with the de-duplication memory in front when asked for), and the answering
 //! policy. Errors name the setting as the command line spells it.
 
-use super::sink::{ExecOptions, ExecSink, OutDirSink, OutputFormat, StdoutSink};
-use super::{
+use mllp::server::sink::{ExecOptions, ExecSink, OutDirSink, OutputFormat, StdoutSink};
+use mllp::server::{
     CommitAll, ConfigError, DedupeMemory, DedupePolicy, DedupeSink, DoubleError, DoubleOptions,
     Policy, ServerConfig, Sink, TestDouble,
 };
@@ -55,7 +55,7 @@ pub enum SetupError {
     /// The SQLite file cannot be opened.
     #[cfg(feature = "sqlite")]
     #[error("--sqlite")]
-    Sqlite(#[source] super::sink::SqliteError),
+    Sqlite(#[source] mllp::server::sink::SqliteError),
     /// The output directory cannot be written.
     #[error("--out-dir {}: not a writable directory", .dir.display())]
     OutDir {
@@ -105,7 +105,7 @@ pub fn open_sink(
     let sink: Arc<dyn Sink> = match commit {
         #[cfg(feature = "sqlite")]
         Commit::Sqlite(file) => {
-            let sink = super::sink::SqliteSink::open(file, dedupe.is_some())
+            let sink = mllp::server::sink::SqliteSink::open(file, dedupe.is_some())
                 .map_err(SetupError::Sqlite)?;
             return Ok((Arc::new(sink), None));
         }
@@ -158,18 +158,6 @@ pub fn policy(
         Some(memory) => (Arc::new(DedupePolicy::new(policy, memory)), seed),
         None => (policy, seed),
     })
-}
-
-impl super::BindError {
-    /// The failure cause of a bind that failed, for machines; `None` for a refused wildcard,
-    /// which is a usage error rather than a failure.
-    pub fn cause(&self) -> Option<crate::cause::Cause> {
-        match self {
-            super::BindError::Io { source, .. } => Some(crate::cause::classify_io(source)),
-            super::BindError::Resolve { source, .. } => Some(source.cause()),
-            super::BindError::Wildcard { .. } => None,
-        }
-    }
 }
 
 /// A seed for the test double's rates from the clock, for runs that name none.

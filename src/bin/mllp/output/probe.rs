@@ -1,9 +1,9 @@
 //! `probe --json` on stdout: one [`ProbeRecord::Probe`] per probe, and after repeated probes a
 //! [`ProbeRecord::Summary`] with the statistics and the exit code.
 
-use crate::exit::Exit;
-use crate::probe::stats::StatsSummary;
-use crate::probe::{Detail, PhaseName, PhaseReport, ProbeReport, Verdict};
+use mllp::exit::Exit;
+use mllp::probe::stats::StatsSummary;
+use mllp::probe::{Detail, PhaseName, PhaseReport, ProbeReport, Verdict};
 use serde::Serialize;
 
 /// One line of `probe --json`; `type` is `probe` or `summary`.
@@ -52,7 +52,7 @@ pub struct Banner<'a> {
     /// No unsolicited bytes came (or those that came were tolerated).
     pub ok: bool,
     /// How long it listened, in milliseconds.
-    #[serde(serialize_with = "super::microsecond_ms")]
+    #[serde(serialize_with = "mllp::duration::microsecond_ms")]
     pub ms: f64,
     /// What went wrong, when it did.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -117,10 +117,10 @@ impl<'a> ProbeRecord<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cause::Cause;
     use crate::output::line;
-    use crate::probe::stats::ProbeStats;
-    use crate::probe::VerdictClass;
+    use mllp::cause::Cause;
+    use mllp::probe::stats::ProbeStats;
+    use mllp::probe::VerdictClass;
 
     fn phase(name: PhaseName, detail: Option<Detail>) -> PhaseReport {
         PhaseReport {

@@ -1,9 +1,9 @@
 //! Each soak event pinned field by field: a renamed or dropped field fails here.
 
 use super::*;
-use crate::client::{Reason, State};
 use crate::output::line;
-use crate::soak::{ConnSample, RecentLatency, Tally};
+use mllp::client::{Reason, State};
+use mllp::soak::{ConnSample, RecentLatency, Tally};
 use std::time::Duration;
 
 fn tally() -> Tally {

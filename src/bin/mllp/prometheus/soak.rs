@@ -1,8 +1,8 @@
 //! `soak --metrics`: a run's updates counted into the metrics recorder: outcomes, ACK codes,
 //! link state changes, reconnects and errors, a latency histogram and the in-flight gauge.
 
-use crate::client::ClientEvent;
-use crate::soak::{Done, SoakUpdate};
+use mllp::client::ClientEvent;
+use mllp::soak::{Done, SoakUpdate};
 
 /// Count one update.
 pub fn record(update: &SoakUpdate) {

@@ -1,8 +1,8 @@
 //! `listen --metrics`: server events counted into the metrics recorder, under the names the
 //! receiver's Prometheus endpoint exposes.
 
-use crate::cause::Cause;
-use crate::server::ServerEvent;
+use mllp::cause::Cause;
+use mllp::server::ServerEvent;
 
 /// Bounds of the commit-latency histogram, in seconds.
 pub const COMMIT_BUCKETS: &[f64] = &[

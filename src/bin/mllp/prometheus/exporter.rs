@@ -5,9 +5,6 @@
 //! and the bound address can be reported. What is counted: [`server`] for `listen`, [`soak`]
 //! for `soak`.
 
-pub mod server;
-pub mod soak;
-
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -66,7 +63,7 @@ pub fn bind(
     buckets: Option<&[f64]>,
     allow_wildcard: bool,
 ) -> Result<SocketAddr, MetricsError> {
-    if !allow_wildcard && crate::server::is_wildcard(addr.ip()) {
+    if !allow_wildcard && mllp::server::is_wildcard(addr.ip()) {
         return Err(MetricsError::WildcardRefused(addr));
     }
     let bound_err = |error: std::io::Error| MetricsError::Bind { addr, error };

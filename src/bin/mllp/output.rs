@@ -7,7 +7,7 @@
 //! - [`send`]: `send --json`: one record per message and the summary; `--dry-run`'s listing;
 //!   send's events on stderr.
 //! - [`soak`]: soak's events on stderr (`progress`, `state_change`, `interrupted`, `report`);
-//!   the report itself is [`crate::soak::SoakReport`].
+//!   the report itself is [`mllp::soak::SoakReport`].
 //!
 //! Fields are added, never renamed or removed. Stdout records carry their kind in `type`,
 //! stderr events their name in `event`. [`line()`] writes any of them as one line of JSON with
@@ -15,7 +15,7 @@
 //! the Rust field order of a record is the order its documentation reads in, except for
 //! [`send::MessageRecord`], declared in key order so that it is written straight, without a map
 //! per message. (Soak's report file keeps its own field order: it is the serialized
-//! [`crate::soak::SoakReport`].) No record carries
+//! [`mllp::soak::SoakReport`].) No record carries
 //! message bytes, except the ACK of `send --print-ack`.
 
 pub mod diag;
@@ -37,11 +37,6 @@ pub fn line<T: Serialize + ?Sized>(record: &T) -> String {
 /// Milliseconds to one decimal, as latencies and run times are reported.
 pub fn tenth_ms(d: Duration) -> f64 {
     (d.as_secs_f64() * 10_000.0).round() / 10.0
-}
-
-/// Serializes milliseconds to three decimals: the clock's resolution is not worth more digits.
-pub(crate) fn microsecond_ms<S: serde::Serializer>(ms: &f64, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64((ms * 1000.0).round() / 1000.0)
 }
 
 #[cfg(test)]

@@ -1,12 +1,12 @@
 //! Each send record and event, pinned field by field: a renamed or dropped field fails here.
 
 use super::*;
-use crate::cause::Class;
-use crate::client::{AckPayload, ClientEvent, FateCause, LinkFailure, Reason, State, Transition};
-use crate::delivery::{Ending, RunNote, Totals};
 use crate::output::line;
-use crate::warning::{Warning, WarningCode};
 use bytes::Bytes;
+use mllp::cause::Class;
+use mllp::client::{AckPayload, ClientEvent, FateCause, LinkFailure, Reason, State, Transition};
+use mllp::delivery::{Ending, RunNote, Totals};
+use mllp::warning::{Warning, WarningCode};
 
 fn item() -> Item {
     Item {

@@ -2,11 +2,11 @@
 //! `--events` lines about the link.
 
 use super::SendSummary;
-use crate::ack::AckCode;
-use crate::cause::{Cause, Class};
-use crate::client::{ClientEvent, State};
-use crate::delivery::RunNote;
-use crate::warning::Warning;
+use mllp::ack::AckCode;
+use mllp::cause::{Cause, Class};
+use mllp::client::{ClientEvent, State};
+use mllp::delivery::RunNote;
+use mllp::warning::Warning;
 use serde::Serialize;
 
 /// One send event; `event` is the variant's name in snake case.

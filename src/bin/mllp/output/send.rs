@@ -7,12 +7,12 @@ mod event;
 
 pub use event::SendEvent;
 
-use crate::ack::AckCode;
-use crate::cause::Cause;
-use crate::client::{Fate, FateTally, Population};
-use crate::delivery::{Item, RunSummary};
-use crate::exit::Exit;
-use crate::input::Message;
+use mllp::ack::AckCode;
+use mllp::cause::Cause;
+use mllp::client::{Fate, FateTally, Population};
+use mllp::delivery::{Item, RunSummary};
+use mllp::exit::Exit;
+use mllp::input::Message;
 use serde::Serialize;
 use std::borrow::Cow;
 use std::io::Write;
@@ -67,7 +67,7 @@ impl<'a> MessageRecord<'a> {
     /// `item`'s record. `cause` is the run's own cause for the fate (a deadline, a stop), which
     /// wins over the fate's; `with_ack` carries the ACK itself (`--print-ack`).
     pub fn new(item: &Item, fate: &'a Fate, cause: Option<Cause>, with_ack: bool) -> Self {
-        let answer = fate.ack().and_then(|a| crate::hl7::scan_ack(a.bytes()));
+        let answer = fate.ack().and_then(|a| mllp::hl7::scan_ack(a.bytes()));
         let answer = answer.filter(|_| fate.population() != Population::Accepted);
         MessageRecord {
             ack: with_ack.then(|| fate.ack().map(|a| String::from_utf8_lossy(a.bytes()))),
@@ -212,7 +212,7 @@ pub struct DryRunMessage {
 impl DryRunMessage {
     /// `message` as the listing shows it.
     pub fn new(message: &Message) -> DryRunMessage {
-        let scan = crate::hl7::scan(&message.payload);
+        let scan = mllp::hl7::scan(&message.payload);
         let field = |f: Option<&[u8]>| f.filter(|v| !v.is_empty()).map(lossy);
         DryRunMessage {
             source: format!("{}#{}", message.source, message.index),

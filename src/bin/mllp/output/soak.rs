@@ -2,10 +2,10 @@
 //! `--report-interval`, `state_change`, `interrupted`, and the closing `report`. The report
 //! that `--report FILE` writes and `--json` prints is [`SoakReport`] itself.
 
-use crate::client::{FateTally, Transition};
-use crate::exit::Exit;
-use crate::soak::report::{Accounting, ByteCounts, LatencyMs};
-use crate::soak::{Sample, SoakReport, Verdict};
+use mllp::client::{FateTally, Transition};
+use mllp::exit::Exit;
+use mllp::soak::report::{Accounting, ByteCounts, LatencyMs};
+use mllp::soak::{Sample, SoakReport, Verdict};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -20,9 +20,9 @@ pub enum SoakEvent<'a> {
         /// The connection's number, from 1.
         connection: usize,
         /// The state left (`CONNECTING`, `CONNECTED`, ...).
-        from: crate::client::State,
+        from: mllp::client::State,
         /// The state entered.
-        to: crate::client::State,
+        to: mllp::client::State,
         /// Why, in words.
         reason: String,
     },

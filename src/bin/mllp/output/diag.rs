@@ -1,6 +1,6 @@
 //! The stderr events every command shares under `--log-format json`.
 
-use crate::cause::Cause;
+use mllp::cause::Cause;
 use serde::Serialize;
 
 /// One shared diagnostic event; `event` is the variant's name in snake case.
