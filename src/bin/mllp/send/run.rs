@@ -8,9 +8,9 @@ use super::signals::Signals;
 use super::summary;
 use crate::diag::count;
 use crate::exit::Exit;
-use crate::output::send::{SendEvent, SendSummary};
+use crate::output::send::{LinkFigures, SendEvent, SendSummary};
 use mllp::client::Client;
-use mllp::delivery::{Input, Run, RunEvent, RunNote, RunOptions, RunSummary};
+use mllp::delivery::{Input, LinkSummary, Run, RunEvent, RunNote, RunOptions, RunSummary};
 
 pub async fn run(
     client: Client,
@@ -65,7 +65,7 @@ pub async fn run(
 }
 
 /// A note about the run, on stderr.
-fn say(live: &Live, note: RunNote) {
+pub fn say(live: &Live, note: RunNote) {
     let human = || match &note {
         RunNote::InputError(error) => format!("mllp: error: {error}; no more messages are read"),
         RunNote::TimedOut => {
@@ -84,6 +84,16 @@ fn say(live: &Live, note: RunNote) {
 
 /// Print the summary and decide the exit code; a count that does not close is a bug report.
 fn finish(summary: &RunSummary, output: &mut Output, live: &Live) -> Exit {
+    finish_with(summary, None, output, live)
+}
+
+/// As [`finish`], with each link's share of a run over several.
+pub fn finish_with(
+    summary: &RunSummary,
+    links: Option<&[LinkSummary]>,
+    output: &mut Output,
+    live: &Live,
+) -> Exit {
     let RunSummary {
         totals,
         ending,
@@ -105,12 +115,26 @@ fn finish(summary: &RunSummary, output: &mut Output, live: &Live) -> Exit {
         );
     }
     let exit = totals.exit(*ending);
-    let record = SendSummary::new(summary, exit);
+    let mut record = SendSummary::new(summary, exit);
+    record.links = links.map(|links| {
+        links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| LinkFigures::new(i, l))
+            .collect()
+    });
     if output.json() {
         output.summary_record(&record);
     } else {
         live.note(
-            || summary::human(totals, *elapsed, *ending),
+            || {
+                let mut text = summary::human(totals, *elapsed, *ending);
+                for (i, link) in links.unwrap_or_default().iter().enumerate() {
+                    text.push('\n');
+                    text.push_str(&summary::link_line(i, link));
+                }
+                text
+            },
             &SendEvent::Summary(&record),
         );
     }
