@@ -28,8 +28,10 @@ use std::time::Duration;
 const MESSAGE_BYTES: usize = 470;
 
 /// The pairings, the floor pair first; each runs in both modes.
-const PAIRINGS: [(Client, Server); 15] = [
+const PAIRINGS: [(Client, Server); 16] = [
     (Client::Floor, Server::Floor),
+    // The Rust floor held to the same pair in C: its x floor is how far the Rust floor is from C.
+    (Client::FloorC, Server::FloorC),
     (Client::Send, Server::Listen),
     (Client::Floor, Server::Listen),
     (Client::Send, Server::Floor),
@@ -48,7 +50,7 @@ const PAIRINGS: [(Client, Server); 15] = [
 
 const USAGE: &str = "usage: cargo bench --bench compare -- [--messages N (20000)] [--runs R (3)] \
 [--window W (64)] [--json] [--only TEXT (pairings whose label contains it; the floor pair always \
-runs)] [--scratch DIR (target/compare-peers)] [--timeout SECONDS (per client run; 30 + N/1000)]";
+runs, and so does the C floor pair)] [--scratch DIR (target/compare-peers)] [--timeout SECONDS (per client run; 30 + N/1000)]";
 
 struct Options {
     messages: usize,
@@ -138,7 +140,10 @@ fn main() {
             })
         })
         .filter(|c| {
-            let floor = c.client == Client::Floor && c.server == Server::Floor;
+            let floor = matches!(
+                (c.client, c.server),
+                (Client::Floor, Server::Floor) | (Client::FloorC, Server::FloorC)
+            );
             floor || o.only.is_empty() || o.only.iter().any(|t| c.label().contains(t.as_str()))
         })
         .collect();
