@@ -31,6 +31,9 @@ _mllp() {
             mllp,probe)
                 cmd="mllp__subcmd__probe"
                 ;;
+            mllp,relay)
+                cmd="mllp__subcmd__relay"
+                ;;
             mllp,send)
                 cmd="mllp__subcmd__send"
                 ;;
@@ -52,6 +55,9 @@ _mllp() {
             mllp__subcmd__help,probe)
                 cmd="mllp__subcmd__help__subcmd__probe"
                 ;;
+            mllp__subcmd__help,relay)
+                cmd="mllp__subcmd__help__subcmd__relay"
+                ;;
             mllp__subcmd__help,send)
                 cmd="mllp__subcmd__help__subcmd__send"
                 ;;
@@ -65,7 +71,7 @@ _mllp() {
 
     case "${cmd}" in
         mllp)
-            opts="-v -q -h -V --verbose --quiet --color --log-format --help --version send listen probe soak completions man help"
+            opts="-v -q -h -V --verbose --quiet --color --log-format --help --version send listen relay probe soak completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -109,7 +115,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__help)
-            opts="send listen probe soak completions man help"
+            opts="send listen relay probe soak completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -192,6 +198,20 @@ _mllp() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        mllp__subcmd__help__subcmd__relay)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         mllp__subcmd__help__subcmd__send)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -221,7 +241,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__listen)
-            opts="-v -q -h -V --host --port --allow-wildcard --format --out-dir --sqlite --exec --reject-exit-code --exec-timeout --exec-concurrency --ack --dedupe --dedupe-window --batch-ack --ack-delay --nack-rate --reject-rate --silent-rate --drop-after --seed --tls-cert --tls-key --client-ca --client-auth --tls-handshake-timeout --strict --max-frame-size --max-connections --max-connections-per-peer --frame-timeout --max-buffered --idle-timeout --drain-timeout --json --metrics --verbose --quiet --color --log-format --help --version"
+            opts="-v -q -h -V --host --port --allow-wildcard --format --out-dir --sqlite --postgres --exec --reject-exit-code --exec-timeout --exec-concurrency --ack --dedupe --dedupe-window --batch-ack --ack-delay --nack-rate --reject-rate --silent-rate --drop-after --seed --tls-cert --tls-key --client-ca --client-auth --tls-handshake-timeout --strict --max-frame-size --max-connections --max-connections-per-peer --frame-timeout --max-buffered --idle-timeout --drain-timeout --json --metrics --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -244,6 +264,10 @@ _mllp() {
                     return 0
                     ;;
                 --sqlite)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --postgres)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -448,6 +472,164 @@ _mllp() {
                     return 0
                     ;;
                 --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mllp__subcmd__relay)
+            opts="-v -q -h -V --listen --allow-wildcard --to --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --no-reconnect --max-retries --give-up-after --backoff-initial --backoff-max --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --tls-cert --tls-key --client-ca --client-auth --tls-handshake-timeout --strict --max-frame-size --max-connections --max-connections-per-peer --frame-timeout --max-buffered --idle-timeout --window --queue --max-queue --record --metrics --verbose --quiet --color --log-format --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ack-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --app-ack-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --keepalive)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dead-peer-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --drain-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --give-up-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --backoff-initial)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --backoff-max)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --backoff-multiplier)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --backoff-jitter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server-name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --client-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --client-auth)
+                    COMPREPLY=($(compgen -W "none want must" -- "${cur}"))
+                    return 0
+                    ;;
+                --tls-handshake-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-frame-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-connections)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-connections-per-peer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --frame-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-buffered)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --idle-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --queue)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-queue)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --record)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -35,6 +35,7 @@ complete -c mllp -n "__fish_mllp_needs_command" -s h -l help -d 'Print help (-h:
 complete -c mllp -n "__fish_mllp_needs_command" -s V -l version -d 'Print the version'
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "send" -d 'Send HL7 files to an MLLP endpoint and account for every message'
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "listen" -d 'Receive HL7 over MLLP, commit each message to a sink, then acknowledge it'
+complete -c mllp -n "__fish_mllp_needs_command" -f -a "relay" -d 'Stand between two systems: forward, show, bridge TLS, queue while the upstream is down'
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "probe" -d 'Find out why an endpoint will not talk: resolve, connect, TLS, and one message'
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "soak" -d 'Hold a link under load, watch it fail and heal, and prove nothing was lost'
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "completions" -d 'Print a shell completion script'
@@ -101,6 +102,7 @@ json\t'One JSON object per message per line'
 raw\t'Each message re-framed as MLLP, byte for byte'"
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l out-dir -d 'Commit each message as one fsynced .hl7 file in DIR' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l sqlite -d 'Commit each message as a row of table `messages` in SQLite FILE' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l postgres -d 'Commit each message as a row of table `messages` in PostgreSQL' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l exec -d 'Commit each message by piping it to `sh -c CMD`' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l reject-exit-code -d 'The --exec exit status that rejects a message (AR/CR)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l exec-timeout -d 'Kill an --exec command and its group after this long' -r
@@ -113,7 +115,7 @@ AR\t''
 CA\t''
 CE\t''
 CR\t''"
-complete -c mllp -n "__fish_mllp_using_subcommand listen" -l dedupe-window -d 'Messages --dedupe remembers (not with --sqlite)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l dedupe-window -d 'Messages --dedupe remembers (not with a database sink)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l ack-delay -d 'Hold every ACK back this long after the commit' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l nack-rate -d 'Share (0..1) not committed, answered AE/CE' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l reject-rate -d 'Share (0..1) not committed, answered AR/CR' -r
@@ -149,6 +151,56 @@ complete -c mllp -n "__fish_mllp_using_subcommand listen" -s v -l verbose -d 'Mo
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -s q -l quiet -d 'Only errors and the final summary on stderr'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -s h -l help -d 'Print help (-h: one line per flag; --help: more detail)'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -s V -l version -d 'Print the version'
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l listen -d 'Where to listen: PORT or HOST:PORT (host default 127.0.0.1)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l to -d 'Where to forward: HOST or HOST:PORT [default port: 2575]' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l connect-timeout -d 'Bound on TCP connect plus TLS handshake' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l ack-timeout -d 'Wait for an ACK, from the frame\'s flush' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l app-ack-timeout -d 'Wait for the application ACK after a CA' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l keepalive -d 'TCP keepalive interval (default: off)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l dead-peer-timeout -d 'Reconnect after hearing nothing this long (default: off)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l drain-timeout -d 'On closing, wait for ACKs of messages written' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l max-retries -d 'Stop after N failed reconnect attempts in a row' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l give-up-after -d 'Stop reconnecting after this long' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l backoff-initial -d 'First reconnect delay' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l backoff-max -d 'Largest reconnect delay' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l backoff-multiplier -d 'Factor between consecutive reconnect delays' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l backoff-jitter -d 'Random spread of each delay (0.2 = +/-20 %)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l ca -d 'Extra CA certificate(s) to trust, PEM; implies --tls' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l cert -d 'Client certificate chain (PEM) for mutual TLS; needs --key' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l key -d 'Client private key (PEM) for mutual TLS; needs --cert' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l server-name -d 'Name for SNI and the certificate check (default: the host)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l tls-cert -d 'Serve TLS with this certificate chain (PEM)' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l client-ca -d 'Roots (PEM) client certificates are verified against' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l client-auth -d 'Client certificates: none, want, must' -r -f -a "none\t''
+want\t''
+must\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l tls-handshake-timeout -d 'Bound on a client\'s TLS handshake' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l max-frame-size -d 'Largest payload accepted (K, M, G suffixes)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l max-connections -d 'Connections open at once' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l max-connections-per-peer -d 'Connections per address [default: --max-connections / 4]' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l frame-timeout -d 'Bound on receiving one frame; 0 turns it off' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l max-buffered -d 'Memory for all partial frames together' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l idle-timeout -d 'Close a link idle this long (default: never)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l window -d 'Messages written upstream and not yet acknowledged, at most' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l queue -d 'Store and forward through table `queue` of SQLite FILE' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l max-queue -d 'With --queue: most pending rows (beyond: AE, nothing kept)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l record -d 'Keep each message, its upstream answer and timings in SQLite FILE' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l metrics -d 'Serve Prometheus metrics over HTTP on ADDR (as listen does)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l color -d 'When to colour output: auto, always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l log-format -d 'Diagnostics on stderr as human or json lines' -r -f -a "human\t''
+json\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l allow-wildcard -d 'Allow a wildcard --listen (warns MLLP_BIND_ALL_INTERFACES)'
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l no-reconnect -d 'Do not reconnect after a transient failure'
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l tls -d 'Speak TLS, verifying the server against the system roots and --ca'
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l insecure -d 'Accept any server certificate (warns on every connect)'
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l strict -d 'Turn every framing tolerance off'
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -s v -l verbose -d 'More detail on stderr (repeat for more)'
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -s q -l quiet -d 'Only errors and the final summary on stderr'
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -s h -l help -d 'Print help (-h: one line per flag; --help: more detail)'
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -s V -l version -d 'Print the version'
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l host -d 'Endpoint, instead of the positional one' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l port -d 'Port if the endpoint has none [default: 2575]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l timeout -d 'Connect, TLS and ACK timeouts at once (specific flags win)' -r
@@ -247,10 +299,11 @@ complete -c mllp -n "__fish_mllp_using_subcommand man" -s v -l verbose -d 'More 
 complete -c mllp -n "__fish_mllp_using_subcommand man" -s q -l quiet -d 'Only errors and the final summary on stderr'
 complete -c mllp -n "__fish_mllp_using_subcommand man" -s h -l help -d 'Print help (-h: one line per flag; --help: more detail)'
 complete -c mllp -n "__fish_mllp_using_subcommand man" -s V -l version -d 'Print the version'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen probe soak completions man help" -f -a "send" -d 'Send HL7 files to an MLLP endpoint and account for every message'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen probe soak completions man help" -f -a "listen" -d 'Receive HL7 over MLLP, commit each message to a sink, then acknowledge it'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen probe soak completions man help" -f -a "probe" -d 'Find out why an endpoint will not talk: resolve, connect, TLS, and one message'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen probe soak completions man help" -f -a "soak" -d 'Hold a link under load, watch it fail and heal, and prove nothing was lost'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen probe soak completions man help" -f -a "completions" -d 'Print a shell completion script'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen probe soak completions man help" -f -a "man" -d 'Print the man page, or write one per subcommand into a directory'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen probe soak completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak completions man help" -f -a "send" -d 'Send HL7 files to an MLLP endpoint and account for every message'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak completions man help" -f -a "listen" -d 'Receive HL7 over MLLP, commit each message to a sink, then acknowledge it'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak completions man help" -f -a "relay" -d 'Stand between two systems: forward, show, bridge TLS, queue while the upstream is down'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak completions man help" -f -a "probe" -d 'Find out why an endpoint will not talk: resolve, connect, TLS, and one message'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak completions man help" -f -a "soak" -d 'Hold a link under load, watch it fail and heal, and prove nothing was lost'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak completions man help" -f -a "completions" -d 'Print a shell completion script'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak completions man help" -f -a "man" -d 'Print the man page, or write one per subcommand into a directory'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -219,6 +219,13 @@ impl SendHandle {
     pub async fn committed(&mut self) -> Option<Commit> {
         self.commit.take()?.await.ok()
     }
+
+    /// [`SendHandle::committed`] as a future that owns what it waits on, so the handle stays
+    /// free to be awaited for its fate, or cancelled, meanwhile (a relay waits on both).
+    pub fn take_committed(&mut self) -> impl Future<Output = Option<Commit>> + Send + 'static {
+        let commit = self.commit.take();
+        async move { commit?.await.ok() }
+    }
 }
 
 impl Future for SendHandle {

@@ -20,7 +20,7 @@
 //! - [`tls`]: rustls configuration for both ends (ring provider, TLS 1.2 floor).
 //! - [`transport`]: connecting under one connect timeout, and the [`transport::Connector`] seam.
 //! - [`duration`]: durations rounded for people.
-//! - [`exit`]: the command's exit codes, which one wins, and their text.
+//! - [`outcome`]: what a run observed (failure classes, unknown fates, negatives), as facts.
 //! - [`client`]: the client core: link states, reconnects, ACK correlation, window, fates.
 //! - [`delivery`]: runs on the client: one outcome per message in input order, resends, totals.
 //! - [`server`]: the server core: accept loop, guards, [`server::Sink`]s, commit, de-duplication.
@@ -129,13 +129,15 @@ pub mod cause;
 pub mod client;
 pub mod delivery;
 pub mod duration;
-pub mod exit;
 pub mod framing;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod hl7;
 pub mod input;
+pub mod outcome;
 pub mod probe;
+#[cfg(feature = "sqlite")]
+pub mod relay;
 pub mod resolve;
 pub mod server;
 pub mod soak;

@@ -26,7 +26,7 @@ pub use dedupe::{DedupeMemory, DedupePolicy, DedupeSink};
 pub use double::{DoubleError, DoubleOptions, TestDouble};
 pub use event::{ConnectionId, NackWhy, ServerEvent};
 pub use policy::{Action, CommitAll, Decision, Policy};
-pub use sink::{DiscardSink, Inbound, Sink, SinkResult};
+pub use sink::{DiscardSink, Inbound, Reply, Sink, SinkResult};
 pub use stats::StatsSnapshot;
 
 use event::Events;

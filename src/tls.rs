@@ -6,8 +6,8 @@
 mod asked;
 mod cert;
 mod failure;
-mod insecure;
-mod pem;
+pub(crate) mod insecure;
+pub(crate) mod pem;
 mod server;
 mod verify;
 

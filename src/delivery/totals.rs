@@ -1,10 +1,10 @@
 //! A run's accounting: messages read, their fates in the one [`FateTally`], resends and
 //! reconnects, the check that every message read has exactly one fate, how the run ended, and
-//! the exit code that comes to.
+//! what the run observed.
 
 use crate::cause::{Cause, Class};
 use crate::client::{Fate, FateTally, Population};
-use crate::exit::{Exit, Observed};
+use crate::outcome::Observed;
 use std::time::Duration;
 
 /// Everything counted during a run.
@@ -39,15 +39,10 @@ impl Totals {
         self.settled() == self.read
     }
 
-    /// The exit code: 5 then 4 then 3 then 1; 130 after Ctrl-C; 3 when the
-    /// accounting does not close (a bug, reported as such before this is called).
-    pub fn exit(&self, ending: Ending) -> Exit {
-        if ending.interrupted {
-            return Exit::Interrupted;
-        }
-        if !self.adds_up() {
-            return Exit::UnknownFate;
-        }
+    /// What the run observed, for its exit code: the failure class the client gave up on when
+    /// a message went undelivered or unanswered, unknown fates, negatives, an interruption,
+    /// unreadable input, and whether the one-fate count closed.
+    pub fn observed(&self, ending: Ending) -> Observed {
         let undelivered = self.count(Population::NeverDelivered) + self.count(Population::Refused);
         let unknown = self.count(Population::UnknownFate) + self.count(Population::CommittedOnly);
         let link_failed = undelivered + unknown > 0;
@@ -55,7 +50,7 @@ impl Totals {
         // failure: with reconnects off it answers as the same peer does with them on (3).
         let gave_up = ending.gave_up.filter(|&c| c != Cause::AckTimeout);
         let class = gave_up.map(Cause::class);
-        let observed = Observed {
+        Observed {
             permanent: link_failed && class == Some(Class::Permanent),
             // Never delivered without a give-up (a duplicate control ID, resends exhausted):
             // trying later may work.
@@ -64,12 +59,9 @@ impl Totals {
             unknown_fate: unknown > 0,
             negative: self.count(Population::Negative) > 0,
             thresholds_missed: false,
-        };
-        match crate::exit::for_delivery(observed) {
-            Exit::Success | Exit::Negative if ending.input_failed || ending.abandoned => {
-                Exit::Usage
-            }
-            exit => exit,
+            interrupted: ending.interrupted,
+            unaccounted: !self.adds_up(),
+            input_failed: ending.input_failed || ending.abandoned,
         }
     }
 }

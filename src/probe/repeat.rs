@@ -4,7 +4,7 @@
 use super::run::{run, ProbeConfig, Timeouts};
 use super::stats::ProbeStats;
 use super::ProbeReport;
-use crate::exit::Observed;
+use crate::outcome::Observed;
 use std::future::Future;
 use std::time::Duration;
 

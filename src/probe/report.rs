@@ -199,16 +199,16 @@ impl ProbeReport {
             .map(|p| (p.name.as_str(), p.ms))
     }
 
-    /// What this probe contributes to the exit code. An ACK timeout is an unknown fate (3), not
-    /// a transient failure (4): the message was written.
-    pub fn observed(&self) -> crate::exit::Observed {
-        crate::exit::Observed {
+    /// What this probe observed. An ACK timeout is an unknown fate, not a transient failure: the
+    /// message was written.
+    pub fn observed(&self) -> crate::outcome::Observed {
+        crate::outcome::Observed {
             permanent: self.verdict.class == VerdictClass::Permanent,
             transient: self.verdict.class == VerdictClass::Transient
                 && self.verdict.cause != Some(crate::cause::Cause::AckTimeout),
             unknown_fate: self.unknown_fate,
             negative: self.negative,
-            thresholds_missed: false,
+            ..Default::default()
         }
     }
 }

@@ -3,11 +3,14 @@
 
 pub mod exec;
 pub mod out_dir;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod stdout;
 
 use crate::ack::Disposition;
+use crate::cause::Cause;
 use crate::hl7::{self, Shape};
 use bytes::Bytes;
 use std::future::Future;
@@ -17,6 +20,8 @@ use std::time::SystemTime;
 
 pub use exec::{ExecOptions, ExecSink};
 pub use out_dir::OutDirSink;
+#[cfg(feature = "postgres")]
+pub use postgres::{PostgresError, PostgresSink};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteError, SqliteSink};
 pub use stdout::{OutputFormat, StdoutSink};
@@ -230,6 +235,28 @@ pub struct SinkResult {
     /// Committed earlier (a de-duplicating sink found it already stored): answered positively,
     /// not stored again.
     pub duplicate: bool,
+    /// How the message is answered; by default the server builds the answer from the
+    /// disposition.
+    pub reply: Reply,
+}
+
+/// How the server answers a message once its sink has returned. A sink that hands messages on
+/// (a relay) knows better than the disposition what the peer may be told: the answers of the
+/// system it handed them to, or nothing at all.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Reply {
+    /// The answer the MSH-15 table gives for the disposition.
+    #[default]
+    Table,
+    /// The table's answer, a negative one saying this in MSA-3 instead of the usual phrase.
+    Saying(&'static str),
+    /// Answers that came from elsewhere, framed and written byte for byte, in order (none is
+    /// allowed). With `close`, the connection then ends for that cause, and no later message of
+    /// it is answered: its fate is as unknown to the peer as to the sink.
+    Relayed {
+        acks: Vec<Bytes>,
+        close: Option<Cause>,
+    },
 }
 
 impl SinkResult {
@@ -238,6 +265,7 @@ impl SinkResult {
             disposition: Disposition::Committed,
             detail: None,
             duplicate: false,
+            reply: Reply::Table,
         }
     }
     pub fn duplicate() -> Self {
@@ -251,6 +279,7 @@ impl SinkResult {
             disposition: Disposition::CommitFailed,
             detail: Some(detail.into()),
             duplicate: false,
+            reply: Reply::Table,
         }
     }
     pub fn rejected(detail: impl Into<String>) -> Self {
@@ -258,7 +287,12 @@ impl SinkResult {
             disposition: Disposition::Rejected,
             detail: Some(detail.into()),
             duplicate: false,
+            reply: Reply::Table,
         }
+    }
+    /// Answered with `reply` instead of the table's answer.
+    pub fn replying(self, reply: Reply) -> Self {
+        SinkResult { reply, ..self }
     }
 }
 

@@ -26,7 +26,15 @@ fn help_lists_every_subcommand() {
     let out = mllp().arg("--help").output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    for sub in ["send", "listen", "probe", "soak", "completions", "man"] {
+    for sub in [
+        "send",
+        "listen",
+        "relay",
+        "probe",
+        "soak",
+        "completions",
+        "man",
+    ] {
         assert!(text.contains(sub), "--help lacks {sub}");
     }
 }
@@ -65,6 +73,7 @@ fn man_pages_are_current() {
         "mllp.1",
         "mllp-send.1",
         "mllp-listen.1",
+        "mllp-relay.1",
         "mllp-probe.1",
         "mllp-soak.1",
     ] {
@@ -182,6 +191,7 @@ fn short_help_is_one_line_per_flag_with_one_placeholder_style() {
         "DIR",
         "HOST",
         "HOST[:PORT]",
+        "[HOST:]PORT",
         "PORT",
         "NAME",
         "WHEN",
@@ -196,8 +206,18 @@ fn short_help_is_one_line_per_flag_with_one_placeholder_style() {
         "FAULTS",
         "SHELL",
         "FIELD",
+        "URL",
+        "CIDR",
     ];
-    for sub in ["send", "listen", "probe", "soak", "man", "completions"] {
+    for sub in [
+        "send",
+        "listen",
+        "relay",
+        "probe",
+        "soak",
+        "man",
+        "completions",
+    ] {
         let out = mllp()
             .args([sub, "-h"])
             .env("COLUMNS", "100")
@@ -234,6 +254,7 @@ fn man_pages_have_the_usual_sections() {
         "mllp.1",
         "mllp-send.1",
         "mllp-listen.1",
+        "mllp-relay.1",
         "mllp-probe.1",
         "mllp-soak.1",
     ] {

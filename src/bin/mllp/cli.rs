@@ -13,6 +13,8 @@ pub mod heading {
     pub const CONNECTION: &str = "Connection";
     /// TLS on a client link, or served by `listen`.
     pub const TLS: &str = "TLS";
+    /// `relay`: TLS served to the downstream peers (its upstream link takes `TLS`).
+    pub const SERVED_TLS: &str = "Downstream TLS";
     /// How many messages are in flight, how fast, and how ACKs are matched.
     pub const FLOW: &str = "Flow";
     /// What is printed or written, and where.
@@ -39,6 +41,7 @@ pub mod heading {
         INPUT,
         CONNECTION,
         TLS,
+        SERVED_TLS,
         FLOW,
         OUTPUT,
         SINK,
@@ -139,6 +142,8 @@ pub enum Command {
     Send(Box<crate::send::SendArgs>),
     /// Receive HL7 over MLLP, commit each message to a sink, then acknowledge it.
     Listen(crate::listen::ListenArgs),
+    /// Stand between two systems: forward, show, bridge TLS, queue while the upstream is down.
+    Relay(Box<crate::relay::RelayArgs>),
     /// Find out why an endpoint will not talk: resolve, connect, TLS, and one message.
     Probe(crate::probe::ProbeArgs),
     /// Hold a link under load, watch it fail and heal, and prove nothing was lost.

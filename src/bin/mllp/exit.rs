@@ -1,7 +1,10 @@
-//! Exit codes at the process edge: the classification lives in `mllp::exit`; here it becomes
+//! Exit codes at the process edge: the codes, their precedence and their text ([`codes`]), and
 //! the `ExitCode` the process ends with.
 
-pub use mllp::exit::{for_delivery, for_soak, help, meanings, precedence, Exit, For, Observed};
+mod codes;
+
+pub use codes::{exit_for, help, meanings, precedence, Exit, For};
+pub use mllp::outcome::Observed;
 
 /// The status the process ends with.
 pub fn status(exit: Exit) -> std::process::ExitCode {

@@ -57,6 +57,7 @@ fn manual_for(name: &str) -> Option<&'static Manual> {
     Some(match name {
         "send" => &manual::SEND,
         "listen" => &manual::LISTEN,
+        "relay" => &manual::RELAY,
         "probe" => &manual::PROBE,
         "soak" => &manual::SOAK,
         "completions" => &manual::COMPLETIONS,

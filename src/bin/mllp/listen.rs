@@ -1,7 +1,7 @@
 //! `mllp listen`: a validated server configuration, the run, and the exit code.
 
-mod args;
-mod render;
+pub(crate) mod args;
+pub(crate) mod render;
 mod setup;
 
 pub use args::ListenArgs;
@@ -39,7 +39,16 @@ async fn serve(
     tls: Option<mllp::tls::TlsAcceptor>,
     diag: &Diag,
 ) -> anyhow::Result<Exit> {
-    let (sink, memory) = args.sink()?;
+    let (sink, memory) = match &args.postgres {
+        Some(url) => match mllp::server::sink::PostgresSink::open(url, args.dedupe).await {
+            Ok(sink) => (Arc::new(sink) as Arc<dyn mllp::server::Sink>, None),
+            Err(e) => {
+                let message = format!("--postgres: cannot use the database: {e}");
+                return Ok(Fatal::new(Exit::Transient, message).report());
+            }
+        },
+        None => args.sink()?,
+    };
     let (policy, seed) = args.policy(memory)?;
     // The same replaceable resolver as every other command (MLLP_HOSTS_FILE).
     let resolver = crate::netargs::resolver()?;
@@ -54,19 +63,9 @@ async fn serve(
             return Ok(Fatal::new(Exit::Permanent, &e).cause(e.cause()).report());
         }
     };
-    let metrics = match args.metrics {
-        Some(addr) => {
-            let buckets = Some(crate::prometheus::server::COMMIT_BUCKETS);
-            match crate::prometheus::bind(addr, buckets, args.allow_wildcard) {
-                Ok(bound) => Some(bound),
-                Err(e @ MetricsError::WildcardRefused(_)) => {
-                    let refused = Fatal::new(Exit::Usage, &e).code("MLLP_BIND_ALL_INTERFACES");
-                    return Ok(refused.report());
-                }
-                Err(e) => return Ok(Fatal::new(Exit::Permanent, &e).report()),
-            }
-        }
-        None => None,
+    let metrics = match bind_metrics(args.metrics, args.allow_wildcard) {
+        Ok(metrics) => metrics,
+        Err(exit) => return Ok(exit),
     };
     let (tx, rx) = tokio::sync::mpsc::channel(4096);
     // The metrics address is announced by the renderer, right after `listening`.
@@ -96,8 +95,28 @@ async fn serve(
     Ok(Exit::Success)
 }
 
+/// Start the Prometheus endpoint on `addr`, if given, under the wildcard rule of the listener;
+/// the exit code of a refusal, already reported.
+pub(crate) fn bind_metrics(
+    addr: Option<std::net::SocketAddr>,
+    allow_wildcard: bool,
+) -> Result<Option<std::net::SocketAddr>, Exit> {
+    let Some(addr) = addr else {
+        return Ok(None);
+    };
+    let buckets = Some(crate::prometheus::server::COMMIT_BUCKETS);
+    match crate::prometheus::bind(addr, buckets, allow_wildcard) {
+        Ok(bound) => Ok(Some(bound)),
+        Err(e @ MetricsError::WildcardRefused(_)) => {
+            let refused = Fatal::new(Exit::Usage, &e).code("MLLP_BIND_ALL_INTERFACES");
+            Err(refused.report())
+        }
+        Err(e) => Err(Fatal::new(Exit::Permanent, &e).report()),
+    }
+}
+
 /// First SIGINT/SIGTERM: graceful stop. Second: stop at once.
-fn watch_signals(shutdown: Shutdown) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+pub(crate) fn watch_signals(shutdown: Shutdown) -> anyhow::Result<tokio::task::JoinHandle<()>> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
     let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;

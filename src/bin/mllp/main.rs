@@ -12,6 +12,7 @@ mod netargs;
 mod output;
 mod probe;
 mod prometheus;
+mod relay;
 mod send;
 mod soak_cmd;
 mod stdout;
@@ -60,6 +61,7 @@ fn run(mut cli: cli::Cli) -> anyhow::Result<exit::Exit> {
         cli::Command::Send(args) => send::run(*args, &diag),
         cli::Command::Listen(args) => listen::run(args, &diag),
         cli::Command::Probe(args) => probe::run(args, &diag),
+        cli::Command::Relay(args) => relay::run(*args, &diag),
         cli::Command::Soak(args) => soak_cmd::run(*args, &diag),
         cli::Command::Completions(args) => generate::completions(args),
         cli::Command::Man(args) => generate::man(args),

@@ -4,7 +4,7 @@ mod render;
 
 use crate::cli::heading;
 use crate::diag::Diag;
-use crate::exit::{for_delivery, Exit};
+use crate::exit::{exit_for, Exit};
 use crate::manual::PROBE;
 use crate::netargs::{resolver, Origin, TlsArgs};
 use crate::values;
@@ -152,7 +152,7 @@ async fn probe_loop(args: &ProbeArgs, config: &ProbeConfig) -> Exit {
         },
     )
     .await;
-    let exit = for_delivery(series.observed);
+    let exit = exit_for(series.observed);
     if !series.abandoned && (repeated || series.stats.probes() == 0) {
         let summary = series.stats.summary();
         let text = if args.json {

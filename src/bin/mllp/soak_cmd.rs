@@ -36,7 +36,7 @@ pub fn run(args: SoakArgs, diag: &Diag) -> anyhow::Result<Exit> {
         thresholds_missed: !outcome.report.passed(),
         ..Default::default()
     };
-    let exit = exit::for_soak(observed);
+    let exit = exit::exit_for(observed);
     summary::report_event(diag, &outcome.report, args.report.as_deref(), exit);
     Ok(exit)
 }

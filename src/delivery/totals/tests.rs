@@ -1,4 +1,4 @@
-//! The exit code a run comes to, by the precedence of what it observed.
+//! What a run observed, from its fates and how it ended.
 
 use super::*;
 use crate::ack::AckCode;
@@ -40,34 +40,50 @@ fn never(cause: Cause) -> Fate {
     }
 }
 
+/// Only the facts named, the rest unobserved.
+fn facts(set: &[&str]) -> Observed {
+    let has = |name| set.contains(&name);
+    Observed {
+        permanent: has("permanent"),
+        transient: has("transient"),
+        unknown_fate: has("unknown_fate"),
+        negative: has("negative"),
+        interrupted: has("interrupted"),
+        unaccounted: has("unaccounted"),
+        input_failed: has("input_failed"),
+        thresholds_missed: false,
+    }
+}
+
 #[test]
-fn exit_codes_follow_the_precedence() {
+fn a_run_observes_what_its_fates_and_ending_say() {
     let none = Ending::default();
     let (aa, ae) = (answered(AckCode::AA), answered(AckCode::AE));
-    assert_eq!(tally(std::slice::from_ref(&aa)).exit(none), Exit::Success);
-    assert_eq!(tally(&[aa.clone(), ae.clone()]).exit(none), Exit::Negative);
-    assert_eq!(
-        tally(&[ae.clone(), unknown()]).exit(none),
-        Exit::UnknownFate
-    );
+    assert_eq!(tally(std::slice::from_ref(&aa)).observed(none), facts(&[]));
+    let t = tally(&[aa.clone(), ae.clone()]);
+    assert_eq!(t.observed(none), facts(&["negative"]));
+    let t = tally(&[ae.clone(), unknown()]);
+    assert_eq!(t.observed(none), facts(&["negative", "unknown_fate"]));
     let refused = Ending {
         gave_up: Some(Cause::ConnectionRefused),
         ..none
     };
     let t = tally(&[ae, unknown(), never(Cause::ConnectionRefused)]);
-    assert_eq!(t.exit(refused), Exit::Transient);
+    let seen = ["negative", "unknown_fate", "transient"];
+    assert_eq!(t.observed(refused), facts(&seen));
     let tls = Ending {
         gave_up: Some(Cause::TlsVerify),
         ..none
     };
-    assert_eq!(t.exit(tls), Exit::Permanent);
+    let seen = ["negative", "unknown_fate", "permanent"];
+    assert_eq!(t.observed(tls), facts(&seen));
     // A give-up after every message was answered does not fail the run.
-    assert_eq!(tally(&[aa]).exit(refused), Exit::Success);
+    assert_eq!(tally(&[aa]).observed(refused), facts(&[]));
     let interrupted = Ending {
         interrupted: true,
         ..none
     };
-    assert_eq!(t.exit(interrupted), Exit::Interrupted);
+    assert!(t.observed(interrupted).interrupted);
     // Closed on an ACK timeout (reconnects off): unknown fate, not a transient give-up.
     let ack_timeout = Ending {
         gave_up: Some(Cause::AckTimeout),
@@ -77,13 +93,20 @@ fn exit_codes_follow_the_precedence() {
         cause: FateCause::Closed,
     };
     let t = tally(&[unknown(), closed]);
-    assert_eq!(t.exit(ack_timeout), Exit::UnknownFate);
+    let seen = ["unknown_fate"];
+    assert_eq!(t.observed(ack_timeout), facts(&seen));
+    let unreadable = Ending {
+        input_failed: true,
+        ..none
+    };
+    assert!(t.observed(unreadable).input_failed);
 }
 
 #[test]
-fn a_count_that_does_not_close_is_exit_3() {
+fn a_count_that_does_not_close_is_observed() {
     let mut t = tally(&[answered(AckCode::AA)]);
+    assert!(!t.observed(Ending::default()).unaccounted);
     t.read = 2;
     assert!(!t.adds_up());
-    assert_eq!(t.exit(Ending::default()), Exit::UnknownFate);
+    assert!(t.observed(Ending::default()).unaccounted);
 }

@@ -5,12 +5,13 @@ use super::{End, InboundLink, Shutdown};
 use crate::ack::{self, AckCode, BuiltAck, Disposition, NackReason};
 use crate::cause::{classify_io, Cause};
 use crate::framing::encode_frame;
-use crate::hl7::{Scan, Shape};
+use crate::hl7::{self, Scan, Shape};
 use crate::server::clock::Utc;
 use crate::server::event::{NackWhy, ServerEvent};
 use crate::server::sink::Inbound;
 use crate::server::AckMode;
 use crate::warning::Warning;
+use bytes::Bytes;
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
@@ -89,6 +90,32 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
             }
         }
         Some(code)
+    }
+
+    /// Frame answers that came from elsewhere into the write buffer as they are, and count
+    /// them by their MSA-1; the first one's code, if it has a known one.
+    pub(super) fn pass_on(&mut self, acks: &[Bytes], silent: bool) -> Option<AckCode> {
+        if silent || acks.is_empty() {
+            self.tally.unanswered += 1;
+            return None;
+        }
+        let mut first = None;
+        for (i, payload) in acks.iter().enumerate() {
+            if let Err(e) = encode_frame(payload, &mut self.out) {
+                // An answer holding a framing byte cannot be passed on intact: say so, send
+                // nothing of it.
+                self.warn(Warning::new(e.code));
+                continue;
+            }
+            let code = hl7::ack_reply(payload).and_then(|(code, _)| AckCode::parse(code));
+            if let Some(code) = code {
+                self.acks.count(code);
+            }
+            if i == 0 {
+                first = code;
+            }
+        }
+        first
     }
 
     /// Frame one built ACK into the write buffer and count it.

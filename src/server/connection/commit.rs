@@ -9,7 +9,7 @@ use crate::framing::Frame;
 use crate::hl7::{self, Scan};
 use crate::server::event::ServerEvent;
 use crate::server::policy::{Action, Decision};
-use crate::server::sink::{pad_results, Inbound, SinkResult};
+use crate::server::sink::{pad_results, Inbound, Reply, SinkResult};
 use crate::server::{AckMode, ServerConfig, Shared};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -114,7 +114,19 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 }
             }
             let silent = decision.silent || decision.reset;
-            let ack_code = self.answer(message, scan, result.disposition, silent).await;
+            let (ack_code, close) = match result.reply {
+                Reply::Table => {
+                    let code = self.answer(message, scan, result.disposition, silent).await;
+                    (code, None)
+                }
+                Reply::Saying(text) => {
+                    self.ack.text = Some(text.to_string());
+                    let code = self.answer(message, scan, result.disposition, silent).await;
+                    self.ack.text = None;
+                    (code, None)
+                }
+                Reply::Relayed { acks, close } => (self.pass_on(&acks, silent), close),
+            };
             let s = &mut self.tally;
             s.messages += 1;
             match result.disposition {
@@ -133,6 +145,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                     control_id: message.control_id_bytes(),
                     message_type: message.message_type_bytes(),
                 });
+            }
+            if let Some(cause) = close {
+                // The later messages of this batch are not answered: the peer learns their fate
+                // no better than this one's.
+                self.send_events().await;
+                if let Some(end) = self.flush(shutdown).await {
+                    return Some(end);
+                }
+                return Some(End::cause(cause));
             }
         }
         self.send_events().await;
@@ -176,6 +197,7 @@ fn refused_result(disposition: Disposition) -> SinkResult {
         disposition,
         detail: None,
         duplicate: false,
+        reply: Reply::Table,
     }
 }
 

@@ -14,6 +14,7 @@ pub mod peer;
 #[cfg(test)]
 mod peer_selftest;
 pub mod peer_wire;
+pub mod pg;
 pub mod proc_sample;
 pub mod python_peer;
 pub mod run;

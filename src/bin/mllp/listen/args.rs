@@ -36,17 +36,26 @@ pub struct ListenArgs {
     /// line (`payload`, or `payload_base64` when the bytes are not UTF-8). raw: each message
     /// re-framed as MLLP, byte for byte. Only for the stdout sink: with --out-dir, --exec or
     /// --sqlite it is a usage error.
-    #[arg(long, value_name = "FORMAT", value_enum, hide_possible_values = true, conflicts_with_all = ["out_dir", "exec", "sqlite"], help_heading = heading::SINK)]
+    #[arg(long, value_name = "FORMAT", value_enum, hide_possible_values = true, conflicts_with_all = ["out_dir", "exec", "sqlite", "postgres"], help_heading = heading::SINK)]
     pub format: Option<Format>,
     /// Commit each message as one fsynced .hl7 file in DIR.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["exec", "sqlite"], help_heading = heading::SINK)]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["exec", "sqlite", "postgres"], help_heading = heading::SINK)]
     pub out_dir: Option<PathBuf>,
     /// Commit each message as a row of table `messages` in SQLite FILE.
     ///
     /// Created on first use; WAL, full synchronous commits, one transaction per group of
     /// messages that arrived together.
-    #[arg(long, value_name = "FILE", conflicts_with = "exec", help_heading = heading::SINK)]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["exec", "postgres"], help_heading = heading::SINK)]
     pub sqlite: Option<PathBuf>,
+    /// Commit each message as a row of table `messages` in PostgreSQL.
+    ///
+    /// URL is `postgres://USER@HOST:PORT/DB?sslmode=MODE` or libpq's `key=value` pairs; what it
+    /// leaves out comes from PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD, PGSSLMODE,
+    /// PGSSLROOTCERT and ~/.pgpass (or PGPASSFILE). The table (and with --dedupe its unique
+    /// index) is created if absent; listeners sharing the database share the duplicate memory.
+    /// One transaction per group of messages that arrived together, ACKs after its COMMIT.
+    #[arg(long, value_name = "URL", conflicts_with = "exec", help_heading = heading::SINK)]
+    pub postgres: Option<String>,
     /// Commit each message by piping it to `sh -c CMD`.
     ///
     /// The command sees MLLP_PEER, MLLP_CONTROL_ID and MLLP_MESSAGE_TYPE in its environment;
@@ -78,10 +87,10 @@ pub struct ListenArgs {
     ///
     /// A repeat has the same MSH-3, MSH-4, MSH-10 and MSH-7 as a message already committed, also
     /// within one group of pipelined messages (remembered in --out-dir's journal and files, or
-    /// by a unique index with --sqlite).
+    /// by a unique index with --sqlite and --postgres).
     #[arg(long, help_heading = heading::ANSWER)]
     pub dedupe: bool,
-    /// Messages --dedupe remembers (not with --sqlite).
+    /// Messages --dedupe remembers (not with a database sink).
     #[arg(long, value_name = "N", default_value_t = 100_000, requires = "dedupe", help_heading = heading::ANSWER)]
     pub dedupe_window: usize,
     /// Commit a batch (FHS/BHS) as one unit and answer it with one ACK.
@@ -107,26 +116,53 @@ pub struct ListenArgs {
     #[arg(long, value_name = "SEED", help_heading = heading::TEST_DOUBLE)]
     pub seed: Option<u64>,
 
+    #[command(flatten, next_help_heading = heading::TLS)]
+    pub server_tls: ServerTlsArgs,
+    #[command(flatten)]
+    pub guards: GuardArgs,
+    /// On a stop, how long commits under way may take.
+    #[arg(long, value_name = "DURATION", value_parser = crate::values::duration(), default_value = "30s", help_heading = heading::LIMITS)]
+    pub drain_timeout: Duration,
+
+    /// JSON: --log-format json, and --format json when stdout is the sink.
+    #[arg(long, help_heading = heading::OUTPUT)]
+    pub json: bool,
+    /// Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898).
+    ///
+    /// A wildcard address needs --allow-wildcard; at most 16 scrapes at once, each closed after
+    /// 10 s.
+    #[arg(long, value_name = "ADDR", help_heading = heading::OUTPUT)]
+    pub metrics: Option<SocketAddr>,
+}
+
+/// TLS served to the peers that connect (`listen`, and `relay`'s downstream side).
+#[derive(Debug, Clone, Args)]
+pub struct ServerTlsArgs {
     /// Serve TLS with this certificate chain (PEM).
-    #[arg(long, value_name = "FILE", requires = "tls_key", help_heading = heading::TLS)]
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
     /// The private key (PEM) of --tls-cert.
-    #[arg(long, value_name = "FILE", requires = "tls_cert", help_heading = heading::TLS)]
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
     /// Roots (PEM) client certificates are verified against.
     ///
     /// Needed by --client-auth want and must.
-    #[arg(long, value_name = "FILE", requires = "tls_cert", help_heading = heading::TLS)]
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub client_ca: Option<PathBuf>,
     /// Client certificates: none, want, must.
     ///
     /// none: not asked for. want: asked for, verified when given. must: required.
-    #[arg(long, value_name = "MODE", value_enum, hide_possible_values = true, default_value_t = ClientAuthArg::None, requires = "tls_cert", help_heading = heading::TLS)]
+    #[arg(long, value_name = "MODE", value_enum, hide_possible_values = true, default_value_t = ClientAuthArg::None, requires = "tls_cert")]
     pub client_auth: ClientAuthArg,
     /// Bound on a client's TLS handshake.
-    #[arg(long, value_name = "DURATION", value_parser = crate::values::duration(), default_value = "10s", help_heading = heading::TLS)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::values::duration(), default_value = "10s")]
     pub tls_handshake_timeout: Duration,
+}
 
+/// Framing tolerance and the guards on what connecting peers may use (`listen`, and `relay`'s
+/// downstream side).
+#[derive(Debug, Clone, Args)]
+pub struct GuardArgs {
     /// Turn every framing tolerance off.
     ///
     /// The tolerances: FS without CR, LF after FS, whitespace before VT.
@@ -163,19 +199,6 @@ pub struct ListenArgs {
     /// Close a link idle this long (default: never).
     #[arg(long, value_name = "DURATION", value_parser = crate::values::duration(), help_heading = heading::LIMITS)]
     pub idle_timeout: Option<Duration>,
-    /// On a stop, how long commits under way may take.
-    #[arg(long, value_name = "DURATION", value_parser = crate::values::duration(), default_value = "30s", help_heading = heading::LIMITS)]
-    pub drain_timeout: Duration,
-
-    /// JSON: --log-format json, and --format json when stdout is the sink.
-    #[arg(long, help_heading = heading::OUTPUT)]
-    pub json: bool,
-    /// Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898).
-    ///
-    /// A wildcard address needs --allow-wildcard; at most 16 scrapes at once, each closed after
-    /// 10 s.
-    #[arg(long, value_name = "ADDR", help_heading = heading::OUTPUT)]
-    pub metrics: Option<SocketAddr>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -234,21 +257,10 @@ impl ListenArgs {
             AckArg::CR => AckMode::Forced(AckCode::CR),
         };
         let config = ServerConfig {
-            tolerance: if self.strict {
-                Tolerance::STRICT
-            } else {
-                Tolerance::RECEIVER
-            },
-            max_frame: usize::try_from(self.max_frame_size).unwrap_or(usize::MAX),
-            max_connections: self.max_connections,
-            max_connections_per_peer: self.max_connections_per_peer,
-            frame_timeout: self.frame_timeout.0,
-            max_buffered: usize::try_from(self.max_buffered).unwrap_or(usize::MAX),
-            idle_timeout: self.idle_timeout,
             drain_timeout: self.drain_timeout,
             ack,
             batch_ack: self.batch_ack,
-            ..ServerConfig::default()
+            ..self.guards.config()
         };
         setup::check(&config, self.exec_concurrency, self.exec_timeout)?;
         Ok(config)
@@ -307,6 +319,13 @@ impl ListenArgs {
 
     /// The TLS acceptor, when --tls-cert is given.
     pub fn tls(&self) -> Result<Option<TlsAcceptor>, TlsConfigError> {
+        self.server_tls.acceptor()
+    }
+}
+
+impl ServerTlsArgs {
+    /// The TLS acceptor, when --tls-cert is given.
+    pub fn acceptor(&self) -> Result<Option<TlsAcceptor>, TlsConfigError> {
         let (Some(cert_file), Some(key_file)) = (&self.tls_cert, &self.tls_key) else {
             return Ok(None);
         };
@@ -322,5 +341,25 @@ impl ListenArgs {
             ..ServerTlsOptions::default()
         };
         options.acceptor(self.tls_handshake_timeout).map(Some)
+    }
+}
+
+impl GuardArgs {
+    /// The server settings these guards fix; the rest at the library's defaults.
+    pub fn config(&self) -> ServerConfig {
+        ServerConfig {
+            tolerance: if self.strict {
+                Tolerance::STRICT
+            } else {
+                Tolerance::RECEIVER
+            },
+            max_frame: usize::try_from(self.max_frame_size).unwrap_or(usize::MAX),
+            max_connections: self.max_connections,
+            max_connections_per_peer: self.max_connections_per_peer,
+            frame_timeout: self.frame_timeout.0,
+            max_buffered: usize::try_from(self.max_buffered).unwrap_or(usize::MAX),
+            idle_timeout: self.idle_timeout,
+            ..ServerConfig::default()
+        }
     }
 }

@@ -18,8 +18,19 @@ const GATHER: std::time::Duration = std::time::Duration::from_millis(1);
 /// Render events until every sender is gone.
 pub fn spawn(
     diag: Diag,
+    rx: mpsc::Receiver<ServerEvent>,
+    metrics: Option<std::net::SocketAddr>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    spawn_announcing(diag, rx, metrics, None)
+}
+
+/// [`spawn`], firing `listening` once the bound address is on stderr: whatever else writes
+/// there (the relay's upstream link) waits for it, so that line stays the first.
+pub fn spawn_announcing(
+    diag: Diag,
     mut rx: mpsc::Receiver<ServerEvent>,
     metrics: Option<std::net::SocketAddr>,
+    mut listening: Option<tokio::sync::oneshot::Sender<()>>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("mllp-events".into())
@@ -47,6 +58,9 @@ pub fn spawn(
                 let _ = err.write_all(text.as_bytes());
                 let _ = err.flush();
                 drop(err);
+                if let Some(listening) = listening.take() {
+                    let _ = listening.send(());
+                }
                 if taken < BATCH {
                     std::thread::sleep(GATHER);
                 }

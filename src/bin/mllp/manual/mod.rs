@@ -5,12 +5,14 @@
 mod generated;
 mod listen;
 mod probe;
+mod relay;
 mod send;
 mod soak;
 
 pub use generated::{COMPLETIONS, MAN};
 pub use listen::LISTEN;
 pub use probe::PROBE;
+pub use relay::RELAY;
 pub use send::SEND;
 pub use soak::SOAK;
 

@@ -1,7 +1,7 @@
 //! `probe --json` on stdout: one [`ProbeRecord::Probe`] per probe, and after repeated probes a
 //! [`ProbeRecord::Summary`] with the statistics and the exit code.
 
-use mllp::exit::Exit;
+use crate::exit::Exit;
 use mllp::probe::stats::StatsSummary;
 use mllp::probe::{Detail, PhaseName, PhaseReport, ProbeReport, Verdict};
 use serde::Serialize;

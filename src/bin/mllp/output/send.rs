@@ -7,11 +7,11 @@ mod event;
 
 pub use event::SendEvent;
 
+use crate::exit::Exit;
 use mllp::ack::AckCode;
 use mllp::cause::Cause;
 use mllp::client::{Fate, FateTally, Population};
 use mllp::delivery::{Item, RunSummary};
-use mllp::exit::Exit;
 use mllp::input::Message;
 use serde::Serialize;
 use std::borrow::Cow;

@@ -2,8 +2,8 @@
 //! `--report-interval`, `state_change`, `interrupted`, and the closing `report`. The report
 //! that `--report FILE` writes and `--json` prints is [`SoakReport`] itself.
 
+use crate::exit::Exit;
 use mllp::client::{FateTally, Transition};
-use mllp::exit::Exit;
 use mllp::soak::report::{Accounting, ByteCounts, LatencyMs};
 use mllp::soak::{Sample, SoakReport, Verdict};
 use serde::Serialize;

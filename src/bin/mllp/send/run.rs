@@ -114,7 +114,7 @@ pub fn finish_with(
             },
         );
     }
-    let exit = totals.exit(*ending);
+    let exit = crate::exit::exit_for(totals.observed(*ending));
     let mut record = SendSummary::new(summary, exit);
     record.links = links.map(|links| {
         links

@@ -1,8 +1,10 @@
-//! Exit codes of the `mllp` command: the numbers, the precedence when several apply, and the one
-//! text that explains them to people (every `--help` and, through it, the man pages).
+//! Exit codes of the `mllp` command: the numbers, the one precedence when several apply, and the
+//! one text that explains them to people (every `--help` and, through it, the man pages).
 //!
-//! A program embedding the library can end the same way: classify what a run observed with
-//! [`for_delivery`] or [`for_soak`] and exit with [`Exit::code`].
+//! What a run observed comes from the library as facts ([`Observed`]); [`exit_for`] is the only
+//! place they become a code.
+
+use mllp::outcome::Observed;
 
 /// Whose exit codes a text explains.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,13 +139,36 @@ pub fn meanings(whom: For) -> Vec<(u8, &'static str)> {
         .collect()
 }
 
-/// Which code wins when several apply, said for people.
-pub fn precedence(whom: For) -> Option<&'static str> {
+/// Which code wins when several apply, for every command: a command's order is this one,
+/// narrowed to the codes it can end with. Interrupted (130) and an accounting that did not
+/// close (3) come first; unreadable input (2) only when nothing else failed.
+const PRECEDENCE: [Exit; 5] = [
+    Exit::Permanent,
+    Exit::Transient,
+    Exit::Thresholds,
+    Exit::UnknownFate,
+    Exit::Negative,
+];
+
+/// Which code wins when several apply, said for people: [`PRECEDENCE`] narrowed to `whom`.
+pub fn precedence(whom: For) -> Option<String> {
+    let order = |whom: For| {
+        let codes: Vec<u8> = meanings(whom).into_iter().map(|(c, _)| c).collect();
+        let order: Vec<String> = PRECEDENCE
+            .iter()
+            .map(|e| e.code())
+            .filter(|c| codes.contains(c))
+            .map(|c| c.to_string())
+            .collect();
+        (order.len() > 1).then(|| order.join(", then "))
+    };
     match whom {
-        For::Send | For::Probe => Some("5, then 4, then 3, then 1"),
-        For::Soak => Some("5, then 4, then 6"),
-        For::All => Some("5, then 4, then 3, then 1; for soak 5, then 4, then 6"),
-        For::Listen | For::Completions | For::Man => None,
+        For::All => Some(format!(
+            "{}; for soak {}",
+            order(For::Send)?,
+            order(For::Soak)?
+        )),
+        _ => order(whom),
     }
 }
 
@@ -207,59 +232,34 @@ impl Exit {
     }
 }
 
-/// What a run observed, for the precedence rule.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Observed {
-    /// A failure that retrying cannot mend.
-    pub permanent: bool,
-    /// A failure that trying later may mend.
-    pub transient: bool,
-    /// A message written without a final answer.
-    pub unknown_fate: bool,
-    /// A negative acknowledgement.
-    pub negative: bool,
-    /// A soak threshold missed, or its accounting not closed.
-    pub thresholds_missed: bool,
-}
-
-impl Observed {
-    /// What either run observed (several probes, say).
-    pub fn merge(self, other: Observed) -> Observed {
-        Observed {
-            permanent: self.permanent || other.permanent,
-            transient: self.transient || other.transient,
-            unknown_fate: self.unknown_fate || other.unknown_fate,
-            negative: self.negative || other.negative,
-            thresholds_missed: self.thresholds_missed || other.thresholds_missed,
+impl Exit {
+    /// Whether `o` holds the fact this code reports (for the codes in [`PRECEDENCE`]).
+    fn observed_in(self, o: &Observed) -> bool {
+        match self {
+            Exit::Permanent => o.permanent,
+            Exit::Transient => o.transient,
+            Exit::UnknownFate => o.unknown_fate,
+            Exit::Thresholds => o.thresholds_missed,
+            Exit::Negative => o.negative,
+            Exit::Success | Exit::Usage | Exit::Interrupted => false,
         }
     }
 }
 
-/// `send`/`probe`: 5, then 4, then 3, then 1.
-pub fn for_delivery(o: Observed) -> Exit {
-    if o.permanent {
-        Exit::Permanent
-    } else if o.transient {
-        Exit::Transient
-    } else if o.unknown_fate {
-        Exit::UnknownFate
-    } else if o.negative {
-        Exit::Negative
-    } else {
-        Exit::Success
+/// The exit code of what a run observed: 130 when interrupted, 3 when the accounting did not
+/// close, then the first of [`PRECEDENCE`] observed; 2 for unreadable input when nothing in
+/// it but a negative answer was observed; else 0.
+pub fn exit_for(o: Observed) -> Exit {
+    if o.interrupted {
+        return Exit::Interrupted;
     }
-}
-
-/// `soak`: 5, then 4, then 6.
-pub fn for_soak(o: Observed) -> Exit {
-    if o.permanent {
-        Exit::Permanent
-    } else if o.transient {
-        Exit::Transient
-    } else if o.thresholds_missed {
-        Exit::Thresholds
-    } else {
-        Exit::Success
+    if o.unaccounted {
+        return Exit::UnknownFate;
+    }
+    match PRECEDENCE.into_iter().find(|e| e.observed_in(&o)) {
+        None | Some(Exit::Negative) if o.input_failed => Exit::Usage,
+        Some(exit) => exit,
+        None => Exit::Success,
     }
 }
 
@@ -296,17 +296,18 @@ mod tests {
     }
 
     #[test]
-    fn precedence_follows_the_contract() {
+    fn one_precedence_decides_every_command() {
         let all = Observed {
             permanent: true,
             transient: true,
             unknown_fate: true,
             negative: true,
             thresholds_missed: true,
+            ..Default::default()
         };
-        assert_eq!(for_delivery(all), Exit::Permanent);
+        assert_eq!(exit_for(all), Exit::Permanent);
         assert_eq!(
-            for_delivery(Observed {
+            exit_for(Observed {
                 permanent: false,
                 ..all
             }),
@@ -317,17 +318,17 @@ mod tests {
             negative: true,
             ..Default::default()
         };
-        assert_eq!(for_delivery(rest), Exit::UnknownFate);
+        assert_eq!(exit_for(rest), Exit::UnknownFate);
         assert_eq!(
-            for_delivery(Observed {
+            exit_for(Observed {
                 negative: true,
                 ..Default::default()
             }),
             Exit::Negative
         );
-        assert_eq!(for_delivery(Observed::default()), Exit::Success);
+        assert_eq!(exit_for(Observed::default()), Exit::Success);
         assert_eq!(
-            for_soak(Observed {
+            exit_for(Observed {
                 thresholds_missed: true,
                 unknown_fate: true,
                 ..Default::default()
@@ -335,12 +336,64 @@ mod tests {
             Exit::Thresholds
         );
         assert_eq!(
-            for_soak(Observed {
+            exit_for(Observed {
                 transient: true,
                 thresholds_missed: true,
                 ..Default::default()
             }),
             Exit::Transient
         );
+    }
+
+    #[test]
+    fn an_interruption_a_broken_count_and_unreadable_input_come_before_or_after_the_rest() {
+        let every = Observed {
+            permanent: true,
+            negative: true,
+            input_failed: true,
+            ..Default::default()
+        };
+        let interrupted = Observed {
+            interrupted: true,
+            unaccounted: true,
+            ..every
+        };
+        assert_eq!(exit_for(interrupted), Exit::Interrupted);
+        let unaccounted = Observed {
+            unaccounted: true,
+            ..every
+        };
+        assert_eq!(exit_for(unaccounted), Exit::UnknownFate);
+        assert_eq!(exit_for(every), Exit::Permanent);
+        let negative = Observed {
+            permanent: false,
+            ..every
+        };
+        assert_eq!(exit_for(negative), Exit::Usage);
+        let unreadable = Observed {
+            input_failed: true,
+            ..Default::default()
+        };
+        assert_eq!(exit_for(unreadable), Exit::Usage);
+        let unknown = Observed {
+            unknown_fate: true,
+            ..unreadable
+        };
+        assert_eq!(exit_for(unknown), Exit::UnknownFate);
+    }
+
+    #[test]
+    fn the_precedence_said_is_the_one_applied() {
+        let said = |w| precedence(w).unwrap_or_default();
+        assert_eq!(said(For::Send), "5, then 4, then 3, then 1");
+        assert_eq!(said(For::Probe), "5, then 4, then 3, then 1");
+        assert_eq!(said(For::Soak), "5, then 4, then 6");
+        assert_eq!(
+            said(For::All),
+            "5, then 4, then 3, then 1; for soak 5, then 4, then 6"
+        );
+        for whom in [For::Listen, For::Completions, For::Man] {
+            assert_eq!(precedence(whom), None);
+        }
     }
 }

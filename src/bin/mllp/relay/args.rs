@@ -1,0 +1,86 @@
+//! `mllp relay`'s flags: the downstream side takes `listen`'s server TLS and guards, the
+//! upstream side `send`'s link and TLS flags; the relay's own are where to listen and forward,
+//! the window, and the queue or record file.
+
+use crate::cli::heading;
+use crate::listen::args::{GuardArgs, ServerTlsArgs};
+use crate::netargs::{LinkArgs, TlsArgs};
+use crate::values;
+use clap::Args;
+use mllp::target::Target;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+#[command(after_help = crate::manual::RELAY.short_after_help(), after_long_help = crate::manual::RELAY.long_after_help())]
+pub struct RelayArgs {
+    /// Where to listen: PORT or HOST:PORT (host default 127.0.0.1).
+    ///
+    /// Port 0 picks a free one. The first line on stderr says which: `listening on 127.0.0.1:PORT`. A wildcard host
+    /// needs --allow-wildcard.
+    #[arg(long, value_name = "[HOST:]PORT", value_parser = listen_address, help_heading = heading::CONNECTION)]
+    pub listen: ListenAddr,
+    /// Allow a wildcard --listen (warns MLLP_BIND_ALL_INTERFACES).
+    #[arg(long, help_heading = heading::CONNECTION)]
+    pub allow_wildcard: bool,
+    /// Where to forward: HOST or HOST:PORT [default port: 2575].
+    #[arg(long, value_name = "HOST[:PORT]", value_parser = values::target(), help_heading = heading::CONNECTION)]
+    pub to: Target,
+    #[command(flatten)]
+    pub link: LinkArgs,
+    #[command(flatten)]
+    pub tls: TlsArgs,
+    #[command(flatten, next_help_heading = heading::SERVED_TLS)]
+    pub server_tls: ServerTlsArgs,
+    #[command(flatten)]
+    pub guards: GuardArgs,
+
+    /// Messages written upstream and not yet acknowledged, at most.
+    #[arg(long, value_name = "N", default_value = "64", value_parser = values::at_least_one(), help_heading = heading::FLOW)]
+    pub window: usize,
+
+    /// Store and forward through table `queue` of SQLite FILE.
+    ///
+    /// Each message is committed as a row, answered, then forwarded. The downstream peer is answered once the row is on disk; rows are forwarded in arrival
+    /// order, and each row keeps its upstream fate (status, ack_code, ack, attempts,
+    /// forwarded_at, settled_at). A negative upstream answer is kept as a dead letter, not sent
+    /// again. Pending rows survive a crash and are forwarded after the next start.
+    #[arg(long, value_name = "FILE", conflicts_with = "record", help_heading = heading::SINK)]
+    pub queue: Option<PathBuf>,
+    /// With --queue: most pending rows (beyond: AE, nothing kept).
+    #[arg(long, value_name = "N", requires = "queue", help_heading = heading::SINK)]
+    pub max_queue: Option<u64>,
+    /// Keep each message, its upstream answer and timings in SQLite FILE.
+    ///
+    /// Pass-through only. Table `queue`, with the columns of --queue: a trace to share (it holds payloads).
+    #[arg(long, value_name = "FILE", help_heading = heading::OUTPUT)]
+    pub record: Option<PathBuf>,
+    /// Serve Prometheus metrics over HTTP on ADDR (as listen does).
+    #[arg(long, value_name = "ADDR", help_heading = heading::OUTPUT)]
+    pub metrics: Option<SocketAddr>,
+}
+
+/// Where the relay listens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListenAddr {
+    pub host: String,
+    pub port: u16,
+}
+
+/// `PORT` or `HOST:PORT` (IPv6 in brackets): a port alone listens on loopback.
+fn listen_address(text: &str) -> Result<ListenAddr, String> {
+    let (host, port) = match text.rsplit_once(':') {
+        Some((host, port)) => (host.trim_start_matches('[').trim_end_matches(']'), port),
+        None => ("127.0.0.1", text),
+    };
+    let port = port
+        .parse::<u16>()
+        .map_err(|_| format!("`{text}`: give PORT or HOST:PORT, the port a number up to 65535"))?;
+    if host.is_empty() {
+        return Err(format!("`{text}`: the host before the port is empty"));
+    }
+    Ok(ListenAddr {
+        host: host.to_string(),
+        port,
+    })
+}

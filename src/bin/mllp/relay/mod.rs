@@ -1,0 +1,10 @@
+//! `mllp relay`: a receiver and a sender joined. `args` holds the flags, `run` builds the
+//! server and the upstream client from the library's cores and serves until a signal, `render`
+//! says what the upstream link does.
+
+mod args;
+mod render;
+mod run;
+
+pub use args::RelayArgs;
+pub use run::run;

@@ -1,0 +1,163 @@
+//! The relay's run: bind like `listen`, start the upstream client like `send`, join them with a
+//! pass-through or queue sink, serve until a signal, and exit as `listen` does.
+
+use super::args::RelayArgs;
+use super::render;
+use crate::diag::{Diag, Fatal};
+use crate::exit::Exit;
+use anyhow::Context;
+use mllp::client::{Client, Window};
+use mllp::relay::{self, Enqueue, Forward, ForwardOptions, Recorder, Store};
+use mllp::server::{BindError, Server, Shutdown, Sink};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub fn run(args: RelayArgs, diag: &Diag) -> anyhow::Result<Exit> {
+    if args.link.no_reconnect || args.link.max_retries.is_some() {
+        let message = "the relay reconnects upstream for as long as it runs: \
+                       --no-reconnect and --max-retries do not apply";
+        return Ok(Fatal::new(Exit::Usage, message).report());
+    }
+    let tls = match args.server_tls.acceptor() {
+        Ok(tls) => tls,
+        Err(e) => {
+            let message = format!("cannot load the TLS material: {e}");
+            return Ok(Fatal::new(Exit::Permanent, message).report());
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the runtime")?;
+    let exit = runtime.block_on(serve(&args, tls, diag));
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    exit
+}
+
+async fn serve(
+    args: &RelayArgs,
+    tls: Option<mllp::tls::TlsAcceptor>,
+    diag: &Diag,
+) -> anyhow::Result<Exit> {
+    let link = args.link.settings();
+    let config = mllp::server::ServerConfig {
+        drain_timeout: link.drain_timeout,
+        ..args.guards.config()
+    };
+    let resolver = crate::netargs::resolver()?;
+    let upstream_tls = match args
+        .tls
+        .options()
+        .map(|o| o.build(&args.to.host))
+        .transpose()
+    {
+        Ok(tls) => tls,
+        Err(e) => {
+            let message = format!("cannot load the upstream TLS material: {e}");
+            return Ok(Fatal::new(Exit::Permanent, message).report());
+        }
+    };
+    let options = relay::upstream::client_options(
+        &link,
+        Window {
+            count: Some(args.window),
+            bytes: None,
+        },
+    );
+    let (host, port) = (args.to.host.clone(), args.to.port_or_default());
+    let connector = link.connector(&host, port, upstream_tls, Arc::clone(&resolver));
+    let store = match args.queue.as_ref().or(args.record.as_ref()) {
+        Some(file) => match Store::open(file) {
+            Ok(store) => Some(store),
+            Err(e) => return Ok(Fatal::new(Exit::Usage, &e).report()),
+        },
+        None => None,
+    };
+    let bound = mllp::server::bind_with(
+        &*resolver,
+        &args.listen.host,
+        args.listen.port,
+        args.allow_wildcard,
+    );
+    let listener = match bound.await {
+        Ok(listener) => listener,
+        Err(e @ BindError::Wildcard { .. }) => {
+            let refused = Fatal::new(Exit::Usage, &e).code("MLLP_BIND_ALL_INTERFACES");
+            return Ok(refused.report());
+        }
+        Err(e) => return Ok(Fatal::new(Exit::Permanent, &e).cause(e.cause()).report()),
+    };
+    let metrics = match crate::listen::bind_metrics(args.metrics, args.allow_wildcard) {
+        Ok(metrics) => metrics,
+        Err(exit) => return Ok(exit),
+    };
+    let client = match Client::new(Arc::new(connector), options) {
+        Ok(client) => Arc::new(client),
+        Err(e) => return Ok(Fatal::new(Exit::Usage, e).report()),
+    };
+    let (listening, announced) = tokio::sync::oneshot::channel();
+    let upstream_events = render::upstream(
+        diag.clone(),
+        client.subscribe(),
+        args.to.to_string(),
+        announced,
+    );
+    let stop = tokio_util::sync::CancellationToken::new();
+    let (sink, forwarder): (Arc<dyn Sink>, _) = match (&args.queue, store) {
+        (Some(_), Some(store)) => {
+            let wake = Arc::new(tokio::sync::Notify::new());
+            let sink = Enqueue::new(store.clone(), args.max_queue, Arc::clone(&wake));
+            let options = ForwardOptions {
+                window: args.window,
+                max_attempts: mllp::client::DEFAULT_MAX_RESENDS,
+                retry_pause: link.backoff.initial.max(Duration::from_millis(50)),
+            };
+            let forwarding = tokio::spawn(relay::queue::forward(
+                store,
+                Arc::clone(&client),
+                options,
+                wake,
+                stop.clone(),
+            ));
+            (Arc::new(sink), Some(forwarding))
+        }
+        (_, store) => {
+            let mut forward = Forward::new(Arc::clone(&client), link.connect_timeout);
+            if let Some(store) = store {
+                forward = forward.recording(Arc::new(Recorder::new(store)));
+            }
+            (Arc::new(forward), None)
+        }
+    };
+    let (tx, rx) = tokio::sync::mpsc::channel(4096);
+    let renderer =
+        crate::listen::render::spawn_announcing(diag.clone(), rx, metrics, Some(listening))?;
+    let server = Server::builder(config, sink)
+        .events(tx)
+        .message_events(
+            (!diag.quiet && crate::listen::render::stderr_is_read()) || metrics.is_some(),
+        )
+        .build()?;
+    let shutdown = Shutdown::new();
+    let signals = crate::listen::watch_signals(shutdown.clone())?;
+    let stats = match tls {
+        Some(acceptor) => {
+            server
+                .run_with(listener, Arc::new(acceptor), shutdown)
+                .await
+        }
+        None => server.run(listener, shutdown).await,
+    };
+    signals.abort();
+    stop.cancel();
+    if let Some(forwarding) = forwarder {
+        let _ = forwarding.await;
+    }
+    drop(server);
+    // Pass-through has drained with the server; a queue keeps what is pending for next time.
+    client.destroy().await;
+    upstream_events.abort();
+    let _ = tokio::task::spawn_blocking(move || renderer.join()).await;
+    crate::listen::render::stats(diag, &stats, None);
+    Ok(Exit::Success)
+}

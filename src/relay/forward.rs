@@ -1,0 +1,130 @@
+//! Pass-through: a [`Sink`] that hands each message to the upstream client as it arrives and
+//! answers with what the upstream said. The server core commits one connection's messages in
+//! arrival order and this sink writes them upstream in that order, so per-connection order holds.
+
+use super::record::Recorder;
+use super::table::{pass_through, Upstream};
+use crate::client::{Client, Fate, SendHandle};
+use crate::server::sink::SinkFuture;
+use crate::server::{Inbound, Sink, SinkResult};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// Forwards every message upstream and answers with the upstream's answers.
+pub struct Forward {
+    client: Arc<Client>,
+    /// A message not written upstream this long after it arrived is refused.
+    write_within: Duration,
+    record: Option<Arc<Recorder>>,
+}
+
+impl Forward {
+    /// `write_within` bounds how long a message may wait for the upstream link to take it
+    /// (the connect timeout): after that it is refused, nothing kept.
+    pub fn new(client: Arc<Client>, write_within: Duration) -> Forward {
+        Forward {
+            client,
+            write_within,
+            record: None,
+        }
+    }
+
+    /// Keep every message with its upstream answer and timings in `record`.
+    pub fn recording(mut self, record: Arc<Recorder>) -> Forward {
+        self.record = Some(record);
+        self
+    }
+
+    async fn forward(&self, messages: &[Inbound]) -> Vec<SinkResult> {
+        let deadline = Instant::now() + self.write_within;
+        let expired = CancellationToken::new();
+        let timer = {
+            let expired = expired.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep_until(deadline).await;
+                expired.cancel();
+            })
+        };
+        // A wait for room in the window ends at the deadline too: those sends are never
+        // delivered, and refused downstream.
+        let payloads: Vec<_> = messages.iter().map(|m| m.payload.clone()).collect();
+        let handles = self.client.send_many_cancellable(payloads, &expired).await;
+        let mut results = Vec::with_capacity(messages.len());
+        let mut closing = false;
+        for (message, mut handle) in messages.iter().zip(handles) {
+            if closing {
+                // An earlier message of this batch closes the connection: this one's answer
+                // would never be read. Unwritten, it never reaches the upstream.
+                handle.cancel();
+            }
+            let forwarded_at = SystemTime::now();
+            let (fate, commit) = settle(&mut handle, &expired).await;
+            let upstream = Upstream::from_fate(&fate, commit);
+            if let Some(record) = &self.record {
+                record
+                    .keep(message, &fate, handle.writes(), forwarded_at)
+                    .await;
+            }
+            let result = pass_through(upstream);
+            closing |= matches!(
+                &result.reply,
+                crate::server::Reply::Relayed { close: Some(_), .. }
+            );
+            results.push(result);
+        }
+        timer.abort();
+        results
+    }
+}
+
+/// Wait for a send's fate and its `CA`, if one comes; once `expired` fires, a send still not
+/// written is cancelled (it then ends never delivered).
+async fn settle(
+    handle: &mut SendHandle,
+    expired: &CancellationToken,
+) -> (Fate, Option<crate::client::Commit>) {
+    let commit = handle.take_committed();
+    tokio::pin!(commit);
+    let mut committed = None;
+    let mut commit_done = false;
+    let mut watching = true;
+    loop {
+        tokio::select! {
+            biased;
+            c = &mut commit, if !commit_done => {
+                committed = c;
+                commit_done = true;
+            }
+            fate = &mut *handle => {
+                // The `CA`, if any, was sent before the fate settled: it is ready now.
+                if !commit_done {
+                    committed = commit.await;
+                }
+                return (fate, committed);
+            }
+            _ = expired.cancelled(), if watching => {
+                watching = false;
+                if handle.writes() == 0 {
+                    handle.cancel();
+                }
+            }
+        }
+    }
+}
+
+impl Sink for Forward {
+    fn commit<'a>(&'a self, message: &'a Inbound) -> SinkFuture<'a, SinkResult> {
+        Box::pin(async move {
+            let mut results = self.forward(std::slice::from_ref(message)).await;
+            results
+                .pop()
+                .unwrap_or_else(|| SinkResult::failed("upstream: no result"))
+        })
+    }
+
+    fn commit_batch<'a>(&'a self, messages: &'a [Inbound]) -> SinkFuture<'a, Vec<SinkResult>> {
+        Box::pin(self.forward(messages))
+    }
+}

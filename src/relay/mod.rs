@@ -1,0 +1,21 @@
+//! The relay: a receiver and a sender joined, built from the server core and the client core.
+//!
+//! - [`table`]: what the downstream peer is told for each upstream outcome (pass-through).
+//! - [`forward`]: the pass-through sink, handing each message upstream as it arrives.
+//! - [`queue`]: store and forward: the queue sink and the forwarder that empties it in order.
+//! - [`store`]: the SQLite file of `--queue` and `--record` (table `queue`).
+//! - [`record`]: keeping every passed-through message with its upstream fate.
+//! - [`upstream`]: the upstream link's options (reconnect for as long as the relay runs).
+
+pub mod forward;
+pub mod queue;
+pub mod record;
+pub mod store;
+pub mod table;
+pub mod upstream;
+
+pub use forward::Forward;
+pub use queue::{Enqueue, ForwardOptions};
+pub use record::Recorder;
+pub use store::{Status, Store, StoreError};
+pub use table::{pass_through, Upstream};

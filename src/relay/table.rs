@@ -1,0 +1,122 @@
+//! The relay's answer table: what became of a message upstream, and what the downstream peer
+//! is told about it. Pass-through passes the upstream's answers on as they came and never claims
+//! more than it knows; a message never written upstream is refused (nothing was kept anywhere),
+//! and one written but not answered gets no answer at all.
+
+use crate::ack::{AckCode, Disposition};
+use crate::cause::Cause;
+use crate::client::{Commit, Fate, FateCause};
+use crate::server::{Reply, SinkResult};
+use bytes::Bytes;
+
+/// MSA-3 of the refusal of a message the relay could not hand on.
+pub const UNAVAILABLE_TEXT: &str = "Upstream unavailable (upstream-unavailable): nothing kept";
+
+/// What became of one message handed upstream, as far as its answers go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Upstream {
+    /// No byte of it was written upstream: nothing kept there.
+    NotWritten { cause: String },
+    /// The final answer came, positive or negative; in an enhanced exchange, the accept
+    /// answer (`CA`) before it.
+    Answered { commit: Option<Bytes>, last: Bytes },
+    /// The upstream committed it (`CA`); its application answer never came.
+    CommitOnly { commit: Bytes, cause: Cause },
+    /// Written, and nothing came back: it may or may not be kept upstream.
+    Unanswered { cause: Cause },
+}
+
+impl Upstream {
+    /// Read a send's fate and, if one came, its `CA`.
+    pub fn from_fate(fate: &Fate, commit: Option<Commit>) -> Upstream {
+        let commit = commit.map(|c| c.ack.bytes().clone());
+        match fate {
+            Fate::Accepted { ack, .. } | Fate::Negative { ack, .. } => {
+                let last = ack.bytes().clone();
+                // A `CA` that was itself the final answer is passed on once.
+                let commit = commit.filter(|c| *c != last);
+                Upstream::Answered { commit, last }
+            }
+            Fate::CommittedOnly { ack, cause, .. } => Upstream::CommitOnly {
+                commit: ack.bytes().clone(),
+                cause: close_cause(*cause),
+            },
+            Fate::UnknownFate { cause, .. } => Upstream::Unanswered {
+                cause: close_cause(*cause),
+            },
+            Fate::NeverDelivered { cause } => Upstream::NotWritten {
+                cause: cause.as_str().to_string(),
+            },
+            Fate::Refused { reason } => Upstream::NotWritten {
+                cause: reason.as_str().to_string(),
+            },
+            // Fate is non-exhaustive: an outcome not known here is not claimed as anything.
+            #[allow(unreachable_patterns)]
+            _ => Upstream::Unanswered {
+                cause: Cause::ConnectionLost,
+            },
+        }
+    }
+}
+
+/// Why the downstream connection closes when the upstream left a message unanswered.
+fn close_cause(cause: FateCause) -> Cause {
+    match cause {
+        FateCause::Link(cause) => cause,
+        FateCause::AppAckTimeout => Cause::AckTimeout,
+        // Written just as the relay gave up waiting for the link: as unknown as an ACK timeout.
+        FateCause::Cancelled => Cause::ConnectTimeout,
+        _ => Cause::Shutdown,
+    }
+}
+
+/// What the downstream peer is told under pass-through, as the server core's sink result.
+pub fn pass_through(upstream: Upstream) -> SinkResult {
+    match upstream {
+        Upstream::NotWritten { cause } => {
+            SinkResult::failed(format!("upstream-unavailable: {cause}"))
+                .replying(Reply::Saying(UNAVAILABLE_TEXT))
+        }
+        Upstream::Answered { commit, last } => {
+            let disposition = disposition_of(&last);
+            let acks = commit.into_iter().chain([last]).collect();
+            SinkResult {
+                disposition,
+                detail: None,
+                duplicate: false,
+                reply: Reply::Relayed { acks, close: None },
+            }
+        }
+        Upstream::CommitOnly { commit, cause } => SinkResult {
+            disposition: Disposition::Committed,
+            detail: Some(format!("upstream: no application answer ({cause})")),
+            duplicate: false,
+            reply: Reply::Relayed {
+                acks: vec![commit],
+                close: Some(cause),
+            },
+        },
+        Upstream::Unanswered { cause } => SinkResult {
+            disposition: Disposition::CommitFailed,
+            detail: Some(format!("upstream: no answer ({cause})")),
+            duplicate: false,
+            reply: Reply::Relayed {
+                acks: Vec::new(),
+                close: Some(cause),
+            },
+        },
+    }
+}
+
+/// The disposition an upstream answer stands for (counted, never used to build an answer).
+fn disposition_of(ack: &[u8]) -> Disposition {
+    let code = crate::hl7::ack_reply(ack).and_then(|(code, _)| AckCode::parse(code));
+    match code {
+        Some(code) if code.is_positive() => Disposition::Committed,
+        Some(AckCode::AR | AckCode::CR) => Disposition::Rejected,
+        _ => Disposition::CommitFailed,
+    }
+}
+
+#[cfg(test)]
+mod tests;
