@@ -18,6 +18,7 @@ mod install;
 mod peer;
 mod report;
 mod run;
+mod slow;
 mod workload;
 
 use peer::{Client, Server};
@@ -50,7 +51,7 @@ const PAIRINGS: [(Client, Server); 16] = [
 
 const USAGE: &str = "usage: cargo bench --bench compare -- [--messages N (20000)] [--runs R (3)] \
 [--window W (64)] [--json] [--only TEXT (pairings whose label contains it; the floor pair always \
-runs, and so does the C floor pair)] [--scratch DIR (target/compare-peers)] [--timeout SECONDS (per client run; 30 + N/1000)]";
+runs, and so does the C floor pair)] [--scratch DIR (target/compare-peers)] [--timeout SECONDS (per client run; 30 + N/1000)] [--slow-messages N (0: off; the parallel-links rows against a 5 ms engine)]";
 
 struct Options {
     messages: usize,
@@ -60,6 +61,7 @@ struct Options {
     only: Vec<String>,
     scratch: PathBuf,
     timeout: Option<u64>,
+    slow_messages: usize,
 }
 
 fn options() -> Result<Options, String> {
@@ -71,6 +73,7 @@ fn options() -> Result<Options, String> {
         only: Vec::new(),
         scratch: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/target/compare-peers")),
         timeout: None,
+        slow_messages: 0,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -86,6 +89,7 @@ fn options() -> Result<Options, String> {
             "--runs" => o.runs = number(value(&arg)?, &arg)?,
             "--window" => o.window = number(value(&arg)?, &arg)?,
             "--timeout" => o.timeout = Some(number(value(&arg)?, &arg)? as u64),
+            "--slow-messages" => o.slow_messages = number(value(&arg)?, &arg)?,
             "--json" => o.json = true,
             "--only" => o.only.push(value(&arg)?),
             "--scratch" => o.scratch = value(&arg)?.into(),
@@ -204,5 +208,10 @@ fn main() {
             versions.join(", ")
         );
         print!("{}", results.table(&header, &windows));
+    }
+    if o.slow_messages > 0 {
+        let slow = dir.path().join("slow.hl7");
+        workload::write_workload(&slow, o.slow_messages, MESSAGE_BYTES);
+        slow::run(&setup.mllp, &slow, o.slow_messages, o.runs);
     }
 }
