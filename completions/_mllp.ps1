@@ -43,6 +43,13 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
         }
         'mllp;send' {
             [CompletionResult]::new('--max-input', '--max-input', [CompletionResultType]::ParameterName, 'Most bytes of stdin spooled for checking (K, M, G suffixes)')
+            [CompletionResult]::new('--from-db', '--from-db', [CompletionResultType]::ParameterName, 'Replay a listen --sqlite or relay store, in arrival order')
+            [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'With --from-db: rows that arrived at TIME (RFC 3339, UTC) or later')
+            [CompletionResult]::new('--until', '--until', [CompletionResultType]::ParameterName, 'With --from-db: rows that arrived before TIME (RFC 3339, UTC)')
+            [CompletionResult]::new('--type', '--type', [CompletionResultType]::ParameterName, 'With --from-db: messages of this MSH-9, by leading components')
+            [CompletionResult]::new('--control-id', '--control-id', [CompletionResultType]::ParameterName, 'With --from-db: the message with this MSH-10')
+            [CompletionResult]::new('--pace', '--pace', [CompletionResultType]::ParameterName, 'With --from-db: `original` keeps the recorded gaps')
+            [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'With --pace original: play the gaps this many times faster')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Where to send: HOST or HOST:PORT')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, when --host has none [default: 2575]')
             [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Bound on TCP connect plus TLS handshake')

@@ -39,6 +39,13 @@ set edit:completion:arg-completer[mllp] = {|@words|
         }
         &'mllp;send'= {
             cand --max-input 'Most bytes of stdin spooled for checking (K, M, G suffixes)'
+            cand --from-db 'Replay a listen --sqlite or relay store, in arrival order'
+            cand --since 'With --from-db: rows that arrived at TIME (RFC 3339, UTC) or later'
+            cand --until 'With --from-db: rows that arrived before TIME (RFC 3339, UTC)'
+            cand --type 'With --from-db: messages of this MSH-9, by leading components'
+            cand --control-id 'With --from-db: the message with this MSH-10'
+            cand --pace 'With --from-db: `original` keeps the recorded gaps'
+            cand --speed 'With --pace original: play the gaps this many times faster'
             cand --host 'Where to send: HOST or HOST:PORT'
             cand --port 'Port, when --host has none [default: 2575]'
             cand --connect-timeout 'Bound on TCP connect plus TLS handshake'

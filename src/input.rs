@@ -4,6 +4,7 @@
 //! - [`collect_inputs`]: command-line arguments (files, globs, directories, `-`) to [`InputSource`]s.
 //! - [`InputSet`]: the sources made ready to read twice (stdin spooled to a temporary file), a
 //!   validation pass over all of them, then the messages for sending.
+//! - [`read_store`]: the messages of a receiver's or relay's SQLite store, filtered, for replay.
 
 mod collect;
 mod error;
@@ -12,6 +13,8 @@ mod natural;
 mod reader;
 mod set;
 mod split;
+#[cfg(feature = "sqlite")]
+mod store;
 
 pub use collect::{collect_inputs, InputSource};
 pub use error::InputError;
@@ -19,3 +22,5 @@ pub use message::{Message, SplitOptions, DEFAULT_MAX_MESSAGE};
 pub use natural::natural_cmp;
 pub use set::{InputOptions, InputSet, Messages, Summary, DEFAULT_MAX_INPUT};
 pub use split::Splitter;
+#[cfg(feature = "sqlite")]
+pub use store::{read_store, StoreFilter, StoreReadError, Stored};

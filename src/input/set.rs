@@ -45,6 +45,8 @@ pub struct Summary {
 }
 
 enum Ready {
+    /// Messages read already (from a store).
+    Loaded(Vec<Message>),
     File(PathBuf),
     Spooled(File),
     Stream(Option<Box<dyn Read + Send>>),
@@ -89,12 +91,25 @@ impl InputSet {
         })
     }
 
+    /// Messages already read (from a store), in order, as one source.
+    pub fn of_messages(messages: Vec<Message>, options: InputOptions) -> Self {
+        InputSet {
+            sources: vec![Ready::Loaded(messages)],
+            options,
+        }
+    }
+
     /// Read every input once (streamed stdin excepted) and report the first problem, or what is
     /// there to send.
     pub fn validate(&self) -> Result<Summary, InputError> {
         let mut summary = Summary::default();
         for source in &self.sources {
             let (name, reader) = match source {
+                Ready::Loaded(messages) => {
+                    summary.messages += messages.len() as u64;
+                    summary.bytes += messages.iter().map(|m| m.payload.len() as u64).sum::<u64>();
+                    continue;
+                }
                 Ready::Stream(_) => {
                     summary.unvalidated_stdin = true;
                     continue;
@@ -116,6 +131,7 @@ impl InputSet {
     pub fn messages(&mut self) -> Messages<'_> {
         Messages {
             sources: self.sources.iter_mut(),
+            loaded: [].iter(),
             current: None,
             options: self.options.split,
             failed: false,
@@ -158,6 +174,7 @@ fn spool(reader: impl Read, max: u64) -> Result<File, InputError> {
 /// Iterator over the messages of an [`InputSet`]; ends after the first error.
 pub struct Messages<'a> {
     sources: std::slice::IterMut<'a, Ready>,
+    loaded: std::slice::Iter<'a, Message>,
     current: Option<Splitter<Box<dyn BufRead + Send + 'a>>>,
     options: SplitOptions,
     failed: bool,
@@ -167,6 +184,10 @@ impl<'a> Messages<'a> {
     fn open_next(&mut self) -> Option<Result<(), InputError>> {
         let source = self.sources.next()?;
         let opened = match source {
+            Ready::Loaded(messages) => {
+                self.loaded = messages.iter();
+                return Some(Ok(()));
+            }
             Ready::File(path) => open_file(path).map(|r| (path.display().to_string(), r)),
             Ready::Spooled(file) => rewind(file).map(|r| ("-".to_string(), r)),
             Ready::Stream(stdin) => match stdin.take() {
@@ -192,6 +213,9 @@ impl Iterator for Messages<'_> {
             return None;
         }
         loop {
+            if let Some(message) = self.loaded.next() {
+                return Some(Ok(message.clone()));
+            }
             if let Some(splitter) = self.current.as_mut() {
                 match splitter.next() {
                     Some(Ok(message)) => return Some(Ok(message)),

@@ -3,6 +3,7 @@
 
 mod crash;
 mod proc;
+mod replay;
 mod tls;
 
 use crate::support::listen_proc::{is, ListenProc};

@@ -4,6 +4,7 @@ mod dry_run;
 mod links;
 mod live;
 mod output;
+mod replay;
 mod run;
 mod signals;
 mod summary;
@@ -18,7 +19,7 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use mllp::client::{Client, Correlation, OnBackpressure, Window};
 use mllp::delivery::{FailedOut, Input, OrderKey, ResendPolicy, RunOptions};
-use mllp::input::{collect_inputs, InputOptions, InputSet, SplitOptions};
+use mllp::input::{collect_inputs, read_store, InputOptions, InputSet, SplitOptions, StoreFilter};
 use mllp::target::Target;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -41,6 +42,13 @@ pub enum ProgressArg {
     Always,
     /// Never.
     Never,
+}
+
+/// How a replay is paced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PaceArg {
+    /// The gaps between the messages' recorded arrival times.
+    Original,
 }
 
 #[derive(Debug, Args)]
@@ -67,6 +75,32 @@ pub struct SendArgs {
     /// Most bytes of stdin spooled for checking (K, M, G suffixes).
     #[arg(long, value_name = "SIZE", value_parser = values::size(), default_value = "1G", help_heading = heading::INPUT)]
     pub max_input: u64,
+    /// Replay a listen --sqlite or relay store, in arrival order.
+    ///
+    /// Each message is named by its row (`rx.db#17`). --since, --until, --type and
+    /// --control-id choose the rows; --pace original keeps the recorded gaps.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["files", "stream", "recursive"], help_heading = heading::INPUT)]
+    pub from_db: Option<PathBuf>,
+    /// With --from-db: rows that arrived at TIME (RFC 3339, UTC) or later.
+    #[arg(long, value_name = "TIME", value_parser = values::instant(), requires = "from_db", help_heading = heading::INPUT)]
+    pub since: Option<std::time::SystemTime>,
+    /// With --from-db: rows that arrived before TIME (RFC 3339, UTC).
+    #[arg(long, value_name = "TIME", value_parser = values::instant(), requires = "from_db", help_heading = heading::INPUT)]
+    pub until: Option<std::time::SystemTime>,
+    /// With --from-db: messages of this MSH-9, by leading components.
+    ///
+    /// `ADT^A08` matches `ADT^A08` and `ADT^A08^ADT_A01`.
+    #[arg(long = "type", value_name = "MSH-9", requires = "from_db", help_heading = heading::INPUT)]
+    pub message_type: Option<String>,
+    /// With --from-db: the message with this MSH-10.
+    #[arg(long, value_name = "ID", requires = "from_db", help_heading = heading::INPUT)]
+    pub control_id: Option<String>,
+    /// With --from-db: `original` keeps the recorded gaps.
+    #[arg(long, value_name = "PACE", value_enum, hide_possible_values = true, requires = "from_db", help_heading = heading::INPUT)]
+    pub pace: Option<PaceArg>,
+    /// With --pace original: play the gaps this many times faster.
+    #[arg(long, value_name = "FACTOR", default_value_t = 1.0, value_parser = values::speed(), requires = "pace", help_heading = heading::INPUT)]
+    pub speed: f64,
     /// Check and list what would be sent; connect to nothing.
     ///
     /// Every input is read and checked; each message is listed with its source, MSH-10, MSH-9
@@ -214,7 +248,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
             .then("nothing was sent")
             .report())
     };
-    if args.files.is_empty() && std::io::stdin().is_terminal() {
+    if args.files.is_empty() && args.from_db.is_none() && std::io::stdin().is_terminal() {
         return input_error(&NO_INPUT);
     }
     let (host, port) = match &args.host {
@@ -228,11 +262,6 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
             args.port.unwrap_or(mllp::target::DEFAULT_PORT),
         ),
     };
-    let sources = match collect_inputs(&args.files, args.recursive) {
-        Ok(sources) => sources,
-        Err(err) => return input_error(&err),
-    };
-    let width = summary::label_width(&sources);
     let options = InputOptions {
         split: SplitOptions {
             raw: args.raw,
@@ -242,9 +271,39 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         max_input: args.max_input,
         stream: args.stream,
     };
-    let mut set = match InputSet::prepare(sources, options) {
-        Ok(set) => set,
-        Err(err) => return input_error(&err),
+    let mut gaps = None;
+    let (mut set, width) = match &args.from_db {
+        Some(file) => {
+            let filter = StoreFilter {
+                since: args.since,
+                until: args.until,
+                message_type: args.message_type.clone(),
+                control_id: args.control_id.clone(),
+            };
+            let stored = match read_store(file, &filter) {
+                Ok(stored) => stored,
+                Err(err) => return input_error(&err),
+            };
+            if args.pace == Some(PaceArg::Original) {
+                gaps = Some(replay::gaps(&stored, args.speed));
+            }
+            let width = stored
+                .last()
+                .map_or(8, |s| s.message.label().chars().count());
+            let messages = stored.into_iter().map(|s| s.message).collect();
+            (InputSet::of_messages(messages, options), width)
+        }
+        None => {
+            let sources = match collect_inputs(&args.files, args.recursive) {
+                Ok(sources) => sources,
+                Err(err) => return input_error(&err),
+            };
+            let width = summary::label_width(&sources);
+            match InputSet::prepare(sources, options) {
+                Ok(set) => (set, width),
+                Err(err) => return input_error(&err),
+            }
+        }
     };
     let checked = match set.validate() {
         Ok(summary) => summary,
@@ -347,9 +406,13 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         .enable_all()
         .build()
         .context("starting the runtime")?;
-    let input = Input::from_set(set, args.stream);
     let (order_key, connections) = (args.order_key, args.connections);
+    let stream = args.stream;
     let end = runtime.block_on(async move {
+        let input = match gaps {
+            Some(gaps) => replay::paced(set, gaps),
+            None => Input::from_set(set, stream),
+        };
         let connector = Arc::new(connector);
         if let Some(key) = order_key {
             let clients = (0..connections)

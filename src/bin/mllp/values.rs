@@ -101,3 +101,25 @@ pub fn target() -> Value<Target, TargetError> {
 pub fn fraction() -> Value<f64> {
     value(grammar::parse_fraction, "0.1")
 }
+
+/// A point in time, RFC 3339 in UTC: `2024-01-31T08:00:00Z` (the fraction optional).
+pub fn instant() -> Value<std::time::SystemTime, String> {
+    value::<_, String>(
+        |text| {
+            humantime::parse_rfc3339_weak(text.trim().trim_end_matches('Z'))
+                .map_err(|_| "not an RFC 3339 time in UTC".to_string())
+        },
+        "2024-01-31T08:00:00Z",
+    )
+}
+
+/// A speed factor, more than zero.
+pub fn speed() -> Value<f64, String> {
+    value::<_, String>(
+        |text| match text.trim().parse::<f64>() {
+            Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
+            _ => Err("not a factor above zero".to_string()),
+        },
+        "10",
+    )
+}
