@@ -75,7 +75,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -l connections -d 'Conne
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l order-key -d 'What keeps order over --connections: PID-3, any SEG-n[.c], or none' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l rate -d 'Send at most this many messages per second (`200` or `200/s`)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l timeout -d 'Bound on the whole run, like curl\'s --max-time' -r
-complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-resends -d 'Most times one message is sent again after reconnects' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-resends -d 'Most times one message is written again after reconnects' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l failed-out -d 'Write each message not accepted to DIR, one file each' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l progress -d 'Progress bar on stderr: auto, always, never' -r -f -a "auto\t'When stderr is a terminal, and not under --json or --quiet'
 always\t'Always, even when stderr is not a terminal (never under --log-format json)'
@@ -94,7 +94,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -l no-reconnect -d 'Do n
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l tls -d 'Speak TLS, verifying the server against the system roots and --ca'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l insecure -d 'Accept any server certificate (warns on every connect)'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l no-pipeline -d 'One message at a time: write, wait for its ACK, then the next'
-complete -c mllp -n "__fish_mllp_using_subcommand send" -l at-least-once -d 'FIFO: resend messages of unknown fate after a reconnect too'
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l at-least-once -d 'FIFO: after a reconnect, also resend what was written and not answered'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l json -d 'NDJSON on stdout: one record per message, then a summary record'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l print-ack -d 'Show each ACK payload (in --json, a field `ack`)'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l events -d 'Print connection state changes and reconnects as they happen'

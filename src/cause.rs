@@ -60,10 +60,13 @@ pub enum Cause {
     PerPeerLimit,
     BufferBudget,
     Shutdown,
+    /// Every message written on a connection had a reply naming another control ID, and none
+    /// matched: the peer does not echo MSH-10 in MSA-2.
+    AckControlIdMismatch,
 }
 
 impl Cause {
-    pub const ALL: [Cause; 26] = [
+    pub const ALL: [Cause; 27] = [
         Cause::DnsNotFound,
         Cause::DnsFailed,
         Cause::PermissionDenied,
@@ -90,6 +93,7 @@ impl Cause {
         Cause::PerPeerLimit,
         Cause::BufferBudget,
         Cause::Shutdown,
+        Cause::AckControlIdMismatch,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -120,6 +124,7 @@ impl Cause {
             Cause::PerPeerLimit => "per-peer-limit",
             Cause::BufferBudget => "buffer-budget",
             Cause::Shutdown => "shutdown",
+            Cause::AckControlIdMismatch => "ack-control-id-mismatch",
         }
     }
 
@@ -132,6 +137,7 @@ impl Cause {
             | Cause::TlsClientCert
             | Cause::FramingFatal
             | Cause::UnsolicitedAck
+            | Cause::AckControlIdMismatch
             | Cause::DnsNotFound
             | Cause::PermissionDenied => Class::Permanent,
             _ => Class::Transient,
@@ -171,6 +177,7 @@ impl Cause {
             Cause::PerPeerLimit => "the receiver had too many connections from this address",
             Cause::BufferBudget => "the receiver's memory for partly received frames was used up",
             Cause::Shutdown => "the receiver was shutting down",
+            Cause::AckControlIdMismatch => "the peer's ACKs name other control IDs than the messages' MSH-10 (its MSA-2 does not echo them): pair replies in order with --correlate fifo, or fix the peer",
         }
     }
 }
@@ -220,7 +227,8 @@ mod tests {
                 "tls-handshake",
                 "tls-client-cert",
                 "framing-fatal",
-                "unsolicited-ack"
+                "unsolicited-ack",
+                "ack-control-id-mismatch"
             ]
         );
     }

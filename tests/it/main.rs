@@ -18,6 +18,7 @@ mod listen_answers;
 mod listen_guards;
 mod listen_hosts;
 mod listen_metrics;
+mod listen_moved;
 mod listen_output;
 mod listen_postgres;
 mod listen_store;

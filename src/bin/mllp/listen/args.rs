@@ -268,7 +268,11 @@ impl ListenArgs {
 
     /// The sink, wrapped to remember committed messages under --dedupe, and that memory.
     pub fn sink(&self) -> Result<(Arc<dyn Sink>, Memory), SetupError> {
-        setup::open_sink(&self.commit(), self.dedupe.then_some(self.dedupe_window))
+        setup::open_sink(
+            &self.commit(),
+            self.dedupe.then_some(self.dedupe_window),
+            usize::try_from(self.guards.max_frame_size).unwrap_or(usize::MAX),
+        )
     }
 
     /// Where messages are committed: --sqlite, --out-dir, --exec, else stdout.
