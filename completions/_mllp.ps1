@@ -71,6 +71,8 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             [CompletionResult]::new('--correlate', '--correlate', [CompletionResultType]::ParameterName, 'How ACKs are matched to messages (see --help)')
             [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'Messages written and not yet acknowledged, at most')
             [CompletionResult]::new('--window-bytes', '--window-bytes', [CompletionResultType]::ParameterName, 'Payload bytes written and not yet acknowledged, at most')
+            [CompletionResult]::new('--connections', '--connections', [CompletionResultType]::ParameterName, 'Connections side by side; above 1 needs --order-key')
+            [CompletionResult]::new('--order-key', '--order-key', [CompletionResultType]::ParameterName, 'What keeps order over --connections: PID-3, any SEG-n[.c], or none')
             [CompletionResult]::new('--rate', '--rate', [CompletionResultType]::ParameterName, 'Send at most this many messages per second (`200` or `200/s`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Bound on the whole run, like curl''s --max-time')
             [CompletionResult]::new('--max-resends', '--max-resends', [CompletionResultType]::ParameterName, 'Most times one message is written again')

@@ -67,6 +67,8 @@ set edit:completion:arg-completer[mllp] = {|@words|
             cand --correlate 'How ACKs are matched to messages (see --help)'
             cand --window 'Messages written and not yet acknowledged, at most'
             cand --window-bytes 'Payload bytes written and not yet acknowledged, at most'
+            cand --connections 'Connections side by side; above 1 needs --order-key'
+            cand --order-key 'What keeps order over --connections: PID-3, any SEG-n[.c], or none'
             cand --rate 'Send at most this many messages per second (`200` or `200/s`)'
             cand --timeout 'Bound on the whole run, like curl''s --max-time'
             cand --max-resends 'Most times one message is written again'

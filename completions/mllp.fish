@@ -71,6 +71,8 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -l correlate -d 'How ACK
 control-id\t'MSA-2 names the message\'s MSH-10; ACKs may come in any order; enhanced mode'"
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l window -d 'Messages written and not yet acknowledged, at most' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l window-bytes -d 'Payload bytes written and not yet acknowledged, at most' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l connections -d 'Connections side by side; above 1 needs --order-key' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l order-key -d 'What keeps order over --connections: PID-3, any SEG-n[.c], or none' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l rate -d 'Send at most this many messages per second (`200` or `200/s`)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l timeout -d 'Bound on the whole run, like curl\'s --max-time' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-resends -d 'Most times one message is written again' -r

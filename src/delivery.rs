@@ -77,6 +77,9 @@ mod collect;
 mod event;
 mod failed;
 mod feed;
+mod gate;
+mod key;
+mod parallel;
 mod produce;
 mod totals;
 
@@ -84,6 +87,8 @@ pub use crate::client::DEFAULT_MAX_RESENDS;
 pub use event::{Item, MessageOutcome, RunEvent, RunNote};
 pub use failed::{FailedOut, FailedOutError};
 pub use feed::Input;
+pub use key::{key_hash, link_of, FieldPath, OrderKey, OrderKeyError};
+pub use parallel::{LinkEvent, LinkSummary, ParallelRun, ParallelSummary};
 pub use totals::{Ending, RunSummary, Totals};
 
 use crate::client::{Client, Stats};

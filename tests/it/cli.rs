@@ -209,6 +209,7 @@ fn short_help_is_one_line_per_flag_with_one_placeholder_style() {
         "ADDR",
         "FAULTS",
         "SHELL",
+        "FIELD",
         "URL",
         "CIDR",
     ];

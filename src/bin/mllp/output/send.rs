@@ -53,6 +53,9 @@ pub struct MessageRecord<'a> {
     pub error_code: Option<Cow<'a, str>>,
     /// From the flush to the final answer, to a tenth of a millisecond.
     pub latency_ms: Option<f64>,
+    /// The link it went over, from 0, in a run over several (`--connections`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<usize>,
     /// The population: `accepted`, `negative`, `committed-only`, `unknown-fate`,
     /// `never-delivered` or `refused`.
     pub outcome: Population,
@@ -86,6 +89,7 @@ impl<'a> MessageRecord<'a> {
                 .and_then(|a| a.error_code)
                 .map(String::from_utf8_lossy),
             latency_ms: fate.latency().map(super::tenth_ms),
+            link: None,
             outcome: fate.population(),
             source: item.label(),
             kind: RecordType::Message,
@@ -138,6 +142,38 @@ pub struct SendSummary {
     pub last_failure: Option<Cause>,
     /// The code the run exits with.
     pub exit_code: u8,
+    /// Each link's share, in a run over several (`--connections`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub links: Option<Vec<LinkFigures>>,
+}
+
+/// One link's share of a run over several.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkFigures {
+    /// From 0, as the records' `link`.
+    pub link: usize,
+    /// Messages routed to it.
+    pub messages: u64,
+    /// Their fates, as in the summary.
+    #[serde(flatten)]
+    pub fates: FateTally,
+    pub reconnects: u64,
+    pub resent: u64,
+    /// The cause this link stopped reconnecting on.
+    pub gave_up: Option<Cause>,
+}
+
+impl LinkFigures {
+    pub fn new(link: usize, share: &mllp::delivery::LinkSummary) -> LinkFigures {
+        LinkFigures {
+            link,
+            messages: share.totals.read,
+            fates: share.totals.fates.clone(),
+            reconnects: share.totals.reconnects,
+            resent: share.totals.resent,
+            gave_up: share.ending.gave_up,
+        }
+    }
 }
 
 /// `messages` per second over `elapsed`, to one decimal; 0 for no time at all.
@@ -172,6 +208,7 @@ impl SendSummary {
             timed_out: ending.timed_out,
             last_failure: ending.last_failure.filter(|_| ending.gave_up.is_none()),
             exit_code: exit.code(),
+            links: None,
         }
     }
 }

@@ -8,9 +8,9 @@ use super::signals::{Signals, Stop};
 use super::summary;
 use crate::diag::count;
 use crate::exit::Exit;
-use crate::output::send::{SendEvent, SendSummary};
+use crate::output::send::{LinkFigures, SendEvent, SendSummary};
 use mllp::client::Client;
-use mllp::delivery::{Input, Run, RunEvent, RunNote, RunOptions, RunSummary};
+use mllp::delivery::{Input, LinkSummary, Run, RunEvent, RunNote, RunOptions, RunSummary};
 use std::sync::{Arc, OnceLock};
 
 pub async fn run(
@@ -71,7 +71,7 @@ pub async fn run(
 }
 
 /// A note about the run, on stderr.
-fn say(live: &Live, note: RunNote, stopped_by: Option<Stop>) {
+pub fn say(live: &Live, note: RunNote, stopped_by: Option<Stop>) {
     if let (RunNote::Interrupted, Some(stop)) = (&note, stopped_by) {
         let human = || {
             format!(
@@ -118,6 +118,17 @@ fn finish(
     live: &Live,
     stopped_by: Option<Stop>,
 ) -> Exit {
+    finish_with(summary, None, output, live, stopped_by)
+}
+
+/// As [`finish`], with each link's share of a run over several.
+pub fn finish_with(
+    summary: &RunSummary,
+    links: Option<&[LinkSummary]>,
+    output: &mut Output,
+    live: &Live,
+    stopped_by: Option<Stop>,
+) -> Exit {
     let RunSummary {
         totals,
         ending,
@@ -142,12 +153,26 @@ fn finish(
         (Exit::Interrupted, Some(stop)) => stop.exit(),
         (exit, _) => exit,
     };
-    let record = SendSummary::new(summary, exit);
+    let mut record = SendSummary::new(summary, exit);
+    record.links = links.map(|links| {
+        links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| LinkFigures::new(i, l))
+            .collect()
+    });
     if output.json() {
         output.summary_record(&record);
     } else {
         live.note(
-            || summary::human(totals, *elapsed, *ending, stopped_by),
+            || {
+                let mut text = summary::human(totals, *elapsed, *ending, stopped_by);
+                for (i, link) in links.unwrap_or_default().iter().enumerate() {
+                    text.push('\n');
+                    text.push_str(&summary::link_line(i, link));
+                }
+                text
+            },
             &SendEvent::Summary(&record),
         );
     }
