@@ -61,11 +61,18 @@ pub enum Cause {
     FrameTimeout,
     PerPeerLimit,
     BufferBudget,
+    /// `--proxy-protocol`: no valid PROXY header.
+    ProxyHeader,
+    /// `--proxy-protocol`: a connection from outside the trusted proxy addresses.
+    ProxyUntrusted,
     Shutdown,
+    /// Every message written on a connection had a reply naming another control ID, and none
+    /// matched: the peer does not echo MSH-10 in MSA-2.
+    AckControlIdMismatch,
 }
 
 impl Cause {
-    pub const ALL: [Cause; 27] = [
+    pub const ALL: [Cause; 30] = [
         Cause::DnsNotFound,
         Cause::DnsFailed,
         Cause::PermissionDenied,
@@ -92,7 +99,10 @@ impl Cause {
         Cause::FrameTimeout,
         Cause::PerPeerLimit,
         Cause::BufferBudget,
+        Cause::ProxyHeader,
+        Cause::ProxyUntrusted,
         Cause::Shutdown,
+        Cause::AckControlIdMismatch,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -123,7 +133,10 @@ impl Cause {
             Cause::FrameTimeout => "frame-timeout",
             Cause::PerPeerLimit => "per-peer-limit",
             Cause::BufferBudget => "buffer-budget",
+            Cause::ProxyHeader => "proxy-header",
+            Cause::ProxyUntrusted => "proxy-untrusted",
             Cause::Shutdown => "shutdown",
+            Cause::AckControlIdMismatch => "ack-control-id-mismatch",
         }
     }
 
@@ -136,8 +149,11 @@ impl Cause {
             | Cause::TlsClientCert
             | Cause::FramingFatal
             | Cause::UnsolicitedAck
+            | Cause::AckControlIdMismatch
             | Cause::DnsNotFound
-            | Cause::PermissionDenied => Class::Permanent,
+            | Cause::PermissionDenied
+            | Cause::ProxyHeader
+            | Cause::ProxyUntrusted => Class::Permanent,
             _ => Class::Transient,
         }
     }
@@ -175,7 +191,10 @@ impl Cause {
             Cause::FrameTimeout => "a frame took longer than the receiver's frame timeout to arrive",
             Cause::PerPeerLimit => "the receiver had too many connections from this address",
             Cause::BufferBudget => "the receiver's memory for partly received frames was used up",
+            Cause::ProxyHeader => "the receiver expects a PROXY protocol header first: connect through the load balancer (send-proxy or send-proxy-v2)",
+            Cause::ProxyUntrusted => "the receiver takes PROXY headers only from its trusted proxy addresses: connect through the load balancer",
             Cause::Shutdown => "the receiver was shutting down",
+            Cause::AckControlIdMismatch => "the peer's ACKs name other control IDs than the messages' MSH-10 (its MSA-2 does not echo them): pair replies in order with --correlate fifo, or fix the peer",
         }
     }
 }
@@ -225,7 +244,10 @@ mod tests {
                 "tls-handshake",
                 "tls-client-cert",
                 "framing-fatal",
-                "unsolicited-ack"
+                "unsolicited-ack",
+                "proxy-header",
+                "proxy-untrusted",
+                "ack-control-id-mismatch"
             ]
         );
     }

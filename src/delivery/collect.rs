@@ -1,6 +1,7 @@
-//! The collector: settles each message's one fate, resends under the policy, keeps the count,
-//! and hands outcomes and notes out in order. A stop ends sending and drains (the rest of a finite
-//! input is reported never-delivered, `interrupted`); a destroy settles everything at once. The deadline ends the run at once when it passes: what was not written is
+//! The collector: settles each message's one fate, keeps the count, and hands outcomes and
+//! notes out in order. A stop ends sending and drains (the rest of a finite input is reported
+//! never-delivered, `interrupted`); a destroy settles everything at once. The deadline ends the
+//! run at once when it passes: what was not written is
 //! never delivered, what was written and not answered is of unknown fate, both `run-timeout`.
 
 use super::event::{Item, MessageOutcome, RunEvent, RunNote};
@@ -71,14 +72,12 @@ pub(super) async fn collect(
     ));
     let stop = CancellationToken::new();
     let (notes_tx, mut notes) = mpsc::unbounded_channel();
-    let (resend_tx, resend_rx) = mpsc::unbounded_channel();
     let producer = tokio::spawn(produce(
         client.clone(),
         options
             .rate
             .and_then(|rate| Schedule::new(rate, 1, 0, Duration::ZERO)),
         input.into_parts(),
-        resend_rx,
         notes_tx,
         Halt {
             stop: stop.clone(),
@@ -167,42 +166,25 @@ pub(super) async fn collect(
                     out.note(RunNote::InputError(error)).await;
                 }
             }
-            Some(Note::Settled(mut item, fate)) => {
-                // Resent, or (when the producer can take no more resends) settled as it stands.
-                let unsent = if !stop.is_cancelled()
-                    && !client_closed(&client)
-                    && options.resend.wants_resend(item.resends, &fate)
-                {
-                    item.resends += 1;
-                    totals.resent += 1;
-                    resend_tx
-                        .send(item)
-                        .err()
-                        .map(|mpsc::error::SendError(item)| item)
-                } else {
-                    Some(item)
-                };
-                if let Some(item) = unsent {
-                    let last_failure = *last_failure.borrow();
-                    let cause = final_cause(&fate, *gave_up.borrow(), &ending, last_failure);
-                    totals.record(&fate);
-                    totals.resent += u64::from(item.rewrites);
-                    let kept = match &options.failed_out {
-                        Some(dir) if fate.population() != Population::Accepted => {
-                            keep(dir, &item).err()
-                        }
-                        _ => None,
-                    };
-                    out.emit(RunEvent::Outcome(MessageOutcome { item, fate, cause }))
-                        .await;
-                    if let Some(note) = kept {
-                        out.note(note).await;
+            Some(Note::Settled(item, fate)) => {
+                let last_failure = *last_failure.borrow();
+                let cause = final_cause(&fate, *gave_up.borrow(), &ending, last_failure);
+                totals.record(&fate);
+                totals.resent += u64::from(item.rewrites());
+                let kept = match &options.failed_out {
+                    Some(dir) if fate.population() != Population::Accepted => {
+                        keep(dir, &item).err()
                     }
+                    _ => None,
+                };
+                out.emit(RunEvent::Outcome(MessageOutcome { item, fate, cause }))
+                    .await;
+                if let Some(note) = kept {
+                    out.note(note).await;
                 }
             }
         }
     }
-    drop(resend_tx);
     stop.cancel();
     let _ = producer.await;
     out.emit(RunEvent::Closing).await;

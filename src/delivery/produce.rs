@@ -1,5 +1,5 @@
-//! The producer: hands messages to the client (resends first, then new input), waiting on
-//! backpressure and the rate, never dropping; and the waiter that reports each fate in the order
+//! The producer: hands messages to the client in input order, waiting on backpressure and the
+//! rate, never dropping; and the waiter that reports each fate in the order
 //! the messages were handed over.
 
 use super::collect::{client_closed, Note};
@@ -44,13 +44,12 @@ impl Halt {
     }
 }
 
-/// Hand messages to the client: resends first, then new input. Ends when the input is done and
-/// the collector wants no more resends.
+/// Hand messages to the client in input order. Ends when the input is done. (The client writes
+/// again what a reconnect left unanswered, in order; nothing is handed over twice.)
 pub(super) async fn produce(
     client: Arc<Client>,
     pace: Option<Schedule>,
     (mut input, endless): (Feed, bool),
-    mut resends: mpsc::UnboundedReceiver<Item>,
     notes: mpsc::UnboundedSender<Note>,
     halt: Halt,
     mut gave_up: watch::Receiver<Option<Cause>>,
@@ -64,17 +63,12 @@ pub(super) async fn produce(
     // this cause, never sent.
     let mut unsent: Option<Cause> = None;
     let mut read = 0u64;
-    // Resends carry the payloads the input gave, so they are split too when it is.
+    // Payloads the splitter made hold no framing byte: the client need not look again.
     let split = input.is_split();
     loop {
         let stream_over = endless && gave_up.borrow().is_some();
         let item = tokio::select! {
             biased;
-            item = resends.recv() => match item {
-                Some(item) => item,
-                // The collector is done: it stops only once every message settled.
-                None => return,
-            },
             () = stop.cancelled(), if reading && unsent.is_none() => {
                 if let (Some(cause), false) = (halt.unsent_cause(), endless) {
                     unsent = Some(cause);
@@ -107,6 +101,8 @@ pub(super) async fn produce(
                 let _ = notes.send(Note::InputEnd(None));
                 continue;
             }
+            // Input done: what was handed over settles through the waiter.
+            else => return,
         };
         if let Some(cause) = unsent {
             let fate = Fate::NeverDelivered {
@@ -160,9 +156,9 @@ enum Awaiting {
     Done(Fate),
 }
 
-/// Await fates in the order messages were handed over, so results come out in input order
-/// (resends excepted). The bounded queue in front of it holds back the producer when the
-/// oldest message is slow, which keeps memory bounded.
+/// Await fates in the order messages were handed over, so results come out in input order. The
+/// bounded queue in front of it holds back the producer when the oldest message is slow, which
+/// keeps memory bounded.
 fn spawn_waiter(notes: mpsc::UnboundedSender<Note>) -> mpsc::Sender<(Item, Awaiting)> {
     let (tx, mut rx) = mpsc::channel::<(Item, Awaiting)>(ORDER_QUEUE);
     tokio::spawn(async move {
@@ -177,9 +173,9 @@ fn spawn_waiter(notes: mpsc::UnboundedSender<Note>) -> mpsc::Sender<(Item, Await
     tx
 }
 
-/// A handle's fate, counting on `item` the times the client wrote it again on a new connection.
+/// A handle's fate, counting on `item` the times the client wrote it.
 async fn settled(item: &mut Item, mut handle: SendHandle) -> Fate {
     let fate = (&mut handle).await;
-    item.rewrites += handle.writes().saturating_sub(1);
+    item.writes = handle.writes();
     fate
 }

@@ -14,8 +14,7 @@ fn item() -> Item {
         index: 2,
         payload: Bytes::from_static(b"MSH|^~\\&|A|B|C|D|20240101||ADT^A01|C7|P|2.5\r"),
         seq: 2,
-        resends: 1,
-        rewrites: 0,
+        writes: 2,
     }
 }
 

@@ -17,7 +17,7 @@ use crate::values;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use mllp::client::{Client, Correlation, OnBackpressure, Window};
-use mllp::delivery::{FailedOut, Input, ResendPolicy, RunOptions};
+use mllp::delivery::{FailedOut, Input, RunOptions};
 use mllp::input::{collect_inputs, read_store, InputOptions, InputSet, SplitOptions, StoreFilter};
 use mllp::target::Target;
 use std::io::IsTerminal;
@@ -149,16 +149,17 @@ pub struct SendArgs {
     /// (cause run-timeout), written ones without an answer unknown-fate.
     #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(), help_heading = heading::FLOW)]
     pub timeout: Option<Duration>,
-    /// FIFO: resend messages of unknown fate after a reconnect too.
+    /// FIFO: also rewrite unanswered messages after a reconnect.
     ///
     /// The risk becomes a duplicate at the receiver instead of a message of unknown fate.
     #[arg(long, help_heading = heading::FLOW)]
     pub at_least_once: bool,
-    /// Most times one message is sent again after reconnects.
+    /// Most times one message is written again.
     ///
-    /// control-id: the client writes a message again on each new connection, at most N times;
-    /// a message whose link drops after that ends unknown-fate. fifo: only messages never
-    /// written are sent again (with --at-least-once, unanswered ones too), at most N times.
+    /// control-id: a message is written again on each new connection, at most N times; a
+    /// message whose link drops after that ends unknown-fate. fifo: written messages are not
+    /// written again (with --at-least-once, at most N times). Messages never written, and
+    /// frames written behind the one after which the peer closed, spend none of it.
     #[arg(long, value_name = "N", default_value_t = mllp::delivery::DEFAULT_MAX_RESENDS, help_heading = heading::FLOW)]
     pub max_resends: u32,
 
@@ -339,6 +340,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     client_options.pipeline = !args.no_pipeline;
     client_options.event_capacity = 4096;
     client_options.max_resends = args.max_resends;
+    client_options.at_least_once = args.at_least_once;
     if let Err(err) = client_options.validate() {
         return Ok(Fatal::new(Exit::Usage, err).report());
     }
@@ -348,11 +350,6 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         .settings()
         .connector(&host, port, tls, netargs::resolver()?);
     let options = RunOptions {
-        resend: ResendPolicy {
-            fifo: client_options.correlation == Correlation::Fifo,
-            at_least_once: args.at_least_once,
-            max_resends: args.max_resends,
-        },
         rate: args.rate,
         // Counted from the start, input checking included.
         deadline: args
