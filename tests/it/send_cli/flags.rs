@@ -153,6 +153,7 @@ async fn timeout_ends_the_run_and_says_what_never_went() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "measures the run against its own bound: reliable on a quiet machine only (cargo test -- --ignored)"]
 async fn timeout_bounds_the_run_with_failed_out_files_written() {
     let peer = Peer::start(Script::always(Behaviour::Stall)).await;
     let dir = tempfile::tempdir().unwrap();
