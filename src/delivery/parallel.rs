@@ -317,10 +317,13 @@ impl Router {
                 () = controls.stop.cancelled(), if !stopped && !destroyed => {
                     stopped = true;
                     self.ending.interrupted = true;
-                    reading = false;
-                    feed.close();
+                    // A finite input is read to its end, each message reported, never sent.
+                    if endless {
+                        reading = false;
+                        feed.close();
+                    }
                     self.note(RunNote::Interrupted).await;
-                    self.unsend_held(None).await;
+                    self.unsend_held(Some(Cause::Interrupted)).await;
                     self.links.iter().for_each(|l| l.controls.stop());
                 }
                 () = controls.destroy.cancelled(), if !destroyed => {
@@ -343,7 +346,14 @@ impl Router {
                     Some(Ok(message)) => {
                         read += 1;
                         self.totals.read += 1;
-                        self.route(message, read, past_deadline).await;
+                        let unsent = if past_deadline {
+                            Some(Cause::RunTimeout)
+                        } else if stopped || destroyed {
+                            Some(Cause::Interrupted)
+                        } else {
+                            None
+                        };
+                        self.route(message, read, unsent).await;
                     }
                     Some(Err(error)) => {
                         (reading, input_done) = (false, true);
@@ -355,8 +365,30 @@ impl Router {
             }
             self.flush().await;
             // Nothing more to hand over: each link's input ends, and each link drains.
-            if (!reading || past_deadline) && self.held == 0 {
+            if (!reading || past_deadline || stopped || destroyed) && self.held == 0 {
                 self.links.iter_mut().for_each(|l| l.tx = None);
+            }
+        }
+        // The links ended before a finite input did (past the deadline, or stopped): the rest
+        // is read, each message reported, never sent.
+        let cause = if past_deadline {
+            Cause::RunTimeout
+        } else {
+            Cause::Interrupted
+        };
+        while reading && !endless {
+            match feed.recv().await {
+                Some(Ok(message)) => {
+                    read += 1;
+                    self.totals.read += 1;
+                    self.route(message, read, Some(cause)).await;
+                }
+                Some(Err(error)) => {
+                    reading = false;
+                    self.ending.input_failed = true;
+                    self.note(RunNote::InputError(error)).await;
+                }
+                None => reading = false,
             }
         }
         self.summary(started)
@@ -364,7 +396,7 @@ impl Router {
 
     /// A message read: to its link's queue, or to wait behind its key; past the deadline, its
     /// fate at once.
-    async fn route(&mut self, message: Message, seq: u64, past_deadline: bool) {
+    async fn route(&mut self, message: Message, seq: u64, unsent: Option<Cause>) {
         let n = self.links.len();
         let key = match self.key {
             OrderKey::None => None,
@@ -381,8 +413,8 @@ impl Router {
             key,
             link,
         };
-        if past_deadline {
-            self.unsend(pending, Some(Cause::RunTimeout)).await;
+        if let Some(cause) = unsent {
+            self.unsend(pending, Some(cause)).await;
             return;
         }
         self.held += 1;

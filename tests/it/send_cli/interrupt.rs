@@ -136,3 +136,42 @@ async fn sigterm_is_named_as_such_and_exits_143() {
     assert_eq!(summary["exit_code"], 143, "{summary}");
     assert_eq!(summary["messages"], 200, "{summary}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_over_several_links_accounts_for_the_unread_input_too() {
+    let peer = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
+    let dir = tempfile::tempdir().unwrap();
+    // More than the router holds, so part of the input is still unread at the interrupt.
+    let file = write(dir.path(), "bulk.hl7", &messages("P", 3000));
+    let run = stopped_by(
+        "INT",
+        &to(
+            peer.port(),
+            &[
+                "--json",
+                "--rate",
+                "50",
+                "--connections",
+                "2",
+                "--order-key",
+                "MSH-10",
+                &path(&file),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(run.code, Some(130), "{}", run.stderr);
+    let lines: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let (summary, records) = lines.split_last().unwrap();
+    assert_eq!(records.len(), 3000, "{}", run.stderr);
+    assert_eq!(summary["messages"], 3000, "{summary}");
+    let accepted = summary["accepted"].as_u64().unwrap();
+    assert_eq!(summary["never_delivered"], 3000 - accepted, "{summary}");
+    for r in records.iter().filter(|r| r["outcome"] != "accepted") {
+        assert_eq!(r["cause"], "interrupted", "{r}");
+    }
+}
