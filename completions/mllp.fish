@@ -71,9 +71,11 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -l correlate -d 'How ACK
 control-id\t'MSA-2 names the message\'s MSH-10; ACKs may come in any order; enhanced mode'"
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l window -d 'Messages written and not yet acknowledged, at most' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l window-bytes -d 'Payload bytes written and not yet acknowledged, at most' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l connections -d 'Connections side by side; above 1 needs --order-key' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l order-key -d 'What keeps order over --connections: PID-3, any SEG-n[.c], or none' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l rate -d 'Send at most this many messages per second (`200` or `200/s`)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l timeout -d 'Bound on the whole run, like curl\'s --max-time' -r
-complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-resends -d 'Most times one message is sent again after reconnects' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-resends -d 'Most times one message is written again' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l failed-out -d 'Write each message not accepted to DIR, one file each' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l progress -d 'Progress bar on stderr: auto, always, never' -r -f -a "auto\t'When stderr is a terminal, and not under --json or --quiet'
 always\t'Always, even when stderr is not a terminal (never under --log-format json)'
@@ -92,7 +94,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -l no-reconnect -d 'Do n
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l tls -d 'Speak TLS, verifying the server against the system roots and --ca'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l insecure -d 'Accept any server certificate (warns on every connect)'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l no-pipeline -d 'One message at a time: write, wait for its ACK, then the next'
-complete -c mllp -n "__fish_mllp_using_subcommand send" -l at-least-once -d 'FIFO: resend messages of unknown fate after a reconnect too'
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l at-least-once -d 'FIFO: also rewrite unanswered messages after a reconnect'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l json -d 'NDJSON on stdout: one record per message, then a summary record'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l print-ack -d 'Show each ACK payload (in --json, a field `ack`)'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l events -d 'Print connection state changes and reconnects as they happen'
@@ -102,6 +104,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -s h -l help -d 'Print h
 complete -c mllp -n "__fish_mllp_using_subcommand send" -s V -l version -d 'Print the version'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l host -d 'Address to bind (a wildcard needs --allow-wildcard)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l port -d 'Port to bind; 0 picks a free one' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l proxy-from -d 'Addresses trusted to send PROXY headers [default: loopback]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l format -d 'The stdout sink\'s format: hl7, json, raw [default: hl7]' -r -f -a "hl7\t'Segments as lines, a blank line after each message'
 json\t'One JSON object per message per line'
 raw\t'Each message re-framed as MLLP, byte for byte'"
@@ -148,6 +151,7 @@ never\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l log-format -d 'Diagnostics on stderr as human or json lines' -r -f -a "human\t''
 json\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l allow-wildcard -d 'Allow a wildcard --host or --metrics (warns MLLP_BIND_ALL_INTERFACES)'
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l proxy-protocol -d 'Take peer addresses from a load balancer\'s PROXY header (v1 or v2)'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l dedupe -d 'Answer a repeated message positively without committing it again'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l batch-ack -d 'Commit a batch (FHS/BHS) as one unit and answer it with one ACK'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l strict -d 'Turn every framing tolerance off'

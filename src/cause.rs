@@ -52,6 +52,8 @@ pub enum Cause {
     ConnectionLost,
     /// `send --timeout` ran out before the message's fate was known.
     RunTimeout,
+    /// The run was interrupted (an operator's signal) before the message was read or written.
+    Interrupted,
     UnsolicitedAck,
     NetworkError,
     IdleTimeout,
@@ -59,11 +61,18 @@ pub enum Cause {
     FrameTimeout,
     PerPeerLimit,
     BufferBudget,
+    /// `--proxy-protocol`: no valid PROXY header.
+    ProxyHeader,
+    /// `--proxy-protocol`: a connection from outside the trusted proxy addresses.
+    ProxyUntrusted,
     Shutdown,
+    /// Every message written on a connection had a reply naming another control ID, and none
+    /// matched: the peer does not echo MSH-10 in MSA-2.
+    AckControlIdMismatch,
 }
 
 impl Cause {
-    pub const ALL: [Cause; 26] = [
+    pub const ALL: [Cause; 30] = [
         Cause::DnsNotFound,
         Cause::DnsFailed,
         Cause::PermissionDenied,
@@ -82,6 +91,7 @@ impl Cause {
         Cause::FifoUnsafe,
         Cause::ConnectionLost,
         Cause::RunTimeout,
+        Cause::Interrupted,
         Cause::UnsolicitedAck,
         Cause::NetworkError,
         Cause::IdleTimeout,
@@ -89,7 +99,10 @@ impl Cause {
         Cause::FrameTimeout,
         Cause::PerPeerLimit,
         Cause::BufferBudget,
+        Cause::ProxyHeader,
+        Cause::ProxyUntrusted,
         Cause::Shutdown,
+        Cause::AckControlIdMismatch,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -112,6 +125,7 @@ impl Cause {
             Cause::FifoUnsafe => "fifo-unsafe",
             Cause::ConnectionLost => "connection-lost",
             Cause::RunTimeout => "run-timeout",
+            Cause::Interrupted => "interrupted",
             Cause::UnsolicitedAck => "unsolicited-ack",
             Cause::NetworkError => "network-error",
             Cause::IdleTimeout => "idle-timeout",
@@ -119,7 +133,10 @@ impl Cause {
             Cause::FrameTimeout => "frame-timeout",
             Cause::PerPeerLimit => "per-peer-limit",
             Cause::BufferBudget => "buffer-budget",
+            Cause::ProxyHeader => "proxy-header",
+            Cause::ProxyUntrusted => "proxy-untrusted",
             Cause::Shutdown => "shutdown",
+            Cause::AckControlIdMismatch => "ack-control-id-mismatch",
         }
     }
 
@@ -132,8 +149,11 @@ impl Cause {
             | Cause::TlsClientCert
             | Cause::FramingFatal
             | Cause::UnsolicitedAck
+            | Cause::AckControlIdMismatch
             | Cause::DnsNotFound
-            | Cause::PermissionDenied => Class::Permanent,
+            | Cause::PermissionDenied
+            | Cause::ProxyHeader
+            | Cause::ProxyUntrusted => Class::Permanent,
             _ => Class::Transient,
         }
     }
@@ -163,6 +183,7 @@ impl Cause {
             Cause::FifoUnsafe => "never written: safe to send again",
             Cause::ConnectionLost => "committed by the peer, its application ACK never came",
             Cause::RunTimeout => "the run's --timeout ran out before this message's turn: send it again",
+            Cause::Interrupted => "the run was interrupted before this message was sent: send it again",
             Cause::UnsolicitedAck => "the peer answered a message it had not been sent, so replies cannot be paired in order: use --correlate control-id",
             Cause::NetworkError => "a network error: try again later",
             Cause::IdleTimeout => "the connection was idle too long",
@@ -170,7 +191,10 @@ impl Cause {
             Cause::FrameTimeout => "a frame took longer than the receiver's frame timeout to arrive",
             Cause::PerPeerLimit => "the receiver had too many connections from this address",
             Cause::BufferBudget => "the receiver's memory for partly received frames was used up",
+            Cause::ProxyHeader => "the receiver expects a PROXY protocol header first: connect through the load balancer (send-proxy or send-proxy-v2)",
+            Cause::ProxyUntrusted => "the receiver takes PROXY headers only from its trusted proxy addresses: connect through the load balancer",
             Cause::Shutdown => "the receiver was shutting down",
+            Cause::AckControlIdMismatch => "the peer's ACKs name other control IDs than the messages' MSH-10 (its MSA-2 does not echo them): pair replies in order with --correlate fifo, or fix the peer",
         }
     }
 }
@@ -220,7 +244,10 @@ mod tests {
                 "tls-handshake",
                 "tls-client-cert",
                 "framing-fatal",
-                "unsolicited-ack"
+                "unsolicited-ack",
+                "proxy-header",
+                "proxy-untrusted",
+                "ack-control-id-mismatch"
             ]
         );
     }

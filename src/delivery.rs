@@ -1,14 +1,14 @@
 //! Delivery on top of the client: a run that takes messages in, sends each through one
 //! [`Client`], and hands out exactly one final [`MessageOutcome`] per message, in input order
-//! (resends excepted), with the run's [`RunNote`]s and a [`RunSummary`] at the end. It is the
+//! with the run's [`RunNote`]s and a [`RunSummary`] at the end. It is the
 //! engine behind `mllp send`, with the same guarantees: nothing read is dropped, every fate is
 //! counted once, memory stays bounded however long the input (a few hundred messages read
 //! ahead, the window, and a bounded queue of fates awaited in order).
 //!
 //! - [`Input`]: an [`InputSet`](crate::input::InputSet) read on a thread of its own, or any
 //!   channel of [`Message`](crate::input::Message)s.
-//! - [`RunOptions`]: the [`ResendPolicy`] (FIFO resends after a reconnect), a rate, a
-//!   deadline, and a [`FailedOut`] directory for the messages not accepted.
+//! - [`RunOptions`]: a rate, a deadline, and a [`FailedOut`] directory for the messages not
+//!   accepted.
 //! - [`Run`]: started on a client; [`Run::next`] gives [`RunEvent`]s until the run is over, then
 //!   [`Run::finish`] gives the [`RunSummary`]: the [`Totals`] (built on the one
 //!   [`FateTally`](crate::client::FateTally)) and the [`Ending`].
@@ -77,14 +77,18 @@ mod collect;
 mod event;
 mod failed;
 mod feed;
+mod gate;
+mod key;
+mod parallel;
 mod produce;
-mod resend;
 mod totals;
 
+pub use crate::client::DEFAULT_MAX_RESENDS;
 pub use event::{Item, MessageOutcome, RunEvent, RunNote};
 pub use failed::{FailedOut, FailedOutError};
 pub use feed::Input;
-pub use resend::{ResendPolicy, DEFAULT_MAX_RESENDS};
+pub use key::{key_hash, link_of, FieldPath, OrderKey, OrderKeyError};
+pub use parallel::{LinkEvent, LinkSummary, ParallelRun, ParallelSummary};
 pub use totals::{Ending, RunSummary, Totals};
 
 use crate::client::{Client, Stats};
@@ -93,16 +97,21 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-/// What a run needs to know beyond the client and its input.
+/// What a run needs to know beyond the client and its input. (What a reconnect leaves
+/// unanswered the client writes again itself, in order, by its
+/// [`ClientOptions`](crate::client::ClientOptions): `max_resends`, `at_least_once`.)
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
-    /// FIFO resends after a reconnect.
-    pub resend: ResendPolicy,
     /// Messages handed to the client per second, at most, evenly spaced; after a stall longer
     /// than a second the spacing starts afresh rather than bursting.
     pub rate: Option<f64>,
-    /// The run ends by then: nothing more is sent, and what is left is reported.
+    /// The run ends by then: nothing more is sent, and what is left is reported. Sending stops
+    /// early enough to report the rest (and write it to `failed_out`) by the deadline, as far as
+    /// [`RunOptions::messages`] says how much is left.
     pub deadline: Option<tokio::time::Instant>,
+    /// How many messages the input holds, when it was checked ahead: the deadline leaves room
+    /// to report the ones not yet settled.
+    pub messages: Option<u64>,
     /// Where each message that did not end accepted is written, one file each.
     pub failed_out: Option<FailedOut>,
 }
@@ -124,13 +133,16 @@ impl RunControls {
         }
     }
 
-    /// Read no more; written messages drain (their ACKs are awaited up to the client's drain
-    /// timeout). The run ends interrupted, with a [`RunNote::Interrupted`].
+    /// Send no more; written messages drain (their ACKs are awaited up to the client's drain
+    /// timeout). The rest of a finite input is still read and each message reported
+    /// never-delivered with cause `interrupted`, so the run accounts for all of it; an endless
+    /// input is read no more. The run ends interrupted, with a [`RunNote::Interrupted`].
     pub fn stop(&self) {
         self.stop.cancel();
     }
 
-    /// Settle every message now, awaiting no ACK. The run ends interrupted.
+    /// Settle every message now, awaiting no ACK; the rest of a finite input as for
+    /// [`RunControls::stop`]. The run ends interrupted.
     pub fn destroy(&self) {
         self.destroy.cancel();
     }

@@ -140,6 +140,7 @@ pub mod probe;
 pub mod relay;
 pub mod resolve;
 pub mod server;
+pub mod sniff;
 pub mod soak;
 pub mod target;
 pub mod tls;

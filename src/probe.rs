@@ -16,7 +16,7 @@ mod record;
 mod repeat;
 mod report;
 mod run;
-pub mod sniff;
+pub use crate::sniff;
 pub mod stats;
 mod tls;
 

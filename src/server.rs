@@ -16,6 +16,7 @@ pub mod double;
 mod event;
 mod limits;
 pub mod policy;
+pub mod proxy;
 pub mod sink;
 mod stats;
 

@@ -39,6 +39,10 @@ pub enum WarningCode {
     /// A reply naming a message not yet completely written on this connection: credited to none.
     #[serde(rename = "MLLP_ACK_BEFORE_WRITE")]
     AckBeforeWrite,
+    /// The peer does not answer pipelined frames (or closes after each answer): the link goes
+    /// one message at a time for the rest of the run.
+    #[serde(rename = "MLLP_PEER_NO_PIPELINING")]
+    PeerNoPipelining,
     /// A reply whose MSA-1 is empty: no answer to credit.
     #[serde(rename = "MLLP_ACK_MSA1_ABSENT")]
     AckMsa1Absent,
@@ -72,6 +76,7 @@ impl WarningCode {
             WarningCode::AckTwoPhaseUnavailable => "MLLP_ACK_TWO_PHASE_UNAVAILABLE",
             WarningCode::AckCommitAlreadyReported => "MLLP_ACK_COMMIT_ALREADY_REPORTED",
             WarningCode::AckBeforeWrite => "MLLP_ACK_BEFORE_WRITE",
+            WarningCode::PeerNoPipelining => "MLLP_PEER_NO_PIPELINING",
             WarningCode::AckMsa1Absent => "MLLP_ACK_MSA1_ABSENT",
             WarningCode::AckMsa1Unclassifiable => "MLLP_ACK_MSA1_UNCLASSIFIABLE",
             WarningCode::UnknownAcceptAckType => "MLLP_UNKNOWN_ACCEPT_ACK_TYPE",

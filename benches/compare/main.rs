@@ -18,6 +18,7 @@ mod install;
 mod peer;
 mod report;
 mod run;
+mod slow;
 mod workload;
 
 use peer::{Client, Server};
@@ -28,8 +29,10 @@ use std::time::Duration;
 const MESSAGE_BYTES: usize = 470;
 
 /// The pairings, the floor pair first; each runs in both modes.
-const PAIRINGS: [(Client, Server); 15] = [
+const PAIRINGS: [(Client, Server); 16] = [
     (Client::Floor, Server::Floor),
+    // The Rust floor held to the same pair in C: its x floor is how far the Rust floor is from C.
+    (Client::FloorC, Server::FloorC),
     (Client::Send, Server::Listen),
     (Client::Floor, Server::Listen),
     (Client::Send, Server::Floor),
@@ -48,7 +51,7 @@ const PAIRINGS: [(Client, Server); 15] = [
 
 const USAGE: &str = "usage: cargo bench --bench compare -- [--messages N (20000)] [--runs R (3)] \
 [--window W (64)] [--json] [--only TEXT (pairings whose label contains it; the floor pair always \
-runs)] [--scratch DIR (target/compare-peers)] [--timeout SECONDS (per client run; 30 + N/1000)]";
+runs, and so does the C floor pair)] [--scratch DIR (target/compare-peers)] [--timeout SECONDS (per client run; 30 + N/1000)] [--slow-messages N (0: off; the parallel-links rows against a 5 ms engine)]";
 
 struct Options {
     messages: usize,
@@ -58,6 +61,7 @@ struct Options {
     only: Vec<String>,
     scratch: PathBuf,
     timeout: Option<u64>,
+    slow_messages: usize,
 }
 
 fn options() -> Result<Options, String> {
@@ -69,6 +73,7 @@ fn options() -> Result<Options, String> {
         only: Vec::new(),
         scratch: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/target/compare-peers")),
         timeout: None,
+        slow_messages: 0,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -84,6 +89,7 @@ fn options() -> Result<Options, String> {
             "--runs" => o.runs = number(value(&arg)?, &arg)?,
             "--window" => o.window = number(value(&arg)?, &arg)?,
             "--timeout" => o.timeout = Some(number(value(&arg)?, &arg)? as u64),
+            "--slow-messages" => o.slow_messages = number(value(&arg)?, &arg)?,
             "--json" => o.json = true,
             "--only" => o.only.push(value(&arg)?),
             "--scratch" => o.scratch = value(&arg)?.into(),
@@ -138,7 +144,10 @@ fn main() {
             })
         })
         .filter(|c| {
-            let floor = c.client == Client::Floor && c.server == Server::Floor;
+            let floor = matches!(
+                (c.client, c.server),
+                (Client::Floor, Server::Floor) | (Client::FloorC, Server::FloorC)
+            );
             floor || o.only.is_empty() || o.only.iter().any(|t| c.label().contains(t.as_str()))
         })
         .collect();
@@ -199,5 +208,10 @@ fn main() {
             versions.join(", ")
         );
         print!("{}", results.table(&header, &windows));
+    }
+    if o.slow_messages > 0 {
+        let slow = dir.path().join("slow.hl7");
+        workload::write_workload(&slow, o.slow_messages, MESSAGE_BYTES);
+        slow::run(&setup.mllp, &slow, o.slow_messages, o.runs);
     }
 }

@@ -3,6 +3,8 @@
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Client {
     Floor,
+    /// The same floor sender written in C (`benches/floor/floor.c`).
+    FloorC,
     Send,
     PyAsyncio,
     PyMllpSend,
@@ -13,6 +15,7 @@ pub enum Client {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Server {
     Floor,
+    FloorC,
     Listen,
     PyAsyncio,
     NodeHl7,
@@ -23,6 +26,7 @@ impl Client {
     pub fn label(self) -> &'static str {
         match self {
             Client::Floor => "floor send",
+            Client::FloorC => "C floor send",
             Client::Send => "mllp send",
             Client::PyAsyncio => "python-hl7 asyncio client",
             Client::PyMllpSend => "python-hl7 mllp_send",
@@ -43,6 +47,7 @@ impl Server {
     pub fn label(self) -> &'static str {
         match self {
             Server::Floor => "floor recv",
+            Server::FloorC => "C floor recv",
             Server::Listen => "mllp listen",
             Server::PyAsyncio => "python-hl7 asyncio server",
             Server::NodeHl7 => "node-hl7-server",

@@ -104,6 +104,11 @@ fn start_server(setup: &Setup, server: Server) -> Result<Running, String> {
             c.arg("--floor-recv");
             c
         }
+        Server::FloorC => {
+            let mut c = Command::new(floor::c_floor()?);
+            c.arg("recv");
+            c
+        }
         Server::Listen => {
             let mut c = Command::new(&setup.mllp);
             c.args([
@@ -212,6 +217,12 @@ fn client_command(
         Client::Floor => {
             let mut c = Command::new(std::env::current_exe().unwrap());
             c.args(["--floor-send", "--port", &port, "--window", &window_arg])
+                .arg(file);
+            c
+        }
+        Client::FloorC => {
+            let mut c = Command::new(floor::c_floor()?);
+            c.args(["send", "--port", &port, "--window", &window_arg])
                 .arg(file);
             c
         }
@@ -328,12 +339,12 @@ fn run_client(setup: &Setup, client: Client, port: u16, window: usize) -> Result
     }
     let rate = match client {
         // The native senders are timed from spawn to exit, as a user would time them.
-        Client::Floor => messages as f64 / wall_s,
+        Client::Floor | Client::FloorC => messages as f64 / wall_s,
         // Interpreters are timed from connect to last ACK, their start-up left out.
         _ => messages as f64 / report["elapsed_s"].as_f64().unwrap_or(f64::NAN),
     };
     let cpu_s = match client {
-        Client::Floor => usage.cpu_s,
+        Client::Floor | Client::FloorC => usage.cpu_s,
         _ => report["cpu_s"].as_f64().unwrap_or(f64::NAN),
     };
     Ok(Sent {

@@ -1,6 +1,7 @@
 //! Running the floor from a benchmark: the benchmark binary runs itself as the floor's receiver
 //! or sender (`--floor-recv`, `--floor-send`, so every benchmark carries its own floor built with
-//! the same profile), and child processes are reaped with their CPU time and peak RSS.
+//! the same profile), and child processes are reaped with their CPU time and peak RSS. The same
+//! pair written in C (`floor.c`, compiled here with `cc -O2`) is what the Rust floor is held to.
 
 // Each benchmark uses the part of this it needs.
 #![allow(dead_code)]
@@ -8,7 +9,7 @@
 pub mod wire;
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
@@ -78,6 +79,57 @@ pub fn cpu_now(pid: u32) -> f64 {
         / 1e9
 }
 
+/// The C floor (`floor.c`), compiled once per process with `cc -O2` into the target directory;
+/// why not, when there is no C compiler or it failed.
+pub fn c_floor() -> Result<PathBuf, String> {
+    static BUILT: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let source = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/floor/floor.c");
+            let exe = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("floor-c");
+            let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+            let out = Command::new(&cc)
+                .args(["-O2", "-o"])
+                .arg(&exe)
+                .arg(source)
+                .output()
+                .map_err(|e| format!("skipped: no C compiler (`{cc}`: {e})"))?;
+            if !out.status.success() {
+                let why = String::from_utf8_lossy(&out.stderr);
+                return Err(format!(
+                    "skipped: `{cc}` could not build floor.c: {}",
+                    why.trim()
+                ));
+            }
+            Ok(exe)
+        })
+        .clone()
+}
+
+/// Which floor pair: the Rust one in this binary, or the C one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Impl {
+    Rust,
+    C,
+}
+
+impl Impl {
+    fn command(self, role: &str) -> Command {
+        match self {
+            Impl::Rust => {
+                let mut c = Command::new(std::env::current_exe().unwrap());
+                c.arg(format!("--floor-{role}"));
+                c
+            }
+            Impl::C => {
+                let mut c = Command::new(c_floor().expect("the C floor is built"));
+                c.arg(role);
+                c
+            }
+        }
+    }
+}
+
 /// A running floor receiver, killed when dropped.
 pub struct Receiver {
     child: Option<Child>,
@@ -86,8 +138,12 @@ pub struct Receiver {
 
 impl Receiver {
     pub fn start() -> Receiver {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .arg("--floor-recv")
+        Receiver::start_impl(Impl::Rust)
+    }
+
+    pub fn start_impl(which: Impl) -> Receiver {
+        let mut child = which
+            .command("recv")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .spawn()
@@ -144,9 +200,15 @@ impl Sent {
 
 /// Starts the floor sender on the messages of `file`; `finish` waits for it.
 pub fn start_send(port: u16, file: &Path, window: usize) -> (Child, Instant) {
+    start_send_impl(Impl::Rust, port, file, window)
+}
+
+/// Starts the Rust or the C floor sender.
+pub fn start_send_impl(which: Impl, port: u16, file: &Path, window: usize) -> (Child, Instant) {
     let started = Instant::now();
-    let child = Command::new(std::env::current_exe().unwrap())
-        .args(["--floor-send", "--port", &port.to_string()])
+    let child = which
+        .command("send")
+        .args(["--port", &port.to_string()])
         .args(["--window", &window.to_string()])
         .arg(file)
         .stdin(Stdio::null())

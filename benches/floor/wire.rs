@@ -19,10 +19,28 @@ const CR: u8 = 0x0d;
 
 const ACK_HEAD: &[u8] = b"\x0bMSH|^~\\&|FLOOR|FLOOR|SENDER|FAC|20240101120000||ACK^A01|";
 
-/// MSH-10 of a payload (the tenth `|`-separated field of the first segment).
+/// MSH-10 of a payload (the tenth `|`-separated field of the first segment): one pass over the
+/// bytes up to it, as the C floor does.
 pub fn control_id(payload: &[u8]) -> &[u8] {
-    let segment = payload.split(|b| *b == CR).next().unwrap_or_default();
-    segment.split(|b| *b == b'|').nth(9).unwrap_or_default()
+    let (mut field, mut start) = (0, 0);
+    for (i, &b) in payload.iter().enumerate() {
+        match b {
+            CR => break,
+            b'|' if field == 9 => return &payload[start..i],
+            b'|' => {
+                field += 1;
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    match field {
+        9 => {
+            let end = memchr::memchr(CR, &payload[start..]).map_or(payload.len(), |e| start + e);
+            &payload[start..end]
+        }
+        _ => &[],
+    }
 }
 
 /// MSA-1 and MSA-2 of an ACK frame (VT and the bytes before the FS); empty when there is no MSA.
@@ -97,9 +115,10 @@ pub fn recv_main(mut args: impl Iterator<Item = String>) -> Result<(), String> {
 /// Answers the frames of each read with their ACKs in one write.
 fn serve(mut tcp: TcpStream) -> std::io::Result<()> {
     tcp.set_nodelay(true)?;
-    let mut buf = vec![0u8; 1 << 16];
+    // As large as the C floor's: a read takes whatever the socket holds.
+    let mut buf = vec![0u8; 1 << 20];
     let mut have = 0;
-    let mut out = Vec::with_capacity(1 << 16);
+    let mut out = Vec::with_capacity(2 << 20);
     let mut found = Vec::new();
     loop {
         if have == buf.len() {
@@ -162,7 +181,7 @@ pub fn send_main(mut args: impl Iterator<Item = String>) -> Result<(), String> {
     tcp.set_nodelay(true).map_err(|e| e.to_string())?;
     let mut sent_at = vec![started; window];
     let mut latencies_ns: Vec<u64> = Vec::with_capacity(count);
-    let mut buf = vec![0u8; 1 << 16];
+    let mut buf = vec![0u8; 1 << 20];
     let mut have = 0;
     let mut found = Vec::new();
     let (mut sent, mut acked) = (0, 0);

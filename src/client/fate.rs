@@ -58,6 +58,9 @@ pub enum FateCause {
     PayloadContainsFramingByte,
     /// Its MSH-16 asks for an application ACK, whose second reply FIFO correlation cannot pair.
     TwoPhaseUnavailable,
+    /// The peer's first bytes showed it is not an MLLP receiver (an HTTP server, an SSH or
+    /// SMTP banner, TLS on a plain link): the public cause is `framing-fatal`.
+    NotMllp(crate::sniff::PeerKind),
 }
 
 impl FateCause {
@@ -73,6 +76,7 @@ impl FateCause {
             FateCause::AppAckTimeout => "app-ack-timeout",
             FateCause::PayloadContainsFramingByte => "payload-contains-framing-byte",
             FateCause::TwoPhaseUnavailable => "two-phase-unavailable",
+            FateCause::NotMllp(kind) => kind.as_str(),
         }
     }
 }
@@ -238,7 +242,7 @@ impl Fate {
         let folded = match cause {
             FateCause::Link(cause) => cause,
             FateCause::DrainTimeout | FateCause::AppAckTimeout => Cause::AckTimeout,
-            FateCause::PayloadContainsFramingByte => Cause::FramingFatal,
+            FateCause::PayloadContainsFramingByte | FateCause::NotMllp(_) => Cause::FramingFatal,
             FateCause::TwoPhaseUnavailable => Cause::FifoUnsafe,
             FateCause::Cancelled
             | FateCause::Closed

@@ -4,6 +4,7 @@
 
 mod batch;
 mod correlate;
+mod peer;
 mod timers;
 
 use super::fate::{Fate, FateCause};
@@ -15,7 +16,7 @@ use crate::cause::Cause;
 use crate::warning::WarningCode;
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use tokio::time::Instant;
 
@@ -57,6 +58,10 @@ pub(crate) struct Flights {
     late: RecentIds,
     /// FIFO: control IDs already credited on the current connection, to know a repeated ACK.
     answered: RecentIds,
+    /// What the current connection showed of the peer (see `peer`).
+    here: peer::Here,
+    /// What the run learned of the peer, for the rest of it.
+    peer: peer::Learned,
 }
 
 impl Flights {
@@ -74,6 +79,8 @@ impl Flights {
             app_wait: VecDeque::new(),
             late: RecentIds::default(),
             answered: RecentIds::default(),
+            here: peer::Here::default(),
+            peer: peer::Learned::default(),
         }
     }
 
@@ -85,6 +92,7 @@ impl Flights {
     pub fn new_connection(&mut self) {
         self.link += 1;
         self.given_up_here.clear();
+        self.here = peer::Here::default();
     }
 
     /// No unsettled send is left.
@@ -177,6 +185,7 @@ impl Flights {
     }
 
     /// What a dropped link does to pending sends; `reconnecting` when another connection follows.
+    /// Every send that stays goes again on the next connection, in admission order.
     pub fn on_drop(&mut self, out: &mut Outbox, cause: Cause, reconnecting: bool) {
         let now = Instant::now();
         self.flight.clear();
@@ -185,39 +194,51 @@ impl Flights {
         let ids = self.ordered_ids();
         let fifo = self.fifo();
         let final_cause = (!reconnecting).then_some(cause);
-        // A server that refused our client certificate decrypted none of what we wrote: every
-        // send is as unwritten.
-        let unread = cause == Cause::TlsClientCert;
+        // Frames the peer could not have read: behind the frame after which it closed.
+        let unread_after = self.peer_closed_after(out, cause);
+        // FIFO writes a written send again only when the peer closed after its first answer
+        // (one message per connection) and the send came before that answer, in the read the
+        // peer dropped: a frame written after an answer may have been read, and committed.
+        let unread_after = unread_after.filter(|_| !fifo || self.here.answers == 1);
+        let link = self.link;
+        // A server that refused our client certificate decrypted none of what we wrote, and
+        // a server that is not MLLP kept none of it: every send is as unwritten.
+        let unread = cause == Cause::TlsClientCert || self.here.foreign.is_some();
+        let foreign = self.here.foreign.map(FateCause::NotMllp);
         for id in ids {
+            let Some(p) = self.sends.get_mut(&id) else {
+                continue;
+            };
+            let behind = unread_after.is_some_and(|after| {
+                p.written
+                    .is_some_and(|w| w.link == link && w.seq > after && (!fifo || w.before_answer))
+            });
+            if behind {
+                p.free_rewrite = true;
+            }
             let p = &self.sends[&id];
-            // Written as often as allowed: it ends as the drop left it instead.
-            let past_cap = p.writes.load(Ordering::Relaxed) > self.options.max_resends;
+            // Its budget spent: it ends as the drop left it instead.
+            let past_cap = !p.free_rewrite && p.charged >= self.options.max_resends;
             let fate = if unread {
-                match (reconnecting, fifo) {
-                    (false, _) => Some(Fate::NeverDelivered {
-                        cause: FateCause::Link(cause),
-                    }),
-                    (true, true) => Some(Fate::NeverDelivered {
-                        cause: FateCause::Link(Cause::FifoUnsafe),
-                    }),
-                    (true, false) => past_cap.then_some(Fate::NeverDelivered {
-                        cause: FateCause::Link(cause),
-                    }),
-                }
-            } else if fifo {
-                // Order cannot be resumed on a new session.
-                Some(match p.written {
-                    Some(_) => p.unknown(FateCause::Link(Cause::InFlightOrphan), now),
-                    None => Fate::NeverDelivered {
-                        cause: FateCause::Link(Cause::FifoUnsafe),
-                    },
-                })
+                let cause = foreign.unwrap_or(FateCause::Link(cause));
+                (!reconnecting || past_cap).then_some(Fate::NeverDelivered { cause })
             } else if let Some(cause) = final_cause {
-                Some(p.cut_off(FateCause::Link(cause), now))
+                Some(match p.written {
+                    Some(_) if fifo => p.unknown(FateCause::Link(Cause::InFlightOrphan), now),
+                    _ => p.cut_off(FateCause::Link(cause), now),
+                })
             } else if p.commit.is_some() {
                 // The peer holds it; sending it again would commit it twice.
                 Some(p.cut_off(FateCause::Link(Cause::ConnectionLost), now))
+            } else if p.written.is_none() || p.free_rewrite {
+                // Never written (or not where the peer could read it): it waits for the next
+                // connection, spending no budget.
+                None
+            } else if fifo && !(self.options.at_least_once || self.here.rewrite_written) {
+                // Order cannot be resumed on a new session: the peer may have it.
+                Some(p.unknown(FateCause::Link(Cause::InFlightOrphan), now))
             } else if past_cap {
+                let cause = if fifo { Cause::InFlightOrphan } else { cause };
                 Some(p.cut_off(FateCause::Link(cause), now))
             } else {
                 None
@@ -226,7 +247,6 @@ impl Flights {
                 self.settle(out, id, fate);
             }
         }
-        // Control-ID mode writes every remaining send again, in admission order.
         self.queue = self.ordered_ids().into();
     }
 }

@@ -95,10 +95,20 @@ pub struct ClientOptions {
     /// more ends `unknown-fate` with the drop's cause (`never-delivered` when the server refused
     /// our client certificate, having read none of it). Default [`DEFAULT_MAX_RESENDS`].
     pub max_resends: u32,
+    /// FIFO: a send written and not answered before the link dropped is written again on the
+    /// new connection (within `max_resends`) instead of ending `unknown-fate`: a possible
+    /// duplicate at the receiver rather than a message of unknown fate. Off by default.
+    pub at_least_once: bool,
+    /// Cope with engines as they are (on by default): go one message at a time once the peer
+    /// shows it does not answer pipelined frames or closes after each answer
+    /// (`MLLP_PEER_NO_PIPELINING`); rewrite without spending the resend budget what was written
+    /// behind the frame after which the peer closed; stop with `ack-control-id-mismatch` once
+    /// every message written on a connection had a reply naming another control ID.
+    pub adapt_to_peer: bool,
 }
 
-/// Most resends of one message unless told otherwise, by the client (control-ID correlation)
-/// and by [`ResendPolicy`](crate::delivery::ResendPolicy) (FIFO).
+/// Most charged rewrites of one message unless told otherwise (see
+/// [`ClientOptions::max_resends`]).
 pub const DEFAULT_MAX_RESENDS: u32 = 10;
 
 impl Default for ClientOptions {
@@ -117,6 +127,8 @@ impl Default for ClientOptions {
             event_capacity: 1024,
             write_events: false,
             max_resends: DEFAULT_MAX_RESENDS,
+            at_least_once: false,
+            adapt_to_peer: true,
         }
     }
 }

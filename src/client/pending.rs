@@ -30,6 +30,11 @@ pub(crate) struct Pending {
     pub commit: Option<(AckPayload, Instant)>,
     /// How many times its frame was written, on any connection (shared with its handle).
     pub writes: Arc<AtomicU32>,
+    /// Rewrites that spent its resend budget: a rewrite of a frame the peer could not have
+    /// read (written behind the frame after which it closed) spends none.
+    pub charged: u32,
+    /// Its next write spends no budget (see `charged`).
+    pub free_rewrite: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -41,6 +46,13 @@ pub(crate) struct Written {
     pub link: u64,
     /// Where its frame ends in the buffer of the write that carries it.
     pub end: usize,
+    /// Its place among the frames written on that connection, from 1.
+    pub seq: u64,
+    /// Another frame written on that connection was still unanswered when it was written.
+    pub pipelined: bool,
+    /// Nothing had been answered on that connection yet when it was written: a peer that
+    /// closed after its first answer cannot have read it (it came with the first read).
+    pub before_answer: bool,
 }
 
 impl Pending {
@@ -72,6 +84,8 @@ impl Pending {
             written: None,
             commit: None,
             writes,
+            charged: 0,
+            free_rewrite: false,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Unit tests of the client core over in-memory links on tokio's paused clock.
 
 mod dropped;
+mod engines;
 mod fifo;
 mod flow;
 mod harness;

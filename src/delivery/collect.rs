@@ -1,6 +1,7 @@
-//! The collector: settles each message's one fate, resends under the policy, keeps the count,
-//! and hands outcomes and notes out in order. A stop ends reading and drains; a destroy settles
-//! everything at once. The deadline ends the run at once when it passes: what was not written is
+//! The collector: settles each message's one fate, keeps the count, and hands outcomes and
+//! notes out in order. A stop ends sending and drains (the rest of a finite input is reported
+//! never-delivered, `interrupted`); a destroy settles everything at once. The deadline ends the
+//! run at once when it passes: what was not written is
 //! never delivered, what was written and not answered is of unknown fate, both `run-timeout`.
 
 use super::event::{Item, MessageOutcome, RunEvent, RunNote};
@@ -56,13 +57,10 @@ pub(super) async fn collect(
     let started = Instant::now();
     // Past the deadline nothing more is sent.
     let expired = CancellationToken::new();
-    let deadline = options.deadline;
-    let timer = async move {
-        match deadline {
-            Some(at) => tokio::time::sleep_until(at).await,
-            None => std::future::pending().await,
-        }
-    };
+    // Interrupted: the rest of a finite input is reported, never sent.
+    let interrupted = CancellationToken::new();
+    // Woken now and then before the deadline to see whether the rest still fits before it.
+    let timer = tokio::time::sleep_until(started);
     tokio::pin!(timer);
     let (gave_up_tx, gave_up) = watch::channel(None::<Cause>);
     let (failure_tx, last_failure) = watch::channel(None::<Cause>);
@@ -74,18 +72,17 @@ pub(super) async fn collect(
     ));
     let stop = CancellationToken::new();
     let (notes_tx, mut notes) = mpsc::unbounded_channel();
-    let (resend_tx, resend_rx) = mpsc::unbounded_channel();
     let producer = tokio::spawn(produce(
         client.clone(),
         options
             .rate
             .and_then(|rate| Schedule::new(rate, 1, 0, Duration::ZERO)),
         input.into_parts(),
-        resend_rx,
         notes_tx,
         Halt {
             stop: stop.clone(),
             expired: expired.clone(),
+            interrupted: interrupted.clone(),
         },
         gave_up.clone(),
     ));
@@ -113,7 +110,16 @@ pub(super) async fn collect(
         }
         let note = tokio::select! {
             note = notes.recv() => note,
-            () = &mut timer, if !ending.timed_out => {
+            () = &mut timer, if options.deadline.is_some() && !ending.timed_out => {
+                let deadline = options.deadline.unwrap_or(started);
+                let stop_at = deadline
+                    .checked_sub(reserve(&options, &totals))
+                    .unwrap_or(started);
+                let now = Instant::now();
+                if now < stop_at {
+                    timer.as_mut().reset(stop_at.min(now + DEADLINE_CHECK));
+                    continue;
+                }
                 ending.timed_out = true;
                 out.note(RunNote::TimedOut).await;
                 // Expired first: the producer reads it when it sees the stop.
@@ -134,6 +140,7 @@ pub(super) async fn collect(
             () = controls.stop.cancelled(), if !stopped && !destroyed => {
                 stopped = true;
                 ending.interrupted = true;
+                interrupted.cancel();
                 stop.cancel();
                 out.note(RunNote::Interrupted).await;
                 closing(&client, false);
@@ -142,6 +149,7 @@ pub(super) async fn collect(
             () = controls.destroy.cancelled(), if !destroyed => {
                 destroyed = true;
                 ending.interrupted = true;
+                interrupted.cancel();
                 stop.cancel();
                 closing(&client, true);
                 continue;
@@ -158,42 +166,25 @@ pub(super) async fn collect(
                     out.note(RunNote::InputError(error)).await;
                 }
             }
-            Some(Note::Settled(mut item, fate)) => {
-                // Resent, or (when the producer can take no more resends) settled as it stands.
-                let unsent = if !stop.is_cancelled()
-                    && !client_closed(&client)
-                    && options.resend.wants_resend(item.resends, &fate)
-                {
-                    item.resends += 1;
-                    totals.resent += 1;
-                    resend_tx
-                        .send(item)
-                        .err()
-                        .map(|mpsc::error::SendError(item)| item)
-                } else {
-                    Some(item)
-                };
-                if let Some(item) = unsent {
-                    let last_failure = *last_failure.borrow();
-                    let cause = final_cause(&fate, *gave_up.borrow(), &ending, last_failure);
-                    totals.record(&fate);
-                    totals.resent += u64::from(item.rewrites);
-                    let kept = match &options.failed_out {
-                        Some(dir) if fate.population() != Population::Accepted => {
-                            keep(dir, &item).err()
-                        }
-                        _ => None,
-                    };
-                    out.emit(RunEvent::Outcome(MessageOutcome { item, fate, cause }))
-                        .await;
-                    if let Some(note) = kept {
-                        out.note(note).await;
+            Some(Note::Settled(item, fate)) => {
+                let last_failure = *last_failure.borrow();
+                let cause = final_cause(&fate, *gave_up.borrow(), &ending, last_failure);
+                totals.record(&fate);
+                totals.resent += u64::from(item.rewrites());
+                let kept = match &options.failed_out {
+                    Some(dir) if fate.population() != Population::Accepted => {
+                        keep(dir, &item).err()
                     }
+                    _ => None,
+                };
+                out.emit(RunEvent::Outcome(MessageOutcome { item, fate, cause }))
+                    .await;
+                if let Some(note) = kept {
+                    out.note(note).await;
                 }
             }
         }
     }
-    drop(resend_tx);
     stop.cancel();
     let _ = producer.await;
     out.emit(RunEvent::Closing).await;
@@ -236,6 +227,28 @@ fn keep(dir: &FailedOut, item: &Item) -> Result<(), RunNote> {
     }
 }
 
+/// How often, before the deadline, the run checks whether the rest still fits before it.
+const DEADLINE_CHECK: Duration = Duration::from_millis(100);
+
+/// Room kept before the deadline for closing the link and the summary, and per message left
+/// for its outcome, whatever else it needs.
+const CLOSING: Duration = Duration::from_millis(150);
+const PER_OUTCOME: Duration = Duration::from_micros(10);
+
+/// How long before the deadline sending must stop so that every message not yet settled is
+/// reported, and written to the failed-messages directory, by then.
+fn reserve(options: &RunOptions, totals: &Totals) -> Duration {
+    let left = options
+        .messages
+        .map_or(0, |all| all.saturating_sub(totals.settled()));
+    let per = PER_OUTCOME
+        + options
+            .failed_out
+            .as_ref()
+            .map_or(Duration::ZERO, FailedOut::cost_per_file);
+    CLOSING + per.saturating_mul(left.min(u64::from(u32::MAX)) as u32)
+}
+
 /// How often, once the input is done, the run checks whether only application ACKs are left.
 const APP_ACK_CHECK: Duration = Duration::from_millis(100);
 
@@ -247,8 +260,8 @@ fn only_app_acks_left(totals: &Totals, client: &Client) -> bool {
 }
 
 /// The cause a message's outcome shows when the run, not the link, ended it: the cause the
-/// client gave up on, `run-timeout` past the deadline, or after a stop the link's last failure.
-/// `None` keeps the fate's own cause.
+/// client gave up on, `run-timeout` past the deadline, or after a stop the link's last failure,
+/// else `interrupted`. `None` keeps the fate's own cause.
 fn final_cause(
     fate: &Fate,
     gave_up: Option<Cause>,
@@ -267,7 +280,9 @@ fn final_cause(
         {
             Some(Cause::RunTimeout)
         }
-        Fate::NeverDelivered { cause } if ended_by_us(cause) => gave_up.or(last_failure),
+        Fate::NeverDelivered { cause } if ended_by_us(cause) => gave_up
+            .or(last_failure)
+            .or(ending.interrupted.then_some(Cause::Interrupted)),
         _ => None,
     }
 }

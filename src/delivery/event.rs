@@ -7,7 +7,7 @@ use crate::input::{InputError, Message};
 use bytes::Bytes;
 use std::sync::Arc;
 
-/// One message on its way, across resends. `Debug` shows the payload's length, never its bytes.
+/// One message on its way, across rewrites. `Debug` shows the payload's length, never its bytes.
 #[derive(Clone)]
 pub struct Item {
     /// The source as shown to the user: a path, or `-` for stdin.
@@ -17,10 +17,9 @@ pub struct Item {
     pub payload: Bytes,
     /// Its place in the run's input, from 1: the order it was read and first handed over.
     pub seq: u64,
-    /// How many times the run resent it under the [`ResendPolicy`](super::ResendPolicy).
-    pub resends: u32,
-    /// How many times the client wrote it again on a new connection (control-ID correlation).
-    pub rewrites: u32,
+    /// How many times its frame was written: 0 for a message never written, more than 1 when
+    /// the client wrote it again after a reconnect.
+    pub writes: u32,
 }
 
 impl Item {
@@ -30,8 +29,7 @@ impl Item {
             index: message.index,
             payload: message.payload,
             seq,
-            resends: 0,
-            rewrites: 0,
+            writes: 0,
         }
     }
 
@@ -47,9 +45,14 @@ impl Item {
         (!id.is_empty()).then(|| String::from_utf8_lossy(id).into_owned())
     }
 
-    /// Times its bytes went on the wire, at most: the first write, resends and rewrites.
+    /// Times its bytes went on the wire: the first write and every rewrite.
     pub fn attempts(&self) -> u32 {
-        self.resends + self.rewrites + 1
+        self.writes
+    }
+
+    /// Times it was written again after its first write.
+    pub fn rewrites(&self) -> u32 {
+        self.writes.saturating_sub(1)
     }
 }
 
@@ -60,8 +63,7 @@ impl std::fmt::Debug for Item {
             .field("index", &self.index)
             .field("bytes", &self.payload.len())
             .field("seq", &self.seq)
-            .field("resends", &self.resends)
-            .field("rewrites", &self.rewrites)
+            .field("writes", &self.writes)
             .finish()
     }
 }
@@ -97,7 +99,7 @@ pub enum RunNote {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum RunEvent {
-    /// A message's one final fate, in input order (resends excepted).
+    /// A message's one final fate, in input order.
     Outcome(MessageOutcome),
     /// A client event (state changes, errors, warnings), as the client broadcast it.
     Client(ClientEvent),

@@ -1,5 +1,5 @@
-//! The producer: hands messages to the client (resends first, then new input), waiting on
-//! backpressure and the rate, never dropping; and the waiter that reports each fate in the order
+//! The producer: hands messages to the client in input order, waiting on backpressure and the
+//! rate, never dropping; and the waiter that reports each fate in the order
 //! the messages were handed over.
 
 use super::collect::{client_closed, Note};
@@ -21,46 +21,57 @@ const ORDER_QUEUE: usize = 1024;
 const STALL: Duration = Duration::from_secs(1);
 
 /// How the collector stops the producer: `stop` ends reading (a stop, an abandon, the
-/// deadline); `expired`, cancelled first, says the deadline passed, so a finite input is still
-/// read to its end and each message reported never-delivered instead of left uncounted.
+/// deadline); `expired` or `interrupted`, cancelled first, says why (the deadline passed, or the
+/// run was interrupted), so a finite input is still read to its end and each message reported
+/// never-delivered with that cause instead of left uncounted. An abandon sets neither: nobody
+/// takes the results, so nothing more is read.
 pub(super) struct Halt {
     pub stop: CancellationToken,
     pub expired: CancellationToken,
+    pub interrupted: CancellationToken,
 }
 
-/// Hand messages to the client: resends first, then new input. Ends when the input is done and
-/// the collector wants no more resends.
+impl Halt {
+    /// The cause the rest of a finite input ends with, once the stop came; `None` reads no more.
+    fn unsent_cause(&self) -> Option<Cause> {
+        if self.expired.is_cancelled() {
+            Some(Cause::RunTimeout)
+        } else if self.interrupted.is_cancelled() {
+            Some(Cause::Interrupted)
+        } else {
+            None
+        }
+    }
+}
+
+/// Hand messages to the client in input order. Ends when the input is done. (The client writes
+/// again what a reconnect left unanswered, in order; nothing is handed over twice.)
 pub(super) async fn produce(
     client: Arc<Client>,
     pace: Option<Schedule>,
     (mut input, endless): (Feed, bool),
-    mut resends: mpsc::UnboundedReceiver<Item>,
     notes: mpsc::UnboundedSender<Note>,
     halt: Halt,
     mut gave_up: watch::Receiver<Option<Cause>>,
 ) {
-    let Halt { stop, expired } = halt;
+    let stop = halt.stop.clone();
     let mut pacer =
         pace.map(|s| Pacer::new(s, tokio::time::Instant::now()).restarting_after(STALL));
     let order = spawn_waiter(notes.clone());
     let mut reading = true;
-    // Past the deadline: the rest of a finite input is read and reported, never sent.
-    let mut past_deadline = false;
+    // Past the deadline or interrupted: the rest of a finite input is read and reported with
+    // this cause, never sent.
+    let mut unsent: Option<Cause> = None;
     let mut read = 0u64;
-    // Resends carry the payloads the input gave, so they are split too when it is.
+    // Payloads the splitter made hold no framing byte: the client need not look again.
     let split = input.is_split();
     loop {
         let stream_over = endless && gave_up.borrow().is_some();
         let item = tokio::select! {
             biased;
-            item = resends.recv() => match item {
-                Some(item) => item,
-                // The collector is done: it stops only once every message settled.
-                None => return,
-            },
-            () = stop.cancelled(), if reading && !past_deadline => {
-                if expired.is_cancelled() && !endless {
-                    past_deadline = true;
+            () = stop.cancelled(), if reading && unsent.is_none() => {
+                if let (Some(cause), false) = (halt.unsent_cause(), endless) {
+                    unsent = Some(cause);
                     continue;
                 }
                 reading = false;
@@ -90,10 +101,12 @@ pub(super) async fn produce(
                 let _ = notes.send(Note::InputEnd(None));
                 continue;
             }
+            // Input done: what was handed over settles through the waiter.
+            else => return,
         };
-        if past_deadline {
+        if let Some(cause) = unsent {
             let fate = Fate::NeverDelivered {
-                cause: FateCause::Link(Cause::RunTimeout),
+                cause: FateCause::Link(cause),
             };
             if let Err(mpsc::error::SendError((item, _))) =
                 order.send((item, Awaiting::Done(fate.clone()))).await
@@ -143,9 +156,9 @@ enum Awaiting {
     Done(Fate),
 }
 
-/// Await fates in the order messages were handed over, so results come out in input order
-/// (resends excepted). The bounded queue in front of it holds back the producer when the
-/// oldest message is slow, which keeps memory bounded.
+/// Await fates in the order messages were handed over, so results come out in input order. The
+/// bounded queue in front of it holds back the producer when the oldest message is slow, which
+/// keeps memory bounded.
 fn spawn_waiter(notes: mpsc::UnboundedSender<Note>) -> mpsc::Sender<(Item, Awaiting)> {
     let (tx, mut rx) = mpsc::channel::<(Item, Awaiting)>(ORDER_QUEUE);
     tokio::spawn(async move {
@@ -160,9 +173,9 @@ fn spawn_waiter(notes: mpsc::UnboundedSender<Note>) -> mpsc::Sender<(Item, Await
     tx
 }
 
-/// A handle's fate, counting on `item` the times the client wrote it again on a new connection.
+/// A handle's fate, counting on `item` the times the client wrote it.
 async fn settled(item: &mut Item, mut handle: SendHandle) -> Fate {
     let fate = (&mut handle).await;
-    item.rewrites += handle.writes().saturating_sub(1);
+    item.writes = handle.writes();
     fate
 }

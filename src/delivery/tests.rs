@@ -1,9 +1,9 @@
 //! The run on a paused clock over in-memory links: every message read comes out exactly once,
-//! in input order (resends excepted), its fate consistent with what the peer answered, under a
+//! in input order, its fate consistent with what the peer answered, under a
 //! peer that resets the link again and again; and the deadline, a stop and an abandon end the
 //! run with every message still counted.
 
-use super::{Input, MessageOutcome, ResendPolicy, Run, RunEvent, RunNote, RunOptions, RunSummary};
+use super::{Input, MessageOutcome, Run, RunEvent, RunNote, RunOptions, RunSummary};
 use crate::cause::Cause;
 use crate::client::{Client, ClientOptions, Correlation, OnBackpressure, Population, Reconnect};
 use crate::client::{ExponentialBackoff, MaxRetries, Window};
@@ -182,21 +182,10 @@ fn assert_one_fate_each(count: u64, outcomes: &[MessageOutcome], summary: &RunSu
         let seen = outcomes.iter().filter(|o| o.fate.population() == p).count();
         assert_eq!(summary.totals.count(p), seen as u64, "{p:?}");
     }
-    let resent: u64 = outcomes
-        .iter()
-        .map(|o| u64::from(o.item.resends + o.item.rewrites))
-        .sum();
+    let resent: u64 = outcomes.iter().map(|o| u64::from(o.item.rewrites())).sum();
     assert_eq!(summary.totals.resent, resent);
-    // In input order, resends excepted.
-    let first_tries: Vec<u64> = outcomes
-        .iter()
-        .filter(|o| o.item.resends == 0)
-        .map(|o| o.item.seq)
-        .collect();
-    assert!(
-        first_tries.windows(2).all(|w| w[0] < w[1]),
-        "{first_tries:?}"
-    );
+    // In input order, every one.
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
 }
 
 proptest! {
@@ -213,13 +202,11 @@ proptest! {
     ) {
         let peers = Peers::new(Some(reset_every));
         let correlation = if fifo { Correlation::Fifo } else { Correlation::ControlId };
-        let run_options = RunOptions {
-            resend: ResendPolicy { fifo, at_least_once, max_resends },
-            ..RunOptions::default()
-        };
+        let run_options = RunOptions::default();
         let (outcomes, _, summary) = paused().block_on(async {
             let mut options = client_options(correlation, window);
             options.max_resends = max_resends;
+            options.at_least_once = at_least_once;
             let client = Client::new(peers.clone(), options).unwrap();
             drive(Run::start(client, input(count), run_options)).await
         });
@@ -231,15 +218,17 @@ proptest! {
                 // The reference: accepted only what the peer answered AA.
                 Population::Accepted => prop_assert!(answered.contains(&id), "{id}"),
                 // Control IDs let the client write it again until it is answered, or its
-                // rewrites are used up.
-                Population::UnknownFate if !fifo => prop_assert_eq!(o.item.rewrites, max_resends),
-                _ if !fifo => prop_assert!(false, "{id}: {:?}", o.fate),
-                // FIFO gives up on a message only once its resends are used up.
-                Population::NeverDelivered => prop_assert_eq!(o.item.resends, max_resends),
-                Population::UnknownFate if at_least_once => {
-                    prop_assert_eq!(o.item.resends, max_resends)
+                // budget is spent (rewrites of frames the peer never read spend none).
+                Population::UnknownFate if !fifo => {
+                    prop_assert!(o.item.rewrites() >= max_resends, "{id}: {:?}", o.item)
                 }
-                Population::UnknownFate => {}
+                _ if !fifo => prop_assert!(false, "{id}: {:?}", o.fate),
+                // FIFO writes again what was written only at least once, within the budget;
+                // what was never written waits for the next connection.
+                Population::UnknownFate if at_least_once => {
+                    prop_assert!(o.item.rewrites() >= max_resends, "{id}: {:?}", o.item)
+                }
+                Population::UnknownFate => prop_assert!(o.item.attempts() >= 1),
                 other => prop_assert!(false, "{id}: {other:?}"),
             }
         }
@@ -314,6 +303,47 @@ fn a_stop_reads_no_more_and_drains_what_was_written() {
         by(Population::Accepted) + by(Population::NeverDelivered),
         read
     );
+}
+
+#[test]
+fn a_stop_on_a_finite_input_reports_the_rest_as_interrupted() {
+    // The peer answers every frame: what was written before the stop ends accepted.
+    let peers = Peers::new(Some(u64::MAX));
+    let (outcomes, notes, summary) = paused().block_on(async {
+        let client = Client::new(peers, client_options(Correlation::ControlId, 4)).unwrap();
+        let mut run = Run::start(client, input(500), RunOptions::default());
+        let (mut outcomes, mut notes) = (vec![], vec![]);
+        while let Some(event) = run.next().await {
+            match event {
+                RunEvent::Outcome(outcome) => {
+                    outcomes.push(outcome);
+                    if outcomes.len() == 10 {
+                        run.controls().stop();
+                    }
+                }
+                RunEvent::Note(note) => notes.push(note),
+                _ => {}
+            }
+        }
+        (outcomes, notes, run.finish().await)
+    });
+    // Every message of the input, the unread part included, has its one fate.
+    assert_one_fate_each(500, &outcomes, &summary);
+    assert!(matches!(notes[..], [RunNote::Interrupted]), "{notes:?}");
+    assert!(summary.ending.interrupted);
+    let by = |p| summary.totals.count(p);
+    assert!(by(Population::Accepted) >= 10);
+    assert_eq!(
+        by(Population::Accepted) + by(Population::NeverDelivered),
+        500
+    );
+    for o in outcomes
+        .iter()
+        .filter(|o| o.fate.population() == Population::NeverDelivered)
+    {
+        let shown = o.cause.map(Cause::as_str).or(o.fate.contract_cause());
+        assert_eq!(shown, Some("interrupted"), "{o:?}");
+    }
 }
 
 #[test]

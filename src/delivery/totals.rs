@@ -1,4 +1,4 @@
-//! A run's accounting: messages read, their fates in the one [`FateTally`], resends and
+//! A run's accounting: messages read, their fates in the one [`FateTally`], rewrites and
 //! reconnects, the check that every message read has exactly one fate, how the run ended, and
 //! what the run observed.
 
@@ -14,7 +14,8 @@ pub struct Totals {
     pub read: u64,
     /// Their fates, by population and final ACK code.
     pub fates: FateTally,
-    /// Resends made under the resend policy, plus the client's rewrites on a new connection.
+    /// Rewrites: frames written again after their first write (after a reconnect, or after a
+    /// peer dropped pipelined frames).
     pub resent: u64,
     /// Reconnect attempts of the client.
     pub reconnects: u64,
@@ -27,6 +28,13 @@ impl Totals {
 
     pub fn count(&self, population: Population) -> u64 {
         self.fates.count(population)
+    }
+
+    /// Messages written to the peer at least once: all but the never-delivered and the refused.
+    pub fn written(&self) -> u64 {
+        self.settled().saturating_sub(
+            self.count(Population::NeverDelivered) + self.count(Population::Refused),
+        )
     }
 
     /// Messages with a fate.

@@ -5,6 +5,7 @@
 
 use super::connection::{self, Admission};
 use super::event::ServerEvent;
+use super::proxy::{Header, ProxyError};
 use super::{Accept, Shared, Shutdown};
 use crate::cause::Cause;
 use std::net::SocketAddr;
@@ -53,20 +54,55 @@ pub(crate) async fn accept_until_stopped<A: Accept>(
             refuse(shared, tcp, id, peer_addr, Cause::MaxConnections).await;
             continue;
         };
-        let Some(peer_slot) = shared.limits.admit(peer_addr.ip()) else {
-            refuse(shared, tcp, id, peer_addr, Cause::PerPeerLimit).await;
-            continue;
-        };
-        let admission = Admission {
-            slot: Some(permit),
-            peer: peer_slot,
+        // Behind a proxy the per-address cap waits for the header's address.
+        let peer_slot = match shared.config.proxy {
+            Some(_) => None,
+            None => match shared.limits.admit(peer_addr.ip()) {
+                Some(slot) => Some(slot),
+                None => {
+                    refuse(shared, tcp, id, peer_addr, Cause::PerPeerLimit).await;
+                    continue;
+                }
+            },
         };
         let _ = tcp.set_nodelay(true);
-        let peer: Arc<str> = Arc::from(peer_addr.to_string());
         let shared = Arc::clone(shared);
         let acceptor = Arc::clone(acceptor);
         let shutdown = shutdown.clone();
         tracker.spawn(async move {
+            let mut tcp = tcp;
+            let (peer_addr, peer_slot) = match (&shared.config.proxy, peer_slot) {
+                (_, Some(slot)) => (peer_addr, slot),
+                // Without a proxy every connection was admitted above.
+                (None, None) => return,
+                (Some(proxy), None) => match proxy.read(&mut tcp, peer_addr).await {
+                    Ok(Header::Proxied(client)) => match shared.limits.admit(client.ip()) {
+                        Some(slot) => (client, slot),
+                        None => {
+                            refuse(&shared, tcp, id, client, Cause::PerPeerLimit).await;
+                            return;
+                        }
+                    },
+                    // The proxy's own health check: counted, not logged.
+                    Ok(Header::Local) => {
+                        shared.stats.update(|s| s.health_checks += 1);
+                        return;
+                    }
+                    Err(error) => {
+                        let cause = match error {
+                            ProxyError::Untrusted => Cause::ProxyUntrusted,
+                            _ => Cause::ProxyHeader,
+                        };
+                        refuse(&shared, tcp, id, peer_addr, cause).await;
+                        return;
+                    }
+                },
+            };
+            let admission = Admission {
+                slot: Some(permit),
+                peer: peer_slot,
+            };
+            let peer: Arc<str> = Arc::from(peer_addr.to_string());
             match acceptor.accept(tcp).await {
                 Ok(accepted) => {
                     connection::serve(&shared, accepted, id, peer, &shutdown, admission).await

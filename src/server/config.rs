@@ -48,6 +48,9 @@ pub struct ServerConfig {
     /// Answer a batch frame (FHS/BHS envelope) with a batch acknowledgement, one ACK per
     /// message; otherwise it gets the downgraded, non-positive ACK.
     pub batch_ack: bool,
+    /// Expect a PROXY protocol header on every connection (from a load balancer) and take the
+    /// peer's address from it. `None`: the socket's address is the peer's.
+    pub proxy: Option<crate::server::proxy::ProxyProtocol>,
 }
 
 impl Default for ServerConfig {
@@ -64,6 +67,7 @@ impl Default for ServerConfig {
             drain_timeout: Duration::from_secs(30),
             ack: AckMode::Auto,
             batch_ack: false,
+            proxy: None,
         }
     }
 }

@@ -60,6 +60,8 @@ pub struct DedupeMemory {
     /// Keys some commit group is committing right now, and a signal each time some are let go.
     claims: Mutex<HashSet<DedupeKey>>,
     released: tokio::sync::Notify,
+    /// What loading skipped (a link, a FIFO, a file larger than a frame), one line each.
+    skipped: Vec<String>,
 }
 
 impl DedupeMemory {
@@ -70,21 +72,35 @@ impl DedupeMemory {
             journal: None,
             claims: Mutex::default(),
             released: tokio::sync::Notify::new(),
+            skipped: Vec::new(),
         }
     }
 
     /// A memory of the last `window` keys committed to the directory sink's `dir`: the journal
     /// there is loaded, every recent file it does not name (a crash came between the file and
-    /// its line) is read back and added, and new keys are journaled before their ACKs.
-    pub fn for_out_dir(window: usize, dir: &Path) -> std::io::Result<DedupeMemory> {
+    /// its line) is read back (up to `max_file` bytes, the largest frame) and added, and new
+    /// keys are journaled before their ACKs. Links, FIFOs and oversize files are skipped
+    /// ([`DedupeMemory::skipped`]).
+    pub fn for_out_dir(
+        window: usize,
+        dir: &Path,
+        max_file: usize,
+    ) -> std::io::Result<DedupeMemory> {
         let mut memory = Window::new(window);
-        let file = journal::open(dir, &mut memory)?;
+        let mut skipped = Vec::new();
+        let file = journal::open(dir, &mut memory, max_file, &mut skipped)?;
         Ok(DedupeMemory {
             window: Mutex::new(memory),
             journal: Some(Mutex::new(file)),
             claims: Mutex::default(),
             released: tokio::sync::Notify::new(),
+            skipped,
         })
+    }
+
+    /// What loading skipped, one line each naming the file and why: for warnings.
+    pub fn skipped(&self) -> &[String] {
+        &self.skipped
     }
 
     /// The journal path for an `--out-dir`.

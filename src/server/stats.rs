@@ -19,6 +19,9 @@ pub struct StatsSnapshot {
     pub accept_failed: u64,
     /// Failed accepts (out of descriptors and the like).
     pub accept_errors: u64,
+    /// Behind a PROXY-protocol balancer: its own health-check connections (LOCAL headers),
+    /// closed without an event.
+    pub health_checks: u64,
     pub closed_by_cause: BTreeMap<&'static str, u64>,
     /// Frames received (messages, inbound ACKs and duplicates included).
     pub messages: u64,

@@ -6,7 +6,7 @@ mod certificate;
 
 use super::CertSummary;
 use crate::cause::{classify_io, Cause};
-use certificate::{certificate_detail, server_certificate};
+use certificate::{ca_used_as_end_entity, certificate_detail, server_certificate};
 use rustls::{AlertDescription as A, CertificateError as C, Error as E, PeerIncompatible as P};
 use std::io;
 
@@ -114,6 +114,12 @@ pub fn describe(err: &E, side: Side, seen: Seen<'_>) -> TlsFailure {
     let handshake = Cause::TlsHandshake;
     match (kind(err), side) {
         (Kind::Certificate(cert), Client) => server_certificate(cert, seen.peer_certificate),
+        (Kind::Certificate(cert), Server) if ca_used_as_end_entity(cert) => TlsFailure::new(
+            Cause::TlsVerify,
+            "client certificate not trusted: it is marked as a CA, as a self-signed one made by \
+             `openssl req -x509` is",
+            "the client needs a certificate issued by a CA in --client-ca, not a CA's own",
+        ),
         (Kind::Certificate(cert), Server) => TlsFailure::new(
             Cause::TlsVerify,
             format!("client certificate not trusted: {}", certificate_detail(cert)),

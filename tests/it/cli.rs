@@ -209,6 +209,7 @@ fn short_help_is_one_line_per_flag_with_one_placeholder_style() {
         "ADDR",
         "FAULTS",
         "SHELL",
+        "FIELD",
         "URL",
         "CIDR",
     ];
@@ -291,4 +292,17 @@ fn man_pages_have_the_usual_sections() {
             "{page} lacks its environment"
         );
     }
+}
+
+#[test]
+fn the_quick_start_shows_the_installed_command_too() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme.find("## Quick start").unwrap();
+    let section = &readme[start..start + readme[start..].find("\n## ").unwrap_or(400)];
+    assert!(
+        section.contains("cargo run --release -- soak --duration 10s"),
+        "{section}"
+    );
+    assert!(section.contains("`mllp soak --duration 10s`"), "{section}");
 }

@@ -82,7 +82,9 @@ async fn http_peer_is_framing_fatal_and_never_retried() {
     let client = client(&peer, fast_reconnect(ClientOptions::default()));
     let mut events = client.subscribe();
     let fates = send_n(&client, 1).await;
-    assert_eq!(fates[0].population(), Population::UnknownFate);
+    // An HTTP server kept nothing of it as HL7.
+    assert_eq!(fates[0].population(), Population::NeverDelivered);
+    assert_eq!(fates[0].cause_detail(), Some("http"));
     let mut saw_error = false;
     while let Ok(event) = events.recv().await {
         if let ClientEvent::Error { cause, class } = event {

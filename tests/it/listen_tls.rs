@@ -139,6 +139,18 @@ fn detail(event: &Value) -> &str {
 }
 
 #[tokio::test]
+async fn a_ca_flagged_client_certificate_is_worded_as_the_clients() {
+    let certs = Certs::generate();
+    let server = ListenProc::start(&tls_args(&certs, "must"));
+    let refused = tls_exchange(server.addr, &certs, Some(&certs.openssl_style)).await;
+    assert_eq!(refused, None);
+    let event = server.wait_event(is("tls_client_error"));
+    assert_eq!(event["cause"], "tls-verify", "{event}");
+    assert!(detail(&event).starts_with("client certificate"), "{event}");
+    assert!(!detail(&event).contains("server's"), "{event}");
+}
+
+#[tokio::test]
 async fn a_missing_or_untrusted_client_certificate_is_the_clients_doing() {
     let certs = Certs::generate();
     let server = ListenProc::start(&tls_args(&certs, "must"));

@@ -2,7 +2,7 @@
 //! listen`, one module per topic: input shapes, every exit code from a real peer behaviour, TLS,
 //! the resend policy across drops and `--failed-out` reruns, enhanced mode, the causes records
 //! carry, getting connected (endpoints, environment, what stderr says), flag values and the
-//! flags people expect (`--dry-run`, `--timeout`), and order. No test finds the payload marker
+//! flags people expect (`--dry-run`, `--timeout`), order, and parallel links. No test finds the payload marker
 //! on stderr.
 
 mod causes;
@@ -11,8 +11,10 @@ mod enhanced;
 mod exit_codes;
 mod flags;
 mod input;
+mod interrupt;
 mod no_reconnect;
 mod order;
+mod parallel;
 mod resend;
 mod tls;
 mod truth;

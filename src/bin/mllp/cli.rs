@@ -147,7 +147,7 @@ pub enum Command {
     /// Find out why an endpoint will not talk: resolve, connect, TLS, and one message.
     Probe(crate::probe::ProbeArgs),
     /// Hold a link under load, watch it fail and heal, and prove nothing was lost.
-    Soak(Box<crate::soak_cmd::SoakArgs>),
+    Soak(Box<crate::soak::SoakArgs>),
     /// Print a shell completion script.
     Completions(crate::generate::CompletionsArgs),
     /// Print the man page, or write one per subcommand into a directory.

@@ -14,7 +14,7 @@ mod probe;
 mod prometheus;
 mod relay;
 mod send;
-mod soak_cmd;
+mod soak;
 mod stdout;
 mod values;
 
@@ -62,7 +62,7 @@ fn run(mut cli: cli::Cli) -> anyhow::Result<exit::Exit> {
         cli::Command::Listen(args) => listen::run(args, &diag),
         cli::Command::Probe(args) => probe::run(args, &diag),
         cli::Command::Relay(args) => relay::run(*args, &diag),
-        cli::Command::Soak(args) => soak_cmd::run(*args, &diag),
+        cli::Command::Soak(args) => soak::run(*args, &diag),
         cli::Command::Completions(args) => generate::completions(args),
         cli::Command::Man(args) => generate::man(args),
     }

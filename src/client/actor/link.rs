@@ -9,6 +9,7 @@ use crate::client::state::{Reason, State};
 use crate::client::stats::LinkFailure;
 use crate::client::Command;
 use crate::framing::{Decoded, FramingError, MllpCodec, Tolerance};
+use crate::sniff::{recognise, Recognised};
 use crate::tls::{describe, Seen, Side};
 use crate::transport::{BoxStream, Connection};
 use bytes::BytesMut;
@@ -35,6 +36,8 @@ pub(crate) struct AckReader {
     pub fresh_bytes: u64,
     /// Nothing has come from the peer on this connection yet.
     nothing_received: bool,
+    /// The first bytes from the peer showed it is not an MLLP receiver.
+    foreign: Option<Recognised>,
 }
 
 impl AckReader {
@@ -46,6 +49,7 @@ impl AckReader {
             eof: false,
             fresh_bytes: 0,
             nothing_received: true,
+            foreign: None,
         }
     }
 
@@ -63,8 +67,15 @@ impl AckReader {
             if n == 0 {
                 self.eof = true;
             }
+            let first = self.nothing_received && n > 0;
             self.nothing_received &= n == 0;
             self.fresh_bytes += n as u64;
+            // An HTTP reply, an SSH or SMTP banner, a TLS record on a plain link: no ACK will
+            // ever come, so say what answers instead of waiting for one.
+            if let Some(seen) = recognise(&self.buf).filter(|r| first && r.kind.is_foreign()) {
+                self.foreign = Some(seen);
+                return Ok(None);
+            }
         }
     }
 
@@ -117,6 +128,12 @@ async fn link_failure(
     }
 }
 
+/// How long after the first write a peer that has sent nothing at all may stay silent before a
+/// lone LF follows (outside any frame, where MLLP receivers skip it): an HTTP server that waits
+/// for a line end before it answers then answers, and is recognised at once, not after the ACK
+/// timeout. Never more than half the ACK timeout.
+const NUDGE_AFTER: Duration = Duration::from_secs(2);
+
 /// Write and flush one buffer, publishing how much of it the stream has taken so far: a reply
 /// to a frame is credited only once the whole frame was written.
 async fn write_batch(
@@ -160,10 +177,21 @@ impl Actor {
         let mut batch: Vec<u64> = Vec::new();
         let mut last_inbound = Instant::now();
         let mut drain_deadline: Option<Instant> = None;
+        // When the line-end nudge goes out (see NUDGE_AFTER); once per connection.
+        let mut nudge_at: Option<Instant> = None;
+        let mut nudged = !self.options.adapt_to_peer;
         let far = || Instant::now() + Duration::from_secs(86_400 * 365);
         let sleep = tokio::time::sleep_until(far());
         tokio::pin!(sleep);
         loop {
+            if write_fut.is_none() && nudge_at.is_some_and(|at| at <= Instant::now()) {
+                nudge_at = None;
+                if let Some(w) = writer.take_if(|_| reader.nothing_received) {
+                    let progress = self.flights.start_write();
+                    let lf = BytesMut::from(&b"\n"[..]);
+                    write_fut = Some(Box::pin(write_batch(w, lf, progress)));
+                }
+            }
             if write_fut.is_none() && self.state() == State::Connected {
                 if let Some(w) = writer.take() {
                     match self.flights.take_batch(&mut batch) {
@@ -192,6 +220,9 @@ impl Actor {
             let deadline = self
                 .flights
                 .next_deadline(last_inbound, drain_deadline)
+                .into_iter()
+                .chain(nudge_at)
+                .min()
                 .unwrap_or_else(far);
             if sleep.deadline() != deadline {
                 sleep.as_mut().reset(deadline);
@@ -206,8 +237,20 @@ impl Actor {
                         return self.link_failed(failure);
                     }
                     self.flights.on_flushed(&self.out, &mut batch, n);
+                    if !nudged && reader.nothing_received {
+                        nudged = true;
+                        let after = NUDGE_AFTER.min(self.options.ack_timeout / 2);
+                        nudge_at = Some(Instant::now() + after);
+                    }
                 }
                 item = reader.next() => {
+                    if let Some(seen) = reader.foreign.take() {
+                        self.flights.not_mllp(seen.kind);
+                        return self.link_failed(LinkFailure {
+                            cause: Cause::FramingFatal,
+                            detail: format!("{} (first byte 0x{:02X})", seen.kind, seen.first_byte),
+                        });
+                    }
                     let item = match item {
                         Err(FramingError::Io(e)) => {
                             let failure = link_failure(&e, &mut reader, false).await;

@@ -49,9 +49,10 @@ impl Flights {
         if self.queue.is_empty() {
             return None;
         }
-        let limit = if self.options.pipeline {
+        let now = Instant::now();
+        let limit = if !self.one_at_a_time() {
             self.queue.len()
-        } else if self.nothing_in_flight() {
+        } else if self.nothing_in_flight() && !self.holding(now) {
             1
         } else {
             return None;
@@ -73,7 +74,9 @@ impl Flights {
         if take == 0 {
             return None;
         }
-        let now = Instant::now();
+        self.prune_flight();
+        let busy = !self.flight.is_empty();
+        let answered_none = self.here.answers == 0;
         let bytes: usize = self
             .queue
             .iter()
@@ -87,9 +90,17 @@ impl Flights {
         let mut kept = 0;
         for i in 0..batch.len() {
             let id = batch[i];
+            if !self.sends.contains_key(&id) {
+                continue;
+            }
+            let seq = self.next_seq();
             let Some(p) = self.sends.get_mut(&id) else {
                 continue;
             };
+            // A rewrite spends the budget, unless the peer could not have read the last write.
+            if p.written.is_some() && !std::mem::take(&mut p.free_rewrite) {
+                p.charged += 1;
+            }
             // Payloads holding VT or FS were refused at admission: frame without a second scan.
             buf.put_u8(VT);
             buf.put_slice(&p.payload);
@@ -100,6 +111,9 @@ impl Flights {
                 bytes: p.payload.len() + 3,
                 link: self.link,
                 end: buf.len(),
+                seq,
+                pipelined: busy || kept > 0,
+                before_answer: answered_none,
             });
             p.writes.fetch_add(1, Ordering::Relaxed);
             self.flight.push_back(Slot { id, deadline: None });

@@ -54,22 +54,24 @@ impl Flights {
                     .and_then(|slot| self.sends.get(&slot.id))
                     .is_some_and(|p| p.control_id.as_deref() == Some(&msa2[..]));
                 // A repeat of an ACK already credited on this connection (some receivers answer
-                // every earlier message again): crediting it to the next send would report a
-                // delivery its receiver never confirmed.
+                // every earlier message again with each new one): crediting it to the next send
+                // would report a delivery its receiver never confirmed.
                 if !matches && self.answered.contains(&msa2) {
                     out.warn(WarningCode::AckUnmatchedControlId, at);
                     return None;
                 }
-                // A reply while nothing written awaits one: the peer answers what it has not
-                // read, and every later pairing in order would be wrong.
+                // A reply naming a message written after the oldest one awaiting answers out of
+                // order, and a reply while nothing written awaits one answers what the peer has
+                // not read: pairing in order would credit the wrong message, and every later one.
                 let awaiting = head.filter(|slot| {
                     self.sends
                         .get(&slot.id)
                         .is_none_or(|p| p.written_on(self.link, progress))
                 });
-                let Some(slot) = awaiting else {
+                if (!matches && self.names_a_later_one(&msa2)) || awaiting.is_none() {
                     return Some(End::Failed(Cause::UnsolicitedAck));
-                };
+                }
+                let slot = awaiting?;
                 self.flight.pop_front();
                 // A cancelled send's slot: its ACK is consumed here, credited to no one.
                 let p = self.sends.get(&slot.id)?;
@@ -89,7 +91,11 @@ impl Flights {
                         WarningCode::AckUnmatchedControlId
                     };
                     out.warn(code, at);
-                    return None;
+                    return if code == WarningCode::AckUnmatchedControlId {
+                        self.unmatched()
+                    } else {
+                        None
+                    };
                 };
                 let link = self.link;
                 let p = self.sends.get_mut(&id)?;
@@ -103,6 +109,8 @@ impl Flights {
                         return None;
                     }
                     if p.app_ack != AppAck::Never {
+                        self.credited(id, now);
+                        let p = self.sends.get_mut(&id)?;
                         let latency = p.latency(now);
                         p.commit = Some((ack.clone(), now));
                         p.notify_commit(Commit { code, ack, latency });
@@ -114,6 +122,7 @@ impl Flights {
                 id
             }
         };
+        self.credited(id, now);
         let p = self.sends.get(&id)?;
         let latency = p.latency(now);
         let fate = if code.is_positive() {
@@ -123,6 +132,16 @@ impl Flights {
         };
         self.settle(out, id, fate);
         None
+    }
+
+    /// FIFO: whether `msa2` names a message written on this connection after the oldest one
+    /// awaiting an answer.
+    fn names_a_later_one(&self, msa2: &[u8]) -> bool {
+        self.flight.iter().skip(1).any(|slot| {
+            self.sends
+                .get(&slot.id)
+                .is_some_and(|p| p.control_id.as_deref() == Some(msa2))
+        })
     }
 
     /// A send with control ID `cid` settled: when it held the ID, the next send waiting for

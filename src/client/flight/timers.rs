@@ -49,7 +49,10 @@ impl Flights {
             .and_then(|p| p.commit.as_ref())
             .map(|(_, at)| *at + self.options.app_ack_timeout);
         let dead = self.options.dead_peer_timeout.map(|t| last_inbound + t);
-        [ack, app, dead, drain].into_iter().flatten().min()
+        [ack, app, dead, drain, self.here.hold_until]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Fire every deadline that has passed. `Some` ends the connected phase.
@@ -70,6 +73,7 @@ impl Flights {
         if drain.is_some_and(|d| d <= now) {
             return Some(End::Drained { timed_out: true });
         }
+        self.hold_passed(now);
         loop {
             self.prune_flight();
             let Some(slot) = self.flight.front().copied() else {
@@ -77,6 +81,20 @@ impl Flights {
             };
             if slot.deadline.is_none_or_after(now) {
                 break;
+            }
+            let written = self.sends.get(&slot.id).and_then(|p| p.written);
+            if let Some(w) = written {
+                // The peer answered an earlier frame and dropped this one with the rest of its
+                // read: what it dropped goes again, one at a time.
+                if self.dropped_pipelined(out, w.seq, w.pipelined) {
+                    out.shared().counters().timed_out += 1;
+                    if self.options.correlation == Correlation::Fifo {
+                        self.here.rewrite_written = true;
+                        return Some(End::Failed(Cause::AckTimeout));
+                    }
+                    self.write_again_here(out, now);
+                    continue;
+                }
             }
             self.flight.pop_front();
             out.shared().counters().timed_out += 1;
@@ -124,6 +142,34 @@ impl Flights {
             self.settle(out, id, fate);
         }
         None
+    }
+}
+
+impl Flights {
+    /// Control-ID correlation: every send written here and not answered (nor committed) goes
+    /// again on this connection, in admission order before the queue, within its resend budget;
+    /// past it, it ends unknown fate as any timed-out send.
+    fn write_again_here(&mut self, out: &mut Outbox, now: Instant) {
+        let mut again: Vec<u64> = Vec::new();
+        for slot in std::mem::take(&mut self.flight) {
+            let Some(p) = self.sends.get(&slot.id) else {
+                continue;
+            };
+            if p.commit.is_some() {
+                self.flight.push_back(slot);
+            } else if p.charged >= self.options.max_resends {
+                let fate = p.unknown(FateCause::Link(Cause::AckTimeout), now);
+                let cid = p.control_id.clone();
+                self.give_up(cid);
+                self.settle(out, slot.id, fate);
+            } else {
+                again.push(slot.id);
+            }
+        }
+        again.extend(self.queue.drain(..));
+        again.sort_unstable();
+        again.dedup();
+        self.queue = again.into();
     }
 }
 

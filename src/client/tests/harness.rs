@@ -182,8 +182,56 @@ impl Peer {
     /// The next frame's payload; `None` when the client closed the link.
     pub async fn read(&mut self) -> Option<Bytes> {
         loop {
+            // The client's lone LF after a long first silence (an HTTP server's line end) is
+            // outside any frame: a receiver skips it.
+            while self.codec.between_frames() && self.buf.first() == Some(&b'\n') {
+                let _ = self.buf.split_to(1);
+            }
             if let Some(Decoded::Frame(f)) = self.codec.decode(&mut self.buf).unwrap() {
                 return Some(f.payload);
+            }
+            if self.stream.read_buf(&mut self.buf).await.ok()? == 0 {
+                return None;
+            }
+        }
+    }
+
+    /// The frames of one read from the link (at least one; `None` when the client closed it),
+    /// as a receiver that takes a buffer at a time sees them.
+    pub async fn read_chunk(&mut self) -> Option<Vec<Bytes>> {
+        let mut frames = vec![];
+        loop {
+            while self.codec.between_frames() && self.buf.first() == Some(&b'\n') {
+                let _ = self.buf.split_to(1);
+            }
+            match self.codec.decode(&mut self.buf).unwrap() {
+                Some(Decoded::Frame(f)) => {
+                    frames.push(f.payload);
+                    continue;
+                }
+                Some(_) => continue,
+                None if !frames.is_empty() => return Some(frames),
+                None => {}
+            }
+            // A receiver's read buffer, as engines size it.
+            self.buf.reserve(64 * 1024);
+            if self.stream.read_buf(&mut self.buf).await.ok()? == 0 {
+                return None;
+            }
+        }
+    }
+
+    /// Bytes as they are, no framing.
+    pub async fn write_raw(&mut self, bytes: &[u8]) -> bool {
+        self.stream.write_all(bytes).await.is_ok()
+    }
+
+    /// Raw bytes up to and including the first LF, as a line-reading server takes them;
+    /// `None` when the client closed the link first.
+    pub async fn read_line(&mut self) -> Option<Vec<u8>> {
+        loop {
+            if let Some(at) = self.buf.iter().position(|b| *b == b'\n') {
+                return Some(self.buf.split_to(at + 1).to_vec());
             }
             if self.stream.read_buf(&mut self.buf).await.ok()? == 0 {
                 return None;
@@ -215,6 +263,13 @@ impl Peer {
         encode_frame(&ack(code, cid), &mut buf).unwrap();
         self.stream.write_all(&buf).await.unwrap();
     }
+}
+
+/// A payload's control ID.
+pub fn cid_of(payload: &[u8]) -> String {
+    let scan = crate::hl7::scan(payload);
+    let cid = scan.msh.and_then(|m| m.control_id()).unwrap_or_default();
+    String::from_utf8_lossy(cid).into_owned()
 }
 
 /// Send one message per control ID, in order; the handles in the same order.

@@ -104,6 +104,8 @@ fn options(correlation: Correlation, script: &Script) -> ClientOptions {
             enabled: true,
             strategy: Arc::new(AtOnce),
         },
+        // The models state the plain rules; coping with engines as they are has its own tests.
+        adapt_to_peer: false,
         ..Default::default()
     }
 }

@@ -36,7 +36,7 @@ impl Sink for Recording {
 #[tokio::test]
 async fn remembers_across_a_reopen_and_never_an_empty_control_id() {
     let dir = tempfile::tempdir().unwrap();
-    let memory = Arc::new(DedupeMemory::for_out_dir(10, dir.path()).unwrap());
+    let memory = Arc::new(DedupeMemory::for_out_dir(10, dir.path(), 1 << 20).unwrap());
     let sink = DedupeSink::new(Arc::new(DiscardSink), Arc::clone(&memory));
     let batch = [msg("A1", "20240101"), msg("", "20240101")];
     let results = sink.commit_batch(&batch).await;
@@ -55,7 +55,7 @@ async fn remembers_across_a_reopen_and_never_an_empty_control_id() {
         "empty MSH-10 never de-duplicated"
     );
     drop((sink, memory));
-    let again = DedupeMemory::for_out_dir(10, dir.path()).unwrap();
+    let again = DedupeMemory::for_out_dir(10, dir.path(), 1 << 20).unwrap();
     assert!(again.contains(&msg("A1", "20240101")));
 }
 
@@ -129,7 +129,7 @@ async fn a_copy_on_another_connection_waits_for_the_first_commit() {
 fn the_window_forgets_the_oldest_and_the_journal_is_compacted() {
     let dir = tempfile::tempdir().unwrap();
     let path = DedupeMemory::journal_in(dir.path());
-    let memory = DedupeMemory::for_out_dir(2, dir.path()).unwrap();
+    let memory = DedupeMemory::for_out_dir(2, dir.path(), 1 << 20).unwrap();
     for i in 0..6 {
         let m = msg(&format!("M{i}"), "1");
         let name = format!("2024-{i}.hl7");
@@ -145,7 +145,7 @@ fn the_window_forgets_the_oldest_and_the_journal_is_compacted() {
         .unwrap()
         .write_all(b"2024-9.hl7 4d3")
         .unwrap();
-    let reopened = DedupeMemory::for_out_dir(2, dir.path()).unwrap();
+    let reopened = DedupeMemory::for_out_dir(2, dir.path(), 1 << 20).unwrap();
     assert!(reopened.contains(&msg("M4", "1")) && reopened.contains(&msg("M5", "1")));
     let lines = std::fs::read_to_string(&path).unwrap().lines().count();
     assert_eq!(lines, 2, "compacted to the window");
@@ -160,7 +160,7 @@ async fn a_file_committed_before_a_crash_kept_its_line_out_is_read_back() {
     assert_eq!(sink.commit(&orphan).await, SinkResult::committed());
     // And a journal from an earlier version, whose lines name no file and no sender.
     std::fs::write(DedupeMemory::journal_in(dir.path()), "4c4f5354 3230\n").unwrap();
-    let memory = DedupeMemory::for_out_dir(10, dir.path()).unwrap();
+    let memory = DedupeMemory::for_out_dir(10, dir.path(), 1 << 20).unwrap();
     assert!(memory.contains(&orphan));
     assert!(!memory.contains(&from("B", "LOST", "20240101")));
     drop(memory);

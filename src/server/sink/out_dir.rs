@@ -1,20 +1,30 @@
 //! The directory sink: one `.hl7` file per message holding exactly the de-framed bytes, written
 //! to a temporary name, fsynced, renamed without overwriting, and the directory fsynced, all
-//! before the ACK. Names sort by arrival: `<UTC stamp>-<seq>-c<connection>.hl7`. A failed
-//! commit keeps nothing, and the temporary files a crash leaves behind are removed on start.
+//! before the ACK, every step relative to one open directory handle. Names sort by arrival:
+//! `<UTC stamp>-<seq>-c<connection>.hl7`. A failed commit keeps nothing, and the temporary files
+//! a crash leaves behind are removed on start.
+//!
+//! The handle is checked against the path at each commit group: a directory renamed, replaced or
+//! removed under the path is noticed, reported, and the directory the path names then (if any)
+//! is opened. A group whose directory moved while it was written is taken back, so a positive
+//! answer always means the file is durable in the directory the path names.
+
+mod handle;
 
 use super::{Inbound, Sink, SinkFuture, SinkResult};
 use crate::server::clock::Utc;
 use bytes::Bytes;
-use std::fs::File;
+use handle::DirHandle;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Writes each message to its own file in a directory.
 #[derive(Debug, Clone)]
 pub struct OutDirSink {
     dir: Arc<PathBuf>,
+    /// The directory the path named when last checked; replaced when the path moves on.
+    handle: Arc<Mutex<Arc<DirHandle>>>,
 }
 
 impl OutDirSink {
@@ -28,13 +38,16 @@ impl OutDirSink {
                 format!("{} is not a directory", dir.display()),
             ));
         }
+        let handle = DirHandle::open(&dir)?;
         // Prove we can create files there.
-        tempfile::Builder::new()
-            .prefix(".mllp-probe-")
-            .suffix(TEMP_SUFFIX)
-            .tempfile_in(&dir)?;
+        let probe = temp_name();
+        handle.create_new(&probe)?;
+        handle.remove(&probe)?;
         remove_leftovers(&dir)?;
-        Ok(OutDirSink { dir: Arc::new(dir) })
+        Ok(OutDirSink {
+            dir: Arc::new(dir),
+            handle: Arc::new(Mutex::new(Arc::new(handle))),
+        })
     }
 
     pub fn file_name(message: &Inbound) -> String {
@@ -45,11 +58,37 @@ impl OutDirSink {
             message.connection
         )
     }
+
+    /// The handle of the directory the path names now, and a note when that is not the one
+    /// used so far (it was renamed, replaced or removed).
+    fn current(&self) -> Result<(Arc<DirHandle>, Option<String>), String> {
+        let mut held = self.handle.lock().unwrap_or_else(|p| p.into_inner());
+        if held.is_at(&self.dir) {
+            return Ok((Arc::clone(&held), None));
+        }
+        let path = self.dir.display();
+        match DirHandle::open(&self.dir) {
+            Ok(fresh) => {
+                *held = Arc::new(fresh);
+                let note = format!(
+                    "out-dir: {path} was moved or replaced; now writing to the directory there now"
+                );
+                Ok((Arc::clone(&held), Some(note)))
+            }
+            Err(e) => Err(format!(
+                "out-dir: {path} was moved, replaced or removed, and cannot be opened: {e}"
+            )),
+        }
+    }
 }
 
 /// Every temporary file of ours starts with this and ends with [`TEMP_SUFFIX`].
 const TEMP_PREFIX: &str = ".mllp-";
 const TEMP_SUFFIX: &str = ".tmp";
+
+fn temp_name() -> String {
+    format!("{TEMP_PREFIX}{:016x}{TEMP_SUFFIX}", rand::random::<u64>())
+}
 
 /// Remove the temporary files a crash left in `dir`: never renamed, so never acknowledged.
 fn remove_leftovers(dir: &Path) -> std::io::Result<()> {
@@ -67,34 +106,71 @@ fn remove_leftovers(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-fn write_one(dir: &Path, name: &str, payload: &[u8]) -> std::io::Result<()> {
-    let mut tmp = tempfile::Builder::new()
-        .prefix(TEMP_PREFIX)
-        .suffix(TEMP_SUFFIX)
-        .tempfile_in(dir)?;
-    tmp.write_all(payload)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist_noclobber(dir.join(name)).map_err(|e| e.error)?;
-    Ok(())
+/// Write `payload` to a new temporary file, fsync it and rename it to `name`, all in `dir`; on
+/// failure the temporary file is removed.
+fn write_one(dir: &DirHandle, name: &str, payload: &[u8]) -> std::io::Result<()> {
+    let (tmp, mut file) = loop {
+        let tmp = temp_name();
+        match dir.create_new(&tmp) {
+            Ok(file) => break (tmp, file),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    };
+    let written = file
+        .write_all(payload)
+        .and_then(|()| file.sync_all())
+        .and_then(|()| dir.rename_noclobber(&tmp, name));
+    if written.is_err() {
+        let _ = dir.remove(&tmp);
+    }
+    written
 }
 
-fn write_batch(dir: &Path, files: &[(String, Bytes)]) -> Vec<SinkResult> {
+fn write_batch(sink: &OutDirSink, files: &[(String, Bytes)]) -> Vec<SinkResult> {
+    let (dir, note) = match sink.current() {
+        Ok(current) => current,
+        Err(why) => return vec![SinkResult::failed(why); files.len()],
+    };
     let mut results: Vec<SinkResult> = files
         .iter()
-        .map(|(name, payload)| match write_one(dir, name, payload) {
+        .map(|(name, payload)| match write_one(&dir, name, payload) {
             Ok(()) => SinkResult::committed(),
             Err(e) => SinkResult::failed(format!("out-dir: {e}")),
         })
         .collect();
-    // The renames are durable only once the directory itself is synced; if it cannot be, the
-    // files are taken back so a negative answer keeps nothing.
-    if let Err(e) = File::open(dir).and_then(|d| d.sync_all()) {
-        for ((name, _), result) in files.iter().zip(&mut results) {
-            if result.disposition == crate::ack::Disposition::Committed {
-                let _ = std::fs::remove_file(dir.join(name));
+    let kept = |r: &SinkResult| r.disposition == crate::ack::Disposition::Committed;
+    if results.iter().any(kept) {
+        // The renames are durable only once the directory is synced, and count only if the path
+        // still names the directory they were made in; else the files are taken back (from that
+        // directory, wherever it is now) so a negative answer keeps nothing.
+        let failure = match dir.sync() {
+            Err(e) => Some(format!("out-dir: directory fsync: {e}")),
+            Ok(()) if !dir.is_at(&sink.dir) => Some(format!(
+                "out-dir: {} was moved or replaced during the commit; its files were taken back",
+                sink.dir.display()
+            )),
+            Ok(()) => None,
+        };
+        if let Some(why) = failure {
+            for ((name, _), result) in files.iter().zip(&mut results) {
+                if kept(result) {
+                    *result = match dir.remove(name) {
+                        Ok(()) => SinkResult::failed(why.clone()),
+                        Err(e) => SinkResult::failed(format!(
+                            "{why}; removing {name} failed, it may remain: {e}"
+                        )),
+                    };
+                }
             }
-            *result = SinkResult::failed(format!("out-dir: directory fsync: {e}"));
+            let _ = dir.sync();
         }
+    }
+    if let (Some(note), Some(first)) = (note, results.first_mut()) {
+        first.detail = Some(match first.detail.take() {
+            Some(detail) => format!("{note}; {detail}"),
+            None => note,
+        });
     }
     results
 }
@@ -115,9 +191,9 @@ impl Sink for OutDirSink {
                 .iter()
                 .map(|m| (Self::file_name(m), m.payload.clone()))
                 .collect();
-            let dir = Arc::clone(&self.dir);
+            let sink = self.clone();
             let len = files.len();
-            match tokio::task::spawn_blocking(move || write_batch(&dir, &files)).await {
+            match tokio::task::spawn_blocking(move || write_batch(&sink, &files)).await {
                 Ok(results) => results,
                 Err(e) => vec![SinkResult::failed(format!("out-dir: writer task: {e}")); len],
             }

@@ -100,46 +100,20 @@ impl SqliteSink {
     /// Open (or create) `file`, set WAL and full synchronous commits, create the table (and,
     /// with `dedupe`, the unique index), and start the writer thread.
     pub fn open(file: &Path, dedupe: bool) -> Result<SqliteSink, SqliteError> {
-        let mut db = Connection::open(file).map_err(|e| open_error(file, e))?;
-        let mode: String = db
-            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-            .map_err(|e| open_error(file, e))?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(SqliteError::Open {
+        let db = connect(file, dedupe)?;
+        let store = Store {
+            id: identity(file).map_err(|e| SqliteError::Open {
                 file: file.to_path_buf(),
-                what: format!("cannot use WAL mode (journal mode is {mode})"),
-            });
-        }
-        db.execute_batch("PRAGMA synchronous=FULL; PRAGMA busy_timeout=5000;")
-            .and_then(|()| db.execute_batch(SCHEMA))
-            .map_err(|e| open_error(file, e))?;
-        let present: Vec<String> = db
-            .prepare("SELECT name FROM pragma_table_info('messages')")
-            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-            .map_err(|e| open_error(file, e))?;
-        if let Some(column) = COLUMNS.iter().find(|c| !present.iter().any(|p| p == *c)) {
-            return Err(SqliteError::Schema {
-                file: file.to_path_buf(),
-                column,
-            });
-        }
-        if !present.iter().any(|p| p == "dedupe") {
-            db.execute_batch("ALTER TABLE messages ADD COLUMN dedupe INTEGER")
-                .map_err(|e| open_error(file, e))?;
-        }
-        if !present.iter().any(|p| p == "msh3") {
-            add_senders(&mut db).map_err(|e| open_error(file, e))?;
-        }
-        db.execute_batch(OLD_DEDUPE_INDEX)
-            .map_err(|e| open_error(file, e))?;
-        if dedupe {
-            db.execute_batch(DEDUPE_INDEX)
-                .map_err(|e| open_error(file, e))?;
-        }
+                what: e.to_string(),
+            })?,
+            db,
+            file: file.to_path_buf(),
+            dedupe,
+        };
         let (jobs, rx) = mpsc::channel(QUEUE);
         std::thread::Builder::new()
             .name("mllp-sqlite".into())
-            .spawn(move || writer(db, rx))
+            .spawn(move || writer(store, rx))
             .map_err(|e| SqliteError::Thread {
                 file: file.to_path_buf(),
                 what: e.to_string(),
@@ -158,6 +132,98 @@ impl SqliteSink {
             message_type: value(m.message_type()),
             payload: m.payload.clone(),
             dedupe: self.dedupe && m.dedupe_key().is_some(),
+        }
+    }
+}
+
+/// Open (or create) `file` and make it a database this sink can write.
+fn connect(file: &Path, dedupe: bool) -> Result<Connection, SqliteError> {
+    let mut db = Connection::open(file).map_err(|e| open_error(file, e))?;
+    let mode: String = db
+        .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+        .map_err(|e| open_error(file, e))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(SqliteError::Open {
+            file: file.to_path_buf(),
+            what: format!("cannot use WAL mode (journal mode is {mode})"),
+        });
+    }
+    db.execute_batch("PRAGMA synchronous=FULL; PRAGMA busy_timeout=5000;")
+        .and_then(|()| db.execute_batch(SCHEMA))
+        .map_err(|e| open_error(file, e))?;
+    let present: Vec<String> = db
+        .prepare("SELECT name FROM pragma_table_info('messages')")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .map_err(|e| open_error(file, e))?;
+    if let Some(column) = COLUMNS.iter().find(|c| !present.iter().any(|p| p == *c)) {
+        return Err(SqliteError::Schema {
+            file: file.to_path_buf(),
+            column,
+        });
+    }
+    if !present.iter().any(|p| p == "dedupe") {
+        db.execute_batch("ALTER TABLE messages ADD COLUMN dedupe INTEGER")
+            .map_err(|e| open_error(file, e))?;
+    }
+    if !present.iter().any(|p| p == "msh3") {
+        add_senders(&mut db).map_err(|e| open_error(file, e))?;
+    }
+    db.execute_batch(OLD_DEDUPE_INDEX)
+        .map_err(|e| open_error(file, e))?;
+    if dedupe {
+        db.execute_batch(DEDUPE_INDEX)
+            .map_err(|e| open_error(file, e))?;
+    }
+    Ok(db)
+}
+
+/// The open database and the file it was opened as: device, inode.
+struct Store {
+    db: Connection,
+    file: PathBuf,
+    id: (u64, u64),
+    dedupe: bool,
+}
+
+/// Device and inode of the file at `path` now.
+fn identity(path: &Path) -> std::io::Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path)?;
+    if meta.nlink() == 0 {
+        return Err(std::io::Error::from(std::io::ErrorKind::NotFound));
+    }
+    Ok((meta.dev(), meta.ino()))
+}
+
+impl Store {
+    /// Whether the path still names the open file; when not (deleted, replaced), the path is
+    /// reopened for the groups after this one and why is returned: this group is answered
+    /// negatively, since what it would write goes to a file nobody will find at the path.
+    fn check(&mut self) -> Result<(), String> {
+        if identity(&self.file).is_ok_and(|id| id == self.id) {
+            return Ok(());
+        }
+        let path = self.file.display().to_string();
+        // The old connection is closed first: closing removes its WAL by name, which must not be
+        // the new database's.
+        match Connection::open_in_memory() {
+            Ok(placeholder) => drop(std::mem::replace(&mut self.db, placeholder)),
+            Err(e) => return Err(format!("{path} was deleted or replaced: {e}")),
+        }
+        let reopened = connect(&self.file, self.dedupe)
+            .map_err(|e| e.to_string())
+            .and_then(|db| Ok((db, identity(&self.file).map_err(|e| e.to_string())?)));
+        match reopened {
+            Ok((db, id)) => {
+                self.db = db;
+                self.id = id;
+                Err(format!(
+                    "{path} was deleted or replaced; reopened it for the next messages"
+                ))
+            }
+            Err(e) => Err(format!(
+                "{path} was deleted or replaced, and reopening it failed: {e}"
+            )),
         }
     }
 }
@@ -196,7 +262,7 @@ fn add_senders(db: &mut Connection) -> rusqlite::Result<()> {
 }
 
 /// Take every job queued, commit them in one transaction, answer each.
-fn writer(mut db: Connection, mut rx: mpsc::Receiver<Job>) {
+fn writer(mut store: Store, mut rx: mpsc::Receiver<Job>) {
     while let Some(first) = rx.blocking_recv() {
         let mut rows = first.rows.len();
         let mut jobs = vec![first];
@@ -209,7 +275,10 @@ fn writer(mut db: Connection, mut rx: mpsc::Receiver<Job>) {
                 Err(_) => break,
             }
         }
-        let results = commit_group(&mut db, &jobs);
+        let results = match store.check() {
+            Ok(()) => commit_group(&mut store.db, &jobs),
+            Err(why) => failed_all(&jobs, &why),
+        };
         for (job, results) in jobs.into_iter().zip(results) {
             // A committer that went away (its connection was dropped) needs no answer.
             let _ = job.reply.send(results);
@@ -217,12 +286,15 @@ fn writer(mut db: Connection, mut rx: mpsc::Receiver<Job>) {
     }
 }
 
+/// Every message of `jobs` failed, for `what`.
+fn failed_all(jobs: &[Job], what: &str) -> Vec<Vec<SinkResult>> {
+    jobs.iter()
+        .map(|j| vec![SinkResult::failed(format!("sqlite: {what}")); j.rows.len()])
+        .collect()
+}
+
 fn commit_group(db: &mut Connection, jobs: &[Job]) -> Vec<Vec<SinkResult>> {
-    let failed_all = |what: String| {
-        jobs.iter()
-            .map(|j| vec![SinkResult::failed(format!("sqlite: {what}")); j.rows.len()])
-            .collect()
-    };
+    let failed_all = |what: String| failed_all(jobs, &what);
     let tx = match db.transaction() {
         Ok(tx) => tx,
         Err(e) => return failed_all(e.to_string()),

@@ -77,6 +77,13 @@ pub(super) fn server_certificate(err: &C, cert: Option<&CertSummary>) -> TlsFail
             certificate_detail(err),
             "the peer's certificate is malformed: the peer must replace it".to_string(),
         ),
+        other if ca_used_as_end_entity(other) => (
+            certificate_detail(err),
+            "if it is self-signed, pass --ca with this very certificate (the server's own \
+             certificate file) to trust exactly it; else the peer needs a certificate issued \
+             for a server, not a CA's"
+                .to_string(),
+        ),
         _ => (certificate_detail(err), PIN_OR_ISSUER.to_string()),
     };
     TlsFailure::new(Cause::TlsVerify, detail, hint)
@@ -114,20 +121,28 @@ pub(super) fn certificate_detail(err: &C) -> String {
         C::InvalidPurpose | C::InvalidPurposeContext { .. } => {
             "certificate is not issued for this use (key usage)".into()
         }
-        // webpki's "CA used as end entity" reaches rustls as an opaque error: a CA certificate
-        // (as `openssl req -x509` makes) presented as the server's own.
-        C::Other(other) if format!("{other:?}").contains("CaUsedAsEndEntity") => {
-            "certificate is marked as a CA, which a server's own certificate may not be (as \
-             `openssl req -x509` makes one)"
+        // A CA certificate presented as the peer's own: nearly always a self-signed one, as
+        // `openssl req -x509` makes, which pinning trusts as it is.
+        other if ca_used_as_end_entity(other) => {
+            "certificate is marked as a CA, as a self-signed one made by `openssl req -x509` is"
                 .into()
         }
         other => format!("certificate rejected: {other:?}"),
     }
 }
 
+/// webpki's "CA used as end entity", which reaches rustls as an opaque error.
+pub(super) fn ca_used_as_end_entity(err: &C) -> bool {
+    matches!(err, C::Other(other) if format!("{other:?}").contains("CaUsedAsEndEntity"))
+}
+
 /// rustls renders presented names as `DnsName("x")` / `IpAddress(..)`: keep the name alone.
 fn plain_name(name: &str) -> &str {
     name.strip_prefix("DnsName(\"")
         .and_then(|rest| rest.strip_suffix("\")"))
+        .or_else(|| {
+            name.strip_prefix("IpAddress(")
+                .and_then(|rest| rest.strip_suffix(')'))
+        })
         .unwrap_or(name)
 }

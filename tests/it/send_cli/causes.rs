@@ -29,6 +29,8 @@ const KNOWN_CAUSES: &[&str] = &[
     "frame-timeout",
     "per-peer-limit",
     "buffer-budget",
+    "proxy-header",
+    "proxy-untrusted",
     "shutdown",
 ];
 

@@ -149,7 +149,11 @@ async fn precedence_unknown_fate_over_negative_and_permanent_over_all() {
     let fifo = ["--json", "--correlate", "fifo", "--no-pipeline"];
     let run = send(&to(peer.port(), &[&fifo[..], &[&path(&file)]].concat())).await;
     let s = run.summary();
-    assert!(s["unknown_fate"].as_u64().unwrap() >= 1, "{s}");
+    assert!(
+        s["unknown_fate"].as_u64().unwrap() >= 1,
+        "{s} {}",
+        run.stderr
+    );
     assert!(s["negative"].as_u64().unwrap() >= 1, "{s}");
     assert_eq!(run.code, 3);
 

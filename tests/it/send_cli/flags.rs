@@ -153,6 +153,36 @@ async fn timeout_ends_the_run_and_says_what_never_went() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "measures the run against its own bound: reliable on a quiet machine only (cargo test -- --ignored)"]
+async fn timeout_bounds_the_run_with_failed_out_files_written() {
+    let peer = Peer::start(Script::always(Behaviour::Stall)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "adt.hl7", &messages("B", 50));
+    let retry = dir.path().join("retry1");
+    let run = send(&to(
+        peer.port(),
+        &[
+            "--json",
+            "--window",
+            "1",
+            "--timeout",
+            "2s",
+            "--failed-out",
+            &path(&retry),
+            &path(&file),
+        ],
+    ))
+    .await;
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    let summary = run.summary();
+    assert_eq!(summary["messages"], 50, "{summary}");
+    assert_eq!(std::fs::read_dir(&retry).unwrap().count(), 50);
+    // The run's own clock: every file written and the summary made within the bound.
+    let elapsed = summary["elapsed_ms"].as_f64().unwrap();
+    assert!(elapsed <= 2000.0, "{summary}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn no_file_and_a_terminal_for_stdin_is_a_usage_error() {
     let (mut leader, mut follower) = (-1, -1);
     let made = unsafe {

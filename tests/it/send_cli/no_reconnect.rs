@@ -78,3 +78,30 @@ async fn a_refused_port_without_reconnects_exits_4() {
     assert_eq!(run.code, 4, "{}", run.stderr);
     assert_eq!(run.summary()["never_delivered"], 2);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sent_counts_only_what_was_written() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let file = path(&write(dir.path(), "adt.hl7", &messages("W", 3)));
+    let run = send(&to(port, &["--no-reconnect", &file])).await;
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("sent 0 of 3 messages in ") && run.stderr.contains("(0 msg/s)"),
+        "{}",
+        run.stderr
+    );
+    let json = send(&to(port, &["--no-reconnect", "--json", &file])).await;
+    let summary = json.summary();
+    assert_eq!(summary["messages"], 3, "{summary}");
+    assert_eq!(summary["written"], 0, "{summary}");
+    assert_eq!(summary["messages_per_second"], 0.0, "{summary}");
+    // Written and answered: every message counts.
+    let peer = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
+    let ok = send(&to(peer.port(), &["--json", &file])).await;
+    assert_eq!(ok.summary()["written"], 3);
+}

@@ -117,6 +117,34 @@ async fn failed_out_keeps_the_failures_and_a_rerun_sends_only_those() {
     assert_eq!(resent, failed);
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn failed_out_refuses_a_directory_with_files_or_one_of_the_inputs() {
+    let peer = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "adt.hl7", &messages("F", 2));
+    let used = dir.path().join("fo");
+    write(&used, "000001-adt.hl7#1.hl7", &messages("F", 1));
+    // A directory an earlier run left files in: runs would mix.
+    let run = send(&to(
+        peer.port(),
+        &["--failed-out", &path(&used), &path(&file)],
+    ))
+    .await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("not empty (1 entry)"), "{}", run.stderr);
+    assert!(run.stderr.contains("new directory"), "{}", run.stderr);
+    // The directory being sent: its failures would land among its messages.
+    let rerun = send(&to(
+        peer.port(),
+        &["-r", &path(&used), "--failed-out", &path(&used)],
+    ))
+    .await;
+    assert_eq!(rerun.code, 2, "{}", rerun.stderr);
+    assert!(rerun.stderr.contains("of the inputs"), "{}", rerun.stderr);
+    assert_eq!(peer.connections(), 0);
+    assert_eq!(std::fs::read_dir(&used).unwrap().count(), 1);
+}
+
 /// Under control-ID correlation the client writes a message again on each new connection, at
 /// most --max-resends times: a peer that resets every link on the first frame gets it 1 + N
 /// times, and the message ends unknown-fate, never accepted.

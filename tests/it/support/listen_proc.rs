@@ -154,6 +154,13 @@ impl ListenProc {
         }
     }
 
+    /// The next event, if one comes within `wait`.
+    pub fn next_event(&self, wait: Duration) -> Option<Value> {
+        let event = self.events.recv_timeout(wait).ok();
+        self.assert_no_payload();
+        event
+    }
+
     /// Events up to and including the first matching `pred`.
     pub fn events_until(&self, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
         let mut seen = Vec::new();

@@ -6,6 +6,7 @@
 pub mod certs;
 pub mod crowd;
 pub mod fault_proxy;
+pub mod haproxy;
 pub mod interop_peer;
 pub mod no_payload;
 pub mod node_peer;

@@ -123,6 +123,14 @@ const MEANINGS: &[(u8, &str, Narrower)] = &[
             "interrupted by Ctrl-C (the summary is still printed)",
         )],
     ),
+    (
+        143,
+        "stopped by SIGTERM (send; the summary is still printed)",
+        &[(
+            For::Send,
+            "stopped by SIGTERM (the summary is still printed)",
+        )],
+    ),
 ];
 
 /// The codes `whom` can end with, and what each means there: `(code, meaning)`.
@@ -214,6 +222,8 @@ pub enum Exit {
     Thresholds,
     /// 130: interrupted by Ctrl-C.
     Interrupted,
+    /// 143: stopped by SIGTERM.
+    Terminated,
 }
 
 impl Exit {
@@ -228,6 +238,7 @@ impl Exit {
             Exit::Permanent => 5,
             Exit::Thresholds => 6,
             Exit::Interrupted => 130,
+            Exit::Terminated => 143,
         }
     }
 }
@@ -241,7 +252,7 @@ impl Exit {
             Exit::UnknownFate => o.unknown_fate,
             Exit::Thresholds => o.thresholds_missed,
             Exit::Negative => o.negative,
-            Exit::Success | Exit::Usage | Exit::Interrupted => false,
+            Exit::Success | Exit::Usage | Exit::Interrupted | Exit::Terminated => false,
         }
     }
 }
@@ -270,14 +281,14 @@ mod tests {
     #[test]
     fn every_command_explains_the_codes_it_ends_with() {
         let codes = |w| meanings(w).into_iter().map(|(c, _)| c).collect::<Vec<_>>();
-        assert_eq!(codes(For::All), [0, 1, 2, 3, 4, 5, 6, 130]);
-        assert_eq!(codes(For::Send), [0, 1, 2, 3, 4, 5, 130]);
+        assert_eq!(codes(For::All), [0, 1, 2, 3, 4, 5, 6, 130, 143]);
+        assert_eq!(codes(For::Send), [0, 1, 2, 3, 4, 5, 130, 143]);
         assert_eq!(codes(For::Probe), [0, 1, 2, 3, 4, 5]);
         assert_eq!(codes(For::Soak), [0, 2, 4, 5, 6]);
         assert_eq!(codes(For::Listen), [0, 2, 5]);
         for whom in [For::All, For::Send, For::Listen, For::Probe, For::Soak] {
             for (code, _) in meanings(whom) {
-                let named = [0, 1, 2, 3, 4, 5, 6, 130].contains(&code);
+                let named = [0, 1, 2, 3, 4, 5, 6, 130, 143].contains(&code);
                 assert!(named, "{code}");
             }
         }
@@ -291,6 +302,7 @@ mod tests {
             Exit::Permanent,
             Exit::Thresholds,
             Exit::Interrupted,
+            Exit::Terminated,
         ];
         assert_eq!(codes(For::All), every.map(Exit::code));
     }

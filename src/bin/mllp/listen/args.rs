@@ -7,6 +7,7 @@ use crate::manual::LISTEN;
 use clap::{Args, ValueEnum};
 use mllp::ack::AckCode;
 use mllp::framing::Tolerance;
+use mllp::server::proxy::ProxyProtocol;
 use mllp::server::sink::{ExecOptions, OutputFormat};
 use mllp::server::{AckMode, DoubleOptions, Policy, ServerConfig, Sink};
 use mllp::tls::{ClientAuth, ServerTlsOptions, TlsAcceptor, TlsConfigError};
@@ -29,6 +30,17 @@ pub struct ListenArgs {
     /// Allow a wildcard --host or --metrics (warns MLLP_BIND_ALL_INTERFACES).
     #[arg(long, help_heading = heading::CONNECTION)]
     pub allow_wildcard: bool,
+    /// Take peer addresses from a load balancer's PROXY header (v1 or v2).
+    ///
+    /// The client address it names is the peer of events, of --max-connections-per-peer and of
+    /// MLLP_PEER. A connection without a valid header, or not from --proxy-from, is closed
+    /// (cause proxy-header or proxy-untrusted). The balancer's health checks (a LOCAL header:
+    /// HAProxy's `check` with `send-proxy-v2`) are counted and closed without an event.
+    #[arg(long, help_heading = heading::CONNECTION)]
+    pub proxy_protocol: bool,
+    /// Addresses trusted to send PROXY headers [default: loopback].
+    #[arg(long, value_name = "CIDR", value_delimiter = ',', requires = "proxy_protocol", help_heading = heading::CONNECTION)]
+    pub proxy_from: Vec<mllp::server::proxy::Cidr>,
 
     /// The stdout sink's format: hl7, json, raw [default: hl7].
     ///
@@ -260,6 +272,13 @@ impl ListenArgs {
             drain_timeout: self.drain_timeout,
             ack,
             batch_ack: self.batch_ack,
+            proxy: self.proxy_protocol.then(|| {
+                let mut proxy = ProxyProtocol::default();
+                if !self.proxy_from.is_empty() {
+                    proxy.from = self.proxy_from.clone();
+                }
+                proxy
+            }),
             ..self.guards.config()
         };
         setup::check(&config, self.exec_concurrency, self.exec_timeout)?;
@@ -268,7 +287,11 @@ impl ListenArgs {
 
     /// The sink, wrapped to remember committed messages under --dedupe, and that memory.
     pub fn sink(&self) -> Result<(Arc<dyn Sink>, Memory), SetupError> {
-        setup::open_sink(&self.commit(), self.dedupe.then_some(self.dedupe_window))
+        setup::open_sink(
+            &self.commit(),
+            self.dedupe.then_some(self.dedupe_window),
+            usize::try_from(self.guards.max_frame_size).unwrap_or(usize::MAX),
+        )
     }
 
     /// Where messages are committed: --sqlite, --out-dir, --exec, else stdout.

@@ -15,13 +15,15 @@ const BATCH: usize = 512;
 /// messages (each wake is two context switches and a write).
 const GATHER: std::time::Duration = std::time::Duration::from_millis(1);
 
-/// Render events until every sender is gone.
+/// Render events until every sender is gone; `skipped` (what the start-up read-back left
+/// alone) is said right after the address.
 pub fn spawn(
     diag: Diag,
     rx: mpsc::Receiver<ServerEvent>,
     metrics: Option<std::net::SocketAddr>,
+    skipped: Vec<String>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
-    spawn_announcing(diag, rx, metrics, None)
+    spawn_announcing(diag, rx, metrics, skipped, None)
 }
 
 /// [`spawn`], firing `listening` once the bound address is on stderr: whatever else writes
@@ -30,6 +32,7 @@ pub fn spawn_announcing(
     diag: Diag,
     mut rx: mpsc::Receiver<ServerEvent>,
     metrics: Option<std::net::SocketAddr>,
+    skipped: Vec<String>,
     mut listening: Option<tokio::sync::oneshot::Sender<()>>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
@@ -45,6 +48,11 @@ pub fn spawn_announcing(
                         crate::prometheus::server::record(&event);
                     }
                     push(&diag, &event, &mut text);
+                    if let ServerEvent::Listening { .. } = event {
+                        for what in &skipped {
+                            push_skipped(&diag, what, &mut text);
+                        }
+                    }
                     if let (ServerEvent::Listening { .. }, Some(addr)) = (&event, metrics) {
                         text.push_str(&crate::prometheus::announce_line(&diag, addr));
                         text.push('\n');
@@ -184,6 +192,13 @@ fn push(diag: &Diag, event: &ServerEvent, text: &mut String) {
             push_wildcard_warning(diag, message, text);
         }
     }
+}
+
+/// A file the start-up read-back or the journal left alone (a link, a FIFO, too large).
+fn push_skipped(diag: &Diag, what: &str, text: &mut String) {
+    let human = format!("{} --dedupe: {what}", diag.paint("warning:", "33"));
+    text.push_str(&diag.line("read_back_skipped", || human, json!({ "detail": what })));
+    text.push('\n');
 }
 
 /// The security warning for an address bound on every interface.

@@ -98,9 +98,11 @@ pub fn check(
 
 /// The sink, and with `dedupe` (the window) the memory of committed messages wrapped around
 /// it, shared with [`policy`]. SQLite remembers by its own unique index: no memory then.
+/// `max_frame` bounds what an out-dir's files are read back at.
 pub fn open_sink(
     commit: &Commit,
     dedupe: Option<usize>,
+    max_frame: usize,
 ) -> Result<(Arc<dyn Sink>, Memory), SetupError> {
     let sink: Arc<dyn Sink> = match commit {
         #[cfg(feature = "sqlite")]
@@ -126,9 +128,11 @@ pub fn open_sink(
     }
     let memory = match commit {
         Commit::OutDir(dir) => {
-            DedupeMemory::for_out_dir(window, dir).map_err(|source| SetupError::Journal {
-                journal: DedupeMemory::journal_in(dir),
-                source,
+            DedupeMemory::for_out_dir(window, dir, max_frame).map_err(|source| {
+                SetupError::Journal {
+                    journal: DedupeMemory::journal_in(dir),
+                    source,
+                }
             })?
         }
         _ => DedupeMemory::in_memory(window),
@@ -191,16 +195,16 @@ mod tests {
         );
         assert!(check(&ok, 1, Duration::ZERO).is_err());
         let exec = Commit::Exec(ExecOptions::new("true"));
-        let err = open_sink(&exec, Some(0)).err().unwrap();
+        let err = open_sink(&exec, Some(0), 1024).err().unwrap();
         assert_eq!(err.to_string(), "--dedupe-window must be greater than zero");
     }
 
     #[test]
     fn dedupe_puts_one_memory_before_the_sink_and_the_policy() {
         let exec = Commit::Exec(ExecOptions::new("true"));
-        let (_, memory) = open_sink(&exec, Some(8)).unwrap();
+        let (_, memory) = open_sink(&exec, Some(8), 1024).unwrap();
         assert!(memory.is_some());
-        assert!(open_sink(&exec, None).unwrap().1.is_none());
+        assert!(open_sink(&exec, None, 1024).unwrap().1.is_none());
         let inert = DoubleOptions {
             seed: 7,
             ..DoubleOptions::default()

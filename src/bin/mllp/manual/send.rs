@@ -31,12 +31,12 @@ record with --json), a summary to stderr.",
             "stdin, a batch kept as one frame",
         ),
         (
-            "mllp send *.hl7 --host engine --failed-out retry/",
+            "mllp send *.hl7 --host engine --failed-out retry1",
             "keep every message not accepted",
         ),
         (
-            "mllp send retry --recursive --host engine",
-            "... and send only those again",
+            "mllp send retry1 -r --host engine --failed-out retry2",
+            "... send only those, a new folder each run",
         ),
     ],
     exit: crate::exit::For::Send,
@@ -44,7 +44,8 @@ record with --json), a summary to stderr.",
     files: &[
         (
             "--failed-out DIR",
-            "one file per message that did not end accepted, named so that they sort in send order",
+            "one file per message that did not end accepted, named so that they sort in send \
+             order; absent or empty, and none of the inputs",
         ),
         (
             "--ca, --cert, --key FILE",

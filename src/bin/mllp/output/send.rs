@@ -53,6 +53,9 @@ pub struct MessageRecord<'a> {
     pub error_code: Option<Cow<'a, str>>,
     /// From the flush to the final answer, to a tenth of a millisecond.
     pub latency_ms: Option<f64>,
+    /// The link it went over, from 0, in a run over several (`--connections`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<usize>,
     /// The population: `accepted`, `negative`, `committed-only`, `unknown-fate`,
     /// `never-delivered` or `refused`.
     pub outcome: Population,
@@ -86,6 +89,7 @@ impl<'a> MessageRecord<'a> {
                 .and_then(|a| a.error_code)
                 .map(String::from_utf8_lossy),
             latency_ms: fate.latency().map(super::tenth_ms),
+            link: None,
             outcome: fate.population(),
             source: item.label(),
             kind: RecordType::Message,
@@ -112,6 +116,8 @@ pub struct SummaryRecord<'a> {
 pub struct SendSummary {
     /// Messages read.
     pub messages: u64,
+    /// Messages written to the peer at least once (all but never-delivered and refused).
+    pub written: u64,
     /// `accepted`, `negative`, `committed_only`, `unknown_fate`, `never_delivered`, `refused`
     /// (they add up to `messages`), and `by_code`: final answers by ACK code.
     #[serde(flatten)]
@@ -122,13 +128,13 @@ pub struct SendSummary {
     pub resent: u64,
     /// The run's duration, to a tenth of a millisecond.
     pub elapsed_ms: f64,
-    /// Messages read per second, to one decimal.
+    /// Messages written per second, to one decimal.
     pub messages_per_second: f64,
     /// The populations add up to the messages read.
     pub accounting_ok: bool,
     /// The cause the client stopped reconnecting on.
     pub gave_up: Option<Cause>,
-    /// Stopped by Ctrl-C.
+    /// Stopped by Ctrl-C or SIGTERM.
     pub interrupted: bool,
     /// `--timeout` ran out.
     pub timed_out: bool,
@@ -136,6 +142,38 @@ pub struct SendSummary {
     pub last_failure: Option<Cause>,
     /// The code the run exits with.
     pub exit_code: u8,
+    /// Each link's share, in a run over several (`--connections`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub links: Option<Vec<LinkFigures>>,
+}
+
+/// One link's share of a run over several.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkFigures {
+    /// From 0, as the records' `link`.
+    pub link: usize,
+    /// Messages routed to it.
+    pub messages: u64,
+    /// Their fates, as in the summary.
+    #[serde(flatten)]
+    pub fates: FateTally,
+    pub reconnects: u64,
+    pub resent: u64,
+    /// The cause this link stopped reconnecting on.
+    pub gave_up: Option<Cause>,
+}
+
+impl LinkFigures {
+    pub fn new(link: usize, share: &mllp::delivery::LinkSummary) -> LinkFigures {
+        LinkFigures {
+            link,
+            messages: share.totals.read,
+            fates: share.totals.fates.clone(),
+            reconnects: share.totals.reconnects,
+            resent: share.totals.resent,
+            gave_up: share.ending.gave_up,
+        }
+    }
 }
 
 /// `messages` per second over `elapsed`, to one decimal; 0 for no time at all.
@@ -158,17 +196,19 @@ impl SendSummary {
         } = run;
         SendSummary {
             messages: totals.read,
+            written: totals.written(),
             fates: totals.fates.clone(),
             reconnects: totals.reconnects,
             resent: totals.resent,
             elapsed_ms: super::tenth_ms(*elapsed),
-            messages_per_second: per_second(totals.read, *elapsed),
+            messages_per_second: per_second(totals.written(), *elapsed),
             accounting_ok: totals.adds_up(),
             gave_up: ending.gave_up,
             interrupted: ending.interrupted,
             timed_out: ending.timed_out,
             last_failure: ending.last_failure.filter(|_| ending.gave_up.is_none()),
             exit_code: exit.code(),
+            links: None,
         }
     }
 }

@@ -130,8 +130,13 @@ async fn serve(
         }
     };
     let (tx, rx) = tokio::sync::mpsc::channel(4096);
-    let renderer =
-        crate::listen::render::spawn_announcing(diag.clone(), rx, metrics, Some(listening))?;
+    let renderer = crate::listen::render::spawn_announcing(
+        diag.clone(),
+        rx,
+        metrics,
+        Vec::new(),
+        Some(listening),
+    )?;
     let server = Server::builder(config, sink)
         .events(tx)
         .message_events(

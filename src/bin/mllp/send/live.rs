@@ -38,6 +38,13 @@ pub struct Live {
     endpoint: String,
     /// What follows a failure (`retrying; giving up after 2m`).
     gives_up: String,
+    /// Each link's own view: one, or one per `--connections`.
+    links: Vec<LinkView>,
+}
+
+/// What the lines remember of one link.
+#[derive(Default)]
+struct LinkView {
     /// The link is up (since the last `connected`).
     up: AtomicBool,
     /// This outage's first failure was said: the next is said only after a reconnect.
@@ -78,9 +85,24 @@ impl Live {
             diag: diag.clone(),
             endpoint: plan.endpoint.clone(),
             gives_up: plan.gives_up.clone(),
-            up: AtomicBool::new(false),
-            said_failure: AtomicBool::new(false),
+            links: (0..args.connections.max(1))
+                .map(|_| LinkView::default())
+                .collect(),
         }
+    }
+
+    /// `host:port`, and which link when there are several.
+    fn endpoint(&self, link: usize) -> String {
+        match self.links.len() {
+            1 => self.endpoint.clone(),
+            _ => format!("{} (link {link})", self.endpoint),
+        }
+    }
+
+    /// Links up now, of all (for the bar of a run over several).
+    pub fn links_up(&self) -> (usize, usize) {
+        let up = self.links.iter().filter(|l| l.up.load(Ordering::Relaxed));
+        (up.count(), self.links.len())
     }
 
     /// `-v`: a step as it happens, `* connecting to ...` style.
@@ -92,7 +114,11 @@ impl Live {
 
     /// The run starts connecting.
     pub fn start(&self) {
-        let endpoint = &self.endpoint;
+        self.start_on(0);
+    }
+
+    fn start_on(&self, link: usize) {
+        let endpoint = &self.endpoint(link);
         self.step(
             || format!("* connecting to {endpoint}"),
             &SendEvent::Connecting { endpoint },
@@ -124,12 +150,13 @@ impl Live {
 
     /// Link steps: `-v` shows each; without it, the first failure of an outage is said at once
     /// (unless `--quiet`), so a wrong port is never minutes of silence.
-    fn link_step(&self, event: &ClientEvent) {
-        let endpoint = &self.endpoint;
+    fn link_step(&self, link: usize, event: &ClientEvent) {
+        let endpoint = &self.endpoint(link);
+        let view = &self.links[link.min(self.links.len() - 1)];
         match event {
             ClientEvent::StateChange(t) if t.to == State::Connected => {
-                self.up.store(true, Ordering::Relaxed);
-                let recovered = self.said_failure.swap(false, Ordering::Relaxed);
+                view.up.store(true, Ordering::Relaxed);
+                let recovered = view.said_failure.swap(false, Ordering::Relaxed);
                 if self.diag.verbose > 0 || (recovered && !self.diag.quiet) {
                     self.note(
                         || format!("* connected to {endpoint}"),
@@ -140,11 +167,11 @@ impl Live {
             ClientEvent::StateChange(t)
                 if t.to == State::Connecting && t.reason == Reason::BackoffElapsed =>
             {
-                self.start();
+                self.start_on(link);
             }
             ClientEvent::Error { cause, class } => {
-                let was_up = self.up.swap(false, Ordering::Relaxed);
-                let first = !self.said_failure.swap(true, Ordering::Relaxed);
+                let was_up = view.up.swap(false, Ordering::Relaxed);
+                let first = !view.said_failure.swap(true, Ordering::Relaxed);
                 let next = match class {
                     Class::Permanent => "not retrying: it is permanent",
                     Class::Transient => self.gives_up.as_str(),
@@ -196,7 +223,13 @@ impl Live {
             if last == u64::MAX || now.saturating_sub(last) >= REFRESH.as_millis() as u64 {
                 self.refreshed_ms.store(now, Ordering::Relaxed);
                 let (in_flight, reconnects) = counts();
-                bar.set_message(format!("in flight {in_flight}, reconnects {reconnects}"));
+                let links = match self.links_up() {
+                    (_, 1) => String::new(),
+                    (up, all) => format!("links up {up}/{all}, "),
+                };
+                bar.set_message(format!(
+                    "{links}in flight {in_flight}, reconnects {reconnects}"
+                ));
             }
         }
     }
@@ -217,7 +250,12 @@ impl Live {
     /// A client event: security warnings always, protocol warnings unless `--quiet` (a
     /// tolerated deviation is said out loud), the rest with `--events`.
     pub fn event(&self, event: &ClientEvent) {
-        self.link_step(event);
+        self.event_on(0, event)
+    }
+
+    /// A client event of link `link` (from 0) of a run over several.
+    pub fn event_on(&self, link: usize, event: &ClientEvent) {
+        self.link_step(link, event);
         let diag = &self.diag;
         // `-vv` shows everything `--events` does.
         let events = self.events || diag.verbose > 1;
@@ -243,6 +281,10 @@ impl Live {
                 format!("link error: {cause} ({class}): {}", cause.hint())
             }
             other => other.to_string(),
+        };
+        let line = match self.links.len() {
+            1 => line,
+            _ => format!("link {link}: {line}"),
         };
         self.note(|| line, &SendEvent::client(event));
     }

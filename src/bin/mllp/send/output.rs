@@ -57,6 +57,17 @@ impl Output {
 
     /// One message's final outcome. `cause` overrides the fate's own cause.
     pub fn message(&mut self, item: &Item, fate: &Fate, cause: Option<Cause>) {
+        self.message_on(None, item, fate, cause)
+    }
+
+    /// One message's final outcome, and the link it went over in a run over several.
+    pub fn message_on(
+        &mut self,
+        link: Option<usize>,
+        item: &Item,
+        fate: &Fate,
+        cause: Option<Cause>,
+    ) {
         if self.quiet {
             return;
         }
@@ -64,7 +75,8 @@ impl Output {
         if self.out.buffer().len() > FLUSH_AT {
             self.flush();
         }
-        let record = MessageRecord::new(item, fate, cause, self.print_ack && self.json);
+        let mut record = MessageRecord::new(item, fate, cause, self.print_ack && self.json);
+        record.link = link;
         let _ = if self.json {
             // Straight into the buffer: no map is built per message.
             record.write_line(&mut self.out)

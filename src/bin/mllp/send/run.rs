@@ -4,13 +4,14 @@
 
 use super::live::Live;
 use super::output::Output;
-use super::signals::Signals;
+use super::signals::{Signals, Stop};
 use super::summary;
 use crate::diag::count;
 use crate::exit::Exit;
-use crate::output::send::{SendEvent, SendSummary};
+use crate::output::send::{LinkFigures, SendEvent, SendSummary};
 use mllp::client::Client;
-use mllp::delivery::{Input, Run, RunEvent, RunNote, RunOptions, RunSummary};
+use mllp::delivery::{Input, LinkSummary, Run, RunEvent, RunNote, RunOptions, RunSummary};
+use std::sync::{Arc, OnceLock};
 
 pub async fn run(
     client: Client,
@@ -24,11 +25,16 @@ pub async fn run(
     live.start();
     let mut run = Run::start(client, input, options);
     let controls = run.controls();
-    tokio::spawn(async move {
-        signals.next().await;
-        controls.stop();
-        signals.next().await;
-        controls.destroy();
+    // The first signal names the interruption and decides its exit code.
+    let stopped_by = Arc::new(OnceLock::new());
+    tokio::spawn({
+        let stopped_by = stopped_by.clone();
+        async move {
+            let _ = stopped_by.set(signals.next().await);
+            controls.stop();
+            signals.next().await;
+            controls.destroy();
+        }
     });
     while let Some(event) = run.next().await {
         match event {
@@ -46,7 +52,7 @@ pub async fn run(
                 });
             }
             RunEvent::Client(event) => live.event(&event),
-            RunEvent::Note(note) => say(&live, note),
+            RunEvent::Note(note) => say(&live, note, stopped_by.get().copied()),
             RunEvent::Closing => {
                 output.flush();
                 live.finish();
@@ -61,11 +67,26 @@ pub async fn run(
         }
     }
     let summary = run.finish().await;
-    finish(&summary, &mut output, &live)
+    finish(&summary, &mut output, &live, stopped_by.get().copied())
 }
 
 /// A note about the run, on stderr.
-fn say(live: &Live, note: RunNote) {
+pub fn say(live: &Live, note: RunNote, stopped_by: Option<Stop>) {
+    if let (RunNote::Interrupted, Some(stop)) = (&note, stopped_by) {
+        let human = || {
+            format!(
+                "mllp: {}: nothing more is sent; the rest of the input is reported; \
+                 draining ({})",
+                interruption(stop),
+                stop.again()
+            )
+        };
+        let event = SendEvent::Interrupted {
+            draining: true,
+            signal: Some(stop.signal()),
+        };
+        return live.note(human, &event);
+    }
     let human = || match &note {
         RunNote::InputError(error) => format!("mllp: error: {error}; no more messages are read"),
         RunNote::TimedOut => {
@@ -82,8 +103,32 @@ fn say(live: &Live, note: RunNote) {
     live.note(human, &SendEvent::note(&note));
 }
 
+/// `interrupted by Ctrl-C`, `stopped by SIGTERM`.
+pub fn interruption(stop: Stop) -> String {
+    match stop {
+        Stop::CtrlC => format!("interrupted by {}", stop.name()),
+        Stop::Sigterm => format!("stopped by {}", stop.name()),
+    }
+}
+
 /// Print the summary and decide the exit code; a count that does not close is a bug report.
-fn finish(summary: &RunSummary, output: &mut Output, live: &Live) -> Exit {
+fn finish(
+    summary: &RunSummary,
+    output: &mut Output,
+    live: &Live,
+    stopped_by: Option<Stop>,
+) -> Exit {
+    finish_with(summary, None, output, live, stopped_by)
+}
+
+/// As [`finish`], with each link's share of a run over several.
+pub fn finish_with(
+    summary: &RunSummary,
+    links: Option<&[LinkSummary]>,
+    output: &mut Output,
+    live: &Live,
+    stopped_by: Option<Stop>,
+) -> Exit {
     let RunSummary {
         totals,
         ending,
@@ -104,13 +149,30 @@ fn finish(summary: &RunSummary, output: &mut Output, live: &Live) -> Exit {
             },
         );
     }
-    let exit = crate::exit::exit_for(totals.observed(*ending));
-    let record = SendSummary::new(summary, exit);
+    let exit = match (crate::exit::exit_for(totals.observed(*ending)), stopped_by) {
+        (Exit::Interrupted, Some(stop)) => stop.exit(),
+        (exit, _) => exit,
+    };
+    let mut record = SendSummary::new(summary, exit);
+    record.links = links.map(|links| {
+        links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| LinkFigures::new(i, l))
+            .collect()
+    });
     if output.json() {
         output.summary_record(&record);
     } else {
         live.note(
-            || summary::human(totals, *elapsed, *ending),
+            || {
+                let mut text = summary::human(totals, *elapsed, *ending, stopped_by);
+                for (i, link) in links.unwrap_or_default().iter().enumerate() {
+                    text.push('\n');
+                    text.push_str(&summary::link_line(i, link));
+                }
+                text
+            },
             &SendEvent::Summary(&record),
         );
     }

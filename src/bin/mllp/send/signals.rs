@@ -1,6 +1,51 @@
 //! The interruptions `send` listens for; what each one means (drain, then stop at once) is the
 //! run's decision. A signal that cannot be installed simply never arrives.
 
+use crate::exit::Exit;
+
+/// Which signal stopped the run: each is named as what it was, and has its own exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// SIGINT, as Ctrl-C at a terminal sends it.
+    CtrlC,
+    /// SIGTERM, as a service manager or `kill` sends it.
+    Sigterm,
+}
+
+impl Stop {
+    /// How people know it: `Ctrl-C`, `SIGTERM`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stop::CtrlC => "Ctrl-C",
+            Stop::Sigterm => "SIGTERM",
+        }
+    }
+
+    /// The signal's own name, for machine-readable output.
+    pub fn signal(self) -> &'static str {
+        match self {
+            Stop::CtrlC => "SIGINT",
+            Stop::Sigterm => "SIGTERM",
+        }
+    }
+
+    /// How to stop at once, in the words of the signal that came.
+    pub fn again(self) -> &'static str {
+        match self {
+            Stop::CtrlC => "Ctrl-C again to stop at once",
+            Stop::Sigterm => "SIGTERM again to stop at once",
+        }
+    }
+
+    /// 130 after Ctrl-C, 143 after SIGTERM (128 + the signal's number, by convention).
+    pub fn exit(self) -> Exit {
+        match self {
+            Stop::CtrlC => Exit::Interrupted,
+            Stop::Sigterm => Exit::Terminated,
+        }
+    }
+}
+
 /// SIGINT and SIGTERM, as one stream of interruptions.
 pub struct Signals {
     int: Option<tokio::signal::unix::Signal>,
@@ -16,10 +61,11 @@ impl Signals {
         }
     }
 
-    pub async fn next(&mut self) {
+    /// The next signal, and which it was.
+    pub async fn next(&mut self) -> Stop {
         tokio::select! {
-            () = arrival(&mut self.int) => {}
-            () = arrival(&mut self.term) => {}
+            () = arrival(&mut self.int) => Stop::CtrlC,
+            () = arrival(&mut self.term) => Stop::Sigterm,
         }
     }
 }

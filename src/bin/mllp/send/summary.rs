@@ -1,9 +1,10 @@
 //! The run's summary for people, from the library's totals and ending (the record is
 //! `crate::output::send::SendSummary`, the exit code `Totals::exit`).
 
+use super::signals::Stop;
 use crate::output::send::per_second;
 use mllp::client::Population;
-use mllp::delivery::{Ending, Totals};
+use mllp::delivery::{Ending, LinkSummary, Totals};
 use mllp::input::InputSource;
 use std::time::Duration;
 
@@ -15,7 +16,12 @@ pub fn label_width(sources: &[InputSource]) -> usize {
 
 /// The summary for people, on stderr.
 /// Laid out for an 80-column terminal: lines break between items, never inside a word.
-pub fn human(tally: &Totals, elapsed: Duration, ending: Ending) -> String {
+pub fn human(
+    tally: &Totals,
+    elapsed: Duration,
+    ending: Ending,
+    stopped_by: Option<Stop>,
+) -> String {
     use crate::diag::{pack, TEXT_WIDTH};
     let populations: Vec<String> = Population::ALL
         .iter()
@@ -27,11 +33,17 @@ pub fn human(tally: &Totals, elapsed: Duration, ending: Ending) -> String {
         .iter()
         .map(|(code, n)| format!("{code} {n}"))
         .collect();
+    // "sent" counts what went on the wire; the rate is over those alone.
+    let written = tally.written();
+    let sent = if written == tally.read {
+        crate::diag::count(written, "message")
+    } else {
+        format!("{written} of {}", crate::diag::count(tally.read, "message"))
+    };
     let mut lines = vec![format!(
-        "sent {} in {:.2}s ({} msg/s)",
-        crate::diag::count(tally.read, "message"),
+        "sent {sent} in {:.2}s ({} msg/s)",
         elapsed.as_secs_f64(),
-        per_second(tally.read, elapsed),
+        per_second(written, elapsed),
     )];
     lines.extend(pack(&populations, TEXT_WIDTH, "  ", ", "));
     let counts = [
@@ -56,7 +68,10 @@ pub fn human(tally: &Totals, elapsed: Duration, ending: Ending) -> String {
         ));
     }
     if ending.interrupted {
-        text.push_str("\n  interrupted: reading stopped at Ctrl-C");
+        let by = stopped_by.map_or("interrupted".to_string(), super::run::interruption);
+        text.push_str(&format!(
+            "\n  {by}: the messages not sent then are never-delivered (interrupted)"
+        ));
     }
     if ending.timed_out {
         text.push_str("\n  timed out: --timeout ran out; nothing more was sent");
@@ -67,6 +82,24 @@ pub fn human(tally: &Totals, elapsed: Duration, ending: Ending) -> String {
             cause.class(),
             cause.hint()
         ));
+    }
+    text
+}
+
+/// One link's share of a run over several: `  link 2: 250 messages, 249 accepted, 1 negative;
+/// reconnects 3`.
+pub fn link_line(link: usize, share: &LinkSummary) -> String {
+    let t = &share.totals;
+    let mut text = format!("  link {link}: {}", crate::diag::count(t.read, "message"));
+    for p in Population::ALL {
+        let n = t.count(p);
+        if n > 0 {
+            text.push_str(&format!(", {n} {}", p.as_str()));
+        }
+    }
+    text.push_str(&format!("; reconnects {}", t.reconnects));
+    if let Some(cause) = share.ending.gave_up {
+        text.push_str(&format!("; gave up: {cause}"));
     }
     text
 }

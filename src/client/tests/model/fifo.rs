@@ -1,7 +1,8 @@
 //! The sender's rules under FIFO correlation, as plainly as possible: each reply answers the
 //! oldest written message, whatever its MSA-2 says, except a repeat of an ID already answered
-//! on the connection; a reply with nothing awaiting it ends the link for good; an ACK timeout
-//! ends the link; nothing is written twice.
+//! on the connection (credits nothing); a reply naming a message written after the oldest one
+//! awaiting, or with nothing awaiting it, ends the link for good; an ACK timeout ends the link; what was never written waits for the next
+//! connection; nothing is written twice.
 
 use super::rules::{known_code, AfterCa, Outcome, Rules, Timeouts};
 
@@ -71,20 +72,24 @@ impl FifoModel {
         }
     }
 
-    /// The link ends. Order cannot be resumed on a new connection: every message still open
-    /// ends here (written: unknown fate; unwritten: never delivered). `for_good` when the cause
-    /// is permanent or the client was draining.
+    /// The link ends. Order cannot be resumed on a new connection: every written message still
+    /// open ends here (unknown fate); unwritten ones wait for the next connection (the client
+    /// reconnects at once), unless the cause is permanent or the client was draining
+    /// (`for_good`): then they are never delivered.
     fn link_ends(&mut self, for_good: bool) {
+        let for_good = for_good || self.draining.is_some();
         for i in self.unsettled() {
-            let outcome = match self.messages[i].written {
-                Some(_) => Outcome::UnknownFate,
-                None => Outcome::NeverDelivered,
-            };
-            self.settle(i, outcome);
+            match self.messages[i].written {
+                Some(_) => self.settle(i, Outcome::UnknownFate),
+                None if for_good => self.settle(i, Outcome::NeverDelivered),
+                None => {}
+            }
         }
         self.answered.clear();
-        if for_good || self.draining.is_some() {
+        if for_good {
             self.closed = true;
+        } else {
+            self.write_what_may_go();
         }
     }
 
@@ -129,8 +134,13 @@ impl Rules for FifoModel {
         if !matches && self.answered.iter().any(|a| a == cid) {
             return; // a repeat of an answer already credited
         }
-        let Some(head) = head else {
-            self.link_ends(true); // unsolicited: permanent
+        let later = self
+            .flight
+            .iter()
+            .skip(1)
+            .any(|&f| self.messages[f].cid == cid);
+        let Some(head) = head.filter(|_| matches || !later) else {
+            self.link_ends(true); // unsolicited, or out of order: permanent
             return;
         };
         self.answered.push(self.messages[head].cid.clone());

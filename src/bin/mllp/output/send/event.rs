@@ -20,10 +20,13 @@ pub enum SendEvent<'a> {
     },
     /// `--timeout` ran out: nothing more is sent.
     RunTimeout,
-    /// Ctrl-C: no more is read, what was written drains.
+    /// Ctrl-C or SIGTERM: nothing more is sent (the rest of the input is reported), what was
+    /// written drains.
     Interrupted {
-        /// Always `true`: a second Ctrl-C stops at once.
+        /// Always `true`: a second signal stops at once.
         draining: bool,
+        /// `SIGINT` or `SIGTERM`, when the signal is known.
+        signal: Option<&'static str>,
     },
     /// The failure the client gave up on.
     GaveUp {
@@ -122,7 +125,10 @@ impl<'a> SendEvent<'a> {
                 message: error.to_string(),
             },
             RunNote::TimedOut => SendEvent::RunTimeout,
-            RunNote::Interrupted => SendEvent::Interrupted { draining: true },
+            RunNote::Interrupted => SendEvent::Interrupted {
+                draining: true,
+                signal: None,
+            },
             RunNote::GaveUp(failure) => SendEvent::GaveUp {
                 cause: failure.cause,
                 detail: &failure.detail,

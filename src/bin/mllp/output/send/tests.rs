@@ -14,8 +14,7 @@ fn item() -> Item {
         index: 2,
         payload: Bytes::from_static(b"MSH|^~\\&|A|B|C|D|20240101||ADT^A01|C7|P|2.5\r"),
         seq: 2,
-        resends: 1,
-        rewrites: 0,
+        writes: 2,
     }
 }
 
@@ -93,16 +92,16 @@ fn the_summary_keeps_its_field_names_as_record_and_event() {
     );
     let rest = concat!(
         r#""exit_code":3,"gave_up":null,"interrupted":false,"last_failure":"peer-closed","#,
-        r#""messages":2,"messages_per_second":4.0,"negative":0,"never_delivered":0,"#,
+        r#""messages":2,"messages_per_second":2.0,"negative":0,"never_delivered":0,"#,
         r#""reconnects":0,"refused":0,"resent":0,"timed_out":false"#
     );
     assert_eq!(
         line(&SummaryRecord { summary: &summary }),
-        format!("{{{fields}{rest},\"type\":\"summary\",\"unknown_fate\":0}}")
+        format!("{{{fields}{rest},\"type\":\"summary\",\"unknown_fate\":0,\"written\":1}}")
     );
     assert_eq!(
         line(&SendEvent::Summary(&summary)),
-        format!("{{{fields}\"event\":\"summary\",{rest},\"unknown_fate\":0}}")
+        format!("{{{fields}\"event\":\"summary\",{rest},\"unknown_fate\":0,\"written\":1}}")
     );
 }
 
@@ -139,7 +138,7 @@ fn each_event_keeps_its_field_names() {
     assert_eq!(note(&RunNote::TimedOut), r#"{"event":"run_timeout"}"#);
     assert_eq!(
         note(&RunNote::Interrupted),
-        r#"{"draining":true,"event":"interrupted"}"#
+        r#"{"draining":true,"event":"interrupted","signal":null}"#
     );
     let failed_out = RunNote::FailedOutWrite {
         file: "f".into(),

@@ -1,6 +1,7 @@
 //! `mllp send`: flags, input checking before the first byte, the client, and the exit code.
 
 mod dry_run;
+mod links;
 mod live;
 mod output;
 mod replay;
@@ -17,7 +18,7 @@ use crate::values;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use mllp::client::{Client, Correlation, OnBackpressure, Window};
-use mllp::delivery::{FailedOut, Input, ResendPolicy, RunOptions};
+use mllp::delivery::{FailedOut, Input, OrderKey, RunOptions};
 use mllp::input::{collect_inputs, read_store, InputOptions, InputSet, SplitOptions, StoreFilter};
 use mllp::target::Target;
 use std::io::IsTerminal;
@@ -140,6 +141,25 @@ pub struct SendArgs {
     /// One message at a time: write, wait for its ACK, then the next.
     #[arg(long, help_heading = heading::FLOW)]
     pub no_pipeline: bool,
+    /// Connections side by side; above 1 needs --order-key.
+    ///
+    /// Each connection has its own reconnects, window and backpressure; every message still
+    /// has exactly one outcome, and the summary gives each connection's share. --window is per
+    /// connection, --rate shared among them.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = values::at_least_one(), help_heading = heading::FLOW)]
+    pub connections: usize,
+    /// What keeps order over --connections: PID-3, any SEG-n[.c], or none.
+    ///
+    /// FIELD: messages with the same value of the field (PID-3: the same patient) go over one
+    /// connection, in file order, and none is written before every earlier one with that value
+    /// has its final answer, across reconnects and resends; different values go in parallel,
+    /// in no order between them. A message without the field (segment absent or too short)
+    /// has the empty value, like an empty field: all such messages share one connection and
+    /// keep their order among themselves. `none`: each message goes to the least busy
+    /// connection, and each connection sends its share in file order, pipelined; nothing
+    /// orders messages across connections. Without --connections: one connection, file order.
+    #[arg(long, value_name = "FIELD", value_parser = parse_order_key, help_heading = heading::FLOW)]
+    pub order_key: Option<OrderKey>,
     /// Send at most this many messages per second (`200` or `200/s`).
     #[arg(long, value_name = "RATE", value_parser = values::rate(), help_heading = heading::FLOW)]
     pub rate: Option<f64>,
@@ -149,16 +169,17 @@ pub struct SendArgs {
     /// (cause run-timeout), written ones without an answer unknown-fate.
     #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(), help_heading = heading::FLOW)]
     pub timeout: Option<Duration>,
-    /// FIFO: resend messages of unknown fate after a reconnect too.
+    /// FIFO: also rewrite unanswered messages after a reconnect.
     ///
     /// The risk becomes a duplicate at the receiver instead of a message of unknown fate.
     #[arg(long, help_heading = heading::FLOW)]
     pub at_least_once: bool,
-    /// Most times one message is sent again after reconnects.
+    /// Most times one message is written again.
     ///
-    /// control-id: the client writes a message again on each new connection, at most N times;
-    /// a message whose link drops after that ends unknown-fate. fifo: only messages never
-    /// written are sent again (with --at-least-once, unanswered ones too), at most N times.
+    /// control-id: a message is written again on each new connection, at most N times; a
+    /// message whose link drops after that ends unknown-fate. fifo: written messages are not
+    /// written again (with --at-least-once, at most N times). Messages never written, and
+    /// frames written behind the one after which the peer closed, spend none of it.
     #[arg(long, value_name = "N", default_value_t = mllp::delivery::DEFAULT_MAX_RESENDS, help_heading = heading::FLOW)]
     pub max_resends: u32,
 
@@ -169,6 +190,9 @@ pub struct SendArgs {
     #[arg(long, help_heading = heading::OUTPUT)]
     pub print_ack: bool,
     /// Write each message not accepted to DIR, one file each.
+    ///
+    /// DIR must be absent or empty and hold none of the inputs, so runs never mix: give each
+    /// run a new one (retry1, then send retry1 -r --failed-out retry2).
     #[arg(long, value_name = "DIR", help_heading = heading::OUTPUT)]
     pub failed_out: Option<PathBuf>,
     /// Progress bar on stderr: auto, always, never.
@@ -180,6 +204,12 @@ pub struct SendArgs {
     /// Print connection state changes and reconnects as they happen.
     #[arg(long, help_heading = heading::OUTPUT)]
     pub events: bool,
+}
+
+fn parse_order_key(value: &str) -> Result<OrderKey, String> {
+    value
+        .parse()
+        .map_err(|e: mllp::delivery::OrderKeyError| e.to_string())
 }
 
 /// FIFO pairs replies with messages in order; a message whose MSH-16 asks for an application
@@ -246,6 +276,8 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         stream: args.stream,
     };
     let mut gaps = None;
+    // What --failed-out must not hold.
+    let mut inputs = Vec::new();
     let (mut set, width) = match &args.from_db {
         Some(file) => {
             let filter = StoreFilter {
@@ -261,6 +293,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
             if args.pace == Some(PaceArg::Original) {
                 gaps = Some(replay::gaps(&stored, args.speed));
             }
+            inputs.push(mllp::input::InputSource::File(file.clone()));
             let width = stored
                 .last()
                 .map_or(8, |s| s.message.label().chars().count());
@@ -273,6 +306,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
                 Err(err) => return input_error(&err),
             };
             let width = summary::label_width(&sources);
+            inputs.clone_from(&sources);
             match InputSet::prepare(sources, options) {
                 Ok(set) => (set, width),
                 Err(err) => return input_error(&err),
@@ -283,6 +317,18 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         Ok(summary) => summary,
         Err(err) => return input_error(&err),
     };
+    if args.connections > 1 && args.order_key.is_none() {
+        let error = format!(
+            "--connections {} needs --order-key, which says what order is kept: \
+             --order-key PID-3 (or any SEG-n or SEG-n.c) keeps each patient's messages in \
+             file order; --order-key none sends each connection's share in file order, with no \
+             order across connections",
+            args.connections
+        );
+        return Ok(Fatal::new(Exit::Usage, error)
+            .then("nothing was sent")
+            .report());
+    }
     if args.dry_run {
         return dry_run::list(set, &args, width);
     }
@@ -293,9 +339,16 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         }
     }
     let failed_out = match &args.failed_out {
-        Some(dir) => match FailedOut::create(dir) {
+        Some(dir) => match FailedOut::create(dir, &inputs) {
             Ok(f) => Some(f),
-            Err(err) => return input_error(&format!("--failed-out {err}")),
+            Err(err) => {
+                return Ok(Fatal::new(Exit::Usage, format!("--failed-out {err}"))
+                    .then(
+                        "nothing was sent; give each run a new directory \
+                         (send retry1 --failed-out retry2, then retry2 --failed-out retry3)",
+                    )
+                    .report())
+            }
         },
         None => None,
     };
@@ -325,6 +378,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     client_options.pipeline = !args.no_pipeline;
     client_options.event_capacity = 4096;
     client_options.max_resends = args.max_resends;
+    client_options.at_least_once = args.at_least_once;
     if let Err(err) = client_options.validate() {
         return Ok(Fatal::new(Exit::Usage, err).report());
     }
@@ -334,16 +388,12 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         .settings()
         .connector(&host, port, tls, netargs::resolver()?);
     let options = RunOptions {
-        resend: ResendPolicy {
-            fifo: client_options.correlation == Correlation::Fifo,
-            at_least_once: args.at_least_once,
-            max_resends: args.max_resends,
-        },
         rate: args.rate,
         // Counted from the start, input checking included.
         deadline: args
             .timeout
             .map(|d| tokio::time::Instant::from_std(started + d)),
+        messages: (!checked.unvalidated_stdin).then_some(checked.messages),
         failed_out,
     };
     let plan = Plan {
@@ -368,13 +418,22 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         .enable_all()
         .build()
         .context("starting the runtime")?;
+    let (order_key, connections) = (args.order_key, args.connections);
     let stream = args.stream;
     let end = runtime.block_on(async move {
         let input = match gaps {
             Some(gaps) => replay::paced(set, gaps),
             None => Input::from_set(set, stream),
         };
-        let client = Client::new(Arc::new(connector), client_options)?;
+        let connector = Arc::new(connector);
+        if let Some(key) = order_key {
+            let clients = (0..connections)
+                .map(|_| Client::new(connector.clone(), client_options.clone()))
+                .collect::<Result<Vec<_>, _>>()?;
+            let rendering = tokio::spawn(links::run(clients, input, options, key, output, live));
+            return rendering.await.context("the run's task ended abnormally");
+        }
+        let client = Client::new(connector, client_options)?;
         // A task of its own: woken by every outcome, the thread's top-level future would make
         // the runtime poll for I/O once more per message before it sleeps.
         let rendering = tokio::spawn(run::run(client, input, options, output, live));

@@ -1,4 +1,5 @@
-//! Recognising what kind of server sent the first bytes on a connection that should carry MLLP.
+//! Recognising what kind of server sent the first bytes on a connection that should carry MLLP
+//! (HTTP, SSH, SMTP, TLS on a plain link), for `probe` and the client core alike.
 //!
 //! Pure byte inspection: the result names the kind of peer and at most the first byte, never a
 //! run of what the peer sent.
@@ -7,7 +8,7 @@ use serde::Serialize;
 use std::fmt;
 
 /// What the first bytes from a peer look like.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum PeerKind {
@@ -55,6 +56,25 @@ impl PeerKind {
             }
             _ => "this is not an MLLP receiver: check the host and the port",
         }
+    }
+}
+
+impl PeerKind {
+    /// Its short name, as a fate's `cause_detail` gives it: `http`, `ssh`, `smtp`, `tls`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PeerKind::Mllp => "mllp",
+            PeerKind::Http => "http",
+            PeerKind::Tls => "tls",
+            PeerKind::Ssh => "ssh",
+            PeerKind::Smtp => "smtp",
+            PeerKind::Unknown => "unknown",
+        }
+    }
+
+    /// A peer recognised as something other than an MLLP receiver.
+    pub fn is_foreign(self) -> bool {
+        !matches!(self, PeerKind::Mllp | PeerKind::Unknown)
     }
 }
 

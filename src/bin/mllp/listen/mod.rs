@@ -49,6 +49,11 @@ async fn serve(
         },
         None => args.sink()?,
     };
+    // Said after the address, which is always the first line.
+    let skipped = memory
+        .as_ref()
+        .map(|m| m.skipped().to_vec())
+        .unwrap_or_default();
     let (policy, seed) = args.policy(memory)?;
     // The same replaceable resolver as every other command (MLLP_HOSTS_FILE).
     let resolver = crate::netargs::resolver()?;
@@ -69,7 +74,7 @@ async fn serve(
     };
     let (tx, rx) = tokio::sync::mpsc::channel(4096);
     // The metrics address is announced by the renderer, right after `listening`.
-    let renderer = render::spawn(diag.clone(), rx, metrics)?;
+    let renderer = render::spawn(diag.clone(), rx, metrics, skipped)?;
     let server = Server::builder(config, sink)
         .policy(policy)
         .events(tx)

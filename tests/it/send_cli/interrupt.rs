@@ -1,0 +1,177 @@
+//! Stopping a run from outside: Ctrl-C and SIGTERM account for every message of the checked
+//! input (the unread part ends never-delivered, cause `interrupted`, and lands in
+//! `--failed-out`), each signal is named as what it was, and each has its exit code.
+
+use super::{path, to, write};
+use crate::support::mllp_bin;
+use crate::support::no_payload::{assert_no_marker, MARKER};
+use crate::support::peer::{Behaviour, Peer, Script};
+use crate::support::send_proc::messages;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+
+/// What an interrupted run printed and how it ended.
+struct Stopped {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// `mllp send ARGS`, sent `signal` (`INT`, `TERM`) once its first record is on stdout.
+async fn stopped_by(signal: &str, args: &[String]) -> Stopped {
+    let mut child = tokio::process::Command::new(mllp_bin())
+        .arg("send")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    tokio::time::timeout(Duration::from_secs(20), stdout.read_line(&mut first))
+        .await
+        .expect("a first record")
+        .unwrap();
+    let pid = child.id().unwrap().to_string();
+    let killed = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &pid])
+        .status();
+    assert!(killed.unwrap().success());
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).await.unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .await
+        .unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_no_marker("send stderr", &stderr, MARKER);
+    Stopped {
+        code: status.code(),
+        stdout: first + &rest,
+        stderr,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_accounts_for_the_whole_input_and_failed_out_holds_the_rest() {
+    let peer = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "bulk.hl7", &messages("C", 300));
+    let retry = dir.path().join("retry1");
+    let run = stopped_by(
+        "INT",
+        &to(
+            peer.port(),
+            &[
+                "--json",
+                "--rate",
+                "50",
+                "--failed-out",
+                &path(&retry),
+                &path(&file),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(run.code, Some(130), "{}", run.stderr);
+    let lines: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let (summary, records) = lines.split_last().unwrap();
+    assert_eq!(records.len(), 300, "{}", run.stderr);
+    assert_eq!(summary["messages"], 300, "{summary}");
+    let accepted = summary["accepted"].as_u64().unwrap();
+    assert!((1..300).contains(&accepted), "{summary}");
+    assert_eq!(summary["never_delivered"], 300 - accepted, "{summary}");
+    for r in records.iter().filter(|r| r["outcome"] != "accepted") {
+        assert_eq!(r["outcome"], "never-delivered", "{r}");
+        assert_eq!(r["cause"], "interrupted", "{r}");
+    }
+    // The rerun is complete: every message not accepted has its file.
+    let kept = std::fs::read_dir(&retry).unwrap().count() as u64;
+    assert_eq!(kept, 300 - accepted);
+    assert_eq!(peer.payloads().len() as u64, accepted);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_in_human_output_counts_every_message() {
+    let peer = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "bulk.hl7", &messages("H", 200));
+    let run = stopped_by("INT", &to(peer.port(), &["--rate", "50", &path(&file)])).await;
+    assert_eq!(run.code, Some(130), "{}", run.stderr);
+    assert_eq!(run.stdout.lines().count(), 200, "{}", run.stdout);
+    assert!(run.stderr.contains("of 200 messages"), "{}", run.stderr);
+    assert!(run.stderr.contains("interrupted"), "{}", run.stderr);
+    assert!(run.stderr.contains("Ctrl-C"), "{}", run.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_is_named_as_such_and_exits_143() {
+    let peer = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "bulk.hl7", &messages("T", 200));
+    let run = stopped_by(
+        "TERM",
+        &to(peer.port(), &["--json", "--rate", "50", &path(&file)]),
+    )
+    .await;
+    assert_eq!(run.code, Some(143), "{}", run.stderr);
+    assert!(run.stderr.contains("stopped by SIGTERM"), "{}", run.stderr);
+    assert!(!run.stderr.contains("Ctrl-C"), "{}", run.stderr);
+    let summary: serde_json::Value =
+        serde_json::from_str(run.stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["exit_code"], 143, "{summary}");
+    assert_eq!(summary["messages"], 200, "{summary}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_over_several_links_accounts_for_the_unread_input_too() {
+    let peer = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
+    let dir = tempfile::tempdir().unwrap();
+    // More than the router holds, so part of the input is still unread at the interrupt.
+    let file = write(dir.path(), "bulk.hl7", &messages("P", 3000));
+    let run = stopped_by(
+        "INT",
+        &to(
+            peer.port(),
+            &[
+                "--json",
+                "--rate",
+                "50",
+                "--connections",
+                "2",
+                "--order-key",
+                "MSH-10",
+                &path(&file),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(run.code, Some(130), "{}", run.stderr);
+    let lines: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let (summary, records) = lines.split_last().unwrap();
+    assert_eq!(records.len(), 3000, "{}", run.stderr);
+    assert_eq!(summary["messages"], 3000, "{summary}");
+    let accepted = summary["accepted"].as_u64().unwrap();
+    assert_eq!(summary["never_delivered"], 3000 - accepted, "{summary}");
+    for r in records.iter().filter(|r| r["outcome"] != "accepted") {
+        assert_eq!(r["cause"], "interrupted", "{r}");
+    }
+}
