@@ -34,9 +34,11 @@ pub struct ServerConfig {
     /// From the first byte after the last complete frame (whitespace included) to the end of
     /// the next frame, at most this long; then the connection is closed. `None`: no deadline.
     pub frame_timeout: Option<Duration>,
-    /// Bytes of partly received frames held by all connections together. A connection whose
-    /// frame would pass it is closed; one peer address may hold the same share of it as of
-    /// the connections (but always room for one `max_frame`).
+    /// Bytes held for all peers together: partly received frames, complete frames until their
+    /// answers are written, and unsent ACK bytes. At the budget a connection stops reading
+    /// until room comes back; one whose partial frame cannot grow while nothing held frees
+    /// itself is closed. One peer address may hold the same share of it as of the connections
+    /// (but always room for one `max_frame`).
     pub max_buffered: usize,
     /// Close a connection that sends nothing for this long. `None`: never.
     pub idle_timeout: Option<Duration>,

@@ -201,11 +201,13 @@ pub struct GuardArgs {
     /// end; a connection past it is closed (cause frame-timeout).
     #[arg(long, value_parser = parse_optional_duration, default_value = "60s", value_name = "DURATION", help_heading = heading::LIMITS)]
     pub frame_timeout: OptionalDuration,
-    /// Memory for all partial frames together.
+    /// Memory held for all peers.
     ///
-    /// A connection whose frame would pass it is closed (cause buffer-budget, code
-    /// MLLP_FRAME_TOO_LARGE). One address may hold the same share of it as of --max-connections
-    /// (but always room for one --max-frame-size).
+    /// Counts partial frames, complete frames waiting for their commit, and ACKs not yet taken
+    /// by the peer. At the budget, connections stop being read until room comes back; a
+    /// partial frame that cannot grow while nothing held frees itself closes its connection
+    /// (cause buffer-budget, code MLLP_FRAME_TOO_LARGE). One address may hold the same share of
+    /// it as of --max-connections (but always room for one --max-frame-size).
     #[arg(long, value_parser = crate::values::size(), default_value = "256MiB", value_name = "SIZE", help_heading = heading::LIMITS)]
     pub max_buffered: u64,
     /// Close a link idle this long (default: never).
