@@ -42,9 +42,8 @@
 //!
 //! ```
 //! use bytes::Bytes;
-//! use mllp::client::{Client, ClientOptions, Fate};
-//! use mllp::server::{DiscardSink, Server, ServerConfig, Shutdown};
-//! use mllp::transport::TcpConnector;
+//! use mllp::server::DiscardSink;
+//! use mllp::{Client, ClientOptions, Fate, Server, ServerConfig, Shutdown, TcpConnector};
 //! use std::sync::Arc;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
@@ -146,3 +145,10 @@ pub mod target;
 pub mod tls;
 pub mod transport;
 pub mod warning;
+
+// The front door: what a program embedding a sender or a receiver names first.
+pub use cause::{Cause, Class};
+pub use client::{Client, ClientOptions, Fate, SendHandle};
+pub use framing::{encode_frame, MllpCodec};
+pub use server::{Server, ServerConfig, Shutdown, Sink};
+pub use transport::{Connector, TcpConnector};
