@@ -134,6 +134,7 @@ pub mod fuzzing;
 pub mod hl7;
 pub mod input;
 pub mod outcome;
+pub mod pace;
 pub mod probe;
 #[cfg(feature = "sqlite")]
 pub mod relay;
