@@ -21,10 +21,14 @@
 //! - [`transport`]: connecting under one connect timeout, and the [`transport::Connector`] seam.
 //! - [`duration`]: durations rounded for people.
 //! - [`outcome`]: what a run observed (failure classes, unknown fates, negatives), as facts.
+//! - [`pace`]: when each message of a paced run is due, so latency counts from that moment.
 //! - [`client`]: the client core: link states, reconnects, ACK correlation, window, fates.
 //! - [`delivery`]: runs on the client: one outcome per message in input order, resends, totals.
 //! - [`server`]: the server core: accept loop, guards, [`server::Sink`]s, commit, de-duplication.
 //! - [`input`]: HL7 files and streams split into messages, checked before anything is sent.
+//! - [`sniff`]: what a peer's first bytes say it is when it is not MLLP (HTTP, SSH, SMTP, TLS).
+//! - [`relay`]: standing between a sender and an engine: the answer table, pass-through and
+//!   queue sinks, the forwarder and the record (feature `sqlite`).
 //! - [`probe`]: one diagnostic connection, phase by phase, and a verdict.
 //! - [`soak`]: load and endurance runs: plan, pacing, chaos, ledger, and a report that adds up.
 //!
