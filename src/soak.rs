@@ -57,7 +57,7 @@ pub use embedded::{Embedded, EmbeddedError};
 pub use engine::{SoakError, SoakOutcome, SoakRun};
 pub use ledger::ControlIds;
 pub(crate) use ledger::{Ledger, LedgerSink};
-pub use plan::{LinkSettings, PlanError, SoakPlan, SoakTarget};
+pub use plan::{PlanError, SoakPlan, SoakTarget};
 pub use progress::{ConnSample, RecentLatency, Sample, SoakUpdate, StoppedBy};
 pub use report::{SoakReport, Tally};
 pub use template::{Template, TemplateError};
