@@ -7,7 +7,7 @@ pub mod fatal;
 
 pub use fatal::Fatal;
 
-use crate::cli::{ColorChoice, GlobalArgs, LogFormat};
+use crate::cli::global::{ColorChoice, GlobalArgs, LogFormat};
 use crate::output::diag::Diagnostic;
 use serde::Serialize;
 use serde_json::Value;
