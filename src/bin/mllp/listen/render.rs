@@ -310,8 +310,9 @@ fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, V
         } => (
             "warning",
             format!(
-                "{} connection {connection}: {warning}",
-                diag.paint("warning:", "33")
+                "{} connection {connection}: {}",
+                diag.paint("warning:", "33"),
+                crate::diag::warnings::human(warning)
             ),
             json!({ "connection": connection, "code": warning.code, "byte_offset": warning.byte_offset }),
         ),
