@@ -4,7 +4,7 @@
 
 use super::progress::{ConnSample, RecentLatency, Sample, SoakUpdate};
 use super::report::{new_histogram, record};
-use super::{Done, Tally, Update};
+use super::{Done, Tally, WorkerNote};
 use crate::cause::Class;
 use crate::client::{Client, ClientEvent, Population, Reason, State};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -83,7 +83,7 @@ struct Monitor {
 }
 
 pub(super) async fn run(
-    mut rx: mpsc::Receiver<Update>,
+    mut rx: mpsc::Receiver<WorkerNote>,
     conns: Vec<Conn>,
     start: Instant,
     out: Output,
@@ -133,9 +133,9 @@ impl Monitor {
         let _ = self.out.updates.send(update).await;
     }
 
-    async fn apply(&mut self, update: Update) {
+    async fn apply(&mut self, update: WorkerNote) {
         match update {
-            Update::Done { conn, items } => {
+            WorkerNote::Done { conn, items } => {
                 let Some(c) = self.conns.get_mut(conn) else {
                     return;
                 };
@@ -154,12 +154,12 @@ impl Monitor {
                     .await;
                 }
             }
-            Update::Event { conn, event } => {
+            WorkerNote::Event { conn, event } => {
                 if self.event(conn, &event) {
                     self.send(SoakUpdate::Connection { conn, event }).await;
                 }
             }
-            Update::Lagged { conn, n } => {
+            WorkerNote::Lagged { conn, n } => {
                 if let Some(c) = self.conns.get_mut(conn) {
                     *c.tally
                         .errors_by_cause

@@ -402,7 +402,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
             port: Some(port),
         }
         .to_string(),
-        gives_up: args.link.settings().gives_up(),
+        gives_up: args.link.gives_up(),
     };
     let mut output = output::Output::new(&args, diag, width);
     let live = live::Live::new(
