@@ -9,7 +9,7 @@ mod run;
 mod signals;
 mod summary;
 
-use crate::cli::heading;
+use crate::cli::global::heading;
 use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
 use crate::manual::SEND;
