@@ -89,8 +89,10 @@ fn phase_lines(phase: &PhaseReport) -> Vec<String> {
                 ),
                 None => String::new(),
             };
-            if *ignored_frames > 0 {
-                let _ = write!(line, " ({ignored_frames} other frames ignored)");
+            // A failed phase's error line says it already.
+            if *ignored_frames > 0 && ack_code.is_some() {
+                let s = if *ignored_frames == 1 { "" } else { "s" };
+                let _ = write!(line, " ({ignored_frames} other frame{s} ignored)");
             }
             vec![line]
         }
