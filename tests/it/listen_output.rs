@@ -123,7 +123,7 @@ async fn human_lines_name_each_message_and_the_stats_are_readable() {
     assert!(message.contains("ADT^A01"), "{message}");
     let stats = lines
         .iter()
-        .skip_while(|l| !l.starts_with("stopped") && !l.starts_with("stats"))
+        .skip_while(|l| !l.contains("Z stopped") && !l.contains("Z stats"))
         .collect::<Vec<_>>();
     assert!(!stats.is_empty(), "no stats in {lines:?}");
     for line in &stats {
@@ -154,6 +154,60 @@ async fn a_warning_line_says_what_the_code_means() {
                 .ends_with(": a frame's FS end byte was followed by LF instead of CR (tolerated)"),
         "{warning}"
     );
+}
+
+/// The RFC 3339 UTC time (milliseconds, `Z`) a line starts with, or `None`.
+fn leading_time(line: &str) -> Option<std::time::SystemTime> {
+    let (time, _) = line.split_once(' ')?;
+    if time.len() != "2026-12-02T01:02:03.456Z".len() || !time.ends_with('Z') {
+        return None;
+    }
+    humantime::parse_rfc3339(time).ok()
+}
+
+/// Whole milliseconds: the precision the lines carry.
+fn millis(t: std::time::SystemTime) -> u128 {
+    t.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_event_says_when_in_both_formats() {
+    let before = millis(std::time::SystemTime::now());
+    let within = |t: std::time::SystemTime, what: &str| {
+        let after = millis(std::time::SystemTime::now());
+        assert!((before..=after).contains(&millis(t)), "{what}: not now");
+    };
+    let listen = Listen::start(&["--format", "raw"], |first| {
+        within(leading_time(first).expect(first), first);
+        human_addr(first)
+    });
+    deliver(listen.addr, b"WHEN1").await;
+    let (_, lines, _) = listen.stop();
+    // Every event line, the stats' first line too; only the stats' indented lines go without.
+    for line in lines.iter().filter(|l| !l.starts_with("  ")) {
+        let time = leading_time(line).unwrap_or_else(|| panic!("no time on {line:?}"));
+        within(time, line);
+    }
+    assert!(
+        lines.iter().any(|l| l.contains("message WHEN1")),
+        "{lines:?}"
+    );
+
+    let listen = Listen::start(&["--json"], |first| {
+        let event: Value = serde_json::from_str(first).expect(first);
+        event["addr"].as_str().unwrap().parse().unwrap()
+    });
+    deliver(listen.addr, b"WHEN2").await;
+    let (_, lines, _) = listen.stop();
+    for line in &lines {
+        let event: Value = serde_json::from_str(line).expect(line);
+        let time = event["time"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no time in {line}"));
+        assert!(time.ends_with('Z'), "{line}");
+        within(humantime::parse_rfc3339(time).expect(line), line);
+    }
+    assert!(lines.iter().any(|l| l.contains("\"stats\"")), "{lines:?}");
 }
 
 #[test]
