@@ -58,7 +58,7 @@ pub use bind::{bind, bind_with, is_wildcard, BindError};
 pub use config::{AckMode, ConfigError, ServerConfig, DEFAULT_FRAME_TIMEOUT, DEFAULT_MAX_BUFFERED};
 pub use dedupe::{DedupeMemory, DedupePolicy, DedupeSink};
 pub use double::{DoubleError, DoubleOptions, TestDouble};
-pub use event::{ConnectionId, NackWhy, ServerEvent};
+pub use event::{ConnectionId, NackWhy, ServerEvent, StoreReports};
 pub use policy::{Action, CommitAll, Decision, Policy};
 pub use sink::{DiscardSink, Inbound, Reply, Sink, SinkResult};
 pub use stats::StatsSnapshot;
@@ -243,7 +243,9 @@ impl Server {
     }
 
     pub fn stats(&self) -> StatsSnapshot {
-        self.shared.stats.snapshot()
+        let mut stats = self.shared.stats.snapshot();
+        stats.commit_groups = self.shared.sink.commit_groups();
+        stats
     }
 
     /// Serve plain TCP on `listener` until `shutdown`; returns the final counters.
@@ -263,6 +265,9 @@ impl Server {
         let shared = &self.shared;
         if let Ok(addr) = listener.local_addr() {
             shared.events.emit(ServerEvent::Listening { addr }).await;
+        }
+        if let Some(reports) = shared.events.store_reports() {
+            shared.sink.report_to(reports);
         }
         let tracker = TaskTracker::new();
         accept_loop::accept_until_stopped(shared, &listener, &acceptor, &shutdown, &tracker).await;

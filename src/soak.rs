@@ -59,7 +59,7 @@ pub use ledger::ControlIds;
 pub(crate) use ledger::{Ledger, LedgerSink};
 pub use plan::{PlanError, SoakPlan, SoakTarget};
 pub use progress::{ConnSample, RecentLatency, Sample, SoakUpdate, StoppedBy};
-pub use report::{SoakReport, Tally};
+pub use report::{SoakReport, SoakTotals};
 pub use template::{Template, TemplateError};
 pub use thresholds::{Thresholds, Verdict};
 pub use update::Done;

@@ -8,7 +8,7 @@ pub mod warnings;
 
 pub use fatal::Fatal;
 
-use crate::cli::{ColorChoice, GlobalArgs, LogFormat};
+use crate::cli::global::{ColorChoice, GlobalArgs, LogFormat};
 use crate::output::diag::Diagnostic;
 use serde::Serialize;
 use serde_json::Value;
