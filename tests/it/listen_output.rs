@@ -210,6 +210,83 @@ async fn every_event_says_when_in_both_formats() {
     assert!(lines.iter().any(|l| l.contains("\"stats\"")), "{lines:?}");
 }
 
+/// docs/output.md, where the records' fields are documented.
+fn output_doc() -> String {
+    std::fs::read_to_string(crate::support::repo_root().join("docs/output.md")).unwrap()
+}
+
+/// The backticked names of the doc's first line starting with `start`, in order.
+fn documented_names(doc: &str, start: &str) -> Vec<String> {
+    let row: String = doc
+        .split("\n\n")
+        .find(|p| p.trim_start().starts_with(start))
+        .unwrap_or_else(|| panic!("no {start:?} in docs/output.md"))
+        .to_string();
+    row.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_json_record_and_stats_are_as_documented() {
+    let doc = output_doc();
+    let listen = Listen::start(&["--json"], |first| {
+        let event: Value = serde_json::from_str(first).expect(first);
+        event["addr"].as_str().unwrap().parse().unwrap()
+    });
+    deliver(listen.addr, b"KEYS1").await;
+    let (_, lines, stdout) = listen.stop();
+
+    // The record's keys come in the order the doc lists them, as the doc says they do.
+    let listed = documented_names(&doc, "The stdout sink's `--format json` record");
+    let record = stdout.trim();
+    let positions: Vec<usize> = serde_json::from_str::<Value>(record)
+        .unwrap()
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|key| {
+            assert!(listed.contains(key), "{key} not documented: {listed:?}");
+            record.find(&format!("\"{key}\":")).unwrap()
+        })
+        .collect();
+    let mut in_doc_order: Vec<(usize, &String)> = listed
+        .iter()
+        .filter_map(|k| record.find(&format!("\"{k}\":")).map(|at| (at, k)))
+        .collect();
+    assert_eq!(in_doc_order.len(), positions.len(), "{record}");
+    let doc_order: Vec<&String> = in_doc_order.iter().map(|(_, k)| *k).collect();
+    in_doc_order.sort();
+    let record_order: Vec<&String> = in_doc_order.iter().map(|(_, k)| *k).collect();
+    assert_eq!(record_order, doc_order, "{record}");
+    let intro = doc.split("\n\n").nth(1).unwrap();
+    assert!(
+        !intro.contains("alphabetical") || intro.contains("listen --format json"),
+        "the doc calls every record alphabetical: {intro}"
+    );
+
+    // Every counter of the stats event is documented.
+    let stats: Value = lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["event"] == "stats")
+        .expect("a stats event");
+    let row = doc
+        .lines()
+        .find(|l| l.starts_with("| `stats` |"))
+        .expect("a stats row");
+    for key in stats.as_object().unwrap().keys() {
+        if !["event", "time"].contains(&key.as_str()) {
+            assert!(
+                row.contains(&format!("`{key}`")),
+                "stats field {key} undocumented"
+            );
+        }
+    }
+}
+
 #[test]
 fn format_belongs_to_the_stdout_sink_only() {
     let dir = tempfile::tempdir().unwrap();
