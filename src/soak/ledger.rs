@@ -34,6 +34,7 @@ impl ControlIds {
         ControlIds { run }
     }
 
+    /// The six-character run prefix every control ID of this run starts with.
     pub fn run(&self) -> &[u8] {
         &self.run
     }
