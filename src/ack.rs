@@ -112,7 +112,8 @@ pub enum Disposition {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum NackReason {
-    /// The receiving application refused the message (`handler-rejected`).
+    /// The receiving application refused the message, or a reject code was forced
+    /// (`handler-rejected`).
     HandlerRejected,
     /// The inbound cannot be correlated: no MSH, unusable delimiters, empty MSH-10, a batch not
     /// answered per message, or several messages in one frame (`uncorrelatable-inbound`).
