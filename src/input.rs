@@ -4,10 +4,13 @@
 //! - [`collect_inputs`]: command-line arguments (files, globs, directories, `-`) to [`InputSource`]s.
 //! - [`InputSet`]: the sources made ready to read twice (stdin spooled to a temporary file), a
 //!   validation pass over all of them, then the messages for sending.
+//! - [`ControlIds`]: the messages' MSH-10 as given (an empty one refused) or fresh ones.
 //! - [`read_store`]: the messages of a receiver's or relay's SQLite store, filtered, for replay.
 
 mod collect;
+mod control_id;
 mod error;
+mod idle;
 mod message;
 mod natural;
 mod reader;
@@ -17,7 +20,9 @@ mod split;
 mod store;
 
 pub use collect::{collect_inputs, InputSource};
+pub use control_id::{lacks_control_id, ControlIdCount, ControlIds, SharedControlId};
 pub use error::InputError;
+pub use idle::STREAM_IDLE;
 pub use message::{Message, SplitOptions, DEFAULT_MAX_MESSAGE};
 pub use natural::natural_cmp;
 pub use set::{InputOptions, InputSet, Messages, Summary, DEFAULT_MAX_INPUT};

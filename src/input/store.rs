@@ -109,6 +109,7 @@ pub fn read_store(file: &Path, filter: &StoreFilter) -> Result<Vec<Stored>, Stor
                 line: 1,
                 offset: 0,
                 payload: bytes::Bytes::from(payload),
+                original_control_id: None,
             },
             received_at,
         });

@@ -4,7 +4,7 @@
 
 use super::report::Accounting;
 use super::worker::End;
-use super::{ChaosPolicy, ChaosSpec, ControlIds, FaultKind, Ledger, LedgerSink, Tally};
+use super::{ChaosPolicy, ChaosSpec, ControlIds, FaultKind, Ledger, LedgerSink, SoakTotals};
 use crate::server::sink::OutDirSink;
 use crate::server::{
     Accept, AcceptFuture, ConfigError, PlainTcp, Server, ServerConfig, Shutdown, Sink,
@@ -24,19 +24,25 @@ pub enum EmbeddedError {
     /// The directory for committed messages cannot be written.
     #[error("{}: not a writable directory", dir.display())]
     OutDir {
+        /// The directory given.
         dir: PathBuf,
+        /// Why it cannot be written.
         #[source]
         source: std::io::Error,
     },
+    /// The server configuration was refused.
     #[error("building the embedded listener")]
     Build(#[source] ConfigError),
+    /// No port could be bound on 127.0.0.1.
     #[error("binding the embedded listener on 127.0.0.1")]
     Bind(#[source] std::io::Error),
 }
 
 /// A listener in the soak process itself, whose ledger proves what was committed.
 pub struct Embedded {
+    /// Where it listens: 127.0.0.1 and the port it was given.
     pub addr: SocketAddr,
+    /// Every commit, by connection and sequence number.
     pub ledger: Arc<Ledger>,
     stop: CancellationToken,
     task: tokio::task::JoinHandle<()>,
@@ -110,7 +116,7 @@ impl Embedded {
 
     /// Stop, then check the ledger against what the sender counted: every accepted message
     /// committed, nothing committed that was never delivered, no more and no fewer commits.
-    pub async fn account(self, tally: &Tally, ends: &[End], accounting: &mut Accounting) {
+    pub async fn account(self, tally: &SoakTotals, ends: &[End], accounting: &mut Accounting) {
         let ledger = self.ledger.clone();
         self.stop().await;
         let totals = ledger.totals();

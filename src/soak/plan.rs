@@ -3,13 +3,10 @@
 //! and written into the report as its `config`.
 
 use super::{ChaosSpec, FaultKind, Template, Thresholds};
-use crate::client::{
-    BackoffConfig, ClientOptions, Correlation, ExponentialBackoff, GiveUpAfter, MaxRetries,
-    OnBackpressure, Reconnect, RetryStrategy, Window,
-};
+use crate::client::{ClientOptions, Correlation, LinkSettings, OnBackpressure, Window};
 use crate::resolve::{Resolver, SystemResolver};
 use crate::tls::{ClientTlsOptions, TlsConfigError};
-use crate::transport::{Connector, TcpConnector};
+use crate::transport::Connector;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,59 +16,28 @@ use std::time::Duration;
 pub enum SoakTarget {
     /// A listener in this process on 127.0.0.1, whose ledger proves every commit; with
     /// `out_dir`, each message is committed as an fsynced file there.
-    Embedded { out_dir: Option<PathBuf> },
+    Embedded {
+        /// Where each committed message is written as a file; `None`: only the ledger records
+        /// each commit.
+        out_dir: Option<PathBuf>,
+    },
     /// A real peer; with chaos, reached through a fault-injecting proxy on loopback. TLS, when
     /// given, is verified against `host`.
     Remote {
+        /// Name or address literal of the peer.
         host: String,
+        /// Its TCP port.
         port: u16,
+        /// TLS settings; `None`: plain TCP.
         tls: Option<ClientTlsOptions>,
     },
-}
-
-/// The timeouts and reconnect policy of every connection's link.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LinkSettings {
-    /// Bound on TCP connect plus TLS handshake.
-    pub connect_timeout: Duration,
-    pub ack_timeout: Duration,
-    pub app_ack_timeout: Duration,
-    /// How long what was generated may take to settle once the run is stopped.
-    pub drain_timeout: Duration,
-    pub keepalive: Option<Duration>,
-    pub dead_peer_timeout: Option<Duration>,
-    /// Reconnect after a transient failure.
-    pub reconnect: bool,
-    /// Failed reconnect attempts in a row before a connection gives up.
-    pub max_retries: Option<u32>,
-    /// Time since the last working connection before a connection gives up.
-    pub give_up_after: Duration,
-    /// Reconnect delays; each connection draws its jitter from the run's seed.
-    pub backoff: BackoffConfig,
-}
-
-impl Default for LinkSettings {
-    /// The command line's defaults.
-    fn default() -> Self {
-        LinkSettings {
-            connect_timeout: Duration::from_secs(10),
-            ack_timeout: Duration::from_secs(30),
-            app_ack_timeout: Duration::from_secs(30),
-            drain_timeout: Duration::from_secs(30),
-            keepalive: None,
-            dead_peer_timeout: None,
-            reconnect: true,
-            max_retries: None,
-            give_up_after: Duration::from_secs(120),
-            backoff: BackoffConfig::default(),
-        }
-    }
 }
 
 /// A soak run, before it starts. `SoakPlan::default()` is one connection to the embedded
 /// listener with the built-in synthetic message, unpaced, until stopped.
 #[derive(Debug, Clone)]
 pub struct SoakPlan {
+    /// The embedded listener or a real peer.
     pub target: SoakTarget,
     /// Connections, one client each (1 to 999).
     pub connections: usize,
@@ -95,6 +61,7 @@ pub struct SoakPlan {
     pub chaos: Option<ChaosSpec>,
     /// Seeds the fault dice, the reconnect jitter and the run's control IDs (random by default).
     pub seed: u64,
+    /// Each connection's timeouts, keepalive and reconnect policy.
     pub link: LinkSettings,
     /// How a remote host's name is resolved.
     pub resolver: Arc<dyn Resolver>,
@@ -134,19 +101,27 @@ impl Default for SoakPlan {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PlanError {
+    /// [`SoakPlan::connections`] is 0 or over 999.
     #[error("--connections must be from 1 to {}", super::ledger::MAX_CONNECTIONS)]
     Connections,
+    /// [`SoakPlan::messages`] is `Some(0)`.
     #[error("--messages must be at least 1")]
     Messages,
+    /// [`SoakPlan::window`] is 0.
     #[error("--window must be at least 1")]
     Window,
+    /// [`SoakPlan::templates`] is empty.
     #[error("--template: at least one message is needed")]
     NoTemplate,
+    /// The built-in synthetic message would go to a remote peer without
+    /// [`SoakPlan::allow_synthetic`].
     #[error(
         "against a real --host the built-in synthetic message needs --allow-synthetic \
          (fake patients must not reach a production engine by accident), or give --template FILE"
     )]
     Synthetic,
+    /// A `nack` fault against a remote peer: the proxy in front of it forwards bytes and cannot
+    /// forge the peer's ACKs.
     #[error(
         "--chaos nack needs the embedded listener: the proxy in front of a real --host \
          forwards bytes and cannot forge the peer's ACKs"
@@ -215,36 +190,17 @@ impl SoakPlan {
     /// Connection `index`'s client options: control-ID correlation, the plan's window, and a
     /// backoff whose jitter is seeded per connection.
     pub(super) fn client_options(&self, index: usize) -> ClientOptions {
-        let link = &self.link;
-        let mut strategy: Arc<dyn RetryStrategy> = Arc::new(GiveUpAfter {
-            inner: Arc::new(ExponentialBackoff::seeded(
-                link.backoff,
-                self.seed.wrapping_add(index as u64),
-            )),
-            limit: link.give_up_after,
-        });
-        if let Some(max) = link.max_retries {
-            strategy = Arc::new(MaxRetries {
-                inner: strategy,
-                max,
-            });
-        }
         ClientOptions {
-            ack_timeout: link.ack_timeout,
-            app_ack_timeout: link.app_ack_timeout,
-            drain_timeout: link.drain_timeout,
-            dead_peer_timeout: link.dead_peer_timeout,
-            reconnect: Reconnect {
-                enabled: link.reconnect,
-                strategy,
-            },
+            reconnect: self
+                .link
+                .reconnect_seeded(self.seed.wrapping_add(index as u64)),
             correlation: Correlation::ControlId,
             window: Window {
                 count: Some(self.window),
                 bytes: None,
             },
             on_backpressure: OnBackpressure::Reject,
-            ..ClientOptions::default()
+            ..self.link.client_options()
         }
     }
 
@@ -256,15 +212,11 @@ impl SoakPlan {
         port: u16,
         tls_host: &str,
     ) -> Result<Arc<dyn Connector>, TlsConfigError> {
-        let mut connector = TcpConnector::new(host, port)
-            .with_resolver(self.resolver.clone())
-            .with_connect_timeout(self.link.connect_timeout);
-        if let Some(interval) = self.link.keepalive {
-            connector = connector.with_keepalive(interval);
-        }
-        if let SoakTarget::Remote { tls: Some(tls), .. } = &self.target {
-            connector = connector.with_tls(tls.build(tls_host)?);
-        }
+        let tls = match &self.target {
+            SoakTarget::Remote { tls: Some(tls), .. } => Some(tls.build(tls_host)?),
+            _ => None,
+        };
+        let connector = self.link.connector(host, port, tls, self.resolver.clone());
         Ok(Arc::new(connector))
     }
 

@@ -56,6 +56,9 @@ pub struct MessageRecord<'a> {
     /// The link it went over, from 0, in a run over several (`--connections`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link: Option<usize>,
+    /// MSH-10 as the input had it, only when the run gave the message a fresh one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_control_id: Option<String>,
     /// The population: `accepted`, `negative`, `committed-only`, `unknown-fate`,
     /// `never-delivered` or `refused`.
     pub outcome: Population,
@@ -90,6 +93,7 @@ impl<'a> MessageRecord<'a> {
                 .map(String::from_utf8_lossy),
             latency_ms: fate.latency().map(super::tenth_ms),
             link: None,
+            original_control_id: item.original_control_id.as_deref().map(str::to_owned),
             outcome: fate.population(),
             source: item.label(),
             kind: RecordType::Message,
@@ -138,7 +142,8 @@ pub struct SendSummary {
     pub interrupted: bool,
     /// `--timeout` ran out.
     pub timed_out: bool,
-    /// The link's last failure when it had not connected again and the client did not give up.
+    /// The link's last failure when it had not connected again (the `gave_up` cause when the
+    /// client gave up).
     pub last_failure: Option<Cause>,
     /// The code the run exits with.
     pub exit_code: u8,
@@ -206,7 +211,8 @@ impl SendSummary {
             gave_up: ending.gave_up,
             interrupted: ending.interrupted,
             timed_out: ending.timed_out,
-            last_failure: ending.last_failure.filter(|_| ending.gave_up.is_none()),
+            // Giving up was on a failure: the last one, said in both fields.
+            last_failure: ending.last_failure.or(ending.gave_up),
             exit_code: exit.code(),
             links: None,
         }

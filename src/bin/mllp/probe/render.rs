@@ -89,8 +89,10 @@ fn phase_lines(phase: &PhaseReport) -> Vec<String> {
                 ),
                 None => String::new(),
             };
-            if *ignored_frames > 0 {
-                let _ = write!(line, " ({ignored_frames} other frames ignored)");
+            // A failed phase's error line already says how many it ignored.
+            if *ignored_frames > 0 && ack_code.is_some() {
+                let frames = crate::diag::count(*ignored_frames as u64, "other frame");
+                let _ = write!(line, " ({frames} ignored)");
             }
             vec![line]
         }
