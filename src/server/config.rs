@@ -24,7 +24,8 @@ pub const DEFAULT_MAX_BUFFERED: usize = 256 * 1024 * 1024;
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
     pub tolerance: Tolerance,
-    /// Largest payload accepted, in bytes; larger frames end the connection.
+    /// Largest payload accepted, in bytes; a larger frame is dropped as it arrives and answered
+    /// as rejected, and the connection goes on.
     pub max_frame: usize,
     /// Open connections at once; extra peers are accepted and closed at once.
     pub max_connections: usize,

@@ -90,7 +90,8 @@ pub(crate) async fn serve<S>(
         shared,
         id,
         peer: Arc::clone(&peer),
-        codec: MllpCodec::new(shared.config.tolerance, shared.config.max_frame),
+        codec: MllpCodec::new(shared.config.tolerance, shared.config.max_frame)
+            .discarding_oversize(),
         buf: BytesMut::new(),
         out: BytesMut::new(),
         eof: false,

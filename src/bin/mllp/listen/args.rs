@@ -184,7 +184,8 @@ pub struct GuardArgs {
     pub strict: bool,
     /// Largest payload accepted (K, M, G suffixes).
     ///
-    /// A larger frame ends the connection.
+    /// A larger frame is dropped as it arrives and answered AR (nothing kept, MSA-3 and ERR say
+    /// it is too large); the connection stays open.
     #[arg(long, value_name = "SIZE", value_parser = crate::values::size(), default_value = "16MiB", help_heading = heading::LIMITS)]
     pub max_frame_size: u64,
     /// Connections open at once.
