@@ -18,6 +18,8 @@ pub enum AckMode {
 
 /// Default of [`ServerConfig::frame_timeout`].
 pub const DEFAULT_FRAME_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default of [`ServerConfig::evict_idle_after`].
+pub const DEFAULT_EVICT_IDLE_AFTER: Duration = Duration::from_secs(60);
 /// Default of [`ServerConfig::max_buffered`]: 256 MiB.
 pub const DEFAULT_MAX_BUFFERED: usize = 256 * 1024 * 1024;
 
@@ -43,6 +45,10 @@ pub struct ServerConfig {
     pub max_buffered: usize,
     /// Close a connection that sends nothing for this long. `None`: never.
     pub idle_timeout: Option<Duration>,
+    /// At `max_connections`, a new peer closes the connection idle the longest (no partial
+    /// frame, nothing awaiting commit or answer) if it has been idle at least this long.
+    /// `None`: never; extra peers are closed instead.
+    pub evict_idle_after: Option<Duration>,
     /// Close a connection whose peer does not take its ACKs within this long.
     pub write_timeout: Duration,
     /// After a graceful stop, how long commits under way may take before everything is dropped.
@@ -66,6 +72,7 @@ impl Default for ServerConfig {
             frame_timeout: Some(DEFAULT_FRAME_TIMEOUT),
             max_buffered: DEFAULT_MAX_BUFFERED,
             idle_timeout: None,
+            evict_idle_after: Some(DEFAULT_EVICT_IDLE_AFTER),
             write_timeout: Duration::from_secs(30),
             drain_timeout: Duration::from_secs(30),
             ack: AckMode::Auto,

@@ -179,6 +179,8 @@ enum Read {
     Failed(std::io::Error),
     Idle,
     FrameTimeout,
+    /// Closed while idle to admit a new peer at the connection cap.
+    Evicted,
     /// No room in the budget, and none will come by itself.
     OverBudget,
     Stop,
@@ -245,6 +247,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 Read::Failed(e) => return End::cause(classify_io(&e)),
                 Read::Idle => return End::cause(Cause::IdleTimeout),
                 Read::FrameTimeout => return End::cause(Cause::FrameTimeout),
+                Read::Evicted => return End::cause(Cause::EvictedIdle),
                 Read::OverBudget => {
                     return End {
                         code: Some(WarningCode::FrameTooLarge),
@@ -348,12 +351,33 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 None => Some(read_once.await),
             }
         };
+        // Idle: between frames, nothing buffered, nothing awaiting commit or answer.
+        let evictable = lazy && self.codec.between_frames() && self.out.is_empty();
+        let evicted = match evictable {
+            true => Some(self.shared.idle.enter(self.id)),
+            false => None,
+        };
+        let eviction = async {
+            match &evicted {
+                Some(token) => token.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
         let result = tokio::select! {
             biased;
-            _ = shutdown.immediate.cancelled() => return Read::Stop,
-            _ = shutdown.graceful.cancelled() => return Read::Stop,
-            _ = frame_deadline => return Read::FrameTimeout,
-            result = read => result,
+            _ = shutdown.immediate.cancelled() => None,
+            _ = shutdown.graceful.cancelled() => None,
+            _ = frame_deadline => Some(Err(Read::FrameTimeout)),
+            _ = eviction => Some(Err(Read::Evicted)),
+            result = read => Some(Ok(result)),
+        };
+        if evicted.is_some() {
+            self.shared.idle.leave(self.id);
+        }
+        let result = match result {
+            None => return Read::Stop,
+            Some(Err(read)) => return read,
+            Some(Ok(result)) => result,
         };
         match result {
             None => Read::Idle,

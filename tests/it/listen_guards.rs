@@ -302,3 +302,35 @@ fn an_oversize_frame_is_answered_ar_and_the_next_message_on_the_link_is_accepted
     assert_eq!(summary["resent"], 0, "{summary}");
     assert_eq!(summary["unknown_fate"], 0, "{summary}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn at_the_connection_cap_the_longest_idle_link_yields_to_a_new_peer() {
+    let server = ListenProc::start(&[
+        "--max-connections",
+        "2",
+        "--max-connections-per-peer",
+        "2",
+        "--evict-idle-after",
+        "200ms",
+    ]);
+    let mut first = TcpStream::connect(server.addr).await.unwrap();
+    tokio::task::block_in_place(|| server.wait_event(is("connection_opened")));
+    let _second = TcpStream::connect(server.addr).await.unwrap();
+    tokio::task::block_in_place(|| server.wait_event(is("connection_opened")));
+    // Both sit idle past the eviction age (a real, short duration: the property is an age).
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let mut newcomer = MllpClient::connect(server.addr).await;
+    newcomer.send(&adt(b"new", "")).await;
+    let ack = newcomer.ack().await.expect("the new peer is served");
+    assert_eq!(ack.code, "AA");
+    let closed = tokio::task::block_in_place(|| server.wait_event(is("connection_closed")));
+    assert_eq!(closed["cause"], "evicted-idle", "{closed}");
+    assert_eq!(
+        closed["peer"],
+        first.local_addr().unwrap().to_string(),
+        "the oldest"
+    );
+    let mut rest = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), first.read_to_end(&mut rest)).await;
+    assert!(read.is_ok(), "the evicted peer sees the close");
+}

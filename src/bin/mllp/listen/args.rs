@@ -216,6 +216,12 @@ pub struct GuardArgs {
     /// Close a link idle this long (default: never).
     #[arg(long, value_name = "DURATION", value_parser = crate::values::duration(), help_heading = heading::LIMITS)]
     pub idle_timeout: Option<Duration>,
+    /// At the cap, evict one idle this long; 0: never.
+    ///
+    /// A new peer then closes the connection idle the longest (nothing partly received, nothing
+    /// awaiting commit or answer), cause evicted-idle, instead of being turned away.
+    #[arg(long, value_parser = parse_optional_duration, default_value = "60s", value_name = "DURATION", help_heading = heading::LIMITS)]
+    pub evict_idle_after: OptionalDuration,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -387,6 +393,7 @@ impl GuardArgs {
             frame_timeout: self.frame_timeout.0,
             max_buffered: usize::try_from(self.max_buffered).unwrap_or(usize::MAX),
             idle_timeout: self.idle_timeout,
+            evict_idle_after: self.evict_idle_after.0,
             ..ServerConfig::default()
         }
     }
