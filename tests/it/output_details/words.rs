@@ -258,3 +258,56 @@ fn utf16_input_is_named_as_such() {
         );
     }
 }
+
+/// The error line of `mllp ARGS`, which must exit 2.
+fn usage_error(args: &[&str]) -> String {
+    let out = crate::support::mllp()
+        .args(args)
+        .env_remove("MLLP_HOST")
+        .env_remove("MLLP_PORT")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    stderr
+}
+
+#[test]
+fn refusals_the_library_types_are_said_in_flag_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.hl7");
+    std::fs::write(
+        &file,
+        "MSH|^~\\&|A|B|C|D|20240101000000||ADT^A01|E1|P|2.5\r",
+    )
+    .unwrap();
+    let file = file.display().to_string();
+    for (args, said) in [
+        (
+            vec!["send", "--host", "h:1", "--port", "2", &file],
+            "the port is given twice, in --host h:1 and --port 2: give it once, for example \
+             --host h:1 or --host h --port 2",
+        ),
+        (
+            vec!["probe", "h:1", "--host", "h:2"],
+            "the endpoint is given twice, as HOST[:PORT] and as --host: give it once",
+        ),
+        (
+            vec!["soak", "--connections", "0"],
+            "--connections must be from 1 to 999",
+        ),
+        (
+            vec!["soak", "--host", "127.0.0.1:9"],
+            "against a real --host the built-in synthetic message needs --allow-synthetic \
+             (fake patients must not reach a production engine by accident), or give \
+             --template FILE",
+        ),
+        (
+            vec!["listen", "--host", "0.0.0.0", "--port", "0"],
+            "0.0.0.0:0 listens on every interface; pass --allow-wildcard if that is intended",
+        ),
+    ] {
+        let stderr = usage_error(&args);
+        assert!(stderr.contains(said), "{args:?}: {stderr}");
+    }
+}
