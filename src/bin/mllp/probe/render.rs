@@ -89,10 +89,10 @@ fn phase_lines(phase: &PhaseReport) -> Vec<String> {
                 ),
                 None => String::new(),
             };
-            // A failed phase's error line says it already.
+            // A failed phase's error line already says how many it ignored.
             if *ignored_frames > 0 && ack_code.is_some() {
-                let s = if *ignored_frames == 1 { "" } else { "s" };
-                let _ = write!(line, " ({ignored_frames} other frame{s} ignored)");
+                let frames = crate::diag::count(*ignored_frames as u64, "other frame");
+                let _ = write!(line, " ({frames} ignored)");
             }
             vec![line]
         }
