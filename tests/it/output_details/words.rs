@@ -96,10 +96,16 @@ async fn probe_says_once_how_many_frames_it_ignored() {
     cmd.args(["probe", &target, "--send", "--ack-timeout", "300ms"]);
     let run = finish(cmd, None).await;
     assert_ne!(run.code, 0, "{}", run.stdout);
-    // The ack phase's error says it; no second line repeats it, in the wrong number.
+    // An answer naming another control ID is not ignored but diagnosed: the ack phase's error
+    // says it once, and no second line counts it again, in the wrong number.
     let phases: String = run.stdout.split("verdict:").next().unwrap().to_string();
-    assert_eq!(phases.matches("other frame").count(), 1, "{}", run.stdout);
-    assert!(phases.contains("(1 other frame ignored)"), "{}", run.stdout);
+    assert_eq!(
+        phases.matches("the peer answered AA").count(),
+        1,
+        "{}",
+        run.stdout
+    );
+    assert!(!phases.contains("other frame"), "{}", run.stdout);
     assert!(!run.stdout.contains("1 other frames"), "{}", run.stdout);
 }
 
