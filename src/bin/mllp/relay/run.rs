@@ -13,9 +13,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub fn run(args: RelayArgs, diag: &Diag) -> anyhow::Result<Exit> {
-    if args.link.no_reconnect || args.link.max_retries.is_some() {
+    if args.link.no_reconnect || args.link.max_retries.is_some() || args.give_up_given {
         let message = "the relay reconnects upstream for as long as it runs: \
-                       --no-reconnect and --max-retries do not apply";
+                       --no-reconnect, --max-retries and --give-up-after do not apply \
+                       (a message the upstream cannot take within --connect-timeout is \
+                       refused, or waits in --queue)";
         return Ok(Fatal::new(Exit::Usage, message).report());
     }
     let tls = match args.server_tls.acceptor() {
