@@ -42,14 +42,15 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             break
         }
         'mllp;send' {
-            [CompletionResult]::new('--max-input', '--max-input', [CompletionResultType]::ParameterName, 'Most bytes of stdin spooled for checking (K, M, G suffixes)')
+            [CompletionResult]::new('--max-frame-size', '--max-frame-size', [CompletionResultType]::ParameterName, 'Largest message sent (K, M, G)')
+            [CompletionResult]::new('--max-input', '--max-input', [CompletionResultType]::ParameterName, 'Most bytes of stdin spooled for checking (K, M, G)')
             [CompletionResult]::new('--from-db', '--from-db', [CompletionResultType]::ParameterName, 'Replay a listen --sqlite or relay store, in arrival order')
             [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'With --from-db: rows that arrived at TIME (RFC 3339, UTC) or later')
             [CompletionResult]::new('--until', '--until', [CompletionResultType]::ParameterName, 'With --from-db: rows that arrived before TIME (RFC 3339, UTC)')
             [CompletionResult]::new('--type', '--type', [CompletionResultType]::ParameterName, 'With --from-db: messages of this MSH-9, by leading components')
             [CompletionResult]::new('--control-id', '--control-id', [CompletionResultType]::ParameterName, 'With --from-db: the message with this MSH-10')
             [CompletionResult]::new('--pace', '--pace', [CompletionResultType]::ParameterName, 'With --from-db: `original` keeps the recorded gaps')
-            [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'With --pace original: play the gaps this many times faster')
+            [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'With --pace original: the gaps this many times shorter')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Where to send: HOST or HOST:PORT')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, when --host has none [default: 2575]')
             [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Bound on TCP connect plus TLS handshake')
@@ -85,6 +86,7 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             [CompletionResult]::new('--raw', '--raw', [CompletionResultType]::ParameterName, 'Send segment terminators as they are (no CRLF/LF -> CR)')
             [CompletionResult]::new('--batch', '--batch', [CompletionResultType]::ParameterName, 'Send each batch envelope (FHS/BHS ... BTS/FTS) as one frame')
             [CompletionResult]::new('--stream', '--stream', [CompletionResultType]::ParameterName, 'Read stdin as it comes, endlessly, without checking it first')
+            [CompletionResult]::new('--fresh-control-ids', '--fresh-control-ids', [CompletionResultType]::ParameterName, 'Give every message a unique MSH-10 of its own')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Check and list what would be sent; connect to nothing')
             [CompletionResult]::new('--no-reconnect', '--no-reconnect', [CompletionResultType]::ParameterName, 'Do not reconnect after a transient failure')
             [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Speak TLS, verifying the server against the system roots and --ca')

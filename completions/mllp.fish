@@ -41,14 +41,15 @@ complete -c mllp -n "__fish_mllp_needs_command" -f -a "soak" -d 'Hold a link und
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "man" -d 'Print the man page, or write one per subcommand into a directory'
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-input -d 'Most bytes of stdin spooled for checking (K, M, G suffixes)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-frame-size -d 'Largest message sent (K, M, G)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-input -d 'Most bytes of stdin spooled for checking (K, M, G)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l from-db -d 'Replay a listen --sqlite or relay store, in arrival order' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l since -d 'With --from-db: rows that arrived at TIME (RFC 3339, UTC) or later' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l until -d 'With --from-db: rows that arrived before TIME (RFC 3339, UTC)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l type -d 'With --from-db: messages of this MSH-9, by leading components' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l control-id -d 'With --from-db: the message with this MSH-10' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l pace -d 'With --from-db: `original` keeps the recorded gaps' -r -f -a "original\t'The gaps between the messages\' recorded arrival times'"
-complete -c mllp -n "__fish_mllp_using_subcommand send" -l speed -d 'With --pace original: play the gaps this many times faster' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l speed -d 'With --pace original: the gaps this many times shorter' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l host -d 'Where to send: HOST or HOST:PORT' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l port -d 'Port, when --host has none [default: 2575]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l connect-timeout -d 'Bound on TCP connect plus TLS handshake' -r
@@ -89,6 +90,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -s r -l recursive -d 'Wa
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l raw -d 'Send segment terminators as they are (no CRLF/LF -> CR)'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l batch -d 'Send each batch envelope (FHS/BHS ... BTS/FTS) as one frame'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l stream -d 'Read stdin as it comes, endlessly, without checking it first'
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l fresh-control-ids -d 'Give every message a unique MSH-10 of its own'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l dry-run -d 'Check and list what would be sent; connect to nothing'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l no-reconnect -d 'Do not reconnect after a transient failure'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l tls -d 'Speak TLS, verifying the server against the system roots and --ca'

@@ -6,6 +6,44 @@
 //! connects through a [`Connector`], writes queued frames in coalesced batches, correlates ACKs
 //! (by control ID, or FIFO when asked), times them out, reconnects, and drains on
 //! [`Client::close`].
+//!
+//! # Example
+//!
+//! A peer that refuses every message with `AE`: the client reports the send `Negative`, never
+//! `Accepted`, and nothing is left unresolved when the client closes.
+//!
+//! ```
+//! use bytes::Bytes;
+//! use mllp::client::{Client, ClientOptions, Fate};
+//! use mllp::transport::TcpConnector;
+//! use std::sync::Arc;
+//! use tokio::io::{AsyncReadExt, AsyncWriteExt};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let peer = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! let port = peer.local_addr()?.port();
+//! tokio::spawn(async move {
+//!     let (mut socket, _) = peer.accept().await?;
+//!     let mut frame = [0u8; 4096];
+//!     let _ = socket.read(&mut frame).await?; // the one frame, whole on loopback
+//!     let nack = b"\x0bMSH|^~\\&|RECV|FAC|APP|FAC|20240101120001||ACK|N1|P|2.5\rMSA|AE|MSG00001\r\x1c\r";
+//!     socket.write_all(nack).await?;
+//!     socket.read(&mut frame).await // hold the link until the client closes it
+//! });
+//!
+//! let client = Client::new(Arc::new(TcpConnector::new("127.0.0.1", port)), ClientOptions::default())?;
+//! let message = Bytes::from_static(
+//!     b"MSH|^~\\&|APP|FAC|RECV|FAC|20240101120000||ADT^A01|MSG00001|P|2.5\rPID|1||12345\r",
+//! );
+//! match client.send(message).await.await {
+//!     Fate::Negative { code, .. } => println!("refused with {code:?}"),
+//!     other => panic!("a refusal is never reported as anything else: {other:?}"),
+//! }
+//! assert!(client.close().await.is_clean());
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod backoff;
 pub mod events;

@@ -49,6 +49,7 @@
 //!             line: 1,
 //!             offset: 0,
 //!             payload: Bytes::from(msh + "\r"),
+//!             original_control_id: None,
 //!         };
 //!         if messages.send(message).await.is_err() {
 //!             return;

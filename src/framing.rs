@@ -1,5 +1,32 @@
 //! The MLLP codec: `VT payload FS CR`. A strict writer and an incremental, tolerant reader whose
 //! every tolerated deviation is a warning with a stable code and an absolute stream offset.
+//!
+//! # Example
+//!
+//! Frame a message, read it back as a receiver does, and see a payload that holds a framing
+//! byte refused:
+//!
+//! ```
+//! use bytes::BytesMut;
+//! use mllp::framing::{encode_frame, Decoded, MllpCodec, Tolerance, DEFAULT_MAX_FRAME, FS, VT};
+//! use tokio_util::codec::Decoder;
+//!
+//! let message = b"MSH|^~\\&|A|B|C|D|20240101||ADT^A01|1|P|2.5\r";
+//! let mut wire = BytesMut::new();
+//! encode_frame(message, &mut wire)?;
+//! assert_eq!((wire[0], wire[wire.len() - 2]), (VT, FS));
+//!
+//! let mut reader = MllpCodec::new(Tolerance::RECEIVER, DEFAULT_MAX_FRAME);
+//! let Some(Decoded::Frame(frame)) = reader.decode(&mut wire)? else {
+//!     panic!("one whole frame was given");
+//! };
+//! assert_eq!(&frame.payload[..], &message[..]);
+//! assert!(frame.warnings.is_empty());
+//!
+//! // A payload holding a framing byte is refused before anything is written.
+//! assert!(encode_frame(b"MSH|\x1c", &mut BytesMut::new()).is_err());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use crate::warning::{Warning, WarningCode};
 use bytes::{BufMut, Bytes, BytesMut};

@@ -4,9 +4,11 @@
 //! - [`collect_inputs`]: command-line arguments (files, globs, directories, `-`) to [`InputSource`]s.
 //! - [`InputSet`]: the sources made ready to read twice (stdin spooled to a temporary file), a
 //!   validation pass over all of them, then the messages for sending.
+//! - [`ControlIds`]: the messages' MSH-10 as given (an empty one refused) or fresh ones.
 //! - [`read_store`]: the messages of a receiver's or relay's SQLite store, filtered, for replay.
 
 mod collect;
+mod control_id;
 mod error;
 mod message;
 mod natural;
@@ -17,6 +19,7 @@ mod split;
 mod store;
 
 pub use collect::{collect_inputs, InputSource};
+pub use control_id::{lacks_control_id, ControlIdCount, ControlIds, SharedControlId};
 pub use error::InputError;
 pub use message::{Message, SplitOptions, DEFAULT_MAX_MESSAGE};
 pub use natural::natural_cmp;

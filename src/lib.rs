@@ -21,10 +21,14 @@
 //! - [`transport`]: connecting under one connect timeout, and the [`transport::Connector`] seam.
 //! - [`duration`]: durations rounded for people.
 //! - [`outcome`]: what a run observed (failure classes, unknown fates, negatives), as facts.
+//! - [`pace`]: when each message of a paced run is due, so latency counts from that moment.
 //! - [`client`]: the client core: link states, reconnects, ACK correlation, window, fates.
 //! - [`delivery`]: runs on the client: one outcome per message in input order, resends, totals.
 //! - [`server`]: the server core: accept loop, guards, [`server::Sink`]s, commit, de-duplication.
 //! - [`input`]: HL7 files and streams split into messages, checked before anything is sent.
+//! - [`sniff`]: what a peer's first bytes say it is when it is not MLLP (HTTP, SSH, SMTP, TLS).
+//! - [`relay`]: standing between a sender and an engine: the answer table, pass-through and
+//!   queue sinks, the forwarder and the record (feature `sqlite`).
 //! - [`probe`]: one diagnostic connection, phase by phase, and a verdict.
 //! - [`soak`]: load and endurance runs: plan, pacing, chaos, ledger, and a report that adds up.
 //!
@@ -42,9 +46,8 @@
 //!
 //! ```
 //! use bytes::Bytes;
-//! use mllp::client::{Client, ClientOptions, Fate};
-//! use mllp::server::{DiscardSink, Server, ServerConfig, Shutdown};
-//! use mllp::transport::TcpConnector;
+//! use mllp::server::DiscardSink;
+//! use mllp::{Client, ClientOptions, Fate, Server, ServerConfig, Shutdown, TcpConnector};
 //! use std::sync::Arc;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
@@ -135,6 +138,7 @@ pub mod fuzzing;
 pub mod hl7;
 pub mod input;
 pub mod outcome;
+pub mod pace;
 pub mod probe;
 #[cfg(feature = "sqlite")]
 pub mod relay;
@@ -146,3 +150,10 @@ pub mod target;
 pub mod tls;
 pub mod transport;
 pub mod warning;
+
+// The front door: what a program embedding a sender or a receiver names first.
+pub use cause::{Cause, Class};
+pub use client::{Client, ClientOptions, Fate, SendHandle};
+pub use framing::{encode_frame, MllpCodec};
+pub use server::{Server, ServerConfig, Shutdown, Sink};
+pub use transport::{Connector, TcpConnector};

@@ -4,6 +4,39 @@
 //! decisions before the commit) and an optional event channel. [`Server::run`] serves a bound
 //! listener until its [`Shutdown`] fires; [`Server::serve`] serves one already-open stream (any
 //! `AsyncRead + AsyncWrite`, for TLS and for tests over in-memory pipes).
+//!
+//! # Example
+//!
+//! Serve one in-memory stream and read the ACK for one message:
+//!
+//! ```
+//! use mllp::framing::encode_frame;
+//! use mllp::server::{DiscardSink, Server, ServerConfig, Shutdown};
+//! use std::sync::Arc;
+//! use tokio::io::{AsyncReadExt, AsyncWriteExt};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = Server::builder(ServerConfig::default(), Arc::new(DiscardSink)).build()?;
+//! let (mut peer, stream) = tokio::io::duplex(64 * 1024);
+//! let shutdown = Shutdown::new();
+//! let serving = async { server.serve(stream, "in-memory", &shutdown).await };
+//! let talking = async {
+//!     let mut frame = bytes::BytesMut::new();
+//!     encode_frame(b"MSH|^~\\&|A|B|C|D|20240101||ADT^A01|MSG1|P|2.5\r", &mut frame)?;
+//!     peer.write_all(&frame).await?;
+//!     peer.shutdown().await?; // one message, then end of stream
+//!     let mut answer = Vec::new();
+//!     peer.read_to_end(&mut answer).await?;
+//!     Ok::<_, Box<dyn std::error::Error>>(answer)
+//! };
+//! let ((), answer) = tokio::join!(serving, talking);
+//! let answer = String::from_utf8_lossy(&answer?).into_owned();
+//! // Committed (to nowhere), so acknowledged positively, naming the message's control ID.
+//! assert!(answer.contains("MSA|AA|MSG1"));
+//! # Ok(())
+//! # }
+//! ```
 
 mod accept;
 mod accept_loop;
@@ -25,7 +58,7 @@ pub use bind::{bind, bind_with, is_wildcard, BindError};
 pub use config::{AckMode, ConfigError, ServerConfig, DEFAULT_FRAME_TIMEOUT, DEFAULT_MAX_BUFFERED};
 pub use dedupe::{DedupeMemory, DedupePolicy, DedupeSink};
 pub use double::{DoubleError, DoubleOptions, TestDouble};
-pub use event::{ConnectionId, NackWhy, ServerEvent};
+pub use event::{ConnectionId, NackWhy, ServerEvent, StoreReports};
 pub use policy::{Action, CommitAll, Decision, Policy};
 pub use sink::{DiscardSink, Inbound, Reply, Sink, SinkResult};
 pub use stats::StatsSnapshot;
@@ -210,7 +243,9 @@ impl Server {
     }
 
     pub fn stats(&self) -> StatsSnapshot {
-        self.shared.stats.snapshot()
+        let mut stats = self.shared.stats.snapshot();
+        stats.commit_groups = self.shared.sink.commit_groups();
+        stats
     }
 
     /// Serve plain TCP on `listener` until `shutdown`; returns the final counters.
@@ -230,6 +265,9 @@ impl Server {
         let shared = &self.shared;
         if let Ok(addr) = listener.local_addr() {
             shared.events.emit(ServerEvent::Listening { addr }).await;
+        }
+        if let Some(reports) = shared.events.store_reports() {
+            shared.sink.report_to(reports);
         }
         let tracker = TaskTracker::new();
         accept_loop::accept_until_stopped(shared, &listener, &acceptor, &shutdown, &tracker).await;

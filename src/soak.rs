@@ -34,34 +34,33 @@
 //! ```
 //!
 //! The pieces: message templates with fresh control IDs ([`template`]), the rate pacer
-//! ([`pacer`]), the listener-side ledger ([`ledger`]), fault injection ([`chaos`] for the
-//! embedded listener, [`proxy`] for a real one), the worker that loads one connection
-//! ([`worker`]), and the mergeable report ([`report`]) with its CI [`thresholds`].
+//! ([`crate::pace`], shared with `send`), the listener-side ledger, fault injection ([`chaos`]
+//! for the embedded listener, a chaos proxy for a real one), the worker that loads one
+//! connection, and the mergeable report ([`report`]) with its CI [`thresholds`].
 
 pub mod chaos;
 pub mod embedded;
 mod engine;
-pub mod ledger;
+mod ledger;
 mod monitor;
-pub mod pacer;
 mod plan;
 mod progress;
-pub mod proxy;
+mod proxy;
 pub mod report;
 pub mod template;
 pub mod thresholds;
-pub mod update;
-pub mod worker;
+mod update;
+mod worker;
 
 pub use chaos::{ChaosPolicy, ChaosSpec, Fault, FaultKind};
 pub use embedded::{Embedded, EmbeddedError};
 pub use engine::{SoakError, SoakOutcome, SoakRun};
-pub use ledger::{Claim, ControlIds, Ledger, LedgerSink};
-pub use pacer::{Pacer, Schedule};
-pub use plan::{LinkSettings, PlanError, SoakPlan, SoakTarget};
+pub use ledger::ControlIds;
+pub(crate) use ledger::{Ledger, LedgerSink};
+pub use plan::{PlanError, SoakPlan, SoakTarget};
 pub use progress::{ConnSample, RecentLatency, Sample, SoakUpdate, StoppedBy};
-pub use report::{SoakReport, Tally};
+pub use report::{SoakReport, SoakTotals};
 pub use template::{Template, TemplateError};
 pub use thresholds::{Thresholds, Verdict};
-pub use update::{Done, Update};
-pub use worker::{Countdown, End, Worker};
+pub use update::Done;
+pub(crate) use update::WorkerNote;

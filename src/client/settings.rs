@@ -36,11 +36,39 @@ pub struct LinkSettings {
     pub backoff: BackoffConfig,
 }
 
+impl Default for LinkSettings {
+    /// The command line's defaults.
+    fn default() -> Self {
+        LinkSettings {
+            connect_timeout: Duration::from_secs(10),
+            ack_timeout: Duration::from_secs(30),
+            app_ack_timeout: Duration::from_secs(30),
+            keepalive: None,
+            dead_peer_timeout: None,
+            drain_timeout: Duration::from_secs(30),
+            reconnect: true,
+            max_retries: None,
+            give_up_after: Duration::from_secs(120),
+            backoff: BackoffConfig::default(),
+        }
+    }
+}
+
 impl LinkSettings {
     /// The reconnect policy: exponential backoff (permanent causes never retried), stopped
     /// after `max_retries` failed attempts and after `give_up_after`.
     pub fn reconnect(&self) -> Reconnect {
-        let backoff: Arc<dyn RetryStrategy> = Arc::new(ExponentialBackoff::new(self.backoff));
+        self.reconnect_from(ExponentialBackoff::new(self.backoff))
+    }
+
+    /// The same policy with the backoff's jitter drawn from `seed`, so that a run can be
+    /// repeated exactly and each of several links jitters on its own.
+    pub fn reconnect_seeded(&self, seed: u64) -> Reconnect {
+        self.reconnect_from(ExponentialBackoff::seeded(self.backoff, seed))
+    }
+
+    fn reconnect_from(&self, backoff: ExponentialBackoff) -> Reconnect {
+        let backoff: Arc<dyn RetryStrategy> = Arc::new(backoff);
         let bounded: Arc<dyn RetryStrategy> = match self.max_retries {
             Some(max) => Arc::new(MaxRetries {
                 inner: backoff,
@@ -54,18 +82,6 @@ impl LinkSettings {
                 inner: bounded,
                 limit: self.give_up_after,
             }),
-        }
-    }
-
-    /// What happens after a failure, for people: `retrying; giving up after 2m`.
-    pub fn gives_up(&self) -> String {
-        if !self.reconnect {
-            return "not retrying (--no-reconnect)".to_string();
-        }
-        let after = humantime::format_duration(self.give_up_after);
-        match self.max_retries {
-            Some(n) => format!("retrying; giving up after {after} or {n} retries"),
-            None => format!("retrying; giving up after {after}"),
         }
     }
 
@@ -107,39 +123,15 @@ impl LinkSettings {
 mod tests {
     use super::*;
 
-    fn settings() -> LinkSettings {
-        LinkSettings {
-            connect_timeout: Duration::from_secs(10),
-            ack_timeout: Duration::from_secs(30),
-            app_ack_timeout: Duration::from_secs(30),
-            keepalive: None,
-            dead_peer_timeout: None,
-            drain_timeout: Duration::from_secs(30),
-            reconnect: true,
-            max_retries: None,
-            give_up_after: Duration::from_secs(120),
-            backoff: BackoffConfig::default(),
-        }
-    }
-
     #[test]
-    fn giving_up_is_said_as_the_settings_bound_it() {
-        let s = settings();
-        assert_eq!(s.gives_up(), "retrying; giving up after 2m");
-        let bounded = LinkSettings {
-            max_retries: Some(3),
-            ..settings()
-        };
-        assert_eq!(
-            bounded.gives_up(),
-            "retrying; giving up after 2m or 3 retries"
-        );
+    fn the_reconnect_switch_is_the_policy_s() {
+        let on = LinkSettings::default();
+        assert!(on.client_options().reconnect.enabled);
         let off = LinkSettings {
             reconnect: false,
-            ..settings()
+            ..LinkSettings::default()
         };
-        assert_eq!(off.gives_up(), "not retrying (--no-reconnect)");
         assert!(!off.client_options().reconnect.enabled);
-        assert!(s.client_options().reconnect.enabled);
+        assert!(!off.reconnect_seeded(7).enabled);
     }
 }

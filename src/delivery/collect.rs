@@ -13,7 +13,7 @@ use super::{RunControls, RunOptions};
 use crate::cause::Cause;
 use crate::client::{Client, ClientEvent, Fate, FateCause, Population, Reason, State};
 use crate::input::InputError;
-use crate::soak::Schedule;
+use crate::pace::Schedule;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};

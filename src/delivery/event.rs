@@ -20,6 +20,8 @@ pub struct Item {
     /// How many times its frame was written: 0 for a message never written, more than 1 when
     /// the client wrote it again after a reconnect.
     pub writes: u32,
+    /// MSH-10 as the input had it, when the run gave the message a fresh one.
+    pub original_control_id: Option<Arc<str>>,
 }
 
 impl Item {
@@ -30,6 +32,7 @@ impl Item {
             payload: message.payload,
             seq,
             writes: 0,
+            original_control_id: message.original_control_id,
         }
     }
 

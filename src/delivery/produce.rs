@@ -7,7 +7,7 @@ use super::event::Item;
 use super::feed::Feed;
 use crate::cause::Cause;
 use crate::client::{Client, Fate, FateCause, SendHandle};
-use crate::soak::{Pacer, Schedule};
+use crate::pace::{Pacer, Schedule};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};

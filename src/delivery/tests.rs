@@ -105,6 +105,7 @@ fn message(n: u64) -> Message {
         line: 1,
         offset: 0,
         payload: Bytes::from(payload),
+        original_control_id: None,
     }
 }
 

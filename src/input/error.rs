@@ -28,6 +28,11 @@ pub enum InputError {
          split it or raise the maximum"
     )]
     MessageTooLarge { name: String, line: u64, max: usize },
+    #[error(
+        "{label}: its MSH-10 (message control ID) is empty, so no ACK could name it and its \
+         fate could never be known"
+    )]
+    EmptyControlId { label: String },
     #[error("{name}: no HL7 message found (the input is empty or only whitespace)")]
     NoMessages { name: String },
     #[error("{name}: cannot read: {error}")]

@@ -40,6 +40,8 @@ pub struct Message {
     /// 0-based byte offset in the source where the message starts.
     pub offset: u64,
     pub payload: Bytes,
+    /// MSH-10 as the input had it, when the run gave the message a fresh one.
+    pub original_control_id: Option<Arc<str>>,
 }
 
 impl Message {
@@ -57,6 +59,7 @@ impl fmt::Debug for Message {
             .field("line", &self.line)
             .field("offset", &self.offset)
             .field("bytes", &self.payload.len())
+            .field("original_control_id", &self.original_control_id)
             .finish()
     }
 }

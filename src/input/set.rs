@@ -3,6 +3,7 @@
 //! temporary file for that, bounded by `max_input`, unless `stream` (read once, unchecked).
 
 use super::collect::InputSource;
+use super::control_id::{lacks_control_id, ControlIds, Renamer};
 use super::error::InputError;
 use super::message::{Message, SplitOptions};
 use super::split::Splitter;
@@ -23,6 +24,8 @@ pub struct InputOptions {
     pub max_input: u64,
     /// Read stdin directly, once, without validating it first.
     pub stream: bool,
+    /// The messages' MSH-10 as given, or fresh ones.
+    pub control_ids: ControlIds,
 }
 
 impl Default for InputOptions {
@@ -31,6 +34,7 @@ impl Default for InputOptions {
             split: SplitOptions::default(),
             max_input: DEFAULT_MAX_INPUT,
             stream: false,
+            control_ids: ControlIds::AsGiven,
         }
     }
 }
@@ -117,6 +121,9 @@ impl InputSet {
         for source in &self.sources {
             let (name, reader) = match source {
                 Ready::Loaded(messages) => {
+                    for message in messages {
+                        self.check(message)?;
+                    }
                     summary.messages += messages.len() as u64;
                     summary.bytes += messages.iter().map(|m| m.payload.len() as u64).sum::<u64>();
                     continue;
@@ -128,6 +135,7 @@ impl InputSet {
                 Ready::Store(file, filter) => {
                     for row in StoreRows::open(file, filter.clone()).map_err(store_error)? {
                         let row = row.map_err(store_error)?;
+                        self.check(&row.message)?;
                         summary.messages += 1;
                         summary.bytes += row.message.payload.len() as u64;
                     }
@@ -138,6 +146,7 @@ impl InputSet {
             };
             for message in Splitter::new(&name, reader, self.options.split) {
                 let message = message?;
+                self.check(&message)?;
                 summary.messages += 1;
                 summary.bytes += message.payload.len() as u64;
             }
@@ -145,9 +154,24 @@ impl InputSet {
         Ok(summary)
     }
 
-    /// All messages of all sources, in order. A streamed stdin can be read only once: a second
-    /// call yields nothing from it.
+    /// What the check refuses in one message beyond its splitting: an MSH-10 no ACK could name,
+    /// unless fresh ones are given.
+    fn check(&self, message: &Message) -> Result<(), InputError> {
+        if self.options.control_ids == ControlIds::AsGiven && lacks_control_id(&message.payload) {
+            return Err(InputError::EmptyControlId {
+                label: message.label(),
+            });
+        }
+        Ok(())
+    }
+
+    /// All messages of all sources, in order, with fresh control IDs when the options ask. A
+    /// streamed stdin can be read only once: a second call yields nothing from it.
     pub fn messages(&mut self) -> Messages<'_> {
+        let renamer = match self.options.control_ids {
+            ControlIds::Fresh { run } => Some(Renamer::new(run)),
+            ControlIds::AsGiven => None,
+        };
         Messages {
             sources: self.sources.iter_mut(),
             loaded: [].iter(),
@@ -155,6 +179,8 @@ impl InputSet {
             current: None,
             options: self.options.split,
             failed: false,
+            renamer,
+            unchecked: false,
         }
     }
 }
@@ -206,11 +232,15 @@ pub struct Messages<'a> {
     current: Option<Splitter<Box<dyn BufRead + Send + 'a>>>,
     options: SplitOptions,
     failed: bool,
+    renamer: Option<Renamer>,
+    /// The current source is a stream the check never saw: its messages are checked here.
+    unchecked: bool,
 }
 
 impl<'a> Messages<'a> {
     fn open_next(&mut self) -> Option<Result<(), InputError>> {
         let source = self.sources.next()?;
+        self.unchecked = matches!(source, Ready::Stream(_));
         let opened = match source {
             Ready::Loaded(messages) => {
                 self.loaded = messages.iter();
@@ -240,6 +270,15 @@ impl<'a> Messages<'a> {
     }
 }
 
+impl Messages<'_> {
+    fn ready(&mut self, message: Message) -> Message {
+        match self.renamer.as_mut() {
+            Some(renamer) => renamer.rename(message),
+            None => message,
+        }
+    }
+}
+
 impl Iterator for Messages<'_> {
     type Item = Result<Message, InputError>;
 
@@ -249,11 +288,11 @@ impl Iterator for Messages<'_> {
         }
         loop {
             if let Some(message) = self.loaded.next() {
-                return Some(Ok(message.clone()));
+                return Some(Ok(self.ready(message.clone())));
             }
             if let Some(rows) = self.rows.as_mut() {
                 match rows.next() {
-                    Some(Ok(row)) => return Some(Ok(row.message)),
+                    Some(Ok(row)) => return Some(Ok(self.ready(row.message))),
                     Some(Err(e)) => {
                         self.failed = true;
                         return Some(Err(store_error(e)));
@@ -263,7 +302,16 @@ impl Iterator for Messages<'_> {
             }
             if let Some(splitter) = self.current.as_mut() {
                 match splitter.next() {
-                    Some(Ok(message)) => return Some(Ok(message)),
+                    Some(Ok(message)) if self.unchecked && self.renamer.is_none() => {
+                        if lacks_control_id(&message.payload) {
+                            self.failed = true;
+                            return Some(Err(InputError::EmptyControlId {
+                                label: message.label(),
+                            }));
+                        }
+                        return Some(Ok(message));
+                    }
+                    Some(Ok(message)) => return Some(Ok(self.ready(message))),
                     Some(Err(e)) => {
                         self.failed = true;
                         return Some(Err(e));

@@ -188,6 +188,7 @@ impl StoreRows {
                     line: 1,
                     offset: 0,
                     payload: bytes::Bytes::from(payload),
+                    original_control_id: None,
                 },
                 received_at,
             });

@@ -115,6 +115,34 @@ pub enum ServerEvent {
     SecurityWarning {
         code: WarningCode,
     },
+    /// The sink's store became unreachable (a database link lost): until [`StoreRestored`],
+    /// every message is answered negatively while the sink reconnects. `detail` says why, never
+    /// with a password or payload.
+    ///
+    /// [`StoreRestored`]: ServerEvent::StoreRestored
+    StoreLost {
+        detail: String,
+    },
+    /// The store is reachable again after `down_ms` milliseconds; `refused` messages were
+    /// answered negatively meanwhile.
+    StoreRestored {
+        down_ms: u64,
+        refused: u64,
+    },
+}
+
+/// Where a sink says how its store is doing. It holds the server's event channel weakly, so a
+/// sink outliving the server never keeps the embedder's reader waiting.
+#[derive(Debug, Clone)]
+pub struct StoreReports(mpsc::WeakSender<ServerEvent>);
+
+impl StoreReports {
+    /// Send `event` (one of the store events), waiting for room like every other event.
+    pub async fn send(&self, event: ServerEvent) {
+        if let Some(tx) = self.0.upgrade() {
+            let _ = tx.send(event).await;
+        }
+    }
 }
 
 /// Where events go: nowhere, or a bounded channel. A full channel slows the server down rather
@@ -139,6 +167,11 @@ impl Events {
             // A closed receiver means nobody listens any more; the server carries on.
             let _ = tx.send(event).await;
         }
+    }
+
+    /// Where a sink reports its store's state, when anyone listens.
+    pub(crate) fn store_reports(&self) -> Option<StoreReports> {
+        self.tx.as_ref().map(|tx| StoreReports(tx.downgrade()))
     }
 
     /// Whether per-message events would be sent: when not, they are not even made.

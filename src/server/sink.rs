@@ -2,6 +2,7 @@
 //! The server writes an ACK only after the sink has returned.
 
 pub mod exec;
+mod groups;
 pub mod out_dir;
 #[cfg(feature = "postgres")]
 pub mod postgres;
@@ -19,6 +20,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 pub use exec::{ExecOptions, ExecSink};
+pub use groups::CommitGroups;
 pub use out_dir::OutDirSink;
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresError, PostgresSink};
@@ -314,6 +316,16 @@ pub trait Sink: Send + Sync + 'static {
             }
             results
         })
+    }
+
+    /// Called when a run starts, after `Listening`: where to report the store's state (a
+    /// database link lost and back). Most sinks have nothing to report.
+    fn report_to(&self, _reports: crate::server::StoreReports) {}
+
+    /// How the sink grouped its commits so far, for sinks that share one transaction between
+    /// messages that arrived together.
+    fn commit_groups(&self) -> Option<CommitGroups> {
+        None
     }
 }
 

@@ -38,6 +38,10 @@ pub struct StatsSnapshot {
     pub warnings_by_code: BTreeMap<&'static str, u64>,
     pub bytes_in: u64,
     pub bytes_out: u64,
+    /// With a sink that commits messages in groups (SQLite, PostgreSQL): how many groups, of
+    /// what sizes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit_groups: Option<crate::server::sink::CommitGroups>,
 }
 
 /// The live counters. Connections count into a local [`StatsSnapshot`] and add it here under

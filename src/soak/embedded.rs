@@ -4,7 +4,7 @@
 
 use super::report::Accounting;
 use super::worker::End;
-use super::{ChaosPolicy, ChaosSpec, ControlIds, FaultKind, Ledger, LedgerSink, Tally};
+use super::{ChaosPolicy, ChaosSpec, ControlIds, FaultKind, Ledger, LedgerSink, SoakTotals};
 use crate::server::sink::OutDirSink;
 use crate::server::{
     Accept, AcceptFuture, ConfigError, PlainTcp, Server, ServerConfig, Shutdown, Sink,
@@ -110,7 +110,7 @@ impl Embedded {
 
     /// Stop, then check the ledger against what the sender counted: every accepted message
     /// committed, nothing committed that was never delivered, no more and no fewer commits.
-    pub async fn account(self, tally: &Tally, ends: &[End], accounting: &mut Accounting) {
+    pub async fn account(self, tally: &SoakTotals, ends: &[End], accounting: &mut Accounting) {
         let ledger = self.ledger.clone();
         self.stop().await;
         let totals = ledger.totals();

@@ -4,7 +4,7 @@
 
 use super::progress::{ConnSample, RecentLatency, Sample, SoakUpdate};
 use super::report::{new_histogram, record};
-use super::{Done, Tally, Update};
+use super::{Done, SoakTotals, WorkerNote};
 use crate::cause::Class;
 use crate::client::{Client, ClientEvent, Population, Reason, State};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,7 +20,7 @@ const TICK: Duration = Duration::from_millis(250);
 pub(super) struct Conn {
     client: Arc<Client>,
     generated: Arc<AtomicU64>,
-    tally: Tally,
+    tally: SoakTotals,
     state: State,
     reconnects: u64,
     last_generated: u64,
@@ -31,7 +31,7 @@ impl Conn {
         Conn {
             client,
             generated,
-            tally: Tally::default(),
+            tally: SoakTotals::default(),
             state: State::Connecting,
             reconnects: 0,
             last_generated: 0,
@@ -41,7 +41,7 @@ impl Conn {
 
 /// What the monitor hands back.
 pub(super) struct Monitored {
-    pub tallies: Vec<Tally>,
+    pub tallies: Vec<SoakTotals>,
     /// A connection gave up on a permanent cause.
     pub permanent: bool,
     /// A connection gave up on a transient cause.
@@ -50,8 +50,8 @@ pub(super) struct Monitored {
 
 impl Monitored {
     /// The per-connection tallies merged.
-    pub fn total(&self) -> Tally {
-        let mut total = Tally::default();
+    pub fn total(&self) -> SoakTotals {
+        let mut total = SoakTotals::default();
         for t in &self.tallies {
             total.merge(t);
         }
@@ -83,7 +83,7 @@ struct Monitor {
 }
 
 pub(super) async fn run(
-    mut rx: mpsc::Receiver<Update>,
+    mut rx: mpsc::Receiver<WorkerNote>,
     conns: Vec<Conn>,
     start: Instant,
     out: Output,
@@ -133,9 +133,9 @@ impl Monitor {
         let _ = self.out.updates.send(update).await;
     }
 
-    async fn apply(&mut self, update: Update) {
+    async fn apply(&mut self, update: WorkerNote) {
         match update {
-            Update::Done { conn, items } => {
+            WorkerNote::Done { conn, items } => {
                 let Some(c) = self.conns.get_mut(conn) else {
                     return;
                 };
@@ -154,12 +154,12 @@ impl Monitor {
                     .await;
                 }
             }
-            Update::Event { conn, event } => {
+            WorkerNote::Event { conn, event } => {
                 if self.event(conn, &event) {
                     self.send(SoakUpdate::Connection { conn, event }).await;
                 }
             }
-            Update::Lagged { conn, n } => {
+            WorkerNote::Lagged { conn, n } => {
                 if let Some(c) = self.conns.get_mut(conn) {
                     *c.tally
                         .errors_by_cause
@@ -244,7 +244,7 @@ impl Monitor {
             .saturating_duration_since(self.window_start)
             .as_secs_f64();
         let rate = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
-        let mut totals = Tally::default();
+        let mut totals = SoakTotals::default();
         let mut connections = Vec::with_capacity(self.conns.len());
         let mut in_flight = 0;
         for c in &self.conns {
@@ -285,7 +285,7 @@ fn latency(h: &hdrhistogram::Histogram<u64>) -> RecentLatency {
 }
 
 /// Count one result into a tally.
-fn add(t: &mut Tally, done: &Done) {
+fn add(t: &mut SoakTotals, done: &Done) {
     t.fates.add(done.population, done.code);
     if done.code.is_some() {
         record(&mut t.latency, done.latency);

@@ -3,13 +3,10 @@
 //! and written into the report as its `config`.
 
 use super::{ChaosSpec, FaultKind, Template, Thresholds};
-use crate::client::{
-    BackoffConfig, ClientOptions, Correlation, ExponentialBackoff, GiveUpAfter, MaxRetries,
-    OnBackpressure, Reconnect, RetryStrategy, Window,
-};
+use crate::client::{ClientOptions, Correlation, LinkSettings, OnBackpressure, Window};
 use crate::resolve::{Resolver, SystemResolver};
 use crate::tls::{ClientTlsOptions, TlsConfigError};
-use crate::transport::{Connector, TcpConnector};
+use crate::transport::Connector;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,45 +24,6 @@ pub enum SoakTarget {
         port: u16,
         tls: Option<ClientTlsOptions>,
     },
-}
-
-/// The timeouts and reconnect policy of every connection's link.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LinkSettings {
-    /// Bound on TCP connect plus TLS handshake.
-    pub connect_timeout: Duration,
-    pub ack_timeout: Duration,
-    pub app_ack_timeout: Duration,
-    /// How long what was generated may take to settle once the run is stopped.
-    pub drain_timeout: Duration,
-    pub keepalive: Option<Duration>,
-    pub dead_peer_timeout: Option<Duration>,
-    /// Reconnect after a transient failure.
-    pub reconnect: bool,
-    /// Failed reconnect attempts in a row before a connection gives up.
-    pub max_retries: Option<u32>,
-    /// Time since the last working connection before a connection gives up.
-    pub give_up_after: Duration,
-    /// Reconnect delays; each connection draws its jitter from the run's seed.
-    pub backoff: BackoffConfig,
-}
-
-impl Default for LinkSettings {
-    /// The command line's defaults.
-    fn default() -> Self {
-        LinkSettings {
-            connect_timeout: Duration::from_secs(10),
-            ack_timeout: Duration::from_secs(30),
-            app_ack_timeout: Duration::from_secs(30),
-            drain_timeout: Duration::from_secs(30),
-            keepalive: None,
-            dead_peer_timeout: None,
-            reconnect: true,
-            max_retries: None,
-            give_up_after: Duration::from_secs(120),
-            backoff: BackoffConfig::default(),
-        }
-    }
 }
 
 /// A soak run, before it starts. `SoakPlan::default()` is one connection to the embedded
@@ -215,36 +173,17 @@ impl SoakPlan {
     /// Connection `index`'s client options: control-ID correlation, the plan's window, and a
     /// backoff whose jitter is seeded per connection.
     pub(super) fn client_options(&self, index: usize) -> ClientOptions {
-        let link = &self.link;
-        let mut strategy: Arc<dyn RetryStrategy> = Arc::new(GiveUpAfter {
-            inner: Arc::new(ExponentialBackoff::seeded(
-                link.backoff,
-                self.seed.wrapping_add(index as u64),
-            )),
-            limit: link.give_up_after,
-        });
-        if let Some(max) = link.max_retries {
-            strategy = Arc::new(MaxRetries {
-                inner: strategy,
-                max,
-            });
-        }
         ClientOptions {
-            ack_timeout: link.ack_timeout,
-            app_ack_timeout: link.app_ack_timeout,
-            drain_timeout: link.drain_timeout,
-            dead_peer_timeout: link.dead_peer_timeout,
-            reconnect: Reconnect {
-                enabled: link.reconnect,
-                strategy,
-            },
+            reconnect: self
+                .link
+                .reconnect_seeded(self.seed.wrapping_add(index as u64)),
             correlation: Correlation::ControlId,
             window: Window {
                 count: Some(self.window),
                 bytes: None,
             },
             on_backpressure: OnBackpressure::Reject,
-            ..ClientOptions::default()
+            ..self.link.client_options()
         }
     }
 
@@ -256,15 +195,11 @@ impl SoakPlan {
         port: u16,
         tls_host: &str,
     ) -> Result<Arc<dyn Connector>, TlsConfigError> {
-        let mut connector = TcpConnector::new(host, port)
-            .with_resolver(self.resolver.clone())
-            .with_connect_timeout(self.link.connect_timeout);
-        if let Some(interval) = self.link.keepalive {
-            connector = connector.with_keepalive(interval);
-        }
-        if let SoakTarget::Remote { tls: Some(tls), .. } = &self.target {
-            connector = connector.with_tls(tls.build(tls_host)?);
-        }
+        let tls = match &self.target {
+            SoakTarget::Remote { tls: Some(tls), .. } => Some(tls.build(tls_host)?),
+            _ => None,
+        };
+        let connector = self.link.connector(host, port, tls, self.resolver.clone());
         Ok(Arc::new(connector))
     }
 

@@ -2,7 +2,7 @@
 //! connection's link events, why generating stopped, and (when asked) each message's result.
 //! Codes, counts and timings only: never payload bytes.
 
-use super::{Done, Tally};
+use super::{Done, SoakTotals};
 use crate::client::{ClientEvent, State};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -67,7 +67,7 @@ pub struct Sample {
     pub in_flight: usize,
     /// Counters since the start: generated, the six fates and ACK codes, reconnects, link
     /// errors and outcomes by cause (no latency histogram, no seconds).
-    pub totals: Tally,
+    pub totals: SoakTotals,
     /// One entry per connection, in order.
     pub connections: Vec<ConnSample>,
 }

@@ -37,7 +37,6 @@ struct Shared {
 pub struct ChaosProxy {
     addr: SocketAddr,
     stop: CancellationToken,
-    shared: Arc<Shared>,
 }
 
 impl ChaosProxy {
@@ -63,23 +62,12 @@ impl ChaosProxy {
             injected: AtomicU64::new(0),
         });
         let stop = CancellationToken::new();
-        tokio::spawn(accept_loop(
-            listener,
-            addr,
-            shared.clone(),
-            drops_rx,
-            stop.clone(),
-        ));
-        Ok(ChaosProxy { addr, stop, shared })
+        tokio::spawn(accept_loop(listener, addr, shared, drops_rx, stop.clone()));
+        Ok(ChaosProxy { addr, stop })
     }
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
-    }
-
-    /// Faults injected so far.
-    pub fn injected(&self) -> u64 {
-        self.shared.injected.load(Ordering::Relaxed)
     }
 
     pub fn stop(self) {

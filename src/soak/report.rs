@@ -1,6 +1,6 @@
-//! The soak report: an in-memory [`Tally`] the run adds to, and the serialized [`SoakReport`]
-//! (`soak --report`, `--json`) whose counters sum and whose HDR histogram (V2, base64) merges, so reports
-//! from several machines combine into one. Thresholds ([`super::thresholds`]) are judged on a
+//! The soak report: the in-memory [`SoakTotals`] the run adds to, and the serialized
+//! [`SoakReport`] (`soak --report`, `--json`) whose counters sum and whose HDR histogram (V2,
+//! base64) merges, so reports from several machines combine into one. Thresholds ([`super::thresholds`]) are judged on a
 //! report.
 
 use super::thresholds::Verdict;
@@ -56,9 +56,10 @@ pub struct Second {
     pub failed: u64,
 }
 
-/// Running totals. Every field sums when tallies merge.
+/// A soak run's totals, as `delivery::Totals` are a send run's: the fates counted by a
+/// [`FateTally`], beside latency, links and bytes. Every field sums when totals merge.
 #[derive(Debug, Clone)]
-pub struct Tally {
+pub struct SoakTotals {
     pub generated: u64,
     /// The six fates and final ACK codes.
     pub fates: FateTally,
@@ -80,9 +81,9 @@ pub struct Tally {
     pub elapsed: Duration,
 }
 
-impl Default for Tally {
+impl Default for SoakTotals {
     fn default() -> Self {
-        Tally {
+        SoakTotals {
             generated: 0,
             fates: FateTally::default(),
             latency: new_histogram(),
@@ -105,7 +106,7 @@ fn add_map(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {
     }
 }
 
-impl Tally {
+impl SoakTotals {
     /// Sum of the six populations.
     pub fn settled(&self) -> u64 {
         self.fates.settled()
@@ -120,14 +121,14 @@ impl Tally {
     }
 
     /// The outcome counters only (no histogram, no seconds): cheap enough for every redraw.
-    pub fn merge_counts(&mut self, other: &Tally) {
+    pub fn merge_counts(&mut self, other: &SoakTotals) {
         self.fates.merge(&other.fates);
         self.reconnects += other.reconnects;
         add_map(&mut self.errors_by_cause, &other.errors_by_cause);
         add_map(&mut self.outcomes_by_cause, &other.outcomes_by_cause);
     }
 
-    pub fn merge(&mut self, other: &Tally) {
+    pub fn merge(&mut self, other: &SoakTotals) {
         self.merge_counts(other);
         self.generated += other.generated;
         // Same bounds on both sides, so adding cannot fail; saturate rather than panic if it did.
@@ -238,7 +239,11 @@ fn one() -> u64 {
 impl SoakReport {
     /// The report of `tally`. The accounting's sum check is (re)done here; `accounting` brings
     /// the listener-side problems, if any.
-    pub fn new(config: serde_json::Value, tally: &Tally, mut accounting: Accounting) -> SoakReport {
+    pub fn new(
+        config: serde_json::Value,
+        tally: &SoakTotals,
+        mut accounting: Accounting,
+    ) -> SoakReport {
         accounting.generated = tally.generated;
         accounting.populations_sum = tally.settled();
         if tally.generated != tally.settled() {
@@ -284,8 +289,8 @@ impl SoakReport {
     }
 
     /// The tally this report was made from.
-    pub fn tally(&self) -> Result<Tally, ReportError> {
-        Ok(Tally {
+    pub fn tally(&self) -> Result<SoakTotals, ReportError> {
+        Ok(SoakTotals {
             generated: self.generated,
             fates: self.fates.clone(),
             latency: decode_histogram(&self.histogram)?,
@@ -323,7 +328,7 @@ impl SoakReport {
     /// Combine reports: counters summed, histograms merged, percentiles recomputed, accounting
     /// closed only when it closed in every report and still closes in the sum.
     pub fn merge(reports: &[SoakReport]) -> Result<SoakReport, ReportError> {
-        let mut tally = Tally::default();
+        let mut tally = SoakTotals::default();
         let mut accounting = Accounting::default();
         let mut runs = 0;
         for (i, report) in reports.iter().enumerate() {

@@ -18,7 +18,7 @@ pub struct Done {
 
 /// A worker's report to the monitor.
 #[derive(Debug)]
-pub enum Update {
+pub(crate) enum WorkerNote {
     Done { conn: usize, items: Vec<Done> },
     Event { conn: usize, event: ClientEvent },
     Lagged { conn: usize, n: u64 },

@@ -2,9 +2,10 @@
 //! room at once, in one batch), and a collector that awaits their fates in order, checks them
 //! against the embedded listener's ledger, and hands results to the monitor in batches.
 
-use super::update::{Done, Update};
-use super::{ControlIds, Ledger, Pacer, Schedule, Template};
+use super::update::{Done, WorkerNote};
+use super::{ControlIds, Ledger, Template};
 use crate::client::{Client, Fate, SendHandle};
+use crate::pace::{Pacer, Schedule};
 use crate::server::clock::Utc;
 use bytes::BytesMut;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -60,7 +61,7 @@ pub struct Worker {
     pub window: usize,
     pub stop: CancellationToken,
     pub countdown: Countdown,
-    pub updates: mpsc::Sender<Update>,
+    pub updates: mpsc::Sender<WorkerNote>,
     pub ledger: Option<Arc<Ledger>>,
     /// How long the settle wait may see no fate at all before it gives up (the client's own
     /// bounds: ACK timeout plus reconnect give-up).
@@ -299,7 +300,7 @@ async fn collect(
     index: usize,
     mut rx: mpsc::Receiver<InFlight>,
     start: Instant,
-    updates: mpsc::Sender<Update>,
+    updates: mpsc::Sender<WorkerNote>,
     ledger: Option<Arc<Ledger>>,
     settled: Arc<AtomicU64>,
 ) -> Collected {
@@ -313,7 +314,7 @@ async fn collect(
         let updates = updates.clone();
         async move {
             if !items.is_empty() {
-                let _ = updates.send(Update::Done { conn: index, items }).await;
+                let _ = updates.send(WorkerNote::Done { conn: index, items }).await;
             }
         }
     };
@@ -364,7 +365,7 @@ async fn collect(
 async fn forward_events(
     index: usize,
     mut events: tokio::sync::broadcast::Receiver<crate::client::ClientEvent>,
-    updates: mpsc::Sender<Update>,
+    updates: mpsc::Sender<WorkerNote>,
     closed: CancellationToken,
 ) {
     use tokio::sync::broadcast::error::{RecvError, TryRecvError};
@@ -374,8 +375,8 @@ async fn forward_events(
             // The client is closed: what it said last is already queued.
             _ = closed.cancelled() => loop {
                 match events.try_recv() {
-                    Ok(event) => { let _ = updates.send(Update::Event { conn: index, event }).await; }
-                    Err(TryRecvError::Lagged(n)) => { let _ = updates.send(Update::Lagged { conn: index, n }).await; }
+                    Ok(event) => { let _ = updates.send(WorkerNote::Event { conn: index, event }).await; }
+                    Err(TryRecvError::Lagged(n)) => { let _ = updates.send(WorkerNote::Lagged { conn: index, n }).await; }
                     Err(_) => return,
                 }
             },
@@ -383,7 +384,7 @@ async fn forward_events(
         match next {
             Ok(event) => {
                 if updates
-                    .send(Update::Event { conn: index, event })
+                    .send(WorkerNote::Event { conn: index, event })
                     .await
                     .is_err()
                 {
@@ -391,7 +392,7 @@ async fn forward_events(
                 }
             }
             Err(RecvError::Lagged(n)) => {
-                let _ = updates.send(Update::Lagged { conn: index, n }).await;
+                let _ = updates.send(WorkerNote::Lagged { conn: index, n }).await;
             }
             Err(RecvError::Closed) => return,
         }

@@ -74,6 +74,12 @@ impl Listen {
     }
 }
 
+/// The address of a human `listening on ADDR` line.
+fn human_addr(first: &str) -> SocketAddr {
+    let (_, addr) = first.split_once("listening on ").expect(first);
+    addr.parse().expect(first)
+}
+
 async fn deliver(addr: SocketAddr, control_id: &[u8]) {
     let mut client = MllpClient::connect(addr).await;
     client.send(&adt(control_id, "")).await;
@@ -105,13 +111,7 @@ async fn json_means_json_events_and_json_messages() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn human_lines_name_each_message_and_the_stats_are_readable() {
-    let listen = Listen::start(&["--format", "raw"], |first| {
-        first
-            .strip_prefix("listening on ")
-            .expect(first)
-            .parse()
-            .unwrap()
-    });
+    let listen = Listen::start(&["--format", "raw"], human_addr);
     deliver(listen.addr, b"CTRL0042").await;
     let (code, lines, _) = listen.stop();
     assert_eq!(code, 0);
@@ -131,6 +131,29 @@ async fn human_lines_name_each_message_and_the_stats_are_readable() {
         assert!(line.len() <= 100, "stats line too long: {line}");
     }
     assert!(stats.iter().any(|l| l.contains("committed 1")), "{stats:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_warning_line_says_what_the_code_means() {
+    let listen = Listen::start(&["--format", "raw"], human_addr);
+    let mut client = MllpClient::connect(listen.addr).await;
+    // FS then LF, not CR: tolerated, and said.
+    let mut frame = vec![0x0b];
+    frame.extend_from_slice(&adt(b"LF1", ""));
+    frame.extend_from_slice(&[0x1c, b'\n']);
+    client.send_raw(&frame).await;
+    assert_eq!(client.ack().await.expect("an ACK").code, "AA");
+    let (_, lines, _) = listen.stop();
+    let warning = lines
+        .iter()
+        .find(|l| l.contains("MLLP_LF_AFTER_FS"))
+        .unwrap_or_else(|| panic!("no warning in {lines:?}"));
+    assert!(
+        warning.contains("MLLP_LF_AFTER_FS at byte ")
+            && warning
+                .ends_with(": a frame's FS end byte was followed by LF instead of CR (tolerated)"),
+        "{warning}"
+    );
 }
 
 #[test]

@@ -21,6 +21,7 @@ mod listen_metrics;
 mod listen_moved;
 mod listen_output;
 mod listen_postgres;
+mod listen_postgres_link;
 mod listen_proxy;
 mod listen_store;
 mod listen_tls;

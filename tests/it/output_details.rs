@@ -81,3 +81,5 @@ fn send_events_show_rounded_durations() {
         assert_rounded(line);
     }
 }
+
+mod words;

@@ -7,6 +7,7 @@
 
 mod causes;
 mod connect;
+mod control_ids;
 mod enhanced;
 mod exit_codes;
 mod flags;
@@ -24,9 +25,15 @@ use crate::support::peer_wire::control_id;
 use crate::support::send_proc::{finish, Run};
 use std::path::{Path, PathBuf};
 
+/// The binary under test: the one built with the tests, or `MLLP_SEND_BIN` to run these
+/// scenarios against another build (an older one, to see a test fail before its fix).
+fn send_bin() -> PathBuf {
+    std::env::var_os("MLLP_SEND_BIN").map_or_else(mllp_bin, PathBuf::from)
+}
+
 /// Run `mllp send ARGS` (stdin from `stdin`), check stderr for the marker, return everything.
 async fn send_with(args: &[String], stdin: Option<Vec<u8>>) -> Run {
-    let mut cmd = tokio::process::Command::new(mllp_bin());
+    let mut cmd = tokio::process::Command::new(send_bin());
     cmd.arg("send").args(args).env_remove("NO_COLOR");
     finish(cmd, stdin).await
 }

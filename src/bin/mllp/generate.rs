@@ -3,7 +3,8 @@
 //! subsections), each command's `Manual` the DESCRIPTION, EXIT STATUS, ENVIRONMENT, FILES and
 //! EXAMPLES.
 
-use crate::cli::{heading, Cli};
+use crate::cli::global::heading;
+use crate::cli::Cli;
 use crate::exit::Exit;
 use crate::manual::{self, Manual};
 use anyhow::Context;

@@ -2,7 +2,7 @@
 //! and their environment defaults), TLS, timeouts and reconnects, and the name resolver. What
 //! they build is the library's (`mllp::target`, `mllp::client::LinkSettings`).
 
-use crate::cli::heading;
+use crate::cli::global::heading;
 use crate::values;
 use anyhow::Context;
 use clap::Args;
@@ -145,6 +145,22 @@ impl LinkArgs {
             },
         }
     }
+
+    /// What happens after a failure, for people: `retrying; giving up after 2m`.
+    pub fn gives_up(&self) -> String {
+        gives_up(&self.settings())
+    }
+}
+
+fn gives_up(link: &LinkSettings) -> String {
+    if !link.reconnect {
+        return "not retrying (--no-reconnect)".to_string();
+    }
+    let after = humantime::format_duration(link.give_up_after);
+    match link.max_retries {
+        Some(n) => format!("retrying; giving up after {after} or {n} retries"),
+        None => format!("retrying; giving up after {after}"),
+    }
 }
 
 /// The resolver the binary uses. `MLLP_HOSTS_FILE` names a hosts-format file
@@ -162,5 +178,29 @@ pub fn resolver() -> anyhow::Result<Arc<dyn Resolver>> {
             })?;
             Ok(Arc::new(resolver))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn giving_up_is_said_as_the_settings_bound_it() {
+        let s = LinkSettings::default();
+        assert_eq!(gives_up(&s), "retrying; giving up after 2m");
+        let bounded = LinkSettings {
+            max_retries: Some(3),
+            ..LinkSettings::default()
+        };
+        assert_eq!(
+            gives_up(&bounded),
+            "retrying; giving up after 2m or 3 retries"
+        );
+        let off = LinkSettings {
+            reconnect: false,
+            ..LinkSettings::default()
+        };
+        assert_eq!(gives_up(&off), "not retrying (--no-reconnect)");
     }
 }

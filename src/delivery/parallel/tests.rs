@@ -103,6 +103,7 @@ fn message(n: u64, key: u64) -> Message {
         line: 1,
         offset: 0,
         payload: Bytes::from(payload),
+        original_control_id: None,
     }
 }
 

@@ -157,6 +157,7 @@ impl<R: BufRead> Splitter<R> {
             line: open.line,
             offset: open.offset,
             payload,
+            original_control_id: None,
         });
     }
 }

@@ -10,15 +10,20 @@
 //! by asking the server what became of that transaction (`txid_status`), before any answer.
 
 pub mod conninfo;
+mod failure;
 mod tls;
+mod writer;
 
-use super::{Inbound, Sink, SinkFuture, SinkResult};
+use super::groups::GroupCounter;
+use super::{CommitGroups, Inbound, Sink, SinkFuture, SinkResult};
+use crate::cause::Cause;
+use crate::server::StoreReports;
 use conninfo::{ConnInfo, ConnInfoError};
-use futures_util::future::join_all;
+pub use failure::Failure;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 use tokio::sync::{mpsc, oneshot};
-use tokio::time::{sleep, timeout, Instant};
 use tokio_postgres::{Client, Statement};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
@@ -67,15 +72,38 @@ pub enum PostgresError {
     ConnInfo(#[from] ConnInfoError),
     #[error("TLS settings: {0}")]
     Tls(String),
-    #[error("{target}: {what}")]
-    Connect { target: String, what: String },
+    /// Connecting, or creating the table, failed.
+    #[error("{target}: {}", .failure.what)]
+    Connect { target: String, failure: Failure },
+}
+
+impl PostgresError {
+    /// Whether trying later may work: the server could not be reached or was not ready, as
+    /// opposed to settings it refused (authentication, a missing database, grants, TLS) or a
+    /// connection string that is not one.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, PostgresError::Connect { failure, .. } if failure.transient)
+    }
+
+    /// The cause, where one names the failure (`connection-refused`, `tls-verify`, ...).
+    pub fn cause(&self) -> Option<Cause> {
+        match self {
+            PostgresError::Connect { failure, .. } => failure.cause,
+            _ => None,
+        }
+    }
 }
 
 /// Writes messages into a PostgreSQL table.
 pub struct PostgresSink {
     jobs: mpsc::Sender<Job>,
     dedupe: bool,
+    reports: Reports,
+    groups: Arc<GroupCounter>,
 }
+
+/// Where the writer says the link was lost and is back, once a run has said where.
+type Reports = Arc<Mutex<Option<StoreReports>>>;
 
 struct Row {
     received_at: SystemTime,
@@ -90,20 +118,12 @@ struct Job {
     reply: oneshot::Sender<Vec<SinkResult>>,
 }
 
-/// One live connection and its prepared insert.
+/// One live connection and its prepared insert; `closed` fires, with the reason, when the
+/// connection ends.
 struct Conn {
     client: Client,
     insert: Statement,
-}
-
-/// What became of a commit group.
-enum Outcome {
-    /// COMMIT answered: each row inserted or found (duplicate).
-    Committed(Vec<bool>),
-    /// Nothing kept (rolled back, or never committed). `lost`: the connection is gone.
-    NotCommitted { why: String, lost: bool },
-    /// COMMIT sent, no reply: the transaction `txid` may or may not have committed.
-    Unknown { txid: i64, inserted: Vec<bool> },
+    closed: oneshot::Receiver<String>,
 }
 
 impl PostgresSink {
@@ -113,16 +133,29 @@ impl PostgresSink {
         let info = conninfo::resolve(url, &|k| std::env::var(k).ok())?;
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let tls = tls::connector(&info, home.as_deref()).map_err(PostgresError::Tls)?;
-        let conn =
-            connect(&info, &tls, Some(dedupe))
-                .await
-                .map_err(|what| PostgresError::Connect {
-                    target: info.describe(),
-                    what,
-                })?;
+        let conn = connect(&info, &tls, Some(dedupe))
+            .await
+            .map_err(|failure| PostgresError::Connect {
+                target: info.describe(),
+                failure,
+            })?;
         let (jobs, rx) = mpsc::channel(QUEUE);
-        tokio::spawn(writer(info, tls, conn, rx));
-        Ok(PostgresSink { jobs, dedupe })
+        let reports = Reports::default();
+        let groups = Arc::new(GroupCounter::default());
+        tokio::spawn(writer::run(
+            info,
+            tls,
+            conn,
+            rx,
+            reports.clone(),
+            groups.clone(),
+        ));
+        Ok(PostgresSink {
+            jobs,
+            dedupe,
+            reports,
+            groups,
+        })
     }
 
     fn row(&self, m: &Inbound) -> Row {
@@ -160,27 +193,25 @@ impl PostgresSink {
     }
 }
 
-fn describe(e: &tokio_postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{} ({})", db.message(), db.code().code()),
-        None => e.to_string(),
-    }
-}
-
 /// Connect and prepare the insert; with `schema` (the dedupe setting), create what is absent.
 async fn connect(
     info: &ConnInfo,
     tls: &MakeRustlsConnect,
     schema: Option<bool>,
-) -> Result<Conn, String> {
+) -> Result<Conn, Failure> {
     let (client, connection) = info
         .config
         .connect(tls.clone())
         .await
-        .map_err(|e| describe(&e))?;
+        .map_err(|e| failure::of(&e))?;
+    let (ended, closed) = oneshot::channel();
     tokio::spawn(async move {
-        // Its end is seen as a closed client; the writer reports it.
-        let _ = connection.await;
+        // Its end, with the reason, wakes the writer even when no message is waiting.
+        let why = match connection.await {
+            Ok(()) => "the server closed the connection".to_string(),
+            Err(e) => failure::of(&e).what,
+        };
+        let _ = ended.send(why);
     });
     if let Some(dedupe) = schema {
         let index = if dedupe { DEDUPE_INDEX } else { "" };
@@ -189,227 +220,26 @@ async fn connect(
                 "BEGIN; SELECT pg_advisory_xact_lock({SCHEMA_LOCK}); {SCHEMA}; {index}; COMMIT"
             ))
             .await
-            .map_err(|e| format!("creating table messages: {}", describe(&e)))?;
-    }
-    let insert = client
-        .prepare(INSERT)
-        .await
-        .map_err(|e| format!("table messages: {}", describe(&e)))?;
-    Ok(Conn { client, insert })
-}
-
-/// When to try connecting again, doubling the wait after each failure.
-struct Backoff {
-    next: Instant,
-    wait: Duration,
-}
-
-impl Backoff {
-    fn new() -> Backoff {
-        Backoff {
-            next: Instant::now(),
-            wait: BACKOFF_FIRST,
-        }
-    }
-    fn failed(&mut self) {
-        self.next = Instant::now() + self.wait;
-        self.wait = (self.wait * 2).min(BACKOFF_MAX);
-    }
-    fn reset(&mut self) {
-        *self = Backoff::new();
-    }
-}
-
-async fn writer(info: ConnInfo, tls: MakeRustlsConnect, conn: Conn, mut rx: mpsc::Receiver<Job>) {
-    let mut conn = Some(conn);
-    let mut backoff = Backoff::new();
-    let mut down_because = String::new();
-    while let Some(first) = rx.recv().await {
-        let mut rows = first.rows.len();
-        let mut jobs = vec![first];
-        while rows < GROUP_ROWS {
-            match rx.try_recv() {
-                Ok(job) => {
-                    rows += job.rows.len();
-                    jobs.push(job);
+            .map_err(|e| {
+                let f = failure::of(&e);
+                Failure {
+                    what: format!("creating table messages: {}", f.what),
+                    ..f
                 }
-                Err(_) => break,
-            }
-        }
-        if conn.as_ref().is_some_and(|c| c.client.is_closed()) {
-            conn = None;
-            down_because = "connection closed".into();
-        }
-        if conn.is_none() && Instant::now() >= backoff.next {
-            match connect(&info, &tls, None).await {
-                Ok(c) => {
-                    conn = Some(c);
-                    backoff.reset();
-                }
-                Err(why) => {
-                    down_because = why;
-                    backoff.failed();
-                }
-            }
-        }
-        let Some(c) = &conn else {
-            answer_failed(jobs, &format!("postgres: not connected: {down_because}"));
-            continue;
-        };
-        let mut outcome = commit_group(c, &jobs).await;
-        for _ in 1..RETRIES {
-            match &outcome {
-                Outcome::NotCommitted { why, lost: false } if why.contains("(40") => {
-                    outcome = commit_group(c, &jobs).await;
-                }
-                _ => break,
-            }
-        }
-        let inserted = match outcome {
-            Outcome::Committed(inserted) => inserted,
-            Outcome::NotCommitted { why, lost } => {
-                if lost {
-                    conn = None;
-                    down_because = why.clone();
-                    backoff.failed();
-                }
-                answer_failed(jobs, &format!("postgres: not committed: {why}"));
-                continue;
-            }
-            Outcome::Unknown { txid, inserted } => {
-                let (c, committed) = settle(&info, &tls, txid).await;
-                conn = Some(c);
-                backoff.reset();
-                if !committed {
-                    answer_failed(
-                        jobs,
-                        "postgres: the connection dropped during COMMIT, which did not take effect",
-                    );
-                    continue;
-                }
-                inserted
-            }
-        };
-        let mut inserted = inserted.into_iter();
-        for job in jobs {
-            let results = job
-                .rows
-                .iter()
-                .map(|_| match inserted.next() {
-                    Some(true) => SinkResult::committed(),
-                    Some(false) => SinkResult::duplicate(),
-                    None => SinkResult::failed("postgres: no result"),
-                })
-                .collect();
-            // A committer that went away (its connection was dropped) needs no answer.
-            let _ = job.reply.send(results);
-        }
+            })?;
     }
-}
-
-fn answer_failed(jobs: Vec<Job>, why: &str) {
-    for job in jobs {
-        let _ = job
-            .reply
-            .send(vec![SinkResult::failed(why); job.rows.len()]);
-    }
-}
-
-/// One transaction for every row of `jobs`: BEGIN with synchronous commit, the inserts
-/// pipelined, COMMIT; bounded by [`GROUP_TIMEOUT`].
-async fn commit_group(c: &Conn, jobs: &[Job]) -> Outcome {
-    let lost = |e: &tokio_postgres::Error| e.as_db_error().is_none();
-    let begin = "BEGIN; SET LOCAL synchronous_commit TO on; SELECT txid_current()";
-    let txid = match timeout(GROUP_TIMEOUT, c.client.simple_query(begin)).await {
-        Err(_) => return not_committed("BEGIN timed out".into(), true),
-        Ok(Err(e)) => return not_committed(describe(&e), lost(&e)),
-        Ok(Ok(messages)) => messages.iter().find_map(|m| match m {
-            tokio_postgres::SimpleQueryMessage::Row(row) => row.get(0)?.parse::<i64>().ok(),
-            _ => None,
-        }),
-    };
-    let Some(txid) = txid else {
-        return not_committed("no transaction id".into(), false);
-    };
-    let inserts = jobs.iter().flat_map(|j| &j.rows).map(|row| {
-        let bytes = row.payload.len() as i64;
-        let payload: &[u8] = &row.payload;
-        let dedupe = row.dedupe.then_some(true);
-        async move {
-            c.client
-                .execute(
-                    &c.insert,
-                    &[
-                        &row.received_at,
-                        &row.peer,
-                        &row.fields[0],
-                        &row.fields[1],
-                        &row.fields[2],
-                        &row.fields[3],
-                        &row.fields[4],
-                        &bytes,
-                        &payload,
-                        &dedupe,
-                    ],
-                )
-                .await
+    let insert = client.prepare(INSERT).await.map_err(|e| {
+        let f = failure::of(&e);
+        Failure {
+            what: format!("table messages: {}", f.what),
+            ..f
         }
-    });
-    let counts = match timeout(GROUP_TIMEOUT, join_all(inserts)).await {
-        Err(_) => return not_committed("inserts timed out".into(), true),
-        Ok(counts) => counts,
-    };
-    let mut inserted = Vec::with_capacity(counts.len());
-    for count in counts {
-        match count {
-            Ok(n) => inserted.push(n > 0),
-            Err(e) => {
-                let gone = lost(&e);
-                if !gone {
-                    let _ = c.client.batch_execute("ROLLBACK").await;
-                }
-                return not_committed(describe(&e), gone);
-            }
-        }
-    }
-    match timeout(GROUP_TIMEOUT, c.client.batch_execute("COMMIT")).await {
-        Ok(Ok(())) => Outcome::Committed(inserted),
-        // The server refused the COMMIT: it rolled back.
-        Ok(Err(e)) if !lost(&e) => not_committed(describe(&e), false),
-        // Sent, and no reply: it may have committed.
-        _ => Outcome::Unknown { txid, inserted },
-    }
-}
-
-fn not_committed(why: String, lost: bool) -> Outcome {
-    Outcome::NotCommitted { why, lost }
-}
-
-/// Reconnect (with backoff, for as long as it takes: no answer may go out before) and ask what
-/// became of transaction `txid`. The server knows it: committed, aborted (including rolled back
-/// by a crash), or still in progress (its old session has not yet noticed the drop).
-async fn settle(info: &ConnInfo, tls: &MakeRustlsConnect, txid: i64) -> (Conn, bool) {
-    let mut wait = BACKOFF_FIRST;
-    loop {
-        if let Ok(c) = connect(info, tls, None).await {
-            loop {
-                let status = c
-                    .client
-                    .query_one("SELECT txid_status($1)", &[&txid])
-                    .await
-                    .map(|row| row.get::<_, Option<String>>(0));
-                match status.as_ref().map(|s| s.as_deref()) {
-                    Ok(Some("committed")) => return (c, true),
-                    Ok(Some("in progress")) => sleep(BACKOFF_FIRST).await,
-                    // Aborted, or too old to be known (never the case this soon).
-                    Ok(_) => return (c, false),
-                    Err(_) => break,
-                }
-            }
-        }
-        sleep(wait).await;
-        wait = (wait * 2).min(BACKOFF_MAX);
-    }
+    })?;
+    Ok(Conn {
+        client,
+        insert,
+        closed,
+    })
 }
 
 impl Sink for PostgresSink {
@@ -436,5 +266,13 @@ impl Sink for PostgresSink {
             }
             answer.await.unwrap_or_else(|_| lost())
         })
+    }
+
+    fn report_to(&self, reports: StoreReports) {
+        *self.reports.lock().unwrap_or_else(|p| p.into_inner()) = Some(reports);
+    }
+
+    fn commit_groups(&self) -> Option<CommitGroups> {
+        Some(self.groups.snapshot())
     }
 }

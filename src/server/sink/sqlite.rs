@@ -78,6 +78,7 @@ struct Job {
 pub struct SqliteSink {
     jobs: mpsc::Sender<Job>,
     dedupe: bool,
+    groups: std::sync::Arc<super::groups::GroupCounter>,
 }
 
 /// Text when the bytes are UTF-8 (what a user queries), else a blob (exact, never merged with
@@ -111,14 +112,20 @@ impl SqliteSink {
             dedupe,
         };
         let (jobs, rx) = mpsc::channel(QUEUE);
+        let groups = std::sync::Arc::new(super::groups::GroupCounter::default());
+        let counter = groups.clone();
         std::thread::Builder::new()
             .name("mllp-sqlite".into())
-            .spawn(move || writer(store, rx))
+            .spawn(move || writer(store, rx, &counter))
             .map_err(|e| SqliteError::Thread {
                 file: file.to_path_buf(),
                 what: e.to_string(),
             })?;
-        Ok(SqliteSink { jobs, dedupe })
+        Ok(SqliteSink {
+            jobs,
+            dedupe,
+            groups,
+        })
     }
 
     fn row(&self, m: &Inbound) -> Row {
@@ -262,7 +269,7 @@ fn add_senders(db: &mut Connection) -> rusqlite::Result<()> {
 }
 
 /// Take every job queued, commit them in one transaction, answer each.
-fn writer(mut store: Store, mut rx: mpsc::Receiver<Job>) {
+fn writer(mut store: Store, mut rx: mpsc::Receiver<Job>, groups: &super::groups::GroupCounter) {
     while let Some(first) = rx.blocking_recv() {
         let mut rows = first.rows.len();
         let mut jobs = vec![first];
@@ -276,7 +283,10 @@ fn writer(mut store: Store, mut rx: mpsc::Receiver<Job>) {
             }
         }
         let results = match store.check() {
-            Ok(()) => commit_group(&mut store.db, &jobs),
+            Ok(()) => {
+                groups.record(rows);
+                commit_group(&mut store.db, &jobs)
+            }
             Err(why) => failed_all(&jobs, &why),
         };
         for (job, results) in jobs.into_iter().zip(results) {
@@ -365,6 +375,10 @@ impl Sink for SqliteSink {
             }
             answer.await.unwrap_or_else(|_| lost())
         })
+    }
+
+    fn commit_groups(&self) -> Option<super::CommitGroups> {
+        Some(self.groups.snapshot())
     }
 }
 

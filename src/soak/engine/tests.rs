@@ -2,8 +2,9 @@
 //! reports must close their accounting.
 
 use super::*;
+use crate::client::LinkSettings;
 use crate::client::{ClientEvent, State};
-use crate::soak::{ChaosSpec, LinkSettings, Sample, StoppedBy};
+use crate::soak::{ChaosSpec, Sample, StoppedBy};
 
 /// Every update of a run, then its outcome.
 async fn drive(mut run: SoakRun, stop_after_first_sample: bool) -> (Vec<SoakUpdate>, SoakOutcome) {

@@ -4,8 +4,8 @@ use super::*;
 use crate::soak::Thresholds;
 
 /// A run's data, as the soak loop would tally it: `(latency_ms, accepted?)` per message.
-fn run(data: &[(u64, bool)], elapsed_s: u64) -> Tally {
-    let mut t = Tally {
+fn run(data: &[(u64, bool)], elapsed_s: u64) -> SoakTotals {
+    let mut t = SoakTotals {
         elapsed: Duration::from_secs(elapsed_s),
         ..Default::default()
     };

@@ -2,7 +2,7 @@
 //! server configuration, the sink, the policy and the TLS acceptor.
 
 use super::setup::{self, Commit, Memory, SetupError};
-use crate::cli::heading;
+use crate::cli::global::heading;
 use crate::manual::LISTEN;
 use clap::{Args, ValueEnum};
 use mllp::ack::AckCode;
@@ -66,6 +66,8 @@ pub struct ListenArgs {
     /// PGSSLROOTCERT and ~/.pgpass (or PGPASSFILE). The table (and with --dedupe its unique
     /// index) is created if absent; listeners sharing the database share the duplicate memory.
     /// One transaction per group of messages that arrived together, ACKs after its COMMIT.
+    /// Without the database at start the listener does not start (exit 4 unreachable, 5
+    /// refused); once running, it answers AE while the link is lost and reconnects.
     #[arg(long, value_name = "URL", conflicts_with = "exec", help_heading = heading::SINK)]
     pub postgres: Option<String>,
     /// Commit each message by piping it to `sh -c CMD`.

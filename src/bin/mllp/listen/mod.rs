@@ -42,10 +42,7 @@ async fn serve(
     let (sink, memory) = match &args.postgres {
         Some(url) => match mllp::server::sink::PostgresSink::open(url, args.dedupe).await {
             Ok(sink) => (Arc::new(sink) as Arc<dyn mllp::server::Sink>, None),
-            Err(e) => {
-                let message = format!("--postgres: cannot use the database: {e}");
-                return Ok(Fatal::new(Exit::Transient, message).report());
-            }
+            Err(e) => return Ok(postgres_refused(&e)),
         },
         None => args.sink()?,
     };
@@ -98,6 +95,30 @@ async fn serve(
     let _ = tokio::task::spawn_blocking(move || renderer.join()).await;
     render::stats(diag, &stats, seed);
     Ok(Exit::Success)
+}
+
+/// Why the listener does not start without its database, and the exit code: 2 for a connection
+/// string that is not one, 4 when the server cannot be reached (a supervisor's restart may find
+/// it up), 5 when it refuses these settings.
+fn postgres_refused(e: &mllp::server::sink::PostgresError) -> Exit {
+    use mllp::server::sink::PostgresError as E;
+    let (exit, message) = match e {
+        E::ConnInfo(_) => (Exit::Usage, format!("--postgres: {e}")),
+        E::Tls(_) => (Exit::Permanent, format!("--postgres: {e}")),
+        _ if e.is_transient() => (
+            Exit::Transient,
+            format!(
+                "--postgres: cannot reach the database {e}; the listener starts only when it can commit: start the database or check its host and port"
+            ),
+        ),
+        _ => (
+            Exit::Permanent,
+            format!(
+                "--postgres: the database refused the listener: {e}; check the user, the password (PGPASSWORD, ~/.pgpass), the database name, the grants and sslmode"
+            ),
+        ),
+    };
+    Fatal::new(exit, message).cause(e.cause()).report()
 }
 
 /// Start the Prometheus endpoint on `addr`, if given, under the wildcard rule of the listener;

@@ -227,7 +227,10 @@ fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, V
         _ if quiet
             && !matches!(
                 event,
-                ServerEvent::SecurityWarning { .. } | ServerEvent::AcceptError { .. }
+                ServerEvent::SecurityWarning { .. }
+                    | ServerEvent::AcceptError { .. }
+                    | ServerEvent::StoreLost { .. }
+                    | ServerEvent::StoreRestored { .. }
             ) =>
         {
             return None
@@ -310,8 +313,9 @@ fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, V
         } => (
             "warning",
             format!(
-                "{} connection {connection}: {warning}",
-                diag.paint("warning:", "33")
+                "{} connection {connection}: {}",
+                diag.paint("warning:", "33"),
+                crate::diag::warnings::human(warning)
             ),
             json!({ "connection": connection, "code": warning.code, "byte_offset": warning.byte_offset }),
         ),
@@ -371,6 +375,24 @@ fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, V
             "security_warning",
             format!("{} {code}", diag.paint("warning:", "1;33")),
             json!({ "code": code }),
+        ),
+        ServerEvent::StoreLost { detail } => (
+            "store_lost",
+            format!(
+                "{} the database link is lost ({detail}): messages are answered AE until it is back; reconnecting",
+                diag.paint("warning:", "33")
+            ),
+            json!({ "detail": detail }),
+        ),
+        ServerEvent::StoreRestored { down_ms, refused } => (
+            "store_restored",
+            format!(
+                "the database link is back after {}.{:01} s; {} answered AE meanwhile",
+                down_ms / 1000,
+                down_ms % 1000 / 100,
+                crate::diag::count(*refused, "message")
+            ),
+            json!({ "down_ms": down_ms, "refused": refused }),
         ),
         _ => return None,
     })
@@ -443,6 +465,19 @@ fn stats_lines(s: &StatsSnapshot, seed: Option<u64>) -> String {
         lines.push(format!("  warnings: {}", listed(&s.warnings_by_code)));
     }
     lines.push(format!("  bytes: {} in, {} out", s.bytes_in, s.bytes_out));
+    if let Some(g) = s.commit_groups.as_ref().filter(|g| g.groups > 0) {
+        let sizes: Vec<String> = g
+            .histogram()
+            .iter()
+            .map(|(size, n)| format!("{size}: {n}"))
+            .collect();
+        lines.push(format!(
+            "  commit groups: {} of {:.1} rows on average (rows per group {})",
+            g.groups,
+            g.mean(),
+            sizes.join(", ")
+        ));
+    }
     if let Some(seed) = seed {
         lines.push(format!("  test-double seed: {seed}"));
     }

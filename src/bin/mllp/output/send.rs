@@ -56,6 +56,9 @@ pub struct MessageRecord<'a> {
     /// The link it went over, from 0, in a run over several (`--connections`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link: Option<usize>,
+    /// MSH-10 as the input had it, only when the run gave the message a fresh one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_control_id: Option<String>,
     /// The population: `accepted`, `negative`, `committed-only`, `unknown-fate`,
     /// `never-delivered` or `refused`.
     pub outcome: Population,
@@ -90,6 +93,7 @@ impl<'a> MessageRecord<'a> {
                 .map(String::from_utf8_lossy),
             latency_ms: fate.latency().map(super::tenth_ms),
             link: None,
+            original_control_id: item.original_control_id.as_deref().map(str::to_owned),
             outcome: fate.population(),
             source: item.label(),
             kind: RecordType::Message,

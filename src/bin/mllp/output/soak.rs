@@ -4,8 +4,7 @@
 
 use crate::exit::Exit;
 use mllp::client::{FateTally, Transition};
-use mllp::soak::report::{Accounting, ByteCounts, LatencyMs};
-use mllp::soak::{Sample, SoakReport, Verdict};
+use mllp::soak::{Sample, SoakReport};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -72,49 +71,37 @@ pub struct IntervalLatency {
     pub max: f64,
 }
 
-/// The `report` event that ends every run: the report's fields but the bulky `histogram` and
-/// `per_second` (which `--report` and `--json` keep), with the verdict and the exit code.
+/// The `report` event that ends every run: [`SoakReport`]'s fields (documented there) but the
+/// bulky `histogram` and `per_second`, which `--report` and `--json` keep, with the verdict and
+/// the exit code beside them.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReportSummary<'a> {
-    /// The run's settings (`{"merged":[...]}` after `--merge`).
-    pub config: &'a serde_json::Value,
-    /// Messages generated.
-    pub generated: u64,
-    /// The six populations and `by_code`.
+    /// The report's own fields, less its bulk.
     #[serde(flatten)]
-    pub fates: &'a FateTally,
-    /// `p50`, `p90`, `p99`, `p999`, `max` over the run.
-    pub latency_ms: &'a LatencyMs,
-    /// Reconnect attempts.
-    pub reconnects: u64,
-    /// `FROM->TO` counts.
-    pub state_changes: &'a BTreeMap<String, u64>,
-    /// Link failures by cause.
-    pub errors_by_cause: &'a BTreeMap<String, u64>,
-    /// Messages neither accepted nor negative, by cause.
-    pub outcomes_by_cause: &'a BTreeMap<String, u64>,
-    /// Client warnings by code.
-    pub warnings_by_code: &'a BTreeMap<String, u64>,
-    /// `sent`, `received`.
-    pub bytes: &'a ByteCounts,
-    /// The run's duration in seconds.
-    pub elapsed_s: f64,
-    /// Accepted messages per second.
-    pub throughput: f64,
-    /// `generated`, `populations_sum`, `listener`, `problems`.
-    pub accounting: &'a Accounting,
-    /// The accounting closed.
-    pub accounting_ok: bool,
-    /// Each threshold given: its limit and the measured value.
-    pub thresholds: &'a [Verdict],
-    /// How many runs the report holds.
-    pub runs: u64,
+    pub report: WithoutBulk<'a>,
     /// Every threshold held.
     pub thresholds_ok: bool,
     /// The file `--report` wrote, if any.
     pub report_file: Option<String>,
     /// The code the command exits with.
     pub exit_code: u8,
+}
+
+/// A report serialized without `histogram` and `per_second`: any field the report gains
+/// reaches the event too, with nothing to copy by hand.
+#[derive(Debug, Clone, Copy)]
+pub struct WithoutBulk<'a>(pub &'a SoakReport);
+
+impl Serialize for WithoutBulk<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut fields = match serde_json::to_value(self.0).map_err(serde::ser::Error::custom)? {
+            serde_json::Value::Object(fields) => fields,
+            _ => return Err(serde::ser::Error::custom("a report is a JSON object")),
+        };
+        fields.remove("histogram");
+        fields.remove("per_second");
+        fields.serialize(serializer)
+    }
 }
 
 impl<'a> SoakEvent<'a> {
@@ -152,22 +139,7 @@ impl<'a> SoakEvent<'a> {
     /// The closing `report` event; `report_file` where `--report` wrote the report.
     pub fn report(r: &'a SoakReport, report_file: Option<String>, exit: Exit) -> SoakEvent<'a> {
         SoakEvent::Report(ReportSummary {
-            config: &r.config,
-            generated: r.generated,
-            fates: &r.fates,
-            latency_ms: &r.latency_ms,
-            reconnects: r.reconnects,
-            state_changes: &r.state_changes,
-            errors_by_cause: &r.errors_by_cause,
-            outcomes_by_cause: &r.outcomes_by_cause,
-            warnings_by_code: &r.warnings_by_code,
-            bytes: &r.bytes,
-            elapsed_s: r.elapsed_s,
-            throughput: r.throughput,
-            accounting: &r.accounting,
-            accounting_ok: r.accounting_ok,
-            thresholds: &r.thresholds,
-            runs: r.runs,
+            report: WithoutBulk(r),
             thresholds_ok: r.thresholds_ok(),
             report_file,
             exit_code: exit.code(),

@@ -2,7 +2,7 @@
 
 mod render;
 
-use crate::cli::heading;
+use crate::cli::global::heading;
 use crate::diag::Diag;
 use crate::exit::{exit_for, Exit};
 use crate::manual::PROBE;

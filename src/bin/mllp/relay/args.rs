@@ -2,7 +2,7 @@
 //! upstream side `send`'s link and TLS flags; the relay's own are where to listen and forward,
 //! the window, and the queue or record file.
 
-use crate::cli::heading;
+use crate::cli::global::heading;
 use crate::listen::args::{GuardArgs, ServerTlsArgs};
 use crate::netargs::{LinkArgs, TlsArgs};
 use crate::values;

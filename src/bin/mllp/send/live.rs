@@ -280,6 +280,7 @@ impl Live {
             ClientEvent::Error { cause, class } => {
                 format!("link error: {cause} ({class}): {}", cause.hint())
             }
+            ClientEvent::Warning(w) => format!("warning {}", crate::diag::warnings::human(w)),
             other => other.to_string(),
         };
         let line = match self.links.len() {

@@ -9,7 +9,7 @@ mod run;
 mod signals;
 mod summary;
 
-use crate::cli::heading;
+use crate::cli::global::heading;
 use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
 use crate::manual::SEND;
@@ -19,7 +19,10 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use mllp::client::{Client, Correlation, OnBackpressure, Window};
 use mllp::delivery::{FailedOut, Input, OrderKey, RunOptions};
-use mllp::input::{collect_inputs, InputOptions, InputSet, SplitOptions, StoreFilter, StoreRows};
+use mllp::input::{
+    collect_inputs, ControlIds, InputError, InputOptions, InputSet, SplitOptions, StoreFilter,
+    StoreRows,
+};
 use mllp::target::Target;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -72,7 +75,20 @@ pub struct SendArgs {
     /// Read stdin as it comes, endlessly, without checking it first.
     #[arg(long, help_heading = heading::INPUT)]
     pub stream: bool,
-    /// Most bytes of stdin spooled for checking (K, M, G suffixes).
+    /// Largest message sent (K, M, G).
+    ///
+    /// A larger one is refused at the check, before anything is sent. Receivers refuse frames past their own limit (listen's --max-frame-size, 16MiB too).
+    #[arg(long, value_name = "SIZE", value_parser = values::size(), default_value = "16MiB", help_heading = heading::INPUT)]
+    pub max_frame_size: u64,
+    /// Give every message a unique MSH-10 of its own.
+    ///
+    /// For inputs whose messages lack control IDs or share them (sample files): the ID is the
+    /// run's start time in base 36 followed by the message's place in the run (000001 on), so
+    /// reruns get new ones too. The records keep the input's MSH-10 (in --json, the field
+    /// original_control_id).
+    #[arg(long, help_heading = heading::INPUT)]
+    pub fresh_control_ids: bool,
+    /// Most bytes of stdin spooled for checking (K, M, G).
     #[arg(long, value_name = "SIZE", value_parser = values::size(), default_value = "1G", help_heading = heading::INPUT)]
     pub max_input: u64,
     /// Replay a listen --sqlite or relay store, in arrival order.
@@ -98,7 +114,7 @@ pub struct SendArgs {
     /// With --from-db: `original` keeps the recorded gaps.
     #[arg(long, value_name = "PACE", value_enum, hide_possible_values = true, requires = "from_db", help_heading = heading::INPUT)]
     pub pace: Option<PaceArg>,
-    /// With --pace original: play the gaps this many times faster.
+    /// With --pace original: the gaps this many times shorter.
     #[arg(long, value_name = "FACTOR", default_value_t = 1.0, value_parser = values::speed(), requires = "pace", help_heading = heading::INPUT)]
     pub speed: f64,
     /// Check and list what would be sent; connect to nothing.
@@ -231,6 +247,20 @@ fn refuse_two_phase(set: &mut InputSet) -> Option<Exit> {
     )
 }
 
+/// An input refused at the check, with the flag that helps where one does.
+pub fn refusal(err: &InputError) -> String {
+    match err {
+        InputError::EmptyControlId { .. } => format!(
+            "{err}; --fresh-control-ids gives every message a unique one (its record keeps the \
+             original)"
+        ),
+        InputError::MessageTooLarge { .. } => {
+            format!("{err} (--max-frame-size); the receiver must take frames that large too")
+        }
+        _ => err.to_string(),
+    }
+}
+
 /// Where the link goes, for the lines that say so.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -252,6 +282,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
             .then("nothing was sent")
             .report())
     };
+    let refused = |err: &InputError| input_error(&refusal(err));
     if args.files.is_empty() && args.from_db.is_none() && std::io::stdin().is_terminal() {
         return input_error(&NO_INPUT);
     }
@@ -270,10 +301,15 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         split: SplitOptions {
             raw: args.raw,
             batch: args.batch,
-            ..SplitOptions::default()
+            max_message: usize::try_from(args.max_frame_size).unwrap_or(usize::MAX),
         },
         max_input: args.max_input,
         stream: args.stream,
+        control_ids: if args.fresh_control_ids {
+            ControlIds::fresh_now()
+        } else {
+            ControlIds::AsGiven
+        },
     };
     let mut gaps = None;
     // What --failed-out must not hold.
@@ -310,13 +346,13 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
             inputs.clone_from(&sources);
             match InputSet::prepare(sources, options) {
                 Ok(set) => (set, width),
-                Err(err) => return input_error(&err),
+                Err(err) => return refused(&err),
             }
         }
     };
     let checked = match set.validate() {
         Ok(summary) => summary,
-        Err(err) => return input_error(&err),
+        Err(err) => return refused(&err),
     };
     if args.connections > 1 && args.order_key.is_none() {
         let error = format!(
@@ -331,7 +367,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
             .report());
     }
     if args.dry_run {
-        return dry_run::list(set, &args, width);
+        return dry_run::list(set, &args, diag, width);
     }
     // A streamed stdin can be read only once: its messages are refused one by one instead.
     if args.correlate == CorrelateArg::Fifo && !args.stream {
@@ -403,7 +439,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
             port: Some(port),
         }
         .to_string(),
-        gives_up: args.link.settings().gives_up(),
+        gives_up: args.link.gives_up(),
     };
     let mut output = output::Output::new(&args, diag, width);
     let live = live::Live::new(
@@ -423,7 +459,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let stream = args.stream;
     let end = runtime.block_on(async move {
         let input = match gaps {
-            Some((file, filter, speed)) => replay::paced(file, filter, speed),
+            Some((file, filter, speed)) => replay::paced(set, file, filter, speed),
             None => Input::from_set(set, stream),
         };
         let connector = Arc::new(connector);

@@ -3,7 +3,7 @@
 //! time on a thread of its own, so a long replay holds only the next few messages.
 
 use mllp::delivery::Input;
-use mllp::input::{StoreFilter, StoreRows};
+use mllp::input::{InputSet, StoreFilter, StoreRows};
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
@@ -27,20 +27,24 @@ impl Gaps {
     }
 }
 
-/// The matching rows of `file`, each handed over after its gap. Needs a runtime.
-pub fn paced(file: PathBuf, filter: StoreFilter, speed: f64) -> Input {
+/// The messages of `set` (the matching rows of `file`), each handed over after its gap. Needs a
+/// runtime.
+pub fn paced(mut set: InputSet, file: PathBuf, filter: StoreFilter, speed: f64) -> Input {
     let (tx, rx) = tokio::sync::mpsc::channel(1);
     let (rows_tx, mut rows_rx) = tokio::sync::mpsc::channel(16);
     // The validation pass has read the store once already: a failure now ends the replay early.
     std::thread::spawn(move || {
-        let Ok(rows) = StoreRows::open(&file, filter) else {
+        // The set's messages (as the options make them) and the same rows' arrival times.
+        let Ok(times) = StoreRows::open(&file, filter) else {
             return;
         };
         let mut gaps = Gaps { last: None, speed };
-        for row in rows {
-            let Ok(row) = row else { return };
+        for (message, row) in set.messages().zip(times) {
+            let (Ok(message), Ok(row)) = (message, row) else {
+                return;
+            };
             let gap = gaps.next(row.received_at);
-            if rows_tx.blocking_send((row.message, gap)).is_err() {
+            if rows_tx.blocking_send((message, gap)).is_err() {
                 return;
             }
         }

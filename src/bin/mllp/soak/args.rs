@@ -1,13 +1,12 @@
 //! The flags of `mllp soak`, and the library's plan they describe.
 
-use crate::cli::heading;
+use crate::cli::global::heading;
 use crate::manual::SOAK;
 use crate::netargs::{LinkArgs, TlsArgs};
 use crate::values;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use mllp::client::BackoffConfig;
-use mllp::soak::{ChaosSpec, LinkSettings, SoakPlan, SoakTarget, Template, Thresholds};
+use mllp::soak::{ChaosSpec, SoakPlan, SoakTarget, Template, Thresholds};
 use mllp::target::Target;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -175,33 +174,13 @@ impl SoakArgs {
             allow_synthetic: self.allow_synthetic,
             chaos: self.chaos.clone(),
             seed: self.seed.unwrap_or_else(rand::random),
-            link: link_settings(&self.link),
+            link: self.link.settings(),
             resolver: crate::netargs::resolver()?,
             thresholds: self.thresholds(),
             ..load
         };
         plan.validate()?;
         Ok(plan)
-    }
-}
-
-fn link_settings(link: &LinkArgs) -> LinkSettings {
-    LinkSettings {
-        connect_timeout: link.connect_timeout,
-        ack_timeout: link.ack_timeout,
-        app_ack_timeout: link.app_ack_timeout,
-        drain_timeout: link.drain_timeout,
-        keepalive: link.keepalive,
-        dead_peer_timeout: link.dead_peer_timeout,
-        reconnect: !link.no_reconnect,
-        max_retries: link.max_retries,
-        give_up_after: link.give_up_after,
-        backoff: BackoffConfig {
-            initial: link.backoff_initial,
-            multiplier: link.backoff_multiplier,
-            max: link.backoff_max,
-            jitter: link.backoff_jitter,
-        },
     }
 }
 

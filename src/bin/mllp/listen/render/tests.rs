@@ -1,7 +1,7 @@
 //! The listen renderer's lines, human and JSON, event by event.
 
 use super::*;
-use crate::cli::LogFormat;
+use crate::cli::global::LogFormat;
 use mllp::ack::{AckCode, NackReason};
 use mllp::cause::Cause;
 use mllp::server::NackWhy;
@@ -155,4 +155,61 @@ fn only_dev_null_counts_as_unread() {
     assert!(!is_dev_null(&zero));
     let file = tempfile::tempfile().unwrap();
     assert!(!is_dev_null(&file));
+}
+
+#[test]
+fn the_store_link_lost_and_back_in_both_formats_and_under_quiet() {
+    let lost = ServerEvent::StoreLost {
+        detail: "connection refused".into(),
+    };
+    let back = ServerEvent::StoreRestored {
+        down_ms: 3250,
+        refused: 2,
+    };
+    assert_eq!(
+        line(LogFormat::Human, &lost),
+        "warning: the database link is lost (connection refused): messages are answered AE until it is back; reconnecting"
+    );
+    assert_eq!(
+        line(LogFormat::Human, &back),
+        "the database link is back after 3.2 s; 2 messages answered AE meanwhile"
+    );
+    let json: Value = serde_json::from_str(&line(LogFormat::Json, &lost)).unwrap();
+    assert_eq!(
+        (&json["event"], &json["detail"]),
+        (&json!("store_lost"), &json!("connection refused"))
+    );
+    let json: Value = serde_json::from_str(&line(LogFormat::Json, &back)).unwrap();
+    assert_eq!(json["event"], "store_restored");
+    assert_eq!(
+        (&json["down_ms"], &json["refused"]),
+        (&json!(3250), &json!(2))
+    );
+    let quiet = Diag {
+        format: LogFormat::Human,
+        verbose: 0,
+        quiet: true,
+        color: false,
+        stdout_color: false,
+    };
+    for event in [&lost, &back] {
+        assert!(describe(&quiet, event).is_some(), "kept under --quiet");
+    }
+}
+
+#[test]
+fn commit_groups_are_one_stats_line() {
+    let stats = StatsSnapshot {
+        commit_groups: Some(mllp::server::sink::CommitGroups {
+            groups: 3,
+            rows: 9,
+            sizes: [1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+        }),
+        ..StatsSnapshot::default()
+    };
+    let lines = stats_lines(&stats, None);
+    assert!(
+        lines.contains("  commit groups: 3 of 3.0 rows on average (rows per group 1: 1, 4-7: 2)"),
+        "{lines}"
+    );
 }

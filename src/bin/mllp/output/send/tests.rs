@@ -15,6 +15,7 @@ fn item() -> Item {
         payload: Bytes::from_static(b"MSH|^~\\&|A|B|C|D|20240101||ADT^A01|C7|P|2.5\r"),
         seq: 2,
         writes: 2,
+        original_control_id: None,
     }
 }
 
@@ -113,6 +114,7 @@ fn the_dry_run_listing_keeps_its_field_names() {
         line: 1,
         offset: 0,
         payload: item().payload,
+        original_control_id: None,
     };
     assert_eq!(
         line(&DryRunRecord::Message(DryRunMessage::new(&message))),

@@ -3,11 +3,11 @@
 use super::*;
 use crate::output::line;
 use mllp::client::{Reason, State};
-use mllp::soak::{ConnSample, RecentLatency, Tally};
+use mllp::soak::{ConnSample, RecentLatency, SoakTotals};
 use std::time::Duration;
 
-fn tally() -> Tally {
-    let mut t = Tally {
+fn tally() -> SoakTotals {
+    let mut t = SoakTotals {
         generated: 2,
         reconnects: 1,
         elapsed: Duration::from_secs(2),

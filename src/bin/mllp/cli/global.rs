@@ -1,7 +1,7 @@
-//! The command line: global flags and the subcommand list. Each subcommand's flags live beside
-//! its implementation.
+//! The flags every subcommand takes and the help headings flags are filed under: a leaf that
+//! each command's arguments import without reaching back up to the subcommand list.
 
-use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgAction, Args, ValueEnum};
 
 /// The headings flags are grouped under in `--help` and in the man pages' OPTIONS, in one place
 /// so every subcommand files its flags the same way. A flag with no heading of its own would
@@ -53,22 +53,6 @@ pub mod heading {
         THRESHOLDS,
         GLOBAL,
     ];
-}
-
-/// MLLP for HL7 v2: send, receive, probe and soak-test HL7 links.
-#[derive(Debug, Parser)]
-#[command(name = "mllp", version, about, long_about = None)]
-#[command(after_help = crate::manual::MLLP.short_after_help())]
-#[command(
-    propagate_version = true,
-    disable_help_flag = true,
-    disable_version_flag = true
-)]
-pub struct Cli {
-    #[command(flatten)]
-    pub global: GlobalArgs,
-    #[command(subcommand)]
-    pub command: Command,
 }
 
 /// Flags every subcommand takes, listed last under their own heading. `-h`/`--help` and
@@ -136,33 +120,9 @@ pub fn log_format_in(args: impl IntoIterator<Item = std::ffi::OsString>) -> Opti
     found
 }
 
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Send HL7 files to an MLLP endpoint and account for every message.
-    Send(Box<crate::send::SendArgs>),
-    /// Receive HL7 over MLLP, commit each message to a sink, then acknowledge it.
-    Listen(crate::listen::ListenArgs),
-    /// Stand between two systems: forward, show, bridge TLS, queue while the upstream is down.
-    Relay(Box<crate::relay::RelayArgs>),
-    /// Find out why an endpoint will not talk: resolve, connect, TLS, and one message.
-    Probe(crate::probe::ProbeArgs),
-    /// Hold a link under load, watch it fail and heal, and prove nothing was lost.
-    Soak(Box<crate::soak::SoakArgs>),
-    /// Print a shell completion script.
-    Completions(crate::generate::CompletionsArgs),
-    /// Print the man page, or write one per subcommand into a directory.
-    Man(crate::generate::ManArgs),
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
-
-    #[test]
-    fn command_definition_is_consistent() {
-        Cli::command().debug_assert();
-    }
 
     #[test]
     fn the_log_format_is_found_before_parsing() {

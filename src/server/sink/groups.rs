@@ -1,0 +1,125 @@
+//! How a grouping sink's commits went: the number of groups (transactions) and of rows, and a
+//! histogram of group sizes in powers of two. Counted by the sink's one writer, read at the end.
+
+use serde::{Serialize, Serializer};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Bucket `i` holds groups of `2^i ..= 2^(i+1) - 1` rows; the last holds everything larger.
+const BUCKETS: usize = 13;
+
+/// A snapshot of the counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommitGroups {
+    /// Transactions committed (or attempted).
+    pub groups: u64,
+    /// Rows in them.
+    pub rows: u64,
+    /// Groups per size bucket, `1`, `2-3`, `4-7`, ... `4096+`.
+    pub sizes: [u64; BUCKETS],
+}
+
+impl CommitGroups {
+    /// Rows per group on average; 0 without groups.
+    pub fn mean(&self) -> f64 {
+        if self.groups == 0 {
+            0.0
+        } else {
+            self.rows as f64 / self.groups as f64
+        }
+    }
+
+    /// The buckets that hold groups, as `(label, groups)`: `("1", 10)`, `("2-3", 4)`, ...
+    pub fn histogram(&self) -> Vec<(String, u64)> {
+        (0..BUCKETS)
+            .filter(|&i| self.sizes[i] > 0)
+            .map(|i| (label(i), self.sizes[i]))
+            .collect()
+    }
+}
+
+fn label(i: usize) -> String {
+    let low = 1u64 << i;
+    match i {
+        0 => "1".into(),
+        _ if i == BUCKETS - 1 => format!("{low}+"),
+        _ => format!("{low}-{}", (low << 1) - 1),
+    }
+}
+
+fn bucket(rows: usize) -> usize {
+    (usize::BITS - 1 - rows.max(1).leading_zeros()).min(BUCKETS as u32 - 1) as usize
+}
+
+impl Serialize for CommitGroups {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(4))?;
+        map.serialize_entry("groups", &self.groups)?;
+        map.serialize_entry("rows", &self.rows)?;
+        map.serialize_entry("mean", &((self.mean() * 100.0).round() / 100.0))?;
+        let sizes: serde_json::Map<String, serde_json::Value> = self
+            .histogram()
+            .into_iter()
+            .map(|(k, n)| (k, n.into()))
+            .collect();
+        map.serialize_entry("sizes", &sizes)?;
+        map.end()
+    }
+}
+
+/// The live counts: written by one writer, read by anyone.
+#[derive(Debug, Default)]
+pub(crate) struct GroupCounter {
+    groups: AtomicU64,
+    rows: AtomicU64,
+    sizes: [AtomicU64; BUCKETS],
+}
+
+impl GroupCounter {
+    pub(crate) fn record(&self, rows: usize) {
+        self.groups.fetch_add(1, Ordering::Relaxed);
+        self.rows.fetch_add(rows as u64, Ordering::Relaxed);
+        self.sizes[bucket(rows)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn snapshot(&self) -> CommitGroups {
+        CommitGroups {
+            groups: self.groups.load(Ordering::Relaxed),
+            rows: self.rows.load(Ordering::Relaxed),
+            sizes: std::array::from_fn(|i| self.sizes[i].load(Ordering::Relaxed)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_fall_in_power_of_two_buckets() {
+        let counter = GroupCounter::default();
+        for rows in [1, 2, 3, 4, 7, 8, 4095, 4096, 10_000] {
+            counter.record(rows);
+        }
+        let g = counter.snapshot();
+        assert_eq!(
+            (g.groups, g.rows),
+            (9, 1 + 2 + 3 + 4 + 7 + 8 + 4095 + 4096 + 10_000)
+        );
+        let want: Vec<(String, u64)> = [
+            ("1", 1),
+            ("2-3", 2),
+            ("4-7", 2),
+            ("8-15", 1),
+            ("2048-4095", 1),
+            ("4096+", 2),
+        ]
+        .iter()
+        .map(|(k, n)| (k.to_string(), *n))
+        .collect();
+        assert_eq!(g.histogram(), want);
+        let json = serde_json::to_value(&g).unwrap();
+        assert_eq!(json["sizes"]["4096+"], 2);
+        assert_eq!(json["groups"], 9);
+    }
+}
