@@ -5,6 +5,7 @@ mod crash;
 mod flags;
 mod proc;
 mod replay;
+mod stall;
 mod tls;
 
 use crate::support::listen_proc::{is, ListenProc};
