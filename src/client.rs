@@ -57,6 +57,7 @@ pub mod tally;
 mod actor;
 mod admission;
 mod flight;
+pub(crate) use flight::ignores_control_ids;
 mod life;
 mod options_error;
 mod outbox;

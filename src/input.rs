@@ -10,6 +10,7 @@
 mod collect;
 mod control_id;
 mod error;
+mod idle;
 mod message;
 mod natural;
 mod reader;
@@ -21,6 +22,7 @@ mod store;
 pub use collect::{collect_inputs, InputSource};
 pub use control_id::{lacks_control_id, ControlIdCount, ControlIds, SharedControlId};
 pub use error::InputError;
+pub use idle::STREAM_IDLE;
 pub use message::{Message, SplitOptions, DEFAULT_MAX_MESSAGE};
 pub use natural::natural_cmp;
 pub use set::{InputOptions, InputSet, Messages, Summary, DEFAULT_MAX_INPUT};

@@ -5,6 +5,7 @@
 mod batch;
 mod correlate;
 mod peer;
+pub(crate) use peer::ignores_control_ids;
 mod timers;
 
 use super::fate::{Fate, FateCause};

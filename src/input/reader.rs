@@ -1,6 +1,7 @@
 //! Byte-level reading for the splitter: a `BufRead` that tracks stream offset and line number and
 //! hands out one line at a time into a bounded buffer.
 
+use super::idle::is_idle;
 use crate::framing::{CR, FS, LF, VT};
 use bytes::BytesMut;
 use std::io::{self, BufRead};
@@ -33,6 +34,8 @@ pub(crate) enum Stop {
     /// The line is longer than the limit: its first `limit` bytes are in the buffer, and the
     /// reader is left mid-line.
     Limit,
+    /// A streamed input paused at the start of a line: nothing was read.
+    Idle,
 }
 
 pub(crate) struct Tracked<R> {
@@ -42,6 +45,8 @@ pub(crate) struct Tracked<R> {
     /// How many bytes from the next one on are known to hold no VT or FS: the stream is
     /// searched for them once per buffer, not once per line.
     clean: usize,
+    /// A streamed input paused right after a CR: the next line start reports it.
+    paused: bool,
 }
 
 impl<R: BufRead> Tracked<R> {
@@ -51,6 +56,7 @@ impl<R: BufRead> Tracked<R> {
             offset: 0,
             line: 1,
             clean: 0,
+            paused: false,
         }
     }
 
@@ -66,13 +72,26 @@ impl<R: BufRead> Tracked<R> {
 
     fn fill(&mut self) -> io::Result<&[u8]> {
         loop {
-            match self.inner.fill_buf() {
-                Ok(_) => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
+            match self.fill_or_idle()? {
+                Some(_) => break,
+                // Nothing held depends on the pause here: wait on.
+                None => continue,
             }
         }
         self.inner.fill_buf()
+    }
+
+    /// The buffered bytes, or `None` when a streamed input paused (see [`super::idle`]).
+    fn fill_or_idle(&mut self) -> io::Result<Option<&[u8]>> {
+        loop {
+            match self.inner.fill_buf() {
+                Ok(_) => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if is_idle(&e) => return Ok(None),
+                Err(e) => return Err(e),
+            }
+        }
+        self.inner.fill_buf().map(Some)
     }
 
     fn consume(&mut self, n: usize) {
@@ -111,7 +130,13 @@ impl<R: BufRead> Tracked<R> {
         if first == LF {
             return Ok(Terminator::Lf);
         }
-        if self.peek()? == Some(LF) {
+        // A pause right after a CR ends the line there: waiting for a possible LF would hold
+        // the message the CR ends.
+        let Some(next) = self.fill_or_idle()?.map(|b| b.first().copied()) else {
+            self.paused = true;
+            return Ok(Terminator::Cr);
+        };
+        if next == Some(LF) {
             self.consume(1);
             return Ok(Terminator::CrLf);
         }
@@ -122,9 +147,20 @@ impl<R: BufRead> Tracked<R> {
     /// consume the stop byte, the whole CRLF for a CRLF.
     pub(crate) fn read_line(&mut self, buf: &mut BytesMut, limit: usize) -> io::Result<Stop> {
         let mut taken = 0usize;
+        if std::mem::take(&mut self.paused) {
+            return Ok(Stop::Idle);
+        }
         loop {
             let mut clean = self.clean;
-            let avail = self.fill()?;
+            let avail = if taken == 0 {
+                match self.fill_or_idle()? {
+                    Some(avail) => avail,
+                    None => return Ok(Stop::Idle),
+                }
+            } else {
+                // Mid-line a pause proves nothing: the rest of the line is still to come.
+                self.fill()?
+            };
             if avail.is_empty() {
                 return Ok(Stop::Eof);
             }

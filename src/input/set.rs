@@ -5,6 +5,7 @@
 use super::collect::InputSource;
 use super::control_id::{lacks_control_id, ControlIds, Renamer};
 use super::error::InputError;
+use super::idle::{IdleRead, STREAM_IDLE};
 use super::message::{Message, SplitOptions};
 use super::split::Splitter;
 use super::store::{StoreFilter, StoreRows};
@@ -85,7 +86,7 @@ impl InputSet {
                 InputSource::Stdin => {
                     let reader = stdin.take().ok_or(InputError::StdinTwice)?;
                     if options.stream {
-                        Ready::Stream(Some(reader))
+                        Ready::Stream(Some(Box::new(IdleRead::spawn(reader, STREAM_IDLE))))
                     } else {
                         Ready::Spooled(spool(reader, options.max_input)?)
                     }

@@ -205,6 +205,10 @@ impl<R: BufRead> Splitter<R> {
         let end = match stop {
             Stop::LineEnd(t) => LineEnd::Terminator(t),
             Stop::Eof => LineEnd::Eof,
+            Stop::Idle => {
+                self.on_idle();
+                return Ok(());
+            }
             Stop::Fs if framed => LineEnd::FrameEnd,
             Stop::Vt | Stop::Fs => {
                 // A bad line that starts the next message leaves the one before it whole.
@@ -241,6 +245,17 @@ impl<R: BufRead> Splitter<R> {
                 }
                 self.finish()
             }
+        }
+    }
+
+    /// A streamed input paused at a line end: the plain message held is complete as far as
+    /// anyone can tell, so it goes now instead of when the next `MSH` comes. A frame or a batch
+    /// kept whole waits for its own end.
+    fn on_idle(&mut self) {
+        let held = self.open.is_some_and(|o| o.closes_at.is_none());
+        if self.layout == Layout::Plain && held {
+            let len = self.buf.len();
+            self.close(len);
         }
     }
 

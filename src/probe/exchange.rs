@@ -188,6 +188,8 @@ pub(crate) async fn send_and_await_ack(
         }
     }
     let mut ignored = 0usize;
+    // ACKs naming another control ID than ours.
+    let mut unmatched = 0u32;
     let mut codec = MllpCodec::new(Tolerance::ACK_READER, MAX_ACK);
     let mut buf = BytesMut::with_capacity(4096);
     let mut first_read = true;
@@ -205,6 +207,11 @@ pub(crate) async fn send_and_await_ack(
             };
             let matches = !control_id.is_empty() && ack.control_id == control_id.as_bytes();
             if !matches && !control_id.is_empty() {
+                unmatched += 1;
+                if crate::client::ignores_control_ids(1, 0, unmatched) {
+                    let verdict = other_control_id(ack.code, &control_id);
+                    return Err(ack_failed(run, started, ignored, verdict));
+                }
                 ignored += 1;
                 continue;
             }
@@ -318,6 +325,20 @@ fn ignored_note(ignored: usize) -> String {
             if n == 1 { "" } else { "s" }
         ),
     }
+}
+
+/// The peer answered, but its MSA-2 names another message than ours: it does not echo MSH-10,
+/// and no wait would bring an ACK that does.
+fn other_control_id(code: &[u8], control_id: &str) -> Verdict {
+    let code: String = String::from_utf8_lossy(code).chars().take(8).collect();
+    failure(
+        Cause::AckControlIdMismatch,
+        format!(
+            "the peer answered {code}, but its MSA-2 names another control ID than the \
+             message's MSH-10 ({control_id})"
+        ),
+        Cause::AckControlIdMismatch.hint(),
+    )
 }
 
 fn framing_failure(err: &FramingError) -> Verdict {

@@ -11,14 +11,19 @@ use std::time::Duration;
 pub struct Verdict {
     /// The flag: `max-p99`, `max-error-rate`, `min-throughput`.
     pub name: String,
+    /// The bound, in the threshold's unit: milliseconds for `max-p99`, a fraction for
+    /// `max-error-rate`, accepted messages per second for `min-throughput`.
     pub limit: f64,
+    /// What the report shows, in the same unit.
     pub observed: f64,
+    /// `observed` is within `limit` (at most, or for `min-throughput` at least).
     pub ok: bool,
 }
 
 /// CI thresholds; each unset one is not judged.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Thresholds {
+    /// The largest 99th-percentile latency that passes.
     pub max_p99: Option<Duration>,
     /// Fraction of generated messages that did not end accepted.
     pub max_error_rate: Option<f64>,
@@ -27,6 +32,7 @@ pub struct Thresholds {
 }
 
 impl Thresholds {
+    /// One verdict per threshold set, in the order `max-p99`, `max-error-rate`, `min-throughput`.
     pub fn evaluate(&self, report: &SoakReport) -> Vec<Verdict> {
         let mut out = Vec::new();
         if let Some(limit) = self.max_p99 {

@@ -17,6 +17,7 @@ mod no_reconnect;
 mod order;
 mod parallel;
 mod resend;
+mod stream;
 mod tls;
 mod truth;
 

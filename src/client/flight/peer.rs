@@ -16,6 +16,13 @@ use tokio::time::Instant;
 /// one, where the peer would never read it.
 pub(crate) const CLOSE_GRACE: Duration = Duration::from_millis(250);
 
+/// The peer does not echo MSH-10 (`ack-control-id-mismatch`): every one of the `written` frames
+/// of a connection had a reply naming another control ID and no reply credited one. `send` and
+/// `probe` both judge by it.
+pub(crate) fn ignores_control_ids(written: u64, credited: u32, unmatched: u32) -> bool {
+    written > 0 && credited == 0 && u64::from(unmatched) >= written
+}
+
 /// What the current connection showed.
 #[derive(Debug, Default)]
 pub(crate) struct Here {
@@ -109,10 +116,8 @@ impl Flights {
         }
         self.here.unmatched += 1;
         (self.adapts()
-            && self.here.answers == 0
-            && self.here.written > 0
-            && u64::from(self.here.unmatched) >= self.here.written)
-            .then_some(End::Failed(Cause::AckControlIdMismatch))
+            && ignores_control_ids(self.here.written, self.here.answers, self.here.unmatched))
+        .then_some(End::Failed(Cause::AckControlIdMismatch))
     }
 
     /// The peer's first bytes showed it is not MLLP.

@@ -132,3 +132,31 @@ async fn peers_that_are_not_mllp_are_recognised() {
     .await;
     verdict_mentions(&report, "hint", "without --tls");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_peer_whose_msa_2_never_names_our_control_id_is_told_at_once_with_the_fifo_hint() {
+    let s = Scratch::new();
+    let peer = Peer::start(Script::always(Behaviour::WrongId("AA"))).await;
+    let target = format!("localhost:{}", peer.port());
+    let message = s.message();
+    // An ACK timeout far longer than the test may take: the answer itself says enough.
+    let args = [
+        target.as_str(),
+        "--message",
+        &message,
+        "--ack-timeout",
+        "10m",
+    ];
+    let report = permanent(&args, &s.hosts(), "ack-control-id-mismatch").await;
+    verdict_mentions(&report, "detail", "the peer answered AA");
+    verdict_mentions(&report, "detail", "PROBE42");
+    verdict_mentions(&report, "hint", "--correlate fifo");
+    assert_eq!(phase(&report, "ack")["ok"], false, "{report}");
+    let human = super::probe(&args, &s.hosts()).await;
+    assert!(
+        !human.stdout.contains("never acknowledged"),
+        "{}",
+        human.stdout
+    );
+    assert!(!human.stdout.contains("no ACK within"), "{}", human.stdout);
+}

@@ -73,6 +73,10 @@ pub struct SendArgs {
     #[arg(long, help_heading = heading::INPUT)]
     pub batch: bool,
     /// Read stdin as it comes, endlessly, without checking it first.
+    ///
+    /// A message goes when the next MSH starts, or once stdin has been quiet for 300ms after
+    /// one of its line ends, so the last message of a live feed does not wait for the next
+    /// one. A frame (VT ... FS) goes at its FS.
     #[arg(long, help_heading = heading::INPUT)]
     pub stream: bool,
     /// Largest message sent (K, M, G).

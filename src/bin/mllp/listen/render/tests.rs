@@ -15,8 +15,21 @@ fn line(format: LogFormat, event: &ServerEvent) -> String {
         stdout_color: false,
     };
     let mut text = String::new();
-    push(&diag, event, &mut text);
-    text.trim_end().to_string()
+    let stamp =
+        Stamp::at(std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_796_173_323_456));
+    push(&diag, &stamp, event, &mut text);
+    let text = text.trim_end();
+    match format {
+        LogFormat::Json => {
+            let json: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(json["time"], stamp.as_str(), "{text}");
+            text.to_string()
+        }
+        _ => text
+            .strip_prefix(&format!("{} ", stamp.as_str()))
+            .unwrap_or_else(|| panic!("no time on {text:?}"))
+            .to_string(),
+    }
 }
 
 #[test]
@@ -100,6 +113,7 @@ fn message_lines_in_both_formats() {
             "commit_ms": 0.123,
             "control_id": "CTRL?1",
             "message_type": "ADT^A01",
+            "time": "2026-12-02T01:02:03.456Z",
         })
     );
 }
