@@ -57,7 +57,7 @@ mod worker;
 pub use chaos::{ChaosPolicy, ChaosSpec, Fault, FaultKind};
 pub use embedded::{Embedded, EmbeddedError};
 pub use engine::{SoakError, SoakOutcome, SoakRun};
-pub use ledger::ControlIds;
+pub use ledger::{ControlIds, MAX_CONNECTIONS};
 pub(crate) use ledger::{Ledger, LedgerSink};
 pub use plan::{PlanError, SoakPlan, SoakTarget};
 pub use progress::{ConnSample, RecentLatency, Sample, SoakUpdate, StoppedBy};

@@ -32,7 +32,7 @@ pub enum SoakError {
     #[error(transparent)]
     Plan(#[from] PlanError),
     /// The embedded listener's directory for committed messages cannot be written.
-    #[error("--out-dir {}: not a writable directory", dir.display())]
+    #[error("{}: not a writable directory for the embedded listener", dir.display())]
     OutDir {
         /// The directory given.
         dir: PathBuf,

@@ -102,29 +102,29 @@ impl Default for SoakPlan {
 #[non_exhaustive]
 pub enum PlanError {
     /// [`SoakPlan::connections`] is 0 or over 999.
-    #[error("--connections must be from 1 to {}", super::ledger::MAX_CONNECTIONS)]
+    #[error("connections must be from 1 to {}", super::ledger::MAX_CONNECTIONS)]
     Connections,
     /// [`SoakPlan::messages`] is `Some(0)`.
-    #[error("--messages must be at least 1")]
+    #[error("messages must be at least 1")]
     Messages,
     /// [`SoakPlan::window`] is 0.
-    #[error("--window must be at least 1")]
+    #[error("window must be at least 1")]
     Window,
     /// [`SoakPlan::templates`] is empty.
-    #[error("--template: at least one message is needed")]
+    #[error("templates: at least one message is needed")]
     NoTemplate,
     /// The built-in synthetic message would go to a remote peer without
     /// [`SoakPlan::allow_synthetic`].
     #[error(
-        "against a real --host the built-in synthetic message needs --allow-synthetic \
-         (fake patients must not reach a production engine by accident), or give --template FILE"
+        "against a real host the built-in synthetic message needs allow_synthetic (fake \
+         patients must not reach a production engine by accident), or a template"
     )]
     Synthetic,
     /// A `nack` fault against a remote peer: the proxy in front of it forwards bytes and cannot
     /// forge the peer's ACKs.
     #[error(
-        "--chaos nack needs the embedded listener: the proxy in front of a real --host \
-         forwards bytes and cannot forge the peer's ACKs"
+        "a nack fault needs the embedded listener: the proxy in front of a real host forwards \
+         bytes and cannot forge the peer's ACKs"
     )]
     NackNeedsEmbedded,
 }

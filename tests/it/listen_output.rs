@@ -16,7 +16,7 @@ const WAIT: Duration = Duration::from_secs(15);
 struct Listen {
     child: Child,
     lines: mpsc::Receiver<String>,
-    stdout: std::thread::JoinHandle<String>,
+    stdout: Option<std::thread::JoinHandle<String>>,
     addr: SocketAddr,
 }
 
@@ -51,7 +51,7 @@ impl Listen {
         Listen {
             child,
             lines,
-            stdout,
+            stdout: Some(stdout),
             addr,
         }
     }
@@ -69,8 +69,16 @@ impl Listen {
         (
             status.code().unwrap_or(-1),
             lines,
-            self.stdout.join().unwrap(),
+            self.stdout.take().unwrap().join().unwrap(),
         )
+    }
+}
+
+impl Drop for Listen {
+    /// A failed test leaves no listener behind.
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -285,6 +293,73 @@ async fn the_json_record_and_stats_are_as_documented() {
             );
         }
     }
+}
+
+/// One ADT with an empty MSH-10, framed: it can only be answered AE, and nothing keeps it.
+fn no_control_id() -> Vec<u8> {
+    let mut frame = vec![0x0b];
+    frame.extend_from_slice(b"MSH|^~\\&|A|B|C|D|20240101000000||ADT^A01||P|2.5\rPID|1\r");
+    frame.extend_from_slice(&[0x1c, 0x0d]);
+    frame
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_empty_msh10_is_a_refusal_not_a_failed_commit() {
+    let listen = Listen::start(&["--format", "raw"], human_addr);
+    let mut client = MllpClient::connect(listen.addr).await;
+    client.send_raw(&no_control_id()).await;
+    assert_eq!(client.ack().await.expect("an ACK").code, "AE");
+    drop(client);
+    let (_, lines, _) = listen.stop();
+    let message = lines
+        .iter()
+        .find(|l| l.contains("message (no MSH-10)"))
+        .unwrap_or_else(|| panic!("no message line in {lines:?}"));
+    assert!(!message.contains("commit "), "{message}");
+    assert!(
+        message.ends_with("answered AE, refused (nothing kept)"),
+        "{message}"
+    );
+    let counts = lines.iter().find(|l| l.contains("messages:")).unwrap();
+    assert!(
+        counts.contains("refused 1") && !counts.contains("commit failed"),
+        "{counts}"
+    );
+
+    let listen = Listen::start(&["--json"], |first| {
+        let event: Value = serde_json::from_str(first).expect(first);
+        event["addr"].as_str().unwrap().parse().unwrap()
+    });
+    let mut client = MllpClient::connect(listen.addr).await;
+    client.send_raw(&no_control_id()).await;
+    assert_eq!(client.ack().await.expect("an ACK").code, "AE");
+    drop(client);
+    let (_, lines, _) = listen.stop();
+    let events: Vec<Value> = lines
+        .iter()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let message = events.iter().find(|e| e["event"] == "message").unwrap();
+    assert_eq!(message["commit_ms"], Value::Null, "{message}");
+    let stats = events.iter().find(|e| e["event"] == "stats").unwrap();
+    assert_eq!(
+        (stats["refused"].as_u64(), stats["commit_failed"].as_u64()),
+        (Some(1), Some(0)),
+        "{stats}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bidi_controls_in_a_control_id_are_escaped_like_esc() {
+    let listen = Listen::start(&["--format", "raw"], human_addr);
+    let id = "A\u{202E}B\u{2066}C\u{200F}D\u{1b}E";
+    deliver(listen.addr, id.as_bytes()).await;
+    let (_, lines, _) = listen.stop();
+    let message = lines
+        .iter()
+        .find(|l| l.contains(": message "))
+        .unwrap_or_else(|| panic!("no message line in {lines:?}"));
+    assert!(message.contains("message A?B?C?D?E "), "{message:?}");
 }
 
 #[test]

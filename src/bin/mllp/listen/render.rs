@@ -81,7 +81,7 @@ pub fn spawn_announcing(
         })
 }
 
-/// A header field for a log line: lossy text, control characters replaced, at most 64
+/// A header field for a log line: lossy text, control and bidi characters replaced, at most 64
 /// characters; `None` when the message has no such field.
 fn header_text(field: &Option<bytes::Bytes>) -> Option<String> {
     let field = field.as_ref().filter(|f| !f.is_empty())?;
@@ -103,8 +103,15 @@ fn push_header_text(text: &mut String, field: &[u8]) {
         lossy
             .chars()
             .take(64)
-            .map(|c| if c.is_control() { '?' } else { c }),
+            .map(|c| if unsafe_on_terminal(c) { '?' } else { c }),
     );
+}
+
+/// A character a log line must not carry raw: a control (ESC, NUL, ...) or a bidirectional
+/// control, which would reorder what a terminal shows (U+202E turns the rest of a line around).
+pub fn unsafe_on_terminal(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// The human line of one message: which message (MSH-10, MSH-9), its size, and its answer.
@@ -143,9 +150,14 @@ fn message_line(text: &mut String, event: &ServerEvent) {
     if *duplicate {
         text.push_str(", duplicate");
     }
-    text.push_str(", commit ");
-    push_millis(text, *commit_ms);
-    text.push_str(" ms");
+    match commit_ms {
+        Some(ms) => {
+            text.push_str(", commit ");
+            push_millis(text, *ms);
+            text.push_str(" ms");
+        }
+        None => text.push_str(", refused (nothing kept)"),
+    }
 }
 
 /// Milliseconds to two decimals, as `{:.2}` writes them for the values a commit takes.
@@ -351,7 +363,7 @@ fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, V
                     "bytes": bytes,
                     "ack_code": ack_code,
                     "duplicate": duplicate,
-                    "commit_ms": (commit_ms * 1000.0).round() / 1000.0,
+                    "commit_ms": commit_ms.map(|ms| (ms * 1000.0).round() / 1000.0),
                     "control_id": header_text(control_id),
                     "message_type": header_text(message_type),
                 })
@@ -454,6 +466,7 @@ fn stats_lines(s: &StatsSnapshot, seed: Option<u64>) -> String {
                 ("committed", s.committed),
                 ("duplicates", s.duplicates),
                 ("rejected", s.rejected),
+                ("refused", s.refused),
                 ("commit failed", s.commit_failed),
                 ("inbound ACKs", s.inbound_acks),
                 ("unanswered", s.unanswered),

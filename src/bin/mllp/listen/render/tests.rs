@@ -63,7 +63,7 @@ fn message_lines_in_both_formats() {
         bytes: 150,
         ack_code,
         duplicate,
-        commit_ms: 0.1234,
+        commit_ms: Some(0.1234),
         control_id: Some(bytes::Bytes::from_static(b"CTRL\x071")),
         message_type: Some(bytes::Bytes::from_static(b"ADT^A01")),
     };
@@ -80,13 +80,13 @@ fn message_lines_in_both_formats() {
         bytes: 9,
         ack_code: None,
         duplicate: false,
-        commit_ms: 0.0,
+        commit_ms: None,
         control_id: None,
         message_type: None,
     };
     assert_eq!(
         line(LogFormat::Human, &anonymous),
-        "connection 3: message (no MSH-10), 9 bytes, no ACK, commit 0.00 ms"
+        "connection 3: message (no MSH-10), 9 bytes, no ACK, refused (nothing kept)"
     );
     // The in-place line is the one `describe` gives.
     let diag = Diag {
@@ -148,6 +148,7 @@ fn the_in_place_message_line_matches_the_formatted_fields() {
         b"CTRL\x071",
         &[b'x'; 80],
         "caf\u{e9}".as_bytes(),
+        "A\u{202E}B\u{2066}C".as_bytes(),
         b"\xff\xfe",
     ] {
         let mut text = String::new();
@@ -155,7 +156,7 @@ fn the_in_place_message_line_matches_the_formatted_fields() {
         let slow: String = String::from_utf8_lossy(field)
             .chars()
             .take(64)
-            .map(|c| if c.is_control() { '?' } else { c })
+            .map(|c| if unsafe_on_terminal(c) { '?' } else { c })
             .collect();
         assert_eq!(text, slow, "{field:?}");
     }
