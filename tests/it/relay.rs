@@ -6,6 +6,7 @@ mod flags;
 mod proc;
 mod replay;
 mod stall;
+mod terminal;
 mod tls;
 
 use crate::support::listen_proc::{is, ListenProc};

@@ -46,10 +46,32 @@ pub fn say(human: impl FnOnce() -> String, event: &impl Serialize) {
     write_line(&render(json(), human, event));
 }
 
+/// A status drawn at the foot of stderr (the relay's): while one is set, every write goes above
+/// it, so a line never runs through the status.
+static STATUS: std::sync::Mutex<Option<indicatif::ProgressBar>> = std::sync::Mutex::new(None);
+
+/// Set (or with `None`, drop) the status the writes go around.
+pub fn draw_around(bar: Option<indicatif::ProgressBar>) {
+    *STATUS.lock().unwrap_or_else(|p| p.into_inner()) = bar;
+}
+
 /// Write one prepared line (from [`Diag::line`]) whole.
 pub fn write_line(line: &str) {
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{line}");
+    write_text(&format!("{line}\n"));
+}
+
+/// Write whole lines (each ending in a newline) in one call, around the status if one is drawn.
+pub fn write_text(text: &str) {
+    let write = || {
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(text.as_bytes());
+        let _ = err.flush();
+    };
+    let status = STATUS.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    match status {
+        Some(bar) => bar.suspend(write),
+        None => write(),
+    }
 }
 
 /// The JSON line of `event`, or the human text.

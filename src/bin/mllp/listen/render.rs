@@ -7,7 +7,6 @@ use crate::diag::Diag;
 use mllp::server::{is_wildcard, ServerEvent, StatsSnapshot};
 use serde_json::{json, Value};
 pub use stamp::Stamp;
-use std::io::Write;
 use tokio::sync::mpsc;
 
 /// Events rendered per write.
@@ -67,10 +66,7 @@ pub fn spawn_announcing(
                         }
                     }
                 }
-                let mut err = std::io::stderr().lock();
-                let _ = err.write_all(text.as_bytes());
-                let _ = err.flush();
-                drop(err);
+                crate::diag::write_text(&text);
                 if let Some(listening) = listening.take() {
                     let _ = listening.send(());
                 }

@@ -22,6 +22,25 @@ pub struct Link {
 }
 
 impl Link {
+    /// The link's state as the events name it (`connecting` before the first).
+    pub fn state_name(&self) -> &str {
+        self.state.as_str().unwrap_or("connecting")
+    }
+
+    pub fn reconnects(&self) -> u64 {
+        self.reconnects
+    }
+
+    /// The last failure's cause and class.
+    pub fn failure(&self) -> Option<&(String, String)> {
+        self.failure.as_ref()
+    }
+
+    #[cfg(test)]
+    pub fn failed(&mut self, cause: String, class: &str) {
+        self.failure = Some((cause, class.into()));
+    }
+
     fn seen(&mut self, event: &ClientEvent) {
         match event {
             ClientEvent::StateChange(t) => self.state = json!(t.to),

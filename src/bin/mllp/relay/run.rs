@@ -3,6 +3,7 @@
 
 use super::args::RelayArgs;
 use super::render;
+use super::status;
 use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
 use anyhow::Context;
@@ -106,6 +107,15 @@ async fn serve(
         announced,
         Arc::clone(&link_seen),
     );
+    let status = status::Status::start(
+        diag,
+        status::Sources {
+            gauges: Arc::clone(&gauges),
+            link: Arc::clone(&link_seen),
+            downstream: Arc::default(),
+            queue: args.queue.is_some(),
+        },
+    );
     let stats_events = render::stats(diag.clone(), Arc::clone(&gauges), link_seen);
     let stop = tokio_util::sync::CancellationToken::new();
     let (sink, forwarder): (Arc<dyn Sink>, _) = match (&args.queue, store) {
@@ -138,6 +148,14 @@ async fn serve(
         }
     };
     let (tx, rx) = tokio::sync::mpsc::channel(4096);
+    // With a status drawn, the server's events pass a counter of open connections first.
+    let (tx, counting) = match &status {
+        Some(status) => {
+            let (counted, from) = tokio::sync::mpsc::channel(4096);
+            (counted, Some((status.count(from, tx), status.tick())))
+        }
+        None => (tx, None),
+    };
     let renderer = crate::listen::render::spawn_announcing(
         diag.clone(),
         rx,
@@ -167,11 +185,21 @@ async fn serve(
         let _ = forwarding.await;
     }
     drop(server);
+    if let Some(status) = &status {
+        status.stop();
+    }
     // Pass-through has drained with the server; a queue keeps what is pending for next time.
     client.destroy().await;
     upstream_events.abort();
     stats_events.abort();
+    if let Some((counter, tick)) = counting {
+        tick.abort();
+        let _ = counter.await;
+    }
     let _ = tokio::task::spawn_blocking(move || renderer.join()).await;
+    if let Some(status) = status {
+        status.finish();
+    }
     crate::listen::render::stats(diag, &stats, None);
     Ok(Exit::Success)
 }
