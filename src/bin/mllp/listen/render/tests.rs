@@ -5,6 +5,7 @@ use crate::cli::global::LogFormat;
 use mllp::ack::{AckCode, NackReason};
 use mllp::cause::Cause;
 use mllp::server::NackWhy;
+use mllp::server::StatsSnapshot;
 
 fn line(format: LogFormat, event: &ServerEvent) -> String {
     let diag = Diag {
