@@ -1,6 +1,8 @@
 //! Acknowledgement building that can never lie: the code follows MSH-15 and the commit outcome,
 //! and is downgraded whenever the inbound cannot be correlated or was damaged.
 
+#![warn(missing_docs)]
+
 mod batch;
 mod ids;
 mod policy;
@@ -22,11 +24,17 @@ use std::fmt;
 /// HL7 Table 0008.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub enum AckCode {
+    /// Application accept: the message was processed. Positive.
     AA,
+    /// Application error: the message was not processed.
     AE,
+    /// Application reject: the receiving application refused the message.
     AR,
+    /// Commit accept: the message was committed (enhanced mode). Positive.
     CA,
+    /// Commit error: the message was not committed.
     CE,
+    /// Commit reject: the message was refused, not committed.
     CR,
 }
 
@@ -41,6 +49,7 @@ impl AckCode {
         AckCode::CR,
     ];
 
+    /// The code as it appears in MSA-1.
     pub fn as_str(self) -> &'static str {
         match self {
             AckCode::AA => "AA",
@@ -51,6 +60,7 @@ impl AckCode {
             AckCode::CR => "CR",
         }
     }
+    /// The code MSA-1 holds, byte for byte; `None` for anything outside this table.
     pub fn parse(bytes: &[u8]) -> Option<AckCode> {
         match bytes {
             b"AA" => Some(AckCode::AA),
@@ -62,6 +72,7 @@ impl AckCode {
             _ => None,
         }
     }
+    /// `AA` or `CA`: the only codes that credit a message.
     pub fn is_positive(self) -> bool {
         matches!(self, AckCode::AA | AckCode::CA)
     }
@@ -89,8 +100,11 @@ impl fmt::Display for AckCode {
 /// What became of the inbound at the receiver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Disposition {
+    /// The sink kept the message.
     Committed,
+    /// The sink failed to keep it (or it could not be kept truthfully); nothing holds it.
     CommitFailed,
+    /// The receiving application refused it; nothing holds it.
     Rejected,
 }
 
@@ -98,12 +112,18 @@ pub enum Disposition {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum NackReason {
+    /// The receiving application refused the message, or a reject code was forced
+    /// (`handler-rejected`).
     HandlerRejected,
+    /// The inbound cannot be correlated: no MSH, unusable delimiters, empty MSH-10, a batch not
+    /// answered per message, or several messages in one frame (`uncorrelatable-inbound`).
     UncorrelatableInbound,
+    /// The frame was damaged in transit, bytes were discarded (`discarded-bytes`).
     DiscardedBytes,
 }
 
 impl NackReason {
+    /// The stable reason string, as in JSON `reason` fields.
     pub fn as_str(self) -> &'static str {
         match self {
             NackReason::HandlerRejected => "handler-rejected",
@@ -141,10 +161,13 @@ impl AckContext {
 /// A built acknowledgement.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuiltAck {
+    /// The ACK message, unframed, segments ending in CR.
     pub payload: Vec<u8>,
+    /// Its MSA-1.
     pub code: AckCode,
     /// Set when the answer is non-positive for a reason other than a plain commit failure.
     pub reason: Option<NackReason>,
+    /// Warnings about the inbound found while answering it (e.g. an unknown MSH-15).
     pub warnings: Vec<WarningCode>,
 }
 

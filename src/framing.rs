@@ -28,6 +28,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#![warn(missing_docs)]
+
 use crate::warning::{Warning, WarningCode};
 use bytes::{BufMut, Bytes, BytesMut};
 use std::fmt;
@@ -37,9 +39,13 @@ mod decoder;
 
 use decoder::State;
 
+/// Vertical tab, the byte that opens a frame.
 pub const VT: u8 = 0x0B;
+/// File separator, the byte that ends a frame's payload.
 pub const FS: u8 = 0x1C;
+/// Carriage return, the byte that must follow FS; also HL7's segment terminator.
 pub const CR: u8 = 0x0D;
+/// Line feed, tolerated after FS in place of CR (see [`Tolerance::lf_after_fs`]).
 pub const LF: u8 = 0x0A;
 
 /// 16 MiB, counted on payload bytes.
@@ -48,13 +54,19 @@ pub const DEFAULT_MAX_FRAME: usize = 16 * 1024 * 1024;
 /// Which deviations the reader tolerates (with a warning). Each is off in a strict reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Tolerance {
+    /// FS not followed by CR: the frame is delivered at its FS, and the next byte decides whether a
+    /// late [`WarningCode::FsWithoutCr`] follows.
     pub fs_without_cr: bool,
+    /// LF in place of the CR after FS ([`WarningCode::LfAfterFs`]).
     pub lf_after_fs: bool,
+    /// SP, HT, CR or LF between frames, before a VT ([`WarningCode::LeadingWhitespace`]).
     pub leading_whitespace: bool,
+    /// A payload that starts without its VT ([`WarningCode::MissingLeadingVt`]).
     pub missing_leading_vt: bool,
 }
 
 impl Tolerance {
+    /// Nothing tolerated: every deviation is fatal.
     pub const STRICT: Tolerance = Tolerance {
         fs_without_cr: false,
         lf_after_fs: false,
@@ -84,7 +96,9 @@ pub struct Frame {
     pub index: u64,
     /// Stream offset of the first payload byte.
     pub offset: u64,
+    /// The payload between VT and FS, framing bytes removed.
     pub payload: Bytes,
+    /// Tolerated deviations of this frame, in stream order.
     pub warnings: Vec<Warning>,
 }
 
@@ -112,10 +126,13 @@ impl Frame {
 /// What the decoder yields.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decoded {
+    /// A complete frame.
     Frame(Frame),
     /// A terminator warning found after its frame was already delivered (FS-only tolerance).
     LateWarning {
+        /// [`Frame::index`] of the frame the warning belongs to.
         frame_index: u64,
+        /// The deviation, with its stream offset.
         warning: Warning,
     },
 }
@@ -124,9 +141,12 @@ pub enum Decoded {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum FramingError {
+    /// An untolerated deviation (or a frame over the size limit) at `byte_offset` in the stream.
     #[error("{code} at byte {byte_offset}{}", .byte.map(|b| format!(" (byte 0x{b:02X})")).unwrap_or_default())]
     Fatal {
+        /// What was wrong.
         code: WarningCode,
+        /// Stream offset of the offending byte.
         byte_offset: u64,
         /// The single offending byte, never a run of payload.
         byte: Option<u8>,
@@ -134,14 +154,18 @@ pub enum FramingError {
     /// The stream ended inside a frame (after its VT, before its FS).
     #[error("stream ended inside a frame that began at byte {frame_offset} ({payload_bytes} payload bytes received)")]
     Truncated {
+        /// Stream offset of the first payload byte of the unfinished frame.
         frame_offset: u64,
+        /// Payload bytes received of it before the end.
         payload_bytes: usize,
     },
+    /// The stream could not be read.
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
 }
 
 impl FramingError {
+    /// The stable code of a [`FramingError::Fatal`]; `None` for truncation and I/O errors.
     pub fn code(&self) -> Option<WarningCode> {
         match self {
             FramingError::Fatal { code, .. } => Some(*code),
@@ -154,6 +178,7 @@ impl FramingError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{code}: payload byte {position} is a framing byte")]
 pub struct EncodeError {
+    /// [`WarningCode::PayloadContainsVt`] or [`WarningCode::PayloadContainsFs`].
     pub code: WarningCode,
     /// Position in the payload of the first offending byte.
     pub position: usize,
@@ -164,8 +189,10 @@ pub struct EncodeError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum EncoderError {
+    /// The payload contains VT or FS.
     #[error(transparent)]
     Refused(#[from] EncodeError),
+    /// The sink could not be written.
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -206,6 +233,8 @@ pub struct MllpCodec {
 }
 
 impl MllpCodec {
+    /// A codec with an empty stream behind it; `max_frame` bounds a payload, in bytes (see
+    /// [`DEFAULT_MAX_FRAME`]).
     pub fn new(tolerance: Tolerance, max_frame: usize) -> Self {
         MllpCodec {
             tolerance,
@@ -237,10 +266,12 @@ impl MllpCodec {
         self.next_index
     }
 
+    /// The deviations this codec's reader tolerates.
     pub fn tolerance(&self) -> Tolerance {
         self.tolerance
     }
 
+    /// The payload size limit, in bytes.
     pub fn max_frame(&self) -> usize {
         self.max_frame
     }

@@ -1,13 +1,20 @@
 //! HL7 v2 header scanning without a full parser: MSH fields a transport needs, MSA of an ACK,
 //! batch and concatenation detection. Works on any bytes and never panics.
 
+#![warn(missing_docs)]
+
 /// The delimiters an HL7 message declares in MSH-1 and MSH-2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Delimiters {
+    /// MSH-1, the field separator (`|` by default).
     pub field: u8,
+    /// Separates components of a field (`^` by default).
     pub component: u8,
+    /// Separates repetitions of a field (`~` by default).
     pub repetition: u8,
+    /// Introduces an escape sequence (`\` by default).
     pub escape: u8,
+    /// Separates subcomponents of a component (`&` by default).
     pub subcomponent: u8,
 }
 
@@ -54,6 +61,7 @@ impl Delimiters {
 /// The same layout serves FHS and BHS, which declare their delimiters the same way.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Msh<'a> {
+    /// Declared in MSH-1 and MSH-2, defaults for what MSH-2 leaves out.
     pub delimiters: Delimiters,
     /// MSH-2 exactly as written.
     pub encoding_characters: &'a [u8],
@@ -207,18 +215,23 @@ impl<'a> Msh<'a> {
             .split(|&b| b == self.delimiters.component)
             .nth(c.checked_sub(1)?)
     }
+    /// MSH-10, the message control ID an ACK's MSA-2 must echo.
     pub fn control_id(&self) -> Option<&'a [u8]> {
         self.field(10)
     }
+    /// MSH-9, the message type (e.g. `ADT^A01^ADT_A01`).
     pub fn message_type(&self) -> Option<&'a [u8]> {
         self.field(9)
     }
+    /// MSH-7, the date and time of the message.
     pub fn date_time(&self) -> Option<&'a [u8]> {
         self.field(7)
     }
+    /// MSH-15, the accept acknowledgement type (`AL`, `NE`, `ER`, `SU`, or absent).
     pub fn accept_ack_type(&self) -> Option<&'a [u8]> {
         self.field(15)
     }
+    /// MSH-16, the application acknowledgement type (`AL`, `NE`, `ER`, `SU`, or absent).
     pub fn application_ack_type(&self) -> Option<&'a [u8]> {
         self.field(16)
     }
@@ -274,6 +287,7 @@ pub enum Shape {
 pub struct Scan<'a> {
     /// The first MSH of the payload.
     pub msh: Option<Msh<'a>>,
+    /// Single message, batch, concatenated messages or no MSH.
     pub shape: Shape,
 }
 
@@ -335,9 +349,13 @@ pub fn segment_field(segment: &[u8], field_separator: u8, n: usize) -> Option<&[
 /// What an ACK says: MSA-1, MSA-2, MSA-3 under the ACK's own field separator, and ERR-3's code if present.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AckView<'a> {
+    /// MSA-1, the acknowledgement code as written; empty when absent.
     pub code: &'a [u8],
+    /// MSA-2, the control ID of the message acknowledged; empty when absent.
     pub control_id: &'a [u8],
+    /// MSA-3, the text; `None` when absent or empty.
     pub text: Option<&'a [u8]>,
+    /// ERR-3's first component, the HL7 error code; `None` when absent or empty.
     pub error_code: Option<&'a [u8]>,
 }
 

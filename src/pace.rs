@@ -2,6 +2,8 @@
 //! over the connections, with an optional linear ramp-up. Latency is measured from these due
 //! times, so a stalled peer cannot hide its stall (no coordinated omission).
 
+#![warn(missing_docs)]
+
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -69,6 +71,8 @@ pub struct Pacer {
 }
 
 impl Pacer {
+    /// A pacer whose first message is due at `start` plus the schedule's first due time; behind
+    /// schedule it catches up however far behind.
     pub fn new(schedule: Schedule, start: Instant) -> Pacer {
         Pacer {
             schedule,

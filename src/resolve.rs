@@ -1,5 +1,7 @@
 //! Name resolution behind a replaceable trait, so tests never query real DNS.
 
+#![warn(missing_docs)]
+
 use crate::cause::Cause;
 use std::collections::HashMap;
 use std::future::Future;
@@ -11,19 +13,31 @@ mod hosts;
 
 pub use hosts::HostsError;
 
+/// A boxed, sendable future: what the [`Resolver`] and connector traits return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A failed resolution. Carries the host name (configuration, not payload).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ResolveError {
+    /// The name does not exist or has no address: permanent ([`Cause::DnsNotFound`]).
     #[error("{host}: name not found")]
-    NotFound { host: String },
+    NotFound {
+        /// The name looked up.
+        host: String,
+    },
+    /// The lookup itself failed (no answer, server failure): transient ([`Cause::DnsFailed`]).
     #[error("{host}: resolution failed: {detail}")]
-    Failed { host: String, detail: String },
+    Failed {
+        /// The name looked up.
+        host: String,
+        /// The resolver's error text.
+        detail: String,
+    },
 }
 
 impl ResolveError {
+    /// The failure's cause, which says whether it is transient or permanent.
     pub fn cause(&self) -> Cause {
         match self {
             ResolveError::NotFound { .. } => Cause::DnsNotFound,
@@ -34,6 +48,7 @@ impl ResolveError {
 
 /// Turns a host and port into addresses. IP literals never reach a resolver.
 pub trait Resolver: Send + Sync + std::fmt::Debug + 'static {
+    /// The addresses of `host`, each with `port`, in the order to try them.
     fn resolve<'a>(
         &'a self,
         host: &'a str,
@@ -131,6 +146,7 @@ enum StaticAnswer {
 }
 
 impl StaticResolver {
+    /// A table with no entries: every name is not found, only IP literals resolve.
     pub fn new() -> Self {
         Self::default()
     }

@@ -38,6 +38,8 @@
 //! for the embedded listener, a chaos proxy for a real one), the worker that loads one
 //! connection, and the mergeable report ([`report`]) with its CI [`thresholds`].
 
+#![warn(missing_docs)]
+
 pub mod chaos;
 pub mod embedded;
 mod engine;
@@ -55,7 +57,7 @@ mod worker;
 pub use chaos::{ChaosPolicy, ChaosSpec, Fault, FaultKind};
 pub use embedded::{Embedded, EmbeddedError};
 pub use engine::{SoakError, SoakOutcome, SoakRun};
-pub use ledger::ControlIds;
+pub use ledger::{ControlIds, MAX_CONNECTIONS};
 pub(crate) use ledger::{Ledger, LedgerSink};
 pub use plan::{PlanError, SoakPlan, SoakTarget};
 pub use progress::{ConnSample, RecentLatency, Sample, SoakUpdate, StoppedBy};

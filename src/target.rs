@@ -39,13 +39,32 @@ pub enum TargetError {
     BadIpv4(String),
     #[error("`{0}` cannot be a host name: use letters, digits, `-` and `.` (non-ASCII names in their xn-- form)")]
     BadName(String),
+    /// `mllps://`: TLS is a setting of the connection, not part of the address.
+    #[error("`mllps://` is not part of an address: give HOST[:PORT] and turn TLS on")]
+    TlsScheme,
+    /// A scheme other than `mllp://` (`http://`, `tcp://`, ...).
+    #[error("`{0}://` is not an MLLP address: give HOST[:PORT] (or mllp://HOST[:PORT])")]
+    Scheme(String),
+}
+
+/// `text` without a leading `mllp://` (any case) and a trailing `/`; other schemes refused.
+fn strip_scheme(text: &str) -> Result<&str, TargetError> {
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return Ok(text);
+    };
+    match scheme.to_ascii_lowercase().as_str() {
+        "mllp" => Ok(rest.strip_suffix('/').unwrap_or(rest)),
+        "mllps" => Err(TargetError::TlsScheme),
+        _ => Err(TargetError::Scheme(scheme.to_string())),
+    }
 }
 
 impl Target {
     /// Splits `HOST[:PORT]`. A bare IPv6 address (more than one `:`) takes no port; write
     /// `[addr]:port` for one.
+    /// `mllp://HOST[:PORT]` is the same endpoint; `mllps://` and other schemes are refused.
     pub fn parse(text: &str) -> Result<Target, TargetError> {
-        let text = text.trim();
+        let text = strip_scheme(text.trim())?;
         let (host, port) = if let Some(rest) = text.strip_prefix('[') {
             let (inside, after) = rest.split_once(']').ok_or(TargetError::UnclosedBracket)?;
             let port = match after {

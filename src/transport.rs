@@ -2,6 +2,8 @@
 //! connect timeout, every failure classified. The client reaches the network only through
 //! [`Connector`], so its timing logic is testable over in-memory streams.
 
+#![warn(missing_docs)]
+
 mod classify;
 
 pub use classify::classify;
@@ -21,14 +23,18 @@ use tokio::net::TcpStream;
 /// A byte stream: plain TCP, TLS, or an in-memory duplex in tests.
 pub trait AsyncStream: AsyncRead + AsyncWrite + Send + Unpin {}
 impl<T: AsyncRead + AsyncWrite + Send + Unpin> AsyncStream for T {}
+/// The stream a [`Connection`] carries.
 pub type BoxStream = Box<dyn AsyncStream>;
 
 /// Which step of establishing a connection failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
+    /// Name resolution (`resolve` in JSON).
     Resolve,
+    /// The TCP connect to a resolved address (`connect`).
     Connect,
+    /// The TLS handshake (`tls`).
     Tls,
 }
 
@@ -36,15 +42,21 @@ pub enum Phase {
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{phase:?} failed ({cause}): {detail}")]
 pub struct LinkError {
+    /// Transient or permanent, and what to do about it.
     pub cause: Cause,
+    /// The step that failed; for a connect timeout, the step it ran out in.
     pub phase: Phase,
+    /// What failed, for people: host, address, OS or TLS error.
     pub detail: String,
 }
 
 /// An established link.
 pub struct Connection {
+    /// The connected stream, TLS already negotiated when configured.
     pub stream: BoxStream,
+    /// The address connected to; `None` for streams with no socket address (test doubles).
     pub peer: Option<SocketAddr>,
+    /// What TLS negotiated; `None` on plain TCP.
     pub tls: Option<TlsSummary>,
     /// Security warnings raised while connecting (`MLLP_TLS_VERIFY_DISABLED`).
     pub security_warnings: Vec<WarningCode>,
@@ -61,6 +73,7 @@ impl std::fmt::Debug for Connection {
 
 /// Opens links. The real one is [`TcpConnector`]; tests supply duplex streams.
 pub trait Connector: Send + Sync + 'static {
+    /// Open one link: resolve, connect and any handshake, every failure classified.
     fn connect(&self) -> BoxFuture<'_, Result<Connection, LinkError>>;
 }
 
@@ -68,10 +81,15 @@ pub trait Connector: Send + Sync + 'static {
 /// One connect timeout bounds resolution, TCP connect and the handshake together.
 #[derive(Debug, Clone)]
 pub struct TcpConnector {
+    /// The name (or address literal) to resolve.
     pub host: String,
+    /// The TCP port.
     pub port: u16,
+    /// Where names resolve; [`SystemResolver`] unless replaced.
     pub resolver: Arc<dyn Resolver>,
+    /// Run a TLS handshake after TCP when set; plain TCP when `None`.
     pub tls: Option<TlsClient>,
+    /// One bound on resolution, TCP connect and handshake together; no bound when `None`.
     pub connect_timeout: Option<Duration>,
     /// TCP keepalive idle time and probe interval; off when `None`.
     pub keepalive: Option<Duration>,
@@ -90,21 +108,26 @@ impl TcpConnector {
         }
     }
 
+    /// Resolve through `resolver` instead of the system resolver (tests use a fixed table).
     pub fn with_resolver(mut self, resolver: Arc<dyn Resolver>) -> Self {
         self.resolver = resolver;
         self
     }
 
+    /// Run a TLS handshake with `tls` after the TCP connect.
     pub fn with_tls(mut self, tls: TlsClient) -> Self {
         self.tls = Some(tls);
         self
     }
 
+    /// Bound resolution, TCP connect and handshake together by `timeout`; expiry is
+    /// [`Cause::ConnectTimeout`].
     pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = Some(timeout);
         self
     }
 
+    /// TCP keepalive with `interval` as both idle time and probe interval.
     pub fn with_keepalive(mut self, interval: Duration) -> Self {
         self.keepalive = Some(interval);
         self

@@ -1,5 +1,7 @@
 //! The stable, public warning codes, and a warning as it travels: a code and a byte offset.
 
+#![warn(missing_docs)]
+
 use serde::Serialize;
 use std::fmt;
 
@@ -7,30 +9,45 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[non_exhaustive]
 pub enum WarningCode {
+    /// A payload began without its VT; offset: its first byte.
     #[serde(rename = "MLLP_MISSING_LEADING_VT")]
     MissingLeadingVt,
+    /// The FS was not followed by CR; offset: the FS.
     #[serde(rename = "MLLP_FS_WITHOUT_CR")]
     FsWithoutCr,
+    /// The FS was followed by LF instead of CR; offset: the LF.
     #[serde(rename = "MLLP_LF_AFTER_FS")]
     LfAfterFs,
+    /// SP, HT, CR or LF between frames, before a VT; offset: the first of them.
     #[serde(rename = "MLLP_LEADING_WHITESPACE")]
     LeadingWhitespace,
+    /// A VT inside a payload: the part before it is discarded, the rest delivered and flagged
+    /// damaged ([`Frame::is_damaged`](crate::framing::Frame::is_damaged)); offset: that VT.
     #[serde(rename = "MLLP_TRAILING_BYTES")]
     TrailingBytes,
+    /// `VT FS`: a frame with an empty payload.
     #[serde(rename = "MLLP_EMPTY_PAYLOAD")]
     EmptyPayload,
+    /// A frame over the size limit or the receiver's buffer budget: fatal for the connection.
     #[serde(rename = "MLLP_FRAME_TOO_LARGE")]
     FrameTooLarge,
+    /// A payload holding a VT, which cannot be framed.
     #[serde(rename = "MLLP_PAYLOAD_CONTAINS_VT")]
     PayloadContainsVt,
+    /// A payload holding an FS, which cannot be framed.
     #[serde(rename = "MLLP_PAYLOAD_CONTAINS_FS")]
     PayloadContainsFs,
+    /// An ACK naming a control ID no message awaiting an answer has: credits nothing.
     #[serde(rename = "MLLP_ACK_UNMATCHED_CONTROL_ID")]
     AckUnmatchedControlId,
+    /// An ACK for a message that already timed out: credits nothing.
     #[serde(rename = "MLLP_ACK_AFTER_TIMEOUT")]
     AckAfterTimeout,
+    /// In FIFO correlation, an ACK whose MSA-2 is not the message's MSH-10: still credited.
     #[serde(rename = "MLLP_ACK_CONTROL_ID_MISMATCH")]
     AckControlIdMismatch,
+    /// A send asking for two acknowledgement phases on a FIFO client, which cannot pair them:
+    /// refused.
     #[serde(rename = "MLLP_ACK_TWO_PHASE_UNAVAILABLE")]
     AckTwoPhaseUnavailable,
     /// A second `CA` for a message whose commit was already reported: it settles nothing.
@@ -52,13 +69,16 @@ pub enum WarningCode {
     /// MSH-15 holds a value outside HL7 Table 0155; answered as if absent.
     #[serde(rename = "MLLP_UNKNOWN_ACCEPT_ACK_TYPE")]
     UnknownAcceptAckType,
+    /// Certificate verification is off for a TLS connection (a security warning).
     #[serde(rename = "MLLP_TLS_VERIFY_DISABLED")]
     TlsVerifyDisabled,
+    /// A listener bound to a wildcard address, all interfaces (a security warning).
     #[serde(rename = "MLLP_BIND_ALL_INTERFACES")]
     BindAllInterfaces,
 }
 
 impl WarningCode {
+    /// The stable code string, e.g. `MLLP_FS_WITHOUT_CR`; the same as its serialized form.
     pub fn as_str(self) -> &'static str {
         match self {
             WarningCode::MissingLeadingVt => "MLLP_MISSING_LEADING_VT",
@@ -95,12 +115,14 @@ impl fmt::Display for WarningCode {
 /// A tolerated deviation: what it was and where. Never carries payload bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Warning {
+    /// What the deviation was.
     pub code: WarningCode,
     /// 0-based offset in the connection's inbound byte stream, when the warning is about bytes.
     pub byte_offset: Option<u64>,
 }
 
 impl Warning {
+    /// A warning about the byte at `byte_offset` of the inbound stream.
     pub fn at(code: WarningCode, byte_offset: u64) -> Self {
         Warning {
             code,
@@ -108,6 +130,7 @@ impl Warning {
         }
     }
 
+    /// A warning not tied to a byte of the stream.
     pub fn new(code: WarningCode) -> Self {
         Warning {
             code,

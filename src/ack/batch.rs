@@ -9,10 +9,13 @@ use crate::warning::WarningCode;
 /// A built batch acknowledgement.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuiltBatchAck {
+    /// The whole answer, unframed: the ACKs inside the batch envelope.
     pub payload: Vec<u8>,
     /// The first non-positive code among the ACKs, else the (positive) first one.
     pub code: AckCode,
+    /// The reason of the ACK that gave [`BuiltBatchAck::code`].
     pub reason: Option<NackReason>,
+    /// Every warning of the ACKs inside, each once, sorted.
     pub warnings: Vec<WarningCode>,
     /// The ACKs inside, in message order (messages that are themselves ACKs get none).
     pub acks: Vec<BuiltAck>,

@@ -33,6 +33,8 @@ pub enum InputError {
          fate could never be known"
     )]
     EmptyControlId { label: String },
+    #[error("{name}: UTF-16 text: convert it to UTF-8 or an 8-bit charset (e.g. iconv -f UTF-16 -t UTF-8)")]
+    Utf16 { name: String },
     #[error("{name}: no HL7 message found (the input is empty or only whitespace)")]
     NoMessages { name: String },
     #[error("{name}: cannot read: {error}")]

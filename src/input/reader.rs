@@ -100,6 +100,11 @@ impl<R: BufRead> Tracked<R> {
         self.clean = self.clean.saturating_sub(n);
     }
 
+    /// The buffered bytes from the next one on (at least one unless at the end).
+    pub(crate) fn head(&mut self) -> io::Result<&[u8]> {
+        self.fill()
+    }
+
     pub(crate) fn peek(&mut self) -> io::Result<Option<u8>> {
         Ok(self.fill()?.first().copied())
     }

@@ -119,6 +119,8 @@ impl<R: BufRead> Splitter<R> {
                     .map_err(|e| self.read_error(e))?;
                 match self.reader.peek().map_err(|e| self.read_error(e))? {
                     None => self.finish(),
+                    // A DOS end-of-file mark (Ctrl-Z) after the last frame.
+                    Some(CTRL_Z) if self.at_end_after_ctrl_z()? => self.finish(),
                     Some(VT) => {
                         let line = self.reader.line();
                         self.reader.bump();
@@ -136,6 +138,17 @@ impl<R: BufRead> Splitter<R> {
     }
 
     fn decide(&mut self) -> Result<(), InputError> {
+        if self.reader.offset() == 0 {
+            let utf16 = match self.reader.head() {
+                Ok(head) => looks_utf16(head),
+                Err(e) => return Err(self.read_error(e)),
+            };
+            if utf16 {
+                return Err(InputError::Utf16 {
+                    name: self.name.to_string(),
+                });
+            }
+        }
         if self.reader.offset() == 0
             && self.reader.peek().map_err(|e| self.read_error(e))? == Some(0xEF)
         {
@@ -165,6 +178,16 @@ impl<R: BufRead> Splitter<R> {
             self.reader.bump();
         }
         Ok(())
+    }
+
+    /// Consume a Ctrl-Z seen with `peek`: whether the input ends right after it.
+    fn at_end_after_ctrl_z(&mut self) -> Result<bool, InputError> {
+        self.reader.bump();
+        Ok(self
+            .reader
+            .peek()
+            .map_err(|e| self.read_error(e))?
+            .is_none())
     }
 
     fn read_error(&self, error: std::io::Error) -> InputError {
@@ -201,6 +224,12 @@ impl<R: BufRead> Splitter<R> {
             .read_line(&mut self.buf, limit)
             .map_err(|e| self.read_error(e))?;
         self.peak_capacity = self.peak_capacity.max(self.buf.capacity());
+        if stop == Stop::Eof {
+            // A DOS end-of-file mark (Ctrl-Z) ends the text; it is no part of a segment.
+            while self.buf.len() > start && self.buf.last() == Some(&CTRL_Z) {
+                self.buf.truncate(self.buf.len() - 1);
+            }
+        }
         let framed = matches!(self.layout, Layout::InFrame { .. });
         let end = match stop {
             Stop::LineEnd(t) => LineEnd::Terminator(t),
@@ -284,6 +313,18 @@ impl<R: BufRead> Splitter<R> {
             });
         }
         Ok(())
+    }
+}
+
+/// DOS's end-of-file mark, which old editors and tools leave after the last line.
+const CTRL_Z: u8 = 0x1A;
+
+/// A byte order mark of UTF-16, or ASCII text with a zero byte beside every character.
+fn looks_utf16(head: &[u8]) -> bool {
+    match head {
+        [0xFF, 0xFE, ..] | [0xFE, 0xFF, ..] => true,
+        [a, 0, b, 0, ..] | [0, a, 0, b, ..] => *a != 0 && *b != 0,
+        _ => false,
     }
 }
 

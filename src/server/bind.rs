@@ -9,7 +9,8 @@ use tokio::net::TcpListener;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum BindError {
-    #[error("{addr} listens on every interface; pass --allow-wildcard if that is intended")]
+    /// A wildcard address without the caller's consent (`allow_wildcard`).
+    #[error("{addr} listens on every interface")]
     Wildcard { addr: SocketAddr },
     #[error("cannot bind {host}:{port}: {source}")]
     Io {

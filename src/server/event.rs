@@ -96,7 +96,9 @@ pub enum ServerEvent {
         bytes: usize,
         ack_code: Option<AckCode>,
         duplicate: bool,
-        commit_ms: f64,
+        /// How long the commit took; `None` when the message never reached the sink (refused
+        /// unread: no MSH-10, damaged, a batch not answered per message).
+        commit_ms: Option<f64>,
         /// MSH-10 as written, when the message has one.
         control_id: Option<bytes::Bytes>,
         /// MSH-9 as written (`ADT^A01`), when the message has one.

@@ -28,6 +28,9 @@ pub struct StatsSnapshot {
     pub committed: u64,
     pub commit_failed: u64,
     pub rejected: u64,
+    /// Answered negatively before the sink: no MSH-10 to name in an ACK, a damaged frame, a
+    /// batch not answered per message. Nothing kept.
+    pub refused: u64,
     pub duplicates: u64,
     /// Inbound messages that were themselves ACKs: committed, never answered.
     pub inbound_acks: u64,
@@ -84,6 +87,7 @@ impl StatsSnapshot {
         self.committed += delta.committed;
         self.commit_failed += delta.commit_failed;
         self.rejected += delta.rejected;
+        self.refused += delta.refused;
         self.duplicates += delta.duplicates;
         self.inbound_acks += delta.inbound_acks;
         self.unanswered += delta.unanswered;

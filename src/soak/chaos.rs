@@ -30,6 +30,7 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
+    /// Every kind, in judging order.
     pub const ALL: [FaultKind; 5] = [
         FaultKind::Drop,
         FaultKind::Reset,
@@ -38,6 +39,7 @@ impl FaultKind {
         FaultKind::Delay,
     ];
 
+    /// The stable name, as written in a chaos spec and in JSON.
     pub fn as_str(self) -> &'static str {
         match self {
             FaultKind::Drop => "drop",
@@ -62,8 +64,11 @@ impl fmt::Display for FaultKind {
 /// One fault: its kind, its probability per message, and how long it lasts.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Fault {
+    /// What happens.
     pub kind: FaultKind,
+    /// Chance per message, from 0 to 1.
     pub probability: f64,
+    /// How long it lasts, for `drop`, `stall` and `delay`; `None` for `reset` and `nack`.
     #[serde(serialize_with = "ser_duration")]
     pub duration: Option<Duration>,
 }
@@ -79,6 +84,7 @@ fn ser_duration<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::O
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 #[serde(transparent)]
 pub struct ChaosSpec {
+    /// Each kind at most once, in judging order.
     pub faults: Vec<Fault>,
 }
 
@@ -86,20 +92,28 @@ pub struct ChaosSpec {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ChaosError {
+    /// An item that is not `kind=probability[:duration]`.
     #[error("`{0}`: expected kind=probability[:duration]")]
     Syntax(String),
+    /// An item naming no known fault kind.
     #[error("`{0}`: unknown fault (use reset, nack, delay, stall, drop)")]
     UnknownKind(String),
+    /// A probability that is not a number from 0 to 1.
     #[error("`{0}`: the probability must be a number from 0 to 1")]
     Probability(String),
+    /// A fault that lasts given no duration.
     #[error("`{0}`: {1} needs a duration, as in {1}=0.01:2s")]
     MissingDuration(String, FaultKind),
+    /// A duration given to a fault that takes none.
     #[error("`{0}`: {1} takes no duration")]
     UnexpectedDuration(String, FaultKind),
+    /// A duration that does not parse or is zero.
     #[error("`{0}`: not a duration greater than zero")]
     Duration(String),
+    /// The same kind given twice.
     #[error("{0} is given twice")]
     Repeated(FaultKind),
+    /// A spec holding no item.
     #[error("no fault given")]
     Empty,
 }
@@ -156,6 +170,7 @@ impl FromStr for ChaosSpec {
 }
 
 impl ChaosSpec {
+    /// The fault of `kind`, when the spec has one.
     pub fn get(&self, kind: FaultKind) -> Option<&Fault> {
         self.faults.iter().find(|f| f.kind == kind)
     }
@@ -198,6 +213,8 @@ pub struct ChaosPolicy {
 }
 
 impl ChaosPolicy {
+    /// A policy striking the faults of `spec` with dice seeded by `seed`. Each drop's duration
+    /// goes to `drops`; without it, a drop is counted but does nothing.
     pub fn new(spec: ChaosSpec, seed: u64, drops: Option<mpsc::Sender<Duration>>) -> ChaosPolicy {
         ChaosPolicy {
             spec,

@@ -24,19 +24,25 @@ pub enum EmbeddedError {
     /// The directory for committed messages cannot be written.
     #[error("{}: not a writable directory", dir.display())]
     OutDir {
+        /// The directory given.
         dir: PathBuf,
+        /// Why it cannot be written.
         #[source]
         source: std::io::Error,
     },
+    /// The server configuration was refused.
     #[error("building the embedded listener")]
     Build(#[source] ConfigError),
+    /// No port could be bound on 127.0.0.1.
     #[error("binding the embedded listener on 127.0.0.1")]
     Bind(#[source] std::io::Error),
 }
 
 /// A listener in the soak process itself, whose ledger proves what was committed.
 pub struct Embedded {
+    /// Where it listens: 127.0.0.1 and the port it was given.
     pub addr: SocketAddr,
+    /// Every commit, by connection and sequence number.
     pub ledger: Arc<Ledger>,
     stop: CancellationToken,
     task: tokio::task::JoinHandle<()>,

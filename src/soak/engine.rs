@@ -28,27 +28,38 @@ const UPDATES_QUEUED: usize = 256;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SoakError {
+    /// The plan does not pass [`SoakPlan::validate`].
     #[error(transparent)]
     Plan(#[from] PlanError),
-    #[error("--out-dir {}: not a writable directory", dir.display())]
+    /// The embedded listener's directory for committed messages cannot be written.
+    #[error("{}: not a writable directory for the embedded listener", dir.display())]
     OutDir {
+        /// The directory given.
         dir: PathBuf,
+        /// Why it cannot be written.
         #[source]
         source: std::io::Error,
     },
+    /// The embedded listener could not be built or bound.
     #[error(transparent)]
     Embedded(EmbeddedError),
+    /// The chaos proxy in front of a remote peer could not bind its loopback port.
     #[error("starting the chaos proxy")]
     Proxy(#[source] std::io::Error),
+    /// The plan's TLS settings do not make a client configuration (a certificate or key that
+    /// cannot be read, say).
     #[error(transparent)]
     Tls(#[from] TlsConfigError),
     /// The plan's link settings make invalid client options.
     #[error("--{}: {}", .0.option, .0.problem)]
     Client(OptionsError),
+    /// A connection's worker panicked or was cancelled.
     #[error("a connection task failed")]
     Connection(#[source] JoinError),
+    /// The monitor that counts the run's results panicked or was cancelled.
     #[error("the monitor task failed")]
     Monitor(#[source] JoinError),
+    /// The task driving the run panicked or was cancelled.
     #[error("the run's task failed")]
     Run(#[source] JoinError),
 }

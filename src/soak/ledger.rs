@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 const RUN_LEN: usize = 6;
 const CONN_DIGITS: usize = 3;
 const SEQ_DIGITS: usize = 10;
+/// Length of every control ID of a run, in bytes.
 pub const CONTROL_ID_LEN: usize = RUN_LEN + CONN_DIGITS + SEQ_DIGITS;
 /// Connections a run can number.
 pub const MAX_CONNECTIONS: usize = 999;
@@ -34,6 +35,7 @@ impl ControlIds {
         ControlIds { run }
     }
 
+    /// The six-character run prefix every control ID of this run starts with.
     pub fn run(&self) -> &[u8] {
         &self.run
     }
@@ -92,8 +94,12 @@ pub enum Claim {
 /// Totals of a ledger.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LedgerTotals {
+    /// Messages of this run committed, each control ID counted once.
     pub committed: u64,
+    /// Copies of already committed messages that arrived again: answered as committed, not
+    /// committed twice.
     pub duplicates: u64,
+    /// Messages whose control ID is not one of this run's.
     pub foreign: u64,
 }
 
@@ -108,6 +114,7 @@ pub struct Ledger {
 }
 
 impl Ledger {
+    /// An empty ledger for the control IDs `ids` makes, on `connections` connections.
     pub fn new(ids: ControlIds, connections: usize) -> Ledger {
         Ledger {
             ids,
@@ -176,6 +183,7 @@ impl Ledger {
             .is_some_and(|e| e & COMMITTED != 0)
     }
 
+    /// The counts so far.
     pub fn totals(&self) -> LedgerTotals {
         LedgerTotals {
             committed: self.committed.load(Ordering::Relaxed),
@@ -194,6 +202,7 @@ pub struct LedgerSink {
 }
 
 impl LedgerSink {
+    /// A sink recording in `ledger`, committing through `inner` when given.
     pub fn new(ledger: Arc<Ledger>, inner: Option<Arc<dyn Sink>>) -> LedgerSink {
         LedgerSink { ledger, inner }
     }

@@ -16,12 +16,19 @@ use std::time::Duration;
 pub enum SoakTarget {
     /// A listener in this process on 127.0.0.1, whose ledger proves every commit; with
     /// `out_dir`, each message is committed as an fsynced file there.
-    Embedded { out_dir: Option<PathBuf> },
+    Embedded {
+        /// Where each committed message is written as a file; `None`: only the ledger records
+        /// each commit.
+        out_dir: Option<PathBuf>,
+    },
     /// A real peer; with chaos, reached through a fault-injecting proxy on loopback. TLS, when
     /// given, is verified against `host`.
     Remote {
+        /// Name or address literal of the peer.
         host: String,
+        /// Its TCP port.
         port: u16,
+        /// TLS settings; `None`: plain TCP.
         tls: Option<ClientTlsOptions>,
     },
 }
@@ -30,6 +37,7 @@ pub enum SoakTarget {
 /// listener with the built-in synthetic message, unpaced, until stopped.
 #[derive(Debug, Clone)]
 pub struct SoakPlan {
+    /// The embedded listener or a real peer.
     pub target: SoakTarget,
     /// Connections, one client each (1 to 999).
     pub connections: usize,
@@ -53,6 +61,7 @@ pub struct SoakPlan {
     pub chaos: Option<ChaosSpec>,
     /// Seeds the fault dice, the reconnect jitter and the run's control IDs (random by default).
     pub seed: u64,
+    /// Each connection's timeouts, keepalive and reconnect policy.
     pub link: LinkSettings,
     /// How a remote host's name is resolved.
     pub resolver: Arc<dyn Resolver>,
@@ -92,22 +101,30 @@ impl Default for SoakPlan {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PlanError {
-    #[error("--connections must be from 1 to {}", super::ledger::MAX_CONNECTIONS)]
+    /// [`SoakPlan::connections`] is 0 or over 999.
+    #[error("connections must be from 1 to {}", super::ledger::MAX_CONNECTIONS)]
     Connections,
-    #[error("--messages must be at least 1")]
+    /// [`SoakPlan::messages`] is `Some(0)`.
+    #[error("messages must be at least 1")]
     Messages,
-    #[error("--window must be at least 1")]
+    /// [`SoakPlan::window`] is 0.
+    #[error("window must be at least 1")]
     Window,
-    #[error("--template: at least one message is needed")]
+    /// [`SoakPlan::templates`] is empty.
+    #[error("templates: at least one message is needed")]
     NoTemplate,
+    /// The built-in synthetic message would go to a remote peer without
+    /// [`SoakPlan::allow_synthetic`].
     #[error(
-        "against a real --host the built-in synthetic message needs --allow-synthetic \
-         (fake patients must not reach a production engine by accident), or give --template FILE"
+        "against a real host the built-in synthetic message needs allow_synthetic (fake \
+         patients must not reach a production engine by accident), or a template"
     )]
     Synthetic,
+    /// A `nack` fault against a remote peer: the proxy in front of it forwards bytes and cannot
+    /// forge the peer's ACKs.
     #[error(
-        "--chaos nack needs the embedded listener: the proxy in front of a real --host \
-         forwards bytes and cannot forge the peer's ACKs"
+        "a nack fault needs the embedded listener: the proxy in front of a real host forwards \
+         bytes and cannot forge the peer's ACKs"
     )]
     NackNeedsEmbedded,
 }

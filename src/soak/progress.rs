@@ -18,12 +18,22 @@ pub enum SoakUpdate {
     Sample(Box<Sample>),
     /// An event of connection `conn`'s client (0-based): state changes with their reason,
     /// reconnect attempts, classified link errors, warnings, security warnings.
-    Connection { conn: usize, event: ClientEvent },
+    Connection {
+        /// The connection's index, from 0.
+        conn: usize,
+        /// What its client reported.
+        event: ClientEvent,
+    },
     /// Generating stopped; what was generated now settles.
     Stopping(StoppedBy),
     /// Results of messages settled on connection `conn`, in batches (with
     /// [`SoakPlan::per_message`](super::SoakPlan::per_message) only).
-    Settled { conn: usize, results: Vec<Done> },
+    Settled {
+        /// The connection's index, from 0.
+        conn: usize,
+        /// One entry per message settled.
+        results: Vec<Done>,
+    },
 }
 
 /// Why generating stopped, as the report's `config.stopped_by` says it.
@@ -41,6 +51,7 @@ pub enum StoppedBy {
 }
 
 impl StoppedBy {
+    /// The stable name, as the report's `config.stopped_by` says it.
     pub fn as_str(self) -> &'static str {
         match self {
             StoppedBy::Duration => "duration",
@@ -86,15 +97,20 @@ impl Sample {
 /// Latency over one interval, in milliseconds; zero when nothing was answered.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct RecentLatency {
+    /// The median.
     pub p50_ms: f64,
+    /// The 99th percentile.
     pub p99_ms: f64,
+    /// The largest.
     pub max_ms: f64,
 }
 
 /// One connection at the moment of a sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConnSample {
+    /// The link state of its client.
     pub state: State,
+    /// Reconnect attempts so far.
     pub reconnects: u64,
     /// Messages in flight or queued on this connection.
     pub in_flight: usize,

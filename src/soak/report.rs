@@ -15,6 +15,8 @@ use std::time::Duration;
 /// Latency range recorded, in microseconds: 1 us to 1 hour, 3 significant digits.
 pub const LATENCY_MAX_US: u64 = 3_600_000_000;
 
+/// An empty latency histogram with the bounds every soak histogram shares (1 us to
+/// [`LATENCY_MAX_US`], 3 significant digits), so any two merge.
 pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, LATENCY_MAX_US, 3).expect("constant histogram bounds are valid")
 }
@@ -29,18 +31,26 @@ pub fn record(histogram: &mut Histogram<u64>, latency: Duration) {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReportError {
+    /// The histogram field is not valid base64.
     #[error("the histogram is not base64: {0}")]
     Base64(#[from] base64::DecodeError),
+    /// The decoded bytes are not an HDR histogram in V2 encoding.
     #[error("the histogram is not an HDR V2 histogram: {0}")]
     Histogram(String),
+    /// The report file could not be read.
     #[error("reading {}: {error}", path.display())]
     Read {
+        /// The file named.
         path: std::path::PathBuf,
+        /// Why it could not be read.
         error: std::io::Error,
     },
+    /// The file is not JSON of a soak report.
     #[error("{} is not a soak report: {error}", path.display())]
     NotAReport {
+        /// The file named.
         path: std::path::PathBuf,
+        /// What the JSON parser objected to.
         error: serde_json::Error,
     },
 }
@@ -60,11 +70,13 @@ pub struct Second {
 /// [`FateTally`], beside latency, links and bytes. Every field sums when totals merge.
 #[derive(Debug, Clone)]
 pub struct SoakTotals {
+    /// Messages generated: built and handed to the client.
     pub generated: u64,
     /// The six fates and final ACK codes.
     pub fates: FateTally,
     /// Microseconds.
     pub latency: Histogram<u64>,
+    /// Reconnect attempts over all connections.
     pub reconnects: u64,
     /// `FROM->TO` transition counts.
     pub state_changes: BTreeMap<String, u64>,
@@ -74,8 +86,11 @@ pub struct SoakTotals {
     pub outcomes_by_cause: BTreeMap<String, u64>,
     /// Client warnings by code (repeated or unmatched ACKs, framing tolerated on the way in).
     pub warnings_by_code: BTreeMap<String, u64>,
+    /// One entry per second of the run, from the first (index 0).
     pub per_second: Vec<Second>,
+    /// Bytes written to the peer: frames, before any TLS.
     pub bytes_sent: u64,
+    /// Bytes read from the peer: frames, after any TLS.
     pub bytes_received: u64,
     /// How long the run took (merging keeps the longest: runs are taken to be concurrent).
     pub elapsed: Duration,
@@ -128,6 +143,7 @@ impl SoakTotals {
         add_map(&mut self.outcomes_by_cause, &other.outcomes_by_cause);
     }
 
+    /// Add every field of `other` (the elapsed time takes the longer of the two).
     pub fn merge(&mut self, other: &SoakTotals) {
         self.merge_counts(other);
         self.generated += other.generated;
@@ -151,6 +167,7 @@ impl SoakTotals {
         self.elapsed = self.elapsed.max(other.elapsed);
     }
 
+    /// Latency percentiles of the answered messages, in milliseconds; zeros when none was.
     pub fn latency_ms(&self) -> LatencyMs {
         if self.latency.is_empty() {
             return LatencyMs::default();
@@ -176,55 +193,83 @@ impl SoakTotals {
     }
 }
 
+/// Latency percentiles, in milliseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencyMs {
+    /// The median.
     pub p50: f64,
+    /// The 90th percentile.
     pub p90: f64,
+    /// The 99th percentile.
     pub p99: f64,
+    /// The 99.9th percentile.
     pub p999: f64,
+    /// The largest latency recorded.
     pub max: f64,
 }
 
+/// Bytes over the run's links: frames, not TLS records.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ByteCounts {
+    /// Written to the peer.
     pub sent: u64,
+    /// Read from the peer.
     pub received: u64,
 }
 
 /// The accounting check. `problems` says in words what did not close.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Accounting {
+    /// Messages generated.
     pub generated: u64,
+    /// The six fate populations added up; equal to `generated` when the accounting closes.
     pub populations_sum: u64,
     /// What the embedded listener committed, when there was one.
     pub listener: Option<crate::soak::ledger::LedgerTotals>,
+    /// Each problem in words; empty when the accounting closes.
     pub problems: Vec<String>,
 }
 
 /// The report `soak --report` writes. Field names are interface: add, never rename.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SoakReport {
+    /// The plan the run followed (target, connections, rate, ...) and why generating stopped;
+    /// for a merged report, `{"merged": [...]}` with each report's config.
     pub config: serde_json::Value,
+    /// Messages generated.
     pub generated: u64,
     /// The six fates and final ACK codes, as top-level fields.
     #[serde(flatten)]
     pub fates: FateTally,
+    /// Latency percentiles of the answered messages, in milliseconds.
     pub latency_ms: LatencyMs,
     /// HDR histogram of latencies in microseconds, V2 encoding, base64.
     pub histogram: String,
+    /// Reconnect attempts over all connections.
     pub reconnects: u64,
+    /// `FROM->TO` link state transition counts.
     pub state_changes: BTreeMap<String, u64>,
+    /// Link failures by cause.
     pub errors_by_cause: BTreeMap<String, u64>,
+    /// Messages that did not end accepted or negative, by cause.
     pub outcomes_by_cause: BTreeMap<String, u64>,
+    /// Client warnings by code.
     #[serde(default)]
     pub warnings_by_code: BTreeMap<String, u64>,
+    /// What happened in each second of the run, from the first.
     pub per_second: Vec<Second>,
+    /// Bytes written and read: frames, not TLS records.
     pub bytes: ByteCounts,
+    /// How long the run took, in seconds.
     pub elapsed_s: f64,
     /// Accepted messages per second.
     pub throughput: f64,
+    /// The accounting check: generated against the six populations, and the listener's commits.
     pub accounting: Accounting,
+    /// `accounting.problems` is empty: the populations add up to `generated` and, with the
+    /// embedded listener, its commits agree with the fates.
     pub accounting_ok: bool,
+    /// The CI thresholds judged on this report; empty when none was set.
     #[serde(default)]
     pub thresholds: Vec<Verdict>,
     /// How many runs this report covers.
@@ -316,6 +361,7 @@ impl SoakReport {
         }
     }
 
+    /// Every threshold holds (also `true` when none was set).
     pub fn thresholds_ok(&self) -> bool {
         self.thresholds.iter().all(|v| v.ok)
     }
@@ -355,6 +401,7 @@ impl SoakReport {
     }
 }
 
+/// The histogram as the report carries it: HDR V2 encoding, base64.
 pub fn encode_histogram(histogram: &Histogram<u64>) -> String {
     let mut bytes = Vec::new();
     // Writing to a Vec cannot fail for a histogram of this size.
@@ -362,6 +409,7 @@ pub fn encode_histogram(histogram: &Histogram<u64>) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
+/// Read a histogram [`encode_histogram`] wrote, re-homed into the standard bounds.
 pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, ReportError> {
     let bytes = base64::engine::general_purpose::STANDARD.decode(text.trim())?;
     let decoded: Histogram<u64> = Deserializer::new()

@@ -16,10 +16,14 @@ PV1|1|I|SOAK^001^01\r";
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TemplateError {
+    /// No segment starts with `MSH`.
     #[error("no MSH segment found")]
     NoMsh,
+    /// The MSH segment ends before MSH-n, n given (7 or 10): no place for the timestamp or
+    /// the control ID.
     #[error("the MSH segment has no MSH-{0} field")]
     MissingField(usize),
+    /// The message holds VT or FS (the byte given), which cannot be framed.
     #[error("the message contains a framing byte (0x{0:02X})")]
     FramingByte(u8),
 }

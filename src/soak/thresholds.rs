@@ -1,5 +1,5 @@
-//! CI thresholds on a soak report ([`Thresholds`]) and their verdicts, each worded as the flag
-//! was given: `--max-p99 1us (observed 12.345ms)`.
+//! CI thresholds on a soak report ([`Thresholds`]) and their verdicts, each worded as the
+//! threshold was set: `max-p99 1us (observed 12.345ms)`.
 
 use super::SoakReport;
 use serde::{Deserialize, Serialize};
@@ -11,14 +11,19 @@ use std::time::Duration;
 pub struct Verdict {
     /// The flag: `max-p99`, `max-error-rate`, `min-throughput`.
     pub name: String,
+    /// The bound, in the threshold's unit: milliseconds for `max-p99`, a fraction for
+    /// `max-error-rate`, accepted messages per second for `min-throughput`.
     pub limit: f64,
+    /// What the report shows, in the same unit.
     pub observed: f64,
+    /// `observed` is within `limit` (at most, or for `min-throughput` at least).
     pub ok: bool,
 }
 
 /// CI thresholds; each unset one is not judged.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Thresholds {
+    /// The largest 99th-percentile latency that passes.
     pub max_p99: Option<Duration>,
     /// Fraction of generated messages that did not end accepted.
     pub max_error_rate: Option<f64>,
@@ -27,6 +32,7 @@ pub struct Thresholds {
 }
 
 impl Thresholds {
+    /// One verdict per threshold set, in the order `max-p99`, `max-error-rate`, `min-throughput`.
     pub fn evaluate(&self, report: &SoakReport) -> Vec<Verdict> {
         let mut out = Vec::new();
         if let Some(limit) = self.max_p99 {
@@ -67,7 +73,7 @@ fn verdict(name: &str, limit: f64, observed: f64, ok: bool) -> Verdict {
 }
 
 impl fmt::Display for Verdict {
-    /// The flag with its limit, and what was observed: `--max-p99 1us (observed 12.345ms)`.
+    /// The threshold with its limit, and what was observed: `max-p99 1us (observed 12.345ms)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (limit, observed) = match self.name.as_str() {
             "max-p99" => (duration_ms(self.limit), duration_ms(self.observed)),
@@ -77,7 +83,7 @@ impl fmt::Display for Verdict {
             ),
             _ => (format!("{}", self.limit), trimmed(self.observed, 4)),
         };
-        write!(f, "--{} {limit} (observed {observed})", self.name)
+        write!(f, "{} {limit} (observed {observed})", self.name)
     }
 }
 
@@ -125,13 +131,13 @@ mod tests {
     #[test]
     fn a_verdict_reads_as_its_flag_with_what_was_observed() {
         let p99 = verdict("max-p99", 0.001, 12.3456, false);
-        assert_eq!(p99.to_string(), "--max-p99 1us (observed 12.346ms)");
+        assert_eq!(p99.to_string(), "max-p99 1us (observed 12.346ms)");
         let rate = verdict("max-error-rate", 0.01, 0.052345, false);
-        assert_eq!(rate.to_string(), "--max-error-rate 0.01 (observed 0.0523)");
+        assert_eq!(rate.to_string(), "max-error-rate 0.01 (observed 0.0523)");
         let floor = verdict("min-throughput", 1e12, 812.25, false);
         assert_eq!(
             floor.to_string(),
-            "--min-throughput 1000000000000 (observed 812.2 messages/s)"
+            "min-throughput 1000000000000 (observed 812.2 messages/s)"
         );
     }
 }

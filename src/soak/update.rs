@@ -11,8 +11,11 @@ pub struct Done {
     pub at: Duration,
     /// From the due time (with a rate) or the send call, to the fate.
     pub latency: Duration,
+    /// The fate it ended in.
     pub population: Population,
+    /// The ACK code it ended on (`CA` for committed-only); `None` when no answer settled it.
     pub code: Option<AckCode>,
+    /// The public cause of a fate other than accepted or negative, as in JSON `cause` fields.
     pub cause: Option<&'static str>,
 }
 

@@ -12,7 +12,8 @@ pub struct Origin {
     pub port_from_env: bool,
 }
 
-/// Why the pieces name no single endpoint; the text says how to give one.
+/// Why the pieces name no single endpoint. The text names the pieces, not the command's
+/// options: a command words them with its own flags.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum EndpointError {
@@ -26,23 +27,19 @@ pub enum EndpointError {
         /// The separate port.
         port: u16,
     },
-    /// A port in `--host` and another in `--port`.
-    #[error(
-        "the port is given twice, in --host {host} and --port {port}: give it once, for example \
-         --host {host} or --host {bare} --port {port}",
-        bare = host.without_port()
-    )]
+    /// A port in the host and another given separately, both on the command line.
+    #[error("the port is given twice, in the host {host} and separately as {port}: give it once")]
     PortTwice {
         /// The host with its port.
         host: Target,
         /// The separate port.
         port: u16,
     },
-    /// A positional `HOST[:PORT]` and `--host` on one command line.
-    #[error("the endpoint is given twice, as HOST[:PORT] and as --host: give it once")]
+    /// The endpoint twice on one command line (as an argument and as the host option).
+    #[error("the endpoint is given twice: give it once")]
     Twice,
-    /// Neither a positional `HOST[:PORT]` nor `--host`.
-    #[error("name the endpoint: HOST[:PORT] or --host")]
+    /// No endpoint at all.
+    #[error("no endpoint: name one, HOST[:PORT]")]
     Missing,
 }
 
@@ -137,7 +134,13 @@ mod tests {
         assert_eq!(endpoint(&t("h"), None, cli), Ok(("h".into(), 2575)));
         assert_eq!(endpoint(&t("h:1"), None, cli), Ok(("h".into(), 1)));
         assert_eq!(endpoint(&t("h"), Some(2), cli), Ok(("h".into(), 2)));
-        assert!(refused("h:1", 2, cli).contains("--host h:1 or --host h --port 2"));
+        assert_eq!(
+            endpoint(&t("h:1"), Some(2), cli),
+            Err(EndpointError::PortTwice {
+                host: t("h:1"),
+                port: 2
+            })
+        );
         assert!(endpoint(&t("h:1"), Some(1), cli).is_err());
         assert!(refused("h:1", 2, env_both).contains("MLLP_HOST=h:1"));
         assert_eq!(endpoint(&t("h:1"), Some(2), env_host), Ok(("h".into(), 2)));

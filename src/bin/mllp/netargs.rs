@@ -13,7 +13,51 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use mllp::target::{endpoint, Origin};
+pub use mllp::target::Origin;
+use mllp::target::{EndpointError, Target};
+
+/// An endpoint the command line does not name once, worded with the flags that name it.
+#[derive(Debug)]
+pub struct EndpointRefusal(pub EndpointError);
+
+impl std::fmt::Display for EndpointRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            EndpointError::PortTwice { host, port } => write!(
+                f,
+                "the port is given twice, in --host {host} and --port {port}: give it once, for \
+                 example --host {host} or --host {} --port {port}",
+                host.without_port()
+            ),
+            EndpointError::Twice => f.write_str(
+                "the endpoint is given twice, as HOST[:PORT] and as --host: give it once",
+            ),
+            EndpointError::Missing => f.write_str("name the endpoint: HOST[:PORT] or --host"),
+            other => other.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for EndpointRefusal {}
+
+/// Host and port from `--host` and `--port` ([`mllp::target::endpoint`]), refused in flag words.
+pub fn endpoint(
+    host: &Target,
+    port: Option<u16>,
+    origin: Origin,
+) -> Result<(String, u16), EndpointRefusal> {
+    mllp::target::endpoint(host, port, origin).map_err(EndpointRefusal)
+}
+
+/// Host and port from a positional endpoint or `--host` ([`mllp::target::endpoint_of`]).
+pub fn endpoint_of(
+    positional: Option<&Target>,
+    host: Option<&Target>,
+    port: Option<u16>,
+    origin: Origin,
+) -> Result<(String, u16), EndpointRefusal> {
+    mllp::target::endpoint_of(positional, host, port, origin).map_err(EndpointRefusal)
+}
 
 /// Where the endpoint's parts came from, read from a subcommand's matches (clap knows which
 /// values its `env` filled in).

@@ -17,9 +17,11 @@ pub fn install(addr: SocketAddr, buckets: Option<&[f64]>) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// The event announcing where metrics are served.
-pub fn announce_line(diag: &crate::diag::Diag, addr: SocketAddr) -> String {
-    diag.said(|| human(addr), &announcement(addr))
+/// The event announcing where metrics are served: its human text and its JSON fields, for a
+/// writer that adds its own (listen's time).
+pub fn announcement_parts(addr: SocketAddr) -> (String, serde_json::Value) {
+    let fields = serde_json::to_value(announcement(addr)).unwrap_or_default();
+    (human(addr), fields)
 }
 
 fn human(addr: SocketAddr) -> String {

@@ -93,8 +93,16 @@ pub fn bind_port() -> Value<u16> {
 }
 
 /// An endpoint, `HOST[:PORT]`, checked by its shape only (no name lookup).
-pub fn target() -> Value<Target, TargetError> {
-    value::<_, TargetError>(Target::parse, "engine.example:2575")
+pub fn target() -> Value<Target, String> {
+    value::<_, String>(
+        |text| {
+            Target::parse(text).map_err(|e| match e {
+                TargetError::TlsScheme => format!("{e} with --tls"),
+                e => e.to_string(),
+            })
+        },
+        "engine.example:2575",
+    )
 }
 
 /// A fraction from 0 to 1.

@@ -68,7 +68,21 @@ impl Flights {
                         .get(&slot.id)
                         .is_none_or(|p| p.written_on(self.link, progress))
                 });
-                if (!matches && self.names_a_later_one(&msa2)) || awaiting.is_none() {
+                if !matches && self.names_a_later_one(&msa2) {
+                    // A peer that answered frames here before and now names a later one skipped
+                    // the oldest: it drops what comes with another frame in one read. What it
+                    // dropped goes again, one at a time, on the next connection.
+                    let pipelined = head
+                        .and_then(|slot| self.sends.get(&slot.id))
+                        .and_then(|p| p.written)
+                        .is_some_and(|w| w.pipelined);
+                    if self.dropped_pipelined(out, pipelined) {
+                        self.here.rewrite_written = true;
+                        return Some(End::Failed(Cause::AckTimeout));
+                    }
+                    return Some(End::Failed(Cause::UnsolicitedAck));
+                }
+                if awaiting.is_none() {
                     return Some(End::Failed(Cause::UnsolicitedAck));
                 }
                 let slot = awaiting?;

@@ -125,15 +125,12 @@ impl Flights {
         self.here.foreign = Some(kind);
     }
 
-    /// An ACK timeout of a frame written at `seq`, pipelined behind others: when the peer had
-    /// answered an earlier frame here, it drops what came with or after it. `true` when that
-    /// is what happened (the link then goes one at a time).
-    pub(super) fn dropped_pipelined(&mut self, out: &Outbox, seq: u64, pipelined: bool) -> bool {
-        let evidence = self.adapts()
-            && !self.one_at_a_time()
-            && pipelined
-            && self.here.answers > 0
-            && seq > self.here.answered_seq;
+    /// An ACK timeout of a frame pipelined behind others: when the peer answered some other
+    /// frame here, earlier or later, it drops frames that came with another in one read (a
+    /// later frame answered alone proves it skipped this one). `true` when that is what
+    /// happened (the link then goes one at a time).
+    pub(super) fn dropped_pipelined(&mut self, out: &Outbox, pipelined: bool) -> bool {
+        let evidence = self.adapts() && !self.one_at_a_time() && pipelined && self.here.answers > 0;
         if evidence {
             self.fall_back(out);
         }

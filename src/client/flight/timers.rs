@@ -84,9 +84,9 @@ impl Flights {
             }
             let written = self.sends.get(&slot.id).and_then(|p| p.written);
             if let Some(w) = written {
-                // The peer answered an earlier frame and dropped this one with the rest of its
+                // The peer answered another frame and dropped this one with the rest of its
                 // read: what it dropped goes again, one at a time.
-                if self.dropped_pipelined(out, w.seq, w.pipelined) {
+                if self.dropped_pipelined(out, w.pipelined) {
                     out.shared().counters().timed_out += 1;
                     if self.options.correlation == Correlation::Fifo {
                         self.here.rewrite_written = true;

@@ -130,6 +130,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
             let s = &mut self.tally;
             s.messages += 1;
             match result.disposition {
+                // Answered negatively without reaching the sink: nothing failed, it was refused.
+                _ if refused.is_some() => s.refused += 1,
                 Disposition::Committed if duplicate => s.duplicates += 1,
                 Disposition::Committed => s.committed += 1,
                 Disposition::CommitFailed => s.commit_failed += 1,
@@ -141,7 +143,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                     bytes: message.payload.len(),
                     ack_code,
                     duplicate,
-                    commit_ms: if committing { commit_ms } else { 0.0 },
+                    commit_ms: committing.then_some(commit_ms),
                     control_id: message.control_id_bytes(),
                     message_type: message.message_type_bytes(),
                 });

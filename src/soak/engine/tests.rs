@@ -137,7 +137,7 @@ async fn a_plan_that_cannot_run_is_refused_before_anything_starts() {
     };
     let synthetic = refused(nack_remote.clone()).await;
     assert_eq!(synthetic, PlanError::Synthetic);
-    assert!(synthetic.to_string().contains("--allow-synthetic"));
+    assert!(synthetic.to_string().contains("allow_synthetic"));
     let e = refused(SoakPlan {
         allow_synthetic: true,
         ..nack_remote
@@ -146,7 +146,7 @@ async fn a_plan_that_cannot_run_is_refused_before_anything_starts() {
     assert_eq!(e, PlanError::NackNeedsEmbedded);
     assert!(e
         .to_string()
-        .starts_with("--chaos nack needs the embedded listener"));
+        .starts_with("a nack fault needs the embedded listener"));
 }
 
 #[tokio::test]

@@ -24,7 +24,7 @@ pub struct ListenArgs {
     pub host: String,
     /// Port to bind; 0 picks a free one.
     ///
-    /// The first line on stderr says which: `listening on 127.0.0.1:PORT`.
+    /// The first line on stderr says which: `TIME listening on 127.0.0.1:PORT`.
     #[arg(long, value_name = "PORT", default_value = "2575", value_parser = crate::values::bind_port(), help_heading = heading::CONNECTION)]
     pub port: u16,
     /// Allow a wildcard --host or --metrics (warns MLLP_BIND_ALL_INTERFACES).

@@ -57,10 +57,7 @@ async fn serve(
     let bound = mllp::server::bind_with(&*resolver, &args.host, args.port, args.allow_wildcard);
     let listener = match bound.await {
         Ok(listener) => listener,
-        Err(e @ BindError::Wildcard { .. }) => {
-            let refused = Fatal::new(Exit::Usage, &e).code("MLLP_BIND_ALL_INTERFACES");
-            return Ok(refused.report());
-        }
+        Err(e @ BindError::Wildcard { .. }) => return Ok(wildcard_refused(&e).report()),
         Err(e) => {
             return Ok(Fatal::new(Exit::Permanent, &e).cause(e.cause()).report());
         }
@@ -119,6 +116,12 @@ fn postgres_refused(e: &mllp::server::sink::PostgresError) -> Exit {
         ),
     };
     Fatal::new(exit, message).cause(e.cause()).report()
+}
+
+/// A wildcard bind refused, with the flag that allows it.
+pub(crate) fn wildcard_refused(e: &BindError) -> Fatal {
+    let message = format!("{e}; pass --allow-wildcard if that is intended");
+    Fatal::new(Exit::Usage, message).code("MLLP_BIND_ALL_INTERFACES")
 }
 
 /// Start the Prometheus endpoint on `addr`, if given, under the wildcard rule of the listener;

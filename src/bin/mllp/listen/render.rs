@@ -1,9 +1,12 @@
 //! Server events to stderr lines (human or JSON), written from one thread in
 //! batches so a busy server pays one write per batch, not one per event.
 
+mod stamp;
+
 use crate::diag::Diag;
 use mllp::server::{is_wildcard, ServerEvent, StatsSnapshot};
 use serde_json::{json, Value};
+pub use stamp::Stamp;
 use std::io::Write;
 use tokio::sync::mpsc;
 
@@ -43,22 +46,24 @@ pub fn spawn_announcing(
             let mut batch = Vec::with_capacity(BATCH);
             while let taken @ 1.. = rx.blocking_recv_many(&mut batch, BATCH) {
                 text.clear();
+                let stamp = Stamp::now();
                 for event in batch.drain(..) {
                     if metrics.is_some() {
                         crate::prometheus::server::record(&event);
                     }
-                    push(&diag, &event, &mut text);
+                    push(&diag, &stamp, &event, &mut text);
                     if let ServerEvent::Listening { .. } = event {
                         for what in &skipped {
-                            push_skipped(&diag, what, &mut text);
+                            push_skipped(&diag, &stamp, what, &mut text);
                         }
                     }
                     if let (ServerEvent::Listening { .. }, Some(addr)) = (&event, metrics) {
-                        text.push_str(&crate::prometheus::announce_line(&diag, addr));
+                        let (human, fields) = crate::prometheus::announcement_parts(addr);
+                        text.push_str(&stamp.line(&diag, "metrics_listening", || human, fields));
                         text.push('\n');
                         if is_wildcard(addr.ip()) {
                             let message = "serving metrics on every interface: any host that can reach this machine can read them";
-                            push_wildcard_warning(&diag, message, &mut text);
+                            push_wildcard_warning(&diag, &stamp, message, &mut text);
                         }
                     }
                 }
@@ -76,7 +81,7 @@ pub fn spawn_announcing(
         })
 }
 
-/// A header field for a log line: lossy text, control characters replaced, at most 64
+/// A header field for a log line: lossy text, control and bidi characters replaced, at most 64
 /// characters; `None` when the message has no such field.
 fn header_text(field: &Option<bytes::Bytes>) -> Option<String> {
     let field = field.as_ref().filter(|f| !f.is_empty())?;
@@ -98,8 +103,15 @@ fn push_header_text(text: &mut String, field: &[u8]) {
         lossy
             .chars()
             .take(64)
-            .map(|c| if c.is_control() { '?' } else { c }),
+            .map(|c| if unsafe_on_terminal(c) { '?' } else { c }),
     );
+}
+
+/// A character a log line must not carry raw: a control (ESC, NUL, ...) or a bidirectional
+/// control, which would reorder what a terminal shows (U+202E turns the rest of a line around).
+pub fn unsafe_on_terminal(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// The human line of one message: which message (MSH-10, MSH-9), its size, and its answer.
@@ -138,9 +150,14 @@ fn message_line(text: &mut String, event: &ServerEvent) {
     if *duplicate {
         text.push_str(", duplicate");
     }
-    text.push_str(", commit ");
-    push_millis(text, *commit_ms);
-    text.push_str(" ms");
+    match commit_ms {
+        Some(ms) => {
+            text.push_str(", commit ");
+            push_millis(text, *ms);
+            text.push_str(" ms");
+        }
+        None => text.push_str(", refused (nothing kept)"),
+    }
 }
 
 /// Milliseconds to two decimals, as `{:.2}` writes them for the values a commit takes.
@@ -174,38 +191,45 @@ fn is_dev_null(file: &impl std::os::fd::AsFd) -> bool {
     meta.file_type().is_char_device() && meta.rdev() == null.rdev()
 }
 
-fn push(diag: &Diag, event: &ServerEvent, text: &mut String) {
+fn push(diag: &Diag, stamp: &Stamp, event: &ServerEvent, text: &mut String) {
     if matches!(event, ServerEvent::Message { .. }) && !diag.json() && !diag.quiet {
         // The commonest line, written in place: the same text `describe` gives.
+        stamp.push_prefix(text);
         message_line(text, event);
         text.push('\n');
         return;
     }
     if let Some((name, human, fields)) = describe(diag, event) {
-        text.push_str(&diag.line(name, || human, fields));
+        text.push_str(&stamp.line(diag, name, || human, fields));
         text.push('\n');
     }
     // Binding every interface is said right after the address, whatever the verbosity.
     if let ServerEvent::Listening { addr } = event {
         if is_wildcard(addr.ip()) {
             let message = "listening on every interface: any host that can reach this machine can send messages";
-            push_wildcard_warning(diag, message, text);
+            push_wildcard_warning(diag, stamp, message, text);
         }
     }
 }
 
 /// A file the start-up read-back or the journal left alone (a link, a FIFO, too large).
-fn push_skipped(diag: &Diag, what: &str, text: &mut String) {
+fn push_skipped(diag: &Diag, stamp: &Stamp, what: &str, text: &mut String) {
     let human = format!("{} --dedupe: {what}", diag.paint("warning:", "33"));
-    text.push_str(&diag.line("read_back_skipped", || human, json!({ "detail": what })));
+    text.push_str(&stamp.line(
+        diag,
+        "read_back_skipped",
+        || human,
+        json!({ "detail": what }),
+    ));
     text.push('\n');
 }
 
 /// The security warning for an address bound on every interface.
-fn push_wildcard_warning(diag: &Diag, message: &str, text: &mut String) {
+fn push_wildcard_warning(diag: &Diag, stamp: &Stamp, message: &str, text: &mut String) {
     let code = "MLLP_BIND_ALL_INTERFACES";
     let human = format!("{} {code}: {message}", diag.paint("warning:", "1;33"));
-    text.push_str(&diag.line(
+    text.push_str(&stamp.line(
+        diag,
         "security_warning",
         || human,
         json!({ "code": code, "message": message }),
@@ -339,7 +363,7 @@ fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, V
                     "bytes": bytes,
                     "ack_code": ack_code,
                     "duplicate": duplicate,
-                    "commit_ms": (commit_ms * 1000.0).round() / 1000.0,
+                    "commit_ms": commit_ms.map(|ms| (ms * 1000.0).round() / 1000.0),
                     "control_id": header_text(control_id),
                     "message_type": header_text(message_type),
                 })
@@ -406,7 +430,7 @@ pub fn stats(diag: &Diag, stats: &StatsSnapshot, seed: Option<u64>) {
         map.insert("seed".into(), json!(seed.to_string()));
     }
     let human = || stats_lines(stats, seed);
-    diag.event("stats", human, fields);
+    crate::diag::write_line(&Stamp::now().line(diag, "stats", human, fields));
 }
 
 /// The final counters for people: a few labelled lines, zero counts left out.
@@ -442,6 +466,7 @@ fn stats_lines(s: &StatsSnapshot, seed: Option<u64>) -> String {
                 ("committed", s.committed),
                 ("duplicates", s.duplicates),
                 ("rejected", s.rejected),
+                ("refused", s.refused),
                 ("commit failed", s.commit_failed),
                 ("inbound ACKs", s.inbound_acks),
                 ("unanswered", s.unanswered),

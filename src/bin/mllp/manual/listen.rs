@@ -7,7 +7,8 @@ pub const LISTEN: Manual = Manual {
 per message, a command, or an SQLite table), and only then acknowledges it: a positive ACK \
 always means the message was kept, a negative one that nothing was kept. The first line on \
 stderr is always the bound address (`listening on 127.0.0.1:PORT`); each message, connection \
-and warning follows as a line (or a JSON object with --json), then the counters on exit.
+and warning follows as a line (or a JSON object with --json), then the counters on exit. Every \
+line starts with its time (RFC 3339, UTC); every JSON object has it as `time`.
 
 Test-double flags make it a misbehaving peer for exercising senders: late, negative, rejected \
 or missing ACKs, and dropped connections.",

@@ -56,15 +56,26 @@ record with --json), a summary to stderr.",
 
 const RESEND_POLICY: &str = "\
 Correlation and resend policy (what each mode risks):
-  --correlate control-id (default): an ACK counts only when its MSA-2 names the message's
-     MSH-10 and it came after the message was written. Messages sharing an MSH-10 go one at a
-     time, in order. Every pending message is written again on a new connection; the risk is a
-     duplicate at the receiver (most engines, and `listen --dedupe`, de-duplicate on MSH-10).
-  --correlate fifo: for peers whose MSA-2 cannot be trusted; each reply answers the oldest
-     message. Input whose MSH-16 asks for an application ACK (AL, ER, SU) is refused, and a
-     reply with nothing awaiting one ends the run (unsolicited-ack). After a reconnect,
-     messages never written are resent (no risk); written but unacknowledged ones are
-     unknown-fate and NOT resent, unless --at-least-once (risk: a duplicate).
-After a CA, MSH-16 decides: absent, empty or NE make the CA final (accepted); AL and SU wait
---app-ack-timeout for the application ACK (none: committed-only); ER counts silence as success.
-Every message still ends in exactly one reported outcome: a resent message's is its last try's.";
+  --correlate control-id (default): an ACK counts only when its MSA-2
+     names the message's MSH-10 and it came after the message was
+     written. Messages sharing an MSH-10 go one at a time, in order.
+     Every pending message is written again on a new connection; the
+     risk is a duplicate at the receiver (most engines, and
+     `listen --dedupe`, de-duplicate on MSH-10).
+  --correlate fifo: for peers whose MSA-2 cannot be trusted; each reply
+     answers the oldest message. Input whose MSH-16 asks for an
+     application ACK (AL, ER, SU) is refused, and a reply with nothing
+     awaiting one ends the run (unsolicited-ack). After a reconnect,
+     messages never written go first, in input order (no risk); written
+     but unacknowledged ones are unknown-fate and NOT written again,
+     unless --at-least-once (risk: a duplicate).
+--max-resends bounds how often one message is written again; a message
+never written, or written behind the frame after which the peer closed,
+spends none of it, and attempts counts real writes. A peer that drops
+pipelined frames or closes after each answer is noticed by itself: one
+message at a time from then on (warning MLLP_PEER_NO_PIPELINING).
+After a CA, MSH-16 decides: absent, empty or NE make the CA final
+(accepted); AL and SU wait --app-ack-timeout for the application ACK
+(none: committed-only); ER counts silence as success. Every message
+still ends in exactly one reported outcome: a message written again gets
+its last write's.";

@@ -142,7 +142,8 @@ pub struct SendSummary {
     pub interrupted: bool,
     /// `--timeout` ran out.
     pub timed_out: bool,
-    /// The link's last failure when it had not connected again and the client did not give up.
+    /// The link's last failure when it had not connected again (the `gave_up` cause when the
+    /// client gave up).
     pub last_failure: Option<Cause>,
     /// The code the run exits with.
     pub exit_code: u8,
@@ -210,7 +211,8 @@ impl SendSummary {
             gave_up: ending.gave_up,
             interrupted: ending.interrupted,
             timed_out: ending.timed_out,
-            last_failure: ending.last_failure.filter(|_| ending.gave_up.is_none()),
+            // Giving up was on a failure: the last one, said in both fields.
+            last_failure: ending.last_failure.or(ending.gave_up),
             exit_code: exit.code(),
             links: None,
         }

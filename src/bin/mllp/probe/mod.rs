@@ -6,12 +6,13 @@ use crate::cli::global::heading;
 use crate::diag::Diag;
 use crate::exit::{exit_for, Exit};
 use crate::manual::PROBE;
+use crate::netargs::endpoint_of;
 use crate::netargs::{resolver, Origin, TlsArgs};
 use crate::values;
 use anyhow::Context;
 use clap::Args;
 use mllp::probe::{ProbeConfig, ProbeTls, SendPhase, Timeouts};
-use mllp::target::{endpoint_of, Target};
+use mllp::target::Target;
 use std::path::PathBuf;
 use std::time::Duration;
 

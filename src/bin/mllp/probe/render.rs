@@ -89,10 +89,10 @@ fn phase_lines(phase: &PhaseReport) -> Vec<String> {
                 ),
                 None => String::new(),
             };
-            // A failed phase's error line says it already.
+            // A failed phase's error line already says how many it ignored.
             if *ignored_frames > 0 && ack_code.is_some() {
-                let s = if *ignored_frames == 1 { "" } else { "s" };
-                let _ = write!(line, " ({ignored_frames} other frame{s} ignored)");
+                let frames = crate::diag::count(*ignored_frames as u64, "other frame");
+                let _ = write!(line, " ({frames} ignored)");
             }
             vec![line]
         }
@@ -187,4 +187,45 @@ pub fn json(report: &ProbeReport, seq: Option<u32>) -> String {
 
 pub fn json_summary(summary: &StatsSummary, exit: Exit) -> String {
     crate::output::line(&ProbeRecord::summary(summary, exit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mllp::probe::PhaseName;
+
+    fn ack_phase(ignored_frames: usize) -> PhaseReport {
+        PhaseReport {
+            name: PhaseName::Ack,
+            ok: true,
+            ms: 1.0,
+            error: None,
+            detail: Some(Detail::Ack {
+                ack_code: Some("AA".into()),
+                control_id_matches: true,
+                ignored_frames,
+            }),
+        }
+    }
+
+    #[test]
+    fn frames_ignored_before_the_answer_are_counted_in_words() {
+        let one = phase_lines(&ack_phase(1)).join("\n");
+        assert!(one.ends_with("(1 other frame ignored)"), "{one}");
+        let two = phase_lines(&ack_phase(2)).join("\n");
+        assert!(two.ends_with("(2 other frames ignored)"), "{two}");
+        assert!(!phase_lines(&ack_phase(0)).join("\n").contains("ignored"));
+        // A failed ack phase's error line says it; the detail line does not say it again.
+        let failed = PhaseReport {
+            ok: false,
+            error: Some("no ACK within 3s (1 other frame ignored)".into()),
+            detail: Some(Detail::Ack {
+                ack_code: None,
+                control_id_matches: false,
+                ignored_frames: 1,
+            }),
+            ..ack_phase(1)
+        };
+        assert!(!phase_lines(&failed).join("\n").contains("ignored"));
+    }
 }

@@ -47,8 +47,8 @@ pub fn record(event: &ServerEvent) {
             }
             if *duplicate {
                 metrics::counter!("mllp_listen_duplicates_total").increment(1);
-            } else {
-                metrics::histogram!("mllp_listen_commit_seconds").record(commit_ms / 1000.0);
+            } else if let Some(ms) = commit_ms {
+                metrics::histogram!("mllp_listen_commit_seconds").record(ms / 1000.0);
             }
         }
         ServerEvent::Nack { why, .. } => {

@@ -82,8 +82,7 @@ async fn serve(
     let listener = match bound.await {
         Ok(listener) => listener,
         Err(e @ BindError::Wildcard { .. }) => {
-            let refused = Fatal::new(Exit::Usage, &e).code("MLLP_BIND_ALL_INTERFACES");
-            return Ok(refused.report());
+            return Ok(crate::listen::wildcard_refused(&e).report())
         }
         Err(e) => return Ok(Fatal::new(Exit::Permanent, &e).cause(e.cause()).report()),
     };

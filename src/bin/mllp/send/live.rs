@@ -133,7 +133,8 @@ impl Live {
         };
         let control_id = control_id();
         let control_id = control_id.as_deref();
-        let latency_ms = fate.latency().map(|d| d.as_secs_f64() * 1000.0);
+        // Rounded as the records are: a tenth of a millisecond.
+        let latency_ms = fate.latency().map(crate::output::tenth_ms);
         self.note(
             || {
                 let id = control_id.unwrap_or("-");

@@ -55,7 +55,13 @@ pub enum PaceArg {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = SEND.short_after_help(), after_long_help = SEND.long_after_help())]
+#[command(
+    after_help = SEND.short_after_help(),
+    after_long_help = SEND.long_after_help(),
+    // The host may come from the environment, and FILES may be left out (stdin).
+    override_usage = "mllp send [OPTIONS] --host <HOST[:PORT]> [FILES]...\n       \
+                      MLLP_HOST=<HOST[:PORT]> mllp send [OPTIONS] [FILES]..."
+)]
 pub struct SendArgs {
     /// Files, globs or directories (with --recursive); `-` or none reads stdin.
     #[arg(value_name = "FILES")]

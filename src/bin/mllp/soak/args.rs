@@ -131,7 +131,7 @@ impl SoakArgs {
             ..SoakPlan::default()
         };
         // The load's own limits are said before any host is parsed or file read.
-        load.validate()?;
+        load.validate().map_err(super::words::plan)?;
         let target = match &self.host {
             Some(host) => {
                 let origin = crate::netargs::Origin::default();
@@ -179,7 +179,7 @@ impl SoakArgs {
             thresholds: self.thresholds(),
             ..load
         };
-        plan.validate()?;
+        plan.validate().map_err(super::words::plan)?;
         Ok(plan)
     }
 }

@@ -4,6 +4,7 @@
 mod args;
 mod summary;
 mod view;
+mod words;
 
 use crate::diag::{Diag, Fatal};
 use crate::exit::{self, Exit, Observed};
@@ -53,7 +54,7 @@ async fn watch(
         crate::prometheus::install(addr, None)?;
     }
     let mut view = view::View::new(mode, plan.connections, diag.clone());
-    let mut run = SoakRun::start(plan).await?;
+    let mut run = SoakRun::start(plan).await.map_err(words::soak)?;
     let stop = run.stop_token();
     let interrupt = tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {

@@ -98,7 +98,8 @@ pub fn report_event(diag: &Diag, r: &SoakReport, report_file: Option<&Path>, exi
 fn verdicts(r: &SoakReport) -> String {
     let mut lines = Vec::new();
     for v in r.thresholds.iter().filter(|v| !v.ok) {
-        lines.push(format!("mllp: threshold missed: {v}"));
+        // The library names the threshold; here it is the flag that set it.
+        lines.push(format!("mllp: threshold missed: --{v}"));
     }
     if !r.accounting_ok {
         lines.push("mllp: the accounting does not close:".into());

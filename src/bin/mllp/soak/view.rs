@@ -112,10 +112,10 @@ impl View {
             _ => crate::diag::TEXT_WIDTH,
         }
         .clamp(40, 200);
-        let mut block = crate::diag::pack(&head, width, "", "  ");
-        block.extend(crate::diag::pack(&totals, width, "  ", "  "));
         match self.mode {
             Mode::Live => {
+                let mut block = crate::diag::pack(&head, width, "", "  ");
+                block.extend(crate::diag::pack(&totals, width, "  ", "  "));
                 if let [header, lines @ ..] = self.bars.as_slice() {
                     header.set_message(block.join("\n"));
                     for (i, (bar, c)) in lines.iter().zip(&s.connections).enumerate() {
@@ -131,13 +131,10 @@ impl View {
                 }
             }
             Mode::Plain(_) => {
-                let states = s.states();
-                let state_line = crate::diag::pack(&join(&states), width, "  ", "  ");
+                // One line per interval, for logs and `grep`: the figures that are not zero.
+                let states = join(&s.states());
                 self.diag.say(
-                    || {
-                        block.extend(state_line);
-                        block.join("\n")
-                    },
+                    || plain_line(&head, &totals, &states),
                     &SoakEvent::progress(s),
                 );
             }
@@ -190,6 +187,19 @@ impl View {
             let _ = multi.clear();
         }
     }
+}
+
+/// The plain progress line: the head figures, the totals that are not zero (generated and
+/// accepted always), the states.
+fn plain_line(head: &[String], totals: &[String], states: &[String]) -> String {
+    let shown = totals
+        .iter()
+        .enumerate()
+        .filter(|(i, figure)| *i < 2 || !figure.ends_with(" 0"));
+    let mut figures: Vec<&str> = head.iter().map(String::as_str).collect();
+    figures.extend(shown.map(|(_, figure)| figure.as_str()));
+    figures.extend(states.iter().map(String::as_str));
+    figures.join("  ")
 }
 
 /// `label k=v`, then `k=v` for the rest: items a line may break between.

@@ -15,8 +15,21 @@ fn line(format: LogFormat, event: &ServerEvent) -> String {
         stdout_color: false,
     };
     let mut text = String::new();
-    push(&diag, event, &mut text);
-    text.trim_end().to_string()
+    let stamp =
+        Stamp::at(std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_796_173_323_456));
+    push(&diag, &stamp, event, &mut text);
+    let text = text.trim_end();
+    match format {
+        LogFormat::Json => {
+            let json: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(json["time"], stamp.as_str(), "{text}");
+            text.to_string()
+        }
+        _ => text
+            .strip_prefix(&format!("{} ", stamp.as_str()))
+            .unwrap_or_else(|| panic!("no time on {text:?}"))
+            .to_string(),
+    }
 }
 
 #[test]
@@ -50,7 +63,7 @@ fn message_lines_in_both_formats() {
         bytes: 150,
         ack_code,
         duplicate,
-        commit_ms: 0.1234,
+        commit_ms: Some(0.1234),
         control_id: Some(bytes::Bytes::from_static(b"CTRL\x071")),
         message_type: Some(bytes::Bytes::from_static(b"ADT^A01")),
     };
@@ -67,13 +80,13 @@ fn message_lines_in_both_formats() {
         bytes: 9,
         ack_code: None,
         duplicate: false,
-        commit_ms: 0.0,
+        commit_ms: None,
         control_id: None,
         message_type: None,
     };
     assert_eq!(
         line(LogFormat::Human, &anonymous),
-        "connection 3: message (no MSH-10), 9 bytes, no ACK, commit 0.00 ms"
+        "connection 3: message (no MSH-10), 9 bytes, no ACK, refused (nothing kept)"
     );
     // The in-place line is the one `describe` gives.
     let diag = Diag {
@@ -100,6 +113,7 @@ fn message_lines_in_both_formats() {
             "commit_ms": 0.123,
             "control_id": "CTRL?1",
             "message_type": "ADT^A01",
+            "time": "2026-12-02T01:02:03.456Z",
         })
     );
 }
@@ -134,6 +148,7 @@ fn the_in_place_message_line_matches_the_formatted_fields() {
         b"CTRL\x071",
         &[b'x'; 80],
         "caf\u{e9}".as_bytes(),
+        "A\u{202E}B\u{2066}C".as_bytes(),
         b"\xff\xfe",
     ] {
         let mut text = String::new();
@@ -141,7 +156,7 @@ fn the_in_place_message_line_matches_the_formatted_fields() {
         let slow: String = String::from_utf8_lossy(field)
             .chars()
             .take(64)
-            .map(|c| if c.is_control() { '?' } else { c })
+            .map(|c| if unsafe_on_terminal(c) { '?' } else { c })
             .collect();
         assert_eq!(text, slow, "{field:?}");
     }
