@@ -241,7 +241,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__listen)
-            opts="-v -q -h -V --host --port --allow-wildcard --proxy-protocol --proxy-from --format --out-dir --sqlite --postgres --exec --reject-exit-code --exec-timeout --exec-concurrency --ack --dedupe --dedupe-window --batch-ack --ack-delay --nack-rate --reject-rate --silent-rate --drop-after --seed --tls-cert --tls-key --client-ca --client-auth --tls-handshake-timeout --strict --max-frame-size --max-connections --max-connections-per-peer --frame-timeout --max-buffered --idle-timeout --drain-timeout --json --metrics --verbose --quiet --color --log-format --help --version"
+            opts="-v -q -h -V --host --port --allow-wildcard --proxy-protocol --proxy-from --format --out-dir --sqlite --postgres --exec --reject-exit-code --exec-timeout --exec-concurrency --ack --dedupe --dedupe-window --batch-ack --ack-delay --nack-rate --reject-rate --silent-rate --drop-after --seed --tls-cert --tls-key --client-ca --client-auth --tls-handshake-timeout --strict --max-frame-size --max-connections --max-connections-per-peer --frame-timeout --max-buffered --idle-timeout --evict-idle-after --drain-timeout --json --metrics --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -364,6 +364,10 @@ _mllp() {
                     return 0
                     ;;
                 --idle-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --evict-idle-after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -495,7 +499,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__relay)
-            opts="-v -q -h -V --listen --allow-wildcard --to --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --no-reconnect --max-retries --give-up-after --backoff-initial --backoff-max --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --tls-cert --tls-key --client-ca --client-auth --tls-handshake-timeout --strict --max-frame-size --max-connections --max-connections-per-peer --frame-timeout --max-buffered --idle-timeout --window --queue --max-queue --record --metrics --verbose --quiet --color --log-format --help --version"
+            opts="-v -q -h -V --listen --allow-wildcard --to --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --no-reconnect --max-retries --give-up-after --backoff-initial --backoff-max --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --tls-cert --tls-key --client-ca --client-auth --tls-handshake-timeout --strict --max-frame-size --max-connections --max-connections-per-peer --frame-timeout --max-buffered --idle-timeout --evict-idle-after --window --queue --max-queue --record --metrics --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -614,6 +618,10 @@ _mllp() {
                     return 0
                     ;;
                 --idle-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --evict-idle-after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -143,8 +143,9 @@ complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-frame-size -d '
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-connections -d 'Connections open at once' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-connections-per-peer -d 'Connections per address [default: --max-connections / 4]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l frame-timeout -d 'Bound on receiving one frame; 0 turns it off' -r
-complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-buffered -d 'Memory for all partial frames together' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-buffered -d 'Memory held for all peers' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l idle-timeout -d 'Close a link idle this long (default: never)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l evict-idle-after -d 'At the cap, evict one idle this long; 0: never' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l drain-timeout -d 'On a stop, how long commits under way may take' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l metrics -d 'Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l color -d 'When to colour output: auto, always, never' -r -f -a "auto\t''
@@ -191,8 +192,9 @@ complete -c mllp -n "__fish_mllp_using_subcommand relay" -l max-frame-size -d 'L
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l max-connections -d 'Connections open at once' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l max-connections-per-peer -d 'Connections per address [default: --max-connections / 4]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l frame-timeout -d 'Bound on receiving one frame; 0 turns it off' -r
-complete -c mllp -n "__fish_mllp_using_subcommand relay" -l max-buffered -d 'Memory for all partial frames together' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l max-buffered -d 'Memory held for all peers' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l idle-timeout -d 'Close a link idle this long (default: never)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l evict-idle-after -d 'At the cap, evict one idle this long; 0: never' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l window -d 'Messages written upstream and not yet acknowledged, at most' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l queue -d 'Store and forward through table `queue` of SQLite FILE' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l max-queue -d 'With --queue: most pending rows (beyond: AE, nothing kept)' -r

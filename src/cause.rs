@@ -61,6 +61,8 @@ pub enum Cause {
     FrameTimeout,
     PerPeerLimit,
     BufferBudget,
+    /// Closed while idle to make room for a new peer at the connection cap.
+    EvictedIdle,
     /// `--proxy-protocol`: no valid PROXY header.
     ProxyHeader,
     /// `--proxy-protocol`: a connection from outside the trusted proxy addresses.
@@ -72,7 +74,7 @@ pub enum Cause {
 }
 
 impl Cause {
-    pub const ALL: [Cause; 30] = [
+    pub const ALL: [Cause; 31] = [
         Cause::DnsNotFound,
         Cause::DnsFailed,
         Cause::PermissionDenied,
@@ -99,6 +101,7 @@ impl Cause {
         Cause::FrameTimeout,
         Cause::PerPeerLimit,
         Cause::BufferBudget,
+        Cause::EvictedIdle,
         Cause::ProxyHeader,
         Cause::ProxyUntrusted,
         Cause::Shutdown,
@@ -133,6 +136,7 @@ impl Cause {
             Cause::FrameTimeout => "frame-timeout",
             Cause::PerPeerLimit => "per-peer-limit",
             Cause::BufferBudget => "buffer-budget",
+            Cause::EvictedIdle => "evicted-idle",
             Cause::ProxyHeader => "proxy-header",
             Cause::ProxyUntrusted => "proxy-untrusted",
             Cause::Shutdown => "shutdown",
@@ -191,6 +195,7 @@ impl Cause {
             Cause::FrameTimeout => "a frame took longer than the receiver's frame timeout to arrive",
             Cause::PerPeerLimit => "the receiver had too many connections from this address",
             Cause::BufferBudget => "the receiver's memory for partly received frames was used up",
+            Cause::EvictedIdle => "the receiver closed this idle connection to admit another peer",
             Cause::ProxyHeader => "the receiver expects a PROXY protocol header first: connect through the load balancer (send-proxy or send-proxy-v2)",
             Cause::ProxyUntrusted => "the receiver takes PROXY headers only from its trusted proxy addresses: connect through the load balancer",
             Cause::Shutdown => "the receiver was shutting down",

@@ -230,6 +230,11 @@ pub struct MllpCodec {
     next_index: u64,
     /// Warnings for the frame being read, in stream order.
     pending: Vec<Warning>,
+    /// Answer frames past `max_frame` instead of failing the stream: see
+    /// [`MllpCodec::discarding_oversize`].
+    discard_oversize: bool,
+    /// The kept head of the oversize frame being dropped.
+    oversize: Option<BytesMut>,
 }
 
 impl MllpCodec {
@@ -244,7 +249,18 @@ impl MllpCodec {
             payload_offset: 0,
             next_index: 0,
             pending: Vec::new(),
+            discard_oversize: false,
+            oversize: None,
         }
+    }
+
+    /// A frame longer than `max_frame` no longer fails the stream: its bytes past the first
+    /// (up to 64 KiB, at most `max_frame`) are dropped as they arrive, and at its end it is
+    /// delivered as that head with an `MLLP_FRAME_TOO_LARGE` warning, so it can be answered
+    /// and the stream goes on.
+    pub fn discarding_oversize(mut self) -> Self {
+        self.discard_oversize = true;
+        self
     }
 
     /// Stream offset of the next byte the decoder has not consumed.

@@ -47,6 +47,7 @@ mod connection;
 pub mod dedupe;
 pub mod double;
 mod event;
+mod evict;
 mod limits;
 pub mod policy;
 pub mod proxy;
@@ -125,6 +126,8 @@ pub(crate) struct Shared {
     ack_prefix: String,
     slots: Arc<Semaphore>,
     limits: Limits,
+    /// Connections idle between frames, for eviction at the connection cap.
+    idle: evict::IdleList,
 }
 
 impl Shared {
@@ -222,6 +225,7 @@ impl ServerBuilder {
                 ack_prefix: run_stamp.to_string(),
                 slots,
                 limits,
+                idle: evict::IdleList::default(),
             }),
         })
     }

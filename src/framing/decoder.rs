@@ -12,6 +12,9 @@
 //! | Payload  | FS, with FS-only tolerance              | AfterFs  | Frame                           |
 //! | Payload  | FS CR, or FS LF (tolerated)             | Idle     | Frame                           |
 //! | Payload  | more than `max_frame` payload bytes     | Failed   | Err                             |
+//! | Payload  | the same, when discarding oversize      | Oversize | (head kept, the rest dropped)   |
+//! | Oversize | bytes other than VT or FS               | Oversize | (dropped as they arrive)        |
+//! | Oversize | VT, or FS and its terminator            | as above | Frame: head, `MLLP_FRAME_TOO_LARGE` |
 //! | AfterFs  | CR                                      | Idle     |                                 |
 //! | AfterFs  | LF (tolerated)                          | Idle     | LateWarning `MLLP_LF_AFTER_FS`  |
 //! | AfterFs  | other byte (not consumed)               | Idle     | LateWarning `MLLP_FS_WITHOUT_CR`|
@@ -43,9 +46,16 @@ pub(super) enum State {
         byte_offset: u64,
         byte: Option<u8>,
     },
+    /// Past `max_frame` with oversize discarding on: the head is kept aside, everything else
+    /// is dropped up to the frame's end.
+    Oversize,
     /// End of stream was handled.
     Ended,
 }
+
+/// Of an oversize frame, at most this much of its start is kept: enough for its header, so
+/// that its answer can name it.
+pub(super) const OVERSIZE_HEAD: usize = 64 * 1024;
 
 impl MllpCodec {
     /// Advance over `buf` until one item is ready, more bytes are needed, or a fatal error.
@@ -112,6 +122,17 @@ impl MllpCodec {
                     let Some(found) = memchr::memchr2(VT, FS, &buf[from..limit]) else {
                         if limit > self.max_frame {
                             let at = self.offset + self.max_frame as u64;
+                            if self.discard_oversize {
+                                let mut head = buf.split_to(self.max_frame.min(OVERSIZE_HEAD));
+                                self.offset += head.len() as u64;
+                                // Whole segments only: a control ID cut short must not be
+                                // echoed as if it were the message's.
+                                head.truncate(memchr::memrchr(CR, &head).map_or(0, |i| i + 1));
+                                self.oversize = Some(head);
+                                self.warn(WarningCode::FrameTooLarge, at);
+                                self.state = State::Oversize;
+                                continue;
+                            }
                             return self.fail(WarningCode::FrameTooLarge, at, buf[self.max_frame]);
                         }
                         self.state = State::Payload { scanned: limit };
@@ -129,6 +150,7 @@ impl MllpCodec {
                     }
                     return self.at_fs(buf, at);
                 }
+                State::Oversize => return self.oversize(buf),
                 State::AfterFs {
                     fs_offset,
                     frame_index,
@@ -156,6 +178,65 @@ impl MllpCodec {
                     }));
                 }
             }
+        }
+    }
+
+    /// Inside an oversize frame: drop what arrives up to its end, then deliver its head.
+    fn oversize(&mut self, buf: &mut BytesMut) -> Result<Option<Decoded>, FramingError> {
+        let Some(found) = memchr::memchr2(VT, FS, buf) else {
+            let all = buf.len();
+            self.consume(buf, all);
+            return Ok(None);
+        };
+        self.consume(buf, found);
+        if buf[0] == VT {
+            // The next frame began without this one's end: this one ends here, the VT opens it.
+            self.state = State::Idle;
+            return Ok(Some(Decoded::Frame(self.deliver_oversize(None))));
+        }
+        let fs_offset = self.offset;
+        if self.tolerance.fs_without_cr {
+            self.consume(buf, 1);
+            let frame = self.deliver_oversize(None);
+            if buf.first() == Some(&CR) {
+                self.consume(buf, 1);
+                self.state = State::Idle;
+            } else {
+                self.state = State::AfterFs {
+                    fs_offset,
+                    frame_index: frame.index,
+                };
+            }
+            return Ok(Some(Decoded::Frame(frame)));
+        }
+        match buf.get(1) {
+            None => Ok(None),
+            Some(&CR) => {
+                self.consume(buf, 2);
+                self.state = State::Idle;
+                Ok(Some(Decoded::Frame(self.deliver_oversize(None))))
+            }
+            Some(&LF) if self.tolerance.lf_after_fs => {
+                self.consume(buf, 2);
+                self.state = State::Idle;
+                let lf = Warning::at(WarningCode::LfAfterFs, fs_offset + 1);
+                Ok(Some(Decoded::Frame(self.deliver_oversize(Some(lf)))))
+            }
+            Some(&LF) => self.fail(WarningCode::LfAfterFs, fs_offset + 1, LF),
+            Some(_) => self.fail(WarningCode::FsWithoutCr, fs_offset, FS),
+        }
+    }
+
+    /// The oversize frame's head as a frame of its own, carrying `MLLP_FRAME_TOO_LARGE`.
+    fn deliver_oversize(&mut self, terminator_warning: Option<Warning>) -> Frame {
+        self.pending.extend(terminator_warning);
+        let index = self.next_index;
+        self.next_index += 1;
+        Frame {
+            index,
+            offset: self.payload_offset,
+            payload: self.oversize.take().unwrap_or_default().freeze(),
+            warnings: std::mem::take(&mut self.pending),
         }
     }
 
@@ -245,6 +326,15 @@ impl MllpCodec {
                     frame_index,
                     warning: Warning::at(WarningCode::FsWithoutCr, fs_offset),
                 }))
+            }
+            State::Oversize => {
+                self.state = State::Ended;
+                let payload_bytes = self.oversize.take().map_or(0, |h| h.len()) + buf.len();
+                buf.clear();
+                Err(FramingError::Truncated {
+                    frame_offset: self.payload_offset,
+                    payload_bytes,
+                })
             }
             State::Payload { scanned } => {
                 if buf.get(scanned) == Some(&FS) {

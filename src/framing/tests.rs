@@ -359,3 +359,36 @@ proptest! {
         crate::fuzzing::decode(&data);
     }
 }
+
+/// Discarding oversize frames: the frame past the cap arrives as its head with
+/// `MLLP_FRAME_TOO_LARGE`, whatever the chunking, and the next frame is decoded as usual.
+#[test]
+fn an_oversize_frame_is_delivered_as_its_head_and_the_stream_goes_on() {
+    let mut stream = vec![VT, b'a', b'b', CR];
+    stream.extend(std::iter::repeat_n(b'x', 100));
+    stream.extend([FS, CR, VT, b'o', b'k', FS, CR]);
+    for chunk in [1, 7, stream.len()] {
+        let mut codec = MllpCodec::new(Tolerance::RECEIVER, 10).discarding_oversize();
+        let mut buf = BytesMut::new();
+        let mut items = Vec::new();
+        for piece in stream.chunks(chunk) {
+            buf.extend_from_slice(piece);
+            while let Some(item) = codec.decode(&mut buf).unwrap() {
+                items.push(item);
+            }
+            assert!(buf.len() <= 10 + chunk, "bytes past the cap are not kept");
+        }
+        let frames: Vec<_> = items.iter().map(frame).collect();
+        assert_eq!(frames.len(), 2, "chunks of {chunk}");
+        assert_eq!(
+            &frames[0].payload[..],
+            b"ab\r",
+            "whole segments of the head"
+        );
+        assert_eq!(frames[0].warnings, vec![Warning::at(FrameTooLarge, 11)]);
+        assert_eq!(&frames[1].payload[..], b"ok");
+        assert!(frames[1].warnings.is_empty());
+        assert_eq!(frames[1].index, 1);
+        assert!(codec.between_frames());
+    }
+}

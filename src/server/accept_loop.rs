@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::task::TaskTracker;
 
 /// The first wait after a failed accept; it doubles up to [`MAX_BACKOFF`] while accepts keep
@@ -22,6 +23,8 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(10);
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
 /// Waiting peers turned away per failed accept, at most.
 const SHED_AT_ONCE: usize = 4096;
+/// How long a new peer waits for the place of the connection evicted for it.
+const EVICTION_WAIT: Duration = Duration::from_secs(1);
 
 /// Accept until `shutdown.graceful`, spawning each connection on `tracker`.
 pub(crate) async fn accept_until_stopped<A: Accept>(
@@ -50,9 +53,15 @@ pub(crate) async fn accept_until_stopped<A: Accept>(
         };
         failures.succeeded();
         let id = shared.next_connection.fetch_add(1, Ordering::Relaxed) + 1;
-        let Ok(permit) = Arc::clone(&shared.slots).try_acquire_owned() else {
-            refuse(shared, tcp, id, peer_addr, Cause::MaxConnections).await;
-            continue;
+        let permit = match Arc::clone(&shared.slots).try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => match evict_for(shared).await {
+                Some(permit) => permit,
+                None => {
+                    refuse(shared, tcp, id, peer_addr, Cause::MaxConnections).await;
+                    continue;
+                }
+            },
         };
         // Behind a proxy the per-address cap waits for the header's address.
         let peer_slot = match shared.config.proxy {
@@ -125,6 +134,18 @@ pub(crate) async fn accept_until_stopped<A: Accept>(
             }
         });
     }
+}
+
+/// At the connection cap: close the connection idle the longest (if idle long enough) and take
+/// its place once it has given it back.
+async fn evict_for(shared: &Shared) -> Option<OwnedSemaphorePermit> {
+    let min = shared.config.evict_idle_after?;
+    if !shared.idle.evict_oldest(min) {
+        return None;
+    }
+    let slot = Arc::clone(&shared.slots).acquire_owned();
+    // The evicted connection ends at its next poll; a bound keeps the accept loop moving.
+    tokio::time::timeout(EVICTION_WAIT, slot).await.ok()?.ok()
 }
 
 /// Close an accepted socket at once and report why.

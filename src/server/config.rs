@@ -18,13 +18,16 @@ pub enum AckMode {
 
 /// Default of [`ServerConfig::frame_timeout`].
 pub const DEFAULT_FRAME_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default of [`ServerConfig::evict_idle_after`].
+pub const DEFAULT_EVICT_IDLE_AFTER: Duration = Duration::from_secs(60);
 /// Default of [`ServerConfig::max_buffered`]: 256 MiB.
 pub const DEFAULT_MAX_BUFFERED: usize = 256 * 1024 * 1024;
 
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
     pub tolerance: Tolerance,
-    /// Largest payload accepted, in bytes; larger frames end the connection.
+    /// Largest payload accepted, in bytes; a larger frame is dropped as it arrives and answered
+    /// as rejected, and the connection goes on.
     pub max_frame: usize,
     /// Open connections at once; extra peers are accepted and closed at once.
     pub max_connections: usize,
@@ -34,12 +37,18 @@ pub struct ServerConfig {
     /// From the first byte after the last complete frame (whitespace included) to the end of
     /// the next frame, at most this long; then the connection is closed. `None`: no deadline.
     pub frame_timeout: Option<Duration>,
-    /// Bytes of partly received frames held by all connections together. A connection whose
-    /// frame would pass it is closed; one peer address may hold the same share of it as of
-    /// the connections (but always room for one `max_frame`).
+    /// Bytes held for all peers together: partly received frames, complete frames until their
+    /// answers are written, and unsent ACK bytes. At the budget a connection stops reading
+    /// until room comes back; one whose partial frame cannot grow while nothing held frees
+    /// itself is closed. One peer address may hold the same share of it as of the connections
+    /// (but always room for one `max_frame`).
     pub max_buffered: usize,
     /// Close a connection that sends nothing for this long. `None`: never.
     pub idle_timeout: Option<Duration>,
+    /// At `max_connections`, a new peer closes the connection idle the longest (no partial
+    /// frame, nothing awaiting commit or answer) if it has been idle at least this long.
+    /// `None`: never; extra peers are closed instead.
+    pub evict_idle_after: Option<Duration>,
     /// Close a connection whose peer does not take its ACKs within this long.
     pub write_timeout: Duration,
     /// After a graceful stop, how long commits under way may take before everything is dropped.
@@ -63,6 +72,7 @@ impl Default for ServerConfig {
             frame_timeout: Some(DEFAULT_FRAME_TIMEOUT),
             max_buffered: DEFAULT_MAX_BUFFERED,
             idle_timeout: None,
+            evict_idle_after: Some(DEFAULT_EVICT_IDLE_AFTER),
             write_timeout: Duration::from_secs(30),
             drain_timeout: Duration::from_secs(30),
             ack: AckMode::Auto,

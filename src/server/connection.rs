@@ -10,7 +10,7 @@ mod close;
 mod commit;
 
 use super::event::ServerEvent;
-use super::limits::{Buffered, PeerSlot};
+use super::limits::{Buffered, Part, PeerSlot};
 use super::stats::{AckTally, StatsSnapshot};
 use super::{Accepted, Shared, Shutdown};
 use crate::ack::{AckContext, AckTemplate};
@@ -27,6 +27,12 @@ use tokio_util::codec::Decoder;
 const READ_CHUNK: usize = 64 * 1024;
 /// The first read of a connection with nothing buffered: small, so idle connections stay cheap.
 const FIRST_READ: usize = 2048;
+/// Frames committed and answered together, at most: one batch's ACKs (about 100-300 bytes
+/// each) stay within a small unsent cap, so a peer that does not read them is no longer read.
+const MAX_BATCH: usize = 256;
+/// What a complete frame costs besides its payload while it waits for its commit and answer
+/// (its message, header scan and decision), counted in the budget so tiny frames are not free.
+const FRAME_OVERHEAD: usize = 512;
 
 /// How a connection ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,7 +90,8 @@ pub(crate) async fn serve<S>(
         shared,
         id,
         peer: Arc::clone(&peer),
-        codec: MllpCodec::new(shared.config.tolerance, shared.config.max_frame),
+        codec: MllpCodec::new(shared.config.tolerance, shared.config.max_frame)
+            .discarding_oversize(),
         buf: BytesMut::new(),
         out: BytesMut::new(),
         eof: false,
@@ -160,7 +167,8 @@ struct InboundLink<'a, S> {
     /// When the first byte after the last complete frame arrived: the frame deadline runs from
     /// here. `None` between frames.
     frame_started: Option<Instant>,
-    /// This connection's share of the budget for partly received frames.
+    /// What this connection holds of the budget: partial frames, frames awaiting their answers,
+    /// unsent ACKs.
     buffered: Buffered,
     stream: &'a mut S,
 }
@@ -171,6 +179,10 @@ enum Read {
     Failed(std::io::Error),
     Idle,
     FrameTimeout,
+    /// Closed while idle to admit a new peer at the connection cap.
+    Evicted,
+    /// No room in the budget, and none will come by itself.
+    OverBudget,
     Stop,
 }
 
@@ -179,7 +191,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
         loop {
             let mut frames = Vec::new();
             let mut fatal = None;
-            loop {
+            while frames.len() < MAX_BATCH {
                 let next = if self.eof {
                     self.codec.decode_eof(&mut self.buf)
                 } else {
@@ -195,14 +207,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                     }
                 }
             }
-            let over_budget = !self.track_partial_frame();
+            self.track_partial_frame();
             if !frames.is_empty() {
+                let waiting = frames.iter().map(|f| f.payload.len() + FRAME_OVERHEAD);
+                self.buffered.set(Part::Waiting, waiting.sum());
                 let end = self.process(frames, shutdown).await;
+                self.buffered.set(Part::Waiting, 0);
                 self.settle_tally();
                 if let Some(end) = end {
                     return end;
                 }
-                if fatal.is_none() && !over_budget {
+                if fatal.is_none() {
                     // Input read ahead during the commit (frames, end of stream) is decoded
                     // before waiting for more: the peer may be waiting for these ACKs.
                     continue;
@@ -222,12 +237,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 None if self.eof => return End::cause(Cause::PeerClosed),
                 None => {}
             }
-            if over_budget {
-                return End {
-                    code: Some(WarningCode::FrameTooLarge),
-                    ..End::cause(Cause::BufferBudget)
-                };
-            }
             if let Some(end) = self.ended.take() {
                 return end;
             }
@@ -238,20 +247,64 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 Read::Failed(e) => return End::cause(classify_io(&e)),
                 Read::Idle => return End::cause(Cause::IdleTimeout),
                 Read::FrameTimeout => return End::cause(Cause::FrameTimeout),
+                Read::Evicted => return End::cause(Cause::EvictedIdle),
+                Read::OverBudget => {
+                    return End {
+                        code: Some(WarningCode::FrameTooLarge),
+                        ..End::cause(Cause::BufferBudget)
+                    }
+                }
                 Read::Stop => return End::cause(Cause::Shutdown),
             }
         }
     }
 
-    /// After decoding: start or stop the frame deadline, and hold what is buffered of the next
-    /// frame against the budget. `false` when that would pass the budget.
-    fn track_partial_frame(&mut self) -> bool {
+    /// After decoding: start or stop the frame deadline, and hold just what is buffered of the
+    /// next frame (the room reserved for the last read is given back).
+    fn track_partial_frame(&mut self) {
         if self.buf.is_empty() && self.codec.between_frames() {
             self.frame_started = None;
         } else if self.frame_started.is_none() {
             self.frame_started = Some(Instant::now());
         }
-        self.buffered.hold(self.buf.len())
+        self.buffered.set(Part::Partial, self.buf.len());
+    }
+
+    /// Room in the budget for a read of up to `want` bytes; how much. At the budget, reading
+    /// stops until something held is given back; when nothing held frees itself (the budget is
+    /// all partial frames), the connection ends instead of waiting for their deadlines.
+    async fn room(
+        &mut self,
+        want: usize,
+        deadline: Option<Instant>,
+        shutdown: &Shutdown,
+    ) -> Result<usize, Read> {
+        let released = self.buffered.released();
+        loop {
+            let notified = released.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let granted = self.buffered.grant(Part::Partial, want);
+            if granted > 0 {
+                return Ok(granted);
+            }
+            if !self.buffered.room_will_come() {
+                return Err(Read::OverBudget);
+            }
+            let frame_deadline = async {
+                match deadline {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                _ = shutdown.immediate.cancelled() => return Err(Read::Stop),
+                _ = shutdown.graceful.cancelled() => return Err(Read::Stop),
+                _ = frame_deadline => return Err(Read::FrameTimeout),
+                _ = &mut notified => {}
+            }
+        }
     }
 
     async fn read(&mut self, shutdown: &Shutdown) -> Read {
@@ -263,13 +316,20 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
         // An idle connection holds no read buffer: with nothing pending, the first read lands in
         // a small array inside the task and the buffer is allocated only for what arrives.
         let lazy = self.buf.is_empty() && !self.busy;
+        // A peer sending a few bytes at a time gets a buffer to match, not a full chunk.
+        let want = if self.busy { READ_CHUNK } else { FIRST_READ };
+        let granted = match self.room(want, deadline, shutdown).await {
+            Ok(granted) => granted,
+            Err(read) => return read,
+        };
         let mut first = [0u8; FIRST_READ];
         if lazy {
+            // The small array is part of the task, not a buffer: an idle connection holds
+            // nothing of the budget, but reads only while the budget has room.
+            self.buffered.set(Part::Partial, 0);
             self.buf = BytesMut::new();
         } else {
-            // A peer sending a few bytes at a time gets a buffer to match, not a full chunk.
-            self.buf
-                .reserve(if self.busy { READ_CHUNK } else { FIRST_READ });
+            self.buf.reserve(granted);
         }
         let frame_deadline = async {
             match deadline {
@@ -280,9 +340,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
         let read = async {
             let read_once = async {
                 if lazy {
-                    self.stream.read(&mut first).await
+                    self.stream.read(&mut first[..granted]).await
                 } else {
-                    self.stream.read_buf(&mut self.buf).await
+                    let mut within = (&mut *self.stream).take(granted as u64);
+                    within.read_buf(&mut self.buf).await
                 }
             };
             match idle {
@@ -290,12 +351,33 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 None => Some(read_once.await),
             }
         };
+        // Idle: between frames, nothing buffered, nothing awaiting commit or answer.
+        let evictable = lazy && self.codec.between_frames() && self.out.is_empty();
+        let evicted = match evictable {
+            true => Some(self.shared.idle.enter(self.id)),
+            false => None,
+        };
+        let eviction = async {
+            match &evicted {
+                Some(token) => token.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
         let result = tokio::select! {
             biased;
-            _ = shutdown.immediate.cancelled() => return Read::Stop,
-            _ = shutdown.graceful.cancelled() => return Read::Stop,
-            _ = frame_deadline => return Read::FrameTimeout,
-            result = read => result,
+            _ = shutdown.immediate.cancelled() => None,
+            _ = shutdown.graceful.cancelled() => None,
+            _ = frame_deadline => Some(Err(Read::FrameTimeout)),
+            _ = eviction => Some(Err(Read::Evicted)),
+            result = read => Some(Ok(result)),
+        };
+        if evicted.is_some() {
+            self.shared.idle.leave(self.id);
+        }
+        let result = match result {
+            None => return Read::Stop,
+            Some(Err(read)) => return read,
+            Some(Ok(result)) => result,
         };
         match result {
             None => Read::Idle,
@@ -313,8 +395,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
 
     /// Read more input while a commit is in flight; `false` once reading ahead must stop.
     async fn read_ahead(&mut self) -> bool {
-        self.buf.reserve(READ_CHUNK);
-        match self.stream.read_buf(&mut self.buf).await {
+        // Only within the budget: the commit under way gives room back when it ends.
+        self.buffered.set(Part::Partial, self.buf.len());
+        let granted = self.buffered.grant(Part::Partial, READ_CHUNK);
+        if granted == 0 {
+            return false;
+        }
+        self.buf.reserve(granted);
+        let mut within = (&mut *self.stream).take(granted as u64);
+        match within.read_buf(&mut self.buf).await {
             Ok(0) => {
                 self.eof = true;
                 false

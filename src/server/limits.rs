@@ -1,5 +1,10 @@
 //! The guards every connection shares: how many connections each peer address holds open, and
-//! the budget of bytes held in partly received frames, overall and per peer address.
+//! the budget of bytes held for peers (partial frames, frames awaiting their commit, unsent
+//! ACKs), overall and per peer address.
+
+mod budget;
+
+pub(crate) use budget::{Buffered, Part};
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -11,7 +16,7 @@ use std::sync::{Arc, Mutex};
 struct PeerUse {
     /// Changed only under the map's lock, so an entry is removed exactly when it empties.
     connections: AtomicUsize,
-    buffered: AtomicUsize,
+    buffered: budget::Pool,
 }
 
 type PeerMap = Arc<Mutex<HashMap<IpAddr, Arc<PeerUse>>>>;
@@ -21,7 +26,9 @@ pub(crate) struct Limits {
     per_peer_connections: usize,
     max_buffered: usize,
     per_peer_buffered: usize,
-    buffered: Arc<AtomicUsize>,
+    buffered: Arc<budget::Pool>,
+    /// Woken whenever held bytes are given back: connections waiting for room try again.
+    released: Arc<tokio::sync::Notify>,
     peers: PeerMap,
 }
 
@@ -31,7 +38,8 @@ impl Limits {
             per_peer_connections: config.per_peer_connections(),
             max_buffered: config.max_buffered,
             per_peer_buffered: config.per_peer_buffered(),
-            buffered: Arc::new(AtomicUsize::new(0)),
+            buffered: Arc::default(),
+            released: Arc::default(),
             peers: PeerMap::default(),
         }
     }
@@ -64,19 +72,19 @@ impl Limits {
 
     /// The budget account of a connection holding `slot`.
     pub(crate) fn account(&self, slot: &PeerSlot) -> Buffered {
-        Buffered {
-            total: Arc::clone(&self.buffered),
-            peer: Arc::clone(&slot.usage),
-            max_total: self.max_buffered,
-            max_peer: self.per_peer_buffered,
-            held: 0,
-        }
+        Buffered::new(
+            Arc::clone(&self.buffered),
+            Arc::clone(&slot.usage),
+            self.max_buffered,
+            self.per_peer_buffered,
+            Arc::clone(&self.released),
+        )
     }
 
-    /// Bytes held in partly received frames right now, by all connections.
+    /// Bytes held for peers right now, by all connections.
     #[cfg(test)]
     pub(crate) fn buffered(&self) -> usize {
-        self.buffered.load(Ordering::Relaxed)
+        self.buffered.held()
     }
 }
 
@@ -100,46 +108,6 @@ impl Drop for PeerSlot {
         if self.usage.connections.fetch_sub(1, Ordering::Relaxed) == 1 {
             peers.remove(ip);
         }
-    }
-}
-
-/// What one connection holds of the budget; given back on drop.
-#[derive(Debug)]
-pub(crate) struct Buffered {
-    total: Arc<AtomicUsize>,
-    peer: Arc<PeerUse>,
-    max_total: usize,
-    max_peer: usize,
-    held: usize,
-}
-
-impl Buffered {
-    /// Hold `bytes` from now on (more or less than before). `false`, holding what it held
-    /// before, when more would pass the overall budget or the peer address's share.
-    pub(crate) fn hold(&mut self, bytes: usize) -> bool {
-        if bytes <= self.held {
-            let freed = self.held - bytes;
-            self.total.fetch_sub(freed, Ordering::Relaxed);
-            self.peer.buffered.fetch_sub(freed, Ordering::Relaxed);
-            self.held = bytes;
-            return true;
-        }
-        let more = bytes - self.held;
-        let total = self.total.fetch_add(more, Ordering::Relaxed) + more;
-        let peer = self.peer.buffered.fetch_add(more, Ordering::Relaxed) + more;
-        if total > self.max_total || peer > self.max_peer {
-            self.total.fetch_sub(more, Ordering::Relaxed);
-            self.peer.buffered.fetch_sub(more, Ordering::Relaxed);
-            return false;
-        }
-        self.held = bytes;
-        true
-    }
-}
-
-impl Drop for Buffered {
-    fn drop(&mut self) {
-        self.hold(0);
     }
 }
 
@@ -189,14 +157,33 @@ mod tests {
             .map(|ip| limits.admit(ip.parse().unwrap()).unwrap())
             .collect();
         let mut accounts: Vec<_> = slots.iter().map(|s| limits.account(s)).collect();
-        assert!(accounts[0].hold(50));
-        assert!(!accounts[0].hold(51), "past the address's share");
-        assert!(accounts[1].hold(40));
-        assert!(!accounts[2].hold(11), "past the overall budget");
-        assert!(accounts[2].hold(10), "exactly the budget");
+        assert!(accounts[0].hold(Part::Partial, 50));
+        assert!(
+            !accounts[0].hold(Part::Waiting, 1),
+            "past the address's share"
+        );
+        assert!(accounts[1].hold(Part::Waiting, 40));
+        assert!(
+            !accounts[2].hold(Part::Partial, 11),
+            "past the overall budget"
+        );
+        assert_eq!(
+            accounts[2].grant(Part::Unsent, 11),
+            10,
+            "what room there is"
+        );
         assert_eq!(limits.buffered(), 100);
         assert!(
-            accounts[0].hold(0) && accounts[2].hold(40),
+            accounts[2].room_will_come(),
+            "the waiting frames free themselves"
+        );
+        accounts[1].set(Part::Waiting, 0);
+        assert!(
+            !accounts[2].room_will_come(),
+            "only partial frames and its own ACKs"
+        );
+        assert!(
+            accounts[0].hold(Part::Partial, 0) && accounts[2].hold(Part::Partial, 40),
             "freed bytes are reusable"
         );
         drop(accounts);

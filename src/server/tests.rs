@@ -213,20 +213,24 @@ async fn frames_before_a_fatal_byte_are_committed_and_answered() {
 }
 
 #[tokio::test]
-async fn an_oversize_frame_ends_the_connection() {
+async fn an_oversize_frame_is_rejected_unkept_and_the_connection_goes_on() {
     let config = ServerConfig {
         max_frame: 100,
         ..ServerConfig::default()
     };
     let mut h = harness(config, ScriptedSink::default());
-    let mut big = vec![0x0B];
+    let mut big = msg("big", "");
     big.extend(std::iter::repeat_n(b'x', 500));
-    h.send(&big).await;
-    assert_eq!(h.ack().await, None);
-    let events = h.events_until_close().await;
+    let mut bytes = frame(&big);
+    bytes.extend(frame(&msg("next", "")));
+    h.send(&bytes).await;
+    assert_eq!(h.ack().await, Some(("AR".into(), "big".into())));
+    assert_eq!(h.ack().await, Some(("AA".into(), "next".into())));
+    let committed = h.sink.committed.lock().unwrap().clone();
     assert_eq!(
-        closed_cause(&events),
-        (Cause::FramingFatal, Some(WarningCode::FrameTooLarge))
+        committed,
+        vec![msg("next", "")],
+        "the oversize frame is not kept"
     );
 }
 

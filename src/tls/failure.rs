@@ -116,8 +116,8 @@ pub fn describe(err: &E, side: Side, seen: Seen<'_>) -> TlsFailure {
         (Kind::Certificate(cert), Client) => server_certificate(cert, seen.peer_certificate),
         (Kind::Certificate(cert), Server) if ca_used_as_end_entity(cert) => TlsFailure::new(
             Cause::TlsVerify,
-            "client certificate not trusted: it is marked as a CA, as a self-signed one made by \
-             `openssl req -x509` is",
+            "client certificate not trusted: most likely self-signed, it is marked as a CA, as \
+             `openssl req -x509` makes one",
             "the client needs a certificate issued by a CA in --client-ca, not a CA's own",
         ),
         (Kind::Certificate(cert), Server) => TlsFailure::new(

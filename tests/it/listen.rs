@@ -150,9 +150,8 @@ async fn out_dir_file_is_complete_before_the_ack() {
 async fn hostile_peers_lose_their_own_connection_only() {
     let server = ListenProc::start(&["--max-frame-size", "4KiB"]);
     let mut good = MllpClient::connect(server.addr).await;
-    let mut oversize = b"\x0bMSH|".to_vec();
-    oversize.extend(vec![b'x'; 8192]);
-    let hostile: [(&str, Vec<u8>); 5] = [
+    // (An oversize frame is answered and its connection goes on: see the conformance tests.)
+    let hostile: [(&str, Vec<u8>); 4] = [
         ("garbage", b"\x00\x01\x02garbage\xff".to_vec()),
         ("http", b"GET / HTTP/1.1\r\nHost: x\r\n\r\n".to_vec()),
         (
@@ -160,7 +159,6 @@ async fn hostile_peers_lose_their_own_connection_only() {
             b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03".to_vec(),
         ),
         ("ssh", b"SSH-2.0-OpenSSH_9.6\r\n".to_vec()),
-        ("oversize", oversize),
     ];
     for (i, (name, bytes)) in hostile.iter().enumerate() {
         let mut bad = MllpClient::connect(server.addr).await;

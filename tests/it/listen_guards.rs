@@ -266,3 +266,71 @@ async fn a_stop_kills_the_commands_children_even_after_the_listener_exits() {
     assert_eq!(status.code(), Some(0));
     assert_dies(pid, "after the listener stopped");
 }
+
+#[test]
+fn an_oversize_frame_is_answered_ar_and_the_next_message_on_the_link_is_accepted() {
+    let server = ListenProc::start(&["--max-frame-size", "1000K"]);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("two.hl7");
+    let mut big = adt(b"big", "");
+    big.extend(format!("NTE|1||{}\r", "x".repeat(1024 * 1024)).as_bytes());
+    let mut both = big;
+    both.extend(adt(b"small", ""));
+    std::fs::write(&input, &both).unwrap();
+    let out = mllp()
+        .args(["send", "--json", "--host", "127.0.0.1", "--port"])
+        .arg(server.addr.port().to_string())
+        .arg(&input)
+        .output()
+        .unwrap();
+    let run = crate::support::run::Run::checked(&out, "send");
+    let records = run.messages();
+    assert_eq!(records.len(), 2, "{}", run.stdout);
+    assert_eq!(records[0]["ack_code"], "AR", "{}", records[0]);
+    assert_eq!(records[0]["outcome"], "negative", "{}", records[0]);
+    assert_eq!(
+        records[0]["attempts"], 1,
+        "answered, not resent: {}",
+        records[0]
+    );
+    let text = records[0]["ack_text"].as_str().unwrap_or_default();
+    assert!(text.contains("too large"), "{}", records[0]);
+    assert_eq!(records[1]["outcome"], "accepted", "{}", records[1]);
+    // AR is final: one link for both, the big one never resent.
+    let summary = run.summary();
+    assert_eq!(summary["reconnects"], 0, "{summary}");
+    assert_eq!(summary["resent"], 0, "{summary}");
+    assert_eq!(summary["unknown_fate"], 0, "{summary}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn at_the_connection_cap_the_longest_idle_link_yields_to_a_new_peer() {
+    let server = ListenProc::start(&[
+        "--max-connections",
+        "2",
+        "--max-connections-per-peer",
+        "2",
+        "--evict-idle-after",
+        "200ms",
+    ]);
+    let mut first = TcpStream::connect(server.addr).await.unwrap();
+    tokio::task::block_in_place(|| server.wait_event(is("connection_opened")));
+    let _second = TcpStream::connect(server.addr).await.unwrap();
+    tokio::task::block_in_place(|| server.wait_event(is("connection_opened")));
+    // Both sit idle past the eviction age (a real, short duration: the property is an age).
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let mut newcomer = MllpClient::connect(server.addr).await;
+    newcomer.send(&adt(b"new", "")).await;
+    let ack = newcomer.ack().await.expect("the new peer is served");
+    assert_eq!(ack.code, "AA");
+    let closed = tokio::task::block_in_place(|| server.wait_event(is("connection_closed")));
+    assert_eq!(closed["cause"], "evicted-idle", "{closed}");
+    assert_eq!(
+        closed["peer"],
+        first.local_addr().unwrap().to_string(),
+        "the oldest"
+    );
+    let mut rest = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), first.read_to_end(&mut rest)).await;
+    assert!(read.is_ok(), "the evicted peer sees the close");
+}

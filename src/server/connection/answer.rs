@@ -1,7 +1,7 @@
 //! Answering: each message's ACK (and, in enhanced mode, its application ACK) is built into the
 //! write buffer, counted, and written out in one go.
 
-use super::{End, InboundLink, Shutdown};
+use super::{End, InboundLink, Part, Shutdown};
 use crate::ack::{self, AckCode, BuiltAck, Disposition, NackReason};
 use crate::cause::{classify_io, Cause};
 use crate::framing::encode_frame;
@@ -157,6 +157,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
             return None;
         }
         let limit = self.shared.config.write_timeout;
+        // Bytes already built: counted while the peer takes them, and reading waits meanwhile.
+        self.buffered.set(Part::Unsent, self.out.len());
         let write = async {
             self.stream.write_all(&self.out).await?;
             self.stream.flush().await
@@ -168,6 +170,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
         };
         let written = self.out.len() as u64;
         self.out.clear();
+        self.buffered.set(Part::Unsent, 0);
         match result {
             Ok(Ok(())) => {
                 self.tally.bytes_out += written;

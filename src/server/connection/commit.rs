@@ -11,6 +11,7 @@ use crate::server::event::ServerEvent;
 use crate::server::policy::{Action, Decision};
 use crate::server::sink::{pad_results, Inbound, Reply, SinkResult};
 use crate::server::{AckMode, ServerConfig, Shared};
+use crate::warning::WarningCode;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -18,6 +19,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 /// While a commit is in flight the connection keeps reading, up to this much buffered input: the
 /// next batch is ready when the commit returns, and a slow sink still pushes back on the peer.
 const READ_AHEAD: usize = 256 * 1024;
+/// MSA-3 of the answer to a frame past the size limit; never payload content.
+const TOO_LARGE: &str = "Frame too large: bytes past the size limit were discarded, nothing kept";
 
 impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
     /// Commit `frames` in order, then write their ACKs in the same order. `Some` ends the
@@ -30,6 +33,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
         let mut decisions: Vec<Decision> = Vec::with_capacity(frames.len());
         // What each message is answered instead of a commit, when it must not be kept.
         let mut refusals: Vec<Option<Disposition>> = Vec::with_capacity(frames.len());
+        // Frames past the size limit: only their head arrived, they are never kept.
+        let mut oversized: Vec<bool> = Vec::with_capacity(frames.len());
         let mut close_after = false;
         let received_at = SystemTime::now();
         for frame in &frames {
@@ -48,7 +53,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 received_at,
             );
             let decision = shared.policy.decide(&message);
-            refusals.push(refusal(&shared.config, &message, &scan));
+            let too_large = frame
+                .warnings
+                .iter()
+                .any(|w| w.code == WarningCode::FrameTooLarge);
+            refusals.push(match too_large {
+                true => Some(Disposition::Rejected),
+                false => refusal(&shared.config, &message, &scan),
+            });
+            oversized.push(too_large);
             messages.push(message);
             scans.push(scan);
             decisions.push(decision);
@@ -79,7 +92,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
         self.out.clear();
         let mut results = results.into_iter();
         let each = messages.iter().zip(&decisions).zip(&scans).zip(&refusals);
-        for (((message, decision), scan), refused) in each {
+        for ((((message, decision), scan), refused), too_large) in each.zip(&oversized) {
             let committing = refused.is_none() && decision.action == Action::Commit;
             let (result, duplicate) = match (*refused, decision.action) {
                 (Some(disposition), _) => (refused_result(disposition), false),
@@ -115,6 +128,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
             }
             let silent = decision.silent || decision.reset;
             let (ack_code, close) = match result.reply {
+                Reply::Table if *too_large => {
+                    self.ack.text = Some(TOO_LARGE.to_string());
+                    let code = self.answer(message, scan, result.disposition, silent).await;
+                    self.ack.text = None;
+                    (code, None)
+                }
                 Reply::Table => {
                     let code = self.answer(message, scan, result.disposition, silent).await;
                     (code, None)

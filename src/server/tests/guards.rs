@@ -96,8 +96,12 @@ struct Pair {
 }
 
 fn pair(config: ServerConfig) -> Pair {
+    pair_with(config, ScriptedSink::default())
+}
+
+fn pair_with(config: ServerConfig, sink: ScriptedSink) -> Pair {
     let (tx, events) = mpsc::channel(1024);
-    let server = Server::builder(config, Arc::new(ScriptedSink::default()) as Arc<dyn Sink>)
+    let server = Server::builder(config, Arc::new(sink) as Arc<dyn Sink>)
         .events(tx)
         .build()
         .unwrap();
@@ -160,4 +164,44 @@ async fn a_frame_that_would_pass_the_budget_closes_its_own_connection() {
         0,
         "nothing held between frames"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_frame_waiting_for_a_slow_commit_holds_the_budget_and_the_next_reader_waits() {
+    let budget = 3000;
+    let mut p = pair_with(
+        ServerConfig {
+            max_buffered: budget,
+            ..ServerConfig::default()
+        },
+        ScriptedSink {
+            delay: Some(Duration::from_secs(10)),
+            ..ScriptedSink::default()
+        },
+    );
+    // A complete frame of 2000 bytes waits 10 s for its commit: it stays in the budget.
+    p.a.write_all(&frame(&msg(&"a".repeat(2000), "")))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(p.server.shared.limits.buffered() > 2000);
+    // The second frame does not fit beside it: it is not read (nor closed) until room comes.
+    p.b.write_all(&frame(&msg(&"b".repeat(1000), "")))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(p.server.shared.limits.buffered() <= budget);
+    while let Ok(event) = p.events.try_recv() {
+        assert!(
+            !matches!(event, ServerEvent::ConnectionClosed { .. }),
+            "the waiting connection was closed: {event:?}"
+        );
+    }
+    let mut reply = vec![0u8; 512];
+    let n = p.a.read(&mut reply).await.unwrap();
+    assert_eq!(scan_ack(&reply[1..n - 2]).expect("an ACK").code, b"AA");
+    // Room came back with the first answer: the second frame is read, committed, answered.
+    let n = p.b.read(&mut reply).await.unwrap();
+    assert_eq!(scan_ack(&reply[1..n - 2]).expect("an ACK").code, b"AA");
+    assert_eq!(p.server.shared.limits.buffered(), 0);
 }

@@ -124,7 +124,8 @@ pub(super) fn certificate_detail(err: &C) -> String {
         // A CA certificate presented as the peer's own: nearly always a self-signed one, as
         // `openssl req -x509` makes, which pinning trusts as it is.
         other if ca_used_as_end_entity(other) => {
-            "certificate is marked as a CA, as a self-signed one made by `openssl req -x509` is"
+            "certificate is most likely self-signed: it is marked as a CA, as `openssl req -x509` \
+             makes one"
                 .into()
         }
         other => format!("certificate rejected: {other:?}"),

@@ -77,7 +77,10 @@ async fn certificate_problems_are_tls_verify() {
     let certs = Certs::generate();
     let cases = [
         (&certs.untrusted, "unknown issuer"),
-        (&certs.openssl_style, "marked as a CA"),
+        (
+            &certs.openssl_style,
+            "most likely self-signed: it is marked as a CA",
+        ),
         (&certs.expired, "certificate expired"),
         (&certs.not_yet_valid, "not valid yet"),
         (

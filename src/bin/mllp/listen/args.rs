@@ -184,7 +184,8 @@ pub struct GuardArgs {
     pub strict: bool,
     /// Largest payload accepted (K, M, G suffixes).
     ///
-    /// A larger frame ends the connection.
+    /// A larger frame is dropped as it arrives and answered AR (nothing kept, MSA-3 and ERR say
+    /// it is too large); the connection stays open.
     #[arg(long, value_name = "SIZE", value_parser = crate::values::size(), default_value = "16MiB", help_heading = heading::LIMITS)]
     pub max_frame_size: u64,
     /// Connections open at once.
@@ -203,16 +204,24 @@ pub struct GuardArgs {
     /// end; a connection past it is closed (cause frame-timeout).
     #[arg(long, value_parser = parse_optional_duration, default_value = "60s", value_name = "DURATION", help_heading = heading::LIMITS)]
     pub frame_timeout: OptionalDuration,
-    /// Memory for all partial frames together.
+    /// Memory held for all peers.
     ///
-    /// A connection whose frame would pass it is closed (cause buffer-budget, code
-    /// MLLP_FRAME_TOO_LARGE). One address may hold the same share of it as of --max-connections
-    /// (but always room for one --max-frame-size).
+    /// Counts partial frames, complete frames waiting for their commit, and ACKs not yet taken
+    /// by the peer. At the budget, connections stop being read until room comes back; a
+    /// partial frame that cannot grow while nothing held frees itself closes its connection
+    /// (cause buffer-budget, code MLLP_FRAME_TOO_LARGE). One address may hold the same share of
+    /// it as of --max-connections (but always room for one --max-frame-size).
     #[arg(long, value_parser = crate::values::size(), default_value = "256MiB", value_name = "SIZE", help_heading = heading::LIMITS)]
     pub max_buffered: u64,
     /// Close a link idle this long (default: never).
     #[arg(long, value_name = "DURATION", value_parser = crate::values::duration(), help_heading = heading::LIMITS)]
     pub idle_timeout: Option<Duration>,
+    /// At the cap, evict one idle this long; 0: never.
+    ///
+    /// A new peer then closes the connection idle the longest (nothing partly received, nothing
+    /// awaiting commit or answer), cause evicted-idle, instead of being turned away.
+    #[arg(long, value_parser = parse_optional_duration, default_value = "60s", value_name = "DURATION", help_heading = heading::LIMITS)]
+    pub evict_idle_after: OptionalDuration,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -384,6 +393,7 @@ impl GuardArgs {
             frame_timeout: self.frame_timeout.0,
             max_buffered: usize::try_from(self.max_buffered).unwrap_or(usize::MAX),
             idle_timeout: self.idle_timeout,
+            evict_idle_after: self.evict_idle_after.0,
             ..ServerConfig::default()
         }
     }
