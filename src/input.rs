@@ -28,4 +28,4 @@ pub use natural::natural_cmp;
 pub use set::{InputOptions, InputSet, Messages, Summary, DEFAULT_MAX_INPUT};
 pub use split::Splitter;
 #[cfg(feature = "sqlite")]
-pub use store::{read_store, StoreFilter, StoreReadError, Stored};
+pub use store::{read_store, StoreFilter, StoreReadError, StoreRows, Stored, PAGE_ROWS};

@@ -142,7 +142,8 @@ impl ControlIdCount {
         else {
             return;
         };
-        let key = message.payload.slice_ref(id);
+        // A copy: a slice would keep the whole message alive for the rest of the run.
+        let key = Bytes::copy_from_slice(id);
         let slot = *self.seen.entry(key).or_insert_with(|| {
             self.ids.push(SharedControlId {
                 control_id: String::from_utf8_lossy(id).into_owned(),

@@ -8,6 +8,7 @@ use super::error::InputError;
 use super::idle::{IdleRead, STREAM_IDLE};
 use super::message::{Message, SplitOptions};
 use super::split::Splitter;
+use super::store::{StoreFilter, StoreRows};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::PathBuf;
@@ -52,6 +53,8 @@ pub struct Summary {
 enum Ready {
     /// Messages read already (from a store).
     Loaded(Vec<Message>),
+    /// The matching rows of a store, read a page at a time on each pass.
+    Store(PathBuf, StoreFilter),
     File(PathBuf),
     Spooled(File),
     Stream(Option<Box<dyn Read + Send>>),
@@ -104,6 +107,14 @@ impl InputSet {
         }
     }
 
+    /// The matching rows of the store `file`, as one source read a page at a time.
+    pub fn of_store(file: PathBuf, filter: StoreFilter, options: InputOptions) -> Self {
+        InputSet {
+            sources: vec![Ready::Store(file, filter)],
+            options,
+        }
+    }
+
     /// Read every input once (streamed stdin excepted) and report the first problem, or what is
     /// there to send.
     pub fn validate(&self) -> Result<Summary, InputError> {
@@ -120,6 +131,15 @@ impl InputSet {
                 }
                 Ready::Stream(_) => {
                     summary.unvalidated_stdin = true;
+                    continue;
+                }
+                Ready::Store(file, filter) => {
+                    for row in StoreRows::open(file, filter.clone()).map_err(store_error)? {
+                        let row = row.map_err(store_error)?;
+                        self.check(&row.message)?;
+                        summary.messages += 1;
+                        summary.bytes += row.message.payload.len() as u64;
+                    }
                     continue;
                 }
                 Ready::File(path) => (path.display().to_string(), open_file(path)?),
@@ -156,6 +176,7 @@ impl InputSet {
         Messages {
             sources: self.sources.iter_mut(),
             loaded: [].iter(),
+            rows: None,
             current: None,
             options: self.options.split,
             failed: false,
@@ -177,6 +198,13 @@ fn rewind(file: &File) -> Result<Box<dyn BufRead + Send + '_>, InputError> {
     let mut handle = file;
     handle.seek(SeekFrom::Start(0)).map_err(stdin_error)?;
     Ok(Box::new(BufReader::with_capacity(READ_BUFFER, handle)))
+}
+
+fn store_error(e: super::store::StoreReadError) -> InputError {
+    InputError::Read {
+        name: e.file,
+        error: std::io::Error::other(e.what),
+    }
 }
 
 fn stdin_error(error: std::io::Error) -> InputError {
@@ -201,6 +229,7 @@ fn spool(reader: impl Read, max: u64) -> Result<File, InputError> {
 pub struct Messages<'a> {
     sources: std::slice::IterMut<'a, Ready>,
     loaded: std::slice::Iter<'a, Message>,
+    rows: Option<StoreRows>,
     current: Option<Splitter<Box<dyn BufRead + Send + 'a>>>,
     options: SplitOptions,
     failed: bool,
@@ -217,6 +246,13 @@ impl<'a> Messages<'a> {
             Ready::Loaded(messages) => {
                 self.loaded = messages.iter();
                 return Some(Ok(()));
+            }
+            Ready::Store(file, filter) => {
+                return Some(
+                    StoreRows::open(file, filter.clone())
+                        .map(|rows| self.rows = Some(rows))
+                        .map_err(store_error),
+                );
             }
             Ready::File(path) => open_file(path).map(|r| (path.display().to_string(), r)),
             Ready::Spooled(file) => rewind(file).map(|r| ("-".to_string(), r)),
@@ -254,6 +290,16 @@ impl Iterator for Messages<'_> {
         loop {
             if let Some(message) = self.loaded.next() {
                 return Some(Ok(self.ready(message.clone())));
+            }
+            if let Some(rows) = self.rows.as_mut() {
+                match rows.next() {
+                    Some(Ok(row)) => return Some(Ok(self.ready(row.message))),
+                    Some(Err(e)) => {
+                        self.failed = true;
+                        return Some(Err(store_error(e)));
+                    }
+                    None => self.rows = None,
+                }
             }
             if let Some(splitter) = self.current.as_mut() {
                 match splitter.next() {

@@ -2,6 +2,7 @@
 //! answers with what the upstream said. The server core commits one connection's messages in
 //! arrival order and this sink writes them upstream in that order, so per-connection order holds.
 
+use super::gauges::{self, Gauges};
 use super::record::Recorder;
 use super::table::{pass_through, Upstream};
 use crate::client::{Client, Fate, SendHandle};
@@ -18,6 +19,7 @@ pub struct Forward {
     /// A message not written upstream this long after it arrived is refused.
     write_within: Duration,
     record: Option<Arc<Recorder>>,
+    gauges: Arc<Gauges>,
 }
 
 impl Forward {
@@ -28,7 +30,14 @@ impl Forward {
             client,
             write_within,
             record: None,
+            gauges: Arc::default(),
         }
+    }
+
+    /// Count what passes through in `gauges`.
+    pub fn gauged(mut self, gauges: Arc<Gauges>) -> Forward {
+        self.gauges = gauges;
+        self
     }
 
     /// Keep every message with its upstream answer and timings in `record`.
@@ -38,6 +47,7 @@ impl Forward {
     }
 
     async fn forward(&self, messages: &[Inbound]) -> Vec<SinkResult> {
+        self.gauges.received(messages.len() as u64);
         let deadline = Instant::now() + self.write_within;
         let expired = CancellationToken::new();
         let timer = {
@@ -61,6 +71,7 @@ impl Forward {
             }
             let forwarded_at = SystemTime::now();
             let (fate, commit) = settle(&mut handle, &expired).await;
+            self.gauges.settled(gauges::latency(&fate));
             let upstream = Upstream::from_fate(&fate, commit);
             if let Some(record) = &self.record {
                 record

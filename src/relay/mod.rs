@@ -4,10 +4,12 @@
 //! - [`forward`]: the pass-through sink, handing each message upstream as it arrives.
 //! - [`queue`]: store and forward: the queue sink and the forwarder that empties it in order.
 //! - [`store`]: the SQLite file of `--queue` and `--record` (table `queue`).
+//! - [`gauges`]: running figures for the live view (rates, ACK latency, queue depth).
 //! - [`record`]: keeping every passed-through message with its upstream fate.
 //! - [`upstream`]: the upstream link's options (reconnect for as long as the relay runs).
 
 pub mod forward;
+pub mod gauges;
 pub mod queue;
 pub mod record;
 pub mod store;
@@ -15,6 +17,7 @@ pub mod table;
 pub mod upstream;
 
 pub use forward::Forward;
+pub use gauges::{Gauges, Reading};
 pub use queue::{Enqueue, ForwardOptions};
 pub use record::Recorder;
 pub use store::{Status, Store, StoreError};

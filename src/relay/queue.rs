@@ -3,6 +3,7 @@
 //! and the forwarder that sends pending rows upstream in arrival order and writes each row's
 //! fate. Only a window of rows is in memory at once; the rest waits on disk.
 
+use super::gauges::{self, Gauges};
 use super::record::settlement;
 use super::store::{PendingRow, Status, Store};
 use crate::client::{Client, Fate};
@@ -21,6 +22,7 @@ pub struct Enqueue {
     store: Store,
     max_pending: Option<u64>,
     wake: Arc<Notify>,
+    gauges: Arc<Gauges>,
 }
 
 impl Enqueue {
@@ -30,7 +32,14 @@ impl Enqueue {
             store,
             max_pending,
             wake,
+            gauges: Arc::default(),
         }
+    }
+
+    /// Count what is taken in `gauges`.
+    pub fn gauged(mut self, gauges: Arc<Gauges>) -> Enqueue {
+        self.gauges = gauges;
+        self
     }
 }
 
@@ -49,6 +58,7 @@ impl Sink for Enqueue {
             let len = messages.len();
             match self.store.insert(messages, self.max_pending).await {
                 Ok(Some(_)) => {
+                    self.gauges.received(len as u64);
                     self.wake.notify_one();
                     vec![SinkResult::committed(); len]
                 }
@@ -72,6 +82,8 @@ pub struct ForwardOptions {
     pub max_attempts: u32,
     /// Pause before a row that could not be written is tried again.
     pub retry_pause: Duration,
+    /// Where settled rows, their latencies and the queue depth are counted.
+    pub gauges: Arc<Gauges>,
 }
 
 /// Send pending rows upstream in arrival order until `stop`; each row's fate is written as it
@@ -84,9 +96,17 @@ pub async fn forward(
     stop: CancellationToken,
 ) {
     let mut cursor = 0i64;
+    // The depth is a count over the pending rows: read it at most once a second.
+    let mut depth_read: Option<tokio::time::Instant> = None;
     loop {
         if stop.is_cancelled() {
             return;
+        }
+        if depth_read.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
+            depth_read = Some(tokio::time::Instant::now());
+            if let Ok(depth) = store.depth().await {
+                options.gauges.queue_depth(depth);
+            }
         }
         let rows = match store.pending(cursor, options.window.max(1)).await {
             Ok(rows) => rows,
@@ -154,6 +174,7 @@ async fn send_rows(
         if settled.status == Status::NeverDelivered {
             settled.status = Status::UnknownFate;
         }
+        options.gauges.settled(gauges::latency(&fate));
         let _ = store.settle(row.id, settled).await;
     }
     retry

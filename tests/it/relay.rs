@@ -2,8 +2,10 @@
 //! downstream. Pass-through answers byte for byte, an upstream down or silent, the queue.
 
 mod crash;
+mod flags;
 mod proc;
 mod replay;
+mod stall;
 mod tls;
 
 use crate::support::listen_proc::{is, ListenProc};
@@ -215,4 +217,30 @@ async fn a_record_keeps_each_message_with_its_upstream_answer() {
     assert_eq!((status.as_str(), code.as_str()), ("accepted", "AA"));
     assert_eq!(ack_bytes, ack(&message, "AA"));
     assert_eq!(payload, message);
+}
+
+#[tokio::test]
+async fn json_events_carry_the_relays_figures_every_second() {
+    let peer = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
+    let relay = RelayProc::start(&peer.addr().to_string(), &[]);
+    let mut client = MllpClient::connect(relay.addr).await;
+    for i in 0..3 {
+        client.send(&adt(format!("F{i}").as_bytes(), "")).await;
+        assert_eq!(client.ack().await.expect("an answer").code, "AA");
+    }
+    let stats = loop {
+        let event = relay
+            .events
+            .recv_timeout(Duration::from_secs(10))
+            .expect("a relay_stats event");
+        if event["event"] == "relay_stats" && event["settled"] == 3 {
+            break event;
+        }
+    };
+    assert_eq!(stats["received"], 3, "{stats}");
+    assert_eq!(stats["queue_depth"], 0, "{stats}");
+    assert!(stats["ack_p50_ms"].as_f64().is_some(), "{stats}");
+    assert!(stats["ack_p99_ms"].as_f64().is_some(), "{stats}");
+    assert_eq!(stats["upstream_state"], "CONNECTED", "{stats}");
+    assert_eq!(stats["reconnects"], 0, "{stats}");
 }

@@ -1,5 +1,5 @@
 //! The queue through two SIGKILLs of the relay: every message answered downstream reaches the
-//! upstream, and with the upstream's --dedupe none is stored twice.
+//! upstream, and with the upstream's --dedupe none is stored twice. Both kills land mid-run.
 
 use super::proc::RelayProc;
 use crate::support::listen_proc::ListenProc;
@@ -43,13 +43,30 @@ async fn two_sigkills_lose_nothing_answered_and_store_nothing_twice() {
     let sending = tokio::spawn(finish(send, None));
 
     for at in [60, 160] {
+        // Each kill lands mid-run: the sender has not finished, some rows have reached the
+        // upstream and some have not even arrived.
         let started = Instant::now();
-        while count(&queue, "SELECT COUNT(*) FROM queue") < at
+        while (count(&queue, "SELECT COUNT(*) FROM queue") < at
+            || count(&rx, "SELECT COUNT(*) FROM messages") == 0)
             && started.elapsed() < Duration::from_secs(20)
         {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         relay.kill();
+        let queued = count(&queue, "SELECT COUNT(*) FROM queue");
+        let upstream = count(&rx, "SELECT COUNT(*) FROM messages");
+        assert!(
+            !sending.is_finished(),
+            "the sender finished before the kill"
+        );
+        assert!(
+            queued >= at && queued < 300,
+            "{queued} rows queued at the kill"
+        );
+        assert!(
+            upstream > 0 && upstream < 300,
+            "{upstream} upstream at the kill"
+        );
         relay = RelayProc::start_at(port, &to, &args);
     }
     let run = sending.await.unwrap();

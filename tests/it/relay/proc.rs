@@ -73,6 +73,12 @@ impl RelayProc {
         }
     }
 
+    /// Its process id, for /proc.
+    #[allow(dead_code)]
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Kill it outright (SIGKILL), as a crash would.
     #[allow(dead_code)]
     pub fn kill(&mut self) {

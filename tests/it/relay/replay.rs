@@ -115,3 +115,64 @@ async fn the_original_pace_keeps_the_recorded_gaps_scaled_by_speed() {
     let (_, fast) = replay(&[]).await;
     assert_eq!(fast["accepted"], 4);
 }
+
+/// VmHWM (peak resident memory) of a running process in KiB.
+fn peak_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_large_store_replays_in_bounded_memory() {
+    use std::io::BufRead;
+    // 6000 rows of 16 KiB: 96 MiB of payload, far above the bound below.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("big.db");
+    let mut db = rusqlite::Connection::open(&file).unwrap();
+    db.execute_batch(
+        "CREATE TABLE messages (id INTEGER PRIMARY KEY, received_at TEXT NOT NULL,
+         peer TEXT NOT NULL, control_id TEXT, message_type TEXT, bytes INTEGER NOT NULL,
+         payload BLOB NOT NULL)",
+    )
+    .unwrap();
+    let filler = "Z".repeat(16 * 1024);
+    let tx = db.transaction().unwrap();
+    for i in 0..6000 {
+        let id = format!("B{i}");
+        let mut payload = message(&id, "X");
+        payload.extend_from_slice(format!("NTE|1||{filler}\r").as_bytes());
+        tx.execute(
+            "INSERT INTO messages (received_at, peer, control_id, message_type, bytes, payload)
+             VALUES ('2024-01-31T08:00:00Z', 'p', ?1, 'ADT^A01', ?2, ?3)",
+            rusqlite::params![id, payload.len() as i64, payload],
+        )
+        .unwrap();
+    }
+    tx.commit().unwrap();
+    drop(db);
+
+    let mut child = std::process::Command::new(crate::support::mllp_bin())
+        .args(["send", "--dry-run", "--from-db"])
+        .arg(&file)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    // Read slowly: the unread rest of the listing (more than a pipe holds) keeps the process
+    // alive at each reading.
+    let mut peak = 0;
+    for n in 1..=3000 {
+        lines.next().expect("a listed message").unwrap();
+        if n % 500 == 1 {
+            peak = peak.max(peak_kib(pid));
+        }
+    }
+    let listed = 3000 + lines.map_while(Result::ok).count();
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    assert_eq!(listed, 6001, "every row listed, then the summary");
+    assert!(peak < 48 * 1024, "peak resident memory {peak} KiB");
+}

@@ -58,6 +58,9 @@ pub struct RelayArgs {
     /// Serve Prometheus metrics over HTTP on ADDR (as listen does).
     #[arg(long, value_name = "ADDR", help_heading = heading::OUTPUT)]
     pub metrics: Option<SocketAddr>,
+    /// --give-up-after was given (its default says nothing); set after parsing.
+    #[arg(skip)]
+    pub give_up_given: bool,
 }
 
 /// Where the relay listens.

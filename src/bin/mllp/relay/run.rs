@@ -13,9 +13,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub fn run(args: RelayArgs, diag: &Diag) -> anyhow::Result<Exit> {
-    if args.link.no_reconnect || args.link.max_retries.is_some() {
+    if args.link.no_reconnect || args.link.max_retries.is_some() || args.give_up_given {
         let message = "the relay reconnects upstream for as long as it runs: \
-                       --no-reconnect and --max-retries do not apply";
+                       --no-reconnect, --max-retries and --give-up-after do not apply \
+                       (a message the upstream cannot take within --connect-timeout is \
+                       refused, or waits in --queue)";
         return Ok(Fatal::new(Exit::Usage, message).report());
     }
     let tls = match args.server_tls.acceptor() {
@@ -95,21 +97,27 @@ async fn serve(
         Err(e) => return Ok(Fatal::new(Exit::Usage, e).report()),
     };
     let (listening, announced) = tokio::sync::oneshot::channel();
+    let link_seen = Arc::new(std::sync::Mutex::new(render::Link::default()));
+    let gauges = Arc::new(relay::Gauges::default());
     let upstream_events = render::upstream(
         diag.clone(),
         client.subscribe(),
         args.to.to_string(),
         announced,
+        Arc::clone(&link_seen),
     );
+    let stats_events = render::stats(diag.clone(), Arc::clone(&gauges), link_seen);
     let stop = tokio_util::sync::CancellationToken::new();
     let (sink, forwarder): (Arc<dyn Sink>, _) = match (&args.queue, store) {
         (Some(_), Some(store)) => {
             let wake = Arc::new(tokio::sync::Notify::new());
-            let sink = Enqueue::new(store.clone(), args.max_queue, Arc::clone(&wake));
+            let sink = Enqueue::new(store.clone(), args.max_queue, Arc::clone(&wake))
+                .gauged(Arc::clone(&gauges));
             let options = ForwardOptions {
                 window: args.window,
                 max_attempts: mllp::client::DEFAULT_MAX_RESENDS,
                 retry_pause: link.backoff.initial.max(Duration::from_millis(50)),
+                gauges: Arc::clone(&gauges),
             };
             let forwarding = tokio::spawn(relay::queue::forward(
                 store,
@@ -121,7 +129,8 @@ async fn serve(
             (Arc::new(sink), Some(forwarding))
         }
         (_, store) => {
-            let mut forward = Forward::new(Arc::clone(&client), link.connect_timeout);
+            let mut forward =
+                Forward::new(Arc::clone(&client), link.connect_timeout).gauged(Arc::clone(&gauges));
             if let Some(store) = store {
                 forward = forward.recording(Arc::new(Recorder::new(store)));
             }
@@ -161,6 +170,7 @@ async fn serve(
     // Pass-through has drained with the server; a queue keeps what is pending for next time.
     client.destroy().await;
     upstream_events.abort();
+    stats_events.abort();
     let _ = tokio::task::spawn_blocking(move || renderer.join()).await;
     crate::listen::render::stats(diag, &stats, None);
     Ok(Exit::Success)

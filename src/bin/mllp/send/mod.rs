@@ -20,8 +20,8 @@ use clap::{Args, ValueEnum};
 use mllp::client::{Client, Correlation, OnBackpressure, Window};
 use mllp::delivery::{FailedOut, Input, OrderKey, RunOptions};
 use mllp::input::{
-    collect_inputs, read_store, ControlIds, InputError, InputOptions, InputSet, SplitOptions,
-    StoreFilter,
+    collect_inputs, ControlIds, InputError, InputOptions, InputSet, SplitOptions, StoreFilter,
+    StoreRows,
 };
 use mllp::target::Target;
 use std::io::IsTerminal;
@@ -332,19 +332,20 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
                 message_type: args.message_type.clone(),
                 control_id: args.control_id.clone(),
             };
-            let stored = match read_store(file, &filter) {
-                Ok(stored) => stored,
+            // Opened here for its errors and the widest label; read page by page later.
+            let rows = match StoreRows::open(file, filter.clone()) {
+                Ok(rows) => rows,
                 Err(err) => return input_error(&err),
             };
+            let width = rows
+                .last_id()
+                .map_or(8, |id| format!("{}#{id}", rows.source()).chars().count());
+            drop(rows);
             if args.pace == Some(PaceArg::Original) {
-                gaps = Some(replay::gaps(&stored, args.speed));
+                gaps = Some((file.clone(), filter.clone(), args.speed));
             }
             inputs.push(mllp::input::InputSource::File(file.clone()));
-            let width = stored
-                .last()
-                .map_or(8, |s| s.message.label().chars().count());
-            let messages = stored.into_iter().map(|s| s.message).collect();
-            (InputSet::of_messages(messages, options), width)
+            (InputSet::of_store(file.clone(), filter, options), width)
         }
         None => {
             let sources = match collect_inputs(&args.files, args.recursive) {
@@ -468,7 +469,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let stream = args.stream;
     let end = runtime.block_on(async move {
         let input = match gaps {
-            Some(gaps) => replay::paced(set, gaps),
+            Some((file, filter, speed)) => replay::paced(set, file, filter, speed),
             None => Input::from_set(set, stream),
         };
         let connector = Arc::new(connector);

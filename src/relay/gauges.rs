@@ -1,0 +1,109 @@
+//! The relay's running figures for its live view and events: messages taken from downstream and
+//! settled upstream, recent upstream ACK latencies (p50/p99), and the queue depth as last read.
+//! Counters only: nothing here holds a payload.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Latencies kept for the percentiles: the most recent this many.
+const LATENCIES: usize = 1024;
+
+/// Shared by the sinks, the forwarder and whoever shows the figures.
+#[derive(Debug, Default)]
+pub struct Gauges {
+    received: AtomicU64,
+    settled: AtomicU64,
+    queue_depth: AtomicU64,
+    latencies: Mutex<VecDeque<Duration>>,
+}
+
+/// One reading of the gauges.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Reading {
+    /// Messages taken from downstream so far.
+    pub received: u64,
+    /// Messages settled upstream (answered, or given up on) so far.
+    pub settled: u64,
+    /// Pending rows of the queue, as last read (0 in pass-through).
+    pub queue_depth: u64,
+    /// Upstream ACK latency percentiles of the recent answers, if any came.
+    pub ack_p50: Option<Duration>,
+    pub ack_p99: Option<Duration>,
+}
+
+impl Gauges {
+    pub fn received(&self, n: u64) {
+        self.received.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// One message settled upstream, with its ACK latency if it was answered.
+    pub fn settled(&self, latency: Option<Duration>) {
+        self.settled.fetch_add(1, Ordering::Relaxed);
+        if let Some(latency) = latency {
+            let mut kept = self.latencies.lock().unwrap_or_else(|p| p.into_inner());
+            if kept.len() == LATENCIES {
+                kept.pop_front();
+            }
+            kept.push_back(latency);
+        }
+    }
+
+    pub fn queue_depth(&self, depth: u64) {
+        self.queue_depth.store(depth, Ordering::Relaxed);
+    }
+
+    pub fn read(&self) -> Reading {
+        let mut sorted: Vec<Duration> = {
+            let kept = self.latencies.lock().unwrap_or_else(|p| p.into_inner());
+            kept.iter().copied().collect()
+        };
+        sorted.sort_unstable();
+        let at = |p: f64| {
+            (!sorted.is_empty()).then(|| sorted[((sorted.len() - 1) as f64 * p).round() as usize])
+        };
+        Reading {
+            received: self.received.load(Ordering::Relaxed),
+            settled: self.settled.load(Ordering::Relaxed),
+            queue_depth: self.queue_depth.load(Ordering::Relaxed),
+            ack_p50: at(0.5),
+            ack_p99: at(0.99),
+        }
+    }
+}
+
+/// The ACK latency of a send's fate, when an answer came.
+pub fn latency(fate: &crate::client::Fate) -> Option<Duration> {
+    use crate::client::Fate;
+    match fate {
+        Fate::Accepted { latency, .. }
+        | Fate::Negative { latency, .. }
+        | Fate::CommittedOnly { latency, .. } => Some(*latency),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_come_from_the_recent_latencies() {
+        let g = Gauges::default();
+        assert_eq!(g.read().ack_p50, None);
+        for ms in 1..=100 {
+            g.settled(Some(Duration::from_millis(ms)));
+        }
+        g.settled(None);
+        g.received(101);
+        let r = g.read();
+        assert_eq!((r.received, r.settled), (101, 101));
+        assert_eq!(r.ack_p50, Some(Duration::from_millis(51)));
+        assert_eq!(r.ack_p99, Some(Duration::from_millis(99)));
+        for _ in 0..LATENCIES {
+            g.settled(Some(Duration::from_millis(7)));
+        }
+        assert_eq!(g.read().ack_p99, Some(Duration::from_millis(7)));
+    }
+}

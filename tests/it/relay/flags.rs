@@ -1,0 +1,45 @@
+//! Flags that do not apply to a relay are refused before anything starts.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Run `mllp relay ARGS` for at most a few seconds: its exit code and stderr (None: still
+/// running, then killed).
+fn relay(args: &[&str]) -> (Option<i32>, String) {
+    let mut child = Command::new(crate::support::mllp_bin())
+        .args(["relay", "--listen", "0", "--to", "127.0.0.1:9"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if started.elapsed() > Duration::from_secs(5) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    (code, stderr)
+}
+
+#[test]
+fn giving_up_upstream_is_refused_as_the_relay_never_gives_up() {
+    for args in [
+        &["--give-up-after", "5s"][..],
+        &["--max-retries", "3"],
+        &["--no-reconnect"],
+    ] {
+        let (code, stderr) = relay(args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(args[0]), "{args:?}: {stderr}");
+    }
+}
