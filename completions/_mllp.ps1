@@ -139,6 +139,7 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             [CompletionResult]::new('--idle-timeout', '--idle-timeout', [CompletionResultType]::ParameterName, 'Close a link idle this long (default: never)')
             [CompletionResult]::new('--evict-idle-after', '--evict-idle-after', [CompletionResultType]::ParameterName, 'At the cap, evict one idle this long; 0: never')
             [CompletionResult]::new('--drain-timeout', '--drain-timeout', [CompletionResultType]::ParameterName, 'On a stop, how long commits under way may take')
+            [CompletionResult]::new('--log-rate', '--log-rate', [CompletionResultType]::ParameterName, 'Message lines a second per connection; 0: no limit')
             [CompletionResult]::new('--metrics', '--metrics', [CompletionResultType]::ParameterName, 'Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output: auto, always, never')
             [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Diagnostics on stderr as human or json lines')

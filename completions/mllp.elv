@@ -134,6 +134,7 @@ set edit:completion:arg-completer[mllp] = {|@words|
             cand --idle-timeout 'Close a link idle this long (default: never)'
             cand --evict-idle-after 'At the cap, evict one idle this long; 0: never'
             cand --drain-timeout 'On a stop, how long commits under way may take'
+            cand --log-rate 'Message lines a second per connection; 0: no limit'
             cand --metrics 'Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898)'
             cand --color 'When to colour output: auto, always, never'
             cand --log-format 'Diagnostics on stderr as human or json lines'

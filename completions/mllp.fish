@@ -147,6 +147,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-buffered -d 'Me
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l idle-timeout -d 'Close a link idle this long (default: never)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l evict-idle-after -d 'At the cap, evict one idle this long; 0: never' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l drain-timeout -d 'On a stop, how long commits under way may take' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l log-rate -d 'Message lines a second per connection; 0: no limit' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l metrics -d 'Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l color -d 'When to colour output: auto, always, never' -r -f -a "auto\t''
 always\t''

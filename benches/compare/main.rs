@@ -29,11 +29,14 @@ use std::time::Duration;
 const MESSAGE_BYTES: usize = 470;
 
 /// The pairings, the floor pair first; each runs in both modes.
-const PAIRINGS: [(Client, Server); 16] = [
+const PAIRINGS: [(Client, Server); 17] = [
     (Client::Floor, Server::Floor),
     // The Rust floor held to the same pair in C: its x floor is how far the Rust floor is from C.
     (Client::FloorC, Server::FloorC),
     (Client::Send, Server::Listen),
+    // Keyed parallel links into a fast receiver: what routing by key costs where the engine is
+    // not the limit (the rows against a slow engine come with --slow-messages).
+    (Client::SendKeyed, Server::Listen),
     (Client::Floor, Server::Listen),
     (Client::Send, Server::Floor),
     (Client::Send, Server::PyAsyncio),

@@ -6,6 +6,8 @@ pub enum Client {
     /// The same floor sender written in C (`benches/floor/floor.c`).
     FloorC,
     Send,
+    /// `mllp send --connections 4 --order-key PID-3`: keyed parallel links.
+    SendKeyed,
     PyAsyncio,
     PyMllpSend,
     NodeHl7,
@@ -28,6 +30,7 @@ impl Client {
             Client::Floor => "floor send",
             Client::FloorC => "C floor send",
             Client::Send => "mllp send",
+            Client::SendKeyed => "mllp send --connections 4 --order-key PID-3",
             Client::PyAsyncio => "python-hl7 asyncio client",
             Client::PyMllpSend => "python-hl7 mllp_send",
             Client::NodeHl7 => "node-hl7-client",

@@ -155,7 +155,7 @@ impl Results {
             let _ = writeln!(out, "\n{mode}");
             let _ = writeln!(
                 out,
-                "{:<52} {:>9} {:>19} {:>17} {:>7} {:>7} {:>8} {:>8} {:>6} {:>6}",
+                "{:<60} {:>9} {:>19} {:>17} {:>7} {:>7} {:>8} {:>8} {:>6} {:>6}",
                 "client -> server",
                 "msg/s",
                 "min..max",
@@ -229,7 +229,7 @@ fn row(s: &Summary) -> String {
     let label = s.cell.label();
     if let Some(why) = &s.failure {
         if s.rate.is_none() {
-            return format!("{label:<52} FAILED: {why}");
+            return format!("{label:<60} FAILED: {why}");
         }
     }
     let num = |v: Option<Spread>, digits: usize| match v {
@@ -242,7 +242,7 @@ fn row(s: &Summary) -> String {
         None => "-".into(),
     };
     let mut line = format!(
-        "{label:<52} {:>9.0} {:>19} {x:>17} {:>7} {:>7} {:>8} {:>8} {:>6} {:>6}",
+        "{label:<60} {:>9.0} {:>19} {x:>17} {:>7} {:>7} {:>8} {:>8} {:>6} {:>6}",
         rate.median,
         format!("{:.0}..{:.0}", rate.min, rate.max),
         num(s.p50_ms, 2),

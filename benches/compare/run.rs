@@ -226,13 +226,16 @@ fn client_command(
                 .arg(file);
             c
         }
-        Client::Send => {
+        Client::Send | Client::SendKeyed => {
             let mut c = Command::new(&setup.mllp);
             c.args(["--quiet", "send", "--progress", "never", "--json"])
                 .arg(file)
                 .args(["--host", "127.0.0.1", "--port", &port])
                 // A peer that stops answering fails the run within the harness's timeout.
                 .args(["--ack-timeout", "5s"]);
+            if client == Client::SendKeyed {
+                c.args(["--connections", "4", "--order-key", "PID-3"]);
+            }
             match window {
                 1 => c.arg("--no-pipeline"),
                 w => c.args(["--window", &w.to_string()]),
@@ -316,7 +319,7 @@ fn run_client(setup: &Setup, client: Client, port: u16, window: usize) -> Result
         true => format!("timed out after {} s: ", setup.timeout.as_secs()),
         false => String::new(),
     };
-    if client == Client::Send {
+    if matches!(client, Client::Send | Client::SendKeyed) {
         return send_outcome(setup, &out, usage, wall_s, last_err).map_err(|e| timed_out + &e);
     }
     if !timed_out.is_empty() {

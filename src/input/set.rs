@@ -8,6 +8,7 @@ use super::error::InputError;
 use super::idle::{IdleRead, STREAM_IDLE};
 use super::message::{Message, SplitOptions};
 use super::split::Splitter;
+#[cfg(feature = "sqlite")]
 use super::store::{StoreFilter, StoreRows};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
@@ -54,6 +55,7 @@ enum Ready {
     /// Messages read already (from a store).
     Loaded(Vec<Message>),
     /// The matching rows of a store, read a page at a time on each pass.
+    #[cfg(feature = "sqlite")]
     Store(PathBuf, StoreFilter),
     File(PathBuf),
     Spooled(File),
@@ -108,6 +110,7 @@ impl InputSet {
     }
 
     /// The matching rows of the store `file`, as one source read a page at a time.
+    #[cfg(feature = "sqlite")]
     pub fn of_store(file: PathBuf, filter: StoreFilter, options: InputOptions) -> Self {
         InputSet {
             sources: vec![Ready::Store(file, filter)],
@@ -133,6 +136,7 @@ impl InputSet {
                     summary.unvalidated_stdin = true;
                     continue;
                 }
+                #[cfg(feature = "sqlite")]
                 Ready::Store(file, filter) => {
                     for row in StoreRows::open(file, filter.clone()).map_err(store_error)? {
                         let row = row.map_err(store_error)?;
@@ -176,6 +180,7 @@ impl InputSet {
         Messages {
             sources: self.sources.iter_mut(),
             loaded: [].iter(),
+            #[cfg(feature = "sqlite")]
             rows: None,
             current: None,
             options: self.options.split,
@@ -200,6 +205,7 @@ fn rewind(file: &File) -> Result<Box<dyn BufRead + Send + '_>, InputError> {
     Ok(Box::new(BufReader::with_capacity(READ_BUFFER, handle)))
 }
 
+#[cfg(feature = "sqlite")]
 fn store_error(e: super::store::StoreReadError) -> InputError {
     InputError::Read {
         name: e.file,
@@ -229,6 +235,7 @@ fn spool(reader: impl Read, max: u64) -> Result<File, InputError> {
 pub struct Messages<'a> {
     sources: std::slice::IterMut<'a, Ready>,
     loaded: std::slice::Iter<'a, Message>,
+    #[cfg(feature = "sqlite")]
     rows: Option<StoreRows>,
     current: Option<Splitter<Box<dyn BufRead + Send + 'a>>>,
     options: SplitOptions,
@@ -247,6 +254,7 @@ impl<'a> Messages<'a> {
                 self.loaded = messages.iter();
                 return Some(Ok(()));
             }
+            #[cfg(feature = "sqlite")]
             Ready::Store(file, filter) => {
                 return Some(
                     StoreRows::open(file, filter.clone())
@@ -291,6 +299,7 @@ impl Iterator for Messages<'_> {
             if let Some(message) = self.loaded.next() {
                 return Some(Ok(self.ready(message.clone())));
             }
+            #[cfg(feature = "sqlite")]
             if let Some(rows) = self.rows.as_mut() {
                 match rows.next() {
                     Some(Ok(row)) => return Some(Ok(self.ready(row.message))),

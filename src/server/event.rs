@@ -131,15 +131,28 @@ pub enum ServerEvent {
         down_ms: u64,
         refused: u64,
     },
+    /// A line a command sink's command wrote on its stderr while committing a message of
+    /// `connection`: the command's own words, never the server's. At most
+    /// [`EXEC_STDERR_LINE_MAX`](crate::server::sink::exec::EXEC_STDERR_LINE_MAX) bytes of it;
+    /// `truncated` when the line was longer.
+    ExecStderr {
+        connection: ConnectionId,
+        /// The command's process ID (`sh -c`'s).
+        pid: u32,
+        line: String,
+        truncated: bool,
+    },
 }
 
-/// Where a sink says how its store is doing. It holds the server's event channel weakly, so a
+/// Where a sink reports on itself: how its store is doing, what its command wrote on stderr.
+/// It holds the server's event channel weakly, so a
 /// sink outliving the server never keeps the embedder's reader waiting.
 #[derive(Debug, Clone)]
 pub struct StoreReports(mpsc::WeakSender<ServerEvent>);
 
 impl StoreReports {
-    /// Send `event` (one of the store events), waiting for room like every other event.
+    /// Send `event` (a store event, a command's stderr line), waiting for room like every other
+    /// event.
     pub async fn send(&self, event: ServerEvent) {
         if let Some(tx) = self.0.upgrade() {
             let _ = tx.send(event).await;

@@ -267,7 +267,8 @@ async fn sigterm_drains_the_commit_under_way_then_exits_0() {
     let server = ListenProc::start(&["--exec", script]);
     let mut client = MllpClient::connect(server.addr).await;
     client.send(&adt(b"in-flight", "")).await;
-    server.wait_event(|v| v == "commit-started");
+    // The command's stderr comes through as its own event.
+    server.wait_event(|v| v["event"] == "exec_stderr" && v["line"] == "commit-started");
     server.signal("TERM");
     let ack = client
         .ack()

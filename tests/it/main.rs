@@ -17,6 +17,7 @@ mod listen;
 mod listen_answers;
 mod listen_guards;
 mod listen_hosts;
+mod listen_log_rate;
 mod listen_metrics;
 mod listen_moved;
 mod listen_output;

@@ -64,8 +64,8 @@ fn run(mut cli: cli::Cli) -> anyhow::Result<exit::Exit> {
     let diag = diag::Diag::new(&cli.global);
     match cli.command {
         cli::Command::Send(args) => send::run(*args, &diag),
-        cli::Command::Listen(args) => listen::run(args, &diag),
-        cli::Command::Probe(args) => probe::run(args, &diag),
+        cli::Command::Listen(args) => listen::run(*args, &diag),
+        cli::Command::Probe(args) => probe::run(*args, &diag),
         cli::Command::Relay(args) => relay::run(*args, &diag),
         cli::Command::Soak(args) => soak::run(*args, &diag),
         cli::Command::Completions(args) => generate::completions(args),

@@ -2,8 +2,12 @@
 //! (0 committed, the reject code rejected, anything else or a timeout failed). A semaphore bounds
 //! how many commands run at once across all connections. Each command runs in its own process
 //! group, and a timeout or a stop kills the whole group: nothing it started is left behind.
+//! When the server has an event channel, the command's stderr is reported as its own lines.
+
+mod stderr;
 
 use super::{Inbound, Sink, SinkFuture, SinkResult};
+use crate::server::StoreReports;
 use std::os::unix::ffi::OsStrExt;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -11,6 +15,12 @@ use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 use tokio::sync::Semaphore;
+
+pub use stderr::EXEC_STDERR_LINE_MAX;
+
+/// After the command exits, how long its stderr may take to reach its end (a child it left
+/// running may hold it open): its lines then come before the message's own event.
+const STDERR_GRACE: Duration = Duration::from_millis(200);
 
 #[derive(Debug, Clone)]
 pub struct ExecOptions {
@@ -39,6 +49,8 @@ impl ExecOptions {
 pub struct ExecSink {
     options: Arc<ExecOptions>,
     slots: Arc<Semaphore>,
+    /// Where the command's stderr lines go; unset, the command shares the server's stderr.
+    reports: Arc<std::sync::OnceLock<StoreReports>>,
 }
 
 impl ExecSink {
@@ -47,6 +59,7 @@ impl ExecSink {
         ExecSink {
             options: Arc::new(options),
             slots,
+            reports: Arc::default(),
         }
     }
 
@@ -68,6 +81,10 @@ impl ExecSink {
                 std::ffi::OsStr::from_bytes(message.message_type().unwrap_or_default()),
             )
             .stdin(Stdio::piped())
+            .stderr(match self.reports.get() {
+                Some(_) => Stdio::piped(),
+                None => Stdio::inherit(),
+            })
             .process_group(0)
             .kill_on_drop(true);
         let mut child = match command.spawn() {
@@ -77,6 +94,16 @@ impl ExecSink {
         // Declared after `child`, so dropped before it: the group dies while its leader is
         // not yet reaped, and the group ID cannot have been reused.
         let mut group = GroupKill(child.id());
+        // Read from the start, so a command writing much on stderr is never blocked on it.
+        let mut said = match (child.stderr.take(), self.reports.get(), child.id()) {
+            (Some(err), Some(reports), Some(pid)) => Some(tokio::spawn(stderr::report(
+                err,
+                message.connection,
+                pid,
+                reports.clone(),
+            ))),
+            _ => None,
+        };
         let stdin = child.stdin.take();
         let payload = message.payload.clone();
         let work = async {
@@ -93,6 +120,10 @@ impl ExecSink {
             Ok(Ok(status)) => {
                 // Reaped: the group ID may be reused from now on.
                 group.0 = None;
+                if let Some(said) = &mut said {
+                    // Past the grace, the reader carries on alone.
+                    let _ = tokio::time::timeout(STDERR_GRACE, said).await;
+                }
                 status
             }
             Ok(Err(e)) => return SinkResult::failed(format!("exec: {e}")),
@@ -139,5 +170,9 @@ impl Drop for GroupKill {
 impl Sink for ExecSink {
     fn commit<'a>(&'a self, message: &'a Inbound) -> SinkFuture<'a, SinkResult> {
         Box::pin(self.run(message))
+    }
+
+    fn report_to(&self, reports: StoreReports) {
+        let _ = self.reports.set(reports);
     }
 }

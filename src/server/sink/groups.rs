@@ -2,6 +2,7 @@
 //! histogram of group sizes in powers of two. Counted by the sink's one writer, read at the end.
 
 use serde::{Serialize, Serializer};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Bucket `i` holds groups of `2^i ..= 2^(i+1) - 1` rows; the last holds everything larger.
@@ -46,6 +47,8 @@ fn label(i: usize) -> String {
     }
 }
 
+// Only the stores that commit in groups count them.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 fn bucket(rows: usize) -> usize {
     (usize::BITS - 1 - rows.max(1).leading_zeros()).min(BUCKETS as u32 - 1) as usize
 }
@@ -68,6 +71,7 @@ impl Serialize for CommitGroups {
 }
 
 /// The live counts: written by one writer, read by anyone.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[derive(Debug, Default)]
 pub(crate) struct GroupCounter {
     groups: AtomicU64,
@@ -75,6 +79,7 @@ pub(crate) struct GroupCounter {
     sizes: [AtomicU64; BUCKETS],
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 impl GroupCounter {
     pub(crate) fn record(&self, rows: usize) {
         self.groups.fetch_add(1, Ordering::Relaxed);

@@ -27,11 +27,11 @@ pub enum Command {
     /// Send HL7 files to an MLLP endpoint and account for every message.
     Send(Box<crate::send::SendArgs>),
     /// Receive HL7 over MLLP, commit each message to a sink, then acknowledge it.
-    Listen(crate::listen::ListenArgs),
+    Listen(Box<crate::listen::ListenArgs>),
     /// Stand between two systems: forward, show, bridge TLS, queue while the upstream is down.
     Relay(Box<crate::relay::RelayArgs>),
     /// Find out why an endpoint will not talk: resolve, connect, TLS, and one message.
-    Probe(crate::probe::ProbeArgs),
+    Probe(Box<crate::probe::ProbeArgs>),
     /// Hold a link under load, watch it fail and heal, and prove nothing was lost.
     Soak(Box<crate::soak::SoakArgs>),
     /// Print a shell completion script.

@@ -141,6 +141,14 @@ pub struct ListenArgs {
     /// JSON: --log-format json, and --format json when stdout is the sink.
     #[arg(long, help_heading = heading::OUTPUT)]
     pub json: bool,
+    /// Message lines a second per connection; 0: no limit.
+    ///
+    /// Message, answer and warning lines past it in one second are counted, not written; one
+    /// `suppressed` line says how many, when the connection next writes or closes. The --exec
+    /// command's stderr lines (labelled exec[PID], each cut at 1000 bytes) have the same limit.
+    /// Lines opening and closing connections are always written.
+    #[arg(long, value_name = "N", default_value_t = 100, help_heading = heading::OUTPUT)]
+    pub log_rate: u32,
     /// Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898).
     ///
     /// A wildcard address needs --allow-wildcard; at most 16 scrapes at once, each closed after

@@ -68,7 +68,7 @@ async fn serve(
     };
     let (tx, rx) = tokio::sync::mpsc::channel(4096);
     // The metrics address is announced by the renderer, right after `listening`.
-    let renderer = render::spawn(diag.clone(), rx, metrics, skipped)?;
+    let renderer = render::spawn(diag.clone(), rx, metrics, skipped, args.log_rate)?;
     let server = Server::builder(config, sink)
         .policy(policy)
         .events(tx)

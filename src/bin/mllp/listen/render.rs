@@ -1,12 +1,20 @@
 //! Server events to stderr lines (human or JSON), written from one thread in
 //! batches so a busy server pays one write per batch, not one per event.
 
+mod describe;
+mod rate;
 mod stamp;
+mod stats;
 
 use crate::diag::Diag;
-use mllp::server::{is_wildcard, ServerEvent, StatsSnapshot};
-use serde_json::{json, Value};
+use describe::describe;
+use mllp::server::{is_wildcard, ServerEvent};
+use rate::{Admit, LogRate, Source};
+use serde_json::json;
 pub use stamp::Stamp;
+pub use stats::stats;
+#[cfg(test)]
+use stats::stats_lines;
 use tokio::sync::mpsc;
 
 /// Events rendered per write.
@@ -18,24 +26,38 @@ const BATCH: usize = 512;
 const GATHER: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// Render events until every sender is gone; `skipped` (what the start-up read-back left
-/// alone) is said right after the address.
+/// alone) is said right after the address; per-message lines beyond `log_rate` a second per
+/// source (0: no limit) are counted instead.
 pub fn spawn(
     diag: Diag,
     rx: mpsc::Receiver<ServerEvent>,
     metrics: Option<std::net::SocketAddr>,
     skipped: Vec<String>,
+    log_rate: u32,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
-    spawn_announcing(diag, rx, metrics, skipped, None)
+    render_on_thread(diag, rx, metrics, skipped, None, LogRate::new(log_rate))
 }
 
-/// [`spawn`], firing `listening` once the bound address is on stderr: whatever else writes
-/// there (the relay's upstream link) waits for it, so that line stays the first.
+/// [`spawn`] with no rate limit, firing `listening` once the bound address is on stderr:
+/// whatever else writes there (the relay's upstream link) waits for it, so that line stays the
+/// first.
 pub fn spawn_announcing(
+    diag: Diag,
+    rx: mpsc::Receiver<ServerEvent>,
+    metrics: Option<std::net::SocketAddr>,
+    skipped: Vec<String>,
+    listening: Option<tokio::sync::oneshot::Sender<()>>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    render_on_thread(diag, rx, metrics, skipped, listening, LogRate::new(0))
+}
+
+fn render_on_thread(
     diag: Diag,
     mut rx: mpsc::Receiver<ServerEvent>,
     metrics: Option<std::net::SocketAddr>,
     skipped: Vec<String>,
     mut listening: Option<tokio::sync::oneshot::Sender<()>>,
+    mut rate: LogRate,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("mllp-events".into())
@@ -46,9 +68,13 @@ pub fn spawn_announcing(
             while let taken @ 1.. = rx.blocking_recv_many(&mut batch, BATCH) {
                 text.clear();
                 let stamp = Stamp::now();
+                let now = std::time::Instant::now();
                 for event in batch.drain(..) {
                     if metrics.is_some() {
                         crate::prometheus::server::record(&event);
+                    }
+                    if !admit(&diag, &stamp, now, &mut rate, &event, &mut text) {
+                        continue;
                     }
                     push(&diag, &stamp, &event, &mut text);
                     if let ServerEvent::Listening { .. } = event {
@@ -66,7 +92,7 @@ pub fn spawn_announcing(
                         }
                     }
                 }
-                crate::diag::write_text(&text);
+                write_stderr(&text);
                 if let Some(listening) = listening.take() {
                     let _ = listening.send(());
                 }
@@ -74,7 +100,58 @@ pub fn spawn_announcing(
                     std::thread::sleep(GATHER);
                 }
             }
+            // What the exec command held back at the end is still said.
+            text.clear();
+            let stamp = Stamp::now();
+            for (source, count) in rate.drain() {
+                rate.push_suppressed(&diag, &stamp, source, count, &mut text);
+            }
+            write_stderr(&text);
         })
+}
+
+fn write_stderr(text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    // Around a status drawn at the foot of stderr (the relay's), if there is one.
+    crate::diag::write_text(text);
+}
+
+/// Whether `event`'s line is written under the rate; first says what its source held back
+/// (before the next line it writes, or before its connection's close).
+fn admit(
+    diag: &Diag,
+    stamp: &Stamp,
+    now: std::time::Instant,
+    rate: &mut LogRate,
+    event: &ServerEvent,
+    text: &mut String,
+) -> bool {
+    if let ServerEvent::ConnectionClosed { connection, .. } = event {
+        let source = Source::Connection(*connection);
+        let held = rate.close(source);
+        if held > 0 {
+            rate.push_suppressed(diag, stamp, source, held, text);
+        }
+        return true;
+    }
+    let Some(source) = Source::of(event) else {
+        return true;
+    };
+    // A line --quiet hides is not one to count.
+    if diag.quiet && matches!(source, Source::Connection(_)) {
+        return true;
+    }
+    match rate.admit(source, now) {
+        Admit::Write { suppressed } => {
+            if suppressed > 0 {
+                rate.push_suppressed(diag, stamp, source, suppressed, text);
+            }
+            true
+        }
+        Admit::Drop => false,
+    }
 }
 
 /// A header field for a log line: lossy text, control and bidi characters replaced, at most 64
@@ -231,278 +308,6 @@ fn push_wildcard_warning(diag: &Diag, stamp: &Stamp, message: &str, text: &mut S
         json!({ "code": code, "message": message }),
     ));
     text.push('\n');
-}
-
-/// An event's name, human line and JSON fields; `None` when this verbosity hides it.
-fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, Value)> {
-    // Under --quiet only the address, security warnings, accept errors and the final stats are
-    // shown.
-    let quiet = diag.quiet;
-    Some(match event {
-        ServerEvent::Listening { addr } => (
-            "listening",
-            format!("listening on {addr}"),
-            json!({ "addr": addr.to_string() }),
-        ),
-        _ if quiet
-            && !matches!(
-                event,
-                ServerEvent::SecurityWarning { .. }
-                    | ServerEvent::AcceptError { .. }
-                    | ServerEvent::StoreLost { .. }
-                    | ServerEvent::StoreRestored { .. }
-            ) =>
-        {
-            return None
-        }
-        ServerEvent::ConnectionOpened {
-            connection,
-            peer,
-            tls,
-        } => {
-            let subject = tls.as_ref().and_then(|t| t.client_subject.clone());
-            let authorized = tls.as_ref().map(|t| t.client_cert_verified);
-            let human = match (tls, &subject) {
-                (None, _) => format!("connection {connection} opened from {peer}"),
-                (Some(t), None) => {
-                    format!(
-                        "connection {connection} opened from {peer} ({}, no client certificate)",
-                        t.tls.version
-                    )
-                }
-                (Some(t), Some(subject)) => format!(
-                    "connection {connection} opened from {peer} ({}, client {subject}, {})",
-                    t.tls.version,
-                    if t.client_cert_verified {
-                        "authorized"
-                    } else {
-                        "not authorized"
-                    }
-                ),
-            };
-            (
-                "connection_opened",
-                human,
-                json!({
-                    "connection": connection,
-                    "peer": &**peer,
-                    "tls": tls,
-                    "subject": subject,
-                    "authorized": authorized,
-                }),
-            )
-        }
-        ServerEvent::ConnectionClosed {
-            connection,
-            peer,
-            cause,
-            code,
-        } => (
-            "connection_closed",
-            match code {
-                Some(code) => {
-                    format!("connection {connection} from {peer} closed: {cause} ({code})")
-                }
-                None => format!("connection {connection} from {peer} closed: {cause}"),
-            },
-            json!({ "connection": connection, "peer": &**peer, "cause": cause, "code": code }),
-        ),
-        ServerEvent::AcceptFailed {
-            connection,
-            peer,
-            cause,
-            detail,
-        } => (
-            "tls_client_error",
-            format!(
-                "connection {connection} from {peer}: TLS handshake failed ({cause}): {detail}"
-            ),
-            json!({ "connection": connection, "peer": &**peer, "cause": cause, "detail": detail }),
-        ),
-        ServerEvent::AcceptError { error, count } => (
-            "accept_error",
-            format!(
-                "{} accepting a connection failed ({count} so far): {error}; backing off",
-                diag.paint("warning:", "33")
-            ),
-            json!({ "error": error, "count": count }),
-        ),
-        ServerEvent::Warning {
-            connection,
-            warning,
-        } => (
-            "warning",
-            format!(
-                "{} connection {connection}: {}",
-                diag.paint("warning:", "33"),
-                crate::diag::warnings::human(warning)
-            ),
-            json!({ "connection": connection, "code": warning.code, "byte_offset": warning.byte_offset }),
-        ),
-        ServerEvent::Message {
-            connection,
-            bytes,
-            ack_code,
-            duplicate,
-            commit_ms,
-            control_id,
-            message_type,
-        } => {
-            let mut human = String::new();
-            if !diag.json() {
-                message_line(&mut human, event);
-            }
-            // One per message: the JSON fields are built only when they are written.
-            let fields = if diag.json() {
-                json!({
-                    "connection": connection,
-                    "bytes": bytes,
-                    "ack_code": ack_code,
-                    "duplicate": duplicate,
-                    "commit_ms": commit_ms.map(|ms| (ms * 1000.0).round() / 1000.0),
-                    "control_id": header_text(control_id),
-                    "message_type": header_text(message_type),
-                })
-            } else {
-                Value::Null
-            };
-            ("message", human, fields)
-        }
-        ServerEvent::Nack {
-            connection,
-            ack_code,
-            why,
-        } => (
-            "nack",
-            format!(
-                "connection {connection}: answered {ack_code} ({}{})",
-                why.as_str(),
-                why.detail().map_or(String::new(), |d| format!(", {d}"))
-            ),
-            json!({
-                "connection": connection,
-                "ack_code": ack_code,
-                "reason": why.as_str(),
-                "detail": why.detail(),
-            }),
-        ),
-        ServerEvent::SinkFailed { connection, detail } => (
-            "sink_error",
-            format!("connection {connection}: commit failed: {detail}"),
-            json!({ "connection": connection, "detail": detail }),
-        ),
-        ServerEvent::SecurityWarning { code } => (
-            "security_warning",
-            format!("{} {code}", diag.paint("warning:", "1;33")),
-            json!({ "code": code }),
-        ),
-        ServerEvent::StoreLost { detail } => (
-            "store_lost",
-            format!(
-                "{} the database link is lost ({detail}): messages are answered AE until it is back; reconnecting",
-                diag.paint("warning:", "33")
-            ),
-            json!({ "detail": detail }),
-        ),
-        ServerEvent::StoreRestored { down_ms, refused } => (
-            "store_restored",
-            format!(
-                "the database link is back after {}.{:01} s; {} answered AE meanwhile",
-                down_ms / 1000,
-                down_ms % 1000 / 100,
-                crate::diag::count(*refused, "message")
-            ),
-            json!({ "down_ms": down_ms, "refused": refused }),
-        ),
-        _ => return None,
-    })
-}
-
-/// The final counters, one event (with the test double's seed, when one ran).
-pub fn stats(diag: &Diag, stats: &StatsSnapshot, seed: Option<u64>) {
-    let mut fields = serde_json::to_value(stats).unwrap_or(Value::Null);
-    if let (Some(seed), Value::Object(map)) = (seed, &mut fields) {
-        // A string: JSON readers that hold numbers as doubles (jq) would round a u64.
-        map.insert("seed".into(), json!(seed.to_string()));
-    }
-    let human = || stats_lines(stats, seed);
-    crate::diag::write_line(&Stamp::now().line(diag, "stats", human, fields));
-}
-
-/// The final counters for people: a few labelled lines, zero counts left out.
-fn stats_lines(s: &StatsSnapshot, seed: Option<u64>) -> String {
-    let listed = |counts: &std::collections::BTreeMap<&'static str, u64>| {
-        if counts.is_empty() {
-            return "none".to_string();
-        }
-        let items: Vec<String> = counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        items.join(", ")
-    };
-    let nonzero = |items: &[(&str, u64)]| {
-        let items: Vec<String> = items
-            .iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(k, n)| format!("{k} {n}"))
-            .collect();
-        if items.is_empty() {
-            "none".to_string()
-        } else {
-            items.join(", ")
-        }
-    };
-    let mut lines = vec![
-        format!(
-            "stopped: {} received over {}",
-            crate::diag::count(s.messages, "message"),
-            crate::diag::count(s.connections_accepted, "connection")
-        ),
-        format!(
-            "  messages: {}",
-            nonzero(&[
-                ("committed", s.committed),
-                ("duplicates", s.duplicates),
-                ("rejected", s.rejected),
-                ("refused", s.refused),
-                ("commit failed", s.commit_failed),
-                ("inbound ACKs", s.inbound_acks),
-                ("unanswered", s.unanswered),
-            ])
-        ),
-        format!("  ACKs: {}", listed(&s.acks_by_code)),
-    ];
-    if !s.nacks_by_reason.is_empty() {
-        lines.push(format!("  negative ACKs: {}", listed(&s.nacks_by_reason)));
-    }
-    lines.push(format!(
-        "  connections: {}; closed: {}",
-        nonzero(&[
-            ("refused", s.connections_refused),
-            ("failed handshakes", s.accept_failed),
-            ("open", s.connections_open),
-        ]),
-        listed(&s.closed_by_cause)
-    ));
-    if !s.warnings_by_code.is_empty() {
-        lines.push(format!("  warnings: {}", listed(&s.warnings_by_code)));
-    }
-    lines.push(format!("  bytes: {} in, {} out", s.bytes_in, s.bytes_out));
-    if let Some(g) = s.commit_groups.as_ref().filter(|g| g.groups > 0) {
-        let sizes: Vec<String> = g
-            .histogram()
-            .iter()
-            .map(|(size, n)| format!("{size}: {n}"))
-            .collect();
-        lines.push(format!(
-            "  commit groups: {} of {:.1} rows on average (rows per group {})",
-            g.groups,
-            g.mean(),
-            sizes.join(", ")
-        ));
-    }
-    if let Some(seed) = seed {
-        lines.push(format!("  test-double seed: {seed}"));
-    }
-    lines.join("\n")
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@ use crate::cli::global::LogFormat;
 use mllp::ack::{AckCode, NackReason};
 use mllp::cause::Cause;
 use mllp::server::NackWhy;
+use mllp::server::StatsSnapshot;
+use serde_json::Value;
 
 fn line(format: LogFormat, event: &ServerEvent) -> String {
     let diag = Diag {
@@ -226,5 +228,38 @@ fn commit_groups_are_one_stats_line() {
     assert!(
         lines.contains("  commit groups: 3 of 3.0 rows on average (rows per group 1: 1, 4-7: 2)"),
         "{lines}"
+    );
+}
+
+#[test]
+fn an_exec_commands_stderr_line_is_labelled_as_its_own_and_made_safe() {
+    let event = |line: &str, truncated| ServerEvent::ExecStderr {
+        connection: 3,
+        pid: 4242,
+        line: line.into(),
+        truncated,
+    };
+    assert_eq!(
+        line(LogFormat::Human, &event("disk full", false)),
+        "exec[4242] (connection 3): disk full"
+    );
+    assert_eq!(
+        line(LogFormat::Human, &event("a\u{1b}[2Jb\u{202e}c", true)),
+        "exec[4242] (connection 3): a?[2Jb?c [cut at 1000 bytes]"
+    );
+    let json: Value = serde_json::from_str(&line(LogFormat::Json, &event("x", true))).unwrap();
+    assert_eq!(
+        (
+            &json["event"],
+            &json["pid"],
+            &json["line"],
+            &json["truncated"]
+        ),
+        (
+            &json!("exec_stderr"),
+            &json!(4242),
+            &json!("x"),
+            &json!(true)
+        )
     );
 }

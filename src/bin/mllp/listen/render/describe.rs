@@ -1,0 +1,214 @@
+//! Each server event's name, human line and JSON fields, at the verbosity asked for.
+
+use super::{header_text, message_line, unsafe_on_terminal};
+use crate::diag::Diag;
+use mllp::server::sink::exec::EXEC_STDERR_LINE_MAX;
+use mllp::server::ServerEvent;
+use serde_json::{json, Value};
+
+/// An event's name, human line and JSON fields; `None` when this verbosity hides it.
+pub(super) fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, Value)> {
+    // Under --quiet only the address, security warnings, accept errors, the store's state, the
+    // exec command's own stderr and the final stats are shown.
+    let quiet = diag.quiet;
+    Some(match event {
+        ServerEvent::Listening { addr } => (
+            "listening",
+            format!("listening on {addr}"),
+            json!({ "addr": addr.to_string() }),
+        ),
+        _ if quiet
+            && !matches!(
+                event,
+                ServerEvent::SecurityWarning { .. }
+                    | ServerEvent::AcceptError { .. }
+                    | ServerEvent::ExecStderr { .. }
+                    | ServerEvent::StoreLost { .. }
+                    | ServerEvent::StoreRestored { .. }
+            ) =>
+        {
+            return None
+        }
+        ServerEvent::ConnectionOpened {
+            connection,
+            peer,
+            tls,
+        } => {
+            let subject = tls.as_ref().and_then(|t| t.client_subject.clone());
+            let authorized = tls.as_ref().map(|t| t.client_cert_verified);
+            let human = match (tls, &subject) {
+                (None, _) => format!("connection {connection} opened from {peer}"),
+                (Some(t), None) => {
+                    format!(
+                        "connection {connection} opened from {peer} ({}, no client certificate)",
+                        t.tls.version
+                    )
+                }
+                (Some(t), Some(subject)) => format!(
+                    "connection {connection} opened from {peer} ({}, client {subject}, {})",
+                    t.tls.version,
+                    if t.client_cert_verified {
+                        "authorized"
+                    } else {
+                        "not authorized"
+                    }
+                ),
+            };
+            (
+                "connection_opened",
+                human,
+                json!({
+                    "connection": connection,
+                    "peer": &**peer,
+                    "tls": tls,
+                    "subject": subject,
+                    "authorized": authorized,
+                }),
+            )
+        }
+        ServerEvent::ConnectionClosed {
+            connection,
+            peer,
+            cause,
+            code,
+        } => (
+            "connection_closed",
+            match code {
+                Some(code) => {
+                    format!("connection {connection} from {peer} closed: {cause} ({code})")
+                }
+                None => format!("connection {connection} from {peer} closed: {cause}"),
+            },
+            json!({ "connection": connection, "peer": &**peer, "cause": cause, "code": code }),
+        ),
+        ServerEvent::AcceptFailed {
+            connection,
+            peer,
+            cause,
+            detail,
+        } => (
+            "tls_client_error",
+            format!(
+                "connection {connection} from {peer}: TLS handshake failed ({cause}): {detail}"
+            ),
+            json!({ "connection": connection, "peer": &**peer, "cause": cause, "detail": detail }),
+        ),
+        ServerEvent::AcceptError { error, count } => (
+            "accept_error",
+            format!(
+                "{} accepting a connection failed ({count} so far): {error}; backing off",
+                diag.paint("warning:", "33")
+            ),
+            json!({ "error": error, "count": count }),
+        ),
+        ServerEvent::Warning {
+            connection,
+            warning,
+        } => (
+            "warning",
+            format!(
+                "{} connection {connection}: {}",
+                diag.paint("warning:", "33"),
+                crate::diag::warnings::human(warning)
+            ),
+            json!({ "connection": connection, "code": warning.code, "byte_offset": warning.byte_offset }),
+        ),
+        ServerEvent::Message {
+            connection,
+            bytes,
+            ack_code,
+            duplicate,
+            commit_ms,
+            control_id,
+            message_type,
+        } => {
+            let mut human = String::new();
+            if !diag.json() {
+                message_line(&mut human, event);
+            }
+            // One per message: the JSON fields are built only when they are written.
+            let fields = if diag.json() {
+                json!({
+                    "connection": connection,
+                    "bytes": bytes,
+                    "ack_code": ack_code,
+                    "duplicate": duplicate,
+                    "commit_ms": commit_ms.map(|ms| (ms * 1000.0).round() / 1000.0),
+                    "control_id": header_text(control_id),
+                    "message_type": header_text(message_type),
+                })
+            } else {
+                Value::Null
+            };
+            ("message", human, fields)
+        }
+        ServerEvent::Nack {
+            connection,
+            ack_code,
+            why,
+        } => (
+            "nack",
+            format!(
+                "connection {connection}: answered {ack_code} ({}{})",
+                why.as_str(),
+                why.detail().map_or(String::new(), |d| format!(", {d}"))
+            ),
+            json!({
+                "connection": connection,
+                "ack_code": ack_code,
+                "reason": why.as_str(),
+                "detail": why.detail(),
+            }),
+        ),
+        ServerEvent::SinkFailed { connection, detail } => (
+            "sink_error",
+            format!("connection {connection}: commit failed: {detail}"),
+            json!({ "connection": connection, "detail": detail }),
+        ),
+        ServerEvent::SecurityWarning { code } => (
+            "security_warning",
+            format!("{} {code}", diag.paint("warning:", "1;33")),
+            json!({ "code": code }),
+        ),
+        ServerEvent::StoreLost { detail } => (
+            "store_lost",
+            format!(
+                "{} the database link is lost ({detail}): messages are answered AE until it is back; reconnecting",
+                diag.paint("warning:", "33")
+            ),
+            json!({ "detail": detail }),
+        ),
+        ServerEvent::StoreRestored { down_ms, refused } => (
+            "store_restored",
+            format!(
+                "the database link is back after {}.{:01} s; {} answered AE meanwhile",
+                down_ms / 1000,
+                down_ms % 1000 / 100,
+                crate::diag::count(*refused, "message")
+            ),
+            json!({ "down_ms": down_ms, "refused": refused }),
+        ),
+        ServerEvent::ExecStderr {
+            connection,
+            pid,
+            line,
+            truncated,
+        } => {
+            let shown: String = line
+                .chars()
+                .map(|c| if unsafe_on_terminal(c) { '?' } else { c })
+                .collect();
+            let cut = if *truncated {
+                format!(" [cut at {EXEC_STDERR_LINE_MAX} bytes]")
+            } else {
+                String::new()
+            };
+            (
+                "exec_stderr",
+                format!("exec[{pid}] (connection {connection}): {shown}{cut}"),
+                json!({ "connection": connection, "pid": pid, "line": shown, "truncated": truncated }),
+            )
+        }
+        _ => return None,
+    })
+}

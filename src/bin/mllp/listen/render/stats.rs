@@ -1,0 +1,94 @@
+//! The final counters of a run, said once at the end: one `stats` event, or a few labelled
+//! lines for people.
+
+use super::Stamp;
+use crate::diag::Diag;
+use mllp::server::StatsSnapshot;
+use serde_json::{json, Value};
+
+/// The final counters, one event (with the test double's seed, when one ran).
+pub fn stats(diag: &Diag, stats: &StatsSnapshot, seed: Option<u64>) {
+    let mut fields = serde_json::to_value(stats).unwrap_or(Value::Null);
+    if let (Some(seed), Value::Object(map)) = (seed, &mut fields) {
+        // A string: JSON readers that hold numbers as doubles (jq) would round a u64.
+        map.insert("seed".into(), json!(seed.to_string()));
+    }
+    let human = || stats_lines(stats, seed);
+    crate::diag::write_line(&Stamp::now().line(diag, "stats", human, fields));
+}
+
+/// The final counters for people: a few labelled lines, zero counts left out.
+pub(super) fn stats_lines(s: &StatsSnapshot, seed: Option<u64>) -> String {
+    let listed = |counts: &std::collections::BTreeMap<&'static str, u64>| {
+        if counts.is_empty() {
+            return "none".to_string();
+        }
+        let items: Vec<String> = counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        items.join(", ")
+    };
+    let nonzero = |items: &[(&str, u64)]| {
+        let items: Vec<String> = items
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        if items.is_empty() {
+            "none".to_string()
+        } else {
+            items.join(", ")
+        }
+    };
+    let mut lines = vec![
+        format!(
+            "stopped: {} received over {}",
+            crate::diag::count(s.messages, "message"),
+            crate::diag::count(s.connections_accepted, "connection")
+        ),
+        format!(
+            "  messages: {}",
+            nonzero(&[
+                ("committed", s.committed),
+                ("duplicates", s.duplicates),
+                ("rejected", s.rejected),
+                ("refused", s.refused),
+                ("commit failed", s.commit_failed),
+                ("inbound ACKs", s.inbound_acks),
+                ("unanswered", s.unanswered),
+            ])
+        ),
+        format!("  ACKs: {}", listed(&s.acks_by_code)),
+    ];
+    if !s.nacks_by_reason.is_empty() {
+        lines.push(format!("  negative ACKs: {}", listed(&s.nacks_by_reason)));
+    }
+    lines.push(format!(
+        "  connections: {}; closed: {}",
+        nonzero(&[
+            ("refused", s.connections_refused),
+            ("failed handshakes", s.accept_failed),
+            ("open", s.connections_open),
+        ]),
+        listed(&s.closed_by_cause)
+    ));
+    if !s.warnings_by_code.is_empty() {
+        lines.push(format!("  warnings: {}", listed(&s.warnings_by_code)));
+    }
+    lines.push(format!("  bytes: {} in, {} out", s.bytes_in, s.bytes_out));
+    if let Some(g) = s.commit_groups.as_ref().filter(|g| g.groups > 0) {
+        let sizes: Vec<String> = g
+            .histogram()
+            .iter()
+            .map(|(size, n)| format!("{size}: {n}"))
+            .collect();
+        lines.push(format!(
+            "  commit groups: {} of {:.1} rows on average (rows per group {})",
+            g.groups,
+            g.mean(),
+            sizes.join(", ")
+        ));
+    }
+    if let Some(seed) = seed {
+        lines.push(format!("  test-double seed: {seed}"));
+    }
+    lines.join("\n")
+}
