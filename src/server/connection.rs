@@ -56,10 +56,12 @@ impl End {
 /// The places a connection holds while it is open: one of `max_connections` (none for a stream
 /// handed to `Server::serve`) and one of its peer address's.
 pub(crate) struct Admission {
+    // Fields drop in order: the per-address place goes back before the connection's place, so
+    // a new peer woken by the freed place (an eviction's, say) finds its address's place free.
+    pub(crate) peer: PeerSlot,
     /// Held, never read: dropping it gives the place back.
     #[allow(dead_code)]
     pub(crate) slot: Option<OwnedSemaphorePermit>,
-    pub(crate) peer: PeerSlot,
 }
 
 /// Serve `stream` until it ends; reports open and close.
