@@ -1,4 +1,4 @@
-//! Integration tests: client_link. Establishing links against real local peers, and the
+//! Integration tests: establishing links against real local peers, and the
 //! classification of every way that fails.
 
 use mllp::cause::Cause;

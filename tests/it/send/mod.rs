@@ -1,9 +1,9 @@
 //! Integration tests: `mllp send` as a child process against the scripted peer and `mllp
-//! listen`, one module per topic: input shapes, every exit code from a real peer behaviour, TLS,
-//! the resend policy across drops and `--failed-out` reruns, enhanced mode, the causes records
-//! carry, getting connected (endpoints, environment, what stderr says), flag values and the
-//! flags people expect (`--dry-run`, `--timeout`), order, and parallel links. No test finds the payload marker
-//! on stderr.
+//! listen`, one module per topic: input shapes and the checked input set, every exit code from a
+//! real peer behaviour, TLS, the resend policy across drops and `--failed-out` reruns, enhanced
+//! mode, the causes records carry, getting connected, flag values and the flags people expect
+//! (`--dry-run`, `--timeout`), order, parallel links, live streams, and what is printed around
+//! the records. No test finds the payload marker on stderr.
 
 mod causes;
 mod connect;
@@ -12,9 +12,11 @@ mod enhanced;
 mod exit_codes;
 mod flags;
 mod input;
+mod input_set;
 mod interrupt;
 mod no_reconnect;
 mod order;
+mod output;
 mod parallel;
 mod resend;
 mod stream;

@@ -110,7 +110,7 @@ async fn a_database_stopped_mid_run_loses_nothing_answered_aa_and_keeps_nothing_
     ) else {
         return;
     };
-    let _one_at_a_time = crate::listen_postgres_link::OUTAGE.lock().await;
+    let _one_at_a_time = crate::listen::postgres_link::OUTAGE.lock().await;
     let url = pg::fresh_database(&server, "outage").await;
     let listener = ListenProc::start(&["--postgres", &url, "--dedupe"]);
     let restarted = Arc::new(AtomicBool::new(false));

@@ -1,0 +1,20 @@
+//! Integration tests: `mllp listen` as a real process over real loopback sockets, one module per
+//! topic: the basics, answers, guards, host lists, log rate, metrics, moved stores, output, the
+//! stores (files, SQLite, PostgreSQL and its link), the PROXY protocol, a deployment behind
+//! HAProxy, TLS, and the truth of every answer.
+
+mod answers;
+mod basics;
+mod guards;
+mod hosts;
+mod log_rate;
+mod metrics;
+mod moved;
+mod output;
+mod postgres;
+mod postgres_link;
+mod proxy;
+mod scale_out;
+mod store;
+mod tls;
+mod truth;
