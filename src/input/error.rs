@@ -49,16 +49,15 @@ pub enum InputError {
     NoMatch { pattern: String },
     #[error("{pattern}: not a valid glob pattern: {reason}")]
     BadPattern { pattern: String, reason: String },
-    #[error("{}: is a directory; pass --recursive to send the files inside it", .path.display())]
+    /// A directory named without asking to read directories recursively.
+    #[error("{}: is a directory", .path.display())]
     IsDirectory { path: PathBuf },
     #[error("{}: directory holds no files to send", .path.display())]
     EmptyDirectory { path: PathBuf },
     #[error("-: standard input given more than once")]
     StdinTwice,
-    #[error(
-        "-: standard input holds more than {max} bytes (--max-input); raise --max-input, or pass \
-         --stream to send without checking first"
-    )]
+    /// Standard input is spooled for the check up to a limit; it held more.
+    #[error("-: standard input holds more than {max} bytes")]
     StdinTooLarge { max: u64 },
 }
 

@@ -78,7 +78,7 @@ impl StoreRows {
         };
         if !file.is_file() {
             return Err(fail(
-                "no such file: give a `listen --sqlite` or `relay` store".into(),
+                "no such file: give the SQLite file of a receiver or of a relay's queue".into(),
             ));
         }
         let db = Connection::open_with_flags(file, OpenFlags::SQLITE_OPEN_READ_ONLY)

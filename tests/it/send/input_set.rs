@@ -67,7 +67,8 @@ fn collect_refuses_what_it_cannot_send() {
 
     let e = collect_inputs(&[arg(&root.join("sub"))], false).unwrap_err();
     assert!(matches!(e, InputError::IsDirectory { .. }));
-    assert!(e.to_string().contains("--recursive"));
+    // The library names what is wrong; the command adds the flag that helps.
+    assert!(!e.to_string().contains("--"), "{e}");
     let e = collect_inputs(&[arg(&root.join("*.none"))], false).unwrap_err();
     assert!(matches!(e, InputError::NoMatch { .. }));
     let e = collect_inputs(&[arg(&root.join("missing.hl7"))], false).unwrap_err();
@@ -121,7 +122,7 @@ fn stdin_is_spooled_validated_and_read_twice() {
 }
 
 #[test]
-fn stdin_over_max_input_is_refused_naming_the_flag() {
+fn stdin_over_max_input_is_refused() {
     let options = InputOptions {
         max_input: 100,
         ..InputOptions::default()
@@ -131,7 +132,7 @@ fn stdin_over_max_input_is_refused_naming_the_flag() {
         .err()
         .unwrap();
     assert!(matches!(e, InputError::StdinTooLarge { max: 100 }));
-    assert!(e.to_string().contains("--max-input"));
+    assert!(!e.to_string().contains("--"), "{e}");
     let exact = std::io::Cursor::new(vec![b'x'; 100]);
     assert!(InputSet::prepare_with_stdin(vec![InputSource::Stdin], options, exact).is_ok());
 }

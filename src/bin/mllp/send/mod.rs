@@ -267,6 +267,13 @@ pub fn refusal(err: &InputError) -> String {
         InputError::MessageTooLarge { .. } => {
             format!("{err} (--max-frame-size); the receiver must take frames that large too")
         }
+        InputError::IsDirectory { .. } => {
+            format!("{err}; pass --recursive to send the files inside it")
+        }
+        InputError::StdinTooLarge { .. } => format!(
+            "{err} (--max-input); raise --max-input, or pass --stream to send without checking \
+             first"
+        ),
         _ => err.to_string(),
     }
 }
@@ -350,7 +357,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         None => {
             let sources = match collect_inputs(&args.files, args.recursive) {
                 Ok(sources) => sources,
-                Err(err) => return input_error(&err),
+                Err(err) => return refused(&err),
             };
             let width = summary::label_width(&sources);
             inputs.clone_from(&sources);
@@ -488,4 +495,25 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     })?;
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     Ok(end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refusal;
+    use mllp::input::InputError;
+
+    #[test]
+    fn refusals_name_the_flag_that_helps() {
+        let dir = refusal(&InputError::IsDirectory { path: "in".into() });
+        assert_eq!(
+            dir,
+            "in: is a directory; pass --recursive to send the files inside it"
+        );
+        let stdin = refusal(&InputError::StdinTooLarge { max: 100 });
+        assert!(
+            stdin.contains("(--max-input); raise --max-input"),
+            "{stdin}"
+        );
+        assert!(stdin.contains("--stream"), "{stdin}");
+    }
 }
