@@ -32,6 +32,18 @@ use bytes::{Buf, BytesMut};
 const SP: u8 = b' ';
 const HT: u8 = b'\t';
 
+/// What follows a frame's FS, as far as the buffer shows.
+enum Terminator {
+    /// The byte after it has not arrived.
+    Incomplete,
+    /// The FS alone ends it (tolerated).
+    BareFs,
+    /// FS CR: the canonical end.
+    FsCr,
+    /// FS LF (tolerated), with its warning.
+    FsLf(Warning),
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum State {
     /// Between frames, expecting a VT.
@@ -195,36 +207,20 @@ impl MllpCodec {
             return Ok(Some(Decoded::Frame(self.deliver_oversize(None))));
         }
         let fs_offset = self.offset;
-        if self.tolerance.fs_without_cr {
-            self.consume(buf, 1);
-            let frame = self.deliver_oversize(None);
-            if buf.first() == Some(&CR) {
+        let (end, warning) = match self.terminator(buf, 0, fs_offset)? {
+            Terminator::Incomplete => return Ok(None),
+            Terminator::BareFs => {
                 self.consume(buf, 1);
-                self.state = State::Idle;
-            } else {
-                self.state = State::AfterFs {
-                    fs_offset,
-                    frame_index: frame.index,
-                };
+                let frame = self.deliver_oversize(None);
+                self.after_bare_fs(buf, fs_offset, frame.index);
+                return Ok(Some(Decoded::Frame(frame)));
             }
-            return Ok(Some(Decoded::Frame(frame)));
-        }
-        match buf.get(1) {
-            None => Ok(None),
-            Some(&CR) => {
-                self.consume(buf, 2);
-                self.state = State::Idle;
-                Ok(Some(Decoded::Frame(self.deliver_oversize(None))))
-            }
-            Some(&LF) if self.tolerance.lf_after_fs => {
-                self.consume(buf, 2);
-                self.state = State::Idle;
-                let lf = Warning::at(WarningCode::LfAfterFs, fs_offset + 1);
-                Ok(Some(Decoded::Frame(self.deliver_oversize(Some(lf)))))
-            }
-            Some(&LF) => self.fail(WarningCode::LfAfterFs, fs_offset + 1, LF),
-            Some(_) => self.fail(WarningCode::FsWithoutCr, fs_offset, FS),
-        }
+            Terminator::FsCr => (2, None),
+            Terminator::FsLf(lf) => (2, Some(lf)),
+        };
+        self.consume(buf, end);
+        self.state = State::Idle;
+        Ok(Some(Decoded::Frame(self.deliver_oversize(warning))))
     }
 
     /// The oversize frame's head as a frame of its own, carrying `MLLP_FRAME_TOO_LARGE`.
@@ -243,39 +239,59 @@ impl MllpCodec {
     /// The payload ends at `buf[at]`, an FS.
     fn at_fs(&mut self, buf: &mut BytesMut, at: usize) -> Result<Option<Decoded>, FramingError> {
         let fs_offset = self.offset + at as u64;
-        if self.tolerance.fs_without_cr {
-            let frame = self.deliver(buf, at, 1, None);
-            // The usual CR is swallowed now rather than on the next call.
-            if buf.first() == Some(&CR) {
-                self.consume(buf, 1);
-                self.state = State::Idle;
-            } else {
-                self.state = State::AfterFs {
-                    fs_offset,
-                    frame_index: frame.index,
-                };
-            }
-            return Ok(Some(Decoded::Frame(frame)));
-        }
-        match buf.get(at + 1) {
-            None => {
+        let warning = match self.terminator(buf, at, fs_offset)? {
+            Terminator::Incomplete => {
                 // Wait for the terminator; the next scan starts at this FS.
                 self.state = State::Payload { scanned: at };
-                Ok(None)
+                return Ok(None);
             }
-            Some(&CR) => {
-                let frame = self.deliver(buf, at, 2, None);
-                self.state = State::Idle;
-                Ok(Some(Decoded::Frame(frame)))
+            Terminator::BareFs => {
+                let frame = self.deliver(buf, at, 1, None);
+                self.after_bare_fs(buf, fs_offset, frame.index);
+                return Ok(Some(Decoded::Frame(frame)));
             }
-            Some(&LF) if self.tolerance.lf_after_fs => {
-                let lf = Warning::at(WarningCode::LfAfterFs, fs_offset + 1);
-                let frame = self.deliver(buf, at, 2, Some(lf));
-                self.state = State::Idle;
-                Ok(Some(Decoded::Frame(frame)))
-            }
-            Some(&LF) => self.fail(WarningCode::LfAfterFs, fs_offset + 1, LF),
-            Some(_) => self.fail(WarningCode::FsWithoutCr, fs_offset, FS),
+            Terminator::FsCr => None,
+            Terminator::FsLf(lf) => Some(lf),
+        };
+        let frame = self.deliver(buf, at, 2, warning);
+        self.state = State::Idle;
+        Ok(Some(Decoded::Frame(frame)))
+    }
+
+    /// How the FS at `buf[at]` ends its frame, by the byte after it and the tolerance: one rule
+    /// for every frame, kept or discarded for its size.
+    fn terminator(
+        &mut self,
+        buf: &[u8],
+        at: usize,
+        fs_offset: u64,
+    ) -> Result<Terminator, FramingError> {
+        if self.tolerance.fs_without_cr {
+            return Ok(Terminator::BareFs);
+        }
+        match buf.get(at + 1) {
+            None => Ok(Terminator::Incomplete),
+            Some(&CR) => Ok(Terminator::FsCr),
+            Some(&LF) if self.tolerance.lf_after_fs => Ok(Terminator::FsLf(Warning::at(
+                WarningCode::LfAfterFs,
+                fs_offset + 1,
+            ))),
+            Some(&LF) => Err(self.fatal(WarningCode::LfAfterFs, fs_offset + 1, LF)),
+            Some(_) => Err(self.fatal(WarningCode::FsWithoutCr, fs_offset, FS)),
+        }
+    }
+
+    /// After a frame ended by a bare FS (tolerated): its usual CR is swallowed now rather than
+    /// on the next call; without one, a late terminator warning may still name the frame.
+    fn after_bare_fs(&mut self, buf: &mut BytesMut, fs_offset: u64, frame_index: u64) {
+        if buf.first() == Some(&CR) {
+            self.consume(buf, 1);
+            self.state = State::Idle;
+        } else {
+            self.state = State::AfterFs {
+                fs_offset,
+                frame_index,
+            };
         }
     }
 
@@ -371,16 +387,21 @@ impl MllpCodec {
         byte_offset: u64,
         byte: u8,
     ) -> Result<Option<Decoded>, FramingError> {
+        Err(self.fatal(code, byte_offset, byte))
+    }
+
+    /// The stream is over: the error, with the decoder left failed.
+    fn fatal(&mut self, code: WarningCode, byte_offset: u64, byte: u8) -> FramingError {
         self.state = State::Failed {
             code,
             byte_offset,
             byte: Some(byte),
         };
         self.pending.clear();
-        Err(FramingError::Fatal {
+        FramingError::Fatal {
             code,
             byte_offset,
             byte: Some(byte),
-        })
+        }
     }
 }
