@@ -44,6 +44,7 @@
 //! # Ok(())
 //! # }
 //! ```
+#![warn(missing_docs)]
 
 pub mod backoff;
 pub mod events;
@@ -119,8 +120,11 @@ pub(crate) enum Command {
 /// The `CA` of an enhanced-mode send: the peer committed it; the application ACK may follow.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Commit {
+    /// The commit code (`CA`).
     pub code: AckCode,
+    /// The commit ACK as received.
     pub ack: AckPayload,
+    /// From the flush of its frame to the `CA`.
     pub latency: Duration,
 }
 
@@ -178,13 +182,14 @@ impl Client {
         first.unwrap_or_else(|| self.events.subscribe())
     }
 
+    /// The options the client was made with, as validated.
     pub fn options(&self) -> &ClientOptions {
         &self.options
     }
 
     /// The link's current state.
     pub fn state(&self) -> State {
-        self.shared.counters().state
+        self.shared.counters().state()
     }
 
     /// A snapshot of the statistics.
@@ -194,7 +199,7 @@ impl Client {
 
     /// The latency histogram (microseconds), mergeable across clients and runs.
     pub fn latency_histogram(&self) -> hdrhistogram::Histogram<u64> {
-        self.shared.counters().latency.clone()
+        self.shared.counters().latency().clone()
     }
 
     /// Drain: stop taking sends, wait for the ACKs of written sends (up to the drain timeout, or

@@ -1,5 +1,6 @@
 //! The write side of the flight table: which queued sends may go now, coalesced into one
 //! buffer, and their ACK clocks started once the buffer is flushed.
+#![warn(missing_docs)]
 
 use super::{Flights, Slot};
 use crate::client::events::ClientEvent;
@@ -153,21 +154,19 @@ impl Flights {
                 }
             }
         }
-        let mut counters = out.shared().counters();
-        counters.bytes_out += n as u64;
-        counters.sent += frames;
+        out.shared().counters().record_written(frames, n as u64);
     }
 
     /// Publish the queue's depth and bytes and how many sends are in flight.
     pub fn sync_counters(&self, c: &mut Counters) {
-        c.queue_depth = self.queue.len();
-        c.in_flight = self.sends.len() - self.queue.len().min(self.sends.len());
         // In pipelined flow the queue is empty here nearly always: nothing to sum.
-        c.queue_bytes = self
+        let queue_bytes = self
             .queue
             .iter()
             .filter_map(|id| self.sends.get(id))
             .map(|p| p.payload.len())
             .sum();
+        let in_flight = self.sends.len() - self.queue.len().min(self.sends.len());
+        c.record_flight(self.queue.len(), queue_bytes, in_flight);
     }
 }
