@@ -203,8 +203,17 @@ impl Client {
     /// taken in, and settle here. Waits while the command channel is full; dropped there, the
     /// command and its sends' rooms are dropped with it.
     async fn hand_over(&self, command: Command) {
-        let Err(mpsc::error::SendError(command)) = self.commands.send(command).await else {
-            return;
+        // Straight into the channel when it has room (the usual case): no send future to move
+        // the command through, no semaphore wait to set up.
+        let command = match self.commands.try_send(command) {
+            Ok(()) => return,
+            Err(mpsc::error::TrySendError::Full(command)) => {
+                match self.commands.send(command).await {
+                    Ok(()) => return,
+                    Err(mpsc::error::SendError(command)) => command,
+                }
+            }
+            Err(mpsc::error::TrySendError::Closed(command)) => command,
         };
         let pendings = match command {
             Command::Send(p) => vec![p],

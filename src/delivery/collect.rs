@@ -38,7 +38,11 @@ pub(super) struct Out(pub mpsc::Sender<RunEvent>);
 
 impl Out {
     async fn emit(&self, event: RunEvent) {
-        let _ = self.0.send(event).await;
+        // Straight into the channel when it has room (the usual case): no send future to move
+        // the event through, no semaphore wait to set up.
+        if let Err(mpsc::error::TrySendError::Full(event)) = self.0.try_send(event) {
+            let _ = self.0.send(event).await;
+        }
     }
 
     async fn note(&self, note: RunNote) {

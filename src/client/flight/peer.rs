@@ -76,12 +76,6 @@ impl Flights {
         }
     }
 
-    /// The next frame's place in the write order of this connection.
-    pub(super) fn next_seq(&mut self) -> u64 {
-        self.here.written += 1;
-        self.here.written
-    }
-
     /// A reply credited send `id`.
     pub(super) fn credited(&mut self, id: u64, now: Instant) {
         self.here.answers += 1;
