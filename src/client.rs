@@ -57,6 +57,7 @@ pub mod tally;
 
 mod actor;
 mod admission;
+mod fate_cell;
 mod flight;
 pub(crate) use flight::ignores_control_ids;
 mod life;
@@ -87,7 +88,7 @@ use crate::transport::Connector;
 use admission::Admission;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -226,10 +227,9 @@ impl Client {
 #[derive(Debug)]
 pub struct SendHandle {
     id: u64,
-    fate: oneshot::Receiver<Fate>,
+    fate: fate_cell::FateRx,
     commit: Option<oneshot::Receiver<Commit>>,
     commands: mpsc::WeakSender<Command>,
-    writes: Arc<AtomicU32>,
 }
 
 impl SendHandle {
@@ -241,7 +241,7 @@ impl SendHandle {
     /// How many times its frame was written so far: more than once when control-ID
     /// correlation wrote it again on a new connection. Read it after awaiting `&mut handle`.
     pub fn writes(&self) -> u32 {
-        self.writes.load(std::sync::atomic::Ordering::Relaxed)
+        self.fate.writes()
     }
 
     /// Cancel: never delivered if not yet written, unknown fate if written.
@@ -275,8 +275,8 @@ impl SendHandle {
 impl Future for SendHandle {
     type Output = Fate;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Fate> {
-        Pin::new(&mut self.fate).poll(cx).map(|r| {
-            r.unwrap_or(Fate::NeverDelivered {
+        self.fate.poll_fate(cx).map(|fate| {
+            fate.unwrap_or(Fate::NeverDelivered {
                 cause: FateCause::ClientDropped,
             })
         })

@@ -57,9 +57,7 @@ impl Outbox {
         if let Some(report) = &mut self.report {
             report.record(id, &fate);
         }
-        if let Some(tx) = fate_tx {
-            let _ = tx.send(fate);
-        }
+        fate_tx.send(fate);
     }
 
     /// Start collecting a drain report, unless one is being collected already.

@@ -111,7 +111,7 @@ impl Flights {
                 pipelined: busy || kept > 0,
                 before_answer: answered_none,
             });
-            p.writes.fetch_add(1, Ordering::Relaxed);
+            p.count_write();
             self.flight.push_back(Slot { id, deadline: None });
             batch[kept] = id;
             kept += 1;
