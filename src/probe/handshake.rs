@@ -5,7 +5,7 @@ use super::record::{failure, Run};
 use super::report::{ClientCertificate, Detail, PhaseName, TlsDetail, Verdict};
 use super::sniff::recognise;
 use super::tls::{ProbeTls, Recording};
-use crate::cause::Cause;
+use crate::cause::{Cause, Hint};
 use crate::tls::{describe_handshake_io, rustls_error, CertSummary, Seen, Side, TlsFailure};
 use crate::transport::BoxStream;
 use rustls::Error as E;
@@ -95,8 +95,7 @@ pub(crate) async fn tls_phase(
             return Err(failure(
                 Cause::ConnectTimeout,
                 error,
-                "the peer accepted TCP but never answered the TLS ClientHello, as a plain \
-                 (non-TLS) server does: try without --tls",
+                Hint::TurnTlsOffForSilentPeer,
             ));
         }
     };

@@ -1,8 +1,8 @@
-//! What one probe found: its phases, each timed, and the verdict. `Serialize` gives their
-//! fields in `probe --json` (the command's `output::probe`).
+//! What one probe found: its phases, each timed, and the verdict. `Serialize` gives the phases'
+//! fields in `probe --json` (the command's `output::probe`, which also words the verdict's hint).
 
 use super::sniff::Recognised;
-use crate::cause::{Cause, Class};
+use crate::cause::{Cause, Class, Hint};
 use crate::tls::CertSummary;
 use serde::Serialize;
 
@@ -156,12 +156,12 @@ impl From<Class> for VerdictClass {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
     pub class: VerdictClass,
     pub cause: Option<Cause>,
-    /// What to do, in one line.
-    pub hint: String,
+    /// What to do, in one line once the command words it.
+    pub hint: Hint,
     /// What was seen, in one line.
     pub detail: String,
     /// MSA-1 of the ACK, when one came.
@@ -169,16 +169,14 @@ pub struct Verdict {
 }
 
 /// One probe.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct ProbeReport {
     pub target: String,
     pub tls: bool,
     pub phases: Vec<PhaseReport>,
     pub verdict: Verdict,
     /// Facts for the exit code: the ACK was negative; a message was written and no ACK came.
-    #[serde(skip)]
     pub negative: bool,
-    #[serde(skip)]
     pub unknown_fate: bool,
 }
 
