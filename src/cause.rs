@@ -1,5 +1,7 @@
 //! Failure causes, their class (transient or permanent), and the one table that maps OS errors to them.
 
+#![warn(missing_docs)]
+
 mod hint;
 
 pub use hint::Hint;
@@ -11,11 +13,14 @@ use std::io;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Class {
+    /// Trying again may work.
     Transient,
+    /// Every attempt meets the same failure.
     Permanent,
 }
 
 impl Class {
+    /// Its name: `transient`, `permanent`.
     pub fn as_str(self) -> &'static str {
         match self {
             Class::Transient => "transient",
@@ -35,34 +40,57 @@ impl fmt::Display for Class {
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Cause {
+    /// The host name does not resolve.
     DnsNotFound,
+    /// Name resolution failed (the resolver, not the name).
     DnsFailed,
+    /// The operating system refused the connection.
     PermissionDenied,
+    /// Nothing listens on the port.
     ConnectionRefused,
+    /// The peer reset the connection.
     ConnectionReset,
+    /// No answer to the connect (or the TLS handshake) in time.
     ConnectTimeout,
+    /// No route to the host or its network.
     HostUnreachable,
+    /// The peer's certificate was not trusted.
     TlsVerify,
+    /// The TLS handshake failed for another reason than trust.
     TlsHandshake,
     /// The server refused our client certificate, or its absence.
     TlsClientCert,
+    /// The peer does not speak MLLP: its bytes cannot be framed.
     FramingFatal,
+    /// The peer stopped answering on an open link.
     DeadPeer,
+    /// A written message got no ACK in time.
     AckTimeout,
+    /// The peer closed the connection.
     PeerClosed,
+    /// Written before the link dropped, no ACK: it may have been committed.
     InFlightOrphan,
+    /// Never written, failed when an in-order (FIFO) link dropped: safe to send again.
     FifoUnsafe,
+    /// Committed by the peer (its commit ACK came), its application ACK never did.
     ConnectionLost,
     /// `send --timeout` ran out before the message's fate was known.
     RunTimeout,
     /// The run was interrupted (an operator's signal) before the message was read or written.
     Interrupted,
+    /// The peer answered a message it had not been sent.
     UnsolicitedAck,
+    /// Any other network error.
     NetworkError,
+    /// The receiver closed a connection idle too long.
     IdleTimeout,
+    /// The receiver was at its connection cap.
     MaxConnections,
+    /// A frame took longer than the receiver's frame timeout to arrive.
     FrameTimeout,
+    /// The receiver was at its cap of connections from one address.
     PerPeerLimit,
+    /// The receiver's memory for partly received frames was used up.
     BufferBudget,
     /// Closed while idle to make room for a new peer at the connection cap.
     EvictedIdle,
@@ -70,6 +98,7 @@ pub enum Cause {
     ProxyHeader,
     /// `--proxy-protocol`: a connection from outside the trusted proxy addresses.
     ProxyUntrusted,
+    /// The receiver was shutting down.
     Shutdown,
     /// Every message written on a connection had a reply naming another control ID, and none
     /// matched: the peer does not echo MSH-10 in MSA-2.
@@ -77,6 +106,7 @@ pub enum Cause {
 }
 
 impl Cause {
+    /// Every cause, in the order of the enum.
     pub const ALL: [Cause; 31] = [
         Cause::DnsNotFound,
         Cause::DnsFailed,
@@ -111,6 +141,7 @@ impl Cause {
         Cause::AckControlIdMismatch,
     ];
 
+    /// Its stable kebab-case name, as JSON and the text output give it.
     pub fn as_str(self) -> &'static str {
         match self {
             Cause::DnsNotFound => "dns-not-found",
@@ -165,6 +196,7 @@ impl Cause {
         }
     }
 
+    /// The cause with this name, if any.
     pub fn from_name(name: &str) -> Option<Cause> {
         Cause::ALL.iter().copied().find(|c| c.as_str() == name)
     }

@@ -4,6 +4,8 @@
 //! Pure byte inspection: the result names the kind of peer and at most the first byte, never a
 //! run of what the peer sent.
 
+#![warn(missing_docs)]
+
 use crate::cause::Hint;
 use serde::Serialize;
 use std::fmt;
@@ -30,8 +32,11 @@ pub enum PeerKind {
 /// The recognition of a peer's first bytes, with the first byte for the record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Recognised {
+    /// What the bytes look like.
     pub kind: PeerKind,
+    /// The first byte, for the record (never more of what the peer sent).
     pub first_byte: u8,
+    /// How many bytes were looked at.
     pub bytes: usize,
 }
 

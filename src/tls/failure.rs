@@ -2,6 +2,8 @@
 //! on: the client (`send`, `soak`, `probe`: "the peer" is the server) or the listener (what the
 //! connecting client did). Details name certificates, names and alerts, never payload.
 
+#![warn(missing_docs)]
+
 mod certificate;
 
 use super::CertSummary;
