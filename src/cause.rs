@@ -74,7 +74,7 @@ pub enum Cause {
     FifoUnsafe,
     /// Committed by the peer (its commit ACK came), its application ACK never did.
     ConnectionLost,
-    /// `send --timeout` ran out before the message's fate was known.
+    /// The run's time limit ran out before the message's fate was known.
     RunTimeout,
     /// The run was interrupted (an operator's signal) before the message was read or written.
     Interrupted,
@@ -94,9 +94,9 @@ pub enum Cause {
     BufferBudget,
     /// Closed while idle to make room for a new peer at the connection cap.
     EvictedIdle,
-    /// `--proxy-protocol`: no valid PROXY header.
+    /// A receiver expecting PROXY protocol got no valid PROXY header.
     ProxyHeader,
-    /// `--proxy-protocol`: a connection from outside the trusted proxy addresses.
+    /// A receiver expecting PROXY protocol got a connection from outside its trusted proxies.
     ProxyUntrusted,
     /// The receiver was shutting down.
     Shutdown,

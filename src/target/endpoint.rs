@@ -85,7 +85,7 @@ pub fn endpoint(
     Ok((host.host.clone(), port))
 }
 
-/// Host and port from an optional positional endpoint and an optional `--host` (from the
+/// Host and port from an optional positional endpoint and an optional host option (from the
 /// command line or `MLLP_HOST`): one of them, never both from the command line.
 pub fn endpoint_of(
     positional: Option<&Target>,
