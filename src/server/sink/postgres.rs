@@ -113,10 +113,7 @@ struct Row {
     dedupe: bool,
 }
 
-struct Job {
-    rows: Vec<Row>,
-    reply: oneshot::Sender<Vec<SinkResult>>,
-}
+type Job = super::groups::Job<Row>;
 
 /// One live connection and its prepared insert; `closed` fires, with the reason, when the
 /// connection ends.

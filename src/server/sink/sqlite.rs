@@ -69,10 +69,7 @@ struct Row {
     dedupe: bool,
 }
 
-struct Job {
-    rows: Vec<Row>,
-    reply: oneshot::Sender<Vec<SinkResult>>,
-}
+type Job = super::groups::Job<Row>;
 
 /// Writes messages into an SQLite database file.
 pub struct SqliteSink {
@@ -271,17 +268,7 @@ fn add_senders(db: &mut Connection) -> rusqlite::Result<()> {
 /// Take every job queued, commit them in one transaction, answer each.
 fn writer(mut store: Store, mut rx: mpsc::Receiver<Job>, groups: &super::groups::GroupCounter) {
     while let Some(first) = rx.blocking_recv() {
-        let mut rows = first.rows.len();
-        let mut jobs = vec![first];
-        while rows < GROUP_ROWS {
-            match rx.try_recv() {
-                Ok(job) => {
-                    rows += job.rows.len();
-                    jobs.push(job);
-                }
-                Err(_) => break,
-            }
-        }
+        let (jobs, rows) = super::groups::gather(first, &mut rx, GROUP_ROWS);
         let results = match store.check() {
             Ok(()) => {
                 groups.record(rows);
