@@ -4,6 +4,8 @@
 //! per-message path takes no lock; a reading may catch a latency being replaced, which moves a
 //! percentile by one sample at most.
 
+#![warn(missing_docs)]
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -45,10 +47,12 @@ pub struct Reading {
     pub queue_depth: u64,
     /// Upstream ACK latency percentiles of the recent answers, if any came.
     pub ack_p50: Option<Duration>,
+    /// The 99th percentile of the same answers.
     pub ack_p99: Option<Duration>,
 }
 
 impl Gauges {
+    /// `n` more messages taken from downstream.
     pub fn received(&self, n: u64) {
         self.received.fetch_add(n, Ordering::Relaxed);
     }
@@ -64,10 +68,12 @@ impl Gauges {
         }
     }
 
+    /// The queue's pending rows, as just read.
     pub fn queue_depth(&self, depth: u64) {
         self.queue_depth.store(depth, Ordering::Relaxed);
     }
 
+    /// The figures now, percentiles computed from the recent latencies.
     pub fn read(&self) -> Reading {
         let mut sorted: Vec<Duration> = self
             .latencies

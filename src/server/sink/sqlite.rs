@@ -5,6 +5,8 @@
 //! written by an earlier version (no `msh3`/`msh4`, an index on the control ID and MSH-7 alone)
 //! is brought up to date when opened.
 
+#![warn(missing_docs)]
+
 use super::{Inbound, Sink, SinkFuture, SinkResult};
 use crate::server::clock::Utc;
 use rusqlite::types::Value;
@@ -50,11 +52,29 @@ const COLUMNS: [&str; 8] = [
 #[non_exhaustive]
 pub enum SqliteError {
     #[error("{file}: not a usable SQLite database: {what}")]
-    Open { file: PathBuf, what: String },
+    /// The file cannot be opened as a database.
+    Open {
+        /// The database file.
+        file: PathBuf,
+        /// What SQLite said.
+        what: String,
+    },
     #[error("{file}: table `messages` has no column `{column}`")]
-    Schema { file: PathBuf, column: &'static str },
+    /// The table lacks a column this sink writes.
+    Schema {
+        /// The database file.
+        file: PathBuf,
+        /// The missing column.
+        column: &'static str,
+    },
     #[error("{file}: cannot start the writer thread: {what}")]
-    Thread { file: PathBuf, what: String },
+    /// The writer thread could not be started.
+    Thread {
+        /// The database file.
+        file: PathBuf,
+        /// What the system said.
+        what: String,
+    },
 }
 
 struct Row {
