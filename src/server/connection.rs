@@ -18,11 +18,11 @@ mod ledger;
 
 use super::event::ServerEvent;
 use super::limits::{Buffered, Part, PeerSlot};
-use super::sink::Reply;
+use super::sink::{Reply, SinkResult};
 use super::{Accepted, Shared, Shutdown};
+use crate::ack::Disposition;
 use crate::cause::{classify_io, Cause};
 use crate::framing::{Frame, FramingError};
-use crate::server::sink::SinkResult;
 use crate::warning::WarningCode;
 use answer::Answers;
 use commit::{Batch, Entry};
@@ -234,7 +234,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
         for entry in batch.entries() {
             let (result, duplicate) = entry.result(&mut results);
             if let Some(end) = self
-                .settle(&entry, result, duplicate, commit_ms, shutdown)
+                .answer(&entry, result, duplicate, commit_ms, shutdown)
                 .await
             {
                 return Some(end);
@@ -254,7 +254,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
 
     /// Answer one message of the batch with `result`, its fate, and count it. `Some` ends the
     /// connection: the later messages of the batch are not answered.
-    async fn settle(
+    async fn answer(
         &mut self,
         entry: &Entry<'_, '_>,
         result: SinkResult,
@@ -274,7 +274,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 detail,
             });
         }
-        if result.disposition == crate::ack::Disposition::Committed {
+        if result.disposition == Disposition::Committed {
             self.shared.policy.committed(message);
         }
         if let Some(delay) = decision.ack_delay {
