@@ -1,8 +1,8 @@
 //! The relay's running figures for its live view and events: messages taken from downstream and
 //! settled upstream, recent upstream ACK latencies (p50/p99), and the queue depth as last read.
 //! Counters only: nothing here holds a payload. Every update is an atomic store or add, so the
-//! per-message path takes no lock; a reading may catch a latency being replaced, which moves a
-//! percentile by one sample at most.
+//! per-message path takes no lock; a reading taken while latencies are being recorded may see a
+//! slot before its update, so its percentiles are of nearly (not exactly) the latest answers.
 
 #![warn(missing_docs)]
 
