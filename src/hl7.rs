@@ -416,12 +416,61 @@ pub fn scan_ack(payload: &[u8]) -> Option<AckView<'_>> {
 /// MSA-1 and MSA-2 of an acknowledgement, as [`scan_ack`] reads them (empty when absent),
 /// reading no further than the MSA: a client credits every ACK it gets with these two alone.
 pub fn ack_reply(payload: &[u8]) -> Option<(&[u8], &[u8])> {
+    if let Some(reply) = ack_reply_in_place(payload) {
+        return Some(reply);
+    }
     let (delimiters, msa, _) = ack_segments(payload, false);
     let separator = delimiters?.field;
     let mut fields = msa?.split(|&b| b == separator).skip(1);
     let code = fields.next().unwrap_or_default();
     let control_id = fields.next().unwrap_or_default();
     Some((code, control_id))
+}
+
+/// [`ack_reply`] of the usual ACK, MSA right behind MSH, read in one pass over the payload
+/// in place: one search for the header's end, then MSA-1 and MSA-2 byte by byte (they are
+/// short: a search would cost more to start than to run). `None` for any other shape, which
+/// the general reader handles.
+fn ack_reply_in_place(payload: &[u8]) -> Option<(&[u8], &[u8])> {
+    if !payload.starts_with(b"MSH") {
+        return None;
+    }
+    let header_end = memchr::memchr2(b'\r', b'\n', payload).unwrap_or(payload.len());
+    // A bare `MSH` declares nothing: the default separator, as `header_delimiters` reads it.
+    let separator = if header_end > 3 { payload[3] } else { b'|' };
+    let mut at = header_end;
+    while at < payload.len() && matches!(payload[at], b'\r' | b'\n') {
+        at += 1;
+    }
+    if !payload[at..].starts_with(b"MSA") {
+        return None;
+    }
+    // A separator among `MSA`'s own letters would split the segment's name: the general reader.
+    if matches!(separator, b'M' | b'S' | b'A') {
+        return None;
+    }
+    // Fields 1 and 2 of the MSA segment, split as `segment_field` splits it; the segment ends
+    // at the first CR or LF. Each is a plain loop over a few bytes.
+    let field_end = |rest: &[u8]| {
+        rest.iter()
+            .position(|&b| b == separator || b == b'\r' || b == b'\n')
+            .unwrap_or(rest.len())
+    };
+    // Whether `rest[n]`, where a field ended, is another separator (not the segment's end).
+    let more = |rest: &[u8], n: usize| rest.get(n) == Some(&separator);
+    let rest = &payload[at + 3..];
+    let n = field_end(rest);
+    if !more(rest, n) {
+        return Some((&[], &[]));
+    }
+    let rest = &rest[n + 1..];
+    let n = field_end(rest);
+    let code = &rest[..n];
+    if !more(rest, n) {
+        return Some((code, &[]));
+    }
+    let rest = &rest[n + 1..];
+    Some((code, &rest[..field_end(rest)]))
 }
 
 #[cfg(test)]

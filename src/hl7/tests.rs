@@ -237,8 +237,54 @@ fn ack_reply_agrees_with_scan_ack() {
         b"MSH|^~\\&\rPID|1",
         b"MSA|AA|1",
         b"",
+        b"MSH",
+        b"MSH\rMSA|AA|1",
+        b"MSH|\r\n\rMSA|AA|CTL|text\r",
+        b"MSH|^~\\&\rMSA|",
+        b"MSH|^~\\&\rMSA|AA",
+        b"MSH|^~\\&\rMSA|AA|",
+        b"MSH|^~\\&\rMSAX|AA|1",
+        b"MSH|^~\\&\rMSA||\rMSA|AA|2",
+        b"MSH|^~\\&\rEVN\rMSA|AA|3",
+        b"MSHA^~\\&AxAMSAAAAAA7",
+        b"MSHM^~\\&\rMSAMAAM7",
     ] {
         let want = scan_ack(ack).map(|v| (v.code, v.control_id));
         assert_eq!(ack_reply(ack), want, "{ack:?}");
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+
+    /// The ACK reader's in-place path reads what the general reader reads, whatever the
+    /// separator, segment breaks and segments around the MSA.
+    #[test]
+    fn ack_reply_in_place_agrees_with_scan_ack(
+        body in proptest::collection::vec(
+            proptest::prelude::prop_oneof![
+                4 => proptest::prelude::Just(b'|'),
+                2 => proptest::prelude::Just(b'\r'),
+                1 => proptest::prelude::Just(b'\n'),
+                3 => proptest::prelude::prop_oneof![
+                    proptest::prelude::Just(b'M'),
+                    proptest::prelude::Just(b'S'),
+                    proptest::prelude::Just(b'A'),
+                    proptest::prelude::Just(b'H'),
+                ],
+                2 => b'0'..=b'9',
+                1 => proptest::prelude::any::<u8>(),
+            ],
+            0..60,
+        ),
+        msa_at in 0usize..60,
+        prefix in proptest::prelude::any::<bool>(),
+    ) {
+        let mut ack = if prefix { b"MSH".to_vec() } else { Vec::new() };
+        ack.extend_from_slice(&body);
+        let at = msa_at.min(ack.len());
+        ack.splice(at..at, b"\rMSA".iter().copied());
+        let want = scan_ack(&ack).map(|v| (v.code, v.control_id));
+        proptest::prop_assert_eq!(ack_reply(&ack), want, "{:?}", ack);
     }
 }
