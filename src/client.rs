@@ -107,12 +107,14 @@ impl Shared {
     }
 }
 
-/// What the actor is asked to do. Sends dominate the traffic, so they travel unboxed.
-#[allow(clippy::large_enum_variant)]
+/// What the actor is asked to do. A send travels in the box it was made in (see
+/// [`pending::Pending::new`]).
 pub(crate) enum Command {
-    Send(pending::Pending),
+    Send(Box<pending::Pending>),
     /// Sends admitted together by [`Client::send_many`], in order.
-    SendMany(Vec<pending::Pending>),
+    // Each send keeps the box it was made in: unboxing here would copy it out and back.
+    #[allow(clippy::vec_box)]
+    SendMany(Vec<Box<pending::Pending>>),
     Cancel(u64),
     Close(oneshot::Sender<DrainReport>),
     Destroy(oneshot::Sender<DrainReport>),

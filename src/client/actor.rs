@@ -62,7 +62,7 @@ impl Actor {
     }
 
     /// Take in a new send, or settle it at once when it cannot be taken.
-    pub fn accept(&mut self, p: Pending) {
+    pub fn accept(&mut self, p: Box<Pending>) {
         self.flights.admit(&mut self.out, p, self.life.is_open());
     }
 

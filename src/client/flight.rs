@@ -22,9 +22,10 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use tokio::time::Instant;
 
-/// Sends by id. A hash map: an ordered map moves whole `Pending`s about on every insert and
-/// remove, which cost more than anything else the actor did per send.
-type Sends = HashMap<u64, Pending, BuildHasherDefault<KeyHasher>>;
+/// Sends by id. A hash map: an ordered map moves entries about on every insert and remove.
+/// Each send stays in the one box it was made in (see [`Pending::new`]): the table, the
+/// command channel and settling move a pointer, not the whole send.
+type Sends = HashMap<u64, Box<Pending>, BuildHasherDefault<KeyHasher>>;
 
 /// A written frame's place in the order of the current connection.
 #[derive(Debug, Clone, Copy)]
@@ -104,7 +105,7 @@ impl Flights {
 
     /// Take in a new send, or settle it at once when it cannot be taken (`open` is false once
     /// the client drains or closed).
-    pub fn admit(&mut self, out: &mut Outbox, p: Pending, open: bool) {
+    pub fn admit(&mut self, out: &mut Outbox, p: Box<Pending>, open: bool) {
         let id = p.id;
         let fifo = self.fifo();
         let refuse = if !open {

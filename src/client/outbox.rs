@@ -47,7 +47,7 @@ impl Outbox {
     }
 
     /// Decide a send's fate: give back its room, count it, tell its handle and the report.
-    pub fn settle(&mut self, p: Pending, fate: Fate) {
+    pub fn settle(&mut self, p: Box<Pending>, fate: Fate) {
         let id = p.id;
         let committed = p.commit.is_some();
         let fate_tx = p.release(self.read_wall.is_some());

@@ -55,7 +55,10 @@ pub(crate) struct Written {
 }
 
 impl Pending {
-    pub fn new(id: u64, payload: Bytes, room: Room, fate_tx: FateTx) -> Self {
+    /// A new send, boxed once: it moves from the caller to the actor, into the flight table
+    /// and out to be settled, and a whole `Pending` is large enough that copying it at each
+    /// of those steps cost more than the one allocation.
+    pub fn new(id: u64, payload: Bytes, room: Room, fate_tx: FateTx) -> Box<Self> {
         let (control_id, app_ack) = match first_msh(&payload) {
             // The header's field index makes these reads O(1): no rescan of the segment.
             Some(msh) => (
@@ -66,7 +69,7 @@ impl Pending {
             ),
             None => (None, AppAck::Never),
         };
-        Pending {
+        Box::new(Pending {
             id,
             control_id,
             app_ack,
@@ -78,7 +81,7 @@ impl Pending {
             commit: None,
             charged: 0,
             free_rewrite: false,
-        }
+        })
     }
 
     /// Where its `CA` goes, for a send whose MSH-16 asks for an application ACK (only those
@@ -100,22 +103,25 @@ impl Pending {
     }
 
     /// Settle a send that never reached the actor.
-    pub fn settle_detached(self, shared: &Shared, fate: Fate) {
+    pub fn settle_detached(self: Box<Self>, shared: &Shared, fate: Fate) {
+        let Pending { room, fate_tx, .. } = *self;
         // Room first: a caller woken by the fate may send again at once.
-        drop(self.room);
+        drop(room);
         shared.counters().record_fate(&fate);
-        self.fate_tx.send(fate);
+        fate_tx.send(fate);
     }
 
     /// Give back its room (`quietly`: without waking waiters, who are woken once after a read's
     /// worth of ACKs) and hand over where its fate goes.
-    pub fn release(self, quietly: bool) -> FateTx {
+    pub fn release(self: Box<Self>, quietly: bool) -> FateTx {
+        // Only the two fields it hands on leave the box.
+        let Pending { room, fate_tx, .. } = *self;
         if quietly {
-            self.room.give_back_quietly();
+            room.give_back_quietly();
         } else {
-            drop(self.room);
+            drop(room);
         }
-        self.fate_tx
+        fate_tx
     }
 
     /// Its frame was written once more (the count its handle reports).

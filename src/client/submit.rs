@@ -110,7 +110,7 @@ impl Client {
     {
         let payloads = payloads.into_iter();
         let mut handles = Vec::with_capacity(payloads.size_hint().0);
-        let mut admitted: Vec<Pending> = Vec::new();
+        let mut admitted: Vec<Box<Pending>> = Vec::new();
         for payload in payloads {
             let (mut handle, fate_tx) = self.new_handle();
             let len = payload.len();
@@ -182,7 +182,9 @@ impl Client {
         fate_tx.send(fate);
     }
 
-    async fn hand_over_many(&self, admitted: &mut Vec<Pending>) {
+    // Each send keeps the box it was made in (see `Pending::new`).
+    #[allow(clippy::vec_box)]
+    async fn hand_over_many(&self, admitted: &mut Vec<Box<Pending>>) {
         match admitted.len() {
             0 => {}
             1 => {

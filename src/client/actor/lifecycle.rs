@@ -211,7 +211,7 @@ impl Actor {
         self.life.reply_closing(report);
     }
 
-    fn refuse_detached(&self, p: Pending) {
+    fn refuse_detached(&self, p: Box<Pending>) {
         p.settle_detached(
             self.out.shared(),
             Fate::NeverDelivered {

@@ -162,7 +162,21 @@ impl Flights {
     /// A send with control ID `cid` settled: when it held the ID, the next send waiting for
     /// the ID (the earliest queued) holds it now.
     pub(super) fn release_control_id(&mut self, cid: &Bytes, id: u64) {
-        if self.by_control.get(cid) != Some(&id) {
+        // One lookup in the usual case, the settled send holding its ID; put back when another
+        // holds it (nothing iterates the map, so its order does not matter).
+        let held = match self.by_control.remove_entry(cid) {
+            Some((_, holder)) if holder == id => true,
+            Some((key, holder)) => {
+                self.by_control.insert(key, holder);
+                false
+            }
+            None => false,
+        };
+        // Usually no other send shares an ID: nothing to look up.
+        if self.shared_ids.is_empty() {
+            return;
+        }
+        if !held {
             // A waiting send that settled before its turn.
             if let Some(n) = self.shared_ids.get_mut(cid) {
                 *n -= 1;
@@ -172,7 +186,6 @@ impl Flights {
             }
             return;
         }
-        self.by_control.remove(cid);
         let Some(n) = self.shared_ids.get_mut(cid) else {
             return;
         };
