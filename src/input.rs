@@ -6,6 +6,7 @@
 //!   validation pass over all of them, then the messages for sending.
 //! - [`ControlIds`]: the messages' MSH-10 as given (an empty one refused) or fresh ones.
 //! - [`read_store`]: the messages of a receiver's or relay's SQLite store, filtered, for replay.
+#![warn(missing_docs)]
 
 mod collect;
 mod control_id;

@@ -14,13 +14,15 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::PathBuf;
 
-/// Largest stdin spooled by default (`--max-input`): 1 GiB.
+/// Largest stdin spooled by default: 1 GiB.
 pub const DEFAULT_MAX_INPUT: u64 = 1024 * 1024 * 1024;
 
 const READ_BUFFER: usize = 64 * 1024;
 
+/// How a run reads its inputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InputOptions {
+    /// How each source is split into messages.
     pub split: SplitOptions,
     /// Most bytes of stdin spooled.
     pub max_input: u64,
@@ -44,6 +46,7 @@ impl Default for InputOptions {
 /// What the validation pass found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Summary {
+    /// Messages found, over all sources checked.
     pub messages: u64,
     /// Payload bytes of all messages.
     pub bytes: u64,
