@@ -279,7 +279,10 @@ impl Live {
                 format!("reconnecting: attempt {attempt} in {delay}")
             }
             ClientEvent::Error { cause, class } => {
-                format!("link error: {cause} ({class}): {}", cause.hint())
+                format!(
+                    "link error: {cause} ({class}): {}",
+                    crate::diag::hint::for_cause(*cause)
+                )
             }
             ClientEvent::Warning(w) => format!("warning {}", crate::diag::warnings::human(w)),
             other => other.to_string(),

@@ -64,7 +64,7 @@ pub fn human(
         text.push_str(&format!(
             "\n  gave up: {cause} ({}): {}",
             cause.class(),
-            cause.hint()
+            crate::diag::hint::for_cause(cause)
         ));
     }
     if ending.interrupted {
@@ -80,7 +80,7 @@ pub fn human(
         text.push_str(&format!(
             "\n  last failure: {cause} ({}): {}",
             cause.class(),
-            cause.hint()
+            crate::diag::hint::for_cause(cause)
         ));
     }
     text
