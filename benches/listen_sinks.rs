@@ -8,9 +8,10 @@
 //! to the hard limit (the child inherits it), and `listen`'s `--max-connections` and
 //! `--max-connections-per-peer` above IDLE_CONNECTIONS.
 
-use std::io::{BufRead, BufReader};
+mod listener;
+
+use listener::Listener;
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -42,17 +43,21 @@ fn main() {
     }
 
     let idle = env_or("IDLE_CONNECTIONS", 10_000) as usize;
-    let mut child = start(Command::new(bin).args([
-        "-q",
-        "listen",
-        "--port",
-        "0",
-        "--max-connections",
-        &(idle + 100).to_string(),
-        "--max-connections-per-peer",
-        &(idle + 100).to_string(),
-    ]));
-    let addr = address(&mut child);
+    let Listener {
+        mut child, addr, ..
+    } = Listener::start(
+        bin,
+        &[
+            "-q",
+            "listen",
+            "--port",
+            "0",
+            "--max-connections",
+            &(idle + 100).to_string(),
+            "--max-connections-per-peer",
+            &(idle + 100).to_string(),
+        ],
+    );
     let before = rss_kib(child.id());
     let held = runtime.block_on(async {
         let mut held = Vec::with_capacity(idle);
@@ -108,12 +113,10 @@ fn sinks(
         ("out-dir", "--out-dir", &out_dir),
         ("sqlite", "--sqlite", &db),
     ] {
-        let mut child = start(
-            Command::new(bin)
-                .args(["-q", "listen", "--port", "0", flag])
-                .arg(target),
-        );
-        let addr = address(&mut child);
+        let target = target.to_string_lossy();
+        let Listener {
+            mut child, addr, ..
+        } = Listener::start(bin, &["-q", "listen", "--port", "0", flag, &target]);
         let (messages, elapsed) = runtime.block_on(drive(
             addr,
             connections,
@@ -141,29 +144,6 @@ fn raise_fd_limit() {
             libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
         }
     }
-}
-
-fn start(command: &mut Command) -> Child {
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start listen")
-}
-
-/// The address from the first stderr line; the rest is drained so the server never blocks.
-fn address(child: &mut Child) -> SocketAddr {
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    line.trim()
-        .rsplit(' ')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap_or_else(|_| panic!("no address in {line:?}"))
 }
 
 /// Each connection sends `window` messages, reads their ACKs, and repeats until `run` is over.

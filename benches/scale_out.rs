@@ -10,12 +10,17 @@
 //! and each row's figure is the median over rounds, its ratio the median of the per-round ratios
 //! to `--sqlite`.
 
+mod listener;
+// The tests' PostgreSQL helpers; the benchmark needs only some of them.
+#[allow(dead_code)]
+#[path = "../tests/it/support/pg.rs"]
+mod pg;
+
+use listener::Listener;
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -132,17 +137,9 @@ fn process_cpu(pid: u32) -> f64 {
     ticks as f64 / 100.0
 }
 
-async fn pg(url: &str) -> tokio_postgres::Client {
-    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-        .await
-        .unwrap_or_else(|e| panic!("connect to {url}: {e}"));
-    tokio::spawn(connection);
-    client
-}
-
 /// WAL syncs (fsyncs of the write-ahead log) so far; PostgreSQL 14 and later.
 async fn wal_syncs(url: &str) -> Option<i64> {
-    let row = pg(url)
+    let row = pg::connect(url)
         .await
         .query_one("SELECT wal_sync FROM pg_stat_wal", &[])
         .await
@@ -150,56 +147,13 @@ async fn wal_syncs(url: &str) -> Option<i64> {
     row.try_get(0).ok()
 }
 
-/// A fresh database on the server of `url`; the URL to it.
-async fn fresh_database(url: &str, name: &str) -> String {
-    let admin = pg(url).await;
-    admin
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
-        .await
-        .unwrap();
-    admin
-        .batch_execute(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    let base = url.split('?').next().unwrap();
-    let (server, _) = base.rsplit_once('/').unwrap();
-    format!("{server}/{name}?sslmode=disable")
-}
-
-struct Listener {
-    child: Child,
-    addr: SocketAddr,
-    events: mpsc::Receiver<Value>,
-}
-
+/// `mllp --log-format json -q listen --port 0 ARGS`.
 fn start_listener(bin: &str, args: &[String]) -> Listener {
-    let mut child = Command::new(bin)
-        .args(["--log-format", "json", "-q", "listen", "--port", "0"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start mllp listen");
-    let stderr = BufReader::new(child.stderr.take().unwrap());
-    let (tx, events) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in stderr.lines().map_while(Result::ok) {
-            let _ = tx.send(serde_json::from_str(&line).unwrap_or(Value::String(line)));
-        }
-    });
-    let first = events
-        .recv_timeout(Duration::from_secs(30))
-        .expect("listen said nothing");
-    let addr = first["addr"]
-        .as_str()
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("listen did not start: {first}"));
-    Listener {
-        child,
-        addr,
-        events,
-    }
+    let mut all: Vec<String> = ["--log-format", "json", "-q", "listen", "--port", "0"]
+        .map(String::from)
+        .to_vec();
+    all.extend_from_slice(args);
+    Listener::start(bin, &all)
 }
 
 /// SIGTERM, then its `stats` event.
@@ -208,9 +162,13 @@ fn stop(mut l: Listener) -> Value {
         .args(["-TERM", &l.child.id().to_string()])
         .status();
     let stats = loop {
-        match l.events.recv_timeout(Duration::from_secs(30)) {
-            Ok(v) if v["event"] == "stats" => break v,
-            Ok(_) => {}
+        match l.lines.recv_timeout(Duration::from_secs(30)) {
+            Ok(line) => {
+                let event: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+                if event["event"] == "stats" {
+                    break event;
+                }
+            }
             Err(_) => break Value::Null,
         }
     };
@@ -306,7 +264,7 @@ fn main() {
     let mut base = 0u64;
     for round in 0..runs {
         for (r, (name, args, listeners)) in ROWS.iter().enumerate() {
-            let db = runtime.block_on(fresh_database(&cluster.url, &format!("mllp_scale_{r}")));
+            let db = runtime.block_on(pg::fresh_database(&cluster.url, &format!("scale_{r}")));
             let file = scratch.path().join(format!("rx{round}_{r}.db"));
             let args: Vec<String> = args
                 .iter()

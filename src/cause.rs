@@ -1,5 +1,10 @@
 //! Failure causes, their class (transient or permanent), and the one table that maps OS errors to them.
 
+#![warn(missing_docs)]
+
+mod hint;
+
+pub use hint::Hint;
 use serde::Serialize;
 use std::fmt;
 use std::io;
@@ -8,11 +13,14 @@ use std::io;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Class {
+    /// Trying again may work.
     Transient,
+    /// Every attempt meets the same failure.
     Permanent,
 }
 
 impl Class {
+    /// Its name: `transient`, `permanent`.
     pub fn as_str(self) -> &'static str {
         match self {
             Class::Transient => "transient",
@@ -32,41 +40,65 @@ impl fmt::Display for Class {
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Cause {
+    /// The host name does not resolve.
     DnsNotFound,
+    /// Name resolution failed (the resolver, not the name).
     DnsFailed,
+    /// The operating system refused the connection.
     PermissionDenied,
+    /// Nothing listens on the port.
     ConnectionRefused,
+    /// The peer reset the connection.
     ConnectionReset,
+    /// No answer to the connect (or the TLS handshake) in time.
     ConnectTimeout,
+    /// No route to the host or its network.
     HostUnreachable,
+    /// The peer's certificate was not trusted.
     TlsVerify,
+    /// The TLS handshake failed for another reason than trust.
     TlsHandshake,
     /// The server refused our client certificate, or its absence.
     TlsClientCert,
+    /// The peer does not speak MLLP: its bytes cannot be framed.
     FramingFatal,
+    /// The peer stopped answering on an open link.
     DeadPeer,
+    /// A written message got no ACK in time.
     AckTimeout,
+    /// The peer closed the connection.
     PeerClosed,
+    /// Written before the link dropped, no ACK: it may have been committed.
     InFlightOrphan,
+    /// Never written, failed when an in-order (FIFO) link dropped: safe to send again.
     FifoUnsafe,
+    /// Committed by the peer (its commit ACK came), its application ACK never did.
     ConnectionLost,
-    /// `send --timeout` ran out before the message's fate was known.
+    /// The run's time limit ran out before the message's fate was known.
     RunTimeout,
     /// The run was interrupted (an operator's signal) before the message was read or written.
     Interrupted,
+    /// The peer answered a message it had not been sent.
     UnsolicitedAck,
+    /// Any other network error.
     NetworkError,
+    /// The receiver closed a connection idle too long.
     IdleTimeout,
+    /// The receiver was at its connection cap.
     MaxConnections,
+    /// A frame took longer than the receiver's frame timeout to arrive.
     FrameTimeout,
+    /// The receiver was at its cap of connections from one address.
     PerPeerLimit,
+    /// The receiver's memory for partly received frames was used up.
     BufferBudget,
     /// Closed while idle to make room for a new peer at the connection cap.
     EvictedIdle,
-    /// `--proxy-protocol`: no valid PROXY header.
+    /// A receiver expecting PROXY protocol got no valid PROXY header.
     ProxyHeader,
-    /// `--proxy-protocol`: a connection from outside the trusted proxy addresses.
+    /// A receiver expecting PROXY protocol got a connection from outside its trusted proxies.
     ProxyUntrusted,
+    /// The receiver was shutting down.
     Shutdown,
     /// Every message written on a connection had a reply naming another control ID, and none
     /// matched: the peer does not echo MSH-10 in MSA-2.
@@ -74,6 +106,7 @@ pub enum Cause {
 }
 
 impl Cause {
+    /// Every cause, in the order of the enum.
     pub const ALL: [Cause; 31] = [
         Cause::DnsNotFound,
         Cause::DnsFailed,
@@ -108,6 +141,7 @@ impl Cause {
         Cause::AckControlIdMismatch,
     ];
 
+    /// Its stable kebab-case name, as JSON and the text output give it.
     pub fn as_str(self) -> &'static str {
         match self {
             Cause::DnsNotFound => "dns-not-found",
@@ -162,44 +196,45 @@ impl Cause {
         }
     }
 
+    /// The cause with this name, if any.
     pub fn from_name(name: &str) -> Option<Cause> {
         Cause::ALL.iter().copied().find(|c| c.as_str() == name)
     }
 
-    /// A one-line hint of what an operator can do about this cause.
-    pub fn hint(self) -> &'static str {
+    /// What an operator can do about this cause, in one line once the command words it.
+    pub fn hint(self) -> Hint {
         match self {
-            Cause::DnsNotFound => "the host name does not resolve: check its spelling or use an IP address",
-            Cause::DnsFailed => "name resolution failed: check the resolver, then try again",
-            Cause::PermissionDenied => "the operating system refused the connection: check firewall rules and the port",
-            Cause::ConnectionRefused => "nothing listens on that port: check the port and that the receiver is running",
-            Cause::ConnectionReset => "the peer reset the connection: check the peer's logs, then try again",
-            Cause::ConnectTimeout => "no answer within the connect timeout: check routing, firewalls, and whether TLS is expected",
-            Cause::HostUnreachable => "the host or network is unreachable: check routing and VPNs",
-            Cause::TlsVerify => "the peer's certificate was not trusted (mllp probe with the same TLS flags says which check failed): pass --ca with the CA that issued it, or with the server's own certificate to trust exactly that one; for a name mismatch pass --server-name; an expired or not yet valid certificate needs a renewal by the peer or a clock check",
-            Cause::TlsHandshake => "the TLS handshake failed (mllp probe with the same TLS flags says why): the peer must enable TLS 1.2 or 1.3 with a modern cipher suite; a peer that does not speak TLS on this port needs no --tls",
-            Cause::TlsClientCert => "the server refused our client certificate, or its absence: pass --cert and --key with a certificate issued by a CA the server trusts",
-            Cause::FramingFatal => "the peer does not speak MLLP here: check the host, the port and --tls",
-            Cause::DeadPeer => "the peer stopped answering: check the peer process",
-            Cause::AckTimeout => "the peer accepted the message and never acknowledged it: check the peer's logs",
-            Cause::PeerClosed => "the peer closed the connection: check the peer's logs",
-            Cause::InFlightOrphan => "written before the link dropped, no ACK: it may have been committed",
-            Cause::FifoUnsafe => "never written: safe to send again",
-            Cause::ConnectionLost => "committed by the peer, its application ACK never came",
-            Cause::RunTimeout => "the run's --timeout ran out before this message's turn: send it again",
-            Cause::Interrupted => "the run was interrupted before this message was sent: send it again",
-            Cause::UnsolicitedAck => "the peer answered a message it had not been sent, so replies cannot be paired in order: use --correlate control-id",
-            Cause::NetworkError => "a network error: try again later",
-            Cause::IdleTimeout => "the connection was idle too long",
-            Cause::MaxConnections => "the receiver had too many connections",
-            Cause::FrameTimeout => "a frame took longer than the receiver's frame timeout to arrive",
-            Cause::PerPeerLimit => "the receiver had too many connections from this address",
-            Cause::BufferBudget => "the receiver's memory for partly received frames was used up",
-            Cause::EvictedIdle => "the receiver closed this idle connection to admit another peer",
-            Cause::ProxyHeader => "the receiver expects a PROXY protocol header first: connect through the load balancer (send-proxy or send-proxy-v2)",
-            Cause::ProxyUntrusted => "the receiver takes PROXY headers only from its trusted proxy addresses: connect through the load balancer",
-            Cause::Shutdown => "the receiver was shutting down",
-            Cause::AckControlIdMismatch => "the peer's ACKs name other control IDs than the messages' MSH-10 (its MSA-2 does not echo them): pair replies in order with --correlate fifo, or fix the peer",
+            Cause::DnsNotFound => Hint::Prose("the host name does not resolve: check its spelling or use an IP address"),
+            Cause::DnsFailed => Hint::Prose("name resolution failed: check the resolver, then try again"),
+            Cause::PermissionDenied => Hint::Prose("the operating system refused the connection: check firewall rules and the port"),
+            Cause::ConnectionRefused => Hint::Prose("nothing listens on that port: check the port and that the receiver is running"),
+            Cause::ConnectionReset => Hint::Prose("the peer reset the connection: check the peer's logs, then try again"),
+            Cause::ConnectTimeout => Hint::Prose("no answer within the connect timeout: check routing, firewalls, and whether TLS is expected"),
+            Cause::HostUnreachable => Hint::Prose("the host or network is unreachable: check routing and VPNs"),
+            Cause::TlsVerify => Hint::TrustServerCertificate,
+            Cause::TlsHandshake => Hint::FixTlsHandshake,
+            Cause::TlsClientCert => Hint::ClientCertificateRefused,
+            Cause::FramingFatal => Hint::CheckPortAndTls,
+            Cause::DeadPeer => Hint::Prose("the peer stopped answering: check the peer process"),
+            Cause::AckTimeout => Hint::Prose("the peer accepted the message and never acknowledged it: check the peer's logs"),
+            Cause::PeerClosed => Hint::Prose("the peer closed the connection: check the peer's logs"),
+            Cause::InFlightOrphan => Hint::Prose("written before the link dropped, no ACK: it may have been committed"),
+            Cause::FifoUnsafe => Hint::Prose("never written: safe to send again"),
+            Cause::ConnectionLost => Hint::Prose("committed by the peer, its application ACK never came"),
+            Cause::RunTimeout => Hint::SendAgainAfterTimeout,
+            Cause::Interrupted => Hint::Prose("the run was interrupted before this message was sent: send it again"),
+            Cause::UnsolicitedAck => Hint::CorrelateByControlId,
+            Cause::NetworkError => Hint::Prose("a network error: try again later"),
+            Cause::IdleTimeout => Hint::Prose("the connection was idle too long"),
+            Cause::MaxConnections => Hint::Prose("the receiver had too many connections"),
+            Cause::FrameTimeout => Hint::Prose("a frame took longer than the receiver's frame timeout to arrive"),
+            Cause::PerPeerLimit => Hint::Prose("the receiver had too many connections from this address"),
+            Cause::BufferBudget => Hint::Prose("the receiver's memory for partly received frames was used up"),
+            Cause::EvictedIdle => Hint::Prose("the receiver closed this idle connection to admit another peer"),
+            Cause::ProxyHeader => Hint::Prose("the receiver expects a PROXY protocol header first: connect through the load balancer (send-proxy or send-proxy-v2)"),
+            Cause::ProxyUntrusted => Hint::Prose("the receiver takes PROXY headers only from its trusted proxy addresses: connect through the load balancer"),
+            Cause::Shutdown => Hint::Prose("the receiver was shutting down"),
+            Cause::AckControlIdMismatch => Hint::CorrelateInOrder,
         }
     }
 }

@@ -1,4 +1,5 @@
-//! Fuzz target bodies, kept in the library so the corpus also replays as ordinary tests.
+//! Fuzz target bodies, kept in the library (behind the `fuzzing` feature) so the corpus also
+//! replays as ordinary tests.
 //! Not a stable interface.
 
 mod header_ack;

@@ -38,6 +38,8 @@
 //!   and `sqlite`. `cargo build --lib --no-default-features` builds the core alone.
 //! - `sqlite`: `server::sink::SqliteSink`, with SQLite compiled in.
 //! - `metrics`: the dependencies of the Prometheus exporter the command serves.
+//! - `fuzzing`: the fuzz target bodies, for `fuzz/` and the tests replaying its corpus; not an
+//!   interface, off unless asked for.
 //!
 //! # Example
 //!
@@ -133,6 +135,7 @@ pub mod client;
 pub mod delivery;
 pub mod duration;
 pub mod framing;
+#[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod hl7;

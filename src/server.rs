@@ -38,6 +38,8 @@
 //! # }
 //! ```
 
+#![warn(missing_docs)]
+
 mod accept;
 mod accept_loop;
 mod bind;
@@ -80,11 +82,14 @@ use tokio_util::task::TaskTracker;
 /// `immediate` also cancels `graceful`.
 #[derive(Debug, Clone)]
 pub struct Shutdown {
+    /// Stop accepting; let the commits under way finish and be acknowledged.
     pub graceful: CancellationToken,
+    /// Drop everything at once.
     pub immediate: CancellationToken,
 }
 
 impl Shutdown {
+    /// A pair of untriggered stops, `graceful` a child of `immediate`.
     pub fn new() -> Self {
         let immediate = CancellationToken::new();
         Shutdown {
@@ -185,6 +190,7 @@ pub struct ServerBuilder {
 }
 
 impl ServerBuilder {
+    /// Decide each message with `policy` before its commit (default: commit everything).
     pub fn policy(mut self, policy: Arc<dyn Policy>) -> Self {
         self.policy = policy;
         self
@@ -204,6 +210,7 @@ impl ServerBuilder {
         self
     }
 
+    /// The server, once its configuration is valid.
     pub fn build(self) -> Result<Server, ConfigError> {
         self.config.validate()?;
         let run_stamp = std::time::SystemTime::now()
@@ -232,6 +239,7 @@ impl ServerBuilder {
 }
 
 impl Server {
+    /// Start building a server that commits into `sink`.
     pub fn builder(config: ServerConfig, sink: Arc<dyn Sink>) -> ServerBuilder {
         ServerBuilder {
             config,
@@ -242,10 +250,12 @@ impl Server {
         }
     }
 
+    /// The configuration it serves with.
     pub fn config(&self) -> &ServerConfig {
         &self.shared.config
     }
 
+    /// The server's counters now, with the sink's commit groups if it has any.
     pub fn stats(&self) -> StatsSnapshot {
         let mut stats = self.shared.stats.snapshot();
         stats.commit_groups = self.shared.sink.commit_groups();

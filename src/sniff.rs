@@ -4,6 +4,9 @@
 //! Pure byte inspection: the result names the kind of peer and at most the first byte, never a
 //! run of what the peer sent.
 
+#![warn(missing_docs)]
+
+use crate::cause::Hint;
 use serde::Serialize;
 use std::fmt;
 
@@ -29,8 +32,11 @@ pub enum PeerKind {
 /// The recognition of a peer's first bytes, with the first byte for the record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Recognised {
+    /// What the bytes look like.
     pub kind: PeerKind,
+    /// The first byte, for the record (never more of what the peer sent).
     pub first_byte: u8,
+    /// How many bytes were looked at.
     pub bytes: usize,
 }
 
@@ -48,13 +54,13 @@ impl PeerKind {
     }
 
     /// What to do about it.
-    pub fn hint(self) -> &'static str {
+    pub fn hint(self) -> Hint {
         match self {
-            PeerKind::Tls => "the peer speaks TLS: probe again with --tls",
-            PeerKind::Mllp => {
-                "an MLLP receiver should wait for the sender: check the peer's configuration"
-            }
-            _ => "this is not an MLLP receiver: check the host and the port",
+            PeerKind::Tls => Hint::TurnTlsOn,
+            PeerKind::Mllp => Hint::Prose(
+                "an MLLP receiver should wait for the sender: check the peer's configuration",
+            ),
+            _ => Hint::Prose("this is not an MLLP receiver: check the host and the port"),
         }
     }
 }
@@ -178,6 +184,6 @@ mod tests {
         assert_eq!(seen.bytes, 22);
         let debug = format!("{seen:?}");
         assert!(!debug.contains("secret"), "{debug}");
-        assert!(PeerKind::Tls.hint().contains("--tls"));
+        assert_eq!(PeerKind::Tls.hint(), Hint::TurnTlsOn);
     }
 }

@@ -63,6 +63,6 @@ pub use plan::{PlanError, SoakPlan, SoakTarget};
 pub use progress::{ConnSample, RecentLatency, Sample, SoakUpdate, StoppedBy};
 pub use report::{SoakReport, SoakTotals};
 pub use template::{Template, TemplateError};
-pub use thresholds::{Thresholds, Verdict};
+pub use thresholds::{Judgement, Thresholds};
 pub use update::Done;
 pub(crate) use update::WorkerNote;

@@ -2,6 +2,8 @@
 //! address (in brackets when a port follows). Checked by its shape alone, so a string that can
 //! be no host is refused before any name lookup.
 
+#![warn(missing_docs)]
+
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
@@ -15,7 +17,9 @@ pub const DEFAULT_PORT: u16 = 2575;
 /// A parsed endpoint. `host` is bare (no brackets); `port` is `None` when the text named none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
+    /// A name or an IP address, without brackets.
     pub host: String,
+    /// The port, when the text named one.
     pub port: Option<u16>,
 }
 
@@ -23,20 +27,28 @@ pub struct Target {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TargetError {
+    /// Nothing, or only a port.
     #[error("no host")]
     Empty,
+    /// `[` without its `]`.
     #[error("unclosed `[` around an IPv6 address")]
     UnclosedBracket,
+    /// Text in brackets that is no IPv6 address.
     #[error("`{0}` is not an IPv6 address")]
     BadIpv6(String),
+    /// Something other than `:PORT` after `]`.
     #[error("`{0}` after `]`: only :PORT may follow an IPv6 address in brackets")]
     AfterBracket(String),
+    /// A port that is no number from 1 to 65535.
     #[error("`{0}` is not a port: give 1 to 65535")]
     BadPort(String),
+    /// Port 0.
     #[error("port 0 cannot be connected to: give 1 to 65535")]
     PortZero,
+    /// Digits and dots that are no IPv4 address.
     #[error("`{0}` is not an IPv4 address")]
     BadIpv4(String),
+    /// A host name with characters no host name has.
     #[error("`{0}` cannot be a host name: use letters, digits, `-` and `.` (non-ASCII names in their xn-- form)")]
     BadName(String),
     /// `mllps://`: TLS is a setting of the connection, not part of the address.

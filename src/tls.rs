@@ -3,6 +3,8 @@
 //! Each configuration is built once into an `Arc` and shared by every connection. The ring
 //! provider is named explicitly so no other provider can be picked up by accident.
 
+#![warn(missing_docs)]
+
 mod asked;
 mod cert;
 mod failure;
@@ -61,25 +63,52 @@ impl TlsVersions {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TlsConfigError {
+    /// A PEM file could not be read or held nothing usable.
     #[error("{file}: {what}")]
-    Pem { file: PathBuf, what: String },
-    #[error("{file}: no usable certificate: {what}")]
-    BadCertificate { file: PathBuf, what: String },
-    #[error("certificate {cert_file} and key {key_file} do not fit together: {what}")]
-    KeyMismatch {
-        cert_file: PathBuf,
-        key_file: PathBuf,
+    Pem {
+        /// The file.
+        file: PathBuf,
+        /// What was wrong with it.
         what: String,
     },
+    /// A certificate in a file could not be used as a trusted root.
+    #[error("{file}: no usable certificate: {what}")]
+    BadCertificate {
+        /// The file.
+        file: PathBuf,
+        /// Why rustls refused the certificate.
+        what: String,
+    },
+    /// The certificate and the private key are not one pair.
+    #[error("certificate {cert_file} and key {key_file} do not fit together: {what}")]
+    KeyMismatch {
+        /// The certificate file.
+        cert_file: PathBuf,
+        /// The key file.
+        key_file: PathBuf,
+        /// What rustls said.
+        what: String,
+    },
+    /// One part of a pair was given without the other.
     #[error("{option} is set without {needs}")]
     Incomplete {
+        /// What was set, in words (`client certificate`).
         option: &'static str,
+        /// What it needs, in words (`its key`).
         needs: &'static str,
     },
+    /// The name to verify is neither a DNS name nor an IP address.
     #[error("invalid TLS server name {name:?}")]
-    ServerName { name: String },
+    ServerName {
+        /// The name as given.
+        name: String,
+    },
+    /// rustls refused the configuration (versions, suites).
     #[error("TLS configuration rejected: {what}")]
-    Rustls { what: String },
+    Rustls {
+        /// What rustls said.
+        what: String,
+    },
 }
 
 /// Client-side TLS options, as the command line gives them.
@@ -97,13 +126,16 @@ pub struct ClientTlsOptions {
     pub server_name: Option<String>,
     /// Accept any certificate. Every connect then carries `MLLP_TLS_VERIFY_DISABLED`.
     pub insecure: bool,
+    /// Which TLS versions to offer.
     pub versions: TlsVersions,
 }
 
 /// A built client configuration plus the name to verify: what a connector needs.
 #[derive(Debug, Clone)]
 pub struct TlsClient {
+    /// The rustls configuration, shared by every connection.
     pub config: Arc<ClientConfig>,
+    /// The name sent as SNI and verified in the server's certificate.
     pub server_name: ServerName<'static>,
     /// Verification is off (insecure mode): report `MLLP_TLS_VERIFY_DISABLED` on every connect.
     pub verify_disabled: bool,
@@ -241,8 +273,12 @@ impl ClientTlsOptions {
 /// What TLS negotiated, for events and `probe`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct TlsSummary {
+    /// The negotiated version: `TLS1.3`, `TLS1.2`.
     pub version: String,
+    /// The negotiated cipher suite's IANA-style name.
     pub cipher_suite: String,
+    /// The peer's certificate was checked (false under insecure mode, or a listener that does
+    /// not verify clients).
     pub verified: bool,
     /// The peer's end-entity certificate, when it sent one that parses.
     pub peer_certificate: Option<CertSummary>,

@@ -74,7 +74,8 @@ impl<'o> SegmentWriter<'o> {
     }
 }
 
-/// `text` as it is written under `delimiters`.
+/// `text` as it is written under `delimiters` (for the checks of the tests and fuzz targets).
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn escaped(text: &str, delimiters: &Delimiters) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
     escape_into(&mut out, text.as_bytes(), delimiters);

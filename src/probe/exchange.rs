@@ -1,11 +1,13 @@
 //! After connecting: the banner wait (a receiver should stay silent until spoken to) and the
 //! one message with its ACK. Every read is bounded in time and size.
 
+#![warn(missing_docs)]
+
 use super::handshake::session_verdict;
 use super::record::{failure, healthy, Run};
 use super::report::{ClientCertificate, Detail, PhaseName, Verdict};
 use super::sniff::{recognise, PeerKind};
-use crate::cause::Cause;
+use crate::cause::{Cause, Hint};
 use crate::framing::{encode_frame, Decoded, FramingError, MllpCodec, Tolerance};
 use crate::hl7::{scan, scan_ack};
 use crate::transport::{classify, BoxStream};
@@ -22,14 +24,6 @@ const MAX_ACK: usize = 1024 * 1024;
 /// After an ACK timeout, how long the probe listens once it has ended its side of the stream.
 /// Servers that wait for a line end (HTTP) answer the end of input, and are recognised by it.
 const LAST_LOOK: Duration = Duration::from_millis(500);
-
-/// Said when the peer ends a plain connection after our bytes without a word: what a TLS
-/// server does with bytes that are not a TLS handshake.
-const MAYBE_TLS: &str = "; if the port expects TLS, probe again with --tls";
-
-/// What silence proves, and what to do to learn more.
-const REACHABLE_HINT: &str =
-    "add --send to exchange one test message: only an ACK shows the port speaks MLLP";
 
 /// A read or write failed: a TLS error (our client certificate refused, above all) through the
 /// TLS table, or a classified I/O error.
@@ -60,7 +54,7 @@ pub(crate) async fn banner(
     if wait.is_zero() {
         return Ok(healthy(
             "reachable: the peer accepted the connection (no banner wait, nothing exchanged)",
-            REACHABLE_HINT,
+            Hint::SendOneMessage,
         ));
     }
     let silent = healthy(
@@ -69,7 +63,7 @@ pub(crate) async fn banner(
              receiver does that, and so does an HTTP or TLS server",
             crate::duration::Rounded(wait)
         ),
-        REACHABLE_HINT,
+        Hint::SendOneMessage,
     );
     let started = Instant::now();
     let mut first = [0u8; 64];
@@ -93,12 +87,9 @@ pub(crate) async fn banner(
             let detail = format!("{during}: the peer closed the connection at once");
             run.fail(PhaseName::Banner, started, None, &detail);
             let hint = if tls {
-                "the peer closed right after the handshake: if it requires a client certificate, \
-                 pass --cert and --key; otherwise its logs say whether it refuses this address, \
-                 is at its connection limit, or is shutting down"
+                Hint::ClientCertificateOrLimits
             } else {
-                "the peer accepted and closed at once: it may refuse this address, be at its \
-                 connection limit, be shutting down, or expect TLS (try --tls)"
+                Hint::CheckAccessOrTurnTlsOn
             };
             Err(failure(Cause::PeerClosed, detail, hint))
         }
@@ -140,7 +131,6 @@ pub(crate) async fn send_and_await_ack(
     tls: bool,
     run: &mut Run,
 ) -> Result<Verdict, Verdict> {
-    let maybe_tls = if tls { "" } else { MAYBE_TLS };
     let control_id = scan(payload)
         .msh
         .and_then(|m| m.control_id())
@@ -153,7 +143,7 @@ pub(crate) async fn send_and_await_ack(
         return Err(failure(
             Cause::FramingFatal,
             detail,
-            "remove VT and FS bytes from the message",
+            Hint::Prose("remove VT and FS bytes from the message"),
         ));
     }
     let started = Instant::now();
@@ -183,7 +173,7 @@ pub(crate) async fn send_and_await_ack(
             return Err(failure(
                 Cause::AckTimeout,
                 detail,
-                "the peer stopped reading: check the peer process",
+                Hint::Prose("the peer stopped reading: check the peer process"),
             ));
         }
     }
@@ -246,9 +236,14 @@ pub(crate) async fn send_and_await_ack(
                     "the peer closed the connection before answering{}",
                     ignored_note(ignored)
                 ),
-                format!(
-                    "the peer took the message and hung up without an ACK: check the peer's \
-                     logs{maybe_tls}"
+                // Ending a plain connection after our bytes without a word is what a TLS
+                // server does with bytes that are not a TLS handshake.
+                maybe_tls(
+                    Hint::Prose(
+                        "the peer took the message and hung up without an ACK: check the \
+                         peer's logs",
+                    ),
+                    tls,
                 ),
             ),
             Ok(Ok(_)) if first_read => {
@@ -264,7 +259,7 @@ pub(crate) async fn send_and_await_ack(
             Ok(Err(err)) => {
                 let mut verdict = read_failure(&err, run, "while waiting for the ACK");
                 if verdict.cause == Some(Cause::ConnectionReset) {
-                    verdict.hint.push_str(maybe_tls);
+                    verdict.hint = maybe_tls(verdict.hint, tls);
                 }
                 verdict
             }
@@ -294,6 +289,15 @@ async fn last_look(stream: &mut BoxStream, buf: &mut BytesMut, silent: bool) -> 
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// On a plain connection, `hint` and then: the port may expect TLS.
+fn maybe_tls(hint: Hint, tls: bool) -> Hint {
+    if tls {
+        hint
+    } else {
+        Hint::OrTurnTlsOn(Box::new(hint))
     }
 }
 
@@ -354,12 +358,14 @@ fn acknowledged(code: String) -> Verdict {
     let mut verdict = if positive {
         healthy(
             format!("the peer acknowledged the message with {code}"),
-            "MLLP works end to end",
+            Hint::Prose("MLLP works end to end"),
         )
     } else {
         healthy(
             format!("the link works, but the peer refused the message with {code}"),
-            "check the message against the receiver's rules (its MSA-3 or ERR says why)",
+            Hint::Prose(
+                "check the message against the receiver's rules (its MSA-3 or ERR says why)",
+            ),
         )
     };
     verdict.ack_code = Some(code);

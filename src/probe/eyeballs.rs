@@ -2,6 +2,8 @@
 //! next attempt started after a stagger delay or as soon as the previous one fails, first
 //! success wins and the rest are abandoned.
 
+#![warn(missing_docs)]
+
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
@@ -15,6 +17,7 @@ pub const DEFAULT_STAGGER: Duration = Duration::from_millis(250);
 /// One connection attempt and how it ended.
 #[derive(Debug)]
 pub struct Attempt {
+    /// The address tried.
     pub addr: SocketAddr,
     /// `None` for the attempt that won, or one abandoned when another won.
     pub error: Option<io::Error>,

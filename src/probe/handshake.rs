@@ -1,11 +1,13 @@
 //! The TLS phase of a probe: the handshake, what it negotiated and what the certificate says,
 //! and for each way it fails, a verdict that says which and what to do.
 
+#![warn(missing_docs)]
+
 use super::record::{failure, Run};
 use super::report::{ClientCertificate, Detail, PhaseName, TlsDetail, Verdict};
 use super::sniff::recognise;
 use super::tls::{ProbeTls, Recording};
-use crate::cause::Cause;
+use crate::cause::{Cause, Hint};
 use crate::tls::{describe_handshake_io, rustls_error, CertSummary, Seen, Side, TlsFailure};
 use crate::transport::BoxStream;
 use rustls::Error as E;
@@ -95,8 +97,7 @@ pub(crate) async fn tls_phase(
             return Err(failure(
                 Cause::ConnectTimeout,
                 error,
-                "the peer accepted TCP but never answered the TLS ClientHello, as a plain \
-                 (non-TLS) server does: try without --tls",
+                Hint::TurnTlsOffForSilentPeer,
             ));
         }
     };

@@ -1,8 +1,10 @@
 //! The record of one probe run: each phase as it passed or failed, and the verdict builders
 //! every phase shares.
 
+#![warn(missing_docs)]
+
 use super::report::{ClientCertificate, Detail, PhaseName, PhaseReport, Verdict, VerdictClass};
-use crate::cause::Cause;
+use crate::cause::{Cause, Hint};
 use tokio::time::Instant;
 
 /// Phases recorded so far.
@@ -59,21 +61,22 @@ impl Run {
 }
 
 /// A failure verdict: the cause's class, a detail and a hint.
-pub(crate) fn failure(cause: Cause, detail: impl Into<String>, hint: impl Into<String>) -> Verdict {
+pub(crate) fn failure(cause: Cause, detail: impl Into<String>, hint: Hint) -> Verdict {
     Verdict {
         class: cause.class().into(),
         cause: Some(cause),
-        hint: hint.into(),
+        hint,
         detail: detail.into(),
         ack_code: None,
     }
 }
 
-pub(crate) fn healthy(detail: impl Into<String>, hint: impl Into<String>) -> Verdict {
+/// A verdict of a probe that worked: a detail and a hint.
+pub(crate) fn healthy(detail: impl Into<String>, hint: Hint) -> Verdict {
     Verdict {
         class: VerdictClass::Ok,
         cause: None,
-        hint: hint.into(),
+        hint,
         detail: detail.into(),
         ack_code: None,
     }

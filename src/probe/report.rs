@@ -1,8 +1,10 @@
-//! What one probe found: its phases, each timed, and the verdict. `Serialize` gives their
-//! fields in `probe --json` (the command's `output::probe`).
+//! What one probe found: its phases, each timed, and the verdict. `Serialize` gives the phases'
+//! fields in `probe --json` (the command's `output::probe`, which also words the verdict's hint).
+
+#![warn(missing_docs)]
 
 use super::sniff::Recognised;
-use crate::cause::{Cause, Class};
+use crate::cause::{Cause, Class, Hint};
 use crate::tls::CertSummary;
 use serde::Serialize;
 
@@ -10,16 +12,22 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PhaseName {
+    /// The host name to addresses.
     Resolve,
+    /// TCP to one of the addresses.
     Connect,
+    /// The TLS handshake.
     Tls,
     /// Listening for unsolicited bytes after connecting.
     Banner,
+    /// Writing the one message.
     Send,
+    /// Waiting for its ACK.
     Ack,
 }
 
 impl PhaseName {
+    /// Its name, as JSON and the table give it.
     pub fn as_str(self) -> &'static str {
         match self {
             PhaseName::Resolve => "resolve",
@@ -35,13 +43,17 @@ impl PhaseName {
 /// One phase: whether it worked, how long it took, and what it saw.
 #[derive(Debug, Clone, Serialize)]
 pub struct PhaseReport {
+    /// Which phase.
     pub name: PhaseName,
+    /// It worked.
     pub ok: bool,
+    /// How long it took, in milliseconds.
     #[serde(serialize_with = "crate::duration::microsecond_ms")]
     pub ms: f64,
     /// What went wrong, when it did: hosts, addresses, OS and TLS errors; never payload.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What the phase saw, when it has something to say.
     #[serde(flatten)]
     pub detail: Option<Detail>,
 }
@@ -50,26 +62,37 @@ pub struct PhaseReport {
 #[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum Detail {
+    /// The name resolved.
     Resolve {
+        /// Every address it resolved to, in the order tried.
         addresses: Vec<String>,
     },
+    /// The TCP connect.
     Connect {
         /// The address that answered.
         address: Option<String>,
         /// Addresses that failed before it (or all of them), with the cause.
         failed: Vec<FailedAttempt>,
     },
+    /// The handshake.
     Tls(TlsDetail),
+    /// The banner wait.
     Banner {
+        /// Nothing came within the wait.
         silent: bool,
         /// What the peer's unsolicited bytes look like.
         peer: Option<Recognised>,
     },
+    /// The message written.
     Send {
+        /// Its length in bytes, unframed.
         bytes: usize,
+        /// Its MSH-10 (empty when it has none): the one per-message field shown.
         control_id: String,
     },
+    /// The ACK awaited.
     Ack {
+        /// MSA-1 of the ACK, when one came.
         ack_code: Option<String>,
         /// MSA-2 equals the MSH-10 sent.
         control_id_matches: bool,
@@ -78,10 +101,14 @@ pub enum Detail {
     },
 }
 
+/// An address whose connect failed.
 #[derive(Debug, Clone, Serialize)]
 pub struct FailedAttempt {
+    /// The address tried.
     pub address: String,
+    /// Why it failed.
     pub cause: Cause,
+    /// The OS error, in words.
     pub error: String,
 }
 
@@ -102,6 +129,7 @@ pub enum ClientCertificate {
 }
 
 impl ClientCertificate {
+    /// Its name, as JSON and the table give it.
     pub fn as_str(self) -> &'static str {
         match self {
             ClientCertificate::None => "none",
@@ -113,18 +141,24 @@ impl ClientCertificate {
     }
 }
 
+/// What the TLS phase negotiated and saw.
 #[derive(Debug, Clone, Serialize)]
 pub struct TlsDetail {
+    /// The negotiated version, once the handshake worked.
     pub version: Option<String>,
+    /// The negotiated cipher suite, once the handshake worked.
     pub cipher_suite: Option<String>,
-    /// The chain was verified against the trusted roots (false under --insecure).
+    /// The chain was verified against the trusted roots (false in insecure mode).
     pub verified: bool,
-    /// The certificate names the server name (checked even under --insecure).
+    /// The certificate names the server name (checked even in insecure mode).
     pub name_matched: Option<bool>,
     /// The CA file holds this very certificate: it is trusted as itself, whatever its names.
     pub pinned: bool,
+    /// The name sent as SNI and checked.
     pub server_name: String,
+    /// The server's certificate, when it sent one that parses.
     pub peer_certificate: Option<CertSummary>,
+    /// What became of our client certificate.
     pub client_certificate: ClientCertificate,
 }
 
@@ -132,12 +166,16 @@ pub struct TlsDetail {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum VerdictClass {
+    /// The link works (a negative ACK included: the peer answered).
     Ok,
+    /// It failed, and trying again may work.
     Transient,
+    /// It failed, and will fail the same way until something changes.
     Permanent,
 }
 
 impl VerdictClass {
+    /// Its name, as JSON and the table give it.
     pub fn as_str(self) -> &'static str {
         match self {
             VerdictClass::Ok => "ok",
@@ -156,12 +194,15 @@ impl From<Class> for VerdictClass {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// How a probe ended: its class, the cause when it failed, what was seen and what to do.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
+    /// `ok`, `transient` or `permanent`.
     pub class: VerdictClass,
+    /// The failure's cause, when it failed.
     pub cause: Option<Cause>,
-    /// What to do, in one line.
-    pub hint: String,
+    /// What to do, in one line once the command words it.
+    pub hint: Hint,
     /// What was seen, in one line.
     pub detail: String,
     /// MSA-1 of the ACK, when one came.
@@ -169,24 +210,29 @@ pub struct Verdict {
 }
 
 /// One probe.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct ProbeReport {
+    /// `host:port` as probed.
     pub target: String,
+    /// TLS was used.
     pub tls: bool,
+    /// The phases in order, as far as the probe got.
     pub phases: Vec<PhaseReport>,
+    /// How it ended.
     pub verdict: Verdict,
-    /// Facts for the exit code: the ACK was negative; a message was written and no ACK came.
-    #[serde(skip)]
+    /// For the exit code: the ACK was negative.
     pub negative: bool,
-    #[serde(skip)]
+    /// For the exit code: a message was written and no ACK came.
     pub unknown_fate: bool,
 }
 
 impl ProbeReport {
+    /// The verdict is ok and the ACK, if any, positive.
     pub fn ok(&self) -> bool {
         self.verdict.class == VerdictClass::Ok && !self.negative
     }
 
+    /// The phase of that name, if the probe got to it.
     pub fn phase(&self, name: PhaseName) -> Option<&PhaseReport> {
         self.phases.iter().find(|p| p.name == name)
     }

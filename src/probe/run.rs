@@ -1,6 +1,8 @@
 //! Running one probe: resolve, connect, TLS, then the banner wait and optionally one message;
 //! each phase timed and recorded, the first failure decides the verdict.
 
+#![warn(missing_docs)]
+
 use super::exchange;
 use super::eyeballs::{interleave, race};
 use super::handshake;
@@ -22,7 +24,9 @@ use tokio::time::Instant;
 pub struct Timeouts {
     /// Bounds name resolution, and separately the TCP connect over all addresses.
     pub connect: Duration,
+    /// Bounds the TLS handshake.
     pub tls: Duration,
+    /// Bounds writing the message and waiting for its ACK.
     pub ack: Duration,
     /// How long to listen for unsolicited bytes after connecting; zero skips the wait.
     pub banner_wait: Duration,
@@ -56,11 +60,17 @@ pub enum SendPhase {
 /// A probe, built once and run any number of times.
 #[derive(Debug, Clone)]
 pub struct ProbeConfig {
+    /// The host to probe: a name or an IP address.
     pub host: String,
+    /// The port to probe.
     pub port: u16,
+    /// How `host` becomes addresses.
     pub resolver: Arc<dyn Resolver>,
+    /// TLS, when the port speaks it.
     pub tls: Option<ProbeTls>,
+    /// The bound on every wait.
     pub timeouts: Timeouts,
+    /// What to send, if anything.
     pub send: SendPhase,
 }
 

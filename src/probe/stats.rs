@@ -1,15 +1,22 @@
 //! Statistics over repeated probes: per-phase min, median, p99 and max, and the loss count.
 
+#![warn(missing_docs)]
+
 use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Summary of one phase's timings, in milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Spread {
+    /// How many timings.
     pub count: usize,
+    /// The fastest.
     pub min: f64,
+    /// The middle one (nearest rank).
     pub median: f64,
+    /// The 99th percentile (nearest rank).
     pub p99: f64,
+    /// The slowest.
     pub max: f64,
 }
 
@@ -49,11 +56,15 @@ pub struct ProbeStats {
 /// The statistics as reported.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StatsSummary {
+    /// Probes run.
     pub probes: usize,
+    /// Probes whose verdict was ok.
     pub ok: usize,
+    /// Probes that failed.
     pub failed: usize,
     /// Failed probes as a percentage of all probes.
     pub loss_percent: f64,
+    /// Per phase name, the spread of its timings in the probes where it worked.
     pub phases: BTreeMap<String, Spread>,
     /// Phase names in probe order, for tables.
     #[serde(skip)]
@@ -61,6 +72,7 @@ pub struct StatsSummary {
 }
 
 impl ProbeStats {
+    /// No probes yet.
     pub fn new() -> Self {
         Self::default()
     }
@@ -79,10 +91,12 @@ impl ProbeStats {
         }
     }
 
+    /// How many probes were recorded.
     pub fn probes(&self) -> usize {
         self.probes
     }
 
+    /// The statistics so far.
     pub fn summary(&self) -> StatsSummary {
         let mut phases = BTreeMap::new();
         let mut order = Vec::new();

@@ -2,6 +2,8 @@
 //! (so a refused certificate can still be described), and a stream wrapper that keeps the
 //! first bytes the peer sent (so a non-TLS answer to the ClientHello can be recognised).
 
+#![warn(missing_docs)]
+
 use crate::tls::{CertificateAsked, ClientTlsOptions, TlsConfigError};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::Resumption;
@@ -86,8 +88,11 @@ impl ServerCertVerifier for Capturing {
 #[derive(Debug, Clone)]
 pub struct ProbeTls {
     pub(crate) config: Arc<ClientConfig>,
+    /// The name sent as SNI and checked in the server's certificate.
     pub server_name: ServerName<'static>,
+    /// Verification is off (insecure mode).
     pub verify_disabled: bool,
+    /// A client certificate is configured.
     pub client_cert: bool,
     capture: Arc<Capturing>,
     asked: CertificateAsked,
@@ -134,6 +139,7 @@ impl ProbeTls {
         self.capture.seen.lock().ok().and_then(|s| s.clone())
     }
 
+    /// The server name as text: a DNS name, or an IP address.
     pub fn server_name_text(&self) -> String {
         match &self.server_name {
             ServerName::DnsName(name) => name.as_ref().to_string(),

@@ -1,22 +1,39 @@
 //! The relay's running figures for its live view and events: messages taken from downstream and
 //! settled upstream, recent upstream ACK latencies (p50/p99), and the queue depth as last read.
-//! Counters only: nothing here holds a payload.
+//! Counters only: nothing here holds a payload. Every update is an atomic store or add, so the
+//! per-message path takes no lock; a reading taken while latencies are being recorded may see a
+//! slot before its update, so its percentiles are of nearly (not exactly) the latest answers.
 
-use std::collections::VecDeque;
+#![warn(missing_docs)]
+
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::time::Duration;
 
 /// Latencies kept for the percentiles: the most recent this many.
 const LATENCIES: usize = 1024;
 
 /// Shared by the sinks, the forwarder and whoever shows the figures.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Gauges {
     received: AtomicU64,
     settled: AtomicU64,
     queue_depth: AtomicU64,
-    latencies: Mutex<VecDeque<Duration>>,
+    /// Latencies answered so far; the next one goes to slot `answered % LATENCIES`.
+    answered: AtomicU64,
+    /// A ring of the recent latencies, in nanoseconds plus one: 0 is a slot never written.
+    latencies: [AtomicU64; LATENCIES],
+}
+
+impl Default for Gauges {
+    fn default() -> Self {
+        Gauges {
+            received: AtomicU64::new(0),
+            settled: AtomicU64::new(0),
+            queue_depth: AtomicU64::new(0),
+            answered: AtomicU64::new(0),
+            latencies: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
 }
 
 /// One reading of the gauges.
@@ -30,10 +47,12 @@ pub struct Reading {
     pub queue_depth: u64,
     /// Upstream ACK latency percentiles of the recent answers, if any came.
     pub ack_p50: Option<Duration>,
+    /// The 99th percentile of the same answers.
     pub ack_p99: Option<Duration>,
 }
 
 impl Gauges {
+    /// `n` more messages taken from downstream.
     pub fn received(&self, n: u64) {
         self.received.fetch_add(n, Ordering::Relaxed);
     }
@@ -42,23 +61,27 @@ impl Gauges {
     pub fn settled(&self, latency: Option<Duration>) {
         self.settled.fetch_add(1, Ordering::Relaxed);
         if let Some(latency) = latency {
-            let mut kept = self.latencies.lock().unwrap_or_else(|p| p.into_inner());
-            if kept.len() == LATENCIES {
-                kept.pop_front();
-            }
-            kept.push_back(latency);
+            // The oldest slot is overwritten: the ring keeps the most recent latencies.
+            let at = self.answered.fetch_add(1, Ordering::Relaxed) as usize % LATENCIES;
+            let nanos = u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX - 1);
+            self.latencies[at].store(nanos + 1, Ordering::Relaxed);
         }
     }
 
+    /// The queue's pending rows, as just read.
     pub fn queue_depth(&self, depth: u64) {
         self.queue_depth.store(depth, Ordering::Relaxed);
     }
 
+    /// The figures now, percentiles computed from the recent latencies.
     pub fn read(&self) -> Reading {
-        let mut sorted: Vec<Duration> = {
-            let kept = self.latencies.lock().unwrap_or_else(|p| p.into_inner());
-            kept.iter().copied().collect()
-        };
+        let mut sorted: Vec<Duration> = self
+            .latencies
+            .iter()
+            .map(|slot| slot.load(Ordering::Relaxed))
+            .filter(|&stored| stored > 0)
+            .map(|stored| Duration::from_nanos(stored - 1))
+            .collect();
         sorted.sort_unstable();
         let at = |p: f64| {
             (!sorted.is_empty()).then(|| sorted[((sorted.len() - 1) as f64 * p).round() as usize])

@@ -1,6 +1,8 @@
 //! `--record`: every message passed through, with its upstream answer and timings, kept in the
 //! relay's store for a trace to share. A failed write is counted, never changes an answer.
 
+#![warn(missing_docs)]
+
 use super::store::{Settlement, Status, Store};
 use crate::client::Fate;
 use crate::server::Inbound;
@@ -14,6 +16,7 @@ pub struct Recorder {
 }
 
 impl Recorder {
+    /// Keep every message and its fate in `store`.
     pub fn new(store: Store) -> Recorder {
         Recorder {
             store,

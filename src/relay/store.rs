@@ -2,6 +2,8 @@
 //! the columns of the receiver's `messages` table and the message's upstream fate. WAL and full
 //! synchronous commits: a row written is on disk before the downstream peer hears of it.
 
+#![warn(missing_docs)]
+
 use crate::server::clock::Utc;
 use crate::server::Inbound;
 use rusqlite::types::Value;
@@ -33,16 +35,20 @@ CREATE INDEX IF NOT EXISTS queue_status ON queue (status, id);";
 /// A row's upstream fate: `pending` until it is settled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
+    /// Waiting to be forwarded (or, in a record, not yet settled).
     Pending,
+    /// Answered positively upstream.
     Accepted,
     /// Answered negatively upstream: a dead letter, never sent again.
     Negative,
+    /// Written upstream and never finally answered: it may or may not be kept there.
     UnknownFate,
     /// Never written upstream (a pass-through record only: a queue keeps such rows pending).
     NeverDelivered,
 }
 
 impl Status {
+    /// The status as stored in the `status` column.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Pending => "pending",
@@ -58,26 +64,37 @@ impl Status {
 #[derive(Debug, thiserror::Error)]
 #[error("{file}: {what}")]
 pub struct StoreError {
+    /// The store's file.
     pub file: PathBuf,
+    /// What went wrong with it.
     pub what: String,
 }
 
 /// How a row was settled upstream.
 #[derive(Debug, Clone)]
 pub struct Settlement {
+    /// The fate the row is settled with.
     pub status: Status,
+    /// MSA-1 of the final upstream answer, if one came.
     pub ack_code: Option<String>,
+    /// The final upstream answer itself, if one came.
     pub ack: Option<bytes::Bytes>,
+    /// How many times the message was written upstream.
     pub attempts: u32,
+    /// When it was last written upstream, if ever.
     pub forwarded_at: Option<SystemTime>,
+    /// When its fate was settled.
     pub settled_at: SystemTime,
 }
 
 /// One row waiting to be forwarded.
 #[derive(Debug, Clone)]
 pub struct PendingRow {
+    /// The row's ID: the queue's order.
     pub id: i64,
+    /// The message, as received.
     pub payload: bytes::Bytes,
+    /// Times it was written upstream before.
     pub attempts: u32,
 }
 
@@ -125,6 +142,7 @@ impl Store {
         })
     }
 
+    /// The file the store was opened from.
     pub fn file(&self) -> &Path {
         &self.file
     }

@@ -3,6 +3,8 @@
 //! more than it knows; a message never written upstream is refused (nothing was kept anywhere),
 //! and one written but not answered gets no answer at all.
 
+#![warn(missing_docs)]
+
 use crate::ack::{AckCode, Disposition};
 use crate::cause::Cause;
 use crate::client::{Commit, Fate, FateCause};
@@ -16,14 +18,30 @@ pub const UNAVAILABLE_TEXT: &str = "Upstream unavailable (upstream-unavailable):
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Upstream {
     /// No byte of it was written upstream: nothing kept there.
-    NotWritten { cause: String },
+    NotWritten {
+        /// Why it was not written.
+        cause: String,
+    },
     /// The final answer came, positive or negative; in an enhanced exchange, the accept
     /// answer (`CA`) before it.
-    Answered { commit: Option<Bytes>, last: Bytes },
+    Answered {
+        /// The accept answer (`CA`) that came first, in an enhanced exchange.
+        commit: Option<Bytes>,
+        /// The final answer.
+        last: Bytes,
+    },
     /// The upstream committed it (`CA`); its application answer never came.
-    CommitOnly { commit: Bytes, cause: Cause },
+    CommitOnly {
+        /// The accept answer.
+        commit: Bytes,
+        /// Why the application answer never came.
+        cause: Cause,
+    },
     /// Written, and nothing came back: it may or may not be kept upstream.
-    Unanswered { cause: Cause },
+    Unanswered {
+        /// Why no answer came.
+        cause: Cause,
+    },
 }
 
 impl Upstream {

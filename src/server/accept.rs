@@ -1,6 +1,8 @@
 //! The seam between an accepted TCP socket and the stream a connection reads: plain TCP here,
 //! a TLS handshake in the TLS acceptor.
 
+#![warn(missing_docs)]
+
 use crate::cause::Cause;
 use crate::tls::AcceptedTls;
 use std::future::Future;
@@ -8,12 +10,15 @@ use std::pin::Pin;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
+/// What [`Accept::accept`] returns: the stream to serve, or why there is none.
 pub type AcceptFuture<S> = Pin<Box<dyn Future<Output = Result<Accepted<S>, AcceptError>> + Send>>;
 
 /// A stream ready to serve, and what its handshake established (for `connection_opened`).
 #[derive(Debug)]
 pub struct Accepted<S> {
+    /// The stream to serve the connection on.
     pub stream: S,
+    /// What the TLS handshake established; `None` on plain TCP.
     pub tls: Option<AcceptedTls>,
 }
 
@@ -22,7 +27,9 @@ pub struct Accepted<S> {
 #[derive(Debug, thiserror::Error)]
 #[error("{cause}: {detail}")]
 pub struct AcceptError {
+    /// The class of the failure, as `AcceptFailed` reports it.
     pub cause: Cause,
+    /// What failed, in words.
     pub detail: String,
 }
 
@@ -30,7 +37,9 @@ pub struct AcceptError {
 /// connection's task, so a slow handshake never holds up the accept loop; it must bound its
 /// own wait.
 pub trait Accept: Send + Sync + 'static {
+    /// The stream served after the handshake.
     type Stream: AsyncRead + AsyncWrite + Unpin + Send + 'static;
+    /// Turn `tcp` into the stream to serve, within a bounded time.
     fn accept(&self, tcp: TcpStream) -> AcceptFuture<Self::Stream>;
 }
 

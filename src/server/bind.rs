@@ -2,28 +2,42 @@
 //! address the name resolved to (before anything is bound) and again on the address the OS
 //! actually bound, so every spelling of "all interfaces" is caught.
 
+#![warn(missing_docs)]
+
 use crate::resolve::{ResolveError, Resolver, SystemResolver};
 use std::net::{IpAddr, SocketAddr};
 use tokio::net::TcpListener;
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
+/// Why the listening socket could not be opened; names the address.
 pub enum BindError {
     /// A wildcard address without the caller's consent (`allow_wildcard`).
     #[error("{addr} listens on every interface")]
-    Wildcard { addr: SocketAddr },
+    Wildcard {
+        /// The address asked for.
+        addr: SocketAddr,
+    },
     #[error("cannot bind {host}:{port}: {source}")]
+    /// Binding the address failed.
     Io {
+        /// The host asked for.
         host: String,
+        /// The port asked for.
         port: u16,
         #[source]
+        /// What the operating system said.
         source: std::io::Error,
     },
     #[error("cannot bind {host}:{port}: {source}")]
+    /// The host name could not be resolved.
     Resolve {
+        /// The host asked for.
         host: String,
+        /// The port asked for.
         port: u16,
         #[source]
+        /// Why it could not be resolved.
         source: ResolveError,
     },
 }

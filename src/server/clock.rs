@@ -1,20 +1,30 @@
 //! UTC timestamps without a calendar crate: HL7 `YYYYMMDDHHMMSS`, RFC 3339, and file-name stamps.
 
+#![warn(missing_docs)]
+
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A broken-down UTC instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Utc {
+    /// The year, e.g. 2024.
     pub year: i64,
+    /// The month, 1 to 12.
     pub month: u32,
+    /// The day of the month, 1 to 31.
     pub day: u32,
+    /// The hour, 0 to 23.
     pub hour: u32,
+    /// The minute, 0 to 59.
     pub minute: u32,
+    /// The second, 0 to 59.
     pub second: u32,
+    /// Microseconds within the second.
     pub micros: u32,
 }
 
 impl Utc {
+    /// Break `t` down; an instant before 1970 (a broken clock) reads as the epoch.
     pub fn from_system(t: SystemTime) -> Utc {
         // Before 1970 only on a broken clock: clamp to the epoch rather than fail.
         let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();

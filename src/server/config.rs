@@ -1,5 +1,7 @@
 //! Server options, validated once when the server is built.
 
+#![warn(missing_docs)]
+
 use crate::ack::AckCode;
 use crate::framing::{Tolerance, DEFAULT_MAX_FRAME};
 use std::time::Duration;
@@ -24,7 +26,9 @@ pub const DEFAULT_EVICT_IDLE_AFTER: Duration = Duration::from_secs(60);
 pub const DEFAULT_MAX_BUFFERED: usize = 256 * 1024 * 1024;
 
 #[derive(Debug, Clone)]
+/// How the server reads, answers and bounds its connections; [`ServerConfig::validate`] checks it.
 pub struct ServerConfig {
+    /// Which deviations from strict framing are tolerated (and warned about).
     pub tolerance: Tolerance,
     /// Largest payload accepted, in bytes; a larger frame is dropped as it arrives and answered
     /// as rejected, and the connection goes on.
@@ -53,6 +57,7 @@ pub struct ServerConfig {
     pub write_timeout: Duration,
     /// After a graceful stop, how long commits under way may take before everything is dropped.
     pub drain_timeout: Duration,
+    /// How messages are acknowledged: by the table, not at all, or with a forced code.
     pub ack: AckMode,
     /// Answer a batch frame (FHS/BHS envelope) with a batch acknowledgement, one ACK per
     /// message; otherwise it gets the downgraded, non-positive ACK.
@@ -87,10 +92,15 @@ impl Default for ServerConfig {
 #[non_exhaustive]
 pub enum ConfigError {
     #[error("{option} must be greater than zero")]
-    Zero { option: &'static str },
+    /// An option that must be positive is zero.
+    Zero {
+        /// The option's field name.
+        option: &'static str,
+    },
 }
 
 impl ServerConfig {
+    /// Every option in range, or the first one that is not.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let zero = |option| Err(ConfigError::Zero { option });
         if self.max_frame == 0 {

@@ -2,37 +2,39 @@
 //! contain every failure to this connection. Frames already complete when a fatal byte arrives
 //! are committed and acknowledged before the connection closes.
 //!
-//! This file holds the read loop; `commit` hands a batch of frames to the sink and `answer`
-//! writes their ACKs; `close` lingers after the last ACK so the peer can still read it.
+//! This file follows each batch from read to committed to answered. Each concern is its own
+//! type: `intake` reads and de-frames, `commit` turns frames into messages and hands them to the
+//! sink, `answer` builds and writes the ACKs, `ledger` holds the connection's identity, counters
+//! and events, and the budget (`Buffered`) what the connection holds of memory; `close` lingers
+//! after the last ACK so the peer can still read it.
+
+#![warn(missing_docs)]
 
 mod answer;
 mod close;
 mod commit;
+mod intake;
+mod ledger;
 
 use super::event::ServerEvent;
 use super::limits::{Buffered, Part, PeerSlot};
-use super::stats::{AckTally, StatsSnapshot};
+use super::sink::{Reply, SinkResult};
 use super::{Accepted, Shared, Shutdown};
-use crate::ack::{AckContext, AckTemplate};
+use crate::ack::Disposition;
 use crate::cause::{classify_io, Cause};
-use crate::framing::{Decoded, FramingError, MllpCodec};
-use crate::warning::{Warning, WarningCode};
-use bytes::BytesMut;
+use crate::framing::{Frame, FramingError};
+use crate::warning::WarningCode;
+use answer::Answers;
+use commit::{Batch, Entry};
+use intake::{Intake, Read};
+use ledger::Ledger;
 use std::sync::Arc;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use std::time::{Instant, SystemTime};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::OwnedSemaphorePermit;
-use tokio::time::Instant;
-use tokio_util::codec::Decoder;
 
-const READ_CHUNK: usize = 64 * 1024;
-/// The first read of a connection with nothing buffered: small, so idle connections stay cheap.
-const FIRST_READ: usize = 2048;
-/// Frames committed and answered together, at most: one batch's ACKs (about 100-300 bytes
-/// each) stay within a small unsent cap, so a peer that does not read them is no longer read.
-const MAX_BATCH: usize = 256;
-/// What a complete frame costs besides its payload while it waits for its commit and answer
-/// (its message, header scan and decision), counted in the budget so tiny frames are not free.
-const FRAME_OVERHEAD: usize = 512;
+/// MSA-3 of the answer to a frame past the size limit; never payload content.
+const TOO_LARGE: &str = "Frame too large: bytes past the size limit were discarded, nothing kept";
 
 /// How a connection ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,7 +46,7 @@ pub(crate) struct End {
 }
 
 impl End {
-    fn cause(cause: Cause) -> End {
+    pub(super) fn cause(cause: Cause) -> End {
         End {
             cause,
             code: None,
@@ -90,30 +92,16 @@ pub(crate) async fn serve<S>(
         .await;
     let mut conn = InboundLink {
         shared,
-        id,
-        peer: Arc::clone(&peer),
-        codec: MllpCodec::new(shared.config.tolerance, shared.config.max_frame)
-            .discarding_oversize(),
-        buf: BytesMut::new(),
-        out: BytesMut::new(),
-        eof: false,
-        busy: false,
-        ended: None,
-        tally: StatsSnapshot::default(),
-        acks: AckTally::default(),
-        ack: AckContext::default(),
-        template: AckTemplate::default(),
-        stamped: None,
-        ack_buf: Vec::new(),
-        pending: Vec::new(),
-        frame_started: None,
-        buffered: shared.limits.account(&admission.peer),
+        intake: Intake::new(shared, id),
+        answers: Answers::new(shared),
+        ledger: Ledger::new(shared, id, Arc::clone(&peer)),
+        budget: shared.limits.account(&admission.peer),
         stream: &mut stream,
     };
     let end = conn.run(shutdown).await;
-    conn.send_events().await;
-    conn.settle_tally();
-    let lingering = !conn.eof && !end.abort && !shutdown.immediate.is_cancelled();
+    conn.ledger.send_events().await;
+    conn.ledger.settle();
+    let lingering = !conn.intake.eof() && !end.abort && !shutdown.immediate.is_cancelled();
     drop(conn);
     shared.policy.closed(id);
     shared.stats.update(|s| {
@@ -137,85 +125,28 @@ pub(crate) async fn serve<S>(
     }
 }
 
-/// One accepted connection being served: its buffers, codec and pending ACKs.
+/// One accepted connection being served: its read side, its answers, its counters and its share
+/// of the budget, over one stream.
 struct InboundLink<'a, S> {
     shared: &'a Shared,
-    id: u64,
-    peer: Arc<str>,
-    codec: MllpCodec,
-    buf: BytesMut,
-    /// ACK frames waiting to be written together.
-    out: BytesMut,
-    eof: bool,
-    /// The last read filled the small first-read array: more is coming, keep a real buffer.
-    busy: bool,
-    /// A read ahead (during a commit) failed: the connection ends once what is buffered has been
-    /// committed and answered.
-    ended: Option<End>,
-    /// This connection's counters since they were last added to the server's.
-    tally: StatsSnapshot,
-    /// ACKs written since the tally was last added to the server's.
-    acks: AckTally,
-    /// Reused for every ACK: the control ID is rewritten in place, MSH-7 once a second.
-    ack: AckContext,
-    /// The last positive ACK, patched for the next message from the same sender.
-    template: AckTemplate,
-    /// The second `ack.timestamp` shows.
-    stamped: Option<u64>,
-    /// The last ACK's payload buffer, reused for the next.
-    ack_buf: Vec<u8>,
-    /// Events noted since they were last sent.
-    pending: Vec<ServerEvent>,
-    /// When the first byte after the last complete frame arrived: the frame deadline runs from
-    /// here. `None` between frames.
-    frame_started: Option<Instant>,
+    intake: Intake<'a>,
+    answers: Answers<'a>,
+    ledger: Ledger<'a>,
     /// What this connection holds of the budget: partial frames, frames awaiting their answers,
     /// unsent ACKs.
-    buffered: Buffered,
+    budget: Buffered,
     stream: &'a mut S,
-}
-
-enum Read {
-    Data(usize),
-    Eof,
-    Failed(std::io::Error),
-    Idle,
-    FrameTimeout,
-    /// Closed while idle to admit a new peer at the connection cap.
-    Evicted,
-    /// No room in the budget, and none will come by itself.
-    OverBudget,
-    Stop,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
     async fn run(&mut self, shutdown: &Shutdown) -> End {
         loop {
-            let mut frames = Vec::new();
-            let mut fatal = None;
-            while frames.len() < MAX_BATCH {
-                let next = if self.eof {
-                    self.codec.decode_eof(&mut self.buf)
-                } else {
-                    self.codec.decode(&mut self.buf)
-                };
-                match next {
-                    Ok(Some(Decoded::Frame(frame))) => frames.push(frame),
-                    Ok(Some(Decoded::LateWarning { warning, .. })) => self.warn(warning),
-                    Ok(None) => break,
-                    Err(e) => {
-                        fatal = Some(e);
-                        break;
-                    }
-                }
-            }
-            self.track_partial_frame();
+            let (frames, fatal) = self.intake.decode(&mut self.ledger, &mut self.budget);
             if !frames.is_empty() {
-                let waiting = frames.iter().map(|f| f.payload.len() + FRAME_OVERHEAD);
-                self.buffered.set(Part::Waiting, waiting.sum());
+                self.budget.set(Part::Waiting, commit::waiting(&frames));
                 let end = self.process(frames, shutdown).await;
-                self.buffered.set(Part::Waiting, 0);
-                self.settle_tally();
+                self.budget.set(Part::Waiting, 0);
+                self.ledger.settle();
                 if let Some(end) = end {
                     return end;
                 }
@@ -225,6 +156,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                     continue;
                 }
             }
+            let eof = self.intake.eof();
             match fatal {
                 Some(FramingError::Fatal { code, .. }) => {
                     return End {
@@ -233,19 +165,25 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                     }
                 }
                 // At the end of the stream, an unfinished frame is lost with the connection.
-                Some(_) if self.eof => return End::cause(Cause::PeerClosed),
+                Some(_) if eof => return End::cause(Cause::PeerClosed),
                 Some(FramingError::Io(e)) => return End::cause(classify_io(&e)),
                 Some(_) => return End::cause(Cause::PeerClosed),
-                None if self.eof => return End::cause(Cause::PeerClosed),
+                None if eof => return End::cause(Cause::PeerClosed),
                 None => {}
             }
-            if let Some(end) = self.ended.take() {
+            if let Some(end) = self.intake.take_ended() {
                 return end;
             }
-            self.send_events().await;
-            match self.read(shutdown).await {
-                Read::Data(n) => self.tally.bytes_in += n as u64,
-                Read::Eof => self.eof = true,
+            self.ledger.send_events().await;
+            let unsent = self.answers.unsent();
+            let stream = &mut *self.stream;
+            match self
+                .intake
+                .read(stream, &mut self.budget, unsent, shutdown)
+                .await
+            {
+                Read::Data(n) => self.ledger.bytes_in(n),
+                Read::Eof => {}
                 Read::Failed(e) => return End::cause(classify_io(&e)),
                 Read::Idle => return End::cause(Cause::IdleTimeout),
                 Read::FrameTimeout => return End::cause(Cause::FrameTimeout),
@@ -261,191 +199,142 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
         }
     }
 
-    /// After decoding: start or stop the frame deadline, and hold just what is buffered of the
-    /// next frame (the room reserved for the last read is given back).
-    fn track_partial_frame(&mut self) {
-        if self.buf.is_empty() && self.codec.between_frames() {
-            self.frame_started = None;
-        } else if self.frame_started.is_none() {
-            self.frame_started = Some(Instant::now());
-        }
-        self.buffered.set(Part::Partial, self.buf.len());
-    }
+    /// Commit `frames` in order, then write their ACKs in the same order. `Some` ends the
+    /// connection.
+    async fn process(&mut self, frames: Vec<Frame>, shutdown: &Shutdown) -> Option<End> {
+        let shared = self.shared;
+        let batch = Batch::admit(&frames, shared, &mut self.ledger);
 
-    /// Room in the budget for a read of up to `want` bytes; how much. At the budget, reading
-    /// stops until something held is given back; when nothing held frees itself (the budget is
-    /// all partial frames), the connection ends instead of waiting for their deadlines.
-    async fn room(
-        &mut self,
-        want: usize,
-        deadline: Option<Instant>,
-        shutdown: &Shutdown,
-    ) -> Result<usize, Read> {
-        let released = self.buffered.released();
-        loop {
-            let notified = released.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            let granted = self.buffered.grant(Part::Partial, want);
-            if granted > 0 {
-                return Ok(granted);
-            }
-            if !self.buffered.room_will_come() {
-                return Err(Read::OverBudget);
-            }
-            let frame_deadline = async {
-                match deadline {
-                    Some(at) => tokio::time::sleep_until(at).await,
-                    None => std::future::pending().await,
-                }
-            };
+        // The commit, reading ahead meanwhile: the next batch is ready when it returns.
+        let started = Instant::now();
+        let commit = batch.commit(shared);
+        tokio::pin!(commit);
+        let mut reading = !self.intake.eof() && !batch.close_after();
+        let results = loop {
+            let room = reading && self.intake.read_ahead_room();
+            let stream = &mut *self.stream;
             tokio::select! {
                 biased;
-                _ = shutdown.immediate.cancelled() => return Err(Read::Stop),
-                _ = shutdown.graceful.cancelled() => return Err(Read::Stop),
-                _ = frame_deadline => return Err(Read::FrameTimeout),
-                _ = &mut notified => {}
-            }
-        }
-    }
-
-    async fn read(&mut self, shutdown: &Shutdown) -> Read {
-        let idle = self.shared.config.idle_timeout;
-        let deadline = self
-            .frame_started
-            .zip(self.shared.config.frame_timeout)
-            .map(|(started, limit)| started + limit);
-        // An idle connection holds no read buffer: with nothing pending, the first read lands in
-        // a small array inside the task and the buffer is allocated only for what arrives.
-        let lazy = self.buf.is_empty() && !self.busy;
-        // A peer sending a few bytes at a time gets a buffer to match, not a full chunk.
-        let want = if self.busy { READ_CHUNK } else { FIRST_READ };
-        let granted = match self.room(want, deadline, shutdown).await {
-            Ok(granted) => granted,
-            Err(read) => return read,
-        };
-        let mut first = [0u8; FIRST_READ];
-        if lazy {
-            // The small array is part of the task, not a buffer: an idle connection holds
-            // nothing of the budget, but reads only while the budget has room.
-            self.buffered.set(Part::Partial, 0);
-            self.buf = BytesMut::new();
-        } else {
-            self.buf.reserve(granted);
-        }
-        let frame_deadline = async {
-            match deadline {
-                Some(at) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
-        let read = async {
-            let read_once = async {
-                if lazy {
-                    self.stream.read(&mut first[..granted]).await
-                } else {
-                    let mut within = (&mut *self.stream).take(granted as u64);
-                    within.read_buf(&mut self.buf).await
+                _ = shutdown.immediate.cancelled() => return Some(End::cause(Cause::Shutdown)),
+                results = &mut commit => break results,
+                _ = shutdown.graceful.cancelled(), if room => reading = false,
+                more = self.intake.read_ahead(stream, &mut self.budget), if room => {
+                    reading = more.is_some();
+                    if let Some(n) = more {
+                        self.ledger.bytes_in(n);
+                    }
                 }
-            };
-            match idle {
-                Some(limit) => tokio::time::timeout(limit, read_once).await.ok(),
-                None => Some(read_once.await),
             }
         };
-        // Idle: between frames, nothing buffered, nothing awaiting commit or answer.
-        let evictable = lazy && self.codec.between_frames() && self.out.is_empty();
-        let evicted = match evictable {
-            true => Some(self.shared.idle.enter(self.id)),
-            false => None,
+        let commit_ms = started.elapsed().as_secs_f64() * 1000.0;
+
+        // Only now, with every commit settled, is any message of the batch answered.
+        self.answers.begin(SystemTime::now());
+        let mut results = results.into_iter();
+        for entry in batch.entries() {
+            let (result, duplicate) = entry.result(&mut results);
+            if let Some(end) = self
+                .answer(&entry, result, duplicate, commit_ms, shutdown)
+                .await
+            {
+                return Some(end);
+            }
+        }
+        if let Some(end) = self.send(shutdown).await {
+            return Some(end);
+        }
+        if batch.ends_in_reset() {
+            return Some(End {
+                abort: true,
+                ..End::cause(Cause::ConnectionReset)
+            });
+        }
+        batch.close_after().then_some(End::cause(Cause::Shutdown))
+    }
+
+    /// Answer one message of the batch with `result`, its fate, and count it. `Some` ends the
+    /// connection: the later messages of the batch are not answered.
+    async fn answer(
+        &mut self,
+        entry: &Entry<'_, '_>,
+        result: SinkResult,
+        duplicate: bool,
+        commit_ms: f64,
+        shutdown: &Shutdown,
+    ) -> Option<End> {
+        let Entry {
+            message,
+            scan,
+            decision,
+            ..
+        } = *entry;
+        if let Some(detail) = result.detail {
+            self.ledger.note(ServerEvent::SinkFailed {
+                connection: self.ledger.id(),
+                detail,
+            });
+        }
+        if result.disposition == Disposition::Committed {
+            self.shared.policy.committed(message);
+        }
+        if let Some(delay) = decision.ack_delay {
+            if let Some(end) = self.send(shutdown).await {
+                return Some(end);
+            }
+            tokio::select! {
+                _ = shutdown.immediate.cancelled() => return Some(End::cause(Cause::Shutdown)),
+                _ = tokio::time::sleep(delay) => {}
+            }
+        }
+        let silent = decision.silent || decision.reset;
+        let disposition = result.disposition;
+        let answers = &mut self.answers;
+        let ledger = &mut self.ledger;
+        let (ack_code, close) = match result.reply {
+            Reply::Table if entry.too_large => {
+                let text = Some(TOO_LARGE.to_string());
+                let code = answers.answer(message, scan, disposition, text, silent, ledger);
+                (code, None)
+            }
+            Reply::Table => (
+                answers.answer(message, scan, disposition, None, silent, ledger),
+                None,
+            ),
+            Reply::Saying(text) => {
+                let text = Some(text.to_string());
+                let code = answers.answer(message, scan, disposition, text, silent, ledger);
+                (code, None)
+            }
+            Reply::Relayed { acks, close } => (answers.pass_on(&acks, silent, ledger), close),
         };
-        let eviction = async {
-            match &evicted {
-                Some(token) => token.cancelled().await,
-                None => std::future::pending().await,
-            }
-        };
-        let result = tokio::select! {
-            biased;
-            _ = shutdown.immediate.cancelled() => None,
-            _ = shutdown.graceful.cancelled() => None,
-            _ = frame_deadline => Some(Err(Read::FrameTimeout)),
-            _ = eviction => Some(Err(Read::Evicted)),
-            result = read => Some(Ok(result)),
-        };
-        if evicted.is_some() {
-            self.shared.idle.leave(self.id);
+        ledger.message(disposition, entry.refused.is_some(), duplicate);
+        if ledger.per_message() {
+            ledger.note(ServerEvent::Message {
+                connection: ledger.id(),
+                bytes: message.payload.len(),
+                ack_code,
+                duplicate,
+                commit_ms: entry.committing().then_some(commit_ms),
+                control_id: message.control_id_bytes(),
+                message_type: message.message_type_bytes(),
+            });
         }
-        let result = match result {
-            None => return Read::Stop,
-            Some(Err(read)) => return read,
-            Some(Ok(result)) => result,
-        };
-        match result {
-            None => Read::Idle,
-            Some(Ok(0)) => Read::Eof,
-            Some(Ok(n)) => {
-                if lazy {
-                    self.buf.extend_from_slice(&first[..n]);
-                }
-                self.busy = n >= FIRST_READ;
-                Read::Data(n)
+        if let Some(cause) = close {
+            // The peer learns the later messages' fate no better than this one's.
+            if let Some(end) = self.send(shutdown).await {
+                return Some(end);
             }
-            Some(Err(e)) => Read::Failed(e),
+            return Some(End::cause(cause));
         }
+        None
     }
 
-    /// Read more input while a commit is in flight; `false` once reading ahead must stop.
-    async fn read_ahead(&mut self) -> bool {
-        // Only within the budget: the commit under way gives room back when it ends.
-        self.buffered.set(Part::Partial, self.buf.len());
-        let granted = self.buffered.grant(Part::Partial, READ_CHUNK);
-        if granted == 0 {
-            return false;
-        }
-        self.buf.reserve(granted);
-        let mut within = (&mut *self.stream).take(granted as u64);
-        match within.read_buf(&mut self.buf).await {
-            Ok(0) => {
-                self.eof = true;
-                false
-            }
-            Ok(n) => {
-                self.tally.bytes_in += n as u64;
-                self.busy = true;
-                true
-            }
-            Err(e) => {
-                self.ended = Some(End::cause(classify_io(&e)));
-                false
-            }
-        }
-    }
-
-    /// Add this connection's counters to the server's, under one lock.
-    fn settle_tally(&mut self) {
-        self.acks.drain_into(&mut self.tally);
-        self.shared.stats.absorb(&mut self.tally);
-    }
-
-    fn warn(&mut self, warning: Warning) {
-        self.tally.warning(warning.code);
-        self.note(ServerEvent::Warning {
-            connection: self.id,
-            warning,
-        });
-    }
-
-    /// Hold `event` until [`InboundLink::send_events`]: one batch's events go out together.
-    fn note(&mut self, event: ServerEvent) {
-        if self.shared.events.wants(&event) {
-            self.pending.push(event);
-        }
-    }
-
-    async fn send_events(&mut self) {
-        if !self.pending.is_empty() {
-            self.shared.events.emit_all(&mut self.pending).await;
-        }
+    /// Send the events noted, then write the ACKs built.
+    async fn send(&mut self, shutdown: &Shutdown) -> Option<End> {
+        self.ledger.send_events().await;
+        let stream = &mut *self.stream;
+        (self.answers)
+            .flush(stream, &mut self.budget, &mut self.ledger, shutdown)
+            .await
     }
 }

@@ -7,6 +7,8 @@
 //! is never a false positive: a copy in the same commit group follows the first's fate, and a
 //! copy on another connection while the first is being committed waits for that commit.
 
+#![warn(missing_docs)]
+
 mod journal;
 
 pub use journal::JOURNAL_NAME;
@@ -108,6 +110,7 @@ impl DedupeMemory {
         dir.join(JOURNAL_NAME)
     }
 
+    /// Whether `message`'s de-duplication key is remembered (committed before).
     pub fn contains(&self, message: &Inbound) -> bool {
         message.dedupe_key().is_some_and(|key| self.knows(&key))
     }
@@ -198,6 +201,7 @@ pub struct DedupeSink {
 }
 
 impl DedupeSink {
+    /// Commit through `inner`, skipping (and answering positively) what `memory` knows.
     pub fn new(inner: Arc<dyn Sink>, memory: Arc<DedupeMemory>) -> DedupeSink {
         DedupeSink { inner, memory }
     }
@@ -334,6 +338,7 @@ pub struct DedupePolicy {
 }
 
 impl DedupePolicy {
+    /// Decide with `inner`, answering what `memory` knows as a duplicate.
     pub fn new(inner: Arc<dyn Policy>, memory: Arc<DedupeMemory>) -> DedupePolicy {
         DedupePolicy { inner, memory }
     }

@@ -1,6 +1,8 @@
 //! The test-double policy behind `listen`'s `--ack-delay`, `--nack-rate`, `--reject-rate`,
 //! `--silent-rate` and `--drop-after`: seeded, so a run can be repeated exactly.
 
+#![warn(missing_docs)]
+
 use super::policy::{Action, Decision, Policy};
 use super::sink::Inbound;
 use rand::rngs::SmallRng;
@@ -22,6 +24,7 @@ pub struct DoubleOptions {
     pub silent_rate: f64,
     /// Close each connection after its N-th message.
     pub drop_after: Option<u64>,
+    /// Seed of the random draws: the same seed gives the same sequence of outcomes.
     pub seed: u64,
 }
 
@@ -30,9 +33,19 @@ pub struct DoubleOptions {
 #[non_exhaustive]
 pub enum DoubleError {
     #[error("{option} must be between 0 and 1, not {value}")]
-    Rate { option: &'static str, value: f64 },
+    /// A rate outside 0..=1.
+    Rate {
+        /// The option's name.
+        option: &'static str,
+        /// The value given.
+        value: f64,
+    },
     #[error("{option} must be greater than zero")]
-    Zero { option: &'static str },
+    /// A count that must be positive is zero.
+    Zero {
+        /// The option's name.
+        option: &'static str,
+    },
 }
 
 impl DoubleOptions {
@@ -45,6 +58,7 @@ impl DoubleOptions {
             && self.drop_after.is_none()
     }
 
+    /// Every rate in 0..=1 and every count positive, or the first that is not.
     pub fn validate(&self) -> Result<(), DoubleError> {
         for (option, value) in [
             ("nack-rate", self.nack_rate),
@@ -76,6 +90,7 @@ pub struct TestDouble {
 }
 
 impl TestDouble {
+    /// A test double acting on `options`, once they are valid.
     pub fn new(options: DoubleOptions) -> Result<TestDouble, DoubleError> {
         options.validate()?;
         Ok(TestDouble {

@@ -2,6 +2,8 @@
 //! a message's event names it by its header (MSH-10 and MSH-9), as HL7 receivers' logs do.
 //! Rendering them (human lines, JSON) is the embedder's business.
 
+#![warn(missing_docs)]
+
 use crate::ack::AckCode;
 use crate::cause::Cause;
 use crate::tls::AcceptedTls;
@@ -55,46 +57,66 @@ impl NackWhy {
 pub enum ServerEvent {
     /// Always the first event of [`crate::server::Server::run`].
     Listening {
+        /// The address the listener is bound to.
         addr: SocketAddr,
     },
+    /// A connection was accepted and is served from now on.
     ConnectionOpened {
+        /// The connection's ID within this server.
         connection: ConnectionId,
+        /// The peer's address.
         peer: Arc<str>,
         /// What the TLS handshake established; `None` on plain TCP.
         tls: Option<Box<AcceptedTls>>,
     },
     /// An accepted socket never became a connection (a failed TLS handshake, say).
     AcceptFailed {
+        /// The connection's ID within this server.
         connection: ConnectionId,
+        /// The peer's address.
         peer: Arc<str>,
+        /// The class of the failure.
         cause: Cause,
+        /// What failed, in words.
         detail: String,
     },
     /// Accepting a new socket failed (out of descriptors and the like); `count` is the number of
     /// failed accepts so far in this run. The accept loop backs off before trying again.
     AcceptError {
+        /// What the operating system said.
         error: String,
+        /// Failed accepts so far in this run.
         count: u64,
     },
     /// `code` is the framing code for `framing-fatal` (and `MLLP_FRAME_TOO_LARGE` for
     /// `buffer-budget`), else `None`.
     ConnectionClosed {
+        /// The connection's ID within this server.
         connection: ConnectionId,
+        /// The peer's address.
         peer: Arc<str>,
+        /// Why it closed.
         cause: Cause,
+        /// The framing code behind the close, if one is.
         code: Option<WarningCode>,
     },
     /// A tolerated deviation (or a non-framing warning such as an unknown MSH-15).
     Warning {
+        /// The connection's ID within this server.
         connection: ConnectionId,
+        /// The deviation, with its code and stream offset.
         warning: Warning,
     },
     /// One message's disposition. `ack_code` is `None` when no ACK was written (an inbound ACK,
     /// `--ack none`, or a policy that stays silent).
     Message {
+        /// The connection's ID within this server.
         connection: ConnectionId,
+        /// The payload's length in bytes.
         bytes: usize,
+        /// The ACK code written first, if any.
         ack_code: Option<AckCode>,
+        /// It was committed before: answered positively, not stored again.
         duplicate: bool,
         /// How long the commit took; `None` when the message never reached the sink (refused
         /// unread: no MSH-10, damaged, a batch not answered per message).
@@ -104,17 +126,25 @@ pub enum ServerEvent {
         /// MSH-9 as written (`ADT^A01`), when the message has one.
         message_type: Option<bytes::Bytes>,
     },
+    /// A negative ACK was written, and why.
     Nack {
+        /// The connection's ID within this server.
         connection: ConnectionId,
+        /// The negative code written.
         ack_code: AckCode,
+        /// Why the answer is negative.
         why: NackWhy,
     },
     /// The sink said why it failed or rejected (an OS error, an exit status); never payload.
     SinkFailed {
+        /// The connection's ID within this server.
         connection: ConnectionId,
+        /// The sink's words: never payload.
         detail: String,
     },
+    /// A security warning about how the server is set up, by its code.
     SecurityWarning {
+        /// Which warning.
         code: WarningCode,
     },
     /// The sink's store became unreachable (a database link lost): until [`StoreRestored`],
@@ -123,12 +153,15 @@ pub enum ServerEvent {
     ///
     /// [`StoreRestored`]: ServerEvent::StoreRestored
     StoreLost {
+        /// Why the store is unreachable.
         detail: String,
     },
     /// The store is reachable again after `down_ms` milliseconds; `refused` messages were
     /// answered negatively meanwhile.
     StoreRestored {
+        /// How long the store was unreachable, in milliseconds.
         down_ms: u64,
+        /// Messages answered negatively meanwhile.
         refused: u64,
     },
     /// A line a command sink's command wrote on its stderr while committing a message of
@@ -136,10 +169,13 @@ pub enum ServerEvent {
     /// [`EXEC_STDERR_LINE_MAX`](crate::server::sink::exec::EXEC_STDERR_LINE_MAX) bytes of it;
     /// `truncated` when the line was longer.
     ExecStderr {
+        /// The connection's ID within this server.
         connection: ConnectionId,
         /// The command's process ID (`sh -c`'s).
         pid: u32,
+        /// The line, without its newline.
         line: String,
+        /// The line was longer than the cap and was cut.
         truncated: bool,
     },
 }

@@ -1,6 +1,8 @@
 //! Per-message decisions taken before the commit: what `listen`'s test-double behaviours and
 //! de-duplication plug into. The default policy commits everything and answers at once.
 
+#![warn(missing_docs)]
+
 use super::sink::Inbound;
 use std::time::Duration;
 
@@ -21,6 +23,7 @@ pub enum Action {
 /// A policy's decision for one message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Decision {
+    /// Commit, or answer without committing, and how.
     pub action: Action,
     /// Hold the ACK back this long after the commit.
     pub ack_delay: Option<Duration>,
@@ -35,6 +38,7 @@ pub struct Decision {
 
 /// Consulted once per message, in arrival order, before the commit.
 pub trait Policy: Send + Sync + 'static {
+    /// The decision for `message`, before it is committed.
     fn decide(&self, message: &Inbound) -> Decision;
 
     /// Called after a commit (or a duplicate) succeeded, so a de-duplicating policy can remember it.

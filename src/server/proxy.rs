@@ -4,6 +4,8 @@
 //! or a connection without a valid header, is closed. Parsing is the `ppp` crate's; this module
 //! reads exactly the header's bytes and no more (what follows is MLLP, or a TLS handshake).
 
+#![warn(missing_docs)]
+
 use std::net::{IpAddr, SocketAddr};
 use std::str::FromStr;
 use std::time::Duration;
@@ -20,6 +22,7 @@ const V2_MAX_BODY: usize = 4096;
 /// Expect a PROXY header on every connection, from these senders only.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProxyProtocol {
+    /// The addresses a PROXY header is taken from; others are refused.
     pub from: Vec<Cidr>,
     /// The whole header must arrive within this long.
     pub timeout: Duration,
@@ -105,12 +108,16 @@ pub enum Header {
 #[non_exhaustive]
 pub enum ProxyError {
     #[error("not from a trusted proxy address")]
+    /// The connection came from an address not in the trusted list.
     Untrusted,
     #[error("no PROXY header within {0:?}")]
+    /// The header did not arrive within this long.
     Timeout(Duration),
     #[error("closed before the PROXY header was complete")]
+    /// The peer closed before the header was complete.
     Closed,
     #[error("not a valid PROXY header: {0}")]
+    /// The header was malformed, as described.
     Invalid(String),
 }
 

@@ -1,6 +1,8 @@
 //! The commit step: a [`Sink`] takes each inbound message and says whether it is committed.
 //! The server writes an ACK only after the sink has returned.
 
+#![warn(missing_docs)]
+
 pub mod exec;
 mod groups;
 pub mod out_dir;
@@ -31,16 +33,20 @@ pub use stdout::{OutputFormat, StdoutSink};
 /// One de-framed inbound message and what the server knows about it.
 #[derive(Debug, Clone)]
 pub struct Inbound {
+    /// The ID of the connection it arrived on.
     pub connection: u64,
     /// Arrival order across the whole server, starting at 1.
     pub seq: u64,
+    /// The peer's address.
     pub peer: Arc<str>,
+    /// When the server took it from the connection.
     pub received_at: SystemTime,
     /// Exactly the de-framed bytes.
     pub payload: Bytes,
     /// Where the header fields lie in `payload`: offsets rather than slices, so making an
     /// `Inbound` touches no reference count.
     header: HeaderSpans,
+    /// What the payload holds: one message, a batch, several concatenated, or none.
     pub shape: Shape,
     /// The frame carried `MLLP_TRAILING_BYTES`: part of it was discarded.
     pub damaged: bool,
@@ -176,10 +182,12 @@ impl Inbound {
         })
     }
 
+    /// MSH-10, as text with invalid UTF-8 replaced; empty without one.
     pub fn control_id_lossy(&self) -> String {
         lossy(self.control_id())
     }
 
+    /// MSH-9, as text with invalid UTF-8 replaced; empty without one.
     pub fn message_type_lossy(&self) -> String {
         lossy(self.message_type())
     }
@@ -232,7 +240,9 @@ fn lossy(bytes: Option<&[u8]>) -> String {
 /// exit status), never payload content.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SinkResult {
+    /// Whether it was committed, failed, or rejected.
     pub disposition: Disposition,
+    /// Why it failed or was rejected.
     pub detail: Option<String>,
     /// Committed earlier (a de-duplicating sink found it already stored): answered positively,
     /// not stored again.
@@ -256,12 +266,15 @@ pub enum Reply {
     /// allowed). With `close`, the connection then ends for that cause, and no later message of
     /// it is answered: its fate is as unknown to the peer as to the sink.
     Relayed {
+        /// The answers, each one frame's payload.
         acks: Vec<Bytes>,
+        /// End the connection after them, for this cause.
         close: Option<Cause>,
     },
 }
 
 impl SinkResult {
+    /// Kept: answered positively.
     pub fn committed() -> Self {
         SinkResult {
             disposition: Disposition::Committed,
@@ -270,12 +283,14 @@ impl SinkResult {
             reply: Reply::Table,
         }
     }
+    /// Kept earlier: answered positively, not stored again.
     pub fn duplicate() -> Self {
         SinkResult {
             duplicate: true,
             ..SinkResult::committed()
         }
     }
+    /// Not kept: the commit failed, `detail` says why.
     pub fn failed(detail: impl Into<String>) -> Self {
         SinkResult {
             disposition: Disposition::CommitFailed,
@@ -284,6 +299,7 @@ impl SinkResult {
             reply: Reply::Table,
         }
     }
+    /// Not kept: the message is refused, `detail` says why.
     pub fn rejected(detail: impl Into<String>) -> Self {
         SinkResult {
             disposition: Disposition::Rejected,
@@ -298,6 +314,7 @@ impl SinkResult {
     }
 }
 
+/// A boxed future a sink returns.
 pub type SinkFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Where messages are committed. Implementations must be durable (or as durable as they claim)

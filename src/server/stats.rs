@@ -1,5 +1,7 @@
 //! Running counters of a server, and the plain-JSON snapshot printed on exit.
 
+#![warn(missing_docs)]
+
 use crate::ack::AckCode;
 use crate::cause::Cause;
 use crate::warning::WarningCode;
@@ -10,10 +12,12 @@ use std::sync::Mutex;
 /// A point-in-time copy of the counters. Field names are public.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct StatsSnapshot {
+    /// Connections accepted and served (refused ones not included).
     pub connections_accepted: u64,
     /// Accepted and closed at once: `max_connections` were open, the peer's address had its
     /// share, or descriptors ran out (`closed_by_cause` says which).
     pub connections_refused: u64,
+    /// Connections open now.
     pub connections_open: u64,
     /// Accepted sockets whose handshake failed.
     pub accept_failed: u64,
@@ -22,24 +26,34 @@ pub struct StatsSnapshot {
     /// Behind a PROXY-protocol balancer: its own health-check connections (LOCAL headers),
     /// closed without an event.
     pub health_checks: u64,
+    /// Closed connections by cause.
     pub closed_by_cause: BTreeMap<&'static str, u64>,
     /// Frames received (messages, inbound ACKs and duplicates included).
     pub messages: u64,
+    /// Messages committed (duplicates apart).
     pub committed: u64,
+    /// Messages whose commit failed: nothing kept.
     pub commit_failed: u64,
+    /// Messages the sink or policy rejected: nothing kept.
     pub rejected: u64,
     /// Answered negatively before the sink: no MSH-10 to name in an ACK, a damaged frame, a
     /// batch not answered per message. Nothing kept.
     pub refused: u64,
+    /// Messages found committed before: answered positively, not stored again.
     pub duplicates: u64,
     /// Inbound messages that were themselves ACKs: committed, never answered.
     pub inbound_acks: u64,
     /// Messages left unanswered on purpose (`--ack none`, a silent policy).
     pub unanswered: u64,
+    /// ACKs written, by code.
     pub acks_by_code: BTreeMap<&'static str, u64>,
+    /// Negative ACKs written, by reason.
     pub nacks_by_reason: BTreeMap<&'static str, u64>,
+    /// Warnings, by code.
     pub warnings_by_code: BTreeMap<&'static str, u64>,
+    /// Bytes read from peers.
     pub bytes_in: u64,
+    /// Bytes of ACKs written to peers.
     pub bytes_out: u64,
     /// With a sink that commits messages in groups (SQLite, PostgreSQL): how many groups, of
     /// what sizes.

@@ -3,7 +3,7 @@
 //! base64) merges, so reports from several machines combine into one. Thresholds ([`super::thresholds`]) are judged on a
 //! report.
 
-use super::thresholds::Verdict;
+use super::thresholds::Judgement;
 use crate::client::FateTally;
 use base64::Engine;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
@@ -271,7 +271,7 @@ pub struct SoakReport {
     pub accounting_ok: bool,
     /// The CI thresholds judged on this report; empty when none was set.
     #[serde(default)]
-    pub thresholds: Vec<Verdict>,
+    pub thresholds: Vec<Judgement>,
     /// How many runs this report covers.
     #[serde(default = "one")]
     pub runs: u64,

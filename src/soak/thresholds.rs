@@ -1,4 +1,4 @@
-//! CI thresholds on a soak report ([`Thresholds`]) and their verdicts, each worded as the
+//! CI thresholds on a soak report ([`Thresholds`]) and their judgements, each worded as the
 //! threshold was set: `max-p99 1us (observed 12.345ms)`.
 
 use super::SoakReport;
@@ -6,9 +6,9 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::time::Duration;
 
-/// One threshold's verdict.
+/// One threshold judged against a report: its name, limit, what was observed, and whether it holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Verdict {
+pub struct Judgement {
     /// The flag: `max-p99`, `max-error-rate`, `min-throughput`.
     pub name: String,
     /// The bound, in the threshold's unit: milliseconds for `max-p99`, a fraction for
@@ -32,18 +32,18 @@ pub struct Thresholds {
 }
 
 impl Thresholds {
-    /// One verdict per threshold set, in the order `max-p99`, `max-error-rate`, `min-throughput`.
-    pub fn evaluate(&self, report: &SoakReport) -> Vec<Verdict> {
+    /// One judgement per threshold set, in the order `max-p99`, `max-error-rate`, `min-throughput`.
+    pub fn evaluate(&self, report: &SoakReport) -> Vec<Judgement> {
         let mut out = Vec::new();
         if let Some(limit) = self.max_p99 {
             // From whole nanoseconds: `1ns` is 0.000001 ms, not float noise around it.
             let limit = limit.as_nanos() as f64 / 1e6;
             let observed = report.latency_ms.p99;
-            out.push(verdict("max-p99", limit, observed, observed <= limit));
+            out.push(judgement("max-p99", limit, observed, observed <= limit));
         }
         if let Some(limit) = self.max_error_rate {
             let observed = report.error_rate();
-            out.push(verdict(
+            out.push(judgement(
                 "max-error-rate",
                 limit,
                 observed,
@@ -52,7 +52,7 @@ impl Thresholds {
         }
         if let Some(limit) = self.min_throughput {
             let observed = report.throughput;
-            out.push(verdict(
+            out.push(judgement(
                 "min-throughput",
                 limit,
                 observed,
@@ -63,8 +63,8 @@ impl Thresholds {
     }
 }
 
-fn verdict(name: &str, limit: f64, observed: f64, ok: bool) -> Verdict {
-    Verdict {
+fn judgement(name: &str, limit: f64, observed: f64, ok: bool) -> Judgement {
+    Judgement {
         name: name.into(),
         limit,
         observed,
@@ -72,7 +72,7 @@ fn verdict(name: &str, limit: f64, observed: f64, ok: bool) -> Verdict {
     }
 }
 
-impl fmt::Display for Verdict {
+impl fmt::Display for Judgement {
     /// The threshold with its limit, and what was observed: `max-p99 1us (observed 12.345ms)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (limit, observed) = match self.name.as_str() {
@@ -129,12 +129,12 @@ mod tests {
     }
 
     #[test]
-    fn a_verdict_reads_as_its_flag_with_what_was_observed() {
-        let p99 = verdict("max-p99", 0.001, 12.3456, false);
+    fn a_judgement_reads_as_its_flag_with_what_was_observed() {
+        let p99 = judgement("max-p99", 0.001, 12.3456, false);
         assert_eq!(p99.to_string(), "max-p99 1us (observed 12.346ms)");
-        let rate = verdict("max-error-rate", 0.01, 0.052345, false);
+        let rate = judgement("max-error-rate", 0.01, 0.052345, false);
         assert_eq!(rate.to_string(), "max-error-rate 0.01 (observed 0.0523)");
-        let floor = verdict("min-throughput", 1e12, 812.25, false);
+        let floor = judgement("min-throughput", 1e12, 812.25, false);
         assert_eq!(
             floor.to_string(),
             "min-throughput 1000000000000 (observed 812.2 messages/s)"

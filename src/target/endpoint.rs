@@ -1,6 +1,8 @@
 //! Where to connect, from the pieces people give: a `HOST[:PORT]`, a separate port, and whether
 //! each came from the command line or from the environment (`MLLP_HOST`, `MLLP_PORT`).
 
+#![warn(missing_docs)]
+
 use super::{Target, DEFAULT_PORT};
 
 /// Where the endpoint's parts came from: the command line, or `MLLP_HOST`/`MLLP_PORT`.
@@ -83,7 +85,7 @@ pub fn endpoint(
     Ok((host.host.clone(), port))
 }
 
-/// Host and port from an optional positional endpoint and an optional `--host` (from the
+/// Host and port from an optional positional endpoint and an optional host option (from the
 /// command line or `MLLP_HOST`): one of them, never both from the command line.
 pub fn endpoint_of(
     positional: Option<&Target>,

@@ -2,6 +2,8 @@
 //! resolver only when a CertificateRequest came, so a resolver that notes the call knows; a
 //! handshake refused after that, with no certificate given, was refused for the certificate.
 
+#![warn(missing_docs)]
+
 use rustls::client::ResolvesClientCert;
 use rustls::{sign, ClientConfig, SignatureScheme};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,6 +51,7 @@ impl CertificateAsked {
         (Arc::new(config), CertificateAsked(noting))
     }
 
+    /// Whether the server asked for a client certificate in the last handshake.
     pub fn get(&self) -> bool {
         self.0.asked.load(Ordering::Relaxed)
     }

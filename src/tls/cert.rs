@@ -1,5 +1,7 @@
 //! What a peer certificate says, for `probe` and for server connection events.
 
+#![warn(missing_docs)]
+
 use rustls::pki_types::CertificateDer;
 use serde::Serialize;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -9,12 +11,15 @@ use x509_parser::prelude::{FromDer, X509Certificate};
 /// The end-entity certificate in brief. Certificates are configuration, not payload.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct CertSummary {
+    /// The subject's distinguished name (`CN=localhost`).
     pub subject: String,
+    /// The issuer's distinguished name; the subject's own when self-signed.
     pub issuer: String,
     /// DNS names and IP addresses from subjectAltName.
     pub sans: Vec<String>,
     /// RFC 3339, UTC.
     pub not_before: String,
+    /// RFC 3339, UTC.
     pub not_after: String,
     /// Whole days until `not_after`; negative once expired.
     pub days_left: i64,

@@ -2,10 +2,12 @@
 //! on: the client (`send`, `soak`, `probe`: "the peer" is the server) or the listener (what the
 //! connecting client did). Details name certificates, names and alerts, never payload.
 
+#![warn(missing_docs)]
+
 mod certificate;
 
 use super::CertSummary;
-use crate::cause::{classify_io, Cause};
+use crate::cause::{classify_io, Cause, Hint};
 use certificate::{ca_used_as_end_entity, certificate_detail, server_certificate};
 use rustls::{AlertDescription as A, CertificateError as C, Error as E, PeerIncompatible as P};
 use std::io;
@@ -33,17 +35,20 @@ pub struct Seen<'a> {
 /// A classified TLS failure: its cause, what happened, and a step that can fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TlsFailure {
+    /// The cause it is reported as.
     pub cause: Cause,
+    /// What happened, in one line: certificates, names and alerts, never payload.
     pub detail: String,
-    pub hint: String,
+    /// What can fix it.
+    pub hint: Hint,
 }
 
 impl TlsFailure {
-    fn new(cause: Cause, detail: impl Into<String>, hint: impl Into<String>) -> Self {
+    fn new(cause: Cause, detail: impl Into<String>, hint: Hint) -> Self {
         TlsFailure {
             cause,
             detail: detail.into(),
-            hint: hint.into(),
+            hint,
         }
     }
 }
@@ -105,9 +110,6 @@ fn kind(err: &E) -> Kind<'_> {
     }
 }
 
-const GET_A_CLIENT_CERT: &str =
-    "pass --cert and --key with a client certificate issued by a CA the server trusts";
-
 /// The table: a rustls error, from `side`, with what else is known.
 pub fn describe(err: &E, side: Side, seen: Seen<'_>) -> TlsFailure {
     use Side::{Client, Server};
@@ -118,22 +120,22 @@ pub fn describe(err: &E, side: Side, seen: Seen<'_>) -> TlsFailure {
             Cause::TlsVerify,
             "client certificate not trusted: most likely self-signed, it is marked as a CA, as \
              `openssl req -x509` makes one",
-            "the client needs a certificate issued by a CA in --client-ca, not a CA's own",
+            Hint::ClientNeedsTrustedIssuer { ca_own: true },
         ),
         (Kind::Certificate(cert), Server) => TlsFailure::new(
             Cause::TlsVerify,
             format!("client certificate not trusted: {}", certificate_detail(cert)),
-            "the client needs a certificate issued by a CA in --client-ca",
+            Hint::ClientNeedsTrustedIssuer { ca_own: false },
         ),
         (Kind::NoCertificate, Client) => TlsFailure::new(
             handshake,
             "the peer presented no certificate",
-            "the peer must be configured with a certificate",
+            Hint::Prose("the peer must be configured with a certificate"),
         ),
         (Kind::NoCertificate, Server) => TlsFailure::new(
             handshake,
             "client did not present a certificate (client authentication requires one)",
-            "the client must present a certificate, or the listener accept none (--client-auth want)",
+            Hint::ClientMustPresentCertificate,
         ),
         (Kind::CertificateRequired, Client) => TlsFailure::new(
             Cause::TlsClientCert,
@@ -141,19 +143,18 @@ pub fn describe(err: &E, side: Side, seen: Seen<'_>) -> TlsFailure {
                 Some(false) => "the server requires a client certificate and none was given",
                 _ => "the server requires a client certificate",
             },
-            GET_A_CLIENT_CERT,
+            Hint::GiveClientCertificate,
         ),
         (Kind::CertificateRefused(alert), Client) => match seen.client_certificate {
             Some(false) => TlsFailure::new(
                 Cause::TlsClientCert,
                 format!("the server refused a connection without a client certificate (alert {alert:?})"),
-                GET_A_CLIENT_CERT,
+                Hint::GiveClientCertificate,
             ),
             _ => TlsFailure::new(
                 Cause::TlsClientCert,
                 format!("the server refused our client certificate (alert {alert:?})"),
-                "pass --cert and --key with a certificate issued by a CA the server trusts, or \
-                 have the server trust this certificate's issuer",
+                Hint::ReplaceClientCertificate,
             ),
         },
         (Kind::CertificateRequired | Kind::CertificateRefused(_), Server) => {
@@ -167,69 +168,69 @@ pub fn describe(err: &E, side: Side, seen: Seen<'_>) -> TlsFailure {
                     "client aborted the handshake (alert {alert:?}): it likely does not trust \
                      our certificate"
                 ),
-                "give the client the CA that issued --tls-cert, or the certificate itself",
+                Hint::ClientMustTrustUs,
             )
         }
         (Kind::NoVersion, Client) => TlsFailure::new(
             handshake,
             "no TLS version in common with the peer (this client speaks TLS 1.2 and 1.3)",
-            "enable TLS 1.2 or 1.3 on the peer; a peer limited to older versions needs a TLS \
-             1.2 terminator in front of it",
+            Hint::Prose("enable TLS 1.2 or 1.3 on the peer; a peer limited to older versions needs a TLS \
+             1.2 terminator in front of it"),
         ),
         (Kind::NoVersion, Server) => TlsFailure::new(
             handshake,
             "client offered no TLS version we accept (TLS 1.2 and 1.3)",
-            "the client must enable TLS 1.2 or 1.3",
+            Hint::Prose("the client must enable TLS 1.2 or 1.3"),
         ),
         (Kind::NoCipher, Client) => TlsFailure::new(
             handshake,
             "no cipher suite in common with the peer",
-            "enable a modern suite on the peer (ECDHE with AES-GCM or ChaCha20-Poly1305)",
+            Hint::Prose("enable a modern suite on the peer (ECDHE with AES-GCM or ChaCha20-Poly1305)"),
         ),
         (Kind::NoCipher, Server) => TlsFailure::new(
             handshake,
             "client offered no cipher suite we accept",
-            "the client must enable a modern suite (ECDHE with AES-GCM or ChaCha20-Poly1305)",
+            Hint::Prose("the client must enable a modern suite (ECDHE with AES-GCM or ChaCha20-Poly1305)"),
         ),
         (Kind::Incompatible(other), Client) => TlsFailure::new(
             handshake,
             format!("the peer is incompatible: {other:?}"),
-            "check the peer's TLS settings against TLS 1.2 and 1.3 defaults",
+            Hint::Prose("check the peer's TLS settings against TLS 1.2 and 1.3 defaults"),
         ),
         (Kind::Incompatible(other), Server) => TlsFailure::new(
             handshake,
             format!("client is incompatible: {other:?}"),
-            "check the client's TLS settings",
+            Hint::Prose("check the client's TLS settings"),
         ),
         (Kind::NotTls, Client) => TlsFailure::new(
             handshake,
             "the peer did not answer with TLS (non-TLS or malformed bytes)",
-            "the peer does not speak TLS on this port: try without --tls",
+            Hint::TurnTlsOff,
         ),
         (Kind::NotTls, Server) => TlsFailure::new(
             handshake,
             "client did not speak TLS (non-TLS or malformed bytes: plain MLLP to a TLS port?)",
-            "the client must connect with TLS (mllp send --tls)",
+            Hint::ClientMustUseTls,
         ),
         (Kind::Misbehaved, Client) => TlsFailure::new(
             handshake,
             "the peer broke the TLS handshake protocol",
-            "the peer's TLS stack misbehaved: check its logs and version",
+            Hint::Prose("the peer's TLS stack misbehaved: check its logs and version"),
         ),
         (Kind::Misbehaved, Server) => TlsFailure::new(
             handshake,
             "client broke the TLS handshake protocol",
-            "the client's TLS stack misbehaved: check its version",
+            Hint::Prose("the client's TLS stack misbehaved: check its version"),
         ),
         (Kind::Decrypt, Client) => TlsFailure::new(
             handshake,
             "TLS decryption of the peer's data failed",
-            "check the peer's logs: something between us may alter the traffic",
+            Hint::Prose("check the peer's logs: something between us may alter the traffic"),
         ),
         (Kind::Decrypt, Server) => TlsFailure::new(
             handshake,
             "TLS decryption of the client's data failed",
-            "check what sits between the client and us: something may alter the traffic",
+            Hint::Prose("check what sits between the client and us: something may alter the traffic"),
         ),
         // A TLS 1.2 server that asked for a certificate and got none often says only this.
         (Kind::Refused(alert), Client)
@@ -242,43 +243,44 @@ pub fn describe(err: &E, side: Side, seen: Seen<'_>) -> TlsFailure {
                     "the server asked for a client certificate, none was given, and it refused \
                      the handshake (alert {alert:?})"
                 ),
-                GET_A_CLIENT_CERT,
+                Hint::GiveClientCertificate,
             )
         }
         (Kind::Refused(alert), Client) => TlsFailure::new(
             handshake,
             format!("the peer refused the handshake (alert {alert:?})"),
             match seen.client_certificate {
-                Some(true) => "check the peer's logs: it found our TLS versions, cipher suites \
-                               or client certificate unacceptable",
-                _ => "if the peer requires a client certificate, pass --cert and --key; \
-                      otherwise check its logs for the TLS versions and suites it accepts",
+                Some(true) => Hint::Prose(
+                    "check the peer's logs: it found our TLS versions, cipher suites or client \
+                     certificate unacceptable",
+                ),
+                _ => Hint::ClientCertificateOrSuites,
             },
         ),
         (Kind::Refused(alert), Server) => TlsFailure::new(
             handshake,
             format!("client aborted the handshake (alert {alert:?})"),
-            "check the client's logs",
+            Hint::Prose("check the client's logs"),
         ),
         (Kind::Alert(alert), Client) => TlsFailure::new(
             handshake,
             format!("the peer sent TLS alert {alert:?}"),
-            "check the peer's logs for why it ended the session",
+            Hint::Prose("check the peer's logs for why it ended the session"),
         ),
         (Kind::Alert(alert), Server) => TlsFailure::new(
             handshake,
             format!("client sent TLS alert {alert:?}"),
-            "check the client's logs",
+            Hint::Prose("check the client's logs"),
         ),
         (Kind::Other(other), Client) => TlsFailure::new(
             handshake,
             format!("TLS error: {other}"),
-            "check the peer's TLS configuration and logs",
+            Hint::Prose("check the peer's TLS configuration and logs"),
         ),
         (Kind::Other(other), Server) => TlsFailure::new(
             handshake,
             format!("TLS error with the client: {other}"),
-            "check the client's TLS configuration",
+            Hint::Prose("check the client's TLS configuration"),
         ),
     }
 }
@@ -300,14 +302,13 @@ pub fn describe_handshake_io(err: &io::Error, side: Side, seen: Seen<'_>) -> Tls
             Side::Client => TlsFailure::new(
                 Cause::TlsHandshake,
                 "the peer closed the connection during the TLS handshake",
-                "the peer may not speak TLS on this port (try without --tls), or refused this \
-                 client (check its allowed addresses and whether it requires --cert and --key)",
+                Hint::TurnTlsOffOrCheckAccess,
             ),
             Side::Server => TlsFailure::new(
                 Cause::TlsHandshake,
                 "client closed the connection during the TLS handshake (it may not trust our \
                  certificate, or not speak TLS)",
-                "give the client the CA that issued --tls-cert, or the certificate itself",
+                Hint::ClientMustTrustUs,
             ),
         };
     }

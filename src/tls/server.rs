@@ -1,6 +1,8 @@
 //! Server-side TLS: configuration with client authentication `none|want|must`, and an acceptor
 //! that bounds the handshake and reports the client certificate.
 
+#![warn(missing_docs)]
+
 use super::failure::{describe_handshake_io, Seen, Side};
 use super::{pem, provider, TlsConfigError, TlsSummary, TlsVersions};
 use crate::cause::Cause;
@@ -14,6 +16,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 /// Whether a client must, may or need not present a certificate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ClientAuth {
+    /// No client certificate is asked for.
     #[default]
     None,
     /// Optional, but verified against `client_ca` when presented.
@@ -25,11 +28,15 @@ pub enum ClientAuth {
 /// Server-side TLS options, as `listen` takes them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ServerTlsOptions {
+    /// The listener's certificate chain (PEM).
     pub cert_file: PathBuf,
+    /// The listener's private key (PEM).
     pub key_file: PathBuf,
     /// Roots for client certificates; needed by `want` and `must`.
     pub client_ca: Option<PathBuf>,
+    /// Whether clients must, may or need not present a certificate.
     pub client_auth: ClientAuth,
+    /// Which TLS versions to accept.
     pub versions: TlsVersions,
 }
 
@@ -104,7 +111,9 @@ impl ServerTlsOptions {
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("TLS handshake with client failed ({cause}): {detail}")]
 pub struct TlsAcceptError {
+    /// The cause it is reported as.
     pub cause: Cause,
+    /// What the client did, in one line.
     pub detail: String,
 }
 
@@ -118,11 +127,14 @@ impl TlsAcceptError {
 /// What the accepted handshake established.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct AcceptedTls {
+    /// What the handshake negotiated.
     pub tls: TlsSummary,
+    /// The client presented a certificate.
     pub client_cert_presented: bool,
     /// A presented certificate verified against the client CA (always, under want and must:
     /// an unverifiable one fails the handshake).
     pub client_cert_verified: bool,
+    /// The subject of the client's certificate, when it presented one.
     pub client_subject: Option<String>,
 }
 
@@ -144,6 +156,7 @@ impl std::fmt::Debug for TlsAcceptor {
 }
 
 impl TlsAcceptor {
+    /// An acceptor for `config` whose every handshake is bounded by `timeout`.
     pub fn new(config: Arc<ServerConfig>, client_auth: ClientAuth, timeout: Duration) -> Self {
         TlsAcceptor {
             inner: tokio_rustls::TlsAcceptor::from(config),

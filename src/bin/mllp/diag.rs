@@ -4,6 +4,7 @@
 //! (`event`, `emit`) with JSON fields.
 
 pub mod fatal;
+pub mod hint;
 pub mod warnings;
 
 pub use fatal::Fatal;

@@ -1,23 +1,64 @@
-//! Answering: each message's ACK (and, in enhanced mode, its application ACK) is built into the
-//! write buffer, counted, and written out in one go.
+//! The write side of a connection: each message's ACK (and, in enhanced mode, its application
+//! ACK) is built into the write buffer, counted, and written out in one go.
 
-use super::{End, InboundLink, Part, Shutdown};
-use crate::ack::{self, AckCode, BuiltAck, Disposition, NackReason};
+#![warn(missing_docs)]
+
+use super::{End, Ledger, Part, Shutdown};
+use crate::ack::{self, AckCode, AckContext, AckTemplate, BuiltAck, Disposition, NackReason};
 use crate::cause::{classify_io, Cause};
 use crate::framing::encode_frame;
 use crate::hl7::{self, Scan, Shape};
 use crate::server::clock::Utc;
-use crate::server::event::{NackWhy, ServerEvent};
+use crate::server::event::NackWhy;
+use crate::server::limits::Buffered;
 use crate::server::sink::Inbound;
-use crate::server::AckMode;
+use crate::server::{AckMode, Shared};
 use crate::warning::Warning;
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use std::time::{SystemTime, UNIX_EPOCH};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 
-impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
+/// The answers of one connection: the ACKs built and not yet written, and what is reused from
+/// one ACK to the next.
+pub(super) struct Answers<'a> {
+    shared: &'a Shared,
+    /// ACK frames waiting to be written together.
+    out: BytesMut,
+    /// Reused for every ACK: the control ID is rewritten in place, MSH-7 once a second.
+    ack: AckContext,
+    /// The last positive ACK, patched for the next message from the same sender.
+    template: AckTemplate,
+    /// The second `ack.timestamp` shows.
+    stamped: Option<u64>,
+    /// The last ACK's payload buffer, reused for the next.
+    ack_buf: Vec<u8>,
+}
+
+impl<'a> Answers<'a> {
+    pub(super) fn new(shared: &'a Shared) -> Answers<'a> {
+        Answers {
+            shared,
+            out: BytesMut::new(),
+            ack: AckContext::default(),
+            template: AckTemplate::default(),
+            stamped: None,
+            ack_buf: Vec::new(),
+        }
+    }
+
+    /// ACKs are built and not yet written.
+    pub(super) fn unsent(&self) -> bool {
+        !self.out.is_empty()
+    }
+
+    /// Start a batch's answers, stamped `now`, with nothing left over.
+    pub(super) fn begin(&mut self, now: SystemTime) {
+        self.stamp(now);
+        self.out.clear();
+    }
+
     /// Set the ACKs' MSH-7 to `now`, formatted only when the second changes.
-    pub(super) fn stamp(&mut self, now: SystemTime) {
+    fn stamp(&mut self, now: SystemTime) {
         let second = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
         if self.stamped != Some(second) {
             self.ack.timestamp = Utc::from_system(now).hl7();
@@ -26,25 +67,42 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
     }
 
     /// Build this message's ACK (and, in enhanced mode, its application ACK) into the write
-    /// buffer; the first code written, if any. `scan` is the message's header scan.
-    pub(super) async fn answer(
+    /// buffer, with `text` for MSA-3 when it is negative; the first code written, if any. `scan`
+    /// is the message's header scan.
+    pub(super) fn answer(
+        &mut self,
+        message: &Inbound,
+        scan: &Scan<'_>,
+        disposition: Disposition,
+        text: Option<String>,
+        silent: bool,
+        ledger: &mut Ledger<'_>,
+    ) -> Option<AckCode> {
+        self.ack.text = text;
+        let code = self.build(message, scan, disposition, silent, ledger);
+        self.ack.text = None;
+        code
+    }
+
+    fn build(
         &mut self,
         message: &Inbound,
         scan: &Scan<'_>,
         disposition: Disposition,
         silent: bool,
+        ledger: &mut Ledger<'_>,
     ) -> Option<AckCode> {
         let shared = self.shared;
         let forced = match shared.config.ack {
             AckMode::None => {
-                self.tally.unanswered += 1;
+                ledger.unanswered();
                 return None;
             }
             AckMode::Auto => None,
             AckMode::Forced(code) => Some(code),
         };
         if silent {
-            self.tally.unanswered += 1;
+            ledger.unanswered();
             return None;
         }
         shared.next_ack_control_id(&mut self.ack.control_id);
@@ -72,10 +130,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
         };
         let Some(built) = built else {
             // An inbound ACK: committed like any message, never answered.
-            self.tally.inbound_acks += 1;
+            ledger.inbound_ack();
             return None;
         };
-        let code = self.write_ack(built, disposition)?;
+        let code = self.write_ack(built, disposition, ledger)?;
         // Enhanced mode: the application ACK follows the accept ACK, same MSA-2.
         if code.is_commit_level() && !batch {
             shared.next_ack_control_id(&mut self.ack.control_id);
@@ -86,7 +144,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 &self.ack,
                 std::mem::take(&mut self.ack_buf),
             ) {
-                self.write_ack(app, disposition);
+                self.write_ack(app, disposition, ledger);
             }
         }
         Some(code)
@@ -94,9 +152,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
 
     /// Frame answers that came from elsewhere into the write buffer as they are, and count
     /// them by their MSA-1; the first one's code, if it has a known one.
-    pub(super) fn pass_on(&mut self, acks: &[Bytes], silent: bool) -> Option<AckCode> {
+    pub(super) fn pass_on(
+        &mut self,
+        acks: &[Bytes],
+        silent: bool,
+        ledger: &mut Ledger<'_>,
+    ) -> Option<AckCode> {
         if silent || acks.is_empty() {
-            self.tally.unanswered += 1;
+            ledger.unanswered();
             return None;
         }
         let mut first = None;
@@ -104,12 +167,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
             if let Err(e) = encode_frame(payload, &mut self.out) {
                 // An answer holding a framing byte cannot be passed on intact: say so, send
                 // nothing of it.
-                self.warn(Warning::new(e.code));
+                ledger.warn(Warning::new(e.code));
                 continue;
             }
             let code = hl7::ack_reply(payload).and_then(|(code, _)| AckCode::parse(code));
             if let Some(code) = code {
-                self.acks.count(code);
+                ledger.ack(code);
             }
             if i == 0 {
                 first = code;
@@ -119,15 +182,20 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
     }
 
     /// Frame one built ACK into the write buffer and count it.
-    fn write_ack(&mut self, built: BuiltAck, disposition: Disposition) -> Option<AckCode> {
+    fn write_ack(
+        &mut self,
+        built: BuiltAck,
+        disposition: Disposition,
+        ledger: &mut Ledger<'_>,
+    ) -> Option<AckCode> {
         for code in &built.warnings {
-            self.warn(Warning::new(*code));
+            ledger.warn(Warning::new(*code));
         }
         let framed = encode_frame(&built.payload, &mut self.out);
         self.ack_buf = built.payload;
         if let Err(e) = framed {
             // Cannot happen for a built ACK; if it ever does, say so rather than send it broken.
-            self.warn(Warning::new(e.code));
+            ledger.warn(Warning::new(e.code));
             return None;
         }
         if !built.code.is_positive() {
@@ -140,28 +208,31 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 Some(reason) => NackWhy::Reason(reason),
                 None => NackWhy::CommitFailed,
             };
-            self.tally.nack(why.as_str());
-            self.note(ServerEvent::Nack {
-                connection: self.id,
-                ack_code: built.code,
-                why,
-            });
+            ledger.nack(built.code, why);
         }
-        self.acks.count(built.code);
+        ledger.ack(built.code);
         Some(built.code)
     }
 
-    /// Write the pending ACKs in one go, bounded by the write timeout.
-    pub(super) async fn flush(&mut self, shutdown: &Shutdown) -> Option<End> {
+    /// Write the pending ACKs to `stream` in one go, bounded by the write timeout; `budget` holds
+    /// them meanwhile.
+    pub(super) async fn flush<S: AsyncWrite + Unpin>(
+        &mut self,
+        stream: &mut S,
+        budget: &mut Buffered,
+        ledger: &mut Ledger<'_>,
+        shutdown: &Shutdown,
+    ) -> Option<End> {
         if self.out.is_empty() {
             return None;
         }
         let limit = self.shared.config.write_timeout;
         // Bytes already built: counted while the peer takes them, and reading waits meanwhile.
-        self.buffered.set(Part::Unsent, self.out.len());
+        budget.set(Part::Unsent, self.out.len());
+        let out = &self.out;
         let write = async {
-            self.stream.write_all(&self.out).await?;
-            self.stream.flush().await
+            stream.write_all(out).await?;
+            stream.flush().await
         };
         let result = tokio::select! {
             biased;
@@ -170,10 +241,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
         };
         let written = self.out.len() as u64;
         self.out.clear();
-        self.buffered.set(Part::Unsent, 0);
+        budget.set(Part::Unsent, 0);
         match result {
             Ok(Ok(())) => {
-                self.tally.bytes_out += written;
+                ledger.bytes_out(written);
                 None
             }
             Ok(Err(e)) => Some(End::cause(classify_io(&e))),

@@ -1,52 +1,83 @@
-//! Committing a batch of frames: an inbound that cannot be acknowledged truthfully is refused
-//! before any sink sees it, the policy decides the others, the sink commits those it lets
-//! through (reading ahead meanwhile), and every message is then answered in arrival order.
+//! A batch of frames on its way to the sink: an inbound that cannot be acknowledged truthfully is
+//! refused before any sink sees it, the policy decides the others, and the sink commits those it
+//! lets through. Each message then comes out with its result, in arrival order, for its answer.
 
-use super::{End, InboundLink, Shutdown};
+#![warn(missing_docs)]
+
+use super::Ledger;
 use crate::ack::{self, AckCode, Disposition};
-use crate::cause::Cause;
 use crate::framing::Frame;
 use crate::hl7::{self, Scan};
-use crate::server::event::ServerEvent;
 use crate::server::policy::{Action, Decision};
 use crate::server::sink::{pad_results, Inbound, Reply, SinkResult};
 use crate::server::{AckMode, ServerConfig, Shared};
 use crate::warning::WarningCode;
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
-use tokio::io::{AsyncRead, AsyncWrite};
+use std::time::SystemTime;
 
-/// While a commit is in flight the connection keeps reading, up to this much buffered input: the
-/// next batch is ready when the commit returns, and a slow sink still pushes back on the peer.
-const READ_AHEAD: usize = 256 * 1024;
-/// MSA-3 of the answer to a frame past the size limit; never payload content.
-const TOO_LARGE: &str = "Frame too large: bytes past the size limit were discarded, nothing kept";
+/// What a complete frame costs besides its payload while it waits for its commit and answer
+/// (its message, header scan and decision), counted in the budget so tiny frames are not free.
+const FRAME_OVERHEAD: usize = 512;
 
-impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
-    /// Commit `frames` in order, then write their ACKs in the same order. `Some` ends the
-    /// connection.
-    pub(super) async fn process(&mut self, frames: Vec<Frame>, shutdown: &Shutdown) -> Option<End> {
-        let shared = self.shared;
-        let mut messages = Vec::with_capacity(frames.len());
-        // Each header is scanned once: for the `Inbound` and again for its ACK.
-        let mut scans: Vec<Scan<'_>> = Vec::with_capacity(frames.len());
-        let mut decisions: Vec<Decision> = Vec::with_capacity(frames.len());
-        // What each message is answered instead of a commit, when it must not be kept.
-        let mut refusals: Vec<Option<Disposition>> = Vec::with_capacity(frames.len());
-        // Frames past the size limit: only their head arrived, they are never kept.
-        let mut oversized: Vec<bool> = Vec::with_capacity(frames.len());
-        let mut close_after = false;
+/// What `frames` hold of the budget while they wait for their commit and answers.
+pub(super) fn waiting(frames: &[Frame]) -> usize {
+    frames
+        .iter()
+        .map(|f| f.payload.len() + FRAME_OVERHEAD)
+        .sum()
+}
+
+/// The messages of one batch, each with its header scan, the policy's decision, and its refusal
+/// when it must not be kept.
+pub(super) struct Batch<'f> {
+    messages: Vec<Inbound>,
+    // Each header is scanned once: for the `Inbound` and again for its ACK.
+    scans: Vec<Scan<'f>>,
+    decisions: Vec<Decision>,
+    /// What each message is answered instead of a commit, when it must not be kept.
+    refusals: Vec<Option<Disposition>>,
+    /// Frames past the size limit: only their head arrived, they are never kept.
+    oversized: Vec<bool>,
+    /// A decision ends the connection after its message: later frames are neither committed
+    /// nor answered.
+    close_after: bool,
+}
+
+/// One message of a batch, as it is answered.
+pub(super) struct Entry<'b, 'f> {
+    pub(super) message: &'b Inbound,
+    pub(super) scan: &'b Scan<'f>,
+    pub(super) decision: &'b Decision,
+    /// Answered without reaching the sink, with this disposition.
+    pub(super) refused: Option<Disposition>,
+    /// Past the size limit: answered with a phrase saying so.
+    pub(super) too_large: bool,
+}
+
+impl<'f> Batch<'f> {
+    /// Turn `frames` into messages: warnings counted, headers scanned, the policy asked, and
+    /// each message refused that cannot be acknowledged truthfully. Stops after a decision that
+    /// ends the connection.
+    pub(super) fn admit(frames: &'f [Frame], shared: &Shared, ledger: &mut Ledger<'_>) -> Self {
+        let mut batch = Batch {
+            messages: Vec::with_capacity(frames.len()),
+            scans: Vec::with_capacity(frames.len()),
+            decisions: Vec::with_capacity(frames.len()),
+            refusals: Vec::with_capacity(frames.len()),
+            oversized: Vec::with_capacity(frames.len()),
+            close_after: false,
+        };
         let received_at = SystemTime::now();
-        for frame in &frames {
+        for frame in frames {
             for warning in &frame.warnings {
-                self.warn(*warning);
+                ledger.warn(*warning);
             }
             let damaged = frame.is_damaged();
             let scan = hl7::scan(&frame.payload);
             let message = Inbound::scanned(
-                self.id,
+                ledger.id(),
                 shared.next_seq(),
-                Arc::clone(&self.peer),
+                Arc::clone(ledger.peer()),
                 frame.payload.clone(),
                 damaged,
                 &scan,
@@ -57,137 +88,79 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 .warnings
                 .iter()
                 .any(|w| w.code == WarningCode::FrameTooLarge);
-            refusals.push(match too_large {
+            batch.refusals.push(match too_large {
                 true => Some(Disposition::Rejected),
                 false => refusal(&shared.config, &message, &scan),
             });
-            oversized.push(too_large);
-            messages.push(message);
-            scans.push(scan);
-            decisions.push(decision);
+            batch.oversized.push(too_large);
+            batch.messages.push(message);
+            batch.scans.push(scan);
+            batch.decisions.push(decision);
             if decision.close_after || decision.reset {
                 // Later frames are neither committed nor answered: the connection ends here.
-                close_after = true;
+                batch.close_after = true;
                 break;
             }
         }
+        batch
+    }
 
-        let started = Instant::now();
-        let commit = commit(shared, &messages, &decisions, &refusals);
-        tokio::pin!(commit);
-        let mut reading = !self.eof && !close_after;
-        let results = loop {
-            let room = reading && self.buf.len() < READ_AHEAD;
-            tokio::select! {
-                biased;
-                _ = shutdown.immediate.cancelled() => return Some(End::cause(Cause::Shutdown)),
-                results = &mut commit => break results,
-                _ = shutdown.graceful.cancelled(), if room => reading = false,
-                more = self.read_ahead(), if room => reading = more,
-            }
-        };
-        let commit_ms = started.elapsed().as_secs_f64() * 1000.0;
+    /// A decision ends the connection after this batch.
+    pub(super) fn close_after(&self) -> bool {
+        self.close_after
+    }
 
-        self.stamp(SystemTime::now());
-        self.out.clear();
-        let mut results = results.into_iter();
-        let each = messages.iter().zip(&decisions).zip(&scans).zip(&refusals);
-        for ((((message, decision), scan), refused), too_large) in each.zip(&oversized) {
-            let committing = refused.is_none() && decision.action == Action::Commit;
-            let (result, duplicate) = match (*refused, decision.action) {
-                (Some(disposition), _) => (refused_result(disposition), false),
-                (None, Action::Commit) => {
-                    let result = results
-                        .next()
-                        .unwrap_or_else(|| SinkResult::failed("the sink returned no result"));
-                    let duplicate = result.duplicate;
-                    (result, duplicate)
-                }
-                (None, Action::Duplicate) => (SinkResult::committed(), true),
-                (None, Action::Fail) => (SinkResult::failed("refused by policy"), false),
-                (None, Action::Reject) => (SinkResult::rejected("refused by policy"), false),
-            };
-            if let Some(detail) = result.detail {
-                self.note(ServerEvent::SinkFailed {
-                    connection: self.id,
-                    detail,
-                });
+    /// The last message's decision resets the connection.
+    pub(super) fn ends_in_reset(&self) -> bool {
+        self.decisions.last().is_some_and(|d| d.reset)
+    }
+
+    /// Hand the messages the policy lets through (and none refused) to the sink, one result per
+    /// such message, in order.
+    pub(super) async fn commit(&self, shared: &Shared) -> Vec<SinkResult> {
+        commit(shared, &self.messages, &self.decisions, &self.refusals).await
+    }
+
+    /// The messages in arrival order.
+    pub(super) fn entries(&self) -> impl Iterator<Item = Entry<'_, 'f>> {
+        let each = self.messages.iter().zip(&self.scans).zip(&self.decisions);
+        each.zip(self.refusals.iter().zip(&self.oversized)).map(
+            |(((message, scan), decision), (refused, too_large))| Entry {
+                message,
+                scan,
+                decision,
+                refused: *refused,
+                too_large: *too_large,
+            },
+        )
+    }
+}
+
+impl Entry<'_, '_> {
+    /// The message went to the sink.
+    pub(super) fn committing(&self) -> bool {
+        self.refused.is_none() && self.decision.action == Action::Commit
+    }
+
+    /// What became of the message, and whether it was a duplicate: its refusal, the policy's
+    /// verdict, or (when it went to the sink) the next of the sink's `results`.
+    pub(super) fn result(
+        &self,
+        results: &mut impl Iterator<Item = SinkResult>,
+    ) -> (SinkResult, bool) {
+        match (self.refused, self.decision.action) {
+            (Some(disposition), _) => (refused_result(disposition), false),
+            (None, Action::Commit) => {
+                let result = results
+                    .next()
+                    .unwrap_or_else(|| SinkResult::failed("the sink returned no result"));
+                let duplicate = result.duplicate;
+                (result, duplicate)
             }
-            if result.disposition == Disposition::Committed {
-                shared.policy.committed(message);
-            }
-            if let Some(delay) = decision.ack_delay {
-                self.send_events().await;
-                if let Some(end) = self.flush(shutdown).await {
-                    return Some(end);
-                }
-                tokio::select! {
-                    _ = shutdown.immediate.cancelled() => return Some(End::cause(Cause::Shutdown)),
-                    _ = tokio::time::sleep(delay) => {}
-                }
-            }
-            let silent = decision.silent || decision.reset;
-            let (ack_code, close) = match result.reply {
-                Reply::Table if *too_large => {
-                    self.ack.text = Some(TOO_LARGE.to_string());
-                    let code = self.answer(message, scan, result.disposition, silent).await;
-                    self.ack.text = None;
-                    (code, None)
-                }
-                Reply::Table => {
-                    let code = self.answer(message, scan, result.disposition, silent).await;
-                    (code, None)
-                }
-                Reply::Saying(text) => {
-                    self.ack.text = Some(text.to_string());
-                    let code = self.answer(message, scan, result.disposition, silent).await;
-                    self.ack.text = None;
-                    (code, None)
-                }
-                Reply::Relayed { acks, close } => (self.pass_on(&acks, silent), close),
-            };
-            let s = &mut self.tally;
-            s.messages += 1;
-            match result.disposition {
-                // Answered negatively without reaching the sink: nothing failed, it was refused.
-                _ if refused.is_some() => s.refused += 1,
-                Disposition::Committed if duplicate => s.duplicates += 1,
-                Disposition::Committed => s.committed += 1,
-                Disposition::CommitFailed => s.commit_failed += 1,
-                Disposition::Rejected => s.rejected += 1,
-            }
-            if self.shared.events.per_message() {
-                self.note(ServerEvent::Message {
-                    connection: self.id,
-                    bytes: message.payload.len(),
-                    ack_code,
-                    duplicate,
-                    commit_ms: committing.then_some(commit_ms),
-                    control_id: message.control_id_bytes(),
-                    message_type: message.message_type_bytes(),
-                });
-            }
-            if let Some(cause) = close {
-                // The later messages of this batch are not answered: the peer learns their fate
-                // no better than this one's.
-                self.send_events().await;
-                if let Some(end) = self.flush(shutdown).await {
-                    return Some(end);
-                }
-                return Some(End::cause(cause));
-            }
+            (None, Action::Duplicate) => (SinkResult::committed(), true),
+            (None, Action::Fail) => (SinkResult::failed("refused by policy"), false),
+            (None, Action::Reject) => (SinkResult::rejected("refused by policy"), false),
         }
-        self.send_events().await;
-        if let Some(end) = self.flush(shutdown).await {
-            return Some(end);
-        }
-        if decisions.last().is_some_and(|d| d.reset) {
-            return Some(End {
-                abort: true,
-                ..End::cause(Cause::ConnectionReset)
-            });
-        }
-        close_after.then_some(End::cause(Cause::Shutdown))
     }
 }
 

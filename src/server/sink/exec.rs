@@ -4,6 +4,8 @@
 //! group, and a timeout or a stop kills the whole group: nothing it started is left behind.
 //! When the server has an event channel, the command's stderr is reported as its own lines.
 
+#![warn(missing_docs)]
+
 mod stderr;
 
 use super::{Inbound, Sink, SinkFuture, SinkResult};
@@ -23,6 +25,7 @@ pub use stderr::EXEC_STDERR_LINE_MAX;
 const STDERR_GRACE: Duration = Duration::from_millis(200);
 
 #[derive(Debug, Clone)]
+/// What the command sink runs for each message, and its bounds.
 pub struct ExecOptions {
     /// Run with `sh -c`.
     pub command: String,
@@ -35,6 +38,7 @@ pub struct ExecOptions {
 }
 
 impl ExecOptions {
+    /// Run `command` for each message, with the default bounds.
     pub fn new(command: impl Into<String>) -> Self {
         ExecOptions {
             command: command.into(),
@@ -46,6 +50,7 @@ impl ExecOptions {
 }
 
 #[derive(Debug, Clone)]
+/// Commits each message by piping it to a command; its exit status decides the answer.
 pub struct ExecSink {
     options: Arc<ExecOptions>,
     slots: Arc<Semaphore>,
@@ -54,6 +59,7 @@ pub struct ExecSink {
 }
 
 impl ExecSink {
+    /// A sink running `options.command`.
     pub fn new(options: ExecOptions) -> ExecSink {
         let slots = Arc::new(Semaphore::new(options.concurrency.max(1)));
         ExecSink {

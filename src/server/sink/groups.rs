@@ -1,9 +1,14 @@
-//! How a grouping sink's commits went: the number of groups (transactions) and of rows, and a
-//! histogram of group sizes in powers of two. Counted by the sink's one writer, read at the end.
+//! Commit groups: how a grouping sink's writer gathers the jobs queued into one transaction, and
+//! how its commits went (the number of groups and of rows, and a histogram of group sizes in
+//! powers of two), counted by the sink's one writer and read at the end.
+
+#![warn(missing_docs)]
 
 use serde::{Serialize, Serializer};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 use std::sync::atomic::{AtomicU64, Ordering};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use tokio::sync::{mpsc, oneshot};
 
 /// Bucket `i` holds groups of `2^i ..= 2^(i+1) - 1` rows; the last holds everything larger.
 const BUCKETS: usize = 13;
@@ -70,6 +75,36 @@ impl Serialize for CommitGroups {
     }
 }
 
+/// One committer's messages as rows for the writer, and where their results go, one per row.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) struct Job<R> {
+    pub(crate) rows: Vec<R>,
+    pub(crate) reply: oneshot::Sender<Vec<super::SinkResult>>,
+}
+
+/// The group that starts with `first`: it and the jobs already queued behind it, until the group
+/// holds at least `max_rows` rows (the last job taken may pass it); never waits for more. Returns
+/// the jobs, in queue order, and their rows.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn gather<R>(
+    first: Job<R>,
+    rx: &mut mpsc::Receiver<Job<R>>,
+    max_rows: usize,
+) -> (Vec<Job<R>>, usize) {
+    let mut rows = first.rows.len();
+    let mut jobs = vec![first];
+    while rows < max_rows {
+        match rx.try_recv() {
+            Ok(job) => {
+                rows += job.rows.len();
+                jobs.push(job);
+            }
+            Err(_) => break,
+        }
+    }
+    (jobs, rows)
+}
+
 /// The live counts: written by one writer, read by anyone.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[derive(Debug, Default)]
@@ -126,5 +161,53 @@ mod tests {
         let json = serde_json::to_value(&g).unwrap();
         assert_eq!(json["sizes"]["4096+"], 2);
         assert_eq!(json["groups"], 9);
+    }
+
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    fn job(
+        rows: usize,
+    ) -> (
+        Job<usize>,
+        oneshot::Receiver<Vec<crate::server::SinkResult>>,
+    ) {
+        let (reply, answer) = oneshot::channel();
+        let rows = (0..rows).collect();
+        (Job { rows, reply }, answer)
+    }
+
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[tokio::test(start_paused = true)]
+    async fn a_group_takes_what_is_queued_up_to_the_row_limit_and_never_waits() {
+        let (tx, mut rx) = mpsc::channel(16);
+        let mut answers = Vec::new();
+        for rows in [3, 1, 2, 4, 5] {
+            let (j, a) = job(rows);
+            tx.send(j).await.unwrap();
+            answers.push(a);
+        }
+        // 3 + 1 + 2 reaches 6: the fourth job waits for the next group.
+        let first = rx.recv().await.unwrap();
+        let (jobs, rows) = gather(first, &mut rx, 6);
+        let sizes: Vec<usize> = jobs.iter().map(|j| j.rows.len()).collect();
+        assert_eq!((sizes, rows), (vec![3, 1, 2], 6));
+        // The last job taken may pass the limit: 4 + 5 = 9 > 6.
+        let first = rx.recv().await.unwrap();
+        let (jobs, rows) = gather(first, &mut rx, 6);
+        assert_eq!((jobs.len(), rows), (2, 9));
+        // Nothing queued: the group is the first job alone, taken at once while a later job
+        // is still to come.
+        let later = tokio::spawn({
+            let tx = tx.clone();
+            async move {
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                tx.send(job(7).0).await.unwrap();
+            }
+        });
+        let (j, _a) = job(2);
+        let (jobs, rows) = gather(j, &mut rx, 6);
+        assert_eq!((jobs.len(), rows), (1, 2));
+        later.await.unwrap();
+        let (jobs, rows) = gather(rx.recv().await.unwrap(), &mut rx, 6);
+        assert_eq!((jobs.len(), rows), (1, 7));
     }
 }

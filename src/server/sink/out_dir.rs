@@ -9,6 +9,8 @@
 //! is opened. A group whose directory moved while it was written is taken back, so a positive
 //! answer always means the file is durable in the directory the path names.
 
+#![warn(missing_docs)]
+
 mod handle;
 
 use super::{Inbound, Sink, SinkFuture, SinkResult};
@@ -50,6 +52,7 @@ impl OutDirSink {
         })
     }
 
+    /// The name `message`'s file gets: its receipt time, arrival order and connection.
     pub fn file_name(message: &Inbound) -> String {
         format!(
             "{}-{:012}-c{}.hl7",

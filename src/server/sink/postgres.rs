@@ -9,6 +9,8 @@
 //! whose reply never came (the link dropped after it was sent) is settled on the next connection
 //! by asking the server what became of that transaction (`txid_status`), before any answer.
 
+#![warn(missing_docs)]
+
 pub mod conninfo;
 mod failure;
 mod tls;
@@ -69,12 +71,19 @@ const SCHEMA_LOCK: i64 = 0x6d6c_6c70;
 #[non_exhaustive]
 pub enum PostgresError {
     #[error(transparent)]
+    /// The connection string cannot be used.
     ConnInfo(#[from] ConnInfoError),
     #[error("TLS settings: {0}")]
+    /// The TLS settings cannot be used, as described.
     Tls(String),
     /// Connecting, or creating the table, failed.
     #[error("{target}: {}", .failure.what)]
-    Connect { target: String, failure: Failure },
+    Connect {
+        /// The server connected to (host and port, never the password).
+        target: String,
+        /// What failed.
+        failure: Failure,
+    },
 }
 
 impl PostgresError {
@@ -113,10 +122,7 @@ struct Row {
     dedupe: bool,
 }
 
-struct Job {
-    rows: Vec<Row>,
-    reply: oneshot::Sender<Vec<SinkResult>>,
-}
+type Job = super::groups::Job<Row>;
 
 /// One live connection and its prepared insert; `closed` fires, with the reason, when the
 /// connection ends.

@@ -5,6 +5,8 @@
 //! written by an earlier version (no `msh3`/`msh4`, an index on the control ID and MSH-7 alone)
 //! is brought up to date when opened.
 
+#![warn(missing_docs)]
+
 use super::{Inbound, Sink, SinkFuture, SinkResult};
 use crate::server::clock::Utc;
 use rusqlite::types::Value;
@@ -50,11 +52,29 @@ const COLUMNS: [&str; 8] = [
 #[non_exhaustive]
 pub enum SqliteError {
     #[error("{file}: not a usable SQLite database: {what}")]
-    Open { file: PathBuf, what: String },
+    /// The file cannot be opened as a database.
+    Open {
+        /// The database file.
+        file: PathBuf,
+        /// What SQLite said.
+        what: String,
+    },
     #[error("{file}: table `messages` has no column `{column}`")]
-    Schema { file: PathBuf, column: &'static str },
+    /// The table lacks a column this sink writes.
+    Schema {
+        /// The database file.
+        file: PathBuf,
+        /// The missing column.
+        column: &'static str,
+    },
     #[error("{file}: cannot start the writer thread: {what}")]
-    Thread { file: PathBuf, what: String },
+    /// The writer thread could not be started.
+    Thread {
+        /// The database file.
+        file: PathBuf,
+        /// What the system said.
+        what: String,
+    },
 }
 
 struct Row {
@@ -69,10 +89,7 @@ struct Row {
     dedupe: bool,
 }
 
-struct Job {
-    rows: Vec<Row>,
-    reply: oneshot::Sender<Vec<SinkResult>>,
-}
+type Job = super::groups::Job<Row>;
 
 /// Writes messages into an SQLite database file.
 pub struct SqliteSink {
@@ -271,17 +288,7 @@ fn add_senders(db: &mut Connection) -> rusqlite::Result<()> {
 /// Take every job queued, commit them in one transaction, answer each.
 fn writer(mut store: Store, mut rx: mpsc::Receiver<Job>, groups: &super::groups::GroupCounter) {
     while let Some(first) = rx.blocking_recv() {
-        let mut rows = first.rows.len();
-        let mut jobs = vec![first];
-        while rows < GROUP_ROWS {
-            match rx.try_recv() {
-                Ok(job) => {
-                    rows += job.rows.len();
-                    jobs.push(job);
-                }
-                Err(_) => break,
-            }
-        }
+        let (jobs, rows) = super::groups::gather(first, &mut rx, GROUP_ROWS);
         let results = match store.check() {
             Ok(()) => {
                 groups.record(rows);

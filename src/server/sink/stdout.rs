@@ -3,6 +3,8 @@
 //! from different connections whole and in order; a closed stdout fails the commit (AE), it does
 //! not end the process.
 
+#![warn(missing_docs)]
+
 use super::{Inbound, Sink, SinkFuture, SinkResult};
 use crate::server::clock::Utc;
 use base64::Engine;
@@ -43,6 +45,7 @@ impl std::fmt::Debug for StdoutSink {
 }
 
 impl StdoutSink {
+    /// Write to standard output in `format`.
     pub fn new(format: OutputFormat) -> std::io::Result<StdoutSink> {
         let mut sink = StdoutSink::with_writer(format, Box::new(std::io::stdout()))?;
         sink.prompt = stdout_is_prompt();

@@ -1,13 +1,12 @@
 //! The server's certificate refused: which check failed, in a few words or, with the
 //! certificate at hand, with its names and dates; and the step that gets past it.
 
+#![warn(missing_docs)]
+
 use super::TlsFailure;
-use crate::cause::Cause;
+use crate::cause::{Cause, Hint};
 use crate::tls::CertSummary;
 use rustls::CertificateError as C;
-
-const PIN_OR_ISSUER: &str = "pass --ca with the certificate of the CA that issued it, or with \
-                             the server's own certificate to trust exactly that one";
 
 /// The server's certificate was refused: which check failed, with its names and dates when the
 /// certificate is at hand, and how to get past it.
@@ -23,28 +22,18 @@ pub(super) fn server_certificate(err: &C, cert: Option<&CertSummary>) -> TlsFail
                 }
                 None => certificate_detail(err),
             },
-            "the peer's certificate has expired: the peer must renew it".to_string(),
+            Hint::Prose("the peer's certificate has expired: the peer must renew it"),
         ),
         C::NotValidYet | C::NotValidYetContext { .. } => (
             match cert {
                 Some(c) => format!("certificate is not valid until {}", c.not_before),
                 None => certificate_detail(err),
             },
-            "the peer's certificate is not valid yet: check the clocks on both sides".to_string(),
+            Hint::Prose("the peer's certificate is not valid yet: check the clocks on both sides"),
         ),
         C::NotValidForName | C::NotValidForNameContext { .. } => {
-            let names = cert
-                .map(|c| c.sans.join(", "))
-                .filter(|n| !n.is_empty())
-                .map(|n| format!(" ({n})"))
-                .unwrap_or_default();
-            (
-                certificate_detail(err),
-                format!(
-                    "connect by a name the certificate carries{names}, or pass --server-name \
-                     with one of them"
-                ),
-            )
+            let names = cert.map(|c| c.sans.clone()).unwrap_or_default();
+            (certificate_detail(err), Hint::GiveServerName { names })
         }
         // webpki may report a self-signed certificate as a signature mismatch against a trusted
         // root, or as a CA used as an end entity, rather than as an unknown issuer: its issuer
@@ -54,37 +43,31 @@ pub(super) fn server_certificate(err: &C, cert: Option<&CertSummary>) -> TlsFail
                 "certificate is self-signed ({}), not issued by a trusted CA",
                 cert.map(|c| c.subject.as_str()).unwrap_or_default()
             ),
-            "pass --ca with this very certificate (the server's own certificate file) to trust \
-             exactly it, or have the peer use a CA-issued one"
-                .to_string(),
+            Hint::PinSelfSigned,
         ),
         C::UnknownIssuer => (
             match cert {
                 Some(c) => format!("certificate issuer {} is not trusted", c.issuer),
                 None => certificate_detail(err),
             },
-            PIN_OR_ISSUER.to_string(),
+            Hint::TrustIssuerOrPin,
         ),
         C::Revoked => (
             certificate_detail(err),
-            "the peer's certificate is revoked: the peer must replace it".to_string(),
+            Hint::Prose("the peer's certificate is revoked: the peer must replace it"),
         ),
         C::InvalidPurpose | C::InvalidPurposeContext { .. } => (
             certificate_detail(err),
-            "the peer needs a certificate issued for TLS server authentication".to_string(),
+            Hint::Prose("the peer needs a certificate issued for TLS server authentication"),
         ),
         C::BadEncoding => (
             certificate_detail(err),
-            "the peer's certificate is malformed: the peer must replace it".to_string(),
+            Hint::Prose("the peer's certificate is malformed: the peer must replace it"),
         ),
-        other if ca_used_as_end_entity(other) => (
-            certificate_detail(err),
-            "if it is self-signed, pass --ca with this very certificate (the server's own \
-             certificate file) to trust exactly it; else the peer needs a certificate issued \
-             for a server, not a CA's"
-                .to_string(),
-        ),
-        _ => (certificate_detail(err), PIN_OR_ISSUER.to_string()),
+        other if ca_used_as_end_entity(other) => {
+            (certificate_detail(err), Hint::PinOrServerCertificate)
+        }
+        _ => (certificate_detail(err), Hint::TrustIssuerOrPin),
     };
     TlsFailure::new(Cause::TlsVerify, detail, hint)
 }

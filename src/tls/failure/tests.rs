@@ -29,22 +29,22 @@ fn certificate_problems_are_tls_verify_with_a_named_reason() {
         (
             E::InvalidCertificate(C::UnknownIssuer),
             "unknown issuer",
-            "--ca",
+            Hint::TrustIssuerOrPin,
         ),
         (
             E::InvalidCertificate(C::Expired),
             "certificate expired",
-            "renew",
+            Hint::Prose("the peer's certificate has expired: the peer must renew it"),
         ),
         (
             E::InvalidCertificate(C::NotValidYet),
             "not valid yet",
-            "clocks",
+            Hint::Prose("the peer's certificate is not valid yet: check the clocks on both sides"),
         ),
         (
             wrong_name(),
             "certificate is for other.example, not localhost",
-            "--server-name",
+            Hint::GiveServerName { names: vec![] },
         ),
     ];
     for (err, detail, hint) in cases {
@@ -52,7 +52,7 @@ fn certificate_problems_are_tls_verify_with_a_named_reason() {
         assert_eq!(failure.cause, Cause::TlsVerify);
         assert_eq!(failure.cause.class(), Class::Permanent);
         assert!(failure.detail.contains(detail), "{failure:?}");
-        assert!(failure.hint.contains(hint), "{failure:?}");
+        assert_eq!(failure.hint, hint, "{failure:?}");
     }
 }
 
@@ -72,7 +72,13 @@ fn a_refused_client_certificate_is_its_own_permanent_cause() {
             let failure = describe(&E::AlertReceived(alert), Side::Client, seen);
             assert_eq!(failure.cause, Cause::TlsClientCert, "{alert:?}");
             assert_eq!(failure.cause.class(), Class::Permanent);
-            assert!(failure.hint.contains("--cert and --key"), "{failure:?}");
+            let hint = match presented {
+                Some(true) | None if alert != A::CertificateRequired => {
+                    Hint::ReplaceClientCertificate
+                }
+                _ => Hint::GiveClientCertificate,
+            };
+            assert_eq!(failure.hint, hint, "{failure:?}");
         }
     }
     let wrapped = io::Error::new(
@@ -101,7 +107,7 @@ fn a_handshake_failure_after_a_certificate_request_is_tls_client_cert() {
         refused.detail.contains("asked for a client certificate"),
         "{refused:?}"
     );
-    assert!(refused.hint.contains("--cert and --key"), "{refused:?}");
+    assert_eq!(refused.hint, Hint::GiveClientCertificate, "{refused:?}");
     assert_eq!(failure(false, false).cause, Cause::TlsHandshake);
     assert_eq!(failure(true, true).cause, Cause::TlsHandshake);
 }
@@ -109,23 +115,30 @@ fn a_handshake_failure_after_a_certificate_request_is_tls_client_cert() {
 #[test]
 fn other_tls_failures_are_tls_handshake() {
     let cases = [
-        (E::AlertReceived(A::ProtocolVersion), "TLS 1.2 or 1.3"),
+        (E::AlertReceived(A::ProtocolVersion), Some("TLS 1.2 or 1.3")),
         (
             E::PeerIncompatible(P::ServerDoesNotSupportTls12Or13),
-            "TLS 1.2 or 1.3",
+            Some("TLS 1.2 or 1.3"),
         ),
-        (E::AlertReceived(A::HandshakeFailure), "--cert"),
-        (E::PeerIncompatible(P::NoCipherSuitesInCommon), "ECDHE"),
+        (E::AlertReceived(A::HandshakeFailure), None),
+        (
+            E::PeerIncompatible(P::NoCipherSuitesInCommon),
+            Some("ECDHE"),
+        ),
         (
             E::InvalidMessage(rustls::InvalidMessage::InvalidContentType),
-            "without --tls",
+            None,
         ),
-        (E::General("odd".into()), "logs"),
+        (E::General("odd".into()), Some("logs")),
     ];
-    for (err, hint) in cases {
+    for (err, prose) in cases {
         let failure = client(err);
         assert_eq!(failure.cause, Cause::TlsHandshake, "{failure:?}");
-        assert!(failure.hint.contains(hint), "{failure:?}");
+        match (&failure.hint, prose) {
+            (Hint::Prose(text), Some(part)) => assert!(text.contains(part), "{failure:?}"),
+            (Hint::ClientCertificateOrSuites | Hint::TurnTlsOff, None) => {}
+            _ => panic!("unexpected hint: {failure:?}"),
+        }
     }
 }
 
@@ -154,10 +167,7 @@ fn a_known_certificate_makes_the_detail_precise() {
         unknown.detail.contains("self-signed (CN=localhost)"),
         "{unknown:?}"
     );
-    assert!(
-        unknown.hint.contains("--ca with this very certificate"),
-        "{unknown:?}"
-    );
+    assert_eq!(unknown.hint, Hint::PinSelfSigned, "{unknown:?}");
     let issued = CertSummary {
         issuer: "CN=Some CA".into(),
         ..cert.clone()
@@ -168,7 +178,7 @@ fn a_known_certificate_makes_the_detail_precise() {
     };
     let unknown = describe(&E::InvalidCertificate(C::UnknownIssuer), Side::Client, seen);
     assert!(unknown.detail.contains("issuer CN=Some CA"), "{unknown:?}");
-    assert!(unknown.hint.contains("CA that issued it"), "{unknown:?}");
+    assert_eq!(unknown.hint, Hint::TrustIssuerOrPin, "{unknown:?}");
 }
 
 #[test]
@@ -190,7 +200,7 @@ fn handshake_io_errors_classify() {
     let eof = io::Error::new(io::ErrorKind::UnexpectedEof, "tls handshake eof");
     let failure = describe_handshake_io(&eof, Side::Client, Seen::default());
     assert_eq!(failure.cause, Cause::TlsHandshake);
-    assert!(failure.hint.contains("without --tls"), "{failure:?}");
+    assert_eq!(failure.hint, Hint::TurnTlsOffOrCheckAccess, "{failure:?}");
     let refused = io::Error::from(io::ErrorKind::ConnectionRefused);
     let failure = describe_handshake_io(&refused, Side::Client, Seen::default());
     assert_eq!(failure.cause, Cause::ConnectionRefused);

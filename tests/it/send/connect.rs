@@ -4,13 +4,10 @@
 
 use super::{args, path, send, send_with, write};
 use crate::support::mllp_bin;
-use crate::support::no_payload::{assert_no_marker, MARKER};
+use crate::support::no_payload::MARKER;
 use crate::support::peer::{Behaviour, Peer, Script};
 use crate::support::peer_wire::message;
-use crate::support::send_proc::{finish, Run};
-use std::process::Stdio;
-use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use crate::support::send_proc::{finish, Run, Running};
 
 /// `mllp send ARGS` with these environment variables set (and the test's own removed).
 async fn send_env(args: &[String], env: &[(&str, String)]) -> Run {
@@ -125,55 +122,25 @@ async fn a_refused_port_is_said_at_once_and_stays_the_cause_after_ctrl_c() {
     let dir = tempfile::tempdir().unwrap();
     let file = path(&write(dir.path(), "adt.hl7", &message("R1", MARKER)));
     let port = closed_port().to_string();
-    let mut child = tokio::process::Command::new(mllp_bin())
-        .args([
-            "send",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &port,
-            "--json",
-            &file,
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-    let first = tokio::time::timeout(Duration::from_secs(15), stderr.next_line())
-        .await
-        .expect("a line on stderr well before giving up")
-        .unwrap()
-        .unwrap();
+    let mut cmd = tokio::process::Command::new(mllp_bin());
+    cmd.args([
+        "send",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &port,
+        "--json",
+        &file,
+    ]);
+    let mut child = Running::start(cmd);
+    let first = child.stderr_line().await;
     assert!(first.contains("connection-refused"), "{first}");
     assert!(first.contains(&format!("127.0.0.1:{port}")), "{first}");
     assert!(first.contains("giving up after 2m"), "{first}");
-    let pid = child.id().unwrap().to_string();
-    let killed = std::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status();
-    assert!(killed.unwrap().success());
-    let mut stdout = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .await
-        .unwrap();
-    let mut rest = String::new();
-    while let Ok(Some(line)) = stderr.next_line().await {
-        rest.push_str(&line);
-        rest.push('\n');
-    }
-    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(status.code(), Some(130));
-    assert_no_marker("send stderr", &rest, MARKER);
+    child.signal("INT");
+    let run = child.finish().await;
+    assert_eq!(run.code, 130);
+    let stdout = &run.stdout;
     let record: serde_json::Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
     assert_eq!(record["outcome"], "never-delivered");
     // Held by the refused link, or (on a loaded machine) not yet read when Ctrl-C came: both

@@ -6,10 +6,8 @@ use crate::support::mllp_bin;
 use crate::support::no_payload::MARKER;
 use crate::support::peer::{Behaviour, Peer, Script};
 use crate::support::peer_wire::message;
-use crate::support::send_proc::{messages, Run};
+use crate::support::send_proc::{messages, Running};
 use serde_json::Value;
-use std::process::Stdio;
-use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_nak_exits_1_and_json_records_carry_every_field() {
@@ -170,55 +168,16 @@ async fn ctrl_c_drains_prints_the_summary_and_exits_130() {
     let peer = Peer::start(Script::always(Behaviour::Stall)).await;
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "adt.hl7", &messages("K", 3));
-    let mut child = tokio::process::Command::new(mllp_bin())
-        .arg("send")
-        .args(to(
-            peer.port(),
-            &["--json", "--drain-timeout", "200ms", &path(&file)],
-        ))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut cmd = tokio::process::Command::new(mllp_bin());
+    cmd.arg("send").args(to(
+        peer.port(),
+        &["--json", "--drain-timeout", "200ms", &path(&file)],
+    ));
+    let child = Running::start(cmd);
     peer.wait_for(|r| r.payloads.len() == 3).await;
-    let pid = child.id().unwrap().to_string();
-    assert!(std::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .unwrap()
-        .success());
-    let (status, out, err) = tokio::time::timeout(Duration::from_secs(20), async {
-        let status = child.wait().await.unwrap();
-        let mut stdout = String::new();
-        use tokio::io::AsyncReadExt;
-        child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut stdout)
-            .await
-            .unwrap();
-        let mut stderr = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .await
-            .unwrap();
-        (status, stdout, stderr)
-    })
-    .await
-    .unwrap();
-    assert_eq!(status.code(), Some(130));
-    let run = Run {
-        code: 130,
-        stdout: out,
-        stderr: err,
-    };
-    crate::support::no_payload::assert_no_marker("send stderr", &run.stderr, MARKER);
-    crate::support::no_payload::assert_records_clean("send stdout", &run.stdout);
+    child.signal("INT");
+    let run = child.finish().await;
+    assert_eq!(run.code, 130);
     let s = run.summary();
     assert_eq!(s["messages"], 3);
     assert_eq!(s["unknown_fate"], 3);

@@ -4,62 +4,32 @@
 
 use super::{path, to, write};
 use crate::support::mllp_bin;
-use crate::support::no_payload::{assert_no_marker, MARKER};
 use crate::support::peer::{Behaviour, Peer, Script};
-use crate::support::send_proc::messages;
-use std::process::Stdio;
-use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
-
-/// What an interrupted run printed and how it ended.
-struct Stopped {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
+use crate::support::send_proc::{messages, Run, Running};
 
 /// `mllp send ARGS`, sent `signal` (`INT`, `TERM`) once its first record is on stdout.
-async fn stopped_by(signal: &str, args: &[String]) -> Stopped {
-    let mut child = tokio::process::Command::new(mllp_bin())
-        .arg("send")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    tokio::time::timeout(Duration::from_secs(20), stdout.read_line(&mut first))
-        .await
-        .expect("a first record")
-        .unwrap();
-    let pid = child.id().unwrap().to_string();
-    let killed = std::process::Command::new("kill")
-        .args([&format!("-{signal}"), &pid])
-        .status();
-    assert!(killed.unwrap().success());
-    let mut rest = String::new();
-    stdout.read_to_string(&mut rest).await.unwrap();
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .await
-        .unwrap();
-    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_no_marker("send stderr", &stderr, MARKER);
-    Stopped {
-        code: status.code(),
-        stdout: first + &rest,
-        stderr,
+async fn stopped_by(signal: &str, args: &[String]) -> Run {
+    let mut cmd = tokio::process::Command::new(mllp_bin());
+    cmd.arg("send").args(args);
+    let mut run = Running::start(cmd);
+    run.stdout_line().await;
+    run.signal(signal);
+    run.finish().await
+}
+
+/// Each of the `n` messages has its record and the summary counts them all; each one not
+/// accepted ended never-delivered, cause `interrupted`. How many were accepted.
+fn accounted_after_the_interrupt(run: &Run, n: u64) -> u64 {
+    let (records, summary) = (run.messages(), run.summary());
+    assert_eq!(records.len() as u64, n, "{}", run.stderr);
+    assert_eq!(summary["messages"], n, "{summary}");
+    let accepted = summary["accepted"].as_u64().unwrap();
+    assert_eq!(summary["never_delivered"], n - accepted, "{summary}");
+    for r in records.iter().filter(|r| r["outcome"] != "accepted") {
+        assert_eq!(r["outcome"], "never-delivered", "{r}");
+        assert_eq!(r["cause"], "interrupted", "{r}");
     }
+    accepted
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -83,22 +53,9 @@ async fn ctrl_c_accounts_for_the_whole_input_and_failed_out_holds_the_rest() {
         ),
     )
     .await;
-    assert_eq!(run.code, Some(130), "{}", run.stderr);
-    let lines: Vec<serde_json::Value> = run
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let (summary, records) = lines.split_last().unwrap();
-    assert_eq!(records.len(), 300, "{}", run.stderr);
-    assert_eq!(summary["messages"], 300, "{summary}");
-    let accepted = summary["accepted"].as_u64().unwrap();
-    assert!((1..300).contains(&accepted), "{summary}");
-    assert_eq!(summary["never_delivered"], 300 - accepted, "{summary}");
-    for r in records.iter().filter(|r| r["outcome"] != "accepted") {
-        assert_eq!(r["outcome"], "never-delivered", "{r}");
-        assert_eq!(r["cause"], "interrupted", "{r}");
-    }
+    assert_eq!(run.code, 130, "{}", run.stderr);
+    let accepted = accounted_after_the_interrupt(&run, 300);
+    assert!((1..300).contains(&accepted), "{}", run.stdout);
     // The rerun is complete: every message not accepted has its file.
     let kept = std::fs::read_dir(&retry).unwrap().count() as u64;
     assert_eq!(kept, 300 - accepted);
@@ -111,7 +68,7 @@ async fn ctrl_c_in_human_output_counts_every_message() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "bulk.hl7", &messages("H", 200));
     let run = stopped_by("INT", &to(peer.port(), &["--rate", "50", &path(&file)])).await;
-    assert_eq!(run.code, Some(130), "{}", run.stderr);
+    assert_eq!(run.code, 130, "{}", run.stderr);
     assert_eq!(run.stdout.lines().count(), 200, "{}", run.stdout);
     assert!(run.stderr.contains("of 200 messages"), "{}", run.stderr);
     assert!(run.stderr.contains("interrupted"), "{}", run.stderr);
@@ -128,11 +85,10 @@ async fn sigterm_is_named_as_such_and_exits_143() {
         &to(peer.port(), &["--json", "--rate", "50", &path(&file)]),
     )
     .await;
-    assert_eq!(run.code, Some(143), "{}", run.stderr);
+    assert_eq!(run.code, 143, "{}", run.stderr);
     assert!(run.stderr.contains("stopped by SIGTERM"), "{}", run.stderr);
     assert!(!run.stderr.contains("Ctrl-C"), "{}", run.stderr);
-    let summary: serde_json::Value =
-        serde_json::from_str(run.stdout.lines().last().unwrap()).unwrap();
+    let summary = run.summary();
     assert_eq!(summary["exit_code"], 143, "{summary}");
     assert_eq!(summary["messages"], 200, "{summary}");
 }
@@ -160,18 +116,6 @@ async fn ctrl_c_over_several_links_accounts_for_the_unread_input_too() {
         ),
     )
     .await;
-    assert_eq!(run.code, Some(130), "{}", run.stderr);
-    let lines: Vec<serde_json::Value> = run
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let (summary, records) = lines.split_last().unwrap();
-    assert_eq!(records.len(), 3000, "{}", run.stderr);
-    assert_eq!(summary["messages"], 3000, "{summary}");
-    let accepted = summary["accepted"].as_u64().unwrap();
-    assert_eq!(summary["never_delivered"], 3000 - accepted, "{summary}");
-    for r in records.iter().filter(|r| r["outcome"] != "accepted") {
-        assert_eq!(r["cause"], "interrupted", "{r}");
-    }
+    assert_eq!(run.code, 130, "{}", run.stderr);
+    accounted_after_the_interrupt(&run, 3000);
 }

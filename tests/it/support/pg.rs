@@ -35,8 +35,8 @@ pub async fn connect(url: &str) -> Client {
     client
 }
 
-/// A new, empty database on the server of `url`, named after the test and this process; the
-/// URL to it.
+/// A new, empty database on the server of `url`, named after the test (or benchmark) and this
+/// process; the URL to it.
 pub async fn fresh_database(url: &str, test: &str) -> String {
     let admin = connect(url).await;
     let name = format!("mllp_{test}_{}", std::process::id());
@@ -48,8 +48,15 @@ pub async fn fresh_database(url: &str, test: &str) -> String {
         .batch_execute(&format!("CREATE DATABASE {name}"))
         .await
         .unwrap();
-    let (host, port) = host_port(url);
-    format!("postgres://postgres@{host}:{port}/{name}?sslmode=disable")
+    with_database(url, &name)
+}
+
+/// `url` naming the database `name` instead of its own; its user, host and port are kept.
+fn with_database(url: &str, name: &str) -> String {
+    let base = url.split('?').next().unwrap_or(url);
+    let (scheme, rest) = base.split_once("://").expect("a postgres:// URL");
+    let server = rest.split('/').next().unwrap_or(rest);
+    format!("{scheme}://{server}/{name}?sslmode=disable")
 }
 
 /// Every stored row: control ID and payload, in insertion order.

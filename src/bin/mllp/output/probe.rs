@@ -2,9 +2,11 @@
 //! [`ProbeRecord::Summary`] with the statistics and the exit code.
 
 use crate::exit::Exit;
+use mllp::cause::Cause;
 use mllp::probe::stats::StatsSummary;
-use mllp::probe::{Detail, PhaseName, PhaseReport, ProbeReport, Verdict};
+use mllp::probe::{Detail, PhaseName, PhaseReport, ProbeReport, Verdict, VerdictClass};
 use serde::Serialize;
+use std::borrow::Cow;
 
 /// One line of `probe --json`; `type` is `probe` or `summary`.
 #[derive(Debug, Clone, Serialize)]
@@ -31,7 +33,34 @@ pub struct ProbeResult<'a> {
     /// `resolve`, `connect`, `tls`, `send`, `ack`, in order, as far as the probe got.
     pub phases: Vec<Phase<'a>>,
     /// `class` (`ok`, `transient`, `permanent`), `cause`, `hint`, `detail`, `ack_code`.
-    pub verdict: &'a Verdict,
+    pub verdict: VerdictRecord<'a>,
+}
+
+/// How the probe ended, its hint worded as the table says it.
+#[derive(Debug, Clone, Serialize)]
+pub struct VerdictRecord<'a> {
+    /// `ok`, `transient` or `permanent`.
+    pub class: VerdictClass,
+    /// The failure's cause, when it failed.
+    pub cause: Option<Cause>,
+    /// What to do, in one line, with the flags that do it.
+    pub hint: Cow<'static, str>,
+    /// What was seen, in one line.
+    pub detail: &'a str,
+    /// MSA-1 of the ACK, when one came.
+    pub ack_code: Option<&'a str>,
+}
+
+impl<'a> VerdictRecord<'a> {
+    fn of(verdict: &'a Verdict) -> Self {
+        VerdictRecord {
+            class: verdict.class,
+            cause: verdict.cause,
+            hint: crate::diag::hint::words(&verdict.hint),
+            detail: &verdict.detail,
+            ack_code: verdict.ack_code.as_deref(),
+        }
+    }
 }
 
 /// One phase: `name`, `ok`, `ms`, `error` when it failed, the phase's own findings, and
@@ -101,7 +130,7 @@ impl<'a> ProbeRecord<'a> {
             tls: report.tls,
             ok: report.ok(),
             phases,
-            verdict: &report.verdict,
+            verdict: VerdictRecord::of(&report.verdict),
         })
     }
 
@@ -118,9 +147,8 @@ impl<'a> ProbeRecord<'a> {
 mod tests {
     use super::*;
     use crate::output::line;
-    use mllp::cause::Cause;
+    use mllp::cause::Hint;
     use mllp::probe::stats::ProbeStats;
-    use mllp::probe::VerdictClass;
 
     fn phase(name: PhaseName, detail: Option<Detail>) -> PhaseReport {
         PhaseReport {
@@ -150,7 +178,7 @@ mod tests {
             verdict: Verdict {
                 class: VerdictClass::Transient,
                 cause: Some(Cause::AckTimeout),
-                hint: "h".into(),
+                hint: Hint::SendOneMessage,
                 detail: "d".into(),
                 ack_code: None,
             },
@@ -163,7 +191,8 @@ mod tests {
                 r#"{"ok":false,"phases":[{"banner":{"ms":1.235,"ok":true,"peer":null,"silent":true},"#,
                 r#""ms":1.235,"name":"connect","ok":true}],"seq":2,"target":"h:1","tls":false,"#,
                 r#""type":"probe","verdict":{"ack_code":null,"cause":"ack-timeout","class":"transient","#,
-                r#""detail":"d","hint":"h"}}"#
+                r#""detail":"d","hint":"add --send to exchange one test message: only an ACK shows the "#,
+                r#"port speaks MLLP"}}"#
             )
         );
         let once = line(&ProbeRecord::probe(&report, None));

@@ -1,7 +1,7 @@
 //! `send --dry-run`: every input read and checked, then listed as it would be sent (source,
 //! MSH-10, MSH-9, bytes) and counted. No connection is opened.
 
-use super::SendArgs;
+use super::args::SendArgs;
 use crate::diag::{count, Diag, Fatal};
 use crate::exit::Exit;
 use crate::output::send::{DryRunMessage, DryRunRecord};
@@ -16,7 +16,7 @@ pub fn list(mut set: InputSet, args: &SendArgs, diag: &Diag, width: usize) -> an
         let message = match message {
             Ok(message) => message,
             Err(err) => {
-                return Ok(Fatal::new(Exit::Usage, super::refusal(&err))
+                return Ok(Fatal::new(Exit::Usage, super::run::refusal(&err))
                     .then("nothing was sent (--dry-run)")
                     .report())
             }

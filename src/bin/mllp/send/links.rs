@@ -4,9 +4,9 @@
 //! share after the summary.
 
 use super::live::Live;
-use super::output::Output;
-use super::run::{finish_with, say};
+use super::render::Output;
 use super::signals::Signals;
+use super::single::{finish_with, say};
 use crate::exit::Exit;
 use mllp::client::Client;
 use mllp::delivery::{Input, LinkEvent, OrderKey, ParallelRun, RunEvent, RunOptions};

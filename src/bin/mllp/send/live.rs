@@ -4,7 +4,7 @@
 //! writes, ACKs), `--events` lines, and security warnings on every connect. Codes, causes, control
 //! IDs and counts only, never payload.
 
-use super::{ProgressArg, SendArgs};
+use super::args::{ProgressArg, SendArgs};
 use crate::diag::Diag;
 use crate::output::send::SendEvent;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
@@ -52,7 +52,7 @@ struct LinkView {
 }
 
 impl Live {
-    pub fn new(args: &SendArgs, diag: &Diag, total: Option<u64>, plan: &super::Plan) -> Live {
+    pub fn new(args: &SendArgs, diag: &Diag, total: Option<u64>, plan: &super::run::Plan) -> Live {
         let target = match args.progress {
             // A bar is not a JSON line: under `--log-format json` it is never drawn.
             _ if diag.json() => None,
@@ -279,7 +279,10 @@ impl Live {
                 format!("reconnecting: attempt {attempt} in {delay}")
             }
             ClientEvent::Error { cause, class } => {
-                format!("link error: {cause} ({class}): {}", cause.hint())
+                format!(
+                    "link error: {cause} ({class}): {}",
+                    crate::diag::hint::for_cause(*cause)
+                )
             }
             ClientEvent::Warning(w) => format!("warning {}", crate::diag::warnings::human(w)),
             other => other.to_string(),

@@ -1,180 +1,298 @@
-//! The run as `send` shows it: the library's delivery run started on the client, Ctrl-C turned
-//! into its controls (drain, then stop at once), each outcome, client event and note rendered as
-//! it comes, a closed stdout turned into an abandon, then the summary and the exit code.
+//! `send`'s run: the whole input checked before the first byte, the client built from the
+//! flags, then the run over one link or several on a runtime of its own, and the exit code.
 
-use super::live::Live;
-use super::output::Output;
-use super::signals::{Signals, Stop};
-use super::summary;
-use crate::diag::count;
+use super::args::{CorrelateArg, PaceArg, SendArgs};
+use super::{dry_run, links, live, render, replay, single, summary};
+use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
-use crate::output::send::{LinkFigures, SendEvent, SendSummary};
-use mllp::client::Client;
-use mllp::delivery::{Input, LinkSummary, Run, RunEvent, RunNote, RunOptions, RunSummary};
-use std::sync::{Arc, OnceLock};
+use crate::netargs;
+use anyhow::Context;
+use mllp::client::{Client, Correlation, OnBackpressure, Window};
+use mllp::delivery::{FailedOut, Input, RunOptions};
+use mllp::input::{
+    collect_inputs, ControlIds, InputError, InputOptions, InputSet, SplitOptions, StoreFilter,
+    StoreRows,
+};
+use mllp::target::Target;
+use std::io::IsTerminal;
+use std::sync::Arc;
 
-pub async fn run(
-    client: Client,
-    input: Input,
-    options: RunOptions,
-    mut output: Output,
-    live: Live,
-) -> Exit {
-    // Before the first message goes out, so an early Ctrl-C is a drain, not a kill.
-    let mut signals = Signals::install();
-    live.start();
-    let mut run = Run::start(client, input, options);
-    let controls = run.controls();
-    // The first signal names the interruption and decides its exit code.
-    let stopped_by = Arc::new(OnceLock::new());
-    tokio::spawn({
-        let stopped_by = stopped_by.clone();
-        async move {
-            let _ = stopped_by.set(signals.next().await);
-            controls.stop();
-            signals.next().await;
-            controls.destroy();
-        }
-    });
-    while let Some(event) = run.next().await {
-        match event {
-            RunEvent::Outcome(outcome) => {
-                live.answered(|| outcome.item.control_id(), &outcome.fate);
-                output.message(&outcome.item, &outcome.fate, outcome.cause);
-                // A stats snapshot computes latency quantiles: take one only when the bar shows it.
-                live.settled(|| {
-                    run.stats().map_or((0, 0), |stats| {
-                        (
-                            (stats.in_flight + stats.queue_depth) as u64,
-                            stats.reconnect_attempts,
-                        )
-                    })
-                });
-            }
-            RunEvent::Client(event) => live.event(&event),
-            RunEvent::Note(note) => say(&live, note, stopped_by.get().copied()),
-            RunEvent::Closing => {
-                output.flush();
-                live.finish();
-            }
-            _ => {}
-        }
-        if !run.has_pending() {
-            output.flush();
-        }
-        if crate::stdout::is_closed() {
-            run.controls().abandon();
-        }
-    }
-    let summary = run.finish().await;
-    finish(&summary, &mut output, &live, stopped_by.get().copied())
+/// FIFO pairs replies with messages in order; a message whose MSH-16 asks for an application
+/// ACK gets two replies, and the second would be credited to the next message.
+fn refuse_two_phase(set: &mut InputSet) -> Option<Exit> {
+    let message = set
+        .messages()
+        .filter_map(Result::ok)
+        .find(|m| mllp::client::asks_for_application_ack(&m.payload))?;
+    let error = format!(
+        "{}#{}: its MSH-16 asks for an application ACK, so it may get two replies, which \
+         --correlate fifo cannot pair with it; use --correlate control-id",
+        message.source, message.index
+    );
+    Some(
+        Fatal::new(Exit::Usage, error)
+            .then("nothing was sent")
+            .report(),
+    )
 }
 
-/// A note about the run, on stderr.
-pub fn say(live: &Live, note: RunNote, stopped_by: Option<Stop>) {
-    if let (RunNote::Interrupted, Some(stop)) = (&note, stopped_by) {
-        let human = || {
-            format!(
-                "mllp: {}: nothing more is sent; the rest of the input is reported; \
-                 draining ({})",
-                interruption(stop),
-                stop.again()
-            )
-        };
-        let event = SendEvent::Interrupted {
-            draining: true,
-            signal: Some(stop.signal()),
-        };
-        return live.note(human, &event);
+/// An input refused at the check, with the flag that helps where one does.
+pub fn refusal(err: &InputError) -> String {
+    match err {
+        InputError::EmptyControlId { .. } => format!(
+            "{err}; --fresh-control-ids gives every message a unique one (its record keeps the \
+             original)"
+        ),
+        InputError::MessageTooLarge { .. } => {
+            format!("{err} (--max-frame-size); the receiver must take frames that large too")
+        }
+        InputError::IsDirectory { .. } => {
+            format!("{err}; pass --recursive to send the files inside it")
+        }
+        InputError::StdinTooLarge { .. } => format!(
+            "{err} (--max-input); raise --max-input, or pass --stream to send without checking \
+             first"
+        ),
+        _ => err.to_string(),
     }
-    let human = || match &note {
-        RunNote::InputError(error) => format!("mllp: error: {error}; no more messages are read"),
-        RunNote::TimedOut => {
-            "mllp: --timeout ran out: nothing more is sent; the rest is reported".into()
+}
+
+/// Where the link goes, for the lines that say so.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// `host:port`, for the lines that say where the link goes.
+    pub endpoint: String,
+    /// When reconnecting stops, for the first failure's line.
+    pub gives_up: String,
+}
+
+/// What to say when there is nothing to read: stdin is a terminal and no file was named.
+const NO_INPUT: &str = "no input: name the files or directories to send \
+    (mllp send adt/*.hl7 --host HOST), or pipe messages in (cat adt.hl7 | mllp send --host HOST); \
+    `-` reads the terminal itself, ended by Ctrl-D";
+
+pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
+    let started = std::time::Instant::now();
+    let input_error = |err: &dyn std::fmt::Display| {
+        Ok(Fatal::new(Exit::Usage, err)
+            .then("nothing was sent")
+            .report())
+    };
+    let refused = |err: &InputError| input_error(&refusal(err));
+    if args.files.is_empty() && args.from_db.is_none() && std::io::stdin().is_terminal() {
+        return input_error(&NO_INPUT);
+    }
+    let (host, port) = match &args.host {
+        Some(target) => match netargs::endpoint(target, args.port, args.origin) {
+            Ok(endpoint) => endpoint,
+            Err(err) => return input_error(&err),
+        },
+        // Only a dry run goes without a host.
+        None => (
+            String::new(),
+            args.port.unwrap_or(mllp::target::DEFAULT_PORT),
+        ),
+    };
+    let options = InputOptions {
+        split: SplitOptions {
+            raw: args.raw,
+            batch: args.batch,
+            max_message: usize::try_from(args.max_frame_size).unwrap_or(usize::MAX),
+        },
+        max_input: args.max_input,
+        stream: args.stream,
+        control_ids: if args.fresh_control_ids {
+            ControlIds::fresh_now()
+        } else {
+            ControlIds::AsGiven
+        },
+    };
+    let mut gaps = None;
+    // What --failed-out must not hold.
+    let mut inputs = Vec::new();
+    let (mut set, width) = match &args.from_db {
+        Some(file) => {
+            let filter = StoreFilter {
+                since: args.since,
+                until: args.until,
+                message_type: args.message_type.clone(),
+                control_id: args.control_id.clone(),
+            };
+            // Opened here for its errors and the widest label; read page by page later.
+            let rows = match StoreRows::open(file, filter.clone()) {
+                Ok(rows) => rows,
+                Err(err) => return input_error(&err),
+            };
+            let width = rows
+                .last_id()
+                .map_or(8, |id| format!("{}#{id}", rows.source()).chars().count());
+            drop(rows);
+            if args.pace == Some(PaceArg::Original) {
+                gaps = Some((file.clone(), filter.clone(), args.speed));
+            }
+            inputs.push(mllp::input::InputSource::File(file.clone()));
+            (InputSet::of_store(file.clone(), filter, options), width)
         }
-        RunNote::Interrupted => {
-            "interrupted: no more messages are read; draining (Ctrl-C again to stop at once)".into()
-        }
-        RunNote::GaveUp(failure) => format!("mllp: {}: {}", failure.cause, failure.detail),
-        RunNote::FailedOutWrite { file, error } => {
-            format!("mllp: warning: --failed-out: cannot write {file}: {error}")
+        None => {
+            let sources = match collect_inputs(&args.files, args.recursive) {
+                Ok(sources) => sources,
+                Err(err) => return refused(&err),
+            };
+            let width = summary::label_width(&sources);
+            inputs.clone_from(&sources);
+            match InputSet::prepare(sources, options) {
+                Ok(set) => (set, width),
+                Err(err) => return refused(&err),
+            }
         }
     };
-    live.note(human, &SendEvent::note(&note));
-}
-
-/// `interrupted by Ctrl-C`, `stopped by SIGTERM`.
-pub fn interruption(stop: Stop) -> String {
-    match stop {
-        Stop::CtrlC => format!("interrupted by {}", stop.name()),
-        Stop::Sigterm => format!("stopped by {}", stop.name()),
+    let checked = match set.validate() {
+        Ok(summary) => summary,
+        Err(err) => return refused(&err),
+    };
+    if args.connections > 1 && args.order_key.is_none() {
+        let error = format!(
+            "--connections {} needs --order-key, which says what order is kept: \
+             --order-key PID-3 (or any SEG-n or SEG-n.c) keeps each patient's messages in \
+             file order; --order-key none sends each connection's share in file order, with no \
+             order across connections",
+            args.connections
+        );
+        return Ok(Fatal::new(Exit::Usage, error)
+            .then("nothing was sent")
+            .report());
     }
-}
-
-/// Print the summary and decide the exit code; a count that does not close is a bug report.
-fn finish(
-    summary: &RunSummary,
-    output: &mut Output,
-    live: &Live,
-    stopped_by: Option<Stop>,
-) -> Exit {
-    finish_with(summary, None, output, live, stopped_by)
-}
-
-/// As [`finish`], with each link's share of a run over several.
-pub fn finish_with(
-    summary: &RunSummary,
-    links: Option<&[LinkSummary]>,
-    output: &mut Output,
-    live: &Live,
-    stopped_by: Option<Stop>,
-) -> Exit {
-    let RunSummary {
-        totals,
-        ending,
-        elapsed,
-    } = summary;
-    if !totals.adds_up() {
-        live.note(
-            || {
-                format!(
-                    "mllp: internal error: {} read but {} counted; please report this",
-                    count(totals.read, "message"),
-                    count(totals.settled(), "outcome")
+    if args.dry_run {
+        return dry_run::list(set, &args, diag, width);
+    }
+    // A streamed stdin can be read only once: its messages are refused one by one instead.
+    if args.correlate == CorrelateArg::Fifo && !args.stream {
+        if let Some(exit) = refuse_two_phase(&mut set) {
+            return Ok(exit);
+        }
+    }
+    let failed_out = match &args.failed_out {
+        Some(dir) => match FailedOut::create(dir, &inputs) {
+            Ok(f) => Some(f),
+            Err(err) => {
+                return Ok(Fatal::new(Exit::Usage, format!("--failed-out {err}"))
+                    .then(
+                        "nothing was sent; give each run a new directory \
+                         (send retry1 --failed-out retry2, then retry2 --failed-out retry3)",
+                    )
+                    .report())
+            }
+        },
+        None => None,
+    };
+    let tls = match args.tls.options() {
+        Some(options) => match options.build(&host) {
+            Ok(tls) => Some(tls),
+            Err(err) => {
+                return Ok(
+                    Fatal::new(Exit::Permanent, format!("TLS configuration: {err}"))
+                        .then("nothing was sent")
+                        .report(),
                 )
-            },
-            &SendEvent::InternalError {
-                read: totals.read,
-                settled: totals.settled(),
-            },
-        );
-    }
-    let exit = match (crate::exit::exit_for(totals.observed(*ending)), stopped_by) {
-        (Exit::Interrupted, Some(stop)) => stop.exit(),
-        (exit, _) => exit,
+            }
+        },
+        None => None,
     };
-    let mut record = SendSummary::new(summary, exit);
-    record.links = links.map(|links| {
-        links
-            .iter()
-            .enumerate()
-            .map(|(i, l)| LinkFigures::new(i, l))
-            .collect()
-    });
-    if output.json() {
-        output.summary_record(&record);
-    } else {
-        live.note(
-            || {
-                let mut text = summary::human(totals, *elapsed, *ending, stopped_by);
-                for (i, link) in links.unwrap_or_default().iter().enumerate() {
-                    text.push('\n');
-                    text.push_str(&summary::link_line(i, link));
-                }
-                text
-            },
-            &SendEvent::Summary(&record),
-        );
+    let mut client_options = args.link.settings().client_options();
+    client_options.correlation = match args.correlate {
+        CorrelateArg::Fifo => Correlation::Fifo,
+        CorrelateArg::ControlId => Correlation::ControlId,
+    };
+    client_options.window = Window {
+        count: Some(args.window),
+        bytes: args.window_bytes.map(|b| b.min(usize::MAX as u64) as usize),
+    };
+    client_options.on_backpressure = OnBackpressure::Wait;
+    client_options.pipeline = !args.no_pipeline;
+    client_options.event_capacity = 4096;
+    client_options.max_resends = args.max_resends;
+    client_options.at_least_once = args.at_least_once;
+    if let Err(err) = client_options.validate() {
+        return Ok(Fatal::new(Exit::Usage, err).report());
     }
-    exit
+    client_options.write_events = diag.verbose > 0;
+    let connector = args
+        .link
+        .settings()
+        .connector(&host, port, tls, netargs::resolver()?);
+    let options = RunOptions {
+        rate: args.rate,
+        // Counted from the start, input checking included.
+        deadline: args
+            .timeout
+            .map(|d| tokio::time::Instant::from_std(started + d)),
+        messages: (!checked.unvalidated_stdin).then_some(checked.messages),
+        failed_out,
+    };
+    let plan = Plan {
+        endpoint: Target {
+            host,
+            port: Some(port),
+        }
+        .to_string(),
+        gives_up: args.link.gives_up(),
+    };
+    let mut output = render::Output::new(&args, diag, width);
+    let live = live::Live::new(
+        &args,
+        diag,
+        (!checked.unvalidated_stdin).then_some(checked.messages),
+        &plan,
+    );
+    output.around(live.bar());
+    // One thread: the link, the producer and the collector hand each message along without
+    // cross-thread wake-ups; file reading has its own thread.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the runtime")?;
+    let (order_key, connections) = (args.order_key, args.connections);
+    let stream = args.stream;
+    let end = runtime.block_on(async move {
+        let input = match gaps {
+            Some((file, filter, speed)) => replay::paced(set, file, filter, speed),
+            None => Input::from_set(set, stream),
+        };
+        let connector = Arc::new(connector);
+        if let Some(key) = order_key {
+            let clients = (0..connections)
+                .map(|_| Client::new(connector.clone(), client_options.clone()))
+                .collect::<Result<Vec<_>, _>>()?;
+            let rendering = tokio::spawn(links::run(clients, input, options, key, output, live));
+            return rendering.await.context("the run's task ended abnormally");
+        }
+        let client = Client::new(connector, client_options)?;
+        // A task of its own: woken by every outcome, the thread's top-level future would make
+        // the runtime poll for I/O once more per message before it sleeps.
+        let rendering = tokio::spawn(single::run(client, input, options, output, live));
+        rendering.await.context("the run's task ended abnormally")
+    })?;
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    Ok(end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refusal;
+    use mllp::input::InputError;
+
+    #[test]
+    fn refusals_name_the_flag_that_helps() {
+        let dir = refusal(&InputError::IsDirectory { path: "in".into() });
+        assert_eq!(
+            dir,
+            "in: is a directory; pass --recursive to send the files inside it"
+        );
+        let stdin = refusal(&InputError::StdinTooLarge { max: 100 });
+        assert!(
+            stdin.contains("(--max-input); raise --max-input"),
+            "{stdin}"
+        );
+        assert!(stdin.contains("--stream"), "{stdin}");
+    }
 }

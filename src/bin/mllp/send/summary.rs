@@ -64,11 +64,11 @@ pub fn human(
         text.push_str(&format!(
             "\n  gave up: {cause} ({}): {}",
             cause.class(),
-            cause.hint()
+            crate::diag::hint::for_cause(cause)
         ));
     }
     if ending.interrupted {
-        let by = stopped_by.map_or("interrupted".to_string(), super::run::interruption);
+        let by = stopped_by.map_or("interrupted".to_string(), super::single::interruption);
         text.push_str(&format!(
             "\n  {by}: the messages not sent then are never-delivered (interrupted)"
         ));
@@ -80,7 +80,7 @@ pub fn human(
         text.push_str(&format!(
             "\n  last failure: {cause} ({}): {}",
             cause.class(),
-            cause.hint()
+            crate::diag::hint::for_cause(cause)
         ));
     }
     text

@@ -4,6 +4,8 @@
 //! reads neither the environment nor the password file, and knows only three `sslmode`s; the
 //! libpq-only settings (`sslmode=verify-ca|verify-full|allow`, `sslrootcert`) are taken out here.
 
+#![warn(missing_docs)]
+
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
@@ -13,11 +15,17 @@ use tokio_postgres::Config;
 /// libpq's `sslmode`s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SslMode {
+    /// No TLS.
     Disable,
+    /// TLS if the server insists (here: as `prefer`).
     Allow,
+    /// TLS if the server offers it.
     Prefer,
+    /// TLS always, the certificate not verified.
     Require,
+    /// TLS always, the certificate verified against the roots.
     VerifyCa,
+    /// TLS always, the certificate verified and naming the host.
     VerifyFull,
 }
 
@@ -49,17 +57,30 @@ impl SslMode {
 #[non_exhaustive]
 pub enum ConnInfoError {
     #[error("not a PostgreSQL connection string ({what}); expected postgres://USER@HOST:PORT/DB or key=value pairs")]
-    Parse { what: String },
+    /// Neither a URL nor key=value pairs.
+    Parse {
+        /// What could not be read.
+        what: String,
+    },
     #[error("sslmode {0:?} is not one of disable, allow, prefer, require, verify-ca, verify-full")]
+    /// An unknown `sslmode`.
     SslMode(String),
     #[error("{name} {value:?} is not a number")]
-    Number { name: &'static str, value: String },
+    /// A numeric setting that is not a number.
+    Number {
+        /// The setting.
+        name: &'static str,
+        /// The value given.
+        value: String,
+    },
 }
 
 /// Everything needed to connect.
 #[derive(Clone)]
 pub struct ConnInfo {
+    /// Host, port, user, database and password for the driver.
     pub config: Config,
+    /// The `sslmode` asked for.
     pub ssl_mode: SslMode,
     /// `sslrootcert`: a PEM file of trusted roots, or `system` for the system's.
     pub root_cert: Option<String>,

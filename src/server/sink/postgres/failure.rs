@@ -2,6 +2,8 @@
 //! (the server could not be reached, was starting or stopping, or had no room) or not (it
 //! refused these settings: authentication, a missing database or role, grants, TLS trust).
 
+#![warn(missing_docs)]
+
 use crate::cause::{classify_io, Cause};
 use std::error::Error as _;
 
@@ -9,8 +11,11 @@ use std::error::Error as _;
 /// it is worth trying again, and the cause, where one names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
+    /// What happened, in words.
     pub what: String,
+    /// Worth trying again: the database may come back.
     pub transient: bool,
+    /// The cause, when one names it.
     pub cause: Option<Cause>,
 }
 

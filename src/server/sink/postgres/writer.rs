@@ -3,10 +3,12 @@
 //! reconnects with backoff while the database is away, and says when the link is lost and when
 //! it is back.
 
+#![warn(missing_docs)]
+
 use super::failure;
 use super::{connect, Conn, Job, Reports, GROUP_ROWS, GROUP_TIMEOUT, RETRIES};
 use super::{BACKOFF_FIRST, BACKOFF_MAX};
-use crate::server::sink::groups::GroupCounter;
+use crate::server::sink::groups::{self, GroupCounter};
 use crate::server::sink::SinkResult;
 use crate::server::ServerEvent;
 use futures_util::future::join_all;
@@ -179,17 +181,7 @@ pub(super) async fn run(
                 continue;
             }
         };
-        let mut rows = first.rows.len();
-        let mut jobs = vec![first];
-        while rows < GROUP_ROWS {
-            match rx.try_recv() {
-                Ok(job) => {
-                    rows += job.rows.len();
-                    jobs.push(job);
-                }
-                Err(_) => break,
-            }
-        }
+        let (jobs, rows) = groups::gather(first, &mut rx, GROUP_ROWS);
         if link.conn.as_ref().is_some_and(|c| c.client.is_closed()) {
             link.lost("connection closed".into()).await;
         }

@@ -2,7 +2,7 @@
 //! record each. The ACK payload only with `--print-ack`; MSH-10 and the ACK's
 //! MSA-3 text appear here and nowhere else.
 
-use super::SendArgs;
+use super::args::SendArgs;
 use crate::diag::Diag;
 use crate::output::send::{MessageRecord, SendSummary, SummaryRecord};
 use crate::stdout::Out;

@@ -39,7 +39,10 @@ pub fn human(r: &SoakReport) -> String {
     // A permanent cause ends its connection for good: say what fixes it.
     for cause in r.errors_by_cause.keys().filter_map(|c| Cause::from_name(c)) {
         if cause.class() == Class::Permanent {
-            line(format!("  {cause} (permanent): {}", cause.hint()));
+            line(format!(
+                "  {cause} (permanent): {}",
+                crate::diag::hint::for_cause(cause)
+            ));
         }
     }
     if !r.outcomes_by_cause.is_empty() {

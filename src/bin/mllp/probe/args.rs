@@ -1,0 +1,115 @@
+//! `mllp probe`'s flags: the endpoint, each phase's timeout (defaults from the library), TLS,
+//! what to send, how often, and the probe configuration they make.
+
+use crate::cli::global::heading;
+use crate::manual::PROBE;
+use crate::netargs::endpoint_of;
+use crate::netargs::{resolver, Origin, TlsArgs};
+use crate::values;
+use anyhow::Context;
+use clap::Args;
+use mllp::probe::{ProbeConfig, ProbeTls, SendPhase, Timeouts};
+use mllp::target::Target;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+#[command(after_help = PROBE.short_after_help(), after_long_help = PROBE.long_after_help())]
+pub struct ProbeArgs {
+    /// The endpoint, HOST or HOST:PORT (IPv6 literals in brackets: [fd00::7]:2575).
+    #[arg(value_name = "HOST[:PORT]", value_parser = values::target(), required_unless_present = "host")]
+    pub target: Option<Target>,
+    /// Endpoint, instead of the positional one.
+    #[arg(long, value_name = "HOST[:PORT]", env = "MLLP_HOST", value_parser = values::target(), help_heading = heading::CONNECTION)]
+    pub host: Option<Target>,
+    /// Port if the endpoint has none [default: 2575].
+    ///
+    /// A port both in the endpoint and here is a usage error.
+    #[arg(long, value_name = "PORT", env = "MLLP_PORT", value_parser = values::port(), help_heading = heading::CONNECTION)]
+    pub port: Option<u16>,
+    /// Where --host and --port came from (flags or environment); set after parsing.
+    #[arg(skip)]
+    pub origin: Origin,
+    /// Connect, TLS and ACK timeouts at once (specific flags win).
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(), help_heading = heading::CONNECTION)]
+    pub timeout: Option<Duration>,
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(), help_heading = heading::CONNECTION,
+          help = with_default("Bound on resolving and connecting", Timeouts::default().connect))]
+    pub connect_timeout: Option<Duration>,
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(), help_heading = heading::CONNECTION,
+          help = with_default("Bound on the TLS handshake", Timeouts::default().tls))]
+    pub tls_timeout: Option<Duration>,
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(), help_heading = heading::CONNECTION,
+          help = with_default("Bound on the wait for the ACK, from the write", Timeouts::default().ack))]
+    pub ack_timeout: Option<Duration>,
+
+    #[command(flatten)]
+    pub tls: TlsArgs,
+
+    /// Send one message and wait for its ACK (proves MLLP is spoken).
+    ///
+    /// A synthetic ADT^A01 with processing ID D and a unique control ID, unless --message.
+    #[arg(long, help_heading = heading::PROBE)]
+    pub send: bool,
+    /// Send the first message of FILE instead; implies --send.
+    #[arg(long, value_name = "FILE", help_heading = heading::PROBE)]
+    pub message: Option<PathBuf>,
+    /// A receiver stays silent until it is sent a message; bytes mean the peer is not MLLP.
+    #[arg(long, value_name = "DURATION", value_parser = values::duration(), help_heading = heading::PROBE,
+          help = with_default("Listen this long for unsolicited bytes (0 skips)", Timeouts::default().banner_wait))]
+    pub banner_wait: Option<Duration>,
+    /// Probe N times, one line each, then statistics.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), help_heading = heading::PROBE)]
+    pub count: u32,
+    /// Pause between probes with --count.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = values::duration(), help_heading = heading::PROBE)]
+    pub interval: Duration,
+
+    /// One JSON object per probe on stdout (then a summary after several).
+    #[arg(long, help_heading = heading::OUTPUT)]
+    pub json: bool,
+}
+
+/// A timeout's default as the help shows it: the library's own value.
+fn default(d: Duration) -> String {
+    humantime::format_duration(d).to_string()
+}
+
+fn with_default(text: &str, d: Duration) -> String {
+    format!("{text} [default: {}].", default(d))
+}
+
+impl ProbeArgs {
+    pub(super) fn config(&self) -> anyhow::Result<ProbeConfig> {
+        // The positional endpoint, or --host (from the command line or MLLP_HOST).
+        let (host, port) = endpoint_of(
+            self.target.as_ref(),
+            self.host.as_ref(),
+            self.port,
+            self.origin,
+        )?;
+        let tls = match self.tls.options() {
+            None => None,
+            Some(options) => Some(ProbeTls::new(&options, &host).context("TLS configuration")?),
+        };
+        let send = match (&self.message, self.send) {
+            (Some(path), _) => SendPhase::Message(mllp::probe::message::first_message(path)?),
+            (None, true) => SendPhase::Synthetic,
+            (None, false) => SendPhase::Nothing,
+        };
+        Ok(ProbeConfig {
+            host,
+            port,
+            resolver: resolver()?,
+            tls,
+            timeouts: Timeouts::chosen(
+                self.timeout,
+                self.connect_timeout,
+                self.tls_timeout,
+                self.ack_timeout,
+                self.banner_wait,
+            ),
+            send,
+        })
+    }
+}

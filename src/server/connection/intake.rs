@@ -1,0 +1,293 @@
+//! The read side of a connection: the input buffer and its codec, reads bounded by the budget,
+//! the idle and frame deadlines, eviction while idle, and reading ahead during a commit.
+
+#![warn(missing_docs)]
+
+use super::{End, Ledger, Part, Shutdown};
+use crate::cause::classify_io;
+use crate::framing::{Decoded, Frame, FramingError, MllpCodec};
+use crate::server::limits::Buffered;
+use crate::server::Shared;
+use bytes::BytesMut;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::time::Instant;
+use tokio_util::codec::Decoder;
+
+const READ_CHUNK: usize = 64 * 1024;
+/// The first read of a connection with nothing buffered: small, so idle connections stay cheap.
+const FIRST_READ: usize = 2048;
+/// Frames committed and answered together, at most: one batch's ACKs (about 100-300 bytes
+/// each) stay within a small unsent cap, so a peer that does not read them is no longer read.
+const MAX_BATCH: usize = 256;
+/// While a commit is in flight the connection keeps reading, up to this much buffered input: the
+/// next batch is ready when the commit returns, and a slow sink still pushes back on the peer.
+const READ_AHEAD: usize = 256 * 1024;
+
+/// What a read between batches came to.
+pub(super) enum Read {
+    Data(usize),
+    Eof,
+    Failed(std::io::Error),
+    Idle,
+    FrameTimeout,
+    /// Closed while idle to admit a new peer at the connection cap.
+    Evicted,
+    /// No room in the budget, and none will come by itself.
+    OverBudget,
+    Stop,
+}
+
+/// The input of one connection, from bytes read to complete frames.
+pub(super) struct Intake<'a> {
+    shared: &'a Shared,
+    id: u64,
+    codec: MllpCodec,
+    buf: BytesMut,
+    eof: bool,
+    /// The last read filled the small first-read array: more is coming, keep a real buffer.
+    busy: bool,
+    /// A read ahead (during a commit) failed: the connection ends once what is buffered has been
+    /// committed and answered.
+    ended: Option<End>,
+    /// When the first byte after the last complete frame arrived: the frame deadline runs from
+    /// here. `None` between frames.
+    frame_started: Option<Instant>,
+}
+
+impl<'a> Intake<'a> {
+    pub(super) fn new(shared: &'a Shared, id: u64) -> Intake<'a> {
+        Intake {
+            shared,
+            id,
+            codec: MllpCodec::new(shared.config.tolerance, shared.config.max_frame)
+                .discarding_oversize(),
+            buf: BytesMut::new(),
+            eof: false,
+            busy: false,
+            ended: None,
+            frame_started: None,
+        }
+    }
+
+    /// The peer has ended its side of the stream.
+    pub(super) fn eof(&self) -> bool {
+        self.eof
+    }
+
+    /// The failure of a read ahead, once: the connection ends with it.
+    pub(super) fn take_ended(&mut self) -> Option<End> {
+        self.ended.take()
+    }
+
+    /// Whether reading ahead during a commit may go on: below its cap of buffered input.
+    pub(super) fn read_ahead_room(&self) -> bool {
+        self.buf.len() < READ_AHEAD
+    }
+
+    /// The complete frames buffered (a batch's worth at most), and the framing error that stopped
+    /// decoding, if one did; late warnings go to `ledger`. Afterwards the frame deadline starts
+    /// or stops and `budget` holds just what is buffered of the next frame.
+    pub(super) fn decode(
+        &mut self,
+        ledger: &mut Ledger<'_>,
+        budget: &mut Buffered,
+    ) -> (Vec<Frame>, Option<FramingError>) {
+        let mut frames = Vec::new();
+        let mut fatal = None;
+        while frames.len() < MAX_BATCH {
+            let next = if self.eof {
+                self.codec.decode_eof(&mut self.buf)
+            } else {
+                self.codec.decode(&mut self.buf)
+            };
+            match next {
+                Ok(Some(Decoded::Frame(frame))) => frames.push(frame),
+                Ok(Some(Decoded::LateWarning { warning, .. })) => ledger.warn(warning),
+                Ok(None) => break,
+                Err(e) => {
+                    fatal = Some(e);
+                    break;
+                }
+            }
+        }
+        self.track_partial_frame(budget);
+        (frames, fatal)
+    }
+
+    /// After decoding: start or stop the frame deadline, and hold just what is buffered of the
+    /// next frame (the room reserved for the last read is given back).
+    fn track_partial_frame(&mut self, budget: &mut Buffered) {
+        if self.buf.is_empty() && self.codec.between_frames() {
+            self.frame_started = None;
+        } else if self.frame_started.is_none() {
+            self.frame_started = Some(Instant::now());
+        }
+        budget.set(Part::Partial, self.buf.len());
+    }
+
+    /// Room in the budget for a read of up to `want` bytes; how much. At the budget, reading
+    /// stops until something held is given back; when nothing held frees itself (the budget is
+    /// all partial frames), the connection ends instead of waiting for their deadlines.
+    async fn room(
+        budget: &mut Buffered,
+        want: usize,
+        deadline: Option<Instant>,
+        shutdown: &Shutdown,
+    ) -> Result<usize, Read> {
+        let released = budget.released();
+        loop {
+            let notified = released.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let granted = budget.grant(Part::Partial, want);
+            if granted > 0 {
+                return Ok(granted);
+            }
+            if !budget.room_will_come() {
+                return Err(Read::OverBudget);
+            }
+            let frame_deadline = async {
+                match deadline {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                _ = shutdown.immediate.cancelled() => return Err(Read::Stop),
+                _ = shutdown.graceful.cancelled() => return Err(Read::Stop),
+                _ = frame_deadline => return Err(Read::FrameTimeout),
+                _ = &mut notified => {}
+            }
+        }
+    }
+
+    /// Wait for more input from `stream`, within `budget` and the deadlines. `unsent` says ACKs
+    /// are still waiting to be written: the connection is not idle, so it cannot be evicted.
+    pub(super) async fn read<S: AsyncRead + Unpin>(
+        &mut self,
+        stream: &mut S,
+        budget: &mut Buffered,
+        unsent: bool,
+        shutdown: &Shutdown,
+    ) -> Read {
+        let idle = self.shared.config.idle_timeout;
+        let deadline = self
+            .frame_started
+            .zip(self.shared.config.frame_timeout)
+            .map(|(started, limit)| started + limit);
+        // An idle connection holds no read buffer: with nothing pending, the first read lands in
+        // a small array inside the task and the buffer is allocated only for what arrives.
+        let lazy = self.buf.is_empty() && !self.busy;
+        // A peer sending a few bytes at a time gets a buffer to match, not a full chunk.
+        let want = if self.busy { READ_CHUNK } else { FIRST_READ };
+        let granted = match Self::room(budget, want, deadline, shutdown).await {
+            Ok(granted) => granted,
+            Err(read) => return read,
+        };
+        let mut first = [0u8; FIRST_READ];
+        if lazy {
+            // The small array is part of the task, not a buffer: an idle connection holds
+            // nothing of the budget, but reads only while the budget has room.
+            budget.set(Part::Partial, 0);
+            self.buf = BytesMut::new();
+        } else {
+            self.buf.reserve(granted);
+        }
+        let frame_deadline = async {
+            match deadline {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        let buf = &mut self.buf;
+        let read = async {
+            let read_once = async {
+                if lazy {
+                    stream.read(&mut first[..granted]).await
+                } else {
+                    let mut within = (&mut *stream).take(granted as u64);
+                    within.read_buf(buf).await
+                }
+            };
+            match idle {
+                Some(limit) => tokio::time::timeout(limit, read_once).await.ok(),
+                None => Some(read_once.await),
+            }
+        };
+        // Idle: between frames, nothing buffered, nothing awaiting commit or answer.
+        let evictable = lazy && self.codec.between_frames() && !unsent;
+        let evicted = match evictable {
+            true => Some(self.shared.idle.enter(self.id)),
+            false => None,
+        };
+        let eviction = async {
+            match &evicted {
+                Some(token) => token.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        let result = tokio::select! {
+            biased;
+            _ = shutdown.immediate.cancelled() => None,
+            _ = shutdown.graceful.cancelled() => None,
+            _ = frame_deadline => Some(Err(Read::FrameTimeout)),
+            _ = eviction => Some(Err(Read::Evicted)),
+            result = read => Some(Ok(result)),
+        };
+        if evicted.is_some() {
+            self.shared.idle.leave(self.id);
+        }
+        let result = match result {
+            None => return Read::Stop,
+            Some(Err(read)) => return read,
+            Some(Ok(result)) => result,
+        };
+        match result {
+            None => Read::Idle,
+            Some(Ok(0)) => {
+                self.eof = true;
+                Read::Eof
+            }
+            Some(Ok(n)) => {
+                if lazy {
+                    self.buf.extend_from_slice(&first[..n]);
+                }
+                self.busy = n >= FIRST_READ;
+                Read::Data(n)
+            }
+            Some(Err(e)) => Read::Failed(e),
+        }
+    }
+
+    /// Read more input while a commit is in flight; the bytes read, or `None` once reading ahead
+    /// must stop (no room in the budget, the end of the stream, or a failure kept for later).
+    pub(super) async fn read_ahead<S: AsyncRead + Unpin>(
+        &mut self,
+        stream: &mut S,
+        budget: &mut Buffered,
+    ) -> Option<usize> {
+        // Only within the budget: the commit under way gives room back when it ends.
+        budget.set(Part::Partial, self.buf.len());
+        let granted = budget.grant(Part::Partial, READ_CHUNK);
+        if granted == 0 {
+            return None;
+        }
+        self.buf.reserve(granted);
+        let mut within = (&mut *stream).take(granted as u64);
+        match within.read_buf(&mut self.buf).await {
+            Ok(0) => {
+                self.eof = true;
+                None
+            }
+            Ok(n) => {
+                self.busy = true;
+                Some(n)
+            }
+            Err(e) => {
+                self.ended = Some(End::cause(classify_io(&e)));
+                None
+            }
+        }
+    }
+}
