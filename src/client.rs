@@ -44,6 +44,7 @@
 //! # Ok(())
 //! # }
 //! ```
+#![warn(missing_docs)]
 
 pub mod backoff;
 pub mod events;
@@ -56,6 +57,7 @@ pub mod tally;
 
 mod actor;
 mod admission;
+mod fate_cell;
 mod flight;
 pub(crate) use flight::ignores_control_ids;
 mod life;
@@ -86,7 +88,7 @@ use crate::transport::Connector;
 use admission::Admission;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -119,8 +121,11 @@ pub(crate) enum Command {
 /// The `CA` of an enhanced-mode send: the peer committed it; the application ACK may follow.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Commit {
+    /// The commit code (`CA`).
     pub code: AckCode,
+    /// The commit ACK as received.
     pub ack: AckPayload,
+    /// From the flush of its frame to the `CA`.
     pub latency: Duration,
 }
 
@@ -178,13 +183,14 @@ impl Client {
         first.unwrap_or_else(|| self.events.subscribe())
     }
 
+    /// The options the client was made with, as validated.
     pub fn options(&self) -> &ClientOptions {
         &self.options
     }
 
     /// The link's current state.
     pub fn state(&self) -> State {
-        self.shared.counters().state
+        self.shared.counters().state()
     }
 
     /// A snapshot of the statistics.
@@ -194,7 +200,7 @@ impl Client {
 
     /// The latency histogram (microseconds), mergeable across clients and runs.
     pub fn latency_histogram(&self) -> hdrhistogram::Histogram<u64> {
-        self.shared.counters().latency.clone()
+        self.shared.counters().latency().clone()
     }
 
     /// Drain: stop taking sends, wait for the ACKs of written sends (up to the drain timeout, or
@@ -221,10 +227,9 @@ impl Client {
 #[derive(Debug)]
 pub struct SendHandle {
     id: u64,
-    fate: oneshot::Receiver<Fate>,
+    fate: fate_cell::FateRx,
     commit: Option<oneshot::Receiver<Commit>>,
     commands: mpsc::WeakSender<Command>,
-    writes: Arc<AtomicU32>,
 }
 
 impl SendHandle {
@@ -236,7 +241,7 @@ impl SendHandle {
     /// How many times its frame was written so far: more than once when control-ID
     /// correlation wrote it again on a new connection. Read it after awaiting `&mut handle`.
     pub fn writes(&self) -> u32 {
-        self.writes.load(std::sync::atomic::Ordering::Relaxed)
+        self.fate.writes()
     }
 
     /// Cancel: never delivered if not yet written, unknown fate if written.
@@ -270,8 +275,8 @@ impl SendHandle {
 impl Future for SendHandle {
     type Output = Fate;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Fate> {
-        Pin::new(&mut self.fate).poll(cx).map(|r| {
-            r.unwrap_or(Fate::NeverDelivered {
+        self.fate.poll_fate(cx).map(|fate| {
+            fate.unwrap_or(Fate::NeverDelivered {
                 cause: FateCause::ClientDropped,
             })
         })

@@ -1,5 +1,6 @@
 //! Reconnect pacing: a plain iterator of exponential, jittered, capped delays, and the pluggable
 //! retry strategy that decides, from a [`RetryContext`], the next delay or to stop.
+#![warn(missing_docs)]
 
 use super::options_error::OptionsError;
 use crate::cause::{Cause, Class};
@@ -12,8 +13,11 @@ use std::time::Duration;
 /// Backoff parameters. Defaults: 100 ms, x2, cap 30 s, +/-20 % jitter.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BackoffConfig {
+    /// The first delay of a reconnect episode.
     pub initial: Duration,
+    /// Each delay is the previous one times this (at least 1).
     pub multiplier: f64,
+    /// No delay is longer than this, before jitter.
     pub max: Duration,
     /// Fraction in 0..=1: each delay is drawn uniformly from `d * (1 - jitter) ..= d * (1 + jitter)`.
     pub jitter: f64,
@@ -81,7 +85,9 @@ impl Iterator for Backoff {
 /// The failure a retry decision is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LastError {
+    /// What failed.
     pub cause: Cause,
+    /// Whether trying again may help.
     pub class: Class,
 }
 
@@ -90,6 +96,7 @@ pub struct LastError {
 pub struct RetryContext {
     /// 1-based number of the attempt about to be scheduled.
     pub attempt: u32,
+    /// The failure that led to this attempt.
     pub last_error: LastError,
     /// The previous delay in this reconnect episode, if any.
     pub last_delay: Option<Duration>,
@@ -103,6 +110,7 @@ pub struct RetryContext {
 
 /// Decides the delay before the next attempt, or `None` to stop retrying.
 pub trait RetryStrategy: Send + Sync + fmt::Debug + 'static {
+    /// The delay before the next attempt, or `None` to stop retrying.
     fn next_delay(&self, ctx: &RetryContext) -> Option<Duration>;
 
     /// Checked when the client is created; a problem names the option.
@@ -114,11 +122,13 @@ pub trait RetryStrategy: Send + Sync + fmt::Debug + 'static {
 /// The default: exponential backoff with jitter, transient causes only.
 #[derive(Debug)]
 pub struct ExponentialBackoff {
+    /// The delays and jitter it draws from.
     pub config: BackoffConfig,
     rng: Mutex<StdRng>,
 }
 
 impl ExponentialBackoff {
+    /// A strategy with these parameters.
     pub fn new(config: BackoffConfig) -> Self {
         ExponentialBackoff {
             config,
@@ -183,7 +193,9 @@ impl RetryStrategy for ExponentialBackoff {
 /// Stops after `max` attempts; otherwise defers to `inner`.
 #[derive(Debug, Clone)]
 pub struct MaxRetries {
+    /// The strategy asked while attempts remain.
     pub inner: Arc<dyn RetryStrategy>,
+    /// Attempts allowed per reconnect episode.
     pub max: u32,
 }
 
@@ -202,7 +214,9 @@ impl RetryStrategy for MaxRetries {
 /// Stops once the episode has lasted `limit` (counting the delay it would add); otherwise defers.
 #[derive(Debug, Clone)]
 pub struct GiveUpAfter {
+    /// The strategy asked while time remains.
     pub inner: Arc<dyn RetryStrategy>,
+    /// How long a reconnect episode may last.
     pub limit: Duration,
 }
 

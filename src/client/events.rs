@@ -1,5 +1,6 @@
 //! Client events: state changes, reconnect attempts, warnings, security warnings, errors. Codes,
 //! causes, counts and offsets only.
+#![warn(missing_docs)]
 
 use super::state::Transition;
 use crate::cause::{Cause, Class};
@@ -7,22 +8,35 @@ use crate::warning::{Warning, WarningCode};
 use std::fmt;
 use std::time::Duration;
 
+/// What the client tells its subscribers as it goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClientEvent {
     /// Every transition of the link machine.
     StateChange(Transition),
     /// A retry is scheduled: attempt `attempt` starts after `delay`.
-    Reconnecting { attempt: u32, delay: Duration },
+    Reconnecting {
+        /// The attempt's number within the reconnect episode, from 1.
+        attempt: u32,
+        /// How long until it starts.
+        delay: Duration,
+    },
     /// A tolerated deviation (framing or correlation), with its offset when about bytes.
     Warning(Warning),
     /// Raised on connect (`MLLP_TLS_VERIFY_DISABLED`).
     SecurityWarning(WarningCode),
     /// A classified link failure.
-    Error { cause: Cause, class: Class },
+    Error {
+        /// What failed.
+        cause: Cause,
+        /// Whether trying again may help.
+        class: Class,
+    },
     /// A frame is on the wire (with `write_events` on): its MSH-10 and payload size.
     Written {
+        /// MSH-10 of the message, when it has one.
         control_id: Option<String>,
+        /// Payload bytes, without the framing.
         bytes: usize,
     },
 }

@@ -1,5 +1,6 @@
 //! What became of each send: exactly one of six populations, the cause when it was not an
 //! answer, and the drain report. ACK bytes travel here for `--print-ack`, never in Debug/Display.
+#![warn(missing_docs)]
 
 use crate::ack::AckCode;
 use crate::cause::Cause;
@@ -13,6 +14,7 @@ use std::time::{Duration, SystemTime};
 pub struct AckPayload(Bytes);
 
 impl AckPayload {
+    /// Wrap a reply exactly as the peer sent it, unframed.
     pub fn new(bytes: Bytes) -> Self {
         AckPayload(bytes)
     }
@@ -20,9 +22,11 @@ impl AckPayload {
     pub fn bytes(&self) -> &Bytes {
         &self.0
     }
+    /// The reply's length in bytes.
     pub fn len(&self) -> usize {
         self.0.len()
     }
+    /// Whether the reply was empty.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -104,6 +108,7 @@ pub enum Refusal {
 }
 
 impl Refusal {
+    /// The kebab-case name the outputs use (`window-full`, `wait-timed-out`).
     pub fn as_str(self) -> &'static str {
         match self {
             Refusal::WindowFull => "window-full",
@@ -119,24 +124,34 @@ pub enum Fate {
     /// A positive final answer: `AA`; a `CA` when MSH-16 asks for no application ACK; or a
     /// `CA` whose MSH-16 `ER` window passed without an error.
     Accepted {
+        /// `AA`, or `CA` (see above).
         code: AckCode,
+        /// The final ACK as received.
         ack: AckPayload,
+        /// From the flush of its frame to its final ACK.
         latency: Duration,
     },
     /// The peer answered no: `AE`, `AR`, `CE`, `CR`.
     Negative {
+        /// `AE`, `AR`, `CE` or `CR`.
         code: AckCode,
+        /// The final ACK as received.
         ack: AckPayload,
+        /// From the flush of its frame to its final ACK.
         latency: Duration,
     },
     /// The peer committed it (`CA`); its application ACK never came.
     CommittedOnly {
+        /// Why no application ACK came.
         cause: FateCause,
+        /// The `CA` as received.
         ack: AckPayload,
+        /// From the flush of its frame to the `CA`.
         latency: Duration,
     },
     /// Written, no ACK: it may or may not have been committed.
     UnknownFate {
+        /// Why no ACK came.
         cause: FateCause,
         /// Wall-clock time of the (last) flush.
         flushed_at: SystemTime,
@@ -146,24 +161,37 @@ pub enum Fate {
         bytes: usize,
     },
     /// No byte of it was written: safe to send again.
-    NeverDelivered { cause: FateCause },
+    NeverDelivered {
+        /// Why it was not written.
+        cause: FateCause,
+    },
     /// Refused by backpressure before the client took it in.
-    Refused { reason: Refusal },
+    Refused {
+        /// Which backpressure rule refused it.
+        reason: Refusal,
+    },
 }
 
 /// The six populations. Every send ends in exactly one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Population {
+    /// A positive final answer.
     Accepted,
+    /// A negative final answer.
     Negative,
+    /// Committed (`CA`), application ACK missing.
     CommittedOnly,
+    /// Written, unanswered: it may or may not have been kept.
     UnknownFate,
+    /// Not a byte of it written.
     NeverDelivered,
+    /// Refused by backpressure before the client took it.
     Refused,
 }
 
 impl Population {
+    /// Every population, in declaration order.
     pub const ALL: [Population; 6] = [
         Population::Accepted,
         Population::Negative,
@@ -172,6 +200,7 @@ impl Population {
         Population::NeverDelivered,
         Population::Refused,
     ];
+    /// The kebab-case name the outputs use (`accepted`, `unknown-fate`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             Population::Accepted => "accepted",
@@ -185,6 +214,7 @@ impl Population {
 }
 
 impl Fate {
+    /// Which of the six populations this fate belongs to.
     pub fn population(&self) -> Population {
         match self {
             Fate::Accepted { .. } => Population::Accepted,
@@ -265,6 +295,7 @@ impl Fate {
         }
     }
 
+    /// From the flush to the answer, for a fate that had one (accepted, negative, committed-only).
     pub fn latency(&self) -> Option<Duration> {
         match self {
             Fate::Accepted { latency, .. }
@@ -305,6 +336,7 @@ impl fmt::Display for Fate {
 pub struct Settled {
     /// The send's id ([`super::SendHandle::id`]).
     pub id: u64,
+    /// Its fate.
     pub fate: Fate,
 }
 
@@ -324,6 +356,7 @@ pub struct DrainReport {
 }
 
 impl DrainReport {
+    /// Nothing was left unresolved (whether or not a timeout or failure cut the wait short).
     pub fn is_clean(&self) -> bool {
         self.never_delivered.is_empty()
             && self.unknown_fate.is_empty()

@@ -1,6 +1,7 @@
 //! The link's lifecycle as state: where the state machine stands, the reconnect episode that
 //! feeds the retry strategy, whether the current connection proved useful, and the callers
 //! waiting for a close.
+#![warn(missing_docs)]
 
 use super::backoff::{LastError, RetryContext};
 use super::events::ClientEvent;
@@ -73,7 +74,7 @@ impl Lifecycle {
         match state::apply(self.state, to, reason) {
             Ok(t) => {
                 self.state = to;
-                out.shared().counters().state = to;
+                out.shared().counters().record_state(to);
                 out.emit(ClientEvent::StateChange(t));
             }
             // The actor only asks for table transitions; reaching this is a bug, reported not applied.

@@ -1,5 +1,6 @@
 //! Client options and their validation at creation: every problem is a typed error naming the
 //! option.
+#![warn(missing_docs)]
 
 use super::backoff::{ExponentialBackoff, RetryStrategy};
 pub use super::options_error::OptionsError;
@@ -35,7 +36,9 @@ pub enum OnBackpressure {
 /// In-flight plus queued bound. The stricter of the two wins; at least one must be set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Window {
+    /// Sends admitted and not yet settled, at most.
     pub count: Option<usize>,
+    /// Payload bytes admitted and not yet settled, at most.
     pub bytes: Option<usize>,
 }
 
@@ -51,7 +54,9 @@ impl Default for Window {
 /// Auto-reconnect: off by default in the library.
 #[derive(Debug, Clone)]
 pub struct Reconnect {
+    /// Whether a failed link is connected again.
     pub enabled: bool,
+    /// How long to wait before each attempt, and when to stop.
     pub strategy: Arc<dyn RetryStrategy>,
 }
 
@@ -77,9 +82,13 @@ pub struct ClientOptions {
     /// Idle limit on inbound activity while sends are outstanding is not enough to catch a
     /// wedged peer; this trips on any inbound silence this long (off by default).
     pub dead_peer_timeout: Option<Duration>,
+    /// Whether and how a failed link is connected again (off by default).
     pub reconnect: Reconnect,
+    /// How ACKs are paired with sends (by control ID by default).
     pub correlation: Correlation,
+    /// How many sends may be admitted and unsettled at once.
     pub window: Window,
+    /// What a send meets when the window is full.
     pub on_backpressure: OnBackpressure,
     /// Off: one send in flight at a time.
     pub pipeline: bool,

@@ -1,5 +1,6 @@
 //! Where the actor's results go out: events to subscribers, warnings, the counters behind the
 //! stats, and each send's fate (to its handle and to the drain report being collected).
+#![warn(missing_docs)]
 
 use super::events::ClientEvent;
 use super::fate::{DrainReport, Fate};
@@ -41,29 +42,22 @@ impl Outbox {
     }
 
     pub fn warn(&self, code: WarningCode, byte_offset: Option<u64>) {
-        *self
-            .shared
-            .counters()
-            .warnings_by_code
-            .entry(code)
-            .or_default() += 1;
+        self.shared.counters().record_warning(code);
         self.emit(ClientEvent::Warning(Warning { code, byte_offset }));
     }
 
     /// Decide a send's fate: give back its room, count it, tell its handle and the report.
     pub fn settle(&mut self, p: Pending, fate: Fate) {
         let id = p.id;
-        if p.commit.is_some() {
-            self.shared.counters().awaiting_app_ack -= 1;
-        }
+        let committed = p.commit.is_some();
         let fate_tx = p.release(self.read_wall.is_some());
-        self.shared.counters().record_fate_at(&fate, self.read_wall);
+        self.shared
+            .counters()
+            .record_settled(&fate, committed, self.read_wall);
         if let Some(report) = &mut self.report {
             report.record(id, &fate);
         }
-        if let Some(tx) = fate_tx {
-            let _ = tx.send(fate);
-        }
+        fate_tx.send(fate);
     }
 
     /// Start collecting a drain report, unless one is being collected already.

@@ -1,14 +1,14 @@
 //! One admitted send while the actor holds it ([`Pending`]): its payload, control ID and what
 //! its MSH-16 asks of the peer, where it was written, and the fate it would get if cut off now.
+#![warn(missing_docs)]
 
 use super::admission::Room;
 use super::fate::{AckPayload, Fate, FateCause};
+use super::fate_cell::FateTx;
 use super::{Commit, Shared};
 use crate::cause::Cause;
 use crate::hl7;
 use bytes::Bytes;
-use std::sync::atomic::AtomicU32;
-use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
@@ -22,14 +22,13 @@ pub(crate) struct Pending {
     pub app_ack: AppAck,
     /// Its room in the window: dropping the send, settled or not, gives it back.
     room: Room,
-    fate_tx: Option<oneshot::Sender<Fate>>,
+    /// Where its fate goes, and where its writes are counted (shared with its handle).
+    fate_tx: FateTx,
     commit_tx: Option<oneshot::Sender<Commit>>,
     /// The last write of its frame, on any connection.
     pub written: Option<Written>,
     /// Its `CA`, when one came and an application ACK may follow (control-ID correlation).
     pub commit: Option<(AckPayload, Instant)>,
-    /// How many times its frame was written, on any connection (shared with its handle).
-    pub writes: Arc<AtomicU32>,
     /// Rewrites that spent its resend budget: a rewrite of a frame the peer could not have
     /// read (written behind the frame after which it closed) spends none.
     pub charged: u32,
@@ -56,13 +55,7 @@ pub(crate) struct Written {
 }
 
 impl Pending {
-    pub fn new(
-        id: u64,
-        payload: Bytes,
-        room: Room,
-        fate_tx: oneshot::Sender<Fate>,
-        writes: Arc<AtomicU32>,
-    ) -> Self {
+    pub fn new(id: u64, payload: Bytes, room: Room, fate_tx: FateTx) -> Self {
         let (control_id, app_ack) = match first_msh(&payload) {
             // The header's field index makes these reads O(1): no rescan of the segment.
             Some(msh) => (
@@ -79,11 +72,10 @@ impl Pending {
             app_ack,
             payload,
             room,
-            fate_tx: Some(fate_tx),
+            fate_tx,
             commit_tx: None,
             written: None,
             commit: None,
-            writes,
             charged: 0,
             free_rewrite: false,
         }
@@ -112,20 +104,23 @@ impl Pending {
         // Room first: a caller woken by the fate may send again at once.
         drop(self.room);
         shared.counters().record_fate(&fate);
-        if let Some(tx) = self.fate_tx {
-            let _ = tx.send(fate);
-        }
+        self.fate_tx.send(fate);
     }
 
     /// Give back its room (`quietly`: without waking waiters, who are woken once after a read's
     /// worth of ACKs) and hand over where its fate goes.
-    pub fn release(self, quietly: bool) -> Option<oneshot::Sender<Fate>> {
+    pub fn release(self, quietly: bool) -> FateTx {
         if quietly {
             self.room.give_back_quietly();
         } else {
             drop(self.room);
         }
         self.fate_tx
+    }
+
+    /// Its frame was written once more (the count its handle reports).
+    pub fn count_write(&self) {
+        self.fate_tx.count_write();
     }
 
     pub fn notify_commit(&mut self, commit: Commit) {

@@ -1,5 +1,6 @@
 //! The link's six-state machine: the legal transitions written once as a table, and one pure
 //! function that applies a transition or refuses it.
+#![warn(missing_docs)]
 
 use crate::cause::Cause;
 use serde::Serialize;
@@ -24,6 +25,7 @@ pub enum State {
 }
 
 impl State {
+    /// Every state, in declaration order.
     pub const ALL: [State; 6] = [
         State::Connecting,
         State::Connected,
@@ -33,6 +35,7 @@ impl State {
         State::Closed,
     ];
 
+    /// The name the outputs use (`CONNECTING`, `CONNECTED`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             State::Connecting => "CONNECTING",
@@ -122,8 +125,11 @@ impl fmt::Display for Reason {
 /// One state change, as emitted on the event channel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Transition {
+    /// The state left.
     pub from: State,
+    /// The state entered.
     pub to: State,
+    /// Why.
     pub reason: Reason,
 }
 
@@ -137,7 +143,9 @@ impl fmt::Display for Transition {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("illegal link transition {from} -> {to}")]
 pub struct IllegalTransition {
+    /// The state the link was in.
     pub from: State,
+    /// The state asked for.
     pub to: State,
 }
 

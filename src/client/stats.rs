@@ -1,5 +1,6 @@
 //! Client statistics: counters the actor updates as it goes, and a serde snapshot with latency
 //! percentiles from an HDR histogram.
+#![warn(missing_docs)]
 
 use super::fate::{Fate, Population};
 use super::state::State;
@@ -9,7 +10,7 @@ use crate::warning::WarningCode;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 /// Every ACK code, in declaration order (the index of `acked_by_code`).
 const ACK_CODES: [AckCode; 6] = AckCode::ALL;
@@ -17,11 +18,17 @@ const ACK_CODES: [AckCode; 6] = AckCode::ALL;
 /// Latency percentiles in milliseconds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Latency {
+    /// Latencies recorded.
     pub count: u64,
+    /// Median.
     pub p50: f64,
+    /// 90th percentile.
     pub p90: f64,
+    /// 99th percentile.
     pub p99: f64,
+    /// 99.9th percentile.
     pub p999: f64,
+    /// Largest recorded.
     pub max: f64,
 }
 
@@ -29,16 +36,20 @@ pub struct Latency {
 /// addresses, names and certificate checks, never payload.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LinkFailure {
+    /// The failure's cause.
     pub cause: Cause,
+    /// What went wrong, in words (never payload bytes).
     pub detail: String,
 }
 
 /// A point-in-time view, plain JSON.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Stats {
+    /// The link's state.
     pub state: State,
     /// Admitted, not yet written.
     pub queue_depth: usize,
+    /// Payload bytes of the sends admitted and not yet written.
     pub queue_bytes: usize,
     /// Written, not yet settled.
     pub in_flight: usize,
@@ -46,44 +57,54 @@ pub struct Stats {
     pub awaiting_app_ack: usize,
     /// Frames written (a resend counts again).
     pub sent: u64,
+    /// Final ACKs counted by code (`AA`, `AE`, ...); codes never seen are left out.
     pub acked_by_code: BTreeMap<String, u64>,
+    /// Written frames whose ACK did not come in time.
     pub timed_out: u64,
+    /// Reconnect attempts scheduled.
     pub reconnect_attempts: u64,
+    /// Warnings raised, by code.
     pub warnings_by_code: BTreeMap<String, u64>,
+    /// Settled sends by population; populations with none are left out.
     pub by_population: BTreeMap<String, u64>,
+    /// Bytes read from the peer.
     pub bytes_in: u64,
+    /// Bytes written to the peer.
     pub bytes_out: u64,
     /// RFC 3339, UTC.
     pub last_connected: Option<String>,
+    /// When the last final ACK came; RFC 3339, UTC.
     pub last_ack: Option<String>,
+    /// From flush to answer.
     pub latency_ms: Latency,
     /// The latest failure that came with a detail (a connect attempt, a refusal by TLS).
     pub last_failure: Option<LinkFailure>,
 }
 
-/// The live counters behind [`Stats`].
+/// The live counters behind [`Stats`]. Their fields are private: every change goes through a
+/// method named for the event it records, so the counting rules live here.
 #[derive(Debug)]
 pub(crate) struct Counters {
-    pub state: State,
-    pub queue_depth: usize,
-    pub queue_bytes: usize,
-    pub in_flight: usize,
-    pub awaiting_app_ack: usize,
-    pub sent: u64,
+    state: State,
+    queue_depth: usize,
+    queue_bytes: usize,
+    in_flight: usize,
+    awaiting_app_ack: usize,
+    sent: u64,
     /// By [`AckCode`], in declaration order: an array, not a map, as it is counted per ACK.
-    pub acked_by_code: [u64; ACK_CODES.len()],
-    pub timed_out: u64,
-    pub reconnect_attempts: u64,
-    pub warnings_by_code: BTreeMap<WarningCode, u64>,
+    acked_by_code: [u64; ACK_CODES.len()],
+    timed_out: u64,
+    reconnect_attempts: u64,
+    warnings_by_code: BTreeMap<WarningCode, u64>,
     /// By [`Population`], in [`Population::ALL`] order.
-    pub by_population: [u64; Population::ALL.len()],
-    pub bytes_in: u64,
-    pub bytes_out: u64,
-    pub last_connected: Option<SystemTime>,
-    pub last_ack: Option<SystemTime>,
-    pub last_failure: Option<LinkFailure>,
+    by_population: [u64; Population::ALL.len()],
+    bytes_in: u64,
+    bytes_out: u64,
+    last_connected: Option<SystemTime>,
+    last_ack: Option<SystemTime>,
+    last_failure: Option<LinkFailure>,
     /// Microseconds, 1 us .. 1 h, 3 significant digits.
-    pub latency: Histogram<u64>,
+    latency: Histogram<u64>,
 }
 
 impl Default for Counters {
@@ -112,13 +133,79 @@ impl Default for Counters {
 }
 
 impl Counters {
-    pub fn record_fate(&mut self, fate: &Fate) {
-        self.record_fate_at(fate, None);
+    /// The link's state machine moved to `state`.
+    pub fn record_state(&mut self, state: State) {
+        self.state = state;
     }
 
-    /// As [`Counters::record_fate`], with the wall-clock time of the read that brought its ACK
-    /// (read once for all the ACKs of that read) when there is one.
-    pub fn record_fate_at(&mut self, fate: &Fate, wall: Option<SystemTime>) {
+    /// A connection came up at `at`.
+    pub fn record_connected(&mut self, at: SystemTime) {
+        self.last_connected = Some(at);
+    }
+
+    /// A connect attempt, or the link, failed with a detail worth keeping.
+    pub fn record_link_failure(&mut self, failure: LinkFailure) {
+        self.last_failure = Some(failure);
+    }
+
+    /// The link ended with `cause`: a detail kept from an earlier failure with another cause
+    /// must not pass for this one's.
+    pub fn record_link_end(&mut self, cause: Cause) {
+        if self.last_failure.as_ref().map(|f| f.cause) != Some(cause) {
+            self.last_failure = None;
+        }
+    }
+
+    /// A reconnect attempt is scheduled.
+    pub fn record_reconnect(&mut self) {
+        self.reconnect_attempts += 1;
+    }
+
+    /// A warning was raised.
+    pub fn record_warning(&mut self, code: WarningCode) {
+        *self.warnings_by_code.entry(code).or_default() += 1;
+    }
+
+    /// A write of `frames` frames, `bytes` bytes in all, was flushed (a resend counts again).
+    pub fn record_written(&mut self, frames: u64, bytes: u64) {
+        self.sent += frames;
+        self.bytes_out += bytes;
+    }
+
+    /// `bytes` more came from the peer.
+    pub fn record_received(&mut self, bytes: u64) {
+        self.bytes_in += bytes;
+    }
+
+    /// A written frame's ACK did not come in time.
+    pub fn record_ack_timeout(&mut self) {
+        self.timed_out += 1;
+    }
+
+    /// A send was committed (`CA`) and now waits for its application ACK.
+    pub fn record_commit(&mut self) {
+        self.awaiting_app_ack += 1;
+    }
+
+    /// The depth and bytes of the queue and the sends in flight, as the flight table has them.
+    pub fn record_flight(&mut self, queue_depth: usize, queue_bytes: usize, in_flight: usize) {
+        self.queue_depth = queue_depth;
+        self.queue_bytes = queue_bytes;
+        self.in_flight = in_flight;
+    }
+
+    /// A send's fate was decided before the actor held it (refused, never delivered).
+    pub fn record_fate(&mut self, fate: &Fate) {
+        self.record_settled(fate, false, None);
+    }
+
+    /// A send's fate was decided; `committed` when it was waiting for its application ACK, with
+    /// the wall-clock time of the read that brought its ACK (read once for all the ACKs of
+    /// that read) when there is one.
+    pub fn record_settled(&mut self, fate: &Fate, committed: bool, wall: Option<SystemTime>) {
+        if committed {
+            self.awaiting_app_ack -= 1;
+        }
         self.by_population[fate.population() as usize] += 1;
         if let Some(code) = fate.ack_code() {
             if fate.ack().is_some() {
@@ -127,13 +214,19 @@ impl Counters {
             }
         }
         if let Some(latency) = fate.latency() {
-            self.record_latency(latency);
+            let micros = (latency.as_micros() as u64).clamp(1, 3_600_000_000);
+            self.latency.saturating_record(micros);
         }
     }
 
-    pub fn record_latency(&mut self, latency: Duration) {
-        let micros = (latency.as_micros() as u64).clamp(1, 3_600_000_000);
-        self.latency.saturating_record(micros);
+    /// The link's current state.
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// The latency histogram (microseconds).
+    pub fn latency(&self) -> &Histogram<u64> {
+        &self.latency
     }
 
     pub fn snapshot(&self) -> Stats {

@@ -5,16 +5,17 @@
 //! is full. Each admitted send carries its window room inside its [`Pending`], so a send
 //! dropped before the actor took it gives its room back with it; it was never handed over, so
 //! no fate is counted for it.
+#![warn(missing_docs)]
 
 use super::admission::{Room, Waited};
 use super::fate::{Fate, FateCause, Refusal};
+use super::fate_cell::{fate_cell, FateTx};
 use super::options::OnBackpressure;
 use super::pending::Pending;
 use super::{Client, Command, SendHandle};
 use bytes::Bytes;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
-use tokio::sync::{mpsc, oneshot};
+use std::sync::atomic::Ordering;
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 impl Client {
@@ -77,7 +78,7 @@ impl Client {
         cancel: Option<&CancellationToken>,
         origin: Origin,
     ) -> SendHandle {
-        let (mut handle, fate_tx, writes) = self.new_handle();
+        let (mut handle, fate_tx) = self.new_handle();
         let framing = match origin {
             Origin::Caller => framing_byte(&payload),
             Origin::Splitter => None,
@@ -93,7 +94,7 @@ impl Client {
                 return handle;
             }
         };
-        let mut pending = Pending::new(handle.id, payload, room, fate_tx, writes);
+        let mut pending = Pending::new(handle.id, payload, room, fate_tx);
         handle.commit = pending.commit_channel();
         self.hand_over(Command::Send(pending)).await;
         handle
@@ -111,7 +112,7 @@ impl Client {
         let mut handles = Vec::with_capacity(payloads.size_hint().0);
         let mut admitted: Vec<Pending> = Vec::new();
         for payload in payloads {
-            let (mut handle, fate_tx, writes) = self.new_handle();
+            let (mut handle, fate_tx) = self.new_handle();
             let len = payload.len();
             let room = if let Some(fate) = framing_byte(&payload) {
                 Err(fate)
@@ -125,7 +126,7 @@ impl Client {
             match room {
                 Err(fate) => self.settle_now(fate_tx, fate),
                 Ok(room) => {
-                    let mut pending = Pending::new(handle.id, payload, room, fate_tx, writes);
+                    let mut pending = Pending::new(handle.id, payload, room, fate_tx);
                     handle.commit = pending.commit_channel();
                     admitted.push(pending);
                 }
@@ -138,18 +139,16 @@ impl Client {
 
     /// A handle without a commit channel: the send's [`Pending`] makes one when its MSH-16
     /// asks for an application ACK.
-    fn new_handle(&self) -> (SendHandle, FateTx, Arc<AtomicU32>) {
+    fn new_handle(&self) -> (SendHandle, FateTx) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (fate_tx, fate_rx) = oneshot::channel();
-        let writes = Arc::new(AtomicU32::new(0));
+        let (fate_tx, fate_rx) = fate_cell();
         let handle = SendHandle {
             id,
             fate: fate_rx,
             commit: None,
             commands: self.commands.downgrade(),
-            writes: writes.clone(),
         };
-        (handle, fate_tx, writes)
+        (handle, fate_tx)
     }
 
     /// Take room for a payload of `len` bytes by the backpressure policy; `Err` is its fate.
@@ -178,9 +177,9 @@ impl Client {
         Err(Fate::Refused { reason })
     }
 
-    fn settle_now(&self, fate_tx: oneshot::Sender<Fate>, fate: Fate) {
+    fn settle_now(&self, fate_tx: FateTx, fate: Fate) {
         self.shared.counters().record_fate(&fate);
-        let _ = fate_tx.send(fate);
+        fate_tx.send(fate);
     }
 
     async fn hand_over_many(&self, admitted: &mut Vec<Pending>) {
@@ -202,8 +201,17 @@ impl Client {
     /// taken in, and settle here. Waits while the command channel is full; dropped there, the
     /// command and its sends' rooms are dropped with it.
     async fn hand_over(&self, command: Command) {
-        let Err(mpsc::error::SendError(command)) = self.commands.send(command).await else {
-            return;
+        // Straight into the channel when it has room (the usual case): no send future to move
+        // the command through, no semaphore wait to set up.
+        let command = match self.commands.try_send(command) {
+            Ok(()) => return,
+            Err(mpsc::error::TrySendError::Full(command)) => {
+                match self.commands.send(command).await {
+                    Ok(()) => return,
+                    Err(mpsc::error::SendError(command)) => command,
+                }
+            }
+            Err(mpsc::error::TrySendError::Closed(command)) => command,
         };
         let pendings = match command {
             Command::Send(p) => vec![p],
@@ -220,8 +228,6 @@ impl Client {
         }
     }
 }
-
-type FateTx = oneshot::Sender<Fate>;
 
 /// Who made a payload: any caller's bytes are checked for framing bytes; the splitter's never
 /// hold one.

@@ -1,5 +1,6 @@
 //! The one count of the six fates: how many sends ended in each population, and the final ACK
 //! codes among them. `send`'s summary and soak's report both count with it.
+#![warn(missing_docs)]
 
 use super::fate::{Fate, Population};
 use crate::ack::AckCode;
@@ -11,12 +12,19 @@ use std::collections::BTreeMap;
 /// `unknown_fate`, `never_delivered`, `refused`, `by_code`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FateTally {
+    /// Sends the peer finally and positively acknowledged.
     pub accepted: u64,
+    /// Sends the peer answered no.
     pub negative: u64,
+    /// Sends committed (`CA`) whose application ACK never came.
     pub committed_only: u64,
+    /// Sends written and never answered.
     pub unknown_fate: u64,
+    /// Sends of which no byte was written.
     pub never_delivered: u64,
+    /// Sends refused by backpressure.
     pub refused: u64,
+    /// Final ACK codes of the accepted, negative and committed-only sends.
     pub by_code: BTreeMap<String, u64>,
 }
 
@@ -40,6 +48,7 @@ impl FateTally {
         }
     }
 
+    /// The sends counted in `population`.
     pub fn count(&self, population: Population) -> u64 {
         match population {
             Population::Accepted => self.accepted,

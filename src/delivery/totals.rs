@@ -1,6 +1,7 @@
 //! A run's accounting: messages read, their fates in the one [`FateTally`], rewrites and
 //! reconnects, the check that every message read has exactly one fate, how the run ended, and
 //! what the run observed.
+#![warn(missing_docs)]
 
 use crate::cause::{Cause, Class};
 use crate::client::{Fate, FateTally, Population};
@@ -22,10 +23,12 @@ pub struct Totals {
 }
 
 impl Totals {
+    /// Count one message's fate.
     pub fn record(&mut self, fate: &Fate) {
         self.fates.record(fate);
     }
 
+    /// The messages counted in `population`.
     pub fn count(&self, population: Population) -> u64 {
         self.fates.count(population)
     }
@@ -95,8 +98,11 @@ pub struct Ending {
 /// What a run comes to: its totals, how it ended, and how long it took.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunSummary {
+    /// Everything counted.
     pub totals: Totals,
+    /// How the run ended.
     pub ending: Ending,
+    /// From the start of the run to its end.
     pub elapsed: Duration,
 }
 

@@ -1,5 +1,6 @@
 //! The link's life outside the connected phase: connecting, backing off, deciding whether to
 //! retry, what follows a dropped link, and closing for good.
+#![warn(missing_docs)]
 
 use super::Actor;
 use crate::cause::Cause;
@@ -67,15 +68,21 @@ impl Actor {
                     }
                     self.transition(State::Connected, Reason::Connected);
                     self.life.connected(Instant::now());
-                    self.out.shared().counters().last_connected = Some(SystemTime::now());
+                    self.out
+                        .shared()
+                        .counters()
+                        .record_connected(SystemTime::now());
                     return Some(conn);
                 }
                 Err(err) => {
                     let cause = err.cause;
-                    self.out.shared().counters().last_failure = Some(LinkFailure {
-                        cause,
-                        detail: err.detail,
-                    });
+                    self.out
+                        .shared()
+                        .counters()
+                        .record_link_failure(LinkFailure {
+                            cause,
+                            detail: err.detail,
+                        });
                     self.emit(ClientEvent::Error {
                         cause,
                         class: cause.class(),
@@ -108,7 +115,7 @@ impl Actor {
     /// RECONNECTING: wait out `delay`, then CONNECTING. `false` when asked to stop meanwhile.
     async fn back_off(&mut self, delay: Duration) -> bool {
         let attempt = self.life.attempt();
-        self.out.shared().counters().reconnect_attempts += 1;
+        self.out.shared().counters().record_reconnect();
         self.emit(ClientEvent::Reconnecting { attempt, delay });
         let sleep = tokio::time::sleep(delay);
         tokio::pin!(sleep);
@@ -132,13 +139,7 @@ impl Actor {
         match end {
             End::Failed(cause) => {
                 self.life.link_failed();
-                {
-                    // A detail from an earlier failure must not pass for this one's.
-                    let mut counters = self.out.shared().counters();
-                    if counters.last_failure.as_ref().map(|f| f.cause) != Some(cause) {
-                        counters.last_failure = None;
-                    }
-                }
+                self.out.shared().counters().record_link_end(cause);
                 self.emit(ClientEvent::Error {
                     cause,
                     class: cause.class(),

@@ -1,5 +1,6 @@
 //! The connected phase: coalesced writes, the ACK reader, commands, and the timers (ACK,
 //! application ACK, dead peer, drain), all in one select loop over a split stream.
+#![warn(missing_docs)]
 
 use super::Actor;
 use crate::cause::{classify_io, Cause};
@@ -214,7 +215,7 @@ impl Actor {
             }
             {
                 let mut c = self.out.shared().counters();
-                c.bytes_in += std::mem::take(&mut reader.fresh_bytes);
+                c.record_received(std::mem::take(&mut reader.fresh_bytes));
                 self.flights.sync_counters(&mut c);
             }
             let deadline = self
@@ -304,7 +305,7 @@ impl Actor {
     /// The link broke on a read or write: keep what went wrong for the stats.
     fn link_failed(&mut self, failure: LinkFailure) -> End {
         let cause = failure.cause;
-        self.out.shared().counters().last_failure = Some(failure);
+        self.out.shared().counters().record_link_failure(failure);
         End::Failed(cause)
     }
 

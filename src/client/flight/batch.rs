@@ -1,5 +1,6 @@
 //! The write side of the flight table: which queued sends may go now, coalesced into one
 //! buffer, and their ACK clocks started once the buffer is flushed.
+#![warn(missing_docs)]
 
 use super::{Flights, Slot};
 use crate::client::events::ClientEvent;
@@ -59,44 +60,39 @@ impl Flights {
         };
         // At most WRITE_BYTES of frames per write (one frame at least): the buffer is a copy of
         // payloads the sends still hold, so a window of large messages is not copied whole.
-        let mut bytes = 0usize;
-        let take = self
-            .queue
-            .iter()
-            .take(limit)
-            .take_while(|id| self.sends.get(id).is_none_or(|p| self.may_write(p)))
-            .take_while(|id| {
-                let first = bytes == 0;
-                bytes += self.sends.get(id).map_or(0, |p| p.payload.len() + 3);
-                first || bytes <= WRITE_BYTES
-            })
-            .count();
+        // One look at each send: whether it may go, and its frame's size.
+        let (mut take, mut bytes) = (0usize, 0usize);
+        for id in self.queue.iter().take(limit) {
+            let p = self.sends.get(id);
+            if p.is_some_and(|p| !self.may_write(p)) {
+                break;
+            }
+            let frame = p.map_or(0, |p| p.payload.len() + 3);
+            if bytes != 0 && bytes + frame > WRITE_BYTES {
+                break;
+            }
+            bytes += frame;
+            take += 1;
+        }
         if take == 0 {
             return None;
         }
         self.prune_flight();
         let busy = !self.flight.is_empty();
         let answered_none = self.here.answers == 0;
-        let bytes: usize = self
-            .queue
-            .iter()
-            .take(take)
-            .filter_map(|id| self.sends.get(id))
-            .map(|p| p.payload.len() + 3)
-            .sum();
         let mut buf = BytesMut::with_capacity(bytes);
         batch.clear();
         batch.extend(self.queue.drain(..take));
+        let link = self.link;
+        let mut seq = self.here.written;
         let mut kept = 0;
         for i in 0..batch.len() {
             let id = batch[i];
-            if !self.sends.contains_key(&id) {
-                continue;
-            }
-            let seq = self.next_seq();
+            // Settled meanwhile (its slot stays in the queue until taken): nothing to write.
             let Some(p) = self.sends.get_mut(&id) else {
                 continue;
             };
+            seq += 1;
             // A rewrite spends the budget, unless the peer could not have read the last write.
             if p.written.is_some() && !std::mem::take(&mut p.free_rewrite) {
                 p.charged += 1;
@@ -109,17 +105,18 @@ impl Flights {
                 started: now,
                 flushed: None,
                 bytes: p.payload.len() + 3,
-                link: self.link,
+                link,
                 end: buf.len(),
                 seq,
                 pipelined: busy || kept > 0,
                 before_answer: answered_none,
             });
-            p.writes.fetch_add(1, Ordering::Relaxed);
+            p.count_write();
             self.flight.push_back(Slot { id, deadline: None });
             batch[kept] = id;
             kept += 1;
         }
+        self.here.written = seq;
         batch.truncate(kept);
         (!buf.is_empty()).then_some(buf)
     }
@@ -153,21 +150,19 @@ impl Flights {
                 }
             }
         }
-        let mut counters = out.shared().counters();
-        counters.bytes_out += n as u64;
-        counters.sent += frames;
+        out.shared().counters().record_written(frames, n as u64);
     }
 
     /// Publish the queue's depth and bytes and how many sends are in flight.
     pub fn sync_counters(&self, c: &mut Counters) {
-        c.queue_depth = self.queue.len();
-        c.in_flight = self.sends.len() - self.queue.len().min(self.sends.len());
         // In pipelined flow the queue is empty here nearly always: nothing to sum.
-        c.queue_bytes = self
+        let queue_bytes = self
             .queue
             .iter()
             .filter_map(|id| self.sends.get(id))
             .map(|p| p.payload.len())
             .sum();
+        let in_flight = self.sends.len() - self.queue.len().min(self.sends.len());
+        c.record_flight(self.queue.len(), queue_bytes, in_flight);
     }
 }

@@ -1,5 +1,6 @@
 //! ACK correlation (by control ID or FIFO, enhanced two-phase mode) and which send holds a
 //! control ID.
+#![warn(missing_docs)]
 
 use super::Flights;
 use crate::ack::AckCode;
@@ -128,7 +129,7 @@ impl Flights {
                         let latency = p.latency(now);
                         p.commit = Some((ack.clone(), now));
                         p.notify_commit(Commit { code, ack, latency });
-                        out.shared().counters().awaiting_app_ack += 1;
+                        out.shared().counters().record_commit();
                         self.app_wait.push_back(id);
                         return None;
                     }

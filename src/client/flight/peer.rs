@@ -1,6 +1,7 @@
 //! Engines as they are: what a connection shows of the peer (frames written, answers, replies
 //! naming other control IDs, first bytes that are not MLLP) and what the run learns from it (the
 //! peer does not answer pipelined frames, or closes after each answer).
+#![warn(missing_docs)]
 
 use super::Flights;
 use crate::cause::Cause;
@@ -73,12 +74,6 @@ impl Flights {
             self.peer.one_at_a_time = true;
             out.warn(WarningCode::PeerNoPipelining, None);
         }
-    }
-
-    /// The next frame's place in the write order of this connection.
-    pub(super) fn next_seq(&mut self) -> u64 {
-        self.here.written += 1;
-        self.here.written
     }
 
     /// A reply credited send `id`.

@@ -1,5 +1,6 @@
 //! The timers of the connected phase: ACK, application ACK, dead peer and drain deadlines,
 //! and what firing each settles.
+#![warn(missing_docs)]
 
 use super::Flights;
 use crate::ack::AckCode;
@@ -87,7 +88,7 @@ impl Flights {
                 // The peer answered another frame and dropped this one with the rest of its
                 // read: what it dropped goes again, one at a time.
                 if self.dropped_pipelined(out, w.pipelined) {
-                    out.shared().counters().timed_out += 1;
+                    out.shared().counters().record_ack_timeout();
                     if self.options.correlation == Correlation::Fifo {
                         self.here.rewrite_written = true;
                         return Some(End::Failed(Cause::AckTimeout));
@@ -97,7 +98,7 @@ impl Flights {
                 }
             }
             self.flight.pop_front();
-            out.shared().counters().timed_out += 1;
+            out.shared().counters().record_ack_timeout();
             if let Some(p) = self.sends.get(&slot.id) {
                 let fate = p.unknown(FateCause::Link(Cause::AckTimeout), now);
                 let cid = p.control_id.clone();

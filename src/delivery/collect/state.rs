@@ -1,0 +1,366 @@
+//! The collector's state: the count, how the run is ending, and the named steps that end it
+//! (abandon, stop, destroy, the deadline, the drain once only application ACKs are left), with
+//! the rules for the cause each outcome shows.
+#![warn(missing_docs)]
+
+use super::super::event::{Item, MessageOutcome, RunEvent, RunNote};
+use super::super::failed::{file_name, FailedOut};
+use super::super::feed::Input;
+use super::super::produce::{produce, Halt};
+use super::super::totals::{Ending, RunSummary, Totals};
+use super::super::RunOptions;
+use super::{Note, Out};
+use crate::cause::Cause;
+use crate::client::{Client, Fate, FateCause, Population};
+use crate::pace::Schedule;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// How long the run waits for the client's close once every message has its fate. Nothing is
+/// left to drain by then, so the close returns at once; the bound only keeps a client that
+/// cannot answer (its actor held in a connect attempt, say) from holding up the run's end.
+const CLOSE_WAIT: Duration = Duration::from_secs(5);
+
+/// How long the run waits, once the client is closed and dropped, for its last events (the
+/// state changes up to its end) to be handed out. The event stream ends when the actor is gone;
+/// after a close that ran out of time the actor may still be alive, and the run ends anyway.
+const LAST_EVENTS_WAIT: Duration = Duration::from_secs(1);
+
+/// How the run asks the client to end: a drain awaits the ACKs of what was written, a destroy
+/// settles everything at once.
+#[derive(Clone, Copy)]
+enum Closing {
+    Drain,
+    Destroy,
+}
+
+/// The collector's state: the count, how the run is ending, and the steps it took towards its
+/// end. Each step (`abandon`, `stopped`, `destroyed`, `deadline_passed`, `app_ack_check`) is a
+/// named transition, taken at most once, whose guard is the matching `may_*` or `*s_*` method.
+pub(super) struct Collector {
+    client: Arc<Client>,
+    options: RunOptions,
+    out: Out,
+    started: Instant,
+    totals: Totals,
+    ending: Ending,
+    /// The producer said the input is over.
+    input_done: bool,
+    /// The run was stopped through its controls.
+    stopped: bool,
+    /// The run was destroyed through its controls.
+    destroyed: bool,
+    /// Only application ACKs were left, so the client was asked to drain.
+    draining: bool,
+    /// Ends reading (a stop, an abandon, the deadline).
+    stop: CancellationToken,
+    /// Past the deadline nothing more is sent.
+    expired: CancellationToken,
+    /// Interrupted: the rest of a finite input is reported, never sent.
+    interrupted: CancellationToken,
+    gave_up: watch::Receiver<Option<Cause>>,
+    last_failure: watch::Receiver<Option<Cause>>,
+}
+
+impl Collector {
+    pub(super) fn new(
+        client: Arc<Client>,
+        options: RunOptions,
+        out: Out,
+        gave_up: watch::Receiver<Option<Cause>>,
+        last_failure: watch::Receiver<Option<Cause>>,
+        started: Instant,
+    ) -> Collector {
+        Collector {
+            client,
+            options,
+            out,
+            started,
+            totals: Totals::default(),
+            ending: Ending::default(),
+            input_done: false,
+            stopped: false,
+            destroyed: false,
+            draining: false,
+            stop: CancellationToken::new(),
+            expired: CancellationToken::new(),
+            interrupted: CancellationToken::new(),
+            gave_up,
+            last_failure,
+        }
+    }
+
+    /// Start the producer on `input`, its notes to `notes`, stopped (and told why) by this
+    /// collector.
+    pub(super) fn spawn_producer(
+        &self,
+        input: Input,
+        notes: mpsc::UnboundedSender<Note>,
+    ) -> JoinHandle<()> {
+        let halt = Halt {
+            stop: self.stop.clone(),
+            expired: self.expired.clone(),
+            interrupted: self.interrupted.clone(),
+        };
+        tokio::spawn(produce(
+            self.client.clone(),
+            self.options
+                .rate
+                .and_then(|rate| Schedule::new(rate, 1, 0, Duration::ZERO)),
+            input.into_parts(),
+            notes,
+            halt,
+            self.gave_up.clone(),
+        ))
+    }
+
+    /// No more is read: every message read is settled (or the producer is gone).
+    pub(super) fn end_reading(&self) {
+        self.stop.cancel();
+    }
+
+    /// The input is over and every message read has its one fate.
+    pub(super) fn all_settled(&self) -> bool {
+        self.input_done && self.totals.adds_up()
+    }
+
+    fn close_client(&self, how: Closing) {
+        let client = self.client.clone();
+        tokio::spawn(async move {
+            match how {
+                Closing::Drain => client.close().await,
+                Closing::Destroy => client.destroy().await,
+            }
+        });
+    }
+
+    /// Guard of [`Collector::abandon`]: nothing has stopped the reading yet.
+    pub(super) fn may_abandon(&self) -> bool {
+        !self.stop.is_cancelled()
+    }
+
+    /// Nobody takes the results any more: read no more messages and drain.
+    pub(super) fn abandon(&mut self) {
+        if !self.may_abandon() {
+            return;
+        }
+        self.ending.abandoned = !self.input_done;
+        self.stop.cancel();
+        self.close_client(Closing::Drain);
+    }
+
+    /// Guard of the deadline checks: there is a deadline and it has not passed yet.
+    pub(super) fn watches_deadline(&self) -> bool {
+        self.options.deadline.is_some() && !self.ending.timed_out
+    }
+
+    /// When to look again, while the rest still fits before the deadline; `None` once sending
+    /// must stop.
+    pub(super) fn deadline_check(&self) -> Option<Instant> {
+        let deadline = self.options.deadline.unwrap_or(self.started);
+        let stop_at = deadline
+            .checked_sub(reserve(&self.options, &self.totals))
+            .unwrap_or(self.started);
+        let now = Instant::now();
+        (now < stop_at).then(|| stop_at.min(now + DEADLINE_CHECK))
+    }
+
+    /// The deadline (less the room to report the rest) passed: nothing more is sent, and the
+    /// client settles everything at once.
+    pub(super) async fn deadline_passed(&mut self) {
+        self.ending.timed_out = true;
+        self.out.note(RunNote::TimedOut).await;
+        // Expired first: the producer reads it when it sees the stop.
+        self.expired.cancel();
+        self.stop.cancel();
+        self.close_client(Closing::Destroy);
+    }
+
+    /// Guard of [`Collector::app_ack_check`]: the input is over and no drain was asked yet.
+    pub(super) fn checks_app_acks(&self) -> bool {
+        self.input_done && !self.draining
+    }
+
+    /// Drain once every message left is committed and waits only for its application ACK.
+    pub(super) fn app_ack_check(&mut self) {
+        if only_app_acks_left(&self.totals, &self.client) {
+            self.draining = true;
+            self.close_client(Closing::Drain);
+        }
+    }
+
+    /// Guard of [`Collector::stopped`].
+    pub(super) fn may_stop(&self) -> bool {
+        !self.stopped && !self.destroyed
+    }
+
+    /// Stopped through the controls: no more is sent, written messages drain.
+    pub(super) async fn stopped(&mut self) {
+        self.stopped = true;
+        self.ending.interrupted = true;
+        self.interrupted.cancel();
+        self.stop.cancel();
+        self.out.note(RunNote::Interrupted).await;
+        self.close_client(Closing::Drain);
+    }
+
+    /// Guard of [`Collector::destroyed`].
+    pub(super) fn may_destroy(&self) -> bool {
+        !self.destroyed
+    }
+
+    /// Destroyed through the controls: everything settles at once.
+    pub(super) fn destroyed(&mut self) {
+        self.destroyed = true;
+        self.ending.interrupted = true;
+        self.interrupted.cancel();
+        self.stop.cancel();
+        self.close_client(Closing::Destroy);
+    }
+
+    /// One note from the producer or the waiter.
+    pub(super) async fn on_note(&mut self, note: Note) {
+        match note {
+            Note::Read => self.totals.read += 1,
+            Note::InputEnd(error) => {
+                self.input_done = true;
+                if let Some(error) = error {
+                    self.ending.input_failed = true;
+                    self.out.note(RunNote::InputError(error)).await;
+                }
+            }
+            Note::Settled(item, fate) => {
+                let last_failure = *self.last_failure.borrow();
+                let gave_up = *self.gave_up.borrow();
+                let cause = final_cause(&fate, gave_up, &self.ending, last_failure);
+                self.totals.record(&fate);
+                self.totals.resent += u64::from(item.rewrites());
+                let kept = match &self.options.failed_out {
+                    Some(dir) if fate.population() != Population::Accepted => {
+                        keep(dir, &item).err()
+                    }
+                    _ => None,
+                };
+                self.out
+                    .emit(RunEvent::Outcome(MessageOutcome { item, fate, cause }))
+                    .await;
+                if let Some(note) = kept {
+                    self.out.note(note).await;
+                }
+            }
+        }
+    }
+
+    /// Every message has its fate: close the client, hand out its last events and the note of
+    /// why it gave up, and sum the run up.
+    pub(super) async fn finish(self, mut events: JoinHandle<()>) -> RunSummary {
+        let Collector {
+            client,
+            out,
+            started,
+            mut totals,
+            mut ending,
+            gave_up,
+            last_failure,
+            ..
+        } = self;
+        out.emit(RunEvent::Closing).await;
+        let _ = tokio::time::timeout(CLOSE_WAIT, client.close()).await;
+        let stats = client.stats();
+        totals.reconnects = stats.reconnect_attempts;
+        drop(client);
+        if tokio::time::timeout(LAST_EVENTS_WAIT, &mut events)
+            .await
+            .is_err()
+        {
+            events.abort();
+        }
+        ending.gave_up = *gave_up.borrow();
+        ending.last_failure = *last_failure.borrow();
+        // What went wrong, in the words of the failure that made the client give up.
+        if let Some(failure) = stats
+            .last_failure
+            .filter(|f| ending.gave_up == Some(f.cause))
+        {
+            out.note(RunNote::GaveUp(failure)).await;
+        }
+        RunSummary {
+            totals,
+            ending,
+            elapsed: started.elapsed(),
+        }
+    }
+}
+
+/// Write a message that did not end accepted to the failed-messages directory.
+fn keep(dir: &FailedOut, item: &Item) -> Result<(), RunNote> {
+    let label = item.label();
+    match dir.write(item.seq, &label, &item.payload) {
+        Ok(_) => Ok(()),
+        Err(error) => Err(RunNote::FailedOutWrite {
+            file: file_name(item.seq, &label),
+            error,
+        }),
+    }
+}
+
+/// How often, before the deadline, the run checks whether the rest still fits before it.
+const DEADLINE_CHECK: Duration = Duration::from_millis(100);
+
+/// Room kept before the deadline for closing the link and the summary, and per message left
+/// for its outcome, whatever else it needs.
+const CLOSING: Duration = Duration::from_millis(150);
+const PER_OUTCOME: Duration = Duration::from_micros(10);
+
+/// How long before the deadline sending must stop so that every message not yet settled is
+/// reported, and written to the failed-messages directory, by then.
+fn reserve(options: &RunOptions, totals: &Totals) -> Duration {
+    let left = options
+        .messages
+        .map_or(0, |all| all.saturating_sub(totals.settled()));
+    let per = PER_OUTCOME
+        + options
+            .failed_out
+            .as_ref()
+            .map_or(Duration::ZERO, FailedOut::cost_per_file);
+    CLOSING + per.saturating_mul(left.min(u64::from(u32::MAX)) as u32)
+}
+
+/// Every message not yet settled is committed (`CA`) and waits for its application ACK: nothing
+/// a reconnect could still deliver, so the run may close and let the drain bound the wait.
+fn only_app_acks_left(totals: &Totals, client: &Client) -> bool {
+    let open = totals.read.saturating_sub(totals.settled());
+    open > 0 && open == client.stats().awaiting_app_ack as u64
+}
+
+/// The cause a message's outcome shows when the run, not the link, ended it: the cause the
+/// client gave up on, `run-timeout` past the deadline, or after a stop the link's last failure,
+/// else `interrupted`. `None` keeps the fate's own cause.
+fn final_cause(
+    fate: &Fate,
+    gave_up: Option<Cause>,
+    ending: &Ending,
+    last_failure: Option<Cause>,
+) -> Option<Cause> {
+    let ended_by_us = |cause: &FateCause| {
+        matches!(
+            cause,
+            FateCause::Closed | FateCause::Destroyed | FateCause::Cancelled
+        )
+    };
+    match fate {
+        Fate::NeverDelivered { cause } | Fate::UnknownFate { cause, .. }
+            if ending.timed_out && ended_by_us(cause) =>
+        {
+            Some(Cause::RunTimeout)
+        }
+        Fate::NeverDelivered { cause } if ended_by_us(cause) => gave_up
+            .or(last_failure)
+            .or(ending.interrupted.then_some(Cause::Interrupted)),
+        _ => None,
+    }
+}
