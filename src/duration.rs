@@ -2,8 +2,6 @@
 //! `3m 20s`), never `115.765986ms`.
 #![warn(missing_docs)]
 
-#![warn(missing_docs)]
-
 use std::fmt;
 use std::time::Duration;
 

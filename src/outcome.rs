@@ -3,8 +3,6 @@
 //! the library decides what they come to; the `mllp` command turns them into its exit code.
 #![warn(missing_docs)]
 
-#![warn(missing_docs)]
-
 /// What a run observed. Each field is one fact; [`Observed::merge`] joins two runs' facts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Observed {
