@@ -205,6 +205,7 @@ impl Run {
         !self.events.is_empty()
     }
 
+    /// A handle that stops, destroys or abandons this run from another task.
     pub fn controls(&self) -> RunControls {
         self.controls.clone()
     }

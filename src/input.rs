@@ -3,14 +3,17 @@
 //! - [`Splitter`]: one byte stream in, messages out, in bounded memory (the rules are in its module, `input/split.rs`).
 //! - [`collect_inputs`]: command-line arguments (files, globs, directories, `-`) to [`InputSource`]s.
 //! - [`InputSet`]: the sources made ready to read twice (stdin spooled to a temporary file), a
-//!   validation pass over all of them, then the messages for sending.
+//!   validation pass over all of them that indexes each file's messages, then the messages for
+//!   sending, taken from where the index says.
 //! - [`ControlIds`]: the messages' MSH-10 as given (an empty one refused) or fresh ones.
 //! - [`read_store`]: the messages of a receiver's or relay's SQLite store, filtered, for replay.
+#![warn(missing_docs)]
 
 mod collect;
 mod control_id;
 mod error;
 mod idle;
+mod index;
 mod message;
 mod natural;
 mod reader;

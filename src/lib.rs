@@ -129,6 +129,8 @@
 //! logic is tested over in-memory streams on a paused clock. [`transport::classify`] gives the
 //! [`cause::Cause`] of any error the library returns.
 
+#![warn(missing_docs)]
+
 pub mod ack;
 pub mod cause;
 pub mod client;

@@ -186,8 +186,13 @@ async fn a_hundred_large_frames_waiting_for_a_slow_command_stay_within_the_budge
     for id in 0..100 {
         clients.push(tokio::spawn(async move {
             let wire = frame(&message(id, size));
-            // A sender's retry: a connection closed before the answer is tried again.
-            for _attempt in 0..5 {
+            // A sender's retry: a connection closed before the answer is tried again after a
+            // growing pause, as a real sender backs off; retrying at once only races the
+            // queue that closed it, and on a loaded machine can spend every attempt there.
+            for attempt in 0..8u64 {
+                if attempt > 0 {
+                    tokio::time::sleep(Duration::from_millis(100 * attempt)).await;
+                }
                 let mut stream = connect(addr, 2 + (id % 4) as u8, None).await;
                 if stream.write_all(&wire).await.is_err() {
                     continue;

@@ -1,5 +1,6 @@
 //! What a run hands out as it goes: each message's one [`MessageOutcome`], the client's events, and
 //! [`RunNote`]s about the run as a whole.
+#![warn(missing_docs)]
 
 use crate::cause::Cause;
 use crate::client::{ClientEvent, Fate, LinkFailure};
@@ -14,6 +15,7 @@ pub struct Item {
     pub source: Arc<str>,
     /// 1-based position of the message in its source.
     pub index: u64,
+    /// The bytes sent, control ID rewritten when the run gives fresh ones.
     pub payload: Bytes,
     /// Its place in the run's input, from 1: the order it was read and first handed over.
     pub seq: u64,
@@ -74,7 +76,9 @@ impl std::fmt::Debug for Item {
 /// A message's final fate: it comes out exactly once per message read.
 #[derive(Debug)]
 pub struct MessageOutcome {
+    /// The message.
     pub item: Item,
+    /// What became of it.
     pub fate: Fate,
     /// The cause when the run, not the link, ended the message, overriding the fate's own: the
     /// cause the client gave up on, `run-timeout` past the deadline, or after a stop the link's
@@ -95,7 +99,12 @@ pub enum RunNote {
     /// The failure the client gave up on, in its own words. Comes after [`RunEvent::Closing`].
     GaveUp(LinkFailure),
     /// A message could not be written to the failed-messages directory.
-    FailedOutWrite { file: String, error: std::io::Error },
+    FailedOutWrite {
+        /// The file's name in the directory (`000006-adt.hl7#6.hl7`).
+        file: String,
+        /// Why writing it failed.
+        error: std::io::Error,
+    },
 }
 
 /// What [`Run::next`](super::Run::next) hands out.

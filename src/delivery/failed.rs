@@ -1,8 +1,9 @@
-//! The failed-messages directory (`send --failed-out DIR`): every message that did not end
+//! The failed-messages directory: every message that did not end
 //! accepted, one file each, named after its place in the input and its `source#n`
-//! (`000006-adt.hl7#6.hl7`), holding exactly the bytes that were sent, so a rerun of DIR sends
+//! (`000006-adt.hl7#6.hl7`), holding exactly the bytes that were sent, so a rerun of it sends
 //! only those, in their first order. The directory is new or empty and holds none of the
 //! inputs, so the files of two runs never mix.
+#![warn(missing_docs)]
 
 use crate::input::InputSource;
 use std::path::{Path, PathBuf};
@@ -26,20 +27,42 @@ pub struct FailedOut {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum FailedOutError {
+    /// The directory is absent and cannot be created.
     #[error("{}: cannot create the directory: {error}", .dir.display())]
-    Create { dir: PathBuf, error: std::io::Error },
+    Create {
+        /// The directory as given.
+        dir: PathBuf,
+        /// Why creating it failed.
+        error: std::io::Error,
+    },
+    /// A probe file cannot be written to the directory.
     #[error("{}: cannot write there: {error}", .dir.display())]
-    Write { dir: PathBuf, error: std::io::Error },
+    Write {
+        /// The directory as given.
+        dir: PathBuf,
+        /// Why writing failed.
+        error: std::io::Error,
+    },
     /// Files of an earlier run would mix with this run's, and a rerun would send both.
     #[error(
         "{}: not empty ({entries} {}): each run needs a new or empty directory, so runs never mix",
         .dir.display(),
         if *.entries == 1 { "entry" } else { "entries" }
     )]
-    NotEmpty { dir: PathBuf, entries: usize },
+    NotEmpty {
+        /// The directory as given.
+        dir: PathBuf,
+        /// How many entries it holds.
+        entries: usize,
+    },
     /// The run would write its failures among the messages it is sending.
     #[error("{}: holds {} of the inputs: the failures would mix with the messages being sent", .dir.display(), .input.display())]
-    HoldsInput { dir: PathBuf, input: PathBuf },
+    HoldsInput {
+        /// The directory as given.
+        dir: PathBuf,
+        /// The first input found inside it, as given.
+        input: PathBuf,
+    },
 }
 
 impl FailedOut {

@@ -110,6 +110,15 @@ impl Feed {
         }
     }
 
+    /// The next message of the chunk in hand, without waiting; `None` when a wait (or the
+    /// end) comes first. What [`Feed::recv`] would give next, when it is `Some`.
+    pub fn try_recv(&mut self) -> Option<Result<Message, InputError>> {
+        match self {
+            Feed::Chunks { current, .. } => current.next(),
+            Feed::Channel(messages) => messages.try_recv().ok().map(Ok),
+        }
+    }
+
     /// Whether every message comes from the crate's splitter, which lets no VT or FS through.
     pub fn is_split(&self) -> bool {
         matches!(self, Feed::Chunks { .. })

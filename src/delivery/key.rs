@@ -1,6 +1,7 @@
 //! The order key of a parallel run: the field whose value keeps its messages in order
 //! (`PID-3`, `MSH-4`, any `SEG-n` or `SEG-n.c`, or none), read from a payload, and the stable
 //! hash that picks a link for it.
+#![warn(missing_docs)]
 
 use crate::hl7::{segments, Msh};
 use std::fmt;
@@ -20,8 +21,12 @@ pub enum OrderKey {
 /// `SEG-n` or `SEG-n.c`: a segment name, a field number and optionally a component (1-based).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FieldPath {
+    /// The segment name, three upper-case ASCII letters or digits (`PID`).
     pub segment: [u8; 3],
+    /// The field number, from 1; for MSH, counted as HL7 does (MSH-1 is the field separator).
     pub field: usize,
+    /// The component number, from 1, within the field's first repetition; `None` for the
+    /// whole field.
     pub component: Option<usize>,
 }
 
@@ -31,7 +36,9 @@ pub struct FieldPath {
     "`{given}` is not a field: {why}; write SEG-n or SEG-n.c (PID-3, MSH-4, PID-3.1) or `none`"
 )]
 pub struct OrderKeyError {
+    /// The key as given.
     pub given: String,
+    /// What is wrong with it.
     pub why: &'static str,
 }
 

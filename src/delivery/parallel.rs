@@ -2,9 +2,10 @@
 //! by the hash of its [`OrderKey`] (or the least busy link without one), holds a message back
 //! while an earlier one of its key is still out, and feeds one [`Run`] per link, each on its
 //! own [`Client`] with its own connection, reconnects and backpressure. Their outcomes come back
-//! through the router, which renumbers them in input order, writes `--failed-out` files, and
+//! through the router, which renumbers them in input order, writes failed-message files, and
 //! keeps the one accounting: every message read gets exactly one outcome, from its link or,
 //! when the run ends before its link took it, from the router.
+#![warn(missing_docs)]
 
 use super::event::{Item, MessageOutcome, RunEvent, RunNote};
 use super::failed::file_name;
@@ -32,7 +33,9 @@ const HOLD_BYTES: usize = 8 << 20;
 /// A run event and the link it came from (`None`: the run as a whole).
 #[derive(Debug)]
 pub struct LinkEvent {
+    /// The link's 0-based place among the run's links.
     pub link: Option<usize>,
+    /// The event, as a single run hands it out.
     pub event: RunEvent,
 }
 
@@ -41,13 +44,16 @@ pub struct LinkEvent {
 pub struct LinkSummary {
     /// Messages routed to it (`read`) and their fates; its resends and reconnects.
     pub totals: Totals,
+    /// How the link's run ended.
     pub ending: Ending,
 }
 
 /// A parallel run's summary: the whole run, as one run's would be, and each link's share.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParallelSummary {
+    /// The whole run: all links' totals together, how it ended and how long it took.
     pub run: RunSummary,
+    /// Each link's share, in link order.
     pub links: Vec<LinkSummary>,
 }
 

@@ -8,6 +8,7 @@ use super::feed::Feed;
 use crate::cause::Cause;
 use crate::client::{Client, Fate, FateCause, SendHandle};
 use crate::pace::{Pacer, Schedule};
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -19,6 +20,9 @@ const ORDER_QUEUE: usize = 1024;
 /// Behind the rate by more than this (a stall, an outage), pacing starts afresh rather than
 /// bursting to catch up.
 const STALL: Duration = Duration::from_secs(1);
+
+/// Messages handed over without a wait before the stop is looked at all the same.
+const STOP_CHECK: u32 = 64;
 
 /// How the collector stops the producer: `stop` ends reading (a stop, an abandon, the
 /// deadline); `expired` or `interrupted`, cancelled first, says why (the deadline passed, or the
@@ -65,51 +69,86 @@ pub(super) async fn produce(
     let mut read = 0u64;
     // Payloads the splitter made hold no framing byte: the client need not look again.
     let split = input.is_split();
+    // A stop is looked for whenever the producer waits: the token races the wait for the next
+    // chunk of input, and is checked after any other wait (for room, the rate, the order queue),
+    // the only times another task on this thread can have stopped the run; and at least every
+    // `STOP_CHECK` messages, for a stop from another thread. Never once per message.
+    let mut look = true;
+    let mut unlooked = 0u32;
     loop {
         let stream_over = endless && gave_up.borrow().is_some();
-        let item = tokio::select! {
-            biased;
-            () = stop.cancelled(), if reading && unsent.is_none() => {
-                if let (Some(cause), false) = (halt.unsent_cause(), endless) {
-                    unsent = Some(cause);
-                    continue;
-                }
+        unlooked += 1;
+        if unlooked >= STOP_CHECK {
+            look = true;
+        }
+        let stopped = std::mem::take(&mut look) && {
+            unlooked = 0;
+            stop.is_cancelled()
+        };
+        // A message of the chunk in hand is taken without waiting.
+        let ready = if reading && !stream_over && !stopped {
+            input.try_recv()
+        } else {
+            None
+        };
+        let item = match ready {
+            Some(Ok(message)) => {
+                let _ = notes.send(Note::Read);
+                read += 1;
+                Item::new(message, read)
+            }
+            Some(Err(error)) => {
                 reading = false;
-                input.close();
-                let _ = notes.send(Note::InputEnd(None));
+                let _ = notes.send(Note::InputEnd(Some(error)));
                 continue;
             }
-            message = input.recv(), if reading && !stream_over => match message {
-                Some(Ok(message)) => {
-                    let _ = notes.send(Note::Read);
-                    read += 1;
-                    Item::new(message, read)
+            None => {
+                look = true;
+                tokio::select! {
+                    biased;
+                    () = stop.cancelled(), if reading && unsent.is_none() => {
+                        if let (Some(cause), false) = (halt.unsent_cause(), endless) {
+                            unsent = Some(cause);
+                            continue;
+                        }
+                        reading = false;
+                        input.close();
+                        let _ = notes.send(Note::InputEnd(None));
+                        continue;
+                    }
+                    message = input.recv(), if reading && !stream_over => match message {
+                        Some(Ok(message)) => {
+                            let _ = notes.send(Note::Read);
+                            read += 1;
+                            Item::new(message, read)
+                        }
+                        Some(Err(error)) => {
+                            reading = false;
+                            let _ = notes.send(Note::InputEnd(Some(error)));
+                            continue;
+                        }
+                        None => {
+                            reading = false;
+                            let _ = notes.send(Note::InputEnd(None));
+                            continue;
+                        }
+                    },
+                    () = std::future::ready(()), if reading && stream_over => {
+                        reading = false;
+                        let _ = notes.send(Note::InputEnd(None));
+                        continue;
+                    }
+                    // Input done: what was handed over settles through the waiter.
+                    else => return,
                 }
-                Some(Err(error)) => {
-                    reading = false;
-                    let _ = notes.send(Note::InputEnd(Some(error)));
-                    continue;
-                }
-                None => {
-                    reading = false;
-                    let _ = notes.send(Note::InputEnd(None));
-                    continue;
-                }
-            },
-            () = std::future::ready(()), if reading && stream_over => {
-                reading = false;
-                let _ = notes.send(Note::InputEnd(None));
-                continue;
             }
-            // Input done: what was handed over settles through the waiter.
-            else => return,
         };
         if let Some(cause) = unsent {
             let fate = Fate::NeverDelivered {
                 cause: FateCause::Link(cause),
             };
             if let Err(mpsc::error::SendError((item, _))) =
-                order.send((item, Awaiting::Done(fate.clone()))).await
+                noting_waits(order.send((item, Awaiting::Done(fate.clone()))), &mut look).await
             {
                 let _ = notes.send(Note::Settled(item, fate));
             }
@@ -125,6 +164,7 @@ pub(super) async fn produce(
             let fate = Fate::NeverDelivered {
                 cause: cause.map_or(FateCause::Closed, FateCause::Link),
             };
+            look = true;
             if let Err(mpsc::error::SendError((item, _))) =
                 order.send((item, Awaiting::Done(fate.clone()))).await
             {
@@ -133,21 +173,36 @@ pub(super) async fn produce(
             continue;
         }
         if let Some(pacer) = &mut pacer {
-            pacer.tick().await;
+            noting_waits(pacer.tick(), &mut look).await;
         }
         let handle = if split {
-            client.send_split(item.payload.clone(), &stop).await
+            noting_waits(client.send_split(item.payload.clone(), &stop), &mut look).await
         } else {
-            client.send_cancellable(item.payload.clone(), &stop).await
+            noting_waits(
+                client.send_cancellable(item.payload.clone(), &stop),
+                &mut look,
+            )
+            .await
         };
         if let Err(mpsc::error::SendError((mut item, Awaiting::Handle(handle)))) =
-            order.send((item, Awaiting::Handle(handle))).await
+            noting_waits(order.send((item, Awaiting::Handle(handle))), &mut look).await
         {
             // The waiter is gone only when the run is over; settle here all the same.
             let fate = settled(&mut item, handle).await;
             let _ = notes.send(Note::Settled(item, fate));
         }
     }
+}
+
+/// `future`, setting `waited` when it had to wait: other tasks may have run meanwhile.
+async fn noting_waits<F: Future>(future: F, waited: &mut bool) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    std::future::poll_fn(|cx| {
+        let poll = future.as_mut().poll(cx);
+        *waited |= poll.is_pending();
+        poll
+    })
+    .await
 }
 
 /// A submitted message's fate to come, or already decided without the client.
@@ -179,3 +234,6 @@ async fn settled(item: &mut Item, mut handle: SendHandle) -> Fate {
     item.writes = handle.writes();
     fate
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,5 +1,6 @@
 //! Command-line arguments to input sources: files, globs (expanded here too, for shells that do
 //! not), directories (with `recursive`), and `-` or nothing for stdin.
+#![warn(missing_docs)]
 
 use super::error::InputError;
 use super::natural::natural_path_cmp;
@@ -9,7 +10,9 @@ use std::path::{Path, PathBuf};
 /// Where messages come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InputSource {
+    /// A file, by the path it was found at.
     File(PathBuf),
+    /// The process's standard input.
     Stdin,
 }
 

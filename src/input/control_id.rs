@@ -1,6 +1,7 @@
 //! The messages' control IDs (MSH-10) before anything is sent: an empty one is found at the
 //! check (no ACK could name the message), fresh unique ones are given when the run asks, and
 //! IDs shared by several messages are counted for the dry run.
+#![warn(missing_docs)]
 
 use super::message::Message;
 use crate::hl7::{segments, Msh};
@@ -17,7 +18,11 @@ pub enum ControlIds {
     /// Every MSH segment gets a fresh MSH-10: `run` in base 36, then the segment's place in
     /// the run (1-based, at least 6 digits). Runs started at different milliseconds never
     /// share one, so a receiver that de-duplicates on MSH-10 keeps every message of a rerun.
-    Fresh { run: u64 },
+    Fresh {
+        /// What tells this run's IDs from other runs': milliseconds since the Unix epoch
+        /// for [`ControlIds::fresh_now`].
+        run: u64,
+    },
 }
 
 impl ControlIds {
@@ -116,6 +121,7 @@ fn base36(mut n: u64) -> String {
 /// A control ID more than one message of the input has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SharedControlId {
+    /// The MSH-10 value they share (not validated as UTF-8: invalid bytes are replaced).
     pub control_id: String,
     /// How many messages have it.
     pub messages: u64,
@@ -134,6 +140,7 @@ pub struct ControlIdCount {
 }
 
 impl ControlIdCount {
+    /// Count the MSH-10 of `message`'s first MSH segment; an empty or absent one is not counted.
     pub fn observe(&mut self, message: &Message) {
         let Some(id) = headers(&message.payload)
             .next()

@@ -1,4 +1,5 @@
 //! One message as the splitter yields it, and the options that shape splitting.
+#![warn(missing_docs)]
 
 use bytes::Bytes;
 use std::fmt;
@@ -10,9 +11,9 @@ pub const DEFAULT_MAX_MESSAGE: usize = crate::framing::DEFAULT_MAX_FRAME;
 /// How to split.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SplitOptions {
-    /// Pass segment terminators through untouched (`--raw`).
+    /// Pass segment terminators through untouched instead of normalising them to CR.
     pub raw: bool,
-    /// Keep each batch envelope whole as one message (`--batch`).
+    /// Keep each batch envelope whole as one message.
     pub batch: bool,
     /// Largest message, in bytes after normalisation.
     pub max_message: usize,
@@ -39,6 +40,7 @@ pub struct Message {
     pub line: u64,
     /// 0-based byte offset in the source where the message starts.
     pub offset: u64,
+    /// The message's bytes, as they are sent.
     pub payload: Bytes,
     /// MSH-10 as the input had it, when the run gave the message a fresh one.
     pub original_control_id: Option<Arc<str>>,

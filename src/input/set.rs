@@ -1,11 +1,14 @@
 //! The inputs of one run, made ready to be read twice: a validation pass that finds every input
 //! problem before anything is sent, then the messages for sending. Stdin is spooled to a
 //! temporary file for that, bounded by `max_input`, unless `stream` (read once, unchecked).
+//! The validation pass splits each file once and keeps an index of its messages, so the
+//! sending pass reads them from where they are instead of splitting again.
 
 use super::collect::InputSource;
 use super::control_id::{lacks_control_id, ControlIds, Renamer};
 use super::error::InputError;
 use super::idle::{IdleRead, STREAM_IDLE};
+use super::index::{Index, Replay};
 use super::message::{Message, SplitOptions};
 use super::split::Splitter;
 #[cfg(feature = "sqlite")]
@@ -13,14 +16,17 @@ use super::store::{StoreFilter, StoreRows};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::PathBuf;
+use std::sync::{Mutex, PoisonError};
 
-/// Largest stdin spooled by default (`--max-input`): 1 GiB.
+/// Largest stdin spooled by default: 1 GiB.
 pub const DEFAULT_MAX_INPUT: u64 = 1024 * 1024 * 1024;
 
 const READ_BUFFER: usize = 64 * 1024;
 
+/// How a run reads its inputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InputOptions {
+    /// How each source is split into messages.
     pub split: SplitOptions,
     /// Most bytes of stdin spooled.
     pub max_input: u64,
@@ -44,6 +50,7 @@ impl Default for InputOptions {
 /// What the validation pass found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Summary {
+    /// Messages found, over all sources checked.
     pub messages: u64,
     /// Payload bytes of all messages.
     pub bytes: u64,
@@ -57,10 +64,15 @@ enum Ready {
     /// The matching rows of a store, read a page at a time on each pass.
     #[cfg(feature = "sqlite")]
     Store(PathBuf, StoreFilter),
-    File(PathBuf),
-    Spooled(File),
+    /// A file, and once checked, the file kept open with the index of its messages.
+    File(PathBuf, Checked<(File, Index)>),
+    /// Stdin spooled, and once checked, the index of its messages.
+    Spooled(File, Checked<Index>),
     Stream(Option<Box<dyn Read + Send>>),
 }
+
+/// What the check learnt about a source, set by [`InputSet::validate`] (which takes `&self`).
+type Checked<T> = Mutex<Option<T>>;
 
 /// The sources of one run, in order.
 pub struct InputSet {
@@ -84,13 +96,13 @@ impl InputSet {
         let mut ready = Vec::with_capacity(sources.len());
         for source in sources {
             ready.push(match source {
-                InputSource::File(path) => Ready::File(path),
+                InputSource::File(path) => Ready::File(path, Mutex::new(None)),
                 InputSource::Stdin => {
                     let reader = stdin.take().ok_or(InputError::StdinTwice)?;
                     if options.stream {
                         Ready::Stream(Some(Box::new(IdleRead::spawn(reader, STREAM_IDLE))))
                     } else {
-                        Ready::Spooled(spool(reader, options.max_input)?)
+                        Ready::Spooled(spool(reader, options.max_input)?, Mutex::new(None))
                     }
                 }
             });
@@ -119,55 +131,45 @@ impl InputSet {
     }
 
     /// Read every input once (streamed stdin excepted) and report the first problem, or what is
-    /// there to send.
+    /// there to send. Each file's messages are indexed as they are checked, so
+    /// [`InputSet::messages`] sends them without splitting again.
     pub fn validate(&self) -> Result<Summary, InputError> {
         let mut summary = Summary::default();
+        let options = self.options;
         for source in &self.sources {
-            let (name, reader) = match source {
+            match source {
                 Ready::Loaded(messages) => {
-                    for message in messages {
-                        self.check(message)?;
+                    for message in messages.iter() {
+                        check(&options, message)?;
                     }
                     summary.messages += messages.len() as u64;
                     summary.bytes += messages.iter().map(|m| m.payload.len() as u64).sum::<u64>();
-                    continue;
                 }
-                Ready::Stream(_) => {
-                    summary.unvalidated_stdin = true;
-                    continue;
-                }
+                Ready::Stream(_) => summary.unvalidated_stdin = true,
                 #[cfg(feature = "sqlite")]
                 Ready::Store(file, filter) => {
                     for row in StoreRows::open(file, filter.clone()).map_err(store_error)? {
                         let row = row.map_err(store_error)?;
-                        self.check(&row.message)?;
+                        check(&options, &row.message)?;
                         summary.messages += 1;
                         summary.bytes += row.message.payload.len() as u64;
                     }
-                    continue;
                 }
-                Ready::File(path) => (path.display().to_string(), open_file(path)?),
-                Ready::Spooled(file) => ("-".to_string(), rewind(file)?),
-            };
-            for message in Splitter::new(&name, reader, self.options.split) {
-                let message = message?;
-                self.check(&message)?;
-                summary.messages += 1;
-                summary.bytes += message.payload.len() as u64;
+                Ready::File(path, checked) => {
+                    let name = path.display().to_string();
+                    let file = File::open(path).map_err(|error| InputError::Read {
+                        name: name.clone(),
+                        error,
+                    })?;
+                    let index = check_source(&options, &name, &file, &mut summary)?;
+                    *lock(checked) = Some((file, index));
+                }
+                Ready::Spooled(file, checked) => {
+                    *lock(checked) = Some(check_source(&options, "-", file, &mut summary)?);
+                }
             }
         }
         Ok(summary)
-    }
-
-    /// What the check refuses in one message beyond its splitting: an MSH-10 no ACK could name,
-    /// unless fresh ones are given.
-    fn check(&self, message: &Message) -> Result<(), InputError> {
-        if self.options.control_ids == ControlIds::AsGiven && lacks_control_id(&message.payload) {
-            return Err(InputError::EmptyControlId {
-                label: message.label(),
-            });
-        }
-        Ok(())
     }
 
     /// All messages of all sources, in order, with fresh control IDs when the options ask. A
@@ -180,6 +182,7 @@ impl InputSet {
         Messages {
             sources: self.sources.iter_mut(),
             loaded: [].iter(),
+            replay: None,
             #[cfg(feature = "sqlite")]
             rows: None,
             current: None,
@@ -189,6 +192,52 @@ impl InputSet {
             unchecked: false,
         }
     }
+}
+
+fn lock<T>(checked: &Checked<T>) -> std::sync::MutexGuard<'_, Option<T>> {
+    checked.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What the check refuses in one message beyond its splitting: an MSH-10 no ACK could name,
+/// unless fresh ones are given.
+fn check(options: &InputOptions, message: &Message) -> Result<(), InputError> {
+    if options.control_ids == ControlIds::AsGiven && lacks_control_id(&message.payload) {
+        return Err(InputError::EmptyControlId {
+            label: message.label(),
+        });
+    }
+    Ok(())
+}
+
+/// Split and check all of `file` (read from its start), counting into `summary`; the index of
+/// its messages.
+fn check_source(
+    options: &InputOptions,
+    name: &str,
+    file: &File,
+    summary: &mut Summary,
+) -> Result<Index, InputError> {
+    let io_error = |error| InputError::Read {
+        name: name.to_string(),
+        error,
+    };
+    let mut index = Index::new(file).map_err(io_error)?;
+    let mut reader = file;
+    reader.seek(SeekFrom::Start(0)).map_err(io_error)?;
+    let mut splitter = Splitter::new(
+        name,
+        BufReader::with_capacity(READ_BUFFER, reader),
+        options.split,
+    );
+    while let Some(next) = splitter.next_verbatim() {
+        let (message, verbatim) = next?;
+        check(options, &message)?;
+        summary.messages += 1;
+        summary.bytes += message.payload.len() as u64;
+        index.push(&message, verbatim).map_err(io_error)?;
+    }
+    index.finish().map_err(io_error)?;
+    Ok(index)
 }
 
 fn open_file(path: &PathBuf) -> Result<Box<dyn BufRead + Send + '_>, InputError> {
@@ -235,6 +284,8 @@ fn spool(reader: impl Read, max: u64) -> Result<File, InputError> {
 pub struct Messages<'a> {
     sources: std::slice::IterMut<'a, Ready>,
     loaded: std::slice::Iter<'a, Message>,
+    /// The current source, checked: its messages from the check's index.
+    replay: Option<Replay<'a>>,
     #[cfg(feature = "sqlite")]
     rows: Option<StoreRows>,
     current: Option<Splitter<Box<dyn BufRead + Send + 'a>>>,
@@ -262,8 +313,20 @@ impl<'a> Messages<'a> {
                         .map_err(store_error),
                 );
             }
-            Ready::File(path) => open_file(path).map(|r| (path.display().to_string(), r)),
-            Ready::Spooled(file) => rewind(file).map(|r| ("-".to_string(), r)),
+            Ready::File(path, checked) => match checked.get_mut() {
+                Ok(Some((file, index))) => {
+                    let replay = index.replay(&path.display().to_string(), file);
+                    return Some(replay.map(|replay| self.replay = Some(replay)));
+                }
+                _ => open_file(path).map(|r| (path.display().to_string(), r)),
+            },
+            Ready::Spooled(file, checked) => match checked.get_mut() {
+                Ok(Some(index)) => {
+                    let replay = index.replay("-", file);
+                    return Some(replay.map(|replay| self.replay = Some(replay)));
+                }
+                _ => rewind(file).map(|r| ("-".to_string(), r)),
+            },
             Ready::Stream(stdin) => match stdin.take() {
                 Some(reader) => {
                     let reader: Box<dyn BufRead + Send + 'a> =
@@ -298,6 +361,16 @@ impl Iterator for Messages<'_> {
         loop {
             if let Some(message) = self.loaded.next() {
                 return Some(Ok(self.ready(message.clone())));
+            }
+            if let Some(replay) = self.replay.as_mut() {
+                match replay.next() {
+                    Some(Ok(message)) => return Some(Ok(self.ready(message))),
+                    Some(Err(e)) => {
+                        self.failed = true;
+                        return Some(Err(e));
+                    }
+                    None => self.replay = None,
+                }
             }
             #[cfg(feature = "sqlite")]
             if let Some(rows) = self.rows.as_mut() {

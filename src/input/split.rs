@@ -31,6 +31,11 @@ struct Open {
     content_end: usize,
     /// A kept batch ends at this trailer.
     closes_at: Option<Trailer>,
+    /// The payload so far is the source's bytes from `offset` on, untouched: no terminator
+    /// rewritten or added, no blank line left out between its segments.
+    verbatim: bool,
+    /// A blank line was left out since the last segment kept.
+    skipped: bool,
 }
 
 /// How the line just read ended.
@@ -66,7 +71,8 @@ pub struct Splitter<R> {
     layout: Layout,
     buf: BytesMut,
     open: Option<Open>,
-    ready: VecDeque<Message>,
+    /// Completed messages, each with whether its payload is verbatim (see [`Open::verbatim`]).
+    ready: VecDeque<(Message, bool)>,
     /// The error that ended the input, given out after the messages completed before it.
     failed: Option<InputError>,
     index: u64,
@@ -328,13 +334,13 @@ fn looks_utf16(head: &[u8]) -> bool {
     }
 }
 
-impl<R: BufRead> Iterator for Splitter<R> {
-    type Item = Result<Message, InputError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
+impl<R: BufRead> Splitter<R> {
+    /// The next message with whether its payload is the source's bytes at
+    /// `offset..offset + len` untouched, so a later pass can take it from there.
+    pub(crate) fn next_verbatim(&mut self) -> Option<Result<(Message, bool), InputError>> {
         loop {
-            if let Some(message) = self.ready.pop_front() {
-                return Some(Ok(message));
+            if let Some(ready) = self.ready.pop_front() {
+                return Some(Ok(ready));
             }
             if let Some(error) = self.failed.take() {
                 return Some(Err(error));
@@ -348,6 +354,14 @@ impl<R: BufRead> Iterator for Splitter<R> {
                 self.failed = Some(e);
             }
         }
+    }
+}
+
+impl<R: BufRead> Iterator for Splitter<R> {
+    type Item = Result<Message, InputError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_verbatim().map(|r| r.map(|(message, _)| message))
     }
 }
 

@@ -3,6 +3,7 @@
 //! message is named by its row (`rx.db#17`) and keeps its arrival time, for replay at the
 //! recorded pace. Rows are read a page at a time, so a store of any size replays in bounded
 //! memory.
+#![warn(missing_docs)]
 
 use super::message::Message;
 use rusqlite::{Connection, OpenFlags};
@@ -18,16 +19,24 @@ pub const PAGE_ROWS: usize = 256;
 /// (`ADT^A08` matches `ADT^A08^ADT_A01`, not `ADT^A081`).
 #[derive(Debug, Clone, Default)]
 pub struct StoreFilter {
+    /// Only messages that arrived at or after this instant; rows without a readable arrival
+    /// time are then left out.
     pub since: Option<SystemTime>,
+    /// Only messages that arrived before this instant; rows without a readable arrival time
+    /// are then left out.
     pub until: Option<SystemTime>,
+    /// Only messages whose MSH-9 is this type or starts with it followed by more components.
     pub message_type: Option<String>,
+    /// Only messages whose MSH-10 is exactly this.
     pub control_id: Option<String>,
 }
 
 /// One stored message and when it arrived.
 #[derive(Debug, Clone)]
 pub struct Stored {
+    /// The message, named by its row (`rx.db#17`).
     pub message: Message,
+    /// When the store recorded its arrival; `None` when the row's time cannot be read.
     pub received_at: Option<SystemTime>,
 }
 
@@ -35,7 +44,9 @@ pub struct Stored {
 #[derive(Debug, thiserror::Error)]
 #[error("{file}: {what}")]
 pub struct StoreReadError {
+    /// The store's file, as shown to the user.
     pub file: String,
+    /// What went wrong and what to do about it.
     pub what: String,
 }
 

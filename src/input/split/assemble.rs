@@ -6,6 +6,7 @@ use super::{Layout, LineEnd, Open, Splitter, BLOCK};
 use crate::framing::CR;
 use crate::input::error::InputError;
 use crate::input::message::Message;
+use crate::input::reader::Terminator;
 use bytes::Bytes;
 use std::io::BufRead;
 
@@ -50,6 +51,9 @@ impl<R: BufRead> Splitter<R> {
                     }
                 } else {
                     self.buf.truncate(start);
+                    if let Some(open) = self.open.as_mut() {
+                        open.skipped = true;
+                    }
                 }
             }
             LineKind::Msh | LineKind::BatchHeader(_) | LineKind::BatchTrailer(_)
@@ -96,6 +100,8 @@ impl<R: BufRead> Splitter<R> {
             offset,
             content_end: 0,
             closes_at,
+            verbatim: true,
+            skipped: false,
         });
         if let Layout::InFrame { line, messages } = self.layout {
             self.layout = Layout::InFrame {
@@ -108,6 +114,12 @@ impl<R: BufRead> Splitter<R> {
 
     /// The line in `buf` belongs to the open message: terminate it and check the size.
     fn keep_segment(&mut self, end: LineEnd, line: u64) -> Result<(), InputError> {
+        // Raw keeps every terminator as it was; otherwise only a CR stays what it was.
+        let rewritten = !self.options.raw && !matches!(end, LineEnd::Terminator(Terminator::Cr));
+        if let Some(open) = self.open.as_mut() {
+            open.verbatim &= !open.skipped && !rewritten;
+            open.skipped = false;
+        }
         self.append_end(end);
         let len = self.buf.len();
         if len > self.options.max_message {
@@ -151,13 +163,14 @@ impl<R: BufRead> Splitter<R> {
             payload.freeze()
         };
         self.index += 1;
-        self.ready.push_back(Message {
+        let message = Message {
             source: self.name.clone(),
             index: self.index,
             line: open.line,
             offset: open.offset,
             payload,
             original_control_id: None,
-        });
+        };
+        self.ready.push_back((message, open.verbatim));
     }
 }
