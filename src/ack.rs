@@ -1,8 +1,6 @@
 //! Acknowledgement building that can never lie: the code follows MSH-15 and the commit outcome,
 //! and is downgraded whenever the inbound cannot be correlated or was damaged.
 
-#![warn(missing_docs)]
-
 mod batch;
 mod ids;
 mod policy;

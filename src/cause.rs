@@ -1,7 +1,5 @@
 //! Failure causes, their class (transient or permanent), and the one table that maps OS errors to them.
 
-#![warn(missing_docs)]
-
 mod hint;
 
 pub use hint::Hint;

@@ -44,7 +44,6 @@
 //! # Ok(())
 //! # }
 //! ```
-#![warn(missing_docs)]
 
 pub mod backoff;
 pub mod events;

@@ -1,6 +1,5 @@
 //! Durations as people read them: rounded to what a reader can use (`115.8ms`, `2.5s`,
 //! `3m 20s`), never `115.765986ms`.
-#![warn(missing_docs)]
 
 use std::fmt;
 use std::time::Duration;

@@ -28,8 +28,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-#![warn(missing_docs)]
-
 use crate::warning::{Warning, WarningCode};
 use bytes::{BufMut, Bytes, BytesMut};
 use std::fmt;

@@ -1,8 +1,6 @@
 //! HL7 v2 header scanning without a full parser: MSH fields a transport needs, MSA of an ACK,
 //! batch and concatenation detection. Works on any bytes and never panics.
 
-#![warn(missing_docs)]
-
 /// The delimiters an HL7 message declares in MSH-1 and MSH-2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Delimiters {

@@ -7,7 +7,6 @@
 //!   sending, taken from where the index says.
 //! - [`ControlIds`]: the messages' MSH-10 as given (an empty one refused) or fresh ones.
 //! - [`read_store`]: the messages of a receiver's or relay's SQLite store, filtered, for replay.
-#![warn(missing_docs)]
 
 mod collect;
 mod control_id;

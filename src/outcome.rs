@@ -1,7 +1,6 @@
 //! What a run observed, as facts: the failure classes it met, unknown fates, negative answers,
 //! missed thresholds, an interruption, an accounting that did not close. A program embedding
 //! the library decides what they come to; the `mllp` command turns them into its exit code.
-#![warn(missing_docs)]
 
 /// What a run observed. Each field is one fact; [`Observed::merge`] joins two runs' facts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -2,8 +2,6 @@
 //! over the connections, with an optional linear ramp-up. Latency is measured from these due
 //! times, so a stalled peer cannot hide its stall (no coordinated omission).
 
-#![warn(missing_docs)]
-
 use std::time::Duration;
 use tokio::time::Instant;
 

@@ -8,8 +8,6 @@
 //! - [`repeat`]: probing again and again, ping-style, into a [`Series`].
 //! - [`stats`]: min/median/p99/max per phase over repeated probes.
 
-#![warn(missing_docs)]
-
 mod exchange;
 pub mod eyeballs;
 mod handshake;

@@ -1,7 +1,5 @@
 //! Name resolution behind a replaceable trait, so tests never query real DNS.
 
-#![warn(missing_docs)]
-
 use crate::cause::Cause;
 use std::collections::HashMap;
 use std::future::Future;

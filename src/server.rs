@@ -38,8 +38,6 @@
 //! # }
 //! ```
 
-#![warn(missing_docs)]
-
 mod accept;
 mod accept_loop;
 mod bind;

@@ -4,8 +4,6 @@
 //! Pure byte inspection: the result names the kind of peer and at most the first byte, never a
 //! run of what the peer sent.
 
-#![warn(missing_docs)]
-
 use crate::cause::Hint;
 use serde::Serialize;
 use std::fmt;

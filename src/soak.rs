@@ -38,8 +38,6 @@
 //! for the embedded listener, a chaos proxy for a real one), the worker that loads one
 //! connection, and the mergeable report ([`report`]) with its CI [`thresholds`].
 
-#![warn(missing_docs)]
-
 pub mod chaos;
 pub mod embedded;
 mod engine;

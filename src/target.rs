@@ -2,8 +2,6 @@
 //! address (in brackets when a port follows). Checked by its shape alone, so a string that can
 //! be no host is refused before any name lookup.
 
-#![warn(missing_docs)]
-
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
 

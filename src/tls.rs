@@ -3,8 +3,6 @@
 //! Each configuration is built once into an `Arc` and shared by every connection. The ring
 //! provider is named explicitly so no other provider can be picked up by accident.
 
-#![warn(missing_docs)]
-
 mod asked;
 mod cert;
 mod failure;

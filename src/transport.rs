@@ -2,8 +2,6 @@
 //! connect timeout, every failure classified. The client reaches the network only through
 //! [`Connector`], so its timing logic is testable over in-memory streams.
 
-#![warn(missing_docs)]
-
 mod classify;
 
 pub use classify::classify;

@@ -1,7 +1,5 @@
 //! The stable, public warning codes, and a warning as it travels: a code and a byte offset.
 
-#![warn(missing_docs)]
-
 use serde::Serialize;
 use std::fmt;
 

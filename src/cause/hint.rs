@@ -1,8 +1,6 @@
 //! What would help after a failure, as data: the library names the remedy (turn TLS on, trust
 //! this CA, give the server name, pair replies in order), the command words it with its options.
 
-#![warn(missing_docs)]
-
 /// A step an operator can take. Advice that needs no option stays prose ([`Hint::Prose`]); every
 /// other variant names what would help and carries the values it needs (certificate names),
 /// never payload. Deliberately exhaustive: whoever words hints must word every one.

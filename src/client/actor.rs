@@ -1,7 +1,6 @@
 //! The actor that owns the link: it composes the flight table ([`Flights`]), the outbox of
 //! events and fates ([`Outbox`]) and the lifecycle state ([`Lifecycle`]), and drives them:
 //! connect, back off, reconnect and close in `lifecycle`, the connected phase in `link`.
-#![warn(missing_docs)]
 
 mod lifecycle;
 mod link;

@@ -5,7 +5,6 @@
 //! the live tokens: a send dropped anywhere before its fate is decided (its caller's future
 //! cancelled on the way to the actor, a command left in a closed channel) cannot shrink the
 //! window.
-#![warn(missing_docs)]
 
 use super::options::Window;
 use std::sync::atomic::{AtomicUsize, Ordering};

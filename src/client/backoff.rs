@@ -1,6 +1,5 @@
 //! Reconnect pacing: a plain iterator of exponential, jittered, capped delays, and the pluggable
 //! retry strategy that decides, from a [`RetryContext`], the next delay or to stop.
-#![warn(missing_docs)]
 
 use super::options_error::OptionsError;
 use crate::cause::{Cause, Class};

@@ -1,6 +1,5 @@
 //! Client events: state changes, reconnect attempts, warnings, security warnings, errors. Codes,
 //! causes, counts and offsets only.
-#![warn(missing_docs)]
 
 use super::state::Transition;
 use crate::cause::{Cause, Class};

@@ -1,6 +1,5 @@
 //! What became of each send: exactly one of six populations, the cause when it was not an
 //! answer, and the drain report. ACK bytes travel here for `--print-ack`, never in Debug/Display.
-#![warn(missing_docs)]
 
 use crate::ack::AckCode;
 use crate::cause::Cause;

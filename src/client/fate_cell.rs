@@ -1,7 +1,6 @@
 //! The cell a send shares with its handle: its fate, handed over once, and how many times its
 //! frame was written so far. One allocation per send, where a oneshot channel and a separate
 //! write counter took two.
-#![warn(missing_docs)]
 
 use super::fate::Fate;
 use std::sync::atomic::{AtomicU32, Ordering};

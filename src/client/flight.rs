@@ -1,7 +1,6 @@
 //! The flight table: every unsettled send, the queue of those to write, the frames in flight on
 //! the current connection, which send holds each control ID, and settling sends out of it.
 //! ACK crediting is in `correlate`, the timers in `timers`, the write side in `batch`.
-#![warn(missing_docs)]
 
 mod batch;
 mod correlate;

@@ -1,7 +1,6 @@
 //! The link's lifecycle as state: where the state machine stands, the reconnect episode that
 //! feeds the retry strategy, whether the current connection proved useful, and the callers
 //! waiting for a close.
-#![warn(missing_docs)]
 
 use super::backoff::{LastError, RetryContext};
 use super::events::ClientEvent;

@@ -1,6 +1,5 @@
 //! Client options and their validation at creation: every problem is a typed error naming the
 //! option.
-#![warn(missing_docs)]
 
 use super::backoff::{ExponentialBackoff, RetryStrategy};
 pub use super::options_error::OptionsError;

@@ -1,6 +1,5 @@
 //! The error naming an option that cannot work: raised by the client options and by the retry
 //! strategies they hold, so neither module needs the other's.
-#![warn(missing_docs)]
 
 /// An option that cannot work. `option` is the option's name as the CLI spells it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,6 +1,5 @@
 //! Where the actor's results go out: events to subscribers, warnings, the counters behind the
 //! stats, and each send's fate (to its handle and to the drain report being collected).
-#![warn(missing_docs)]
 
 use super::events::ClientEvent;
 use super::fate::{DrainReport, Fate};

@@ -1,6 +1,5 @@
 //! One admitted send while the actor holds it ([`Pending`]): its payload, control ID and what
 //! its MSH-16 asks of the peer, where it was written, and the fate it would get if cut off now.
-#![warn(missing_docs)]
 
 use super::admission::Room;
 use super::fate::{AckPayload, Fate, FateCause};

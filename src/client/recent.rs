@@ -1,5 +1,4 @@
 //! A bounded memory of recent control IDs: late ACKs and repeated ACKs are told apart with it.
-#![warn(missing_docs)]
 
 use bytes::Bytes;
 use std::collections::{HashMap, VecDeque};

@@ -1,6 +1,5 @@
 //! The settings of one long-lived client link as the command line states them (timeouts,
 //! liveness, the reconnect policy), turned into the client's options and its connector.
-#![warn(missing_docs)]
 
 use super::{
     BackoffConfig, ClientOptions, ExponentialBackoff, GiveUpAfter, MaxRetries, Reconnect,

@@ -1,6 +1,5 @@
 //! The link's six-state machine: the legal transitions written once as a table, and one pure
 //! function that applies a transition or refuses it.
-#![warn(missing_docs)]
 
 use crate::cause::Cause;
 use serde::Serialize;

@@ -1,6 +1,5 @@
 //! Client statistics: counters the actor updates as it goes, and a serde snapshot with latency
 //! percentiles from an HDR histogram.
-#![warn(missing_docs)]
 
 use super::fate::{Fate, Population};
 use super::state::State;

@@ -5,7 +5,6 @@
 //! is full. Each admitted send carries its window room inside its [`Pending`], so a send
 //! dropped before the actor took it gives its room back with it; it was never handed over, so
 //! no fate is counted for it.
-#![warn(missing_docs)]
 
 use super::admission::{Room, Waited};
 use super::fate::{Fate, FateCause, Refusal};

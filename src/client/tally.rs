@@ -1,6 +1,5 @@
 //! The one count of the six fates: how many sends ended in each population, and the final ACK
 //! codes among them. `send`'s summary and soak's report both count with it.
-#![warn(missing_docs)]
 
 use super::fate::{Fate, Population};
 use crate::ack::AckCode;

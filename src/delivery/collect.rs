@@ -3,7 +3,6 @@
 //! never-delivered, `interrupted`); a destroy settles everything at once. The deadline ends the
 //! run at once when it passes: what was not written is
 //! never delivered, what was written and not answered is of unknown fate, both `run-timeout`.
-#![warn(missing_docs)]
 
 mod state;
 

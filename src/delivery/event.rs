@@ -1,6 +1,5 @@
 //! What a run hands out as it goes: each message's one [`MessageOutcome`], the client's events, and
 //! [`RunNote`]s about the run as a whole.
-#![warn(missing_docs)]
 
 use crate::cause::Cause;
 use crate::client::{ClientEvent, Fate, LinkFailure};

@@ -3,7 +3,6 @@
 //! (`000006-adt.hl7#6.hl7`), holding exactly the bytes that were sent, so a rerun of it sends
 //! only those, in their first order. The directory is new or empty and holds none of the
 //! inputs, so the files of two runs never mix.
-#![warn(missing_docs)]
 
 use crate::input::InputSource;
 use std::path::{Path, PathBuf};

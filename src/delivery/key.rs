@@ -1,7 +1,6 @@
 //! The order key of a parallel run: the field whose value keeps its messages in order
 //! (`PID-3`, `MSH-4`, any `SEG-n` or `SEG-n.c`, or none), read from a payload, and the stable
 //! hash that picks a link for it.
-#![warn(missing_docs)]
 
 use crate::hl7::{segments, Msh};
 use std::fmt;

@@ -5,7 +5,6 @@
 //! through the router, which renumbers them in input order, writes failed-message files, and
 //! keeps the one accounting: every message read gets exactly one outcome, from its link or,
 //! when the run ends before its link took it, from the router.
-#![warn(missing_docs)]
 
 use super::event::{Item, MessageOutcome, RunEvent, RunNote};
 use super::failed::file_name;

@@ -1,7 +1,6 @@
 //! A run's accounting: messages read, their fates in the one [`FateTally`], rewrites and
 //! reconnects, the check that every message read has exactly one fate, how the run ended, and
 //! what the run observed.
-#![warn(missing_docs)]
 
 use crate::cause::{Cause, Class};
 use crate::client::{Fate, FateTally, Population};

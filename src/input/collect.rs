@@ -1,6 +1,5 @@
 //! Command-line arguments to input sources: files, globs (expanded here too, for shells that do
 //! not), directories (with `recursive`), and `-` or nothing for stdin.
-#![warn(missing_docs)]
 
 use super::error::InputError;
 use super::natural::natural_path_cmp;

@@ -1,7 +1,6 @@
 //! The messages' control IDs (MSH-10) before anything is sent: an empty one is found at the
 //! check (no ACK could name the message), fresh unique ones are given when the run asks, and
 //! IDs shared by several messages are counted for the dry run.
-#![warn(missing_docs)]
 
 use super::message::Message;
 use crate::hl7::{segments, Msh};

@@ -1,5 +1,4 @@
 //! What can be wrong with an input, named by file and line and saying what to do. Never payload.
-#![warn(missing_docs)]
 
 use std::path::PathBuf;
 

@@ -6,8 +6,6 @@
 //! Records are a few bytes a message, kept in memory while small and in an anonymous temporary
 //! file beyond, so memory stays bounded whatever the message count.
 
-#![warn(missing_docs)]
-
 use super::error::InputError;
 use super::message::Message;
 use bytes::{Bytes, BytesMut};

@@ -1,5 +1,4 @@
 //! One message as the splitter yields it, and the options that shape splitting.
-#![warn(missing_docs)]
 
 use bytes::Bytes;
 use std::fmt;

@@ -3,7 +3,6 @@
 //! message is named by its row (`rx.db#17`) and keeps its arrival time, for replay at the
 //! recorded pace. Rows are read a page at a time, so a store of any size replays in bounded
 //! memory.
-#![warn(missing_docs)]
 
 use super::message::Message;
 use rusqlite::{Connection, OpenFlags};

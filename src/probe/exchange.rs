@@ -1,8 +1,6 @@
 //! After connecting: the banner wait (a receiver should stay silent until spoken to) and the
 //! one message with its ACK. Every read is bounded in time and size.
 
-#![warn(missing_docs)]
-
 use super::handshake::session_verdict;
 use super::record::{failure, healthy, Run};
 use super::report::{ClientCertificate, Detail, PhaseName, Verdict};

@@ -2,8 +2,6 @@
 //! next attempt started after a stagger delay or as soon as the previous one fails, first
 //! success wins and the rest are abandoned.
 
-#![warn(missing_docs)]
-
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;

@@ -1,8 +1,6 @@
 //! The TLS phase of a probe: the handshake, what it negotiated and what the certificate says,
 //! and for each way it fails, a verdict that says which and what to do.
 
-#![warn(missing_docs)]
-
 use super::record::{failure, Run};
 use super::report::{ClientCertificate, Detail, PhaseName, TlsDetail, Verdict};
 use super::sniff::recognise;

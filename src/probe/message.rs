@@ -1,8 +1,6 @@
 //! The one message a probe sends: a synthetic ADT^A01 with processing ID `D` and a unique
 //! control ID, or the first message of a file (segments normalised to CR).
 
-#![warn(missing_docs)]
-
 use crate::input::{InputError, SplitOptions, Splitter};
 use bytes::Bytes;
 use std::path::Path;

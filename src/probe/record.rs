@@ -1,8 +1,6 @@
 //! The record of one probe run: each phase as it passed or failed, and the verdict builders
 //! every phase shares.
 
-#![warn(missing_docs)]
-
 use super::report::{ClientCertificate, Detail, PhaseName, PhaseReport, Verdict, VerdictClass};
 use crate::cause::{Cause, Hint};
 use tokio::time::Instant;

@@ -1,8 +1,6 @@
 //! Probing again and again, ping-style: `count` probes `interval` apart, each report handed
 //! over as it comes, the statistics and the exit-code facts gathered, until done or stopped.
 
-#![warn(missing_docs)]
-
 use super::run::{run, ProbeConfig, Timeouts};
 use super::stats::ProbeStats;
 use super::ProbeReport;

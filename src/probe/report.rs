@@ -1,8 +1,6 @@
 //! What one probe found: its phases, each timed, and the verdict. `Serialize` gives the phases'
 //! fields in `probe --json` (the command's `output::probe`, which also words the verdict's hint).
 
-#![warn(missing_docs)]
-
 use super::sniff::Recognised;
 use crate::cause::{Cause, Class, Hint};
 use crate::tls::CertSummary;

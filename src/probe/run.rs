@@ -1,8 +1,6 @@
 //! Running one probe: resolve, connect, TLS, then the banner wait and optionally one message;
 //! each phase timed and recorded, the first failure decides the verdict.
 
-#![warn(missing_docs)]
-
 use super::exchange;
 use super::eyeballs::{interleave, race};
 use super::handshake;

@@ -1,7 +1,5 @@
 //! Statistics over repeated probes: per-phase min, median, p99 and max, and the loss count.
 
-#![warn(missing_docs)]
-
 use serde::Serialize;
 use std::collections::BTreeMap;
 

@@ -2,8 +2,6 @@
 //! (so a refused certificate can still be described), and a stream wrapper that keeps the
 //! first bytes the peer sent (so a non-TLS answer to the ClientHello can be recognised).
 
-#![warn(missing_docs)]
-
 use crate::tls::{CertificateAsked, ClientTlsOptions, TlsConfigError};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::Resumption;

@@ -2,8 +2,6 @@
 //! answers with what the upstream said. The server core commits one connection's messages in
 //! arrival order and this sink writes them upstream in that order, so per-connection order holds.
 
-#![warn(missing_docs)]
-
 use super::gauges::{self, Gauges};
 use super::record::Recorder;
 use super::table::{pass_through, Upstream};

@@ -4,8 +4,6 @@
 //! per-message path takes no lock; a reading taken while latencies are being recorded may see a
 //! slot before its update, so its percentiles are of nearly (not exactly) the latest answers.
 
-#![warn(missing_docs)]
-
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 

@@ -8,8 +8,6 @@
 //! - [`record`]: keeping every passed-through message with its upstream fate.
 //! - [`upstream`]: the upstream link's options (reconnect for as long as the relay runs).
 
-#![warn(missing_docs)]
-
 pub mod forward;
 pub mod gauges;
 pub mod queue;

@@ -3,8 +3,6 @@
 //! and the forwarder that sends pending rows upstream in arrival order and writes each row's
 //! fate. Only a window of rows is in memory at once; the rest waits on disk.
 
-#![warn(missing_docs)]
-
 use super::gauges::{self, Gauges};
 use super::record::settlement;
 use super::store::{PendingRow, Status, Store};

@@ -1,8 +1,6 @@
 //! `--record`: every message passed through, with its upstream answer and timings, kept in the
 //! relay's store for a trace to share. A failed write is counted, never changes an answer.
 
-#![warn(missing_docs)]
-
 use super::store::{Settlement, Status, Store};
 use crate::client::Fate;
 use crate::server::Inbound;

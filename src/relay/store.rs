@@ -2,8 +2,6 @@
 //! the columns of the receiver's `messages` table and the message's upstream fate. WAL and full
 //! synchronous commits: a row written is on disk before the downstream peer hears of it.
 
-#![warn(missing_docs)]
-
 use crate::server::clock::Utc;
 use crate::server::Inbound;
 use rusqlite::types::Value;

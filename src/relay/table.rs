@@ -3,8 +3,6 @@
 //! more than it knows; a message never written upstream is refused (nothing was kept anywhere),
 //! and one written but not answered gets no answer at all.
 
-#![warn(missing_docs)]
-
 use crate::ack::{AckCode, Disposition};
 use crate::cause::Cause;
 use crate::client::{Commit, Fate, FateCause};

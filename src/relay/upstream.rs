@@ -1,8 +1,6 @@
 //! The upstream link of a relay: a client link as `send` configures it, except that it never
 //! gives up reconnecting while the relay runs, and a full window waits rather than refuses.
 
-#![warn(missing_docs)]
-
 use crate::client::{
     ClientOptions, ExponentialBackoff, LinkSettings, OnBackpressure, Reconnect, Window,
 };

@@ -1,8 +1,6 @@
 //! The seam between an accepted TCP socket and the stream a connection reads: plain TCP here,
 //! a TLS handshake in the TLS acceptor.
 
-#![warn(missing_docs)]
-
 use crate::cause::Cause;
 use crate::tls::AcceptedTls;
 use std::future::Future;

@@ -3,8 +3,6 @@
 //! backed off, and peers waiting in the backlog meanwhile are turned away rather than left
 //! hanging.
 
-#![warn(missing_docs)]
-
 use super::connection::{self, Admission};
 use super::event::ServerEvent;
 use super::proxy::{Header, ProxyError};

@@ -2,8 +2,6 @@
 //! address the name resolved to (before anything is bound) and again on the address the OS
 //! actually bound, so every spelling of "all interfaces" is caught.
 
-#![warn(missing_docs)]
-
 use crate::resolve::{ResolveError, Resolver, SystemResolver};
 use std::net::{IpAddr, SocketAddr};
 use tokio::net::TcpListener;

@@ -1,7 +1,5 @@
 //! UTC timestamps without a calendar crate: HL7 `YYYYMMDDHHMMSS`, RFC 3339, and file-name stamps.
 
-#![warn(missing_docs)]
-
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A broken-down UTC instant.

@@ -1,7 +1,5 @@
 //! Server options, validated once when the server is built.
 
-#![warn(missing_docs)]
-
 use crate::ack::AckCode;
 use crate::framing::{Tolerance, DEFAULT_MAX_FRAME};
 use std::time::Duration;

@@ -8,8 +8,6 @@
 //! and events, and the budget (`Buffered`) what the connection holds of memory; `close` lingers
 //! after the last ACK so the peer can still read it.
 
-#![warn(missing_docs)]
-
 mod answer;
 mod close;
 mod commit;

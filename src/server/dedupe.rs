@@ -7,8 +7,6 @@
 //! is never a false positive: a copy in the same commit group follows the first's fate, and a
 //! copy on another connection while the first is being committed waits for that commit.
 
-#![warn(missing_docs)]
-
 mod journal;
 
 pub use journal::JOURNAL_NAME;

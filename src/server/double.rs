@@ -1,8 +1,6 @@
 //! The test-double policy behind `listen`'s `--ack-delay`, `--nack-rate`, `--reject-rate`,
 //! `--silent-rate` and `--drop-after`: seeded, so a run can be repeated exactly.
 
-#![warn(missing_docs)]
-
 use super::policy::{Action, Decision, Policy};
 use super::sink::Inbound;
 use rand::rngs::SmallRng;

@@ -2,8 +2,6 @@
 //! a message's event names it by its header (MSH-10 and MSH-9), as HL7 receivers' logs do.
 //! Rendering them (human lines, JSON) is the embedder's business.
 
-#![warn(missing_docs)]
-
 use crate::ack::AckCode;
 use crate::cause::Cause;
 use crate::tls::AcceptedTls;

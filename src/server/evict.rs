@@ -2,8 +2,6 @@
 //! the moment they fell idle, so that at the connection cap a new peer can close the one idle
 //! the longest (if idle long enough) and take its place.
 
-#![warn(missing_docs)]
-
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;

@@ -2,8 +2,6 @@
 //! the budget of bytes held for peers (partial frames, frames awaiting their commit, unsent
 //! ACKs), overall and per peer address.
 
-#![warn(missing_docs)]
-
 mod budget;
 
 pub(crate) use budget::{Buffered, Part};

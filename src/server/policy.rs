@@ -1,8 +1,6 @@
 //! Per-message decisions taken before the commit: what `listen`'s test-double behaviours and
 //! de-duplication plug into. The default policy commits everything and answers at once.
 
-#![warn(missing_docs)]
-
 use super::sink::Inbound;
 use std::time::Duration;
 

@@ -4,8 +4,6 @@
 //! or a connection without a valid header, is closed. Parsing is the `ppp` crate's; this module
 //! reads exactly the header's bytes and no more (what follows is MLLP, or a TLS handshake).
 
-#![warn(missing_docs)]
-
 use std::net::{IpAddr, SocketAddr};
 use std::str::FromStr;
 use std::time::Duration;

@@ -1,8 +1,6 @@
 //! The commit step: a [`Sink`] takes each inbound message and says whether it is committed.
 //! The server writes an ACK only after the sink has returned.
 
-#![warn(missing_docs)]
-
 pub mod exec;
 mod groups;
 pub mod out_dir;

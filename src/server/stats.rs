@@ -1,7 +1,5 @@
 //! Running counters of a server, and the plain-JSON snapshot printed on exit.
 
-#![warn(missing_docs)]
-
 use crate::ack::AckCode;
 use crate::cause::Cause;
 use crate::warning::WarningCode;

@@ -1,8 +1,6 @@
 //! Where to connect, from the pieces people give: a `HOST[:PORT]`, a separate port, and whether
 //! each came from the command line or from the environment (`MLLP_HOST`, `MLLP_PORT`).
 
-#![warn(missing_docs)]
-
 use super::{Target, DEFAULT_PORT};
 
 /// Where the endpoint's parts came from: the command line, or `MLLP_HOST`/`MLLP_PORT`.

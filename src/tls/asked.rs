@@ -2,8 +2,6 @@
 //! resolver only when a CertificateRequest came, so a resolver that notes the call knows; a
 //! handshake refused after that, with no certificate given, was refused for the certificate.
 
-#![warn(missing_docs)]
-
 use rustls::client::ResolvesClientCert;
 use rustls::{sign, ClientConfig, SignatureScheme};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,7 +1,5 @@
 //! What a peer certificate says, for `probe` and for server connection events.
 
-#![warn(missing_docs)]
-
 use rustls::pki_types::CertificateDer;
 use serde::Serialize;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -2,8 +2,6 @@
 //! on: the client (`send`, `soak`, `probe`: "the peer" is the server) or the listener (what the
 //! connecting client did). Details name certificates, names and alerts, never payload.
 
-#![warn(missing_docs)]
-
 mod certificate;
 
 use super::CertSummary;

@@ -1,7 +1,5 @@
 //! The insecure-mode verifier: accepts any server certificate, still checks handshake signatures.
 
-#![warn(missing_docs)]
-
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};

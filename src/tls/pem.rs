@@ -1,7 +1,5 @@
 //! PEM loading through rustls-pki-types; every error names the file and what was wrong.
 
-#![warn(missing_docs)]
-
 use super::TlsConfigError;
 use rustls::pki_types::pem::{self, PemObject};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};

@@ -1,8 +1,6 @@
 //! Server-side TLS: configuration with client authentication `none|want|must`, and an acceptor
 //! that bounds the handshake and reports the client certificate.
 
-#![warn(missing_docs)]
-
 use super::failure::{describe_handshake_io, Seen, Side};
 use super::{pem, provider, TlsConfigError, TlsSummary, TlsVersions};
 use crate::cause::Cause;

@@ -3,8 +3,6 @@
 //! the identity, whether or not it is marked as a CA and whatever names it carries. Its
 //! validity dates still hold, and the handshake still proves the server has its key.
 
-#![warn(missing_docs)]
-
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};

@@ -1,6 +1,5 @@
 //! The link's life outside the connected phase: connecting, backing off, deciding whether to
 //! retry, what follows a dropped link, and closing for good.
-#![warn(missing_docs)]
 
 use super::Actor;
 use crate::cause::Cause;

@@ -1,6 +1,5 @@
 //! The connected phase: coalesced writes, the ACK reader, commands, and the timers (ACK,
 //! application ACK, dead peer, drain), all in one select loop over a split stream.
-#![warn(missing_docs)]
 
 use super::Actor;
 use crate::cause::{classify_io, Cause};

@@ -1,6 +1,5 @@
 //! The write side of the flight table: which queued sends may go now, coalesced into one
 //! buffer, and their ACK clocks started once the buffer is flushed.
-#![warn(missing_docs)]
 
 use super::{Flights, Slot};
 use crate::client::events::ClientEvent;

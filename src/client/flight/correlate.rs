@@ -1,6 +1,5 @@
 //! ACK correlation (by control ID or FIFO, enhanced two-phase mode) and which send holds a
 //! control ID.
-#![warn(missing_docs)]
 
 use super::Flights;
 use crate::ack::AckCode;

@@ -1,7 +1,6 @@
 //! Engines as they are: what a connection shows of the peer (frames written, answers, replies
 //! naming other control IDs, first bytes that are not MLLP) and what the run learns from it (the
 //! peer does not answer pipelined frames, or closes after each answer).
-#![warn(missing_docs)]
 
 use super::Flights;
 use crate::cause::Cause;

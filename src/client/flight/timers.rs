@@ -1,6 +1,5 @@
 //! The timers of the connected phase: ACK, application ACK, dead peer and drain deadlines,
 //! and what firing each settles.
-#![warn(missing_docs)]
 
 use super::Flights;
 use crate::ack::AckCode;

@@ -1,7 +1,6 @@
 //! The collector's state: the count, how the run is ending, and the named steps that end it
 //! (abandon, stop, destroy, the deadline, the drain once only application ACKs are left), with
 //! the rules for the cause each outcome shows.
-#![warn(missing_docs)]
 
 use super::super::event::{Item, MessageOutcome, RunEvent, RunNote};
 use super::super::failed::{file_name, FailedOut};

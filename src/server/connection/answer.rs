@@ -1,8 +1,6 @@
 //! The write side of a connection: each message's ACK (and, in enhanced mode, its application
 //! ACK) is built into the write buffer, counted, and written out in one go.
 
-#![warn(missing_docs)]
-
 use super::{End, Ledger, Part, Shutdown};
 use crate::ack::{self, AckCode, AckContext, AckTemplate, BuiltAck, Disposition, NackReason};
 use crate::cause::{classify_io, Cause};

@@ -2,8 +2,6 @@
 //! discarding) for a while so the kernel sends FIN, not RST, and the peer can still read the ACKs
 //! already written.
 
-#![warn(missing_docs)]
-
 use super::Shutdown;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};

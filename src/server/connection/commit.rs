@@ -2,8 +2,6 @@
 //! refused before any sink sees it, the policy decides the others, and the sink commits those it
 //! lets through. Each message then comes out with its result, in arrival order, for its answer.
 
-#![warn(missing_docs)]
-
 use super::Ledger;
 use crate::ack::{self, AckCode, Disposition};
 use crate::framing::Frame;

@@ -1,8 +1,6 @@
 //! The read side of a connection: the input buffer and its codec, reads bounded by the budget,
 //! the idle and frame deadlines, eviction while idle, and reading ahead during a commit.
 
-#![warn(missing_docs)]
-
 use super::{End, Ledger, Part, Shutdown};
 use crate::cause::classify_io;
 use crate::framing::{Decoded, Frame, FramingError, MllpCodec};

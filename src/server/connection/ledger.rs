@@ -1,8 +1,6 @@
 //! A connection's identity and what it has to tell: its counters since they were last added to
 //! the server's, and the events noted since they were last sent.
 
-#![warn(missing_docs)]
-
 use crate::ack::{AckCode, Disposition};
 use crate::server::event::{NackWhy, ServerEvent};
 use crate::server::stats::{AckTally, StatsSnapshot};

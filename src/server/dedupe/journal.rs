@@ -11,8 +11,6 @@
 //! symbolic link or reads anything but a regular file, and no file read back is read past the
 //! largest frame the listener accepts: what does not qualify is skipped and said.
 
-#![warn(missing_docs)]
-
 use super::Window;
 use crate::server::sink::{DedupeKey, Inbound};
 use bytes::Bytes;

@@ -3,8 +3,6 @@
 //! account; growth is granted only within the overall budget and its peer address's share, so
 //! at the budget a connection stops reading rather than buffering more.
 
-#![warn(missing_docs)]
-
 use super::PeerUse;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -4,8 +4,6 @@
 //! group, and a timeout or a stop kills the whole group: nothing it started is left behind.
 //! When the server has an event channel, the command's stderr is reported as its own lines.
 
-#![warn(missing_docs)]
-
 mod stderr;
 
 use super::{Inbound, Sink, SinkFuture, SinkResult};

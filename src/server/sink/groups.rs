@@ -2,8 +2,6 @@
 //! how its commits went (the number of groups and of rows, and a histogram of group sizes in
 //! powers of two), counted by the sink's one writer and read at the end.
 
-#![warn(missing_docs)]
-
 use serde::{Serialize, Serializer};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -9,8 +9,6 @@
 //! is opened. A group whose directory moved while it was written is taken back, so a positive
 //! answer always means the file is durable in the directory the path names.
 
-#![warn(missing_docs)]
-
 mod handle;
 
 use super::{Inbound, Sink, SinkFuture, SinkResult};

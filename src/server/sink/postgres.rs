@@ -9,8 +9,6 @@
 //! whose reply never came (the link dropped after it was sent) is settled on the next connection
 //! by asking the server what became of that transaction (`txid_status`), before any answer.
 
-#![warn(missing_docs)]
-
 pub mod conninfo;
 mod failure;
 mod tls;

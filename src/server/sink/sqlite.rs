@@ -5,8 +5,6 @@
 //! written by an earlier version (no `msh3`/`msh4`, an index on the control ID and MSH-7 alone)
 //! is brought up to date when opened.
 
-#![warn(missing_docs)]
-
 use super::{Inbound, Sink, SinkFuture, SinkResult};
 use crate::server::clock::Utc;
 use rusqlite::types::Value;

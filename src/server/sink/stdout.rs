@@ -3,8 +3,6 @@
 //! from different connections whole and in order; a closed stdout fails the commit (AE), it does
 //! not end the process.
 
-#![warn(missing_docs)]
-
 use super::{Inbound, Sink, SinkFuture, SinkResult};
 use crate::server::clock::Utc;
 use base64::Engine;

@@ -1,8 +1,6 @@
 //! The server's certificate refused: which check failed, in a few words or, with the
 //! certificate at hand, with its names and dates; and the step that gets past it.
 
-#![warn(missing_docs)]
-
 use super::TlsFailure;
 use crate::cause::{Cause, Hint};
 use crate::tls::CertSummary;

@@ -2,8 +2,6 @@
 //! events: each line cut at [`EXEC_STDERR_LINE_MAX`] bytes, so a command writing without
 //! newlines cannot make one huge line.
 
-#![warn(missing_docs)]
-
 use crate::server::{ConnectionId, ServerEvent, StoreReports};
 use tokio::io::AsyncReadExt;
 use tokio::process::ChildStderr;

@@ -2,8 +2,6 @@
 //! directory renamed or replaced under the path never splits a commit between two directories,
 //! and whether the path still names it is one comparison of device and inode.
 
-#![warn(missing_docs)]
-
 use std::ffi::CString;
 use std::fs::File;
 use std::io::{Error, ErrorKind, Result};

@@ -4,8 +4,6 @@
 //! reads neither the environment nor the password file, and knows only three `sslmode`s; the
 //! libpq-only settings (`sslmode=verify-ca|verify-full|allow`, `sslrootcert`) are taken out here.
 
-#![warn(missing_docs)]
-
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;

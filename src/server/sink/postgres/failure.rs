@@ -2,8 +2,6 @@
 //! (the server could not be reached, was starting or stopping, or had no room) or not (it
 //! refused these settings: authentication, a missing database or role, grants, TLS trust).
 
-#![warn(missing_docs)]
-
 use crate::cause::{classify_io, Cause};
 use std::error::Error as _;
 

@@ -4,8 +4,6 @@
 //! Roots: `sslrootcert` (a PEM file, or `system`), else `~/.postgresql/root.crt` when present,
 //! else the system's.
 
-#![warn(missing_docs)]
-
 use super::conninfo::{ConnInfo, SslMode};
 use crate::tls::{insecure::AcceptAnyServerCert, pem, provider};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};

@@ -3,8 +3,6 @@
 //! reconnects with backoff while the database is away, and says when the link is lost and when
 //! it is back.
 
-#![warn(missing_docs)]
-
 use super::failure;
 use super::{connect, Conn, Job, Reports, GROUP_ROWS, GROUP_TIMEOUT, RETRIES};
 use super::{BACKOFF_FIRST, BACKOFF_MAX};
