@@ -9,12 +9,27 @@ use crate::exit::Exit;
 use crate::prometheus::MetricsError;
 use anyhow::Context;
 use mllp::server::{BindError, Server, ServerConfig, Shutdown};
+use mllp::tls::{TlsAcceptor, TlsConfigError};
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 pub fn run(args: ListenArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let config = args.config()?;
-    let tls = match args.tls() {
+    serve_on_runtime(args.tls(), |tls| serve(&args, config, tls, diag))
+}
+
+/// The TLS material loaded (or its failure said, as permanent), then `serve` on a runtime of
+/// its own until it ends. Shared with `relay`.
+pub fn serve_on_runtime<Serve, Run>(
+    tls: Result<Option<TlsAcceptor>, TlsConfigError>,
+    serve: Serve,
+) -> anyhow::Result<Exit>
+where
+    Serve: FnOnce(Option<TlsAcceptor>) -> Run,
+    Run: Future<Output = anyhow::Result<Exit>>,
+{
+    let tls = match tls {
         Ok(tls) => tls,
         Err(e) => {
             let message = format!("cannot load the TLS material: {e}");
@@ -25,7 +40,7 @@ pub fn run(args: ListenArgs, diag: &Diag) -> anyhow::Result<Exit> {
         .enable_all()
         .build()
         .context("starting the runtime")?;
-    let exit = runtime.block_on(serve(&args, config, tls, diag));
+    let exit = runtime.block_on(serve(tls));
     // A blocking write stuck on a dead pipe must not keep the process alive after the stop.
     runtime.shutdown_timeout(Duration::from_secs(1));
     exit

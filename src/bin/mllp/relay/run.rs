@@ -6,7 +6,6 @@ use super::render;
 use super::status;
 use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
-use anyhow::Context;
 use mllp::client::{Client, Window};
 use mllp::relay::{self, Enqueue, Forward, ForwardOptions, Recorder, Store};
 use mllp::server::{BindError, Server, Shutdown, Sink};
@@ -21,20 +20,7 @@ pub fn run(args: RelayArgs, diag: &Diag) -> anyhow::Result<Exit> {
                        refused, or waits in --queue)";
         return Ok(Fatal::new(Exit::Usage, message).report());
     }
-    let tls = match args.server_tls.acceptor() {
-        Ok(tls) => tls,
-        Err(e) => {
-            let message = format!("cannot load the TLS material: {e}");
-            return Ok(Fatal::new(Exit::Permanent, message).report());
-        }
-    };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the runtime")?;
-    let exit = runtime.block_on(serve(&args, tls, diag));
-    runtime.shutdown_timeout(Duration::from_secs(1));
-    exit
+    crate::listen::serve_on_runtime(args.server_tls.acceptor(), |tls| serve(&args, tls, diag))
 }
 
 async fn serve(
