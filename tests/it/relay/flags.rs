@@ -1,4 +1,5 @@
-//! Flags that do not apply to a relay are refused before anything starts.
+//! Flags that do not apply to a relay, and TLS material it cannot load, are refused before
+//! anything starts.
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -42,4 +43,17 @@ fn giving_up_upstream_is_refused_as_the_relay_never_gives_up() {
         assert_eq!(code, Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(args[0]), "{args:?}: {stderr}");
     }
+}
+
+#[test]
+fn unloadable_tls_material_exits_5_naming_the_file_before_listening() {
+    let (code, stderr) = relay(&[
+        "--tls-cert",
+        "/nonexistent/relay.pem",
+        "--tls-key",
+        "/nonexistent/relay.key",
+    ]);
+    assert_eq!(code, Some(5), "{stderr}");
+    assert!(stderr.contains("/nonexistent/relay.pem"), "{stderr}");
+    assert!(!stderr.contains("listening on"), "{stderr}");
 }
