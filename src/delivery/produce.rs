@@ -7,6 +7,7 @@ use super::event::Item;
 use super::feed::Feed;
 use crate::cause::Cause;
 use crate::client::{Client, Fate, FateCause, SendHandle};
+use crate::input::{InputError, Message};
 use crate::pace::{Pacer, Schedule};
 use std::future::Future;
 use std::sync::Arc;
@@ -92,16 +93,10 @@ pub(super) async fn produce(
             None
         };
         let item = match ready {
-            Some(Ok(message)) => {
-                let _ = notes.send(Note::Read);
-                read += 1;
-                Item::new(message, read)
-            }
-            Some(Err(error)) => {
-                reading = false;
-                let _ = notes.send(Note::InputEnd(Some(error)));
-                continue;
-            }
+            Some(result) => match next_item(result, &mut read, &mut reading, &notes) {
+                Some(item) => item,
+                None => continue,
+            },
             None => {
                 look = true;
                 tokio::select! {
@@ -117,16 +112,10 @@ pub(super) async fn produce(
                         continue;
                     }
                     message = input.recv(), if reading && !stream_over => match message {
-                        Some(Ok(message)) => {
-                            let _ = notes.send(Note::Read);
-                            read += 1;
-                            Item::new(message, read)
-                        }
-                        Some(Err(error)) => {
-                            reading = false;
-                            let _ = notes.send(Note::InputEnd(Some(error)));
-                            continue;
-                        }
+                        Some(result) => match next_item(result, &mut read, &mut reading, &notes) {
+                            Some(item) => item,
+                            None => continue,
+                        },
                         None => {
                             reading = false;
                             let _ = notes.send(Note::InputEnd(None));
@@ -147,11 +136,7 @@ pub(super) async fn produce(
             let fate = Fate::NeverDelivered {
                 cause: FateCause::Link(cause),
             };
-            if let Err(mpsc::error::SendError((item, _))) =
-                noting_waits(order.send((item, Awaiting::Done(fate.clone()))), &mut look).await
-            {
-                let _ = notes.send(Note::Settled(item, fate));
-            }
+            settle_unsent(&order, &notes, item, fate, &mut look).await;
             continue;
         }
         if client_closed(&client) {
@@ -165,11 +150,7 @@ pub(super) async fn produce(
                 cause: cause.map_or(FateCause::Closed, FateCause::Link),
             };
             look = true;
-            if let Err(mpsc::error::SendError((item, _))) =
-                order.send((item, Awaiting::Done(fate.clone()))).await
-            {
-                let _ = notes.send(Note::Settled(item, fate));
-            }
+            settle_unsent(&order, &notes, item, fate, &mut look).await;
             continue;
         }
         if let Some(pacer) = &mut pacer {
@@ -191,6 +172,44 @@ pub(super) async fn produce(
             let fate = settled(&mut item, handle).await;
             let _ = notes.send(Note::Settled(item, fate));
         }
+    }
+}
+
+/// A message the input gave as the next item, counted as read; an input error ends reading
+/// (`None`), said to the collector.
+fn next_item(
+    result: Result<Message, InputError>,
+    read: &mut u64,
+    reading: &mut bool,
+    notes: &mpsc::UnboundedSender<Note>,
+) -> Option<Item> {
+    match result {
+        Ok(message) => {
+            let _ = notes.send(Note::Read);
+            *read += 1;
+            Some(Item::new(message, *read))
+        }
+        Err(error) => {
+            *reading = false;
+            let _ = notes.send(Note::InputEnd(Some(error)));
+            None
+        }
+    }
+}
+
+/// A message never handed to the client, with its fate already decided: reported in input
+/// order through the waiter, or at once when the waiter is gone (the run is over).
+async fn settle_unsent(
+    order: &mpsc::Sender<(Item, Awaiting)>,
+    notes: &mpsc::UnboundedSender<Note>,
+    item: Item,
+    fate: Fate,
+    look: &mut bool,
+) {
+    if let Err(mpsc::error::SendError((item, _))) =
+        noting_waits(order.send((item, Awaiting::Done(fate.clone()))), look).await
+    {
+        let _ = notes.send(Note::Settled(item, fate));
     }
 }
 
