@@ -9,4 +9,4 @@ mod setup;
 
 pub use args::ListenArgs;
 pub use run::run;
-pub(crate) use run::{bind_metrics, serve_on_runtime, watch_signals, wildcard_refused};
+pub(crate) use run::{bind_metrics, run_server, serve_on_runtime, watch_signals, wildcard_refused};

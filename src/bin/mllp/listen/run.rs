@@ -8,7 +8,7 @@ use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
 use crate::prometheus::MetricsError;
 use anyhow::Context;
-use mllp::server::{BindError, Server, ServerConfig, Shutdown};
+use mllp::server::{BindError, Server, ServerConfig, Shutdown, StatsSnapshot};
 use mllp::tls::{TlsAcceptor, TlsConfigError};
 use std::future::Future;
 use std::sync::Arc;
@@ -17,6 +17,24 @@ use std::time::Duration;
 pub fn run(args: ListenArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let config = args.config()?;
     serve_on_runtime(args.tls(), |tls| serve(&args, config, tls, diag))
+}
+
+/// `server` on `listener` until `shutdown`, with TLS when there is an acceptor. Shared with
+/// `relay`.
+pub async fn run_server(
+    server: &Server,
+    listener: tokio::net::TcpListener,
+    tls: Option<TlsAcceptor>,
+    shutdown: Shutdown,
+) -> StatsSnapshot {
+    match tls {
+        Some(acceptor) => {
+            server
+                .run_with(listener, Arc::new(acceptor), shutdown)
+                .await
+        }
+        None => server.run(listener, shutdown).await,
+    }
 }
 
 /// The TLS material loaded (or its failure said, as permanent), then `serve` on a runtime of
@@ -91,14 +109,7 @@ async fn serve(
         .build()?;
     let shutdown = Shutdown::new();
     let signals = watch_signals(shutdown.clone())?;
-    let stats = match tls {
-        Some(acceptor) => {
-            server
-                .run_with(listener, Arc::new(acceptor), shutdown)
-                .await
-        }
-        None => server.run(listener, shutdown).await,
-    };
+    let stats = run_server(&server, listener, tls, shutdown).await;
     signals.abort();
     drop(server);
     // The renderer ends when the last event sender (inside the server) is gone.

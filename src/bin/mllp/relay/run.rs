@@ -157,14 +157,7 @@ async fn serve(
         .build()?;
     let shutdown = Shutdown::new();
     let signals = crate::listen::watch_signals(shutdown.clone())?;
-    let stats = match tls {
-        Some(acceptor) => {
-            server
-                .run_with(listener, Arc::new(acceptor), shutdown)
-                .await
-        }
-        None => server.run(listener, shutdown).await,
-    };
+    let stats = crate::listen::run_server(&server, listener, tls, shutdown).await;
     signals.abort();
     stop.cancel();
     if let Some(forwarding) = forwarder {
