@@ -119,3 +119,32 @@ async fn ctrl_c_over_several_links_accounts_for_the_unread_input_too() {
     assert_eq!(run.code, 130, "{}", run.stderr);
     accounted_after_the_interrupt(&run, 3000);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_over_several_links_is_named_as_such_and_exits_143() {
+    let peer = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "bulk.hl7", &messages("Q", 200));
+    let run = stopped_by(
+        "TERM",
+        &to(
+            peer.port(),
+            &[
+                "--json",
+                "--rate",
+                "50",
+                "--connections",
+                "2",
+                "--order-key",
+                "MSH-10",
+                &path(&file),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(run.code, 143, "{}", run.stderr);
+    assert!(run.stderr.contains("stopped by SIGTERM"), "{}", run.stderr);
+    assert!(!run.stderr.contains("Ctrl-C"), "{}", run.stderr);
+    assert_eq!(run.summary()["exit_code"], 143);
+    accounted_after_the_interrupt(&run, 200);
+}

@@ -1,5 +1,5 @@
 //! The run over several links (`--connections N --order-key FIELD`) as `send` shows it: the
-//! library's parallel run, Ctrl-C turned into its controls as for one link, each outcome with
+//! library's parallel run, Ctrl-C and SIGTERM turned into its controls as for one link, each outcome with
 //! the link it went over, each link's events named by link, links up in the bar, and each link's
 //! share after the summary.
 
@@ -19,16 +19,10 @@ pub async fn run(
     mut output: Output,
     live: Live,
 ) -> Exit {
-    let mut signals = Signals::install();
+    let signals = Signals::install();
     live.start();
     let mut run = ParallelRun::start(clients, input, options, key);
-    let controls = run.controls();
-    tokio::spawn(async move {
-        signals.next().await;
-        controls.stop();
-        signals.next().await;
-        controls.destroy();
-    });
+    let stopped_by = signals.drive(run.controls());
     while let Some(LinkEvent { link, event }) = run.next().await {
         match event {
             RunEvent::Outcome(outcome) => {
@@ -44,7 +38,7 @@ pub async fn run(
                 });
             }
             RunEvent::Client(event) => live.event_on(link.unwrap_or(0), &event),
-            RunEvent::Note(note) => say(&live, note, None),
+            RunEvent::Note(note) => say(&live, note, stopped_by.get().copied()),
             RunEvent::Closing => {
                 output.flush();
                 live.finish();
@@ -59,5 +53,11 @@ pub async fn run(
         }
     }
     let summary = run.finish().await;
-    finish_with(&summary.run, Some(&summary.links), &mut output, &live, None)
+    finish_with(
+        &summary.run,
+        Some(&summary.links),
+        &mut output,
+        &live,
+        stopped_by.get().copied(),
+    )
 }

@@ -2,6 +2,8 @@
 //! run's decision. A signal that cannot be installed simply never arrives.
 
 use crate::exit::Exit;
+use mllp::delivery::RunControls;
+use std::sync::{Arc, OnceLock};
 
 /// Which signal stopped the run: each is named as what it was, and has its own exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +61,22 @@ impl Signals {
             int: signal(SignalKind::interrupt()).ok(),
             term: signal(SignalKind::terminate()).ok(),
         }
+    }
+
+    /// The signals turned into a run's controls, on a task of their own: the first drains (and
+    /// is kept, so the run's words and exit code name it), the second stops at once.
+    pub fn drive(mut self, controls: RunControls) -> Arc<OnceLock<Stop>> {
+        let stopped_by = Arc::new(OnceLock::new());
+        tokio::spawn({
+            let stopped_by = stopped_by.clone();
+            async move {
+                let _ = stopped_by.set(self.next().await);
+                controls.stop();
+                self.next().await;
+                controls.destroy();
+            }
+        });
+        stopped_by
     }
 
     /// The next signal, and which it was.

@@ -11,7 +11,6 @@ use crate::exit::Exit;
 use crate::output::send::{LinkFigures, SendEvent, SendSummary};
 use mllp::client::Client;
 use mllp::delivery::{Input, LinkSummary, Run, RunEvent, RunNote, RunOptions, RunSummary};
-use std::sync::{Arc, OnceLock};
 
 pub async fn run(
     client: Client,
@@ -21,21 +20,11 @@ pub async fn run(
     live: Live,
 ) -> Exit {
     // Before the first message goes out, so an early Ctrl-C is a drain, not a kill.
-    let mut signals = Signals::install();
+    let signals = Signals::install();
     live.start();
     let mut run = Run::start(client, input, options);
-    let controls = run.controls();
     // The first signal names the interruption and decides its exit code.
-    let stopped_by = Arc::new(OnceLock::new());
-    tokio::spawn({
-        let stopped_by = stopped_by.clone();
-        async move {
-            let _ = stopped_by.set(signals.next().await);
-            controls.stop();
-            signals.next().await;
-            controls.destroy();
-        }
-    });
+    let stopped_by = signals.drive(run.controls());
     while let Some(event) = run.next().await {
         match event {
             RunEvent::Outcome(outcome) => {
