@@ -1,7 +1,7 @@
 //! The run over several links (`--connections N --order-key FIELD`) as `send` shows it: the
-//! library's parallel run, Ctrl-C and SIGTERM turned into its controls as for one link, each outcome with
-//! the link it went over, each link's events named by link, links up in the bar, and each link's
-//! share after the summary.
+//! library's parallel run, Ctrl-C and SIGTERM turned into its controls as for one link, each
+//! outcome with the link it went over, each link's events named by link, links up in the bar, and
+//! each link's share after the summary.
 
 use super::live::Live;
 use super::render::Output;
