@@ -4,17 +4,24 @@
 #
 #   benches/instructions.sh [MLLP (target/release/mllp)] [MESSAGES (100000)]
 #
+# The Rust floor is the `compare` bench binary run as `--floor-send` / `--floor-recv` (the one
+# implementation every benchmark starts); FLOOR=PATH names a built one, otherwise it is built
+# here with `cargo bench --locked --bench compare --no-run` (the bench profile: release).
+#
 # Writes MESSAGES ADT^A01 messages of 470 bytes (the `compare` workload), builds the C floor
 # (benches/floor/floor.c, cc -O2), and runs each measured program under
 # `valgrind --tool=callgrind` with its peer running natively:
 #   sender side:   mllp send -q, mllp send --json, mllp send --connections 4 --order-key PID-3,
-#                  and the C floor sender, each into the C floor receiver (window 64);
-#   receiver side: mllp listen --format raw and the C floor receiver, each fed by the C floor
-#                  sender (window 64).
+#                  the Rust floor sender and the C floor sender, each into the C floor receiver
+#                  (window 64);
+#   receiver side: mllp listen --format raw, the Rust floor receiver and the C floor receiver,
+#                  each fed by the C floor sender (window 64).
 # Prints one line per program: total instructions and instructions per message (start-up and
-# reading the file included; a one-message run of `mllp send -q` gives the fixed part). The
-# callgrind files stay in the scratch directory for callgrind_annotate.
+# reading the file included; a one-message run of `mllp send -q` gives the fixed part), then,
+# where strace is installed, system calls per message for the two floors. The callgrind files
+# stay in the scratch directory for callgrind_annotate.
 set -euo pipefail
+floor="${FLOOR:+$(realpath "$FLOOR")}"
 cd "$(dirname "$0")/.."
 mllp="$(realpath "${1:-target/release/mllp}")"
 n="${2:-100000}"
@@ -22,6 +29,13 @@ scratch="${SCRATCH:-$(mktemp -d)}"
 mkdir -p "$scratch"
 command -v valgrind >/dev/null || { echo "instructions.sh: needs valgrind" >&2; exit 1; }
 cc -O2 -o "$scratch/floor-c" benches/floor/floor.c
+floor="${floor:-$(cargo bench --locked --bench compare --no-run --message-format=json 2>/dev/null |
+  python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "compare" and m.get("executable"):
+        print(m["executable"])')}"
+[ -x "$floor" ] || { echo "instructions.sh: no Rust floor (the compare bench binary) built" >&2; exit 1; }
 python3 - "$scratch/adt.hl7" "$n" <<'PY'
 import sys
 path, n = sys.argv[1], int(sys.argv[2])
@@ -74,6 +88,8 @@ cg "$scratch/cg.send-keyed" "$mllp" -q send --progress never --connections 4 --o
 report "mllp send -q --connections 4 --order-key PID-3" "$scratch/cg.send-keyed" "$n"
 cg "$scratch/cg.send-q-listen" "$mllp" -q send --progress never "$scratch/adt.hl7" --host 127.0.0.1 --port "$lport"
 report "mllp send -q (into mllp listen, beside the keyed run)" "$scratch/cg.send-q-listen" "$n"
+cg "$scratch/cg.floor-rust-send" "$floor" --floor-send --port "$port" --window 64 "$scratch/adt.hl7"
+report "Rust floor send" "$scratch/cg.floor-rust-send" "$n"
 cg "$scratch/cg.floor-c-send" "$scratch/floor-c" send --port "$port" --window 64 "$scratch/adt.hl7"
 report "C floor send" "$scratch/cg.floor-c-send" "$n"
 
@@ -95,5 +111,31 @@ receive() { # name, file, command...
   report "$1" "$out" "$n"
 }
 receive "mllp listen --format raw" "$scratch/cg.listen" "$mllp" -q listen --port 0 --format raw
+receive "Rust floor recv" "$scratch/cg.floor-rust-recv" "$floor" --floor-recv
 receive "C floor recv" "$scratch/cg.floor-c-recv" "$scratch/floor-c" recv
+
+# System calls per message for the two floors, natively under `strace -f -c` (the sender into
+# the C floor receiver, each receiver fed by the C floor sender).
+syscalls() { # name, file: strace's summary table
+  printf '%-52s %15s syscalls      %8.3f per message\n' "$1" "$(awk '/ total$/ {print $4}' "$2")" \
+    "$(echo "$(awk '/ total$/ {print $4}' "$2") / $n" | bc -l)"
+}
+if command -v strace >/dev/null; then
+  strace -f -c -o "$scratch/st.floor-rust-send" "$floor" --floor-send --port "$port" --window 64 "$scratch/adt.hl7" >/dev/null
+  syscalls "Rust floor send" "$scratch/st.floor-rust-send"
+  strace -f -c -o "$scratch/st.floor-c-send" "$scratch/floor-c" send --port "$port" --window 64 "$scratch/adt.hl7" >/dev/null
+  syscalls "C floor send" "$scratch/st.floor-c-send"
+  for side in rust c; do
+    if [ "$side" = rust ]; then set -- "$floor" --floor-recv; else set -- "$scratch/floor-c" recv; fi
+    strace -f -c -o "$scratch/st.floor-$side-recv" "$@" >"$scratch/st.floor-$side-recv.port" &
+    spid=$!
+    for _ in $(seq 50); do [ -s "$scratch/st.floor-$side-recv.port" ] && break; sleep 0.1; done
+    "$scratch/floor-c" send --port "$(head -1 "$scratch/st.floor-$side-recv.port")" --window 64 "$scratch/adt.hl7" >/dev/null
+    # strace sums up when its child ends (a SIGTERM to strace itself only detaches it).
+    kill -TERM "$(cat "/proc/$spid/task/$spid/children")"
+    wait "$spid" || true
+  done
+  syscalls "Rust floor recv" "$scratch/st.floor-rust-recv"
+  syscalls "C floor recv" "$scratch/st.floor-c-recv"
+fi
 echo "callgrind files: $scratch"

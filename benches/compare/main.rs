@@ -11,6 +11,8 @@
 //! at a time, all of them interleaved, R times; every sender checks every ACK. Prints a table
 //! (or one JSON document with `--json`) of medians and spreads, ratios to the floor of the same
 //! run, latency, CPU per message and peak RSS; a pairing that fails is listed with the reason.
+//! After each run of a whole-process client (the floors, `mllp send`) a one-message run of the
+//! same pairing gives its fixed start-up CPU, so CPU per message reads whole and net of it.
 
 #[path = "../floor/mod.rs"]
 mod floor;
@@ -132,6 +134,16 @@ fn main() {
         messages: o.messages,
         timeout: Duration::from_secs(timeout),
     };
+    // One message: a whole-process client's fixed start-up cost, to read CPU per message net of it.
+    let one = dir.path().join("one.hl7");
+    workload::write_workload(&one, 1, MESSAGE_BYTES);
+    let setup_one = run::Setup {
+        mllp: setup.mllp.clone(),
+        peers: &peers,
+        file: one,
+        messages: 1,
+        timeout: setup.timeout,
+    };
     let windows = if o.window == 1 {
         vec![1]
     } else {
@@ -154,7 +166,7 @@ fn main() {
             floor || o.only.is_empty() || o.only.iter().any(|t| c.label().contains(t.as_str()))
         })
         .collect();
-    let mut results = Results::new(cells.clone(), o.runs);
+    let mut results = Results::new(cells.clone(), o.runs, o.messages);
     for run in 0..o.runs {
         // Each run starts one pairing further on, so no pairing always runs first or last.
         for k in 0..cells.len() {
@@ -185,6 +197,11 @@ fn main() {
                     cell.label(),
                     cell.window
                 ),
+            }
+            if outcome.is_ok() && cell.client.whole_process_cpu() {
+                if let Ok(s) = run::measure(&setup_one, cell.client, cell.server, cell.window) {
+                    results.record_startup(i, run, s.client_cpu_us);
+                }
             }
             results.record(i, run, outcome);
         }

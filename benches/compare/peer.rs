@@ -38,6 +38,15 @@ impl Client {
         }
     }
 
+    /// Whether its CPU is the whole process's (start-up included), so a one-message run gives
+    /// the fixed part; the interpreted clients report their measured interval instead.
+    pub fn whole_process_cpu(self) -> bool {
+        matches!(
+            self,
+            Client::Floor | Client::FloorC | Client::Send | Client::SendKeyed
+        )
+    }
+
     /// Why this client cannot have `window` messages unacknowledged, when it cannot.
     pub fn cannot_pipeline(self) -> Option<&'static str> {
         (self == Client::PyMllpSend).then_some(

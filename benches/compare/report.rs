@@ -29,6 +29,9 @@ pub struct Results {
     pub cells: Vec<Cell>,
     /// `runs[cell][run]`
     runs: Vec<Vec<Option<Result<Sample, String>>>>,
+    /// `startup[cell][run]`: client CPU µs of a one-message run of the cell after that run.
+    startup: Vec<Vec<Option<f64>>>,
+    messages: usize,
 }
 
 /// Median, lowest and highest of some numbers.
@@ -68,14 +71,26 @@ struct Summary {
     p99_ms: Option<Spread>,
     client_cpu_us: Option<Spread>,
     server_cpu_us: Option<Spread>,
+    /// The client's CPU µs in a one-message run: its start-up.
+    client_start_us: Option<Spread>,
+    /// The client's CPU µs per message net of that start-up.
+    client_net_us: Option<Spread>,
     client_rss_mb: Option<Spread>,
     server_rss_mb: Option<Spread>,
 }
 
 impl Results {
-    pub fn new(cells: Vec<Cell>, runs: usize) -> Results {
-        let runs = cells.iter().map(|_| vec![None; runs]).collect();
-        Results { cells, runs }
+    pub fn new(cells: Vec<Cell>, runs: usize, messages: usize) -> Results {
+        Results {
+            runs: cells.iter().map(|_| vec![None; runs]).collect(),
+            startup: cells.iter().map(|_| vec![None; runs]).collect(),
+            cells,
+            messages,
+        }
+    }
+
+    pub fn record_startup(&mut self, cell: usize, run: usize, client_cpu_us: f64) {
+        self.startup[cell][run] = Some(client_cpu_us);
     }
 
     pub fn record(&mut self, cell: usize, run: usize, outcome: Result<Sample, String>) {
@@ -101,7 +116,8 @@ impl Results {
         self.cells
             .iter()
             .zip(&self.runs)
-            .map(|(cell, runs)| {
+            .zip(&self.startup)
+            .map(|((cell, runs), startup)| {
                 let failures: Vec<&String> = runs
                     .iter()
                     .flatten()
@@ -127,8 +143,20 @@ impl Results {
                         .filter_map(|(run, s)| Some(s.rate / self.floor_rate(cell.window, *run)?))
                         .collect(),
                 );
+                // Whole CPU less the one-message run's, over the other messages.
+                let n = self.messages as f64;
+                let net = spread(
+                    ok.iter()
+                        .filter_map(|(run, s)| {
+                            let start = startup[*run]?;
+                            Some((s.client_cpu_us * n - start) / (n - 1.0).max(1.0))
+                        })
+                        .collect(),
+                );
                 Summary {
                     cell: *cell,
+                    client_start_us: spread(startup.iter().flatten().copied().collect()),
+                    client_net_us: net,
                     failure,
                     rate: of(&|s| Some(s.rate)),
                     x_floor,
@@ -155,7 +183,7 @@ impl Results {
             let _ = writeln!(out, "\n{mode}");
             let _ = writeln!(
                 out,
-                "{:<60} {:>9} {:>19} {:>17} {:>7} {:>7} {:>8} {:>8} {:>6} {:>6}",
+                "{:<60} {:>9} {:>19} {:>17} {:>7} {:>7} {:>8} {:>8} {:>6} {:>6} {:>9} {:>7}",
                 "client -> server",
                 "msg/s",
                 "min..max",
@@ -165,7 +193,9 @@ impl Results {
                 "cli us",
                 "srv us",
                 "cli MB",
-                "srv MB"
+                "srv MB",
+                "start us",
+                "net us"
             );
             for s in summaries.iter().filter(|s| s.cell.window == window) {
                 let _ = writeln!(out, "{}", row(s));
@@ -179,7 +209,10 @@ impl Results {
              pair of that run, its spread in brackets. p50/p99: send to ACK as the client saw it (- \
              where it does not record it). cli/srv us: CPU microseconds per message (client: the \
              whole process for floor send and mllp send, the measured interval for the interpreted \
-             clients; server: from ready to the end). MB: peak RSS."
+             clients; server: from ready to the end). MB: peak RSS. start us: the client's CPU \
+             microseconds in a one-message run of the same pairing (its fixed start-up; - for \
+             the interpreted clients, whose start-up is already left out); net us: cli us net of \
+             it, (whole CPU - start) / (messages - 1)."
         );
         out
     }
@@ -214,6 +247,8 @@ impl Results {
                     "p99_ms": sp(s.p99_ms),
                     "client_cpu_us_per_msg": sp(s.client_cpu_us),
                     "server_cpu_us_per_msg": sp(s.server_cpu_us),
+                    "client_startup_cpu_us": sp(s.client_start_us),
+                    "client_cpu_us_per_msg_net_of_startup": sp(s.client_net_us),
                     "client_peak_rss_mb": sp(s.client_rss_mb),
                     "server_peak_rss_mb": sp(s.server_rss_mb),
                 })
@@ -242,7 +277,7 @@ fn row(s: &Summary) -> String {
         None => "-".into(),
     };
     let mut line = format!(
-        "{label:<60} {:>9.0} {:>19} {x:>17} {:>7} {:>7} {:>8} {:>8} {:>6} {:>6}",
+        "{label:<60} {:>9.0} {:>19} {x:>17} {:>7} {:>7} {:>8} {:>8} {:>6} {:>6} {:>9} {:>7}",
         rate.median,
         format!("{:.0}..{:.0}", rate.min, rate.max),
         num(s.p50_ms, 2),
@@ -251,6 +286,8 @@ fn row(s: &Summary) -> String {
         num(s.server_cpu_us, 1),
         num(s.client_rss_mb, 1),
         num(s.server_rss_mb, 1),
+        num(s.client_start_us, 0),
+        num(s.client_net_us, 2),
     );
     if let Some(why) = &s.failure {
         let _ = write!(line, "  ({why})");

@@ -45,7 +45,10 @@ pub fn control_id(payload: &[u8]) -> &[u8] {
 
 /// MSA-1 and MSA-2 of an ACK frame (VT and the bytes before the FS); empty when there is no MSA.
 pub fn msa(frame: &[u8]) -> (&[u8], &[u8]) {
-    let Some(at) = memchr::memmem::find(frame, b"\rMSA|") else {
+    // The searcher is built once: `memmem::find` would build one per ACK.
+    static MSA: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
+    let finder = MSA.get_or_init(|| memchr::memmem::Finder::new(b"\rMSA|"));
+    let Some(at) = finder.find(frame) else {
         return (b"", b"");
     };
     let segment = frame[at + 5..]
