@@ -8,7 +8,7 @@
 
 use super::admission::{Room, Waited};
 use super::fate::{Fate, FateCause, Refusal};
-use super::fate_cell::{fate_cell, FateTx};
+use super::fate_cell::{fate_cell, fate_cells, FateRx, FateTx};
 use super::options::OnBackpressure;
 use super::pending::Pending;
 use super::{Client, Command, SendHandle};
@@ -87,8 +87,19 @@ impl Client {
             };
             let lens = rest[..clean].iter().map(|i| payload(i).len());
             let n = self.shared.admission.try_admit_many(lens, &mut rooms);
-            for (item, room) in rest[..n].iter().zip(rooms.drain(..)) {
-                handles.push(self.admitted(payload(item).clone(), room, &mut admitted));
+            // Their fate cells in one allocation.
+            let cells = fate_cells(n);
+            for ((item, room), (fate_tx, fate_rx)) in
+                rest[..n].iter().zip(rooms.drain(..)).zip(cells)
+            {
+                let handle = self.handle(fate_rx);
+                handles.push(self.admitted_with(
+                    handle,
+                    fate_tx,
+                    payload(item).clone(),
+                    room,
+                    &mut admitted,
+                ));
             }
             at += n;
             let Some(next) = items.get(at) else { break };
@@ -138,12 +149,6 @@ impl Client {
 
     /// A new send for `payload`, admitted with `room`, queued on `admitted`; its handle.
     // Each send keeps the box it was made in (see `Pending::new`).
-    #[allow(clippy::vec_box)]
-    fn admitted(&self, payload: Bytes, room: Room, admitted: &mut Vec<Box<Pending>>) -> SendHandle {
-        let (handle, fate_tx) = self.new_handle();
-        self.admitted_with(handle, fate_tx, payload, room, admitted)
-    }
-
     #[allow(clippy::vec_box)]
     fn admitted_with(
         &self,
@@ -218,15 +223,18 @@ impl Client {
     /// A handle without a commit channel: the send's [`Pending`] makes one when its MSH-16
     /// asks for an application ACK.
     fn new_handle(&self) -> (SendHandle, FateTx) {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (fate_tx, fate_rx) = fate_cell();
-        let handle = SendHandle {
-            id,
-            fate: fate_rx,
+        (self.handle(fate_rx), fate_tx)
+    }
+
+    /// The handle of a new send whose fate comes through `fate`.
+    fn handle(&self, fate: FateRx) -> SendHandle {
+        SendHandle {
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            fate,
             commit: None,
             commands: self.commands.downgrade(),
-        };
-        (handle, fate_tx)
+        }
     }
 
     /// Take room for a payload of `len` bytes by the backpressure policy; `Err` is its fate.

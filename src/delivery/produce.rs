@@ -166,8 +166,12 @@ pub(super) async fn produce(
             .await;
         // What did not go waits for the next turn: room ran out, and the stop is looked at
         // before any more is handed over.
-        let rest = batch.split_off(handles.len().min(batch.len()));
-        let sent = std::mem::replace(&mut batch, rest);
+        let sent = if handles.len() >= batch.len() {
+            std::mem::replace(&mut batch, Vec::with_capacity(most))
+        } else {
+            let rest = batch.split_off(handles.len());
+            std::mem::replace(&mut batch, rest)
+        };
         let _ = notes.send(Note::Read(sent.len() as u64));
         if let Err(Batch::Sent(items, handles)) = order.send(Batch::Sent(sent, handles)).await {
             // The waiter is gone only when the run is over; settle here all the same.
