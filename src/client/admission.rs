@@ -83,6 +83,30 @@ impl Admission {
     /// byte window is admitted alone, or it could never be sent.
     pub fn try_admit(self: &Arc<Self>, len: usize) -> Option<Room> {
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        self.take(&mut held, len)
+    }
+
+    /// Take room for each of `lens` in order under one lock, as [`Admission::try_admit`]
+    /// would one at a time, up to the first that does not fit (left, with the rest, to the
+    /// caller). Pushes one room per payload admitted onto `rooms`; returns how many.
+    pub fn try_admit_many(
+        self: &Arc<Self>,
+        lens: impl IntoIterator<Item = usize>,
+        rooms: &mut Vec<Room>,
+    ) -> usize {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        let mut admitted = 0;
+        for len in lens {
+            match self.take(&mut held, len) {
+                Some(room) => rooms.push(room),
+                None => break,
+            }
+            admitted += 1;
+        }
+        admitted
+    }
+
+    fn take(self: &Arc<Self>, held: &mut Held, len: usize) -> Option<Room> {
         let count_ok = self.window.count.is_none_or(|max| held.count < max);
         let bytes_ok = self
             .window
@@ -181,6 +205,22 @@ mod tests {
         assert!(a.try_admit(0).is_none(), "count bound");
         drop(first);
         assert_eq!(a.held(), (2, 6));
+    }
+
+    #[test]
+    fn many_take_the_prefix_that_fits_as_one_at_a_time_would() {
+        let a = admission(Some(4), Some(10));
+        let _held = a.try_admit(3).unwrap();
+        let mut rooms = Vec::new();
+        assert_eq!(
+            a.try_admit_many([2, 4, 2, 1], &mut rooms),
+            2,
+            "bytes bound at the third"
+        );
+        assert_eq!((rooms.len(), a.held()), (2, (3, 9)));
+        assert_eq!(a.try_admit_many([1, 1], &mut rooms), 1, "count bound");
+        drop(rooms);
+        assert_eq!(a.held(), (1, 3));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The cell a send shares with its handle: its fate, handed over once, and how many times its
-//! frame was written so far. One allocation per send, where a oneshot channel and a separate
-//! write counter took two.
+//! frame was written so far. Sends admitted together share one allocation for their cells
+//! ([`fate_cells`]); a oneshot channel and a separate write counter took two per send.
 
 use super::fate::Fate;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -29,37 +29,67 @@ impl Cell {
     }
 }
 
+/// Cells allocated together, and which one is this send's.
+#[derive(Debug)]
+struct At {
+    cells: Arc<[Cell]>,
+    at: usize,
+}
+
+impl At {
+    fn cell(&self) -> &Cell {
+        &self.cells[self.at]
+    }
+}
+
 /// A new cell: the side that settles the send, and the side its handle awaits.
 pub(crate) fn fate_cell() -> (FateTx, FateRx) {
-    let cell = Arc::new(Cell::default());
-    (FateTx(Some(cell.clone())), FateRx(cell))
+    let mut cells = fate_cells(1);
+    cells.next().expect("one cell")
+}
+
+/// `n` new cells in one allocation, for sends admitted together: each settles on its own, and
+/// the allocation is freed when the last of them is done with.
+pub(crate) fn fate_cells(n: usize) -> impl Iterator<Item = (FateTx, FateRx)> {
+    let cells: Arc<[Cell]> = (0..n).map(|_| Cell::default()).collect();
+    (0..n).map(move |at| {
+        let tx = At {
+            cells: cells.clone(),
+            at,
+        };
+        let rx = At {
+            cells: cells.clone(),
+            at,
+        };
+        (FateTx(Some(tx)), FateRx(rx))
+    })
 }
 
 /// The settling side: gives the fate once and counts writes. Dropped without giving one, the
 /// handle resolves as if the client were dropped.
 #[derive(Debug)]
-pub(crate) struct FateTx(Option<Arc<Cell>>);
+pub(crate) struct FateTx(Option<At>);
 
 impl FateTx {
     /// Hand over the send's one fate.
     pub fn send(mut self, fate: Fate) {
-        if let Some(cell) = self.0.take() {
-            close(&cell, Some(fate));
+        if let Some(at) = self.0.take() {
+            close(at.cell(), Some(fate));
         }
     }
 
     /// The send's frame was written once more.
     pub fn count_write(&self) {
-        if let Some(cell) = &self.0 {
-            cell.writes.fetch_add(1, Ordering::Relaxed);
+        if let Some(at) = &self.0 {
+            at.cell().writes.fetch_add(1, Ordering::Relaxed);
         }
     }
 }
 
 impl Drop for FateTx {
     fn drop(&mut self) {
-        if let Some(cell) = self.0.take() {
-            close(&cell, None);
+        if let Some(at) = self.0.take() {
+            close(at.cell(), None);
         }
     }
 }
@@ -79,12 +109,12 @@ fn close(cell: &Cell, fate: Option<Fate>) {
 
 /// The handle's side: the fate when it comes, and the writes so far.
 #[derive(Debug)]
-pub(crate) struct FateRx(Arc<Cell>);
+pub(crate) struct FateRx(At);
 
 impl FateRx {
     /// The fate once given; `Ready(None)` when the settling side was dropped without one.
     pub fn poll_fate(&mut self, cx: &mut Context<'_>) -> Poll<Option<Fate>> {
-        let mut slot = self.0.slot();
+        let mut slot = self.0.cell().slot();
         if let Some(fate) = slot.fate.take() {
             return Poll::Ready(Some(fate));
         }
@@ -100,7 +130,7 @@ impl FateRx {
 
     /// Times the send's frame was written so far.
     pub fn writes(&self) -> u32 {
-        self.0.writes.load(Ordering::Relaxed)
+        self.0.cell().writes.load(Ordering::Relaxed)
     }
 }
 
@@ -148,6 +178,27 @@ mod tests {
         let mut cx = Context::from_waker(&waker);
         assert_eq!(rx.poll_fate(&mut cx), Poll::Ready(Some(never())));
         assert_eq!(rx.poll_fate(&mut cx), Poll::Ready(None));
+    }
+
+    #[test]
+    fn cells_made_together_settle_each_on_its_own() {
+        let (mut txs, mut rxs): (Vec<_>, Vec<_>) = fate_cells(3).unzip();
+        let waker = futures_waker();
+        let mut cx = Context::from_waker(&waker);
+        let last = txs.pop().expect("three");
+        last.count_write();
+        last.send(never());
+        assert_eq!(rxs[2].poll_fate(&mut cx), Poll::Ready(Some(never())));
+        assert_eq!(rxs[2].writes(), 1);
+        assert_eq!(rxs[0].poll_fate(&mut cx), Poll::Pending);
+        drop(txs.remove(0));
+        assert_eq!(rxs[0].poll_fate(&mut cx), Poll::Ready(None));
+        assert_eq!(
+            (rxs[1].poll_fate(&mut cx), rxs[1].writes()),
+            (Poll::Pending, 0)
+        );
+        drop(rxs);
+        txs.pop().expect("the middle one").send(never());
     }
 
     fn futures_waker() -> Waker {

@@ -8,7 +8,7 @@
 
 use super::admission::{Room, Waited};
 use super::fate::{Fate, FateCause, Refusal};
-use super::fate_cell::{fate_cell, FateTx};
+use super::fate_cell::{fate_cell, fate_cells, FateRx, FateTx};
 use super::options::OnBackpressure;
 use super::pending::Pending;
 use super::{Client, Command, SendHandle};
@@ -56,33 +56,117 @@ impl Client {
         self.submit_many(payloads, Some(cancel)).await
     }
 
-    /// As [`Client::send_cancellable`] for a payload the crate's input splitter made: it
-    /// refuses VT and FS inside a message, so the payload is not searched for them again.
-    pub(crate) async fn send_split(
+    /// Hand over the longest run of `items` at their head that can go now, in order: every one
+    /// that fits the window, admitted under one lock and given to the actor in one command.
+    /// When the first does not fit, it waits for room as [`Client::send_cancellable`] would,
+    /// then takes whatever else fits without waiting. Under `reject` a payload that does not fit
+    /// is refused and the next tried, as one at a time. Returns one handle per item taken (at
+    /// least one when `items` is not empty), in order; the caller hands over the rest later,
+    /// after looking at its stop. `split`: the payloads come from the crate's splitter, which
+    /// lets no VT or FS through, and are not searched for them again.
+    pub(crate) async fn send_some<T>(
         &self,
-        payload: Bytes,
+        items: &[T],
+        payload: impl Fn(&T) -> &Bytes,
+        split: bool,
         cancel: &CancellationToken,
+    ) -> Vec<SendHandle> {
+        let mut handles = Vec::with_capacity(items.len());
+        let mut admitted: Vec<Box<Pending>> = Vec::with_capacity(items.len());
+        let mut rooms = Vec::with_capacity(items.len());
+        let mut at = 0;
+        while at < items.len() {
+            let rest = &items[at..];
+            // Any caller's payloads go only up to the first holding a framing byte.
+            let clean = if split {
+                rest.len()
+            } else {
+                rest.iter()
+                    .position(|i| framing_byte(payload(i)).is_some())
+                    .unwrap_or(rest.len())
+            };
+            let lens = rest[..clean].iter().map(|i| payload(i).len());
+            let n = self.shared.admission.try_admit_many(lens, &mut rooms);
+            // Their fate cells in one allocation.
+            let cells = fate_cells(n);
+            for ((item, room), (fate_tx, fate_rx)) in
+                rest[..n].iter().zip(rooms.drain(..)).zip(cells)
+            {
+                let handle = self.handle(fate_rx);
+                handles.push(self.admitted_with(
+                    handle,
+                    fate_tx,
+                    payload(item).clone(),
+                    room,
+                    &mut admitted,
+                ));
+            }
+            at += n;
+            let Some(next) = items.get(at) else { break };
+            let next = payload(next);
+            let waits = self.options.on_backpressure == OnBackpressure::Wait && n < clean;
+            if waits && !handles.is_empty() {
+                // What fits goes now; the caller comes back for the rest.
+                break;
+            }
+            at += 1;
+            let (handle, fate_tx) = self.new_handle();
+            // Stopped short of the window (`n == clean`): this one holds a framing byte.
+            let room = if n == clean {
+                Err(Fate::NeverDelivered {
+                    cause: FateCause::PayloadContainsFramingByte,
+                })
+            } else {
+                self.admit(next.len(), Some(cancel)).await
+            };
+            match room {
+                Ok(room) => {
+                    handles.push(self.admitted_with(
+                        handle,
+                        fate_tx,
+                        next.clone(),
+                        room,
+                        &mut admitted,
+                    ));
+                    // Stopped during the wait: no more.
+                    if waits && cancel.is_cancelled() {
+                        break;
+                    }
+                }
+                Err(fate) => {
+                    self.settle_now(fate_tx, fate);
+                    handles.push(handle);
+                    // After a wait, the caller looks at its stop before any more.
+                    if waits {
+                        break;
+                    }
+                }
+            }
+        }
+        self.hand_over_many(&mut admitted).await;
+        handles
+    }
+
+    /// A new send for `payload`, admitted with `room`, queued on `admitted`; its handle.
+    // Each send keeps the box it was made in (see `Pending::new`).
+    #[allow(clippy::vec_box)]
+    fn admitted_with(
+        &self,
+        mut handle: SendHandle,
+        fate_tx: FateTx,
+        payload: Bytes,
+        room: Room,
+        admitted: &mut Vec<Box<Pending>>,
     ) -> SendHandle {
-        self.submit_from(payload, Some(cancel), Origin::Splitter)
-            .await
+        let mut pending = Pending::new(handle.id, payload, room, fate_tx);
+        handle.commit = pending.commit_channel();
+        admitted.push(pending);
+        handle
     }
 
     async fn submit(&self, payload: Bytes, cancel: Option<&CancellationToken>) -> SendHandle {
-        self.submit_from(payload, cancel, Origin::Caller).await
-    }
-
-    async fn submit_from(
-        &self,
-        payload: Bytes,
-        cancel: Option<&CancellationToken>,
-        origin: Origin,
-    ) -> SendHandle {
         let (mut handle, fate_tx) = self.new_handle();
-        let framing = match origin {
-            Origin::Caller => framing_byte(&payload),
-            Origin::Splitter => None,
-        };
-        let admitted = match framing {
+        let admitted = match framing_byte(&payload) {
             Some(fate) => Err(fate),
             None => self.admit(payload.len(), cancel).await,
         };
@@ -139,15 +223,18 @@ impl Client {
     /// A handle without a commit channel: the send's [`Pending`] makes one when its MSH-16
     /// asks for an application ACK.
     fn new_handle(&self) -> (SendHandle, FateTx) {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (fate_tx, fate_rx) = fate_cell();
-        let handle = SendHandle {
-            id,
-            fate: fate_rx,
+        (self.handle(fate_rx), fate_tx)
+    }
+
+    /// The handle of a new send whose fate comes through `fate`.
+    fn handle(&self, fate: FateRx) -> SendHandle {
+        SendHandle {
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            fate,
             commit: None,
             commands: self.commands.downgrade(),
-        };
-        (handle, fate_tx)
+        }
     }
 
     /// Take room for a payload of `len` bytes by the backpressure policy; `Err` is its fate.
@@ -228,14 +315,6 @@ impl Client {
             );
         }
     }
-}
-
-/// Who made a payload: any caller's bytes are checked for framing bytes; the splitter's never
-/// hold one.
-#[derive(Clone, Copy)]
-enum Origin {
-    Caller,
-    Splitter,
 }
 
 /// A payload holding VT or FS cannot be framed: never delivered.

@@ -9,5 +9,6 @@ mod link;
 mod many;
 mod model;
 mod pipeline_off;
+mod some;
 mod tls_refusal;
 mod truth;

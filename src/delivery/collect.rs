@@ -19,10 +19,12 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-/// What the producer and the per-send waiters tell the collector.
+/// What the producer and the waiter tell the collector.
 pub(super) enum Note {
-    Read,
-    Settled(Item, Fate),
+    /// This many more messages were read (each is settled later).
+    Read(u64),
+    /// Fates, in input order: a run of them at a time.
+    Settled(Vec<(Item, Fate)>),
     InputEnd(Option<InputError>),
 }
 

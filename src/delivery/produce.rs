@@ -1,29 +1,30 @@
-//! The producer: hands messages to the client in input order, waiting on backpressure and the
-//! rate, never dropping; and the waiter that reports each fate in the order
-//! the messages were handed over.
+//! The producer: hands messages to the client in input order, a batch at a time, waiting on
+//! backpressure and the rate, never dropping; and (in `waiter`) the waiter that reports each
+//! fate in the order the messages were handed over.
+
+mod waiter;
 
 use super::collect::{client_closed, Note};
 use super::event::Item;
 use super::feed::Feed;
 use crate::cause::Cause;
-use crate::client::{Client, Fate, FateCause, SendHandle};
+use crate::client::{Client, Fate, FateCause};
 use crate::input::{InputError, Message};
 use crate::pace::{Pacer, Schedule};
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
-
-/// Messages handed to the client whose fate is not yet reported, at most (beyond the window).
-const ORDER_QUEUE: usize = 1024;
+use waiter::{spawn_waiter, Batch, Order};
 
 /// Behind the rate by more than this (a stall, an outage), pacing starts afresh rather than
 /// bursting to catch up.
 const STALL: Duration = Duration::from_secs(1);
 
-/// Messages handed over without a wait before the stop is looked at all the same.
-const STOP_CHECK: u32 = 64;
+/// Messages taken from the input and handed to the client in one call, at most: one admission,
+/// one command to the link and one batch to the waiter for all of them. The stop is looked at
+/// before each batch, so at least every this many messages.
+const BATCH: usize = 64;
 
 /// How the collector stops the producer: `stop` ends reading (a stop, an abandon, the
 /// deadline); `expired` or `interrupted`, cancelled first, says why (the deadline passed, or the
@@ -62,6 +63,8 @@ pub(super) async fn produce(
     let stop = halt.stop.clone();
     let mut pacer =
         pace.map(|s| Pacer::new(s, tokio::time::Instant::now()).restarting_after(STALL));
+    // One message at a time under a rate: each waits for its tick.
+    let most = if pacer.is_some() { 1 } else { BATCH };
     let order = spawn_waiter(notes.clone());
     let mut reading = true;
     // Past the deadline or interrupted: the rest of a finite input is read and reported with
@@ -70,35 +73,30 @@ pub(super) async fn produce(
     let mut read = 0u64;
     // Payloads the splitter made hold no framing byte: the client need not look again.
     let split = input.is_split();
-    // A stop is looked for whenever the producer waits: the token races the wait for the next
-    // chunk of input, and is checked after any other wait (for room, the rate, the order queue),
-    // the only times another task on this thread can have stopped the run; and at least every
-    // `STOP_CHECK` messages, for a stop from another thread. Never once per message.
-    let mut look = true;
-    let mut unlooked = 0u32;
+    // Taken from the input and not yet handed over (or reported unsent): counted read only
+    // when they are, so a batch cut short by an abandon leaves nothing counted and unsettled.
+    let mut batch: Vec<Item> = Vec::with_capacity(most);
+    // An input error met while taking a batch: said once the batch is handed over.
+    let mut failed: Option<InputError> = None;
+    // A stop is looked for before each batch (the waits between them are where another task on
+    // this thread can have stopped the run, and a batch is at most `BATCH` messages, for a stop
+    // from another thread). Never once per message.
     loop {
-        let stream_over = endless && gave_up.borrow().is_some();
-        unlooked += 1;
-        if unlooked >= STOP_CHECK {
-            look = true;
-        }
-        let stopped = std::mem::take(&mut look) && {
-            unlooked = 0;
-            stop.is_cancelled()
-        };
-        // A message of the chunk in hand is taken without waiting.
-        let ready = if reading && !stream_over && !stopped {
-            input.try_recv()
-        } else {
-            None
-        };
-        let item = match ready {
-            Some(result) => match next_item(result, &mut read, &mut reading, &notes) {
-                Some(item) => item,
-                None => continue,
-            },
-            None => {
-                look = true;
+        if batch.is_empty() {
+            if let Some(error) = failed.take() {
+                let _ = notes.send(Note::InputEnd(Some(error)));
+            }
+            let stream_over = endless && gave_up.borrow().is_some();
+            let stopped = stop.is_cancelled();
+            // The messages of the chunk in hand are taken without waiting (after a stop only to
+            // be reported unsent).
+            if reading && !stream_over && (!stopped || unsent.is_some()) {
+                take_ready(&mut input, most, &mut batch, &mut read, &mut failed);
+                if failed.is_some() {
+                    reading = false;
+                }
+            }
+            if batch.is_empty() && failed.is_none() {
                 tokio::select! {
                     biased;
                     () = stop.cancelled(), if reading && unsent.is_none() => {
@@ -112,10 +110,15 @@ pub(super) async fn produce(
                         continue;
                     }
                     message = input.recv(), if reading && !stream_over => match message {
-                        Some(result) => match next_item(result, &mut read, &mut reading, &notes) {
-                            Some(item) => item,
-                            None => continue,
-                        },
+                        Some(result) => {
+                            take(result, &mut batch, &mut read, &mut failed);
+                            if failed.is_some() {
+                                reading = false;
+                            } else {
+                                take_ready(&mut input, most, &mut batch, &mut read, &mut failed);
+                                reading = failed.is_none();
+                            }
+                        }
                         None => {
                             reading = false;
                             let _ = notes.send(Note::InputEnd(None));
@@ -131,12 +134,15 @@ pub(super) async fn produce(
                     else => return,
                 }
             }
-        };
+            if batch.is_empty() {
+                continue;
+            }
+        }
         if let Some(cause) = unsent {
             let fate = Fate::NeverDelivered {
                 cause: FateCause::Link(cause),
             };
-            settle_unsent(&order, &notes, item, fate, &mut look).await;
+            settle_unsent(&order, &notes, std::mem::take(&mut batch), fate).await;
             continue;
         }
         if client_closed(&client) {
@@ -149,109 +155,94 @@ pub(super) async fn produce(
             let fate = Fate::NeverDelivered {
                 cause: cause.map_or(FateCause::Closed, FateCause::Link),
             };
-            look = true;
-            settle_unsent(&order, &notes, item, fate, &mut look).await;
+            settle_unsent(&order, &notes, std::mem::take(&mut batch), fate).await;
             continue;
         }
         if let Some(pacer) = &mut pacer {
-            noting_waits(pacer.tick(), &mut look).await;
+            pacer.tick().await;
         }
-        let handle = if split {
-            noting_waits(client.send_split(item.payload.clone(), &stop), &mut look).await
+        let handles = client
+            .send_some(&batch, |item| &item.payload, split, &stop)
+            .await;
+        // What did not go waits for the next turn: room ran out, and the stop is looked at
+        // before any more is handed over.
+        let sent = if handles.len() >= batch.len() {
+            std::mem::replace(&mut batch, Vec::with_capacity(most))
         } else {
-            noting_waits(
-                client.send_cancellable(item.payload.clone(), &stop),
-                &mut look,
-            )
-            .await
+            let rest = batch.split_off(handles.len());
+            std::mem::replace(&mut batch, rest)
         };
-        if let Err(mpsc::error::SendError((mut item, Awaiting::Handle(handle)))) =
-            noting_waits(order.send((item, Awaiting::Handle(handle))), &mut look).await
-        {
+        let _ = notes.send(Note::Read(sent.len() as u64));
+        if let Err(Batch::Sent(items, handles)) = order.send(Batch::Sent(sent, handles)).await {
             // The waiter is gone only when the run is over; settle here all the same.
-            let fate = settled(&mut item, handle).await;
-            let _ = notes.send(Note::Settled(item, fate));
+            for (mut item, mut handle) in items.into_iter().zip(handles) {
+                let fate = (&mut handle).await;
+                item.writes = handle.writes();
+                let _ = notes.send(Note::Settled(vec![(item, fate)]));
+            }
+        }
+        if !batch.is_empty() && unsent.is_none() && stop.is_cancelled() {
+            match (halt.unsent_cause(), endless) {
+                (Some(cause), false) => unsent = Some(cause),
+                _ => {
+                    // Nothing more is read: the rest of the batch was never counted.
+                    batch.clear();
+                    failed = None;
+                    reading = false;
+                    input.close();
+                    let _ = notes.send(Note::InputEnd(None));
+                }
+            }
         }
     }
 }
 
-/// A message the input gave as the next item, counted as read; an input error ends reading
-/// (`None`), said to the collector.
-fn next_item(
-    result: Result<Message, InputError>,
+/// Take the messages of the chunk in hand that are ready, up to `most` in `batch`; an input
+/// error ends the taking, kept in `failed`.
+fn take_ready(
+    input: &mut Feed,
+    most: usize,
+    batch: &mut Vec<Item>,
     read: &mut u64,
-    reading: &mut bool,
-    notes: &mpsc::UnboundedSender<Note>,
-) -> Option<Item> {
+    failed: &mut Option<InputError>,
+) {
+    while batch.len() < most && failed.is_none() {
+        match input.try_recv() {
+            Some(result) => take(result, batch, read, failed),
+            None => return,
+        }
+    }
+}
+
+/// A message the input gave, numbered in the run's order; an error is kept in `failed`.
+fn take(
+    result: Result<Message, InputError>,
+    batch: &mut Vec<Item>,
+    read: &mut u64,
+    failed: &mut Option<InputError>,
+) {
     match result {
         Ok(message) => {
-            let _ = notes.send(Note::Read);
             *read += 1;
-            Some(Item::new(message, *read))
+            batch.push(Item::new(message, *read));
         }
-        Err(error) => {
-            *reading = false;
-            let _ = notes.send(Note::InputEnd(Some(error)));
-            None
-        }
+        Err(error) => *failed = Some(error),
     }
 }
 
-/// A message never handed to the client, with its fate already decided: reported in input
+/// Messages never handed to the client, with their fate already decided: reported in input
 /// order through the waiter, or at once when the waiter is gone (the run is over).
 async fn settle_unsent(
-    order: &mpsc::Sender<(Item, Awaiting)>,
+    order: &Order,
     notes: &mpsc::UnboundedSender<Note>,
-    item: Item,
+    items: Vec<Item>,
     fate: Fate,
-    look: &mut bool,
 ) {
-    if let Err(mpsc::error::SendError((item, _))) =
-        noting_waits(order.send((item, Awaiting::Done(fate.clone()))), look).await
-    {
-        let _ = notes.send(Note::Settled(item, fate));
+    let _ = notes.send(Note::Read(items.len() as u64));
+    if let Err(Batch::Unsent(items, fate)) = order.send(Batch::Unsent(items, fate)).await {
+        let settled = items.into_iter().map(|item| (item, fate.clone())).collect();
+        let _ = notes.send(Note::Settled(settled));
     }
-}
-
-/// `future`, setting `waited` when it had to wait: other tasks may have run meanwhile.
-async fn noting_waits<F: Future>(future: F, waited: &mut bool) -> F::Output {
-    let mut future = std::pin::pin!(future);
-    std::future::poll_fn(|cx| {
-        let poll = future.as_mut().poll(cx);
-        *waited |= poll.is_pending();
-        poll
-    })
-    .await
-}
-
-/// A submitted message's fate to come, or already decided without the client.
-enum Awaiting {
-    Handle(SendHandle),
-    Done(Fate),
-}
-
-/// Await fates in the order messages were handed over, so results come out in input order. The
-/// bounded queue in front of it holds back the producer when the oldest message is slow, which
-/// keeps memory bounded.
-fn spawn_waiter(notes: mpsc::UnboundedSender<Note>) -> mpsc::Sender<(Item, Awaiting)> {
-    let (tx, mut rx) = mpsc::channel::<(Item, Awaiting)>(ORDER_QUEUE);
-    tokio::spawn(async move {
-        while let Some((mut item, awaiting)) = rx.recv().await {
-            let fate = match awaiting {
-                Awaiting::Handle(handle) => settled(&mut item, handle).await,
-                Awaiting::Done(fate) => fate,
-            };
-            let _ = notes.send(Note::Settled(item, fate));
-        }
-    });
-    tx
-}
-
-/// A handle's fate, counting on `item` the times the client wrote it.
-async fn settled(item: &mut Item, mut handle: SendHandle) -> Fate {
-    let fate = (&mut handle).await;
-    item.writes = handle.writes();
-    fate
 }
 
 #[cfg(test)]

@@ -224,7 +224,7 @@ impl Collector {
     /// One note from the producer or the waiter.
     pub(super) async fn on_note(&mut self, note: Note) {
         match note {
-            Note::Read => self.totals.read += 1,
+            Note::Read(n) => self.totals.read += n,
             Note::InputEnd(error) => {
                 self.input_done = true;
                 if let Some(error) = error {
@@ -232,25 +232,30 @@ impl Collector {
                     self.out.note(RunNote::InputError(error)).await;
                 }
             }
-            Note::Settled(item, fate) => {
-                let last_failure = *self.last_failure.borrow();
-                let gave_up = *self.gave_up.borrow();
-                let cause = final_cause(&fate, gave_up, &self.ending, last_failure);
-                self.totals.record(&fate);
-                self.totals.resent += u64::from(item.rewrites());
-                let kept = match &self.options.failed_out {
-                    Some(dir) if fate.population() != Population::Accepted => {
-                        keep(dir, &item).err()
-                    }
-                    _ => None,
-                };
-                self.out
-                    .emit(RunEvent::Outcome(MessageOutcome { item, fate, cause }))
-                    .await;
-                if let Some(note) = kept {
-                    self.out.note(note).await;
+            Note::Settled(settled) => {
+                for (item, fate) in settled {
+                    self.settled(item, fate).await;
                 }
             }
+        }
+    }
+
+    /// One message's fate: counted, written out when it was not accepted, and handed out.
+    async fn settled(&mut self, item: Item, fate: Fate) {
+        let last_failure = *self.last_failure.borrow();
+        let gave_up = *self.gave_up.borrow();
+        let cause = final_cause(&fate, gave_up, &self.ending, last_failure);
+        self.totals.record(&fate);
+        self.totals.resent += u64::from(item.rewrites());
+        let kept = match &self.options.failed_out {
+            Some(dir) if fate.population() != Population::Accepted => keep(dir, &item).err(),
+            _ => None,
+        };
+        self.out
+            .emit(RunEvent::Outcome(MessageOutcome { item, fate, cause }))
+            .await;
+        if let Some(note) = kept {
+            self.out.note(note).await;
         }
     }
 
