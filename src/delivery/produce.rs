@@ -63,8 +63,14 @@ pub(super) async fn produce(
     let stop = halt.stop.clone();
     let mut pacer =
         pace.map(|s| Pacer::new(s, tokio::time::Instant::now()).restarting_after(STALL));
-    // One message at a time under a rate: each waits for its tick.
-    let most = if pacer.is_some() { 1 } else { BATCH };
+    // One message at a time under a rate: each waits for its tick. No more than the window
+    // holds either: the rest of a larger batch would only be carried over, and moved, each turn.
+    let window = client.options().window.count.unwrap_or(BATCH);
+    let most = if pacer.is_some() {
+        1
+    } else {
+        BATCH.min(window)
+    };
     let order = spawn_waiter(notes.clone());
     let mut reading = true;
     // Past the deadline or interrupted: the rest of a finite input is read and reported with
