@@ -6,10 +6,10 @@
 use super::live::Live;
 use super::render::Output;
 use super::signals::Signals;
-use super::single::{finish_with, say};
+use super::single::finish_with;
 use crate::exit::Exit;
 use mllp::client::Client;
-use mllp::delivery::{Input, LinkEvent, OrderKey, ParallelRun, RunEvent, RunOptions};
+use mllp::delivery::{Input, OrderKey, ParallelRun, RunOptions};
 
 pub async fn run(
     clients: Vec<Client>,
@@ -23,35 +23,7 @@ pub async fn run(
     live.start();
     let mut run = ParallelRun::start(clients, input, options, key);
     let stopped_by = signals.drive(run.controls());
-    while let Some(LinkEvent { link, event }) = run.next().await {
-        match event {
-            RunEvent::Outcome(outcome) => {
-                live.answered(|| outcome.item.control_id(), &outcome.fate);
-                output.message_on(link, &outcome.item, &outcome.fate, outcome.cause);
-                live.settled(|| {
-                    run.stats().iter().flatten().fold((0, 0), |(q, r), s| {
-                        (
-                            q + (s.in_flight + s.queue_depth) as u64,
-                            r + s.reconnect_attempts,
-                        )
-                    })
-                });
-            }
-            RunEvent::Client(event) => live.event_on(link.unwrap_or(0), &event),
-            RunEvent::Note(note) => say(&live, note, stopped_by.get().copied()),
-            RunEvent::Closing => {
-                output.flush();
-                live.finish();
-            }
-            _ => {}
-        }
-        if !run.has_pending() {
-            output.flush();
-        }
-        if crate::stdout::is_closed() {
-            run.controls().abandon();
-        }
-    }
+    super::drive::events(&mut run, &mut output, &live, &stopped_by).await;
     let summary = run.finish().await;
     finish_with(
         &summary.run,

@@ -248,13 +248,9 @@ impl Live {
         self.line(&self.diag.said(human, event));
     }
 
-    /// A client event: security warnings always, protocol warnings unless `--quiet` (a
-    /// tolerated deviation is said out loud), the rest with `--events`.
-    pub fn event(&self, event: &ClientEvent) {
-        self.event_on(0, event)
-    }
-
-    /// A client event of link `link` (from 0) of a run over several.
+    /// A client event of link `link` (from 0; 0 for a run over one): security warnings always,
+    /// protocol warnings unless `--quiet` (a tolerated deviation is said out loud), the rest
+    /// with `--events`.
     pub fn event_on(&self, link: usize, event: &ClientEvent) {
         self.link_step(link, event);
         let diag = &self.diag;

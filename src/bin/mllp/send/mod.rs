@@ -1,8 +1,10 @@
 //! `mllp send`: `args` holds the flags, `run` checks the input before the first byte, builds
-//! the client and runs it over one link (`single`) or several (`links`), `render` writes each
-//! message's result, `live` the progress and events on stderr, `summary` the run's summary.
+//! the client and runs it over one link (`single`) or several (`links`), both through one event
+//! loop (`drive`); `render` writes each message's result, `live` the progress and events on
+//! stderr, `summary` the run's summary.
 
 mod args;
+mod drive;
 mod dry_run;
 mod links;
 mod live;

@@ -55,12 +55,8 @@ impl Output {
         self.json
     }
 
-    /// One message's final outcome. `cause` overrides the fate's own cause.
-    pub fn message(&mut self, item: &Item, fate: &Fate, cause: Option<Cause>) {
-        self.message_on(None, item, fate, cause)
-    }
-
-    /// One message's final outcome, and the link it went over in a run over several.
+    /// One message's final outcome, and the link it went over in a run over several. `cause`
+    /// overrides the fate's own cause.
     pub fn message_on(
         &mut self,
         link: Option<usize>,

@@ -68,7 +68,7 @@ pub fn human(
         ));
     }
     if ending.interrupted {
-        let by = stopped_by.map_or("interrupted".to_string(), super::single::interruption);
+        let by = stopped_by.map_or("interrupted".to_string(), super::drive::interruption);
         text.push_str(&format!(
             "\n  {by}: the messages not sent then are never-delivered (interrupted)"
         ));
