@@ -1,7 +1,7 @@
 //! The seam between an accepted TCP socket and the stream a connection reads: plain TCP here,
 //! a TLS handshake in the TLS acceptor.
 
-use crate::cause::Cause;
+use crate::cause::{Cause, Hint};
 use crate::tls::AcceptedTls;
 use std::future::Future;
 use std::pin::Pin;
@@ -29,6 +29,8 @@ pub struct AcceptError {
     pub cause: Cause,
     /// What failed, in words.
     pub detail: String,
+    /// What would fix it, when that is known.
+    pub hint: Option<Hint>,
 }
 
 /// Turns an accepted socket into the stream a connection is served on. Runs inside the
@@ -70,6 +72,7 @@ impl Accept for crate::tls::TlsAcceptor {
                 Err(e) => Err(AcceptError {
                     cause: e.cause,
                     detail: e.detail,
+                    hint: e.hint,
                 }),
             }
         })

@@ -128,6 +128,7 @@ pub(crate) async fn accept_until_stopped<A: Accept>(
                             peer,
                             cause: e.cause,
                             detail: e.detail,
+                            hint: e.hint,
                         })
                         .await;
                 }

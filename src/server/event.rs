@@ -3,7 +3,7 @@
 //! Rendering them (human lines, JSON) is the embedder's business.
 
 use crate::ack::AckCode;
-use crate::cause::Cause;
+use crate::cause::{Cause, Hint};
 use crate::tls::AcceptedTls;
 use crate::warning::{Warning, WarningCode};
 use std::net::SocketAddr;
@@ -77,6 +77,8 @@ pub enum ServerEvent {
         cause: Cause,
         /// What failed, in words.
         detail: String,
+        /// What would fix it, when that is known (the client's certificate, its TLS settings).
+        hint: Option<Hint>,
     },
     /// Accepting a new socket failed (out of descriptors and the like); `count` is the number of
     /// failed accepts so far in this run. The accept loop backs off before trying again.

@@ -3,7 +3,7 @@
 
 use super::failure::{describe_handshake_io, Seen, Side};
 use super::{pem, provider, TlsConfigError, TlsSummary, TlsVersions};
-use crate::cause::Cause;
+use crate::cause::{Cause, Hint};
 use rustls::server::WebPkiClientVerifier;
 use rustls::{RootCertStore, ServerConfig};
 use std::path::PathBuf;
@@ -113,6 +113,8 @@ pub struct TlsAcceptError {
     pub cause: Cause,
     /// What the client did, in one line.
     pub detail: String,
+    /// What the client's operator (or ours) can do about it, when that is known.
+    pub hint: Option<Hint>,
 }
 
 impl TlsAcceptError {
@@ -180,6 +182,7 @@ impl TlsAcceptor {
                         "client did not complete a TLS handshake within {}",
                         humantime::format_duration(self.handshake_timeout)
                     ),
+                    hint: None,
                 })
             }
             Ok(Err(err)) => {
@@ -187,6 +190,7 @@ impl TlsAcceptor {
                 return Err(TlsAcceptError {
                     cause: failure.cause,
                     detail: failure.detail,
+                    hint: Some(failure.hint),
                 });
             }
             Ok(Ok(stream)) => stream,

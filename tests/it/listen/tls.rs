@@ -138,6 +138,10 @@ fn detail(event: &Value) -> &str {
     event["detail"].as_str().unwrap_or_default()
 }
 
+fn hint(event: &Value) -> &str {
+    event["hint"].as_str().unwrap_or_default()
+}
+
 #[tokio::test]
 async fn a_ca_flagged_client_certificate_is_worded_as_the_clients() {
     let certs = Certs::generate();
@@ -148,6 +152,10 @@ async fn a_ca_flagged_client_certificate_is_worded_as_the_clients() {
     assert_eq!(event["cause"], "tls-verify", "{event}");
     assert!(detail(&event).starts_with("client certificate"), "{event}");
     assert!(!detail(&event).contains("server's"), "{event}");
+    assert!(
+        hint(&event).contains("issued by a CA in --client-ca, not a CA's own"),
+        "{event}"
+    );
 }
 
 #[tokio::test]
@@ -161,6 +169,7 @@ async fn a_missing_or_untrusted_client_certificate_is_the_clients_doing() {
         detail(&missing).starts_with("client did not present a certificate"),
         "{missing}"
     );
+    assert!(hint(&missing).contains("--client-auth want"), "{missing}");
     let untrusted = tls_exchange(server.addr, &certs, Some(&certs.untrusted_client)).await;
     assert_eq!(untrusted, None);
     let untrusted = server.wait_event(is("tls_client_error"));
@@ -169,6 +178,7 @@ async fn a_missing_or_untrusted_client_certificate_is_the_clients_doing() {
         detail(&untrusted).starts_with("client certificate not trusted"),
         "{untrusted}"
     );
+    assert!(hint(&untrusted).contains("--client-ca"), "{untrusted}");
 }
 
 #[tokio::test]
@@ -191,4 +201,8 @@ async fn a_client_that_does_not_trust_our_certificate_aborted_the_handshake() {
         "{error}"
     );
     assert!(!detail.contains("our client certificate"), "{error}");
+    assert!(
+        hint(&error).contains("the CA that issued --tls-cert"),
+        "{error}"
+    );
 }

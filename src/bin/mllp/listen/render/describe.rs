@@ -86,13 +86,27 @@ pub(super) fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str
             peer,
             cause,
             detail,
-        } => (
-            "tls_client_error",
-            format!(
-                "connection {connection} from {peer}: TLS handshake failed ({cause}): {detail}"
-            ),
-            json!({ "connection": connection, "peer": &**peer, "cause": cause, "detail": detail }),
-        ),
+            hint,
+        } => {
+            let hint = hint.as_ref().map(crate::diag::hint::words);
+            let mut line =
+                format!("connection {connection} from {peer}: TLS handshake failed ({cause}): {detail}");
+            if let Some(hint) = &hint {
+                line.push_str("; hint: ");
+                line.push_str(hint);
+            }
+            (
+                "tls_client_error",
+                line,
+                json!({
+                    "connection": connection,
+                    "peer": &**peer,
+                    "cause": cause,
+                    "detail": detail,
+                    "hint": hint,
+                }),
+            )
+        }
         ServerEvent::AcceptError { error, count } => (
             "accept_error",
             format!(

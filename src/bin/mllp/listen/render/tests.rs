@@ -3,7 +3,7 @@
 use super::*;
 use crate::cli::global::LogFormat;
 use mllp::ack::{AckCode, NackReason};
-use mllp::cause::Cause;
+use mllp::cause::{Cause, Hint};
 use mllp::server::NackWhy;
 use mllp::server::StatsSnapshot;
 use serde_json::Value;
@@ -127,15 +127,21 @@ fn a_tls_client_error_names_the_client() {
         peer: "10.0.0.9:4000".into(),
         cause: Cause::TlsHandshake,
         detail: "client did not present a certificate".into(),
+        hint: Some(Hint::ClientMustPresentCertificate),
     };
     assert_eq!(
         line(LogFormat::Human, &event),
         "connection 3 from 10.0.0.9:4000: TLS handshake failed (tls-handshake): client did \
-         not present a certificate"
+         not present a certificate; hint: the client must present a certificate, or the \
+         listener accept none (--client-auth want)"
     );
     let json: Value = serde_json::from_str(&line(LogFormat::Json, &event)).unwrap();
     assert_eq!(json["event"], "tls_client_error");
     assert_eq!(json["detail"], "client did not present a certificate");
+    assert_eq!(
+        json["hint"],
+        "the client must present a certificate, or the listener accept none (--client-auth want)"
+    );
 }
 
 #[test]
