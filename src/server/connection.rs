@@ -13,6 +13,7 @@ mod close;
 mod commit;
 mod intake;
 mod ledger;
+mod scratch;
 
 use super::event::ServerEvent;
 use super::limits::{Buffered, Part, PeerSlot};
