@@ -13,6 +13,7 @@ mod close;
 mod commit;
 mod intake;
 mod ledger;
+mod scratch;
 
 use super::event::ServerEvent;
 use super::limits::{Buffered, Part, PeerSlot};
@@ -142,7 +143,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
             let (frames, fatal) = self.intake.decode(&mut self.ledger, &mut self.budget);
             if !frames.is_empty() {
                 self.budget.set(Part::Waiting, commit::waiting(&frames));
-                let end = self.process(frames, shutdown).await;
+                // On the heap only while a batch is served: the task's own size is what each
+                // idle connection keeps resident.
+                let end = Box::pin(self.process(frames, shutdown)).await;
                 self.budget.set(Part::Waiting, 0);
                 self.ledger.settle();
                 if let Some(end) = end {

@@ -1,7 +1,7 @@
 //! The read side of a connection: the input buffer and its codec, reads bounded by the budget,
 //! the idle and frame deadlines, eviction while idle, and reading ahead during a commit.
 
-use super::{End, Ledger, Part, Shutdown};
+use super::{scratch, End, Ledger, Part, Shutdown};
 use crate::cause::classify_io;
 use crate::framing::{Decoded, Frame, FramingError, MllpCodec};
 use crate::server::limits::Buffered;
@@ -13,7 +13,7 @@ use tokio_util::codec::Decoder;
 
 const READ_CHUNK: usize = 64 * 1024;
 /// The first read of a connection with nothing buffered: small, so idle connections stay cheap.
-const FIRST_READ: usize = 2048;
+const FIRST_READ: usize = scratch::SCRATCH;
 /// Frames committed and answered together, at most: one batch's ACKs (about 100-300 bytes
 /// each) stay within a small unsent cap, so a peer that does not read them is no longer read.
 const MAX_BATCH: usize = 256;
@@ -175,7 +175,7 @@ impl<'a> Intake<'a> {
             .zip(self.shared.config.frame_timeout)
             .map(|(started, limit)| started + limit);
         // An idle connection holds no read buffer: with nothing pending, the first read lands in
-        // a small array inside the task and the buffer is allocated only for what arrives.
+        // the thread's scratch buffer and the buffer is allocated only for what arrives.
         let lazy = self.buf.is_empty() && !self.busy;
         // A peer sending a few bytes at a time gets a buffer to match, not a full chunk.
         let want = if self.busy { READ_CHUNK } else { FIRST_READ };
@@ -183,10 +183,9 @@ impl<'a> Intake<'a> {
             Ok(granted) => granted,
             Err(read) => return read,
         };
-        let mut first = [0u8; FIRST_READ];
         if lazy {
-            // The small array is part of the task, not a buffer: an idle connection holds
-            // nothing of the budget, but reads only while the budget has room.
+            // Waiting, the connection holds nothing of the budget; it reads only while the
+            // budget has room, and what arrives is counted once decoded.
             budget.set(Part::Partial, 0);
             self.buf = BytesMut::new();
         } else {
@@ -202,7 +201,7 @@ impl<'a> Intake<'a> {
         let read = async {
             let read_once = async {
                 if lazy {
-                    stream.read(&mut first[..granted]).await
+                    scratch::read_once(stream, granted, buf).await
                 } else {
                     let mut within = (&mut *stream).take(granted as u64);
                     within.read_buf(buf).await
@@ -248,9 +247,6 @@ impl<'a> Intake<'a> {
                 Read::Eof
             }
             Some(Ok(n)) => {
-                if lazy {
-                    self.buf.extend_from_slice(&first[..n]);
-                }
                 self.busy = n >= FIRST_READ;
                 Read::Data(n)
             }

@@ -1,0 +1,97 @@
+//! The first read of a connection with nothing buffered lands in a buffer of the worker thread,
+//! not of the connection: only the bytes that arrive are copied into a buffer of its own, so an
+//! idle connection's task carries no read array. Thousands of idle connections cost a scratch
+//! buffer per thread instead of one each.
+
+use bytes::BytesMut;
+use std::cell::Cell;
+use std::future::poll_fn;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use tokio::io::{AsyncRead, ReadBuf};
+
+/// The scratch buffer's size: the most a first read takes.
+pub(super) const SCRATCH: usize = 2048;
+
+thread_local! {
+    /// Taken while a read is polled and put back after; a poll that finds it taken (nested in
+    /// another) uses one of its own.
+    static SPARE: Cell<Option<Box<[u8; SCRATCH]>>> = const { Cell::new(None) };
+}
+
+/// Read once from `stream`, at most `limit` bytes (and [`SCRATCH`]), appending what arrived to
+/// `buf`; how many bytes, 0 at the end of the stream.
+pub(super) async fn read_once<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    limit: usize,
+    buf: &mut BytesMut,
+) -> io::Result<usize> {
+    poll_fn(|cx| poll_once(Pin::new(&mut *stream), cx, limit, buf)).await
+}
+
+fn poll_once<S: AsyncRead>(
+    stream: Pin<&mut S>,
+    cx: &mut Context<'_>,
+    limit: usize,
+    buf: &mut BytesMut,
+) -> Poll<io::Result<usize>> {
+    let mut scratch = SPARE
+        .try_with(Cell::take)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| Box::new([0; SCRATCH]));
+    let mut read = ReadBuf::new(&mut scratch[..limit.min(SCRATCH)]);
+    let polled = stream.poll_read(cx, &mut read);
+    let n = read.filled().len();
+    if let Poll::Ready(Ok(())) = polled {
+        buf.extend_from_slice(read.filled());
+    }
+    // At thread exit the spare is simply dropped.
+    let _ = SPARE.try_with(|spare| spare.set(Some(scratch)));
+    polled.map_ok(|()| n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::future::Future;
+    use tokio::io::AsyncWriteExt;
+
+    #[tokio::test]
+    async fn reads_at_most_the_limit_and_keeps_only_what_arrived() {
+        let (mut peer, mut stream) = tokio::io::duplex(8192);
+        peer.write_all(&[7u8; 3000]).await.unwrap();
+        let mut buf = BytesMut::new();
+        assert_eq!(read_once(&mut stream, 100, &mut buf).await.unwrap(), 100);
+        assert_eq!(&buf[..], &[7u8; 100][..]);
+        // Never past the scratch buffer, whatever the limit.
+        let n = read_once(&mut stream, 1 << 20, &mut buf).await.unwrap();
+        assert_eq!(n, SCRATCH);
+        assert_eq!(buf.len(), 100 + SCRATCH);
+        drop(peer);
+        let rest = 3000 - 100 - SCRATCH;
+        assert_eq!(
+            read_once(&mut stream, 1 << 20, &mut buf).await.unwrap(),
+            rest
+        );
+        assert_eq!(read_once(&mut stream, 1 << 20, &mut buf).await.unwrap(), 0);
+        assert_eq!(buf.len(), 3000);
+    }
+
+    #[tokio::test]
+    async fn a_read_that_waited_for_input_keeps_what_came() {
+        let (mut peer, mut stream) = tokio::io::duplex(64);
+        // Nothing has arrived: the read waits, and nothing is appended.
+        let mut buf = BytesMut::new();
+        {
+            let reading = read_once(&mut stream, 64, &mut buf);
+            tokio::pin!(reading);
+            let mut cx = Context::from_waker(std::task::Waker::noop());
+            assert!(reading.as_mut().poll(&mut cx).is_pending());
+            peer.write_all(b"abc").await.unwrap();
+            assert_eq!(reading.await.unwrap(), 3);
+        }
+        assert_eq!(&buf[..], b"abc");
+    }
+}
