@@ -96,17 +96,23 @@ impl Client {
             let n = self.shared.admission.try_admit_many(lens, &mut rooms);
             // Their fate cells in one allocation (none when the window is full).
             let cells = (n > 0).then(|| fate_cells(n)).into_iter().flatten();
-            for ((item, room), (fate_tx, fate_rx)) in
-                rest[..n].iter().zip(rooms.drain(..)).zip(cells)
+            // And their boxes from those kept, under one lock (held in this block only: never
+            // across an await).
             {
-                let handle = self.handle(fate_rx);
-                handles.push(self.admitted_with(
-                    handle,
-                    fate_tx,
-                    payload(item).clone(),
-                    room,
-                    &mut admitted,
-                ));
+                let mut spares = (n > 0).then(|| self.shared.spares.lock());
+                for ((item, room), (fate_tx, fate_rx)) in
+                    rest[..n].iter().zip(rooms.drain(..)).zip(cells)
+                {
+                    let handle = self.handle(fate_rx);
+                    let spare = spares.as_mut().and_then(|s| s.pop());
+                    handles.push(self.admitted_with(
+                        handle,
+                        fate_tx,
+                        (payload(item).clone(), spare),
+                        room,
+                        &mut admitted,
+                    ));
+                }
             }
             at += n;
             let Some(next) = items.get(at) else { break };
@@ -131,7 +137,7 @@ impl Client {
                     handles.push(self.admitted_with(
                         handle,
                         fate_tx,
-                        next.clone(),
+                        (next.clone(), self.shared.spares.take()),
                         room,
                         &mut admitted,
                     ));
@@ -153,18 +159,19 @@ impl Client {
         self.hand_over_many(&mut admitted).await;
     }
 
-    /// A new send for `payload`, admitted with `room`, queued on `admitted`; its handle.
+    /// A new send for `payload` (made in the box `spare`, if any), admitted with `room`,
+    /// queued on `admitted`; its handle.
     // Each send keeps the box it was made in (see `Pending::new`).
     #[allow(clippy::vec_box)]
     fn admitted_with(
         &self,
         mut handle: SendHandle,
         fate_tx: FateTx,
-        payload: Bytes,
+        (payload, spare): (Bytes, Option<Box<Pending>>),
         room: Room,
         admitted: &mut Vec<Box<Pending>>,
     ) -> SendHandle {
-        let mut pending = Pending::new(handle.id, payload, room, fate_tx);
+        let mut pending = Pending::new(spare, handle.id, payload, room, fate_tx);
         handle.commit = pending.commit_channel();
         admitted.push(pending);
         handle
@@ -189,7 +196,8 @@ impl Client {
                 return handle;
             }
         };
-        let mut pending = Pending::new(handle.id, payload, room, fate_tx);
+        let spare = self.shared.spares.take();
+        let mut pending = Pending::new(spare, handle.id, payload, room, fate_tx);
         handle.commit = pending.commit_channel();
         self.hand_over(Command::Send(pending)).await;
         handle
@@ -221,7 +229,8 @@ impl Client {
             match room {
                 Err(fate) => self.settle_now(fate_tx, fate),
                 Ok(room) => {
-                    let mut pending = Pending::new(handle.id, payload, room, fate_tx);
+                    let spare = self.shared.spares.take();
+                    let mut pending = Pending::new(spare, handle.id, payload, room, fate_tx);
                     handle.commit = pending.commit_channel();
                     admitted.push(pending);
                 }
