@@ -60,10 +60,12 @@ mod fate_cell;
 mod flight;
 pub(crate) use flight::ignores_control_ids;
 mod life;
+mod msh_read;
 mod options_error;
 mod outbox;
 mod pending;
 mod recent;
+mod spare;
 mod submit;
 
 pub use backoff::{
@@ -98,6 +100,8 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 pub(crate) struct Shared {
     pub admission: Arc<Admission>,
     pub counters: Mutex<stats::Counters>,
+    /// Boxes of settled sends, for new ones.
+    pub spares: spare::Spares,
 }
 
 impl Shared {
@@ -155,6 +159,7 @@ impl Client {
         let shared = Arc::new(Shared {
             admission: Arc::new(Admission::new(options.window)),
             counters: Mutex::new(stats::Counters::default()),
+            spares: spare::Spares::default(),
         });
         let actor = actor::Actor::new(
             connector,

@@ -71,6 +71,11 @@ pub(crate) fn fate_cells(n: usize) -> impl Iterator<Item = (FateTx, FateRx)> {
 pub(crate) struct FateTx(Option<At>);
 
 impl FateTx {
+    /// This side, leaving one that settles nothing in its place.
+    pub fn take(&mut self) -> FateTx {
+        FateTx(self.0.take())
+    }
+
     /// Hand over the send's one fate.
     pub fn send(mut self, fate: Fate) {
         if let Some(at) = self.0.take() {

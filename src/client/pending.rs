@@ -19,8 +19,9 @@ pub(crate) struct Pending {
     pub control_id: Option<Bytes>,
     /// What MSH-16 asks of the peer after a `CA`.
     pub app_ack: AppAck,
-    /// Its room in the window: dropping the send, settled or not, gives it back.
-    room: Room,
+    /// Its room in the window: dropping the send, settled or not, gives it back. `None` only
+    /// once released (its box is then kept empty for a new send).
+    room: Option<Room>,
     /// Where its fate goes, and where its writes are counted (shared with its handle).
     fate_tx: FateTx,
     commit_tx: Option<oneshot::Sender<Commit>>,
@@ -56,31 +57,40 @@ pub(crate) struct Written {
 impl Pending {
     /// A new send, boxed once: it moves from the caller to the actor, into the flight table
     /// and out to be settled, and a whole `Pending` is large enough that copying it at each
-    /// of those steps cost more than the one allocation.
-    pub fn new(id: u64, payload: Bytes, room: Room, fate_tx: FateTx) -> Box<Self> {
-        let (control_id, app_ack) = match first_msh(&payload) {
-            // The header's field index makes these reads O(1): no rescan of the segment.
-            Some(msh) => (
-                msh.control_id()
-                    .filter(|c| !c.is_empty())
-                    .map(|c| payload.slice_ref(c)),
-                AppAck::of(msh.application_ack_type()),
-            ),
-            None => (None, AppAck::Never),
-        };
-        Box::new(Pending {
+    /// of those steps cost more than the one allocation. Made in `spare` (the emptied box of
+    /// a settled send) when there is one, so no allocation at all.
+    pub fn new(
+        spare: Option<Box<Pending>>,
+        id: u64,
+        payload: Bytes,
+        room: Room,
+        fate_tx: FateTx,
+    ) -> Box<Self> {
+        let (control_id, msh16) = read_msh(&payload);
+        let app_ack = AppAck::of(msh16);
+        let control_id = control_id
+            .filter(|c| !c.is_empty())
+            .map(|c| payload.slice_ref(c));
+        let pending = Pending {
             id,
             control_id,
             app_ack,
             payload,
-            room,
+            room: Some(room),
             fate_tx,
             commit_tx: None,
             written: None,
             commit: None,
             charged: 0,
             free_rewrite: false,
-        })
+        };
+        match spare {
+            Some(mut spare) => {
+                *spare = pending;
+                spare
+            }
+            None => Box::new(pending),
+        }
     }
 
     /// Where its `CA` goes, for a send whose MSH-16 asks for an application ACK (only those
@@ -111,16 +121,21 @@ impl Pending {
     }
 
     /// Give back its room (`quietly`: without waking waiters, who are woken once after a read's
-    /// worth of ACKs) and hand over where its fate goes.
-    pub fn release(self: Box<Self>, quietly: bool) -> FateTx {
-        // Only the two fields it hands on leave the box.
-        let Pending { room, fate_tx, .. } = *self;
-        if quietly {
-            room.give_back_quietly();
-        } else {
-            drop(room);
+    /// worth of ACKs) and hand over where its fate goes. What it held is dropped: the box is
+    /// left empty, to be kept for a new send.
+    pub fn release(&mut self, quietly: bool) -> FateTx {
+        if let Some(room) = self.room.take() {
+            if quietly {
+                room.give_back_quietly();
+            } else {
+                drop(room);
+            }
         }
-        fate_tx
+        self.payload = Bytes::new();
+        self.control_id = None;
+        self.commit_tx = None;
+        self.commit = None;
+        self.fate_tx.take()
     }
 
     /// Its frame was written once more (the count its handle reports).
@@ -174,14 +189,16 @@ impl Pending {
     }
 }
 
-/// The first MSH of a payload: its first segment when it starts with `MSH` (the usual case,
-/// read without scanning the rest of the message), else the full scan's.
-fn first_msh(payload: &[u8]) -> Option<hl7::Msh<'_>> {
+/// MSH-10 and MSH-16 of a payload's first MSH: from its first segment when it starts with
+/// `MSH` (the usual case, both read in one pass over the header alone), else the full scan's.
+fn read_msh(payload: &[u8]) -> super::msh_read::Fields<'_> {
     if payload.starts_with(b"MSH") {
-        let end = memchr::memchr2(b'\r', b'\n', payload).unwrap_or(payload.len());
-        return hl7::Msh::parse(&payload[..end]);
+        return super::msh_read::control_id_and_app_ack(payload);
     }
-    hl7::scan(payload).msh
+    match hl7::scan(payload).msh {
+        Some(msh) => (msh.control_id(), msh.application_ack_type()),
+        None => (None, None),
+    }
 }
 
 /// What a message's MSH-16 (application acknowledgement type, HL7 Table 0155) asks of the peer

@@ -22,13 +22,13 @@ impl Client {
     /// settles the handle at once as refused; under `wait` this waits for room, bounded by the
     /// ACK timeout. Returns as soon as the send is admitted: await the handle for its fate.
     pub async fn send(&self, payload: Bytes) -> SendHandle {
-        self.submit(payload, None).await
+        self.submit(payload, true, None).await
     }
 
     /// As [`Client::send`]; `cancel` aborts a wait for room (the send is then never delivered).
     /// After admission, cancel through [`SendHandle::cancel`].
     pub async fn send_cancellable(&self, payload: Bytes, cancel: &CancellationToken) -> SendHandle {
-        self.submit(payload, Some(cancel)).await
+        self.submit(payload, true, Some(cancel)).await
     }
 
     /// Hand many payloads over, in order, without awaiting each: one handle per payload, in
@@ -60,18 +60,25 @@ impl Client {
     /// that fits the window, admitted under one lock and given to the actor in one command.
     /// When the first does not fit, it waits for room as [`Client::send_cancellable`] would,
     /// then takes whatever else fits without waiting. Under `reject` a payload that does not fit
-    /// is refused and the next tried, as one at a time. Returns one handle per item taken (at
-    /// least one when `items` is not empty), in order; the caller hands over the rest later,
-    /// after looking at its stop. `split`: the payloads come from the crate's splitter, which
-    /// lets no VT or FS through, and are not searched for them again.
+    /// is refused and the next tried, as one at a time. Pushes one handle per item taken onto
+    /// `handles` (at least one when `items` is not empty), in order; the caller hands over the
+    /// rest later, after looking at its stop. `split`: the payloads come from the crate's
+    /// splitter, which lets no VT or FS through, and are not searched for them again.
     pub(crate) async fn send_some<T>(
         &self,
         items: &[T],
         payload: impl Fn(&T) -> &Bytes,
         split: bool,
         cancel: &CancellationToken,
-    ) -> Vec<SendHandle> {
-        let mut handles = Vec::with_capacity(items.len());
+        handles: &mut Vec<SendHandle>,
+    ) {
+        if let [item] = items {
+            // One message (each one at window 1): as one send, with no batch buffers to make.
+            let item = payload(item).clone();
+            handles.push(self.submit(item, !split, Some(cancel)).await);
+            return;
+        }
+        let taken_before = handles.len();
         let mut admitted: Vec<Box<Pending>> = Vec::with_capacity(items.len());
         let mut rooms = Vec::with_capacity(items.len());
         let mut at = 0;
@@ -87,25 +94,31 @@ impl Client {
             };
             let lens = rest[..clean].iter().map(|i| payload(i).len());
             let n = self.shared.admission.try_admit_many(lens, &mut rooms);
-            // Their fate cells in one allocation.
-            let cells = fate_cells(n);
-            for ((item, room), (fate_tx, fate_rx)) in
-                rest[..n].iter().zip(rooms.drain(..)).zip(cells)
+            // Their fate cells in one allocation (none when the window is full).
+            let cells = (n > 0).then(|| fate_cells(n)).into_iter().flatten();
+            // And their boxes from those kept, under one lock (held in this block only: never
+            // across an await).
             {
-                let handle = self.handle(fate_rx);
-                handles.push(self.admitted_with(
-                    handle,
-                    fate_tx,
-                    payload(item).clone(),
-                    room,
-                    &mut admitted,
-                ));
+                let mut spares = (n > 0).then(|| self.shared.spares.lock());
+                for ((item, room), (fate_tx, fate_rx)) in
+                    rest[..n].iter().zip(rooms.drain(..)).zip(cells)
+                {
+                    let handle = self.handle(fate_rx);
+                    let spare = spares.as_mut().and_then(|s| s.pop());
+                    handles.push(self.admitted_with(
+                        handle,
+                        fate_tx,
+                        (payload(item).clone(), spare),
+                        room,
+                        &mut admitted,
+                    ));
+                }
             }
             at += n;
             let Some(next) = items.get(at) else { break };
             let next = payload(next);
             let waits = self.options.on_backpressure == OnBackpressure::Wait && n < clean;
-            if waits && !handles.is_empty() {
+            if waits && handles.len() > taken_before {
                 // What fits goes now; the caller comes back for the rest.
                 break;
             }
@@ -124,7 +137,7 @@ impl Client {
                     handles.push(self.admitted_with(
                         handle,
                         fate_tx,
-                        next.clone(),
+                        (next.clone(), self.shared.spares.take()),
                         room,
                         &mut admitted,
                     ));
@@ -144,29 +157,35 @@ impl Client {
             }
         }
         self.hand_over_many(&mut admitted).await;
-        handles
     }
 
-    /// A new send for `payload`, admitted with `room`, queued on `admitted`; its handle.
+    /// A new send for `payload` (made in the box `spare`, if any), admitted with `room`,
+    /// queued on `admitted`; its handle.
     // Each send keeps the box it was made in (see `Pending::new`).
     #[allow(clippy::vec_box)]
     fn admitted_with(
         &self,
         mut handle: SendHandle,
         fate_tx: FateTx,
-        payload: Bytes,
+        (payload, spare): (Bytes, Option<Box<Pending>>),
         room: Room,
         admitted: &mut Vec<Box<Pending>>,
     ) -> SendHandle {
-        let mut pending = Pending::new(handle.id, payload, room, fate_tx);
+        let mut pending = Pending::new(spare, handle.id, payload, room, fate_tx);
         handle.commit = pending.commit_channel();
         admitted.push(pending);
         handle
     }
 
-    async fn submit(&self, payload: Bytes, cancel: Option<&CancellationToken>) -> SendHandle {
+    /// One send; `check`: search the payload for a framing byte (see `send_some`'s `split`).
+    async fn submit(
+        &self,
+        payload: Bytes,
+        check: bool,
+        cancel: Option<&CancellationToken>,
+    ) -> SendHandle {
         let (mut handle, fate_tx) = self.new_handle();
-        let admitted = match framing_byte(&payload) {
+        let admitted = match check.then(|| framing_byte(&payload)).flatten() {
             Some(fate) => Err(fate),
             None => self.admit(payload.len(), cancel).await,
         };
@@ -177,7 +196,8 @@ impl Client {
                 return handle;
             }
         };
-        let mut pending = Pending::new(handle.id, payload, room, fate_tx);
+        let spare = self.shared.spares.take();
+        let mut pending = Pending::new(spare, handle.id, payload, room, fate_tx);
         handle.commit = pending.commit_channel();
         self.hand_over(Command::Send(pending)).await;
         handle
@@ -209,7 +229,8 @@ impl Client {
             match room {
                 Err(fate) => self.settle_now(fate_tx, fate),
                 Ok(room) => {
-                    let mut pending = Pending::new(handle.id, payload, room, fate_tx);
+                    let spare = self.shared.spares.take();
+                    let mut pending = Pending::new(spare, handle.id, payload, room, fate_tx);
                     handle.commit = pending.commit_channel();
                     admitted.push(pending);
                 }

@@ -82,6 +82,9 @@ pub(super) async fn produce(
     // Taken from the input and not yet handed over (or reported unsent): counted read only
     // when they are, so a batch cut short by an abandon leaves nothing counted and unsettled.
     let mut batch: Vec<Item> = Vec::with_capacity(most);
+    // The handles of the batch handed over, kept between turns: a turn that hands over one
+    // message (each turn at window 1) passes it on without a Vec, and this one is reused.
+    let mut handles = Vec::with_capacity(most);
     // An input error met while taking a batch: said once the batch is handed over.
     let mut failed: Option<InputError> = None;
     // A stop is looked for before each batch (the waits between them are where another task on
@@ -167,21 +170,32 @@ pub(super) async fn produce(
         if let Some(pacer) = &mut pacer {
             pacer.tick().await;
         }
-        let handles = client
-            .send_some(&batch, |item| &item.payload, split, &stop)
+        client
+            .send_some(&batch, |item| &item.payload, split, &stop, &mut handles)
             .await;
         // What did not go waits for the next turn: room ran out, and the stop is looked at
         // before any more is handed over.
-        let sent = if handles.len() >= batch.len() {
-            std::mem::replace(&mut batch, Vec::with_capacity(most))
-        } else {
-            let rest = batch.split_off(handles.len());
-            std::mem::replace(&mut batch, rest)
+        let taken = handles.len().min(batch.len());
+        let _ = notes.send(Note::Read(taken as u64));
+        let sent = match handles.pop() {
+            Some(handle) if taken == 1 => Batch::One(batch.remove(0), handle),
+            last => {
+                handles.extend(last);
+                let items = if taken == batch.len() {
+                    std::mem::replace(&mut batch, Vec::with_capacity(most))
+                } else {
+                    let rest = batch.split_off(taken);
+                    std::mem::replace(&mut batch, rest)
+                };
+                Batch::Sent(
+                    items,
+                    std::mem::replace(&mut handles, Vec::with_capacity(most)),
+                )
+            }
         };
-        let _ = notes.send(Note::Read(sent.len() as u64));
-        if let Err(Batch::Sent(items, handles)) = order.send(Batch::Sent(sent, handles)).await {
+        if let Err(sent) = order.send(sent).await {
             // The waiter is gone only when the run is over; settle here all the same.
-            for (mut item, mut handle) in items.into_iter().zip(handles) {
+            for (mut item, mut handle) in sent.into_handed_over() {
                 let fate = (&mut handle).await;
                 item.writes = handle.writes();
                 let _ = notes.send(Note::Settled(vec![(item, fate)]));

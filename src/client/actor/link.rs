@@ -24,7 +24,11 @@ use tokio::time::Instant;
 use tokio_util::codec::Decoder;
 
 type Writer = WriteHalf<BoxStream>;
-type WriteFuture = Pin<Box<dyn Future<Output = (Writer, io::Result<()>, usize)> + Send>>;
+type WriteFuture = Pin<Box<dyn Future<Output = (Writer, io::Result<()>, BytesMut)> + Send>>;
+
+/// The read buffer grows by this much at a time, once less than `READ_LEAST` is left for a read.
+const READ_BLOCK: usize = 16 * 1024;
+const READ_LEAST: usize = 4 * 1024;
 
 /// Reads and de-frames ACKs. Cancel-safe: bytes read stay in `buf` across select iterations.
 pub(crate) struct AckReader {
@@ -44,7 +48,7 @@ impl AckReader {
     fn new(half: ReadHalf<BoxStream>, max_frame: usize) -> Self {
         AckReader {
             half,
-            buf: BytesMut::with_capacity(16 * 1024),
+            buf: BytesMut::with_capacity(READ_BLOCK),
             codec: MllpCodec::new(Tolerance::ACK_READER, max_frame),
             eof: false,
             fresh_bytes: 0,
@@ -62,7 +66,11 @@ impl AckReader {
             if let Some(item) = self.codec.decode(&mut self.buf)? {
                 return Ok(Some(item));
             }
-            self.buf.reserve(16 * 1024);
+            // A fresh block only when little room is left: by then the ACKs split off the
+            // buffer are gone and it is reused in place, not reallocated on every read.
+            if self.buf.capacity() - self.buf.len() < READ_LEAST {
+                self.buf.reserve(READ_BLOCK);
+            }
             let n = self.half.read_buf(&mut self.buf).await?;
             if n == 0 {
                 self.eof = true;
@@ -135,12 +143,13 @@ async fn link_failure(
 const NUDGE_AFTER: Duration = Duration::from_secs(2);
 
 /// Write and flush one buffer, publishing how much of it the stream has taken so far: a reply
-/// to a frame is credited only once the whole frame was written.
+/// to a frame is credited only once the whole frame was written. The buffer comes back, to be
+/// reused for the next write.
 async fn write_batch(
     mut writer: Writer,
     buf: BytesMut,
     progress: Arc<AtomicUsize>,
-) -> (Writer, io::Result<()>, usize) {
+) -> (Writer, io::Result<()>, BytesMut) {
     let result = async {
         let mut done = 0;
         while done < buf.len() {
@@ -154,11 +163,11 @@ async fn write_batch(
         writer.flush().await
     }
     .await;
-    (writer, result, buf.len())
+    (writer, result, buf)
 }
 
 /// Await the write in progress, or never when there is none.
-async fn writing(fut: &mut Option<WriteFuture>) -> (Writer, io::Result<()>, usize) {
+async fn writing(fut: &mut Option<WriteFuture>) -> (Writer, io::Result<()>, BytesMut) {
     match fut {
         Some(fut) => fut.await,
         None => std::future::pending().await,
@@ -175,6 +184,8 @@ impl Actor {
         let mut writer = Some(write_half);
         let mut write_fut: Option<WriteFuture> = None;
         let mut batch: Vec<u64> = Vec::new();
+        // The last write's buffer, for the next one.
+        let mut spare = BytesMut::new();
         let mut last_inbound = Instant::now();
         let mut drain_deadline: Option<Instant> = None;
         // When the line-end nudge goes out (see NUDGE_AFTER); once per connection.
@@ -194,7 +205,7 @@ impl Actor {
             }
             if write_fut.is_none() && self.state() == State::Connected {
                 if let Some(w) = writer.take() {
-                    match self.flights.take_batch(&mut batch) {
+                    match self.flights.take_batch(&mut batch, &mut spare) {
                         Some(buf) => {
                             self.life.wrote();
                             let progress = self.flights.start_write();
@@ -229,9 +240,11 @@ impl Actor {
             }
             tokio::select! {
                 biased;
-                (w, result, n) = writing(&mut write_fut) => {
+                (w, result, buf) = writing(&mut write_fut) => {
                     write_fut = None;
                     writer = Some(w);
+                    let n = buf.len();
+                    spare = buf;
                     if let Err(e) = result {
                         let failure = link_failure(&e, &mut reader, tls).await;
                         return self.link_failed(failure);

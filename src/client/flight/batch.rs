@@ -44,8 +44,9 @@ impl Flights {
     }
 
     /// Coalesce queued frames into one buffer: one write for everything that may go now. Sends
-    /// go in order: one that may not be written yet holds back those behind it.
-    pub fn take_batch(&mut self, batch: &mut Vec<u64>) -> Option<BytesMut> {
+    /// go in order: one that may not be written yet holds back those behind it. The buffer is
+    /// `spare` (the last write's) when it is big enough, so a write allocates none.
+    pub fn take_batch(&mut self, batch: &mut Vec<u64>, spare: &mut BytesMut) -> Option<BytesMut> {
         if self.queue.is_empty() {
             return None;
         }
@@ -79,7 +80,9 @@ impl Flights {
         self.prune_flight();
         let busy = !self.flight.is_empty();
         let answered_none = self.here.answers == 0;
-        let mut buf = BytesMut::with_capacity(bytes);
+        let mut buf = std::mem::take(spare);
+        buf.clear();
+        buf.reserve(bytes);
         batch.clear();
         batch.extend(self.queue.drain(..take));
         let link = self.link;

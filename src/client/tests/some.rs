@@ -56,9 +56,9 @@ async fn hand_over(
         let mut at = 0;
         while at < payloads.len() {
             let end = (at + run).min(payloads.len());
-            let some = rig
-                .client
-                .send_some(&payloads[at..end], |p| p, false, cancel)
+            let mut some = Vec::new();
+            rig.client
+                .send_some(&payloads[at..end], |p| p, false, cancel, &mut some)
                 .await;
             assert!(!some.is_empty(), "every call takes at least one");
             at += some.len();

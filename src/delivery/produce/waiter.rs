@@ -24,6 +24,8 @@ const NOTE_MAX: usize = 256;
 pub(super) enum Batch {
     /// Handed to the client: one handle per item, in order.
     Sent(Vec<Item>, Vec<SendHandle>),
+    /// One handed to the client (each one at window 1): no Vecs made for it.
+    One(Item, SendHandle),
     /// Never handed over, all with this fate.
     Unsent(Vec<Item>, Fate),
 }
@@ -32,6 +34,16 @@ impl Batch {
     fn len(&self) -> usize {
         match self {
             Batch::Sent(items, _) | Batch::Unsent(items, _) => items.len(),
+            Batch::One(..) => 1,
+        }
+    }
+
+    /// The messages handed to the client, each with its handle, in order.
+    pub fn into_handed_over(self) -> Vec<(Item, SendHandle)> {
+        match self {
+            Batch::Sent(items, handles) => items.into_iter().zip(handles).collect(),
+            Batch::One(item, handle) => vec![(item, handle)],
+            Batch::Unsent(..) => Vec::new(),
         }
     }
 }
@@ -81,19 +93,11 @@ pub(super) fn spawn_waiter(notes: mpsc::UnboundedSender<Note>) -> Order {
                     }
                 }
                 Batch::Sent(items, handles) => {
-                    for (mut item, mut handle) in items.into_iter().zip(handles) {
-                        let fate = match now(&mut handle).await {
-                            Some(fate) => fate,
-                            None => {
-                                // Pass on what is settled before waiting.
-                                run.flush();
-                                (&mut handle).await
-                            }
-                        };
-                        item.writes = handle.writes();
-                        run.push(item, fate);
+                    for (item, handle) in items.into_iter().zip(handles) {
+                        run.settled(item, handle).await;
                     }
                 }
+                Batch::One(item, handle) => run.settled(item, handle).await,
             }
             if rx.is_empty() {
                 run.flush();
@@ -112,6 +116,19 @@ struct Run {
 }
 
 impl Run {
+    /// Await a handed-over message's fate (passing on what is settled before waiting).
+    async fn settled(&mut self, mut item: Item, mut handle: SendHandle) {
+        let fate = match now(&mut handle).await {
+            Some(fate) => fate,
+            None => {
+                self.flush();
+                (&mut handle).await
+            }
+        };
+        item.writes = handle.writes();
+        self.push(item, fate);
+    }
+
     fn push(&mut self, item: Item, fate: Fate) {
         self.done.push((item, fate));
         if self.done.len() >= NOTE_MAX {
