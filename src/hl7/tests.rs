@@ -181,6 +181,10 @@ proptest::proptest! {
         let field = segment.get(3).copied().unwrap_or(b'|');
         for n in 0..40 {
             proptest::prop_assert_eq!(msh.field(n), reference_field(segment, field, n), "MSH-{}", n);
+            if n >= 2 {
+                let spanned = msh.span(n).map(|(start, end)| &segment[start..end]);
+                proptest::prop_assert_eq!(spanned, msh.field(n), "span of MSH-{}", n);
+            }
         }
         let declared = reference_field(segment, field, 2).unwrap_or_default();
         proptest::prop_assert_eq!(msh.encoding_characters, declared);
