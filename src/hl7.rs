@@ -249,7 +249,15 @@ impl<'a> Msh<'a> {
     }
     /// MSH-9's first component is `ACK`.
     pub fn is_ack(&self) -> bool {
-        self.component(9, 1) == Some(b"ACK")
+        // The first component is `ACK`: the field opens with it, no component separator is
+        // among its letters, and the field ends or its next component starts right after it.
+        let Some(field) = self.field(9) else {
+            return false;
+        };
+        let component = self.delimiters.component;
+        field.get(..3) == Some(b"ACK")
+            && !matches!(component, b'A' | b'C' | b'K')
+            && field.get(3).is_none_or(|&b| b == component)
     }
     /// MSH-15 or MSH-16 present and not empty.
     pub fn is_enhanced(&self) -> bool {
