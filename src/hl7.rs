@@ -139,6 +139,7 @@ impl FieldIndex {
 
     /// Field `i` counted from MSH-2 (`i == 0`), as a range of the segment; `Err` when the index
     /// does not reach it.
+    #[inline]
     fn range(&self, i: usize, segment_len: usize) -> Result<Option<(usize, usize)>, ()> {
         let len = usize::from(self.len);
         let start = match i {
@@ -189,6 +190,7 @@ impl<'a> Msh<'a> {
 
     /// MSH-n as written; `None` when the segment is too short. Never reads past the segment.
     /// `field(0)` is the segment name.
+    #[inline]
     pub fn field(&self, n: usize) -> Option<&'a [u8]> {
         match n {
             0 => self.segment.get(..3),
@@ -205,6 +207,18 @@ impl<'a> Msh<'a> {
                 }
             }
         }
+    }
+    /// Where MSH-n (`n >= 2`) lies in the segment, as [`Msh::field`] finds it.
+    #[inline]
+    pub(crate) fn span(&self, n: usize) -> Option<(usize, usize)> {
+        if n >= 2 && self.segment.len() >= 4 {
+            if let Ok(range) = self.fields.range(n - 2, self.segment.len()) {
+                return range;
+            }
+        }
+        let field = self.field(n)?;
+        let start = (field.as_ptr() as usize).checked_sub(self.segment.as_ptr() as usize)?;
+        Some((start, start + field.len()))
     }
     /// Component `c` (1-based) of MSH-n; `None` when absent.
     pub fn component(&self, n: usize, c: usize) -> Option<&'a [u8]> {
@@ -235,7 +249,15 @@ impl<'a> Msh<'a> {
     }
     /// MSH-9's first component is `ACK`.
     pub fn is_ack(&self) -> bool {
-        self.component(9, 1) == Some(b"ACK")
+        // The first component is `ACK`: the field opens with it, no component separator is
+        // among its letters, and the field ends or its next component starts right after it.
+        let Some(field) = self.field(9) else {
+            return false;
+        };
+        let component = self.delimiters.component;
+        field.get(..3) == Some(b"ACK")
+            && !matches!(component, b'A' | b'C' | b'K')
+            && field.get(3).is_none_or(|&b| b == component)
     }
     /// MSH-15 or MSH-16 present and not empty.
     pub fn is_enhanced(&self) -> bool {

@@ -20,6 +20,8 @@ pub(crate) struct AckTemplate {
     answer: Vec<u8>,
     /// Where those three were cut from `answer`.
     answer_cuts: [usize; 3],
+    /// The last timestamp found plain: it changes once a second, so most answers skip the check.
+    plain_stamp: String,
 }
 
 /// Where a field lies in `segment` (`field` is a slice of it).
@@ -31,7 +33,11 @@ fn place(segment: &[u8], field: &[u8]) -> Option<(usize, usize)> {
 
 /// Our own text the answer writes as is: letters and digits are never escaped.
 fn plain(text: &str) -> bool {
-    !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric())
+    // No early exit: the check runs a vector at a time over a control ID per message.
+    !text.is_empty()
+        && text
+            .bytes()
+            .fold(true, |plain, b| plain & b.is_ascii_alphanumeric())
 }
 
 /// MSH-7 and MSH-10 of `msh` as places in its segment, when a template can stand for its answer.
@@ -50,35 +56,52 @@ fn cuts(msh: &Msh<'_>, decision: &Decision, ctx: &AckContext) -> Option<[(usize,
 impl AckTemplate {
     /// Write the answer to `msh` from the template into `out`; `false` (nothing written) when
     /// the template does not stand for it.
+    ///
+    /// What [`cuts`] asks of the header follows from comparing it: a header equal to the learned
+    /// one up to MSH-7 declares the same (usable) delimiters, and its MSH-7 starts where the
+    /// learned one did. The learned code is positive, so an equal code is too.
     pub(crate) fn write(
-        &self,
+        &mut self,
         out: &mut Vec<u8>,
         msh: &Msh<'_>,
         decision: &Decision,
         ctx: &AckContext,
     ) -> bool {
-        if self.code != Some(decision.code) {
+        if self.code != Some(decision.code) || decision.negative.is_some() || decision.headerless {
             return false;
         }
-        let Some([date, control]) = cuts(msh, decision, ctx) else {
+        if ctx.timestamp != self.plain_stamp {
+            if !plain(&ctx.timestamp) {
+                return false;
+            }
+            self.plain_stamp.clone_from(&ctx.timestamp);
+        }
+        if !plain(&ctx.control_id) {
             return false;
-        };
+        }
         let s = msh.segment;
         let [a, b] = self.header_cuts;
-        let same = s[..date.0] == self.header[..a]
-            && s[date.1..control.0] == self.header[a..b]
-            && s[control.1..] == self.header[b..];
+        if s.get(..a) != Some(&self.header[..a]) {
+            return false;
+        }
+        let (Some(date), Some(control)) = (msh.span(7), msh.span(10)) else {
+            return false;
+        };
+        let same = s.get(date.1..control.0) == Some(&self.header[a..b])
+            && s.get(control.1..) == Some(&self.header[b..]);
         if !same {
             return false;
         }
         let [x, y, z] = self.answer_cuts;
         let t = &self.answer;
+        let echoed = &s[control.0..control.1];
+        out.reserve(t.len() + ctx.timestamp.len() + ctx.control_id.len() + echoed.len());
         out.extend_from_slice(&t[..x]);
         out.extend_from_slice(ctx.timestamp.as_bytes());
         out.extend_from_slice(&t[x..y]);
         out.extend_from_slice(ctx.control_id.as_bytes());
         out.extend_from_slice(&t[y..z]);
-        out.extend_from_slice(&s[control.0..control.1]);
+        out.extend_from_slice(echoed);
         out.extend_from_slice(&t[z..]);
         true
     }

@@ -181,6 +181,10 @@ proptest::proptest! {
         let field = segment.get(3).copied().unwrap_or(b'|');
         for n in 0..40 {
             proptest::prop_assert_eq!(msh.field(n), reference_field(segment, field, n), "MSH-{}", n);
+            if n >= 2 {
+                let spanned = msh.span(n).map(|(start, end)| &segment[start..end]);
+                proptest::prop_assert_eq!(spanned, msh.field(n), "span of MSH-{}", n);
+            }
         }
         let declared = reference_field(segment, field, 2).unwrap_or_default();
         proptest::prop_assert_eq!(msh.encoding_characters, declared);
@@ -286,5 +290,32 @@ proptest::proptest! {
         ack.splice(at..at, b"\rMSA".iter().copied());
         let want = scan_ack(&ack).map(|v| (v.code, v.control_id));
         proptest::prop_assert_eq!(ack_reply(&ack), want, "{:?}", ack);
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+
+    /// `is_ack` reads MSH-9's first component as the plain split does, whatever the separator
+    /// and component characters (letters of `ACK` among them) and the field's shape.
+    #[test]
+    fn is_ack_agrees_with_the_first_component(
+        separator in proptest::sample::select(b"|#A^".to_vec()),
+        encoding in proptest::collection::vec(proptest::sample::select(b"^~\\&ACK|#".to_vec()), 0..5),
+        message_type in proptest::collection::vec(proptest::sample::select(b"ACK^&~X|#".to_vec()), 0..7),
+        fields_before in 0usize..9,
+        terminator in proptest::sample::select(vec![&b""[..], b"\r", b"\n", b"\rPID|1"]),
+    ) {
+        let mut payload = b"MSH".to_vec();
+        payload.push(separator);
+        payload.extend_from_slice(&encoding);
+        for _ in 0..fields_before {
+            payload.push(separator);
+        }
+        payload.extend_from_slice(&message_type);
+        payload.extend_from_slice(terminator);
+        if let Some(msh) = scan(&payload).msh {
+            proptest::prop_assert_eq!(msh.is_ack(), msh.component(9, 1) == Some(&b"ACK"[..]), "{:?}", payload);
+        }
     }
 }

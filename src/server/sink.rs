@@ -197,19 +197,22 @@ impl HeaderSpans {
         let Some(msh) = &scan.msh else {
             return HeaderSpans::default();
         };
-        let base = payload.as_ptr() as usize;
-        let span = |f: Option<&[u8]>| {
-            let f = f?;
-            let start = (f.as_ptr() as usize).checked_sub(base)?;
-            let end = start + f.len();
+        // Fields as places in the segment (read off the header's index), moved to the payload.
+        let Some(base) = (msh.segment.as_ptr() as usize).checked_sub(payload.as_ptr() as usize)
+        else {
+            return HeaderSpans::default();
+        };
+        let span = |n: usize| {
+            let (start, end) = msh.span(n)?;
+            let (start, end) = (base + start, base + end);
             (end <= payload.len()).then_some(Span { start, end })
         };
         HeaderSpans {
-            control_id: span(msh.control_id()),
-            message_type: span(msh.message_type()),
-            msh7: span(msh.date_time()),
-            msh3: span(msh.field(3)),
-            msh4: span(msh.field(4)),
+            control_id: span(10),
+            message_type: span(9),
+            msh7: span(7),
+            msh3: span(3),
+            msh4: span(4),
         }
     }
 }
