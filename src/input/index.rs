@@ -8,6 +8,7 @@
 
 use super::error::InputError;
 use super::message::Message;
+use super::split::Record;
 use bytes::{Bytes, BytesMut};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -134,18 +135,17 @@ impl Index {
         })
     }
 
-    /// The next message, as the check split it; `verbatim` when its payload is the file's
-    /// bytes at its offset, untouched.
-    pub(super) fn push(&mut self, message: &Message, verbatim: bool) -> io::Result<()> {
+    /// The next message, as the check split it.
+    pub(super) fn push(&mut self, message: &Record<'_>) -> io::Result<()> {
         let mut head = [0u8; 30];
         let len = message.payload.len() as u64;
-        let mut at = put(&mut head, 0, (len << 1) | u64::from(!verbatim));
+        let mut at = put(&mut head, 0, (len << 1) | u64::from(!message.verbatim));
         at = put(&mut head, at, message.offset - self.last.0);
         at = put(&mut head, at, message.line - self.last.1);
         self.last = (message.offset, message.line);
         self.records.write(&head[..at])?;
-        if !verbatim {
-            self.records.write(&message.payload)?;
+        if !message.verbatim {
+            self.records.write(message.payload)?;
         }
         Ok(())
     }

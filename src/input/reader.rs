@@ -45,6 +45,9 @@ pub(crate) struct Tracked<R> {
     /// How many bytes from the next one on are known to hold no VT or FS: the stream is
     /// searched for them once per buffer, not once per line.
     clean: usize,
+    /// How many bytes from the next one on are known to hold no LF, VT or FS: whole lines the
+    /// splitter takes at once (see [`Tracked::plain_head`]).
+    plain: usize,
     /// A streamed input paused right after a CR: the next line start reports it.
     paused: bool,
 }
@@ -56,6 +59,7 @@ impl<R: BufRead> Tracked<R> {
             offset: 0,
             line: 1,
             clean: 0,
+            plain: 0,
             paused: false,
         }
     }
@@ -98,6 +102,29 @@ impl<R: BufRead> Tracked<R> {
         self.inner.consume(n);
         self.offset += n as u64;
         self.clean = self.clean.saturating_sub(n);
+        self.plain = self.plain.saturating_sub(n);
+    }
+
+    /// The buffered bytes from the next one on, without waiting for more, and how many of them
+    /// from the start hold no LF, VT or FS (searched once per buffer, not once per call).
+    /// `None` when a streamed input paused, or a pause is still to be reported.
+    pub(crate) fn plain_head(&mut self) -> io::Result<Option<(&[u8], usize)>> {
+        if self.paused || self.fill_or_idle()?.is_none() {
+            return Ok(None);
+        }
+        let avail = self.inner.fill_buf()?;
+        let mut known = self.plain.min(avail.len());
+        if known < avail.len() {
+            known += memchr::memchr3(LF, VT, FS, &avail[known..]).unwrap_or(avail.len() - known);
+            self.plain = known;
+        }
+        Ok(Some((avail, known)))
+    }
+
+    /// Consume `n` bytes seen with [`Tracked::plain_head`], holding `lines` whole lines.
+    pub(crate) fn skip(&mut self, n: usize, lines: u64) {
+        self.consume(n);
+        self.line += lines;
     }
 
     /// The buffered bytes from the next one on (at least one unless at the end).

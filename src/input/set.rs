@@ -140,7 +140,7 @@ impl InputSet {
             match source {
                 Ready::Loaded(messages) => {
                     for message in messages.iter() {
-                        check(&options, message)?;
+                        check(&options, &message.payload, || message.label())?;
                     }
                     summary.messages += messages.len() as u64;
                     summary.bytes += messages.iter().map(|m| m.payload.len() as u64).sum::<u64>();
@@ -150,7 +150,7 @@ impl InputSet {
                 Ready::Store(file, filter) => {
                     for row in StoreRows::open(file, filter.clone()).map_err(store_error)? {
                         let row = row.map_err(store_error)?;
-                        check(&options, &row.message)?;
+                        check(&options, &row.message.payload, || row.message.label())?;
                         summary.messages += 1;
                         summary.bytes += row.message.payload.len() as u64;
                     }
@@ -200,11 +200,13 @@ fn lock<T>(checked: &Checked<T>) -> std::sync::MutexGuard<'_, Option<T>> {
 
 /// What the check refuses in one message beyond its splitting: an MSH-10 no ACK could name,
 /// unless fresh ones are given.
-fn check(options: &InputOptions, message: &Message) -> Result<(), InputError> {
-    if options.control_ids == ControlIds::AsGiven && lacks_control_id(&message.payload) {
-        return Err(InputError::EmptyControlId {
-            label: message.label(),
-        });
+fn check(
+    options: &InputOptions,
+    payload: &[u8],
+    label: impl FnOnce() -> String,
+) -> Result<(), InputError> {
+    if options.control_ids == ControlIds::AsGiven && lacks_control_id(payload) {
+        return Err(InputError::EmptyControlId { label: label() });
     }
     Ok(())
 }
@@ -229,12 +231,14 @@ fn check_source(
         BufReader::with_capacity(READ_BUFFER, reader),
         options.split,
     );
-    while let Some(next) = splitter.next_verbatim() {
-        let (message, verbatim) = next?;
-        check(options, &message)?;
+    while let Some(next) = splitter.next_record() {
+        let record = next?;
+        check(options, record.payload, || {
+            format!("{name}#{}", record.index)
+        })?;
         summary.messages += 1;
-        summary.bytes += message.payload.len() as u64;
-        index.push(&message, verbatim).map_err(io_error)?;
+        summary.bytes += record.payload.len() as u64;
+        index.push(&record).map_err(io_error)?;
     }
     index.finish().map_err(io_error)?;
     Ok(index)

@@ -5,6 +5,7 @@
 //! messages is `assemble`; what a line is, `line`.
 
 mod assemble;
+mod fast;
 mod layout;
 mod line;
 
@@ -77,6 +78,25 @@ pub struct Splitter<R> {
     failed: Option<InputError>,
     index: u64,
     peak_capacity: usize,
+    /// Whole lines and messages are taken from the reader's buffer at once where that gives
+    /// what reading line by line would (see `fast`); off only to test the two against each other.
+    fast: bool,
+    /// The message last given out by [`Splitter::next_record`] whole from the reader's buffer:
+    /// its bytes and lines, consumed on the next call.
+    pending: fast::Whole,
+    /// The message last given out by [`Splitter::next_record`] from the line-by-line path.
+    held: Option<Message>,
+}
+
+/// One message as the check records it, borrowed from the splitter until the next one.
+#[derive(Debug)]
+pub(crate) struct Record<'a> {
+    pub(crate) index: u64,
+    pub(crate) line: u64,
+    pub(crate) offset: u64,
+    pub(crate) payload: &'a [u8],
+    /// The payload is the source's bytes at `offset..offset + payload.len()`, untouched.
+    pub(crate) verbatim: bool,
 }
 
 impl<R: Read> Splitter<BufReader<R>> {
@@ -100,7 +120,17 @@ impl<R: BufRead> Splitter<R> {
             failed: None,
             index: 0,
             peak_capacity: 0,
+            fast: true,
+            pending: fast::Whole { len: 0, lines: 0 },
+            held: None,
         }
+    }
+
+    /// Read line by line only: what the whole-run paths are tested against.
+    #[cfg(test)]
+    pub(crate) fn line_by_line(mut self) -> Self {
+        self.fast = false;
+        self
     }
 
     /// The largest capacity the splitter's own message buffer has reached (the reader's buffer
@@ -139,7 +169,12 @@ impl<R: BufRead> Splitter<R> {
                     }),
                 }
             }
-            Layout::Plain | Layout::InFrame { .. } => self.read_segment(),
+            Layout::Plain | Layout::InFrame { .. } => {
+                if self.extend()? {
+                    return Ok(());
+                }
+                self.read_segment()
+            }
         }
     }
 
@@ -354,6 +389,54 @@ impl<R: BufRead> Splitter<R> {
                 self.failed = Some(e);
             }
         }
+    }
+}
+
+impl<R: BufRead> Splitter<R> {
+    /// As [`Splitter::next_verbatim`], but a message found whole in the reader's buffer is
+    /// given out from there, not copied; it is borrowed until the next call.
+    pub(crate) fn next_record(&mut self) -> Option<Result<Record<'_>, InputError>> {
+        let done = std::mem::replace(&mut self.pending, fast::Whole { len: 0, lines: 0 });
+        self.reader.skip(done.len, done.lines);
+        self.held = None;
+        if self.at_boundary() {
+            let (line, offset) = (self.reader.line(), self.reader.offset());
+            match self.whole_message() {
+                Ok(Some(whole)) => {
+                    self.pending = whole;
+                    self.index += 1;
+                    let (index, name) = (self.index, &self.name);
+                    let head = self.reader.head();
+                    return Some(
+                        head.map_err(|error| fast::read_error(name, error))
+                            .map(|head| Record {
+                                index,
+                                line,
+                                offset,
+                                payload: &head[..whole.len],
+                                verbatim: true,
+                            }),
+                    );
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    self.layout = Layout::Done;
+                    self.failed = Some(e);
+                }
+            }
+        }
+        let (message, verbatim) = match self.next_verbatim()? {
+            Ok(next) => next,
+            Err(e) => return Some(Err(e)),
+        };
+        let message = self.held.insert(message);
+        Some(Ok(Record {
+            index: message.index,
+            line: message.line,
+            offset: message.offset,
+            payload: &message.payload,
+            verbatim,
+        }))
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod chunking;
 mod errors;
+mod model;
 
 use super::*;
 use crate::input::{InputError, Message, SplitOptions};
