@@ -60,7 +60,6 @@ mod fate_cell;
 mod flight;
 pub(crate) use flight::ignores_control_ids;
 mod life;
-mod msh_read;
 mod options_error;
 mod outbox;
 mod pending;

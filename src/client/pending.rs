@@ -191,9 +191,9 @@ impl Pending {
 
 /// MSH-10 and MSH-16 of a payload's first MSH: from its first segment when it starts with
 /// `MSH` (the usual case, both read in one pass over the header alone), else the full scan's.
-fn read_msh(payload: &[u8]) -> super::msh_read::Fields<'_> {
+fn read_msh(payload: &[u8]) -> crate::hl7::msh_read::Fields<'_> {
     if payload.starts_with(b"MSH") {
-        return super::msh_read::control_id_and_app_ack(payload);
+        return crate::hl7::msh_read::control_id_and_app_ack(payload);
     }
     match hl7::scan(payload).msh {
         Some(msh) => (msh.control_id(), msh.application_ack_type()),

@@ -3,6 +3,7 @@
 //! IDs shared by several messages are counted for the dry run.
 
 use super::message::Message;
+use crate::hl7::msh_read::control_id_and_app_ack;
 use crate::hl7::{segments, Msh};
 use bytes::{Bytes, BytesMut};
 use std::collections::HashMap;
@@ -36,7 +37,10 @@ impl ControlIds {
 
 /// Whether some MSH segment of `payload` has an empty or absent MSH-10.
 pub fn lacks_control_id(payload: &[u8]) -> bool {
-    headers(payload).any(|(_, msh)| msh.control_id().is_none_or(<[u8]>::is_empty))
+    // Each header's MSH-10 read in one pass, without the header's whole field index.
+    segments(payload)
+        .filter(|(_, s)| s.starts_with(b"MSH"))
+        .any(|(_, s)| control_id_and_app_ack(s).0.is_none_or(<[u8]>::is_empty))
 }
 
 fn headers(payload: &[u8]) -> impl Iterator<Item = (usize, Msh<'_>)> {
@@ -174,6 +178,7 @@ impl ControlIdCount {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::Just;
 
     fn message(payload: &str) -> Message {
         Message {
@@ -195,6 +200,43 @@ mod tests {
         assert!(!lacks_control_id(
             b"MSH|^~\\&|A|B|C|D|2024||ADT^A01|X1|P|2.5\r"
         ));
+    }
+
+    /// The rule as first written: some MSH segment's parsed MSH-10 is empty or absent.
+    fn lacks_by_parse(payload: &[u8]) -> bool {
+        headers(payload).any(|(_, msh)| msh.control_id().is_none_or(<[u8]>::is_empty))
+    }
+
+    proptest::proptest! {
+        /// Payloads of several segments (MSH ones with odd separators, fields missing or
+        /// empty, CR and LF endings): the one-pass read finds what the parse finds.
+        #[test]
+        fn a_missing_msh_10_is_found_as_the_parse_finds_it(
+            segments in proptest::collection::vec(
+                (
+                    proptest::prop_oneof![
+                        Just(&b"MSH"[..]), Just(&b"PID"[..]), Just(&b"MS"[..]), Just(&b""[..])
+                    ],
+                    proptest::collection::vec(
+                        proptest::prop_oneof![
+                            6 => proptest::sample::select(b"|^~\\&AB12".to_vec()),
+                            1 => proptest::prelude::any::<u8>(),
+                        ],
+                        0..40,
+                    ),
+                    proptest::prop_oneof![Just(b'\r'), Just(b'\n')],
+                ),
+                0..5,
+            )
+        ) {
+            let mut payload = Vec::new();
+            for (name, rest, end) in &segments {
+                payload.extend_from_slice(name);
+                payload.extend_from_slice(rest);
+                payload.push(*end);
+            }
+            proptest::prop_assert_eq!(lacks_control_id(&payload), lacks_by_parse(&payload));
+        }
     }
 
     #[test]
