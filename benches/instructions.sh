@@ -18,8 +18,8 @@
 #                  each fed by the C floor sender (window 64).
 # Prints one line per program: total instructions and instructions per message (start-up and
 # reading the file included; a one-message run of `mllp send -q` gives the fixed part), then,
-# where strace is installed, system calls per message for the two floors. The callgrind files
-# stay in the scratch directory for callgrind_annotate.
+# where strace is installed, system calls per message for the two floors and for mllp send -q and
+# mllp listen. The callgrind files stay in the scratch directory for callgrind_annotate.
 set -euo pipefail
 floor="${FLOOR:+$(realpath "$FLOOR")}"
 cd "$(dirname "$0")/.."
@@ -137,5 +137,15 @@ if command -v strace >/dev/null; then
   done
   syscalls "Rust floor recv" "$scratch/st.floor-rust-recv"
   syscalls "C floor recv" "$scratch/st.floor-c-recv"
+  strace -f -c -o "$scratch/st.send-q" "$mllp" -q send --progress never "$scratch/adt.hl7" --host 127.0.0.1 --port "$port" >/dev/null
+  syscalls "mllp send -q" "$scratch/st.send-q"
+  strace -f -c -o "$scratch/st.listen" "$mllp" -q listen --port 0 --format raw >/dev/null 2>"$scratch/st.listen.log" &
+  spid=$!
+  for _ in $(seq 50); do grep -q 'listening on' "$scratch/st.listen.log" && break; sleep 0.1; done
+  "$scratch/floor-c" send --port "$(grep -o 'listening on [0-9.:]*' "$scratch/st.listen.log" | grep -o '[0-9]*$')" \
+    --window 64 "$scratch/adt.hl7" >/dev/null
+  kill -TERM "$(cat "/proc/$spid/task/$spid/children")"
+  wait "$spid" || true
+  syscalls "mllp listen --format raw" "$scratch/st.listen"
 fi
 echo "callgrind files: $scratch"
