@@ -30,6 +30,8 @@ pub(super) struct Answers<'a> {
     stamped: Option<u64>,
     /// The last ACK's payload buffer, reused for the next.
     ack_buf: Vec<u8>,
+    /// The counter `ack.control_id` ends in (0: none yet).
+    ack_counter: u64,
 }
 
 impl<'a> Answers<'a> {
@@ -41,6 +43,7 @@ impl<'a> Answers<'a> {
             template: AckTemplate::default(),
             stamped: None,
             ack_buf: Vec::new(),
+            ack_counter: 0,
         }
     }
 
@@ -103,7 +106,7 @@ impl<'a> Answers<'a> {
             ledger.unanswered();
             return None;
         }
-        shared.next_ack_control_id(&mut self.ack.control_id);
+        shared.next_ack_control_id(&mut self.ack.control_id, &mut self.ack_counter);
         self.ack.forced = forced;
         let ctx = &self.ack;
         let batch = shared.config.batch_ack && message.shape == Shape::Batch;
@@ -134,7 +137,7 @@ impl<'a> Answers<'a> {
         let code = self.write_ack(built, disposition, ledger)?;
         // Enhanced mode: the application ACK follows the accept ACK, same MSA-2.
         if code.is_commit_level() && !batch {
-            shared.next_ack_control_id(&mut self.ack.control_id);
+            shared.next_ack_control_id(&mut self.ack.control_id, &mut self.ack_counter);
             if let Some(app) = ack::application_answer(
                 scan,
                 disposition,
