@@ -212,6 +212,16 @@ pub fn encode_frame(payload: &[u8], dst: &mut BytesMut) -> Result<(), EncodeErro
     Ok(())
 }
 
+/// Append one canonical frame of `payload`, known to hold neither VT nor FS, to `dst`: what
+/// [`encode_frame`] writes, without its search.
+pub(crate) fn frame_checked(payload: &[u8], dst: &mut BytesMut) {
+    debug_assert!(memchr::memchr2(VT, FS, payload).is_none());
+    dst.reserve(payload.len() + 3);
+    dst.put_u8(VT);
+    dst.put_slice(payload);
+    dst.put_slice(&[FS, CR]);
+}
+
 /// The codec. Decoder items are [`Decoded`]; the encoder takes payload bytes.
 ///
 /// One codec per connection direction: the decoder's offsets count every byte it was given.
