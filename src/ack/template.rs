@@ -6,7 +6,7 @@
 use super::policy::Decision;
 use super::render;
 use super::{AckCode, AckContext};
-use crate::framing::{FS, VT};
+use crate::framing::{self, FS, VT};
 use crate::hl7::Msh;
 
 /// The last positive ACK written, with the parts that change per message cut out.
@@ -108,8 +108,7 @@ impl AckTemplate {
         out.extend_from_slice(&t[y..z]);
         out.extend_from_slice(echoed);
         out.extend_from_slice(&t[z..]);
-        // A control ID is short: a plain loop costs less than starting a search.
-        let unframed = self.unframed && !echoed.iter().any(|&b| b == VT || b == FS);
+        let unframed = self.unframed && !framing::holds_framing_byte(echoed);
         Some(unframed)
     }
 
