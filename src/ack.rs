@@ -177,31 +177,38 @@ pub fn build_ack(
     damaged: bool,
     ctx: &AckContext,
 ) -> Option<BuiltAck> {
-    answer(
-        &hl7::scan(inbound),
+    let scan = hl7::scan(inbound);
+    let is_ack = scan.msh.as_ref().is_some_and(|m| m.is_ack());
+    let answer = answer(
+        &scan,
+        is_ack,
         disposition,
         damaged,
         ctx,
         Vec::with_capacity(256),
         None,
-    )
+    );
+    answer.map(|(built, _)| built)
 }
 
-/// [`build_ack`] for an inbound already scanned (the server scans each message once), written
-/// into `payload` (cleared first) so a caller can reuse one buffer; with `template`, patched
-/// from the last answer when the header allows, and kept as the next template.
+/// [`build_ack`] for an inbound already scanned (the server scans each message once; `is_ack`
+/// is whether its MSH says it is an ACK), written into `payload` (cleared first) so a caller can
+/// reuse one buffer; with `template`, patched from the last answer when the header allows, and
+/// kept as the next template. With the answer comes whether it is known to hold neither VT nor
+/// FS, so framing it needs no search.
 pub(crate) fn answer(
     scan: &hl7::Scan<'_>,
+    is_ack: bool,
     disposition: Disposition,
     damaged: bool,
     ctx: &AckContext,
     payload: Vec<u8>,
     template: Option<&mut AckTemplate>,
-) -> Option<BuiltAck> {
-    let msh = scan.msh.as_ref();
-    if msh.is_some_and(|m| m.is_ack()) {
+) -> Option<(BuiltAck, bool)> {
+    if is_ack {
         return None;
     }
+    let msh = scan.msh.as_ref();
     let ack_type = AcceptAckType::from_field(msh.and_then(|m| m.accept_ack_type()));
     let decision = policy::decide(
         ack_type.codes(),
@@ -268,17 +275,12 @@ pub(crate) fn application_answer(
     if !wants_application_ack(msh, decision.code.is_positive()) {
         return None;
     }
-    Some(render_into(
-        payload,
-        Some(msh),
-        &decision,
-        ctx,
-        Vec::new(),
-        None,
-    ))
+    let (built, _) = render_into(payload, Some(msh), &decision, ctx, Vec::new(), None);
+    Some(built)
 }
 
-/// The answer for `decision`, written into `payload` (cleared first).
+/// The answer for `decision`, written into `payload` (cleared first), and whether it is known
+/// to hold neither VT nor FS (only a template says so).
 fn render_into(
     mut payload: Vec<u8>,
     msh: Option<&hl7::Msh<'_>>,
@@ -286,37 +288,41 @@ fn render_into(
     ctx: &AckContext,
     warnings: Vec<WarningCode>,
     template: Option<&mut AckTemplate>,
-) -> BuiltAck {
+) -> (BuiltAck, bool) {
     payload.clear();
+    let mut unframed = false;
     match (template, msh) {
-        (Some(template), Some(msh)) => {
-            if !template.write(&mut payload, msh, decision, ctx) {
+        (Some(template), Some(msh)) => match template.write(&mut payload, msh, decision, ctx) {
+            Some(known) => unframed = known,
+            None => {
                 render::ack_into(&mut payload, Some(msh), decision, ctx);
                 template.learn(&payload, msh, decision, ctx);
             }
-        }
+        },
         _ => render::ack_into(&mut payload, msh, decision, ctx),
     }
-    BuiltAck {
+    let built = BuiltAck {
         payload,
         code: decision.code,
         reason: decision.reason,
         warnings,
-    }
+    };
+    (built, unframed)
 }
 
 /// How an inbound that cannot be acknowledged truthfully is answered instead of being committed:
 /// `Rejected` for a batch frame the receiver does not answer per message, `CommitFailed` for
 /// anything else it cannot correlate or that was damaged (and, with `batch_ack`, for a batch
 /// holding such a message or none at all). `None` when it may reach the sink: it is sound, or it
-/// is itself an acknowledgement, which is never answered.
-pub fn refusal(
+/// is itself an acknowledgement (`is_ack`: its MSH says so), which is never answered.
+pub(crate) fn refusal(
     payload: &[u8],
     scan: &hl7::Scan<'_>,
+    is_ack: bool,
     damaged: bool,
     batch_ack: bool,
 ) -> Option<Disposition> {
-    if scan.msh.as_ref().is_some_and(|m| m.is_ack()) {
+    if is_ack {
         return None;
     }
     if batch_ack && scan.shape == Shape::Batch {

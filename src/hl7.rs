@@ -102,6 +102,9 @@ impl FieldIndex {
         else {
             return index;
         };
+        // The count is kept in a local while the separators are found: in the struct it would
+        // be stored and reloaded at each one.
+        let mut len = 0usize;
         // Eight bytes at a time (fields are short: a memchr call per field costs more than it
         // saves), then the tail byte by byte.
         let mut chunks = rest.chunks_exact(8);
@@ -110,14 +113,17 @@ impl FieldIndex {
             let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
             let mut hits = zero_bytes(word ^ (u64::from(field) * 0x0101_0101_0101_0101));
             while hits != 0 {
-                let at = base + (hits.trailing_zeros() / 8) as usize;
-                if !index.push(at) {
+                let Some(slot) = index.seps.get_mut(len) else {
+                    index.len = len as u8;
                     return index;
-                }
+                };
+                *slot = (base + (hits.trailing_zeros() / 8) as usize) as u32;
+                len += 1;
                 hits &= hits - 1;
             }
             base += 8;
         }
+        index.len = len as u8;
         for (i, &b) in chunks.remainder().iter().enumerate() {
             if b == field && !index.push(base + i) {
                 return index;

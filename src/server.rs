@@ -139,29 +139,75 @@ impl Shared {
     }
 
     /// The next ACK control ID (the run's start second, then a counter padded to six digits),
-    /// written over `out` so a connection reuses one string.
-    pub(crate) fn next_ack_control_id(&self, out: &mut String) {
+    /// written over `out` so a connection reuses one string. `last` is the counter `out` holds
+    /// (0: none yet); when the new one follows it, only the digits that change are rewritten.
+    pub(crate) fn next_ack_control_id(&self, out: &mut String, last: &mut u64) {
         let n = self.next_ack.fetch_add(1, Ordering::Relaxed) + 1;
+        let follows = *last != 0 && n == *last + 1;
+        *last = n;
+        if follows && increment_padded(out) {
+            return;
+        }
         out.clear();
         out.push_str(&self.ack_prefix);
         push_padded(out, n, 6);
     }
 }
 
-/// `n` in decimal, zero-padded to at least `width` digits (what `{n:06}` writes for 6).
+/// Add one to the decimal number at the end of `out` in place: its trailing nines become zeros
+/// and the digit before them goes up. `false` (`out` untouched) when that digit is not within the
+/// last six, which are always digits of the counter, so the caller writes it afresh.
+fn increment_padded(out: &mut String) -> bool {
+    let nines = out.bytes().rev().take(6).take_while(|&b| b == b'9').count();
+    let bytes = out.as_bytes();
+    let Some(&digit) = bytes
+        .len()
+        .checked_sub(nines + 1)
+        .and_then(|i| bytes.get(i))
+    else {
+        return false;
+    };
+    if nines == 6 || !digit.is_ascii_digit() {
+        return false;
+    }
+    out.truncate(out.len() - nines - 1);
+    out.push(char::from(digit + 1));
+    for _ in 0..nines {
+        out.push('0');
+    }
+    true
+}
+
+/// `n` in decimal, zero-padded to at least `width` digits (what `{n:06}` writes for 6), in one
+/// pass: the digits are written two at a time into a stack buffer first.
 fn push_padded(out: &mut String, mut n: u64, width: usize) {
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
     let mut digits = [b'0'; 20];
     let mut at = digits.len();
-    loop {
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        let pair = n as usize * 2;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
         at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+        digits[at] = b'0' + n as u8;
     }
     let start = at.min(digits.len().saturating_sub(width));
-    out.extend(digits[start..].iter().map(|&d| char::from(d)));
+    // Byte by byte after one reservation: cheaper for six digits than a UTF-8 check of them.
+    out.reserve(digits.len() - start);
+    for &d in &digits[start..] {
+        out.push(char::from(d));
+    }
 }
 
 /// An MLLP receiver. Cheap to clone; clones share counters and configuration.

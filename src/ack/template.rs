@@ -6,6 +6,7 @@
 use super::policy::Decision;
 use super::render;
 use super::{AckCode, AckContext};
+use crate::framing::{self, FS, VT};
 use crate::hl7::Msh;
 
 /// The last positive ACK written, with the parts that change per message cut out.
@@ -22,6 +23,8 @@ pub(crate) struct AckTemplate {
     answer_cuts: [usize; 3],
     /// The last timestamp found plain: it changes once a second, so most answers skip the check.
     plain_stamp: String,
+    /// `answer` holds neither VT nor FS, found when it was learned.
+    unframed: bool,
 }
 
 /// Where a field lies in `segment` (`field` is a slice of it).
@@ -54,8 +57,10 @@ fn cuts(msh: &Msh<'_>, decision: &Decision, ctx: &AckContext) -> Option<[(usize,
 }
 
 impl AckTemplate {
-    /// Write the answer to `msh` from the template into `out`; `false` (nothing written) when
-    /// the template does not stand for it.
+    /// Write the answer to `msh` from the template into `out`; `None` (nothing written) when
+    /// the template does not stand for it, else whether the answer is known to hold neither VT
+    /// nor FS (its fixed parts were checked when learned, the timestamp and control ID are
+    /// plain, the echoed MSH-10 is checked here), so it can be framed without a search.
     ///
     /// What [`cuts`] asks of the header follows from comparing it: a header equal to the learned
     /// one up to MSH-7 declares the same (usable) delimiters, and its MSH-7 starts where the
@@ -66,31 +71,31 @@ impl AckTemplate {
         msh: &Msh<'_>,
         decision: &Decision,
         ctx: &AckContext,
-    ) -> bool {
+    ) -> Option<bool> {
         if self.code != Some(decision.code) || decision.negative.is_some() || decision.headerless {
-            return false;
+            return None;
         }
         if ctx.timestamp != self.plain_stamp {
             if !plain(&ctx.timestamp) {
-                return false;
+                return None;
             }
             self.plain_stamp.clone_from(&ctx.timestamp);
         }
         if !plain(&ctx.control_id) {
-            return false;
+            return None;
         }
         let s = msh.segment;
         let [a, b] = self.header_cuts;
         if s.get(..a) != Some(&self.header[..a]) {
-            return false;
+            return None;
         }
         let (Some(date), Some(control)) = (msh.span(7), msh.span(10)) else {
-            return false;
+            return None;
         };
         let same = s.get(date.1..control.0) == Some(&self.header[a..b])
             && s.get(control.1..) == Some(&self.header[b..]);
         if !same {
-            return false;
+            return None;
         }
         let [x, y, z] = self.answer_cuts;
         let t = &self.answer;
@@ -103,7 +108,8 @@ impl AckTemplate {
         out.extend_from_slice(&t[y..z]);
         out.extend_from_slice(echoed);
         out.extend_from_slice(&t[z..]);
-        true
+        let unframed = self.unframed && !framing::holds_framing_byte(echoed);
+        Some(unframed)
     }
 
     /// Keep `built`, the full answer to `msh`, as the template when it can stand for the next.
@@ -138,6 +144,7 @@ impl AckTemplate {
         self.answer
             .extend_from_slice(&built[z + (control.1 - control.0)..]);
         self.answer_cuts = [x, y - ts, z - ts - id];
+        self.unframed = memchr::memchr2(VT, FS, &self.answer).is_none();
         self.code = Some(decision.code);
     }
 }

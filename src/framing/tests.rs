@@ -392,3 +392,16 @@ fn an_oversize_frame_is_delivered_as_its_head_and_the_stream_goes_on() {
         assert!(codec.between_frames());
     }
 }
+
+proptest! {
+    #[test]
+    fn holds_framing_byte_is_a_search_for_vt_or_fs(
+        bytes in proptest::collection::vec(
+            prop_oneof![Just(VT), Just(FS), Just(0u8), Just(0x8B), Just(0x9C), any::<u8>()],
+            0..40,
+        ),
+    ) {
+        let model = bytes.iter().any(|&b| b == VT || b == FS);
+        prop_assert_eq!(holds_framing_byte(&bytes), model, "{:?}", bytes);
+    }
+}

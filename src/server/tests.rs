@@ -138,6 +138,33 @@ fn ack_control_id_counters_are_zero_padded_to_six_digits() {
     }
 }
 
+proptest::proptest! {
+    #[test]
+    fn ack_control_id_digits_are_what_format_writes(n: u64, width in 0usize..=20, prefix in "[0-9]{0,12}") {
+        let mut out = prefix.clone();
+        super::push_padded(&mut out, n, width);
+        proptest::prop_assert_eq!(out, format!("{prefix}{n:0width$}"));
+    }
+
+    #[test]
+    fn an_ack_control_id_incremented_in_place_is_the_next_one_written(
+        n in proptest::prop_oneof![0u64..2_000_000, proptest::num::u64::ANY],
+        nines in 0u32..8,
+        prefix in "[0-9]{0,12}",
+    ) {
+        // Numbers ending in runs of nines are where the carry moves: make them common.
+        let n = n.saturating_mul(10u64.pow(nines)).saturating_add(10u64.pow(nines) - 1);
+        let n = n.min(u64::MAX - 1);
+        let mut out = format!("{prefix}{n:06}");
+        if super::increment_padded(&mut out) {
+            proptest::prop_assert_eq!(out, format!("{prefix}{:06}", n + 1));
+        } else {
+            proptest::prop_assert_eq!(out, format!("{prefix}{n:06}"));
+            proptest::prop_assert!(n % 1_000_000 == 999_999, "{}", n);
+        }
+    }
+}
+
 /// A harness whose server has read a message with control ID `id` and is committing it, each
 /// commit taking `delay`.
 async fn committing(delay: Duration, id: &str) -> Harness {

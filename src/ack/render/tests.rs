@@ -63,9 +63,11 @@ proptest! {
             forced,
         };
         let scan = crate::hl7::scan(&inbound);
+        let is_ack = scan.msh.as_ref().is_some_and(|m| m.is_ack());
         let dirty = b"left over from the last ACK".to_vec();
         prop_assert_eq!(
-            super::super::answer(&scan, disposition, damaged, &ctx, dirty.clone(), None),
+            super::super::answer(&scan, is_ack, disposition, damaged, &ctx, dirty.clone(), None)
+                .map(|(built, _)| built),
             super::super::build_ack(&inbound, disposition, damaged, &ctx)
         );
         prop_assert_eq!(

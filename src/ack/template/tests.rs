@@ -4,12 +4,14 @@
 use super::super::policy::{decide, AcceptAckType};
 use super::super::{defect_of, render, AckCode, AckContext, Disposition};
 use super::AckTemplate;
+use crate::framing::{FS, VT};
 use crate::hl7;
 use proptest::prelude::*;
 
-/// A field from a small alphabet (delimiters, letters, empty), so headers often repeat.
+/// A field from a small alphabet (delimiters, letters, the framing bytes, empty), so headers
+/// often repeat.
 fn field() -> impl Strategy<Value = Vec<u8>> {
-    proptest::collection::vec(prop::sample::select(b"ab1^~&\\#|".to_vec()), 0..3)
+    proptest::collection::vec(prop::sample::select(b"ab1^~&\\#|\x0b\x1c".to_vec()), 0..3)
 }
 
 /// Two candidate values per field; each message picks one of them per field, so consecutive
@@ -80,9 +82,15 @@ proptest! {
             let mut full = Vec::new();
             render::ack_into(&mut full, Some(msh), &decision, ctx);
             let mut patched = Vec::new();
-            if !template.write(&mut patched, msh, &decision, ctx) {
-                render::ack_into(&mut patched, Some(msh), &decision, ctx);
-                template.learn(&patched, msh, &decision, ctx);
+            match template.write(&mut patched, msh, &decision, ctx) {
+                Some(unframed) => prop_assert!(
+                    !unframed || memchr::memchr2(VT, FS, &patched).is_none(),
+                    "an answer said to hold no framing byte holds one"
+                ),
+                None => {
+                    render::ack_into(&mut patched, Some(msh), &decision, ctx);
+                    template.learn(&patched, msh, &decision, ctx);
+                }
             }
             prop_assert_eq!(&patched, &full);
         }
@@ -104,12 +112,51 @@ fn a_repeat_sender_is_patched() {
     let row = AcceptAckType::Original.codes();
     let decision = decide(row, Disposition::Committed, None, None);
     let mut out = Vec::new();
-    assert!(!template.write(&mut out, a.msh.as_ref().unwrap(), &decision, &ctx));
+    assert!(template
+        .write(&mut out, a.msh.as_ref().unwrap(), &decision, &ctx)
+        .is_none());
     render::ack_into(&mut out, a.msh.as_ref(), &decision, &ctx);
     template.learn(&out, a.msh.as_ref().unwrap(), &decision, &ctx);
     out.clear();
-    assert!(template.write(&mut out, b.msh.as_ref().unwrap(), &decision, &ctx));
+    let unframed = template.write(&mut out, b.msh.as_ref().unwrap(), &decision, &ctx);
+    assert_eq!(unframed, Some(true));
     let mut full = Vec::new();
     render::ack_into(&mut full, b.msh.as_ref(), &decision, &ctx);
     assert_eq!(out, full);
+}
+
+/// A patched answer echoing an MSH-10 that holds a framing byte is not said to hold none, so it
+/// is framed by the searching path, which refuses it.
+#[test]
+fn an_echoed_framing_byte_is_not_framed_unchecked() {
+    let first = b"MSH|^~\\&|A|F|R|G|20240101||ADT^A01|ID1|P|2.5\r";
+    let ctx = AckContext {
+        timestamp: "20240101120000".into(),
+        control_id: "ACK1".into(),
+        ..AckContext::default()
+    };
+    let decision = decide(
+        AcceptAckType::Original.codes(),
+        Disposition::Committed,
+        None,
+        None,
+    );
+    let mut template = AckTemplate::default();
+    let a = hl7::scan(first);
+    let mut out = Vec::new();
+    render::ack_into(&mut out, a.msh.as_ref(), &decision, &ctx);
+    template.learn(&out, a.msh.as_ref().unwrap(), &decision, &ctx);
+    for (second, byte) in [
+        &b"MSH|^~\\&|A|F|R|G|20240102||ADT^A01|I\x0bD|P|2.5\r"[..],
+        &b"MSH|^~\\&|A|F|R|G|20240102||ADT^A01|ID\x1c|P|2.5\r"[..],
+    ]
+    .iter()
+    .zip([VT, FS])
+    {
+        let b = hl7::scan(second);
+        out.clear();
+        let unframed = template.write(&mut out, b.msh.as_ref().unwrap(), &decision, &ctx);
+        assert_eq!(unframed, Some(false));
+        assert!(out.contains(&byte));
+    }
 }

@@ -4,7 +4,7 @@
 use super::{End, Ledger, Part, Shutdown};
 use crate::ack::{self, AckCode, AckContext, AckTemplate, BuiltAck, Disposition, NackReason};
 use crate::cause::{classify_io, Cause};
-use crate::framing::encode_frame;
+use crate::framing::{encode_frame, frame_checked};
 use crate::hl7::{self, Scan, Shape};
 use crate::server::clock::Utc;
 use crate::server::event::NackWhy;
@@ -30,6 +30,8 @@ pub(super) struct Answers<'a> {
     stamped: Option<u64>,
     /// The last ACK's payload buffer, reused for the next.
     ack_buf: Vec<u8>,
+    /// The counter `ack.control_id` ends in (0: none yet).
+    ack_counter: u64,
 }
 
 impl<'a> Answers<'a> {
@@ -41,6 +43,7 @@ impl<'a> Answers<'a> {
             template: AckTemplate::default(),
             stamped: None,
             ack_buf: Vec::new(),
+            ack_counter: 0,
         }
     }
 
@@ -103,22 +106,24 @@ impl<'a> Answers<'a> {
             ledger.unanswered();
             return None;
         }
-        shared.next_ack_control_id(&mut self.ack.control_id);
+        shared.next_ack_control_id(&mut self.ack.control_id, &mut self.ack_counter);
         self.ack.forced = forced;
         let ctx = &self.ack;
         let batch = shared.config.batch_ack && message.shape == Shape::Batch;
         let built = if batch {
             ack::build_batch_ack(&message.payload, disposition, message.damaged, ctx).map(|b| {
-                BuiltAck {
+                let built = BuiltAck {
                     payload: b.payload,
                     code: b.code,
                     reason: b.reason,
                     warnings: b.warnings,
-                }
+                };
+                (built, false)
             })
         } else {
             ack::answer(
                 scan,
+                message.is_ack,
                 disposition,
                 message.damaged,
                 ctx,
@@ -126,15 +131,15 @@ impl<'a> Answers<'a> {
                 Some(&mut self.template),
             )
         };
-        let Some(built) = built else {
+        let Some((built, unframed)) = built else {
             // An inbound ACK: committed like any message, never answered.
             ledger.inbound_ack();
             return None;
         };
-        let code = self.write_ack(built, disposition, ledger)?;
+        let code = self.write_ack(built, unframed, disposition, ledger)?;
         // Enhanced mode: the application ACK follows the accept ACK, same MSA-2.
         if code.is_commit_level() && !batch {
-            shared.next_ack_control_id(&mut self.ack.control_id);
+            shared.next_ack_control_id(&mut self.ack.control_id, &mut self.ack_counter);
             if let Some(app) = ack::application_answer(
                 scan,
                 disposition,
@@ -142,7 +147,7 @@ impl<'a> Answers<'a> {
                 &self.ack,
                 std::mem::take(&mut self.ack_buf),
             ) {
-                self.write_ack(app, disposition, ledger);
+                self.write_ack(app, false, disposition, ledger);
             }
         }
         Some(code)
@@ -179,17 +184,24 @@ impl<'a> Answers<'a> {
         first
     }
 
-    /// Frame one built ACK into the write buffer and count it.
+    /// Frame one built ACK into the write buffer and count it; `unframed`: it is known to hold
+    /// neither VT nor FS, so it is framed without a search.
     fn write_ack(
         &mut self,
         built: BuiltAck,
+        unframed: bool,
         disposition: Disposition,
         ledger: &mut Ledger<'_>,
     ) -> Option<AckCode> {
         for code in &built.warnings {
             ledger.warn(Warning::new(*code));
         }
-        let framed = encode_frame(&built.payload, &mut self.out);
+        let framed = if unframed {
+            frame_checked(&built.payload, &mut self.out);
+            Ok(())
+        } else {
+            encode_frame(&built.payload, &mut self.out)
+        };
         self.ack_buf = built.payload;
         if let Err(e) = framed {
             // Cannot happen for a built ACK; if it ever does, say so rather than send it broken.

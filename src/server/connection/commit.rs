@@ -171,7 +171,13 @@ fn refusal(config: &ServerConfig, message: &Inbound, scan: &Scan<'_>) -> Option<
         AckMode::Auto => None,
         AckMode::Forced(code) => Some(code),
     };
-    let defect = ack::refusal(&message.payload, scan, message.damaged, config.batch_ack);
+    let defect = ack::refusal(
+        &message.payload,
+        scan,
+        message.is_ack,
+        message.damaged,
+        config.batch_ack,
+    );
     defect.or_else(|| match forced {
         Some(code) if !code.is_positive() && !message.is_ack => {
             Some(match code.application_level() {
