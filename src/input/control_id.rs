@@ -40,7 +40,14 @@ pub fn lacks_control_id(payload: &[u8]) -> bool {
     // Each header's MSH-10 read in one pass, without the header's whole field index.
     segments(payload)
         .filter(|(_, s)| s.starts_with(b"MSH"))
-        .any(|(_, s)| control_id_and_app_ack(s).0.is_none_or(<[u8]>::is_empty))
+        .any(|(_, s)| header_lacks_control_id(s))
+}
+
+/// Whether the header `segment` (or a payload starting with it) has an empty or absent MSH-10.
+pub(crate) fn header_lacks_control_id(segment: &[u8]) -> bool {
+    control_id_and_app_ack(segment)
+        .0
+        .is_none_or(<[u8]>::is_empty)
 }
 
 fn headers(payload: &[u8]) -> impl Iterator<Item = (usize, Msh<'_>)> {

@@ -20,6 +20,11 @@ pub(super) struct Run {
     pub(super) lines: u64,
     /// The line after them starts a message.
     pub(super) at_msh: bool,
+    /// Bytes of the first line, its CR not included.
+    pub(super) first: usize,
+    /// A line after the first begins `MSH` (whether or not it starts a message): the first
+    /// line is then not the only header to look at.
+    pub(super) more_headers: bool,
 }
 
 /// The run at the start of `head`, whose first `plain` bytes hold no LF, VT or FS; at most
@@ -30,6 +35,8 @@ pub(super) fn scan(head: &[u8], plain: usize, room: usize, opens: bool) -> Run {
         len: 0,
         lines: 0,
         at_msh: false,
+        first: 0,
+        more_headers: false,
     };
     // A line is taken only when the byte after its CR is seen (and clean: not the LF of a
     // CRLF), so the line-by-line path would have read it without waiting either.
@@ -37,7 +44,8 @@ pub(super) fn scan(head: &[u8], plain: usize, room: usize, opens: bool) -> Run {
         if cr + 1 >= plain {
             break;
         }
-        match classify(&clean[run.len..cr]) {
+        let line = &clean[run.len..cr];
+        match classify(line) {
             LineKind::Msh if opens && run.lines == 0 => {}
             LineKind::Msh => {
                 run.at_msh = true;
@@ -48,6 +56,11 @@ pub(super) fn scan(head: &[u8], plain: usize, room: usize, opens: bool) -> Run {
         }
         if cr + 1 > room {
             break;
+        }
+        if run.lines == 0 {
+            run.first = cr;
+        } else {
+            run.more_headers |= line.starts_with(b"MSH");
         }
         run.len = cr + 1;
         run.lines += 1;
@@ -60,6 +73,8 @@ pub(super) fn scan(head: &[u8], plain: usize, room: usize, opens: bool) -> Run {
 pub(super) struct Whole {
     pub(super) len: usize,
     pub(super) lines: u64,
+    /// The payload's only segment that begins `MSH` is its first line, this long.
+    pub(super) header: Option<usize>,
 }
 
 impl<R: BufRead> Splitter<R> {
@@ -89,6 +104,7 @@ impl<R: BufRead> Splitter<R> {
         Ok((run.at_msh && run.lines > 0).then_some(Whole {
             len: run.len,
             lines: run.lines,
+            header: (!run.more_headers).then_some(run.first),
         }))
     }
 
