@@ -5,6 +5,7 @@
 //! messages is `assemble`; what a line is, `line`.
 
 mod assemble;
+mod crs;
 mod fast;
 mod layout;
 mod line;

@@ -6,9 +6,9 @@
 //! A message found whole in the reader's buffer (see [`Splitter::next_record`]) is not copied
 //! at all; otherwise a run is appended to the open message in one copy.
 
+use super::crs::Crs;
 use super::line::{classify, LineKind};
 use super::{Layout, Splitter, BLOCK};
-use crate::framing::CR;
 use crate::input::error::InputError;
 use std::io::BufRead;
 
@@ -40,7 +40,8 @@ pub(super) fn scan(head: &[u8], plain: usize, room: usize, opens: bool) -> Run {
     };
     // A line is taken only when the byte after its CR is seen (and clean: not the LF of a
     // CRLF), so the line-by-line path would have read it without waiting either.
-    while let Some(cr) = memchr::memchr(CR, &clean[run.len..]).map(|at| run.len + at) {
+    // Each CR is the end of the line from `run.len` on: they are taken in order.
+    for cr in Crs::new(clean) {
         if cr + 1 >= plain {
             break;
         }
