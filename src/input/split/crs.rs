@@ -44,7 +44,12 @@ impl Iterator for Crs<'_> {
 fn mask(bytes: &[u8]) -> u64 {
     match bytes.first_chunk::<STEP>() {
         Some(chunk) => mask_of(chunk),
-        None => by_byte(bytes),
+        None => {
+            // The last few bytes, padded with bytes that are not CR.
+            let mut chunk = [0; STEP];
+            chunk[..bytes.len()].copy_from_slice(bytes);
+            mask_of(&chunk)
+        }
     }
 }
 
@@ -72,6 +77,7 @@ fn mask_of(chunk: &[u8; STEP]) -> u64 {
     by_byte(chunk)
 }
 
+#[cfg(any(test, not(target_arch = "x86_64")))]
 fn by_byte(bytes: &[u8]) -> u64 {
     bytes
         .iter()
