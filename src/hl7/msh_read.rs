@@ -18,58 +18,118 @@ pub(crate) type Fields<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
 pub(crate) fn control_id_and_app_ack(payload: &[u8]) -> Fields<'_> {
     let end = memchr::memchr2(CR, LF, payload).unwrap_or(payload.len());
     let segment = &payload[..end];
-    let Some(&sep) = segment.get(3) else {
+    let Some(pieces) = Pieces::<{ APP_ACK + 1 }>::of(segment) else {
         // The segment is the name alone: no fields.
         return (None, None);
     };
-    // Where each piece up to MSH-16 ends (the separator after it); no further.
-    let mut ends = [0usize; APP_ACK + 1];
-    let mut found = 0;
-    let rest = segment.get(4..).unwrap_or_default();
-    // Eight bytes at a time (fields are short: a memchr call per field costs more than it
-    // saves), then the tail byte by byte.
-    let splat = u64::from(sep) * 0x0101_0101_0101_0101;
-    let mut chunks = rest.chunks_exact(8);
-    let mut base = 4;
-    'scan: {
-        for chunk in &mut chunks {
-            let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-            let mut hits = zero_bytes(word ^ splat);
-            while hits != 0 {
-                ends[found] = base + (hits.trailing_zeros() / 8) as usize;
-                found += 1;
-                if found == ends.len() {
-                    break 'scan;
+    (pieces.piece(CONTROL_ID), pieces.piece(APP_ACK))
+}
+
+/// MSH-10 of a header `segment` that holds no CR or LF, as [`control_id_and_app_ack`] reads
+/// it, looking no further than the separator after it.
+pub(crate) fn control_id_of_segment(segment: &[u8]) -> Option<&[u8]> {
+    Pieces::<{ CONTROL_ID + 1 }>::of(segment)?.piece(CONTROL_ID)
+}
+
+/// Where the first `N` pieces of a header segment end.
+struct Pieces<'a, const N: usize> {
+    segment: &'a [u8],
+    /// Where each piece ends (the separator after it); no further than piece `N - 1`.
+    ends: [usize; N],
+    found: usize,
+}
+
+impl<'a, const N: usize> Pieces<'a, N> {
+    /// `None` when the segment is the name alone.
+    fn of(segment: &'a [u8]) -> Option<Self> {
+        let &sep = segment.get(3)?;
+        let mut ends = [0usize; N];
+        let mut found = 0;
+        let rest = segment.get(4..).unwrap_or_default();
+        // Sixteen bytes at a time into a mask of the separators (fields are short: a memchr
+        // call per field costs more than it saves), then the tail byte by byte.
+        let mut chunks = rest.chunks_exact(16);
+        let mut base = 4;
+        'scan: {
+            for chunk in &mut chunks {
+                let mut hits = separators(chunk.try_into().unwrap_or(&[0; 16]), sep);
+                while hits != 0 {
+                    ends[found] = base + hits.trailing_zeros() as usize;
+                    found += 1;
+                    if found == ends.len() {
+                        break 'scan;
+                    }
+                    hits &= hits - 1;
                 }
-                hits &= hits - 1;
+                base += 16;
             }
-            base += 8;
-        }
-        for (i, &b) in chunks.remainder().iter().enumerate() {
-            if b == sep {
-                ends[found] = base + i;
-                found += 1;
-                if found == ends.len() {
-                    break 'scan;
+            for (i, &b) in chunks.remainder().iter().enumerate() {
+                if b == sep {
+                    ends[found] = base + i;
+                    found += 1;
+                    if found == ends.len() {
+                        break 'scan;
+                    }
                 }
             }
         }
+        Some(Pieces {
+            segment,
+            ends,
+            found,
+        })
     }
-    // Piece `k` runs from after the separator that ends piece `k - 1` (MSH-2 from 4) to its
-    // own, or to the segment's end for the last piece.
-    let piece = |k: usize| {
-        if k > found {
+
+    /// Piece `k` (below `N`) runs from after the separator that ends piece `k - 1` (MSH-2 from
+    /// 4) to its own, or to the segment's end for the last piece.
+    fn piece(&self, k: usize) -> Option<&'a [u8]> {
+        if k > self.found {
             return None;
         }
-        let start = k.checked_sub(1).map_or(4, |before| ends[before] + 1);
-        let stop = if k < found { ends[k] } else { segment.len() };
-        segment.get(start..stop)
+        let start = k.checked_sub(1).map_or(4, |before| self.ends[before] + 1);
+        let stop = if k < self.found {
+            self.ends[k]
+        } else {
+            self.segment.len()
+        };
+        self.segment.get(start..stop)
+    }
+}
+
+/// Bit `i` set when `chunk[i]` is `sep`.
+#[cfg(target_arch = "x86_64")]
+fn separators(chunk: &[u8; 16], sep: u8) -> u32 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
     };
-    (piece(CONTROL_ID), piece(APP_ACK))
+    // SAFETY: SSE2 is part of every x86_64 processor, so its instructions need no detection;
+    // the load reads exactly the 16 bytes of `chunk`, with no alignment required.
+    unsafe {
+        let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
+        u32::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(sep as i8))) as u16)
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn separators(chunk: &[u8; 16], sep: u8) -> u32 {
+    separators_by_word(chunk, sep)
+}
+
+/// Bit `i` set when `chunk[i]` is `sep`: eight bytes at a time in a word.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn separators_by_word(chunk: &[u8; 16], sep: u8) -> u32 {
+    let splat = u64::from(sep) * 0x0101_0101_0101_0101;
+    let half = |bytes: &[u8]| {
+        let word = u64::from_le_bytes(bytes.try_into().unwrap_or_default());
+        // One bit per matching byte, gathered into the top byte (each byte is 0 or 1 first).
+        (((zero_bytes(word ^ splat) >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56) as u32
+    };
+    half(&chunk[..8]) | (half(&chunk[8..]) << 8)
 }
 
 /// The high bit of each byte of `word` that is zero, and no other bit (exact: a byte next to a
 /// zero one is never flagged).
+#[cfg(any(test, not(target_arch = "x86_64")))]
 fn zero_bytes(word: u64) -> u64 {
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
     !(((word & LOW7) + LOW7) | word | LOW7)
@@ -133,11 +193,25 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
 
+        /// The separator mask, by the processor's compare and by words, is the bytes' own.
+        #[test]
+        fn separator_masks_are_the_bytes(
+            chunk in prop::array::uniform16(prop_oneof![Just(b'|'), Just(0x80), any::<u8>()]),
+            sep in prop_oneof![Just(b'|'), Just(0x80), Just(0), any::<u8>()],
+        ) {
+            let want = (0..16).fold(0u32, |m, i| m | (u32::from(chunk[i] == sep) << i));
+            prop_assert_eq!(separators(&chunk, sep), want);
+            prop_assert_eq!(separators_by_word(&chunk, sep), want);
+        }
+
         /// Any header (odd separators, escapes, components and repetitions in the fields,
         /// fields missing, a segment cut anywhere): the same two fields as the parse.
         #[test]
         fn reads_as_the_parse(payload in header()) {
             prop_assert_eq!(control_id_and_app_ack(&payload), by_parse(&payload));
+            // The control ID alone, of the segment up to its first CR or LF.
+            let end = memchr::memchr2(b'\r', b'\n', &payload).unwrap_or(payload.len());
+            prop_assert_eq!(control_id_of_segment(&payload[..end]), by_parse(&payload).0);
         }
 
         /// The usual header with MSH-10 and MSH-16 of any bytes.

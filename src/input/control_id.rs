@@ -3,7 +3,7 @@
 //! IDs shared by several messages are counted for the dry run.
 
 use super::message::Message;
-use crate::hl7::msh_read::control_id_and_app_ack;
+use crate::hl7::msh_read::control_id_of_segment;
 use crate::hl7::{segments, Msh};
 use bytes::{Bytes, BytesMut};
 use std::collections::HashMap;
@@ -40,7 +40,12 @@ pub fn lacks_control_id(payload: &[u8]) -> bool {
     // Each header's MSH-10 read in one pass, without the header's whole field index.
     segments(payload)
         .filter(|(_, s)| s.starts_with(b"MSH"))
-        .any(|(_, s)| control_id_and_app_ack(s).0.is_none_or(<[u8]>::is_empty))
+        .any(|(_, s)| header_lacks_control_id(s))
+}
+
+/// Whether the header `segment` (no CR or LF in it) has an empty or absent MSH-10.
+pub(crate) fn header_lacks_control_id(segment: &[u8]) -> bool {
+    control_id_of_segment(segment).is_none_or(<[u8]>::is_empty)
 }
 
 fn headers(payload: &[u8]) -> impl Iterator<Item = (usize, Msh<'_>)> {

@@ -226,6 +226,25 @@ fn get(r: &mut impl BufRead) -> io::Result<Option<u64>> {
     ))
 }
 
+/// Three varints at the start of `buf` and the bytes they take; `None` unless all three end
+/// within it (then [`get`] reads them, across reads, and tells a bad record).
+fn three(buf: &[u8]) -> Option<((u64, u64, u64), usize)> {
+    let mut at = 0;
+    let mut next = || {
+        let mut value = 0u64;
+        for (i, &b) in buf.get(at..)?.iter().enumerate().take(10) {
+            value |= u64::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                at += i + 1;
+                return Some(value);
+            }
+        }
+        None
+    };
+    let numbers = (next()?, next()?, next()?);
+    Some((numbers, at))
+}
+
 /// The checked file read in large blocks; payloads are slices of them.
 struct Blocks<'a> {
     file: &'a File,
@@ -271,12 +290,22 @@ pub(super) struct Replay<'a> {
 
 impl Replay<'_> {
     fn read(&mut self) -> io::Result<Option<Message>> {
-        let Some(tag) = get(&mut self.records)? else {
-            return Ok(None);
-        };
         let missing = || io::Error::new(io::ErrorKind::UnexpectedEof, "index record cut short");
-        let offset = self.last.0 + get(&mut self.records)?.ok_or_else(missing)?;
-        let line = self.last.1 + get(&mut self.records)?.ok_or_else(missing)?;
+        // The record's three numbers from the read buffer at once, where it holds them all.
+        let (tag, offset, line) = match three(self.records.fill_buf()?) {
+            Some((numbers, used)) => {
+                self.records.consume(used);
+                numbers
+            }
+            None => {
+                let Some(tag) = get(&mut self.records)? else {
+                    return Ok(None);
+                };
+                let offset = get(&mut self.records)?.ok_or_else(missing)?;
+                (tag, offset, get(&mut self.records)?.ok_or_else(missing)?)
+            }
+        };
+        let (offset, line) = (self.last.0 + offset, self.last.1 + line);
         self.last = (offset, line);
         let len = usize::try_from(tag >> 1).map_err(|_| missing())?;
         let payload = if tag & 1 == 0 {

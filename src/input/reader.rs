@@ -183,7 +183,7 @@ impl<R: BufRead> Tracked<R> {
             return Ok(Stop::Idle);
         }
         loop {
-            let mut clean = self.clean;
+            let (mut clean, mut plain) = (self.clean, self.plain);
             let avail = if taken == 0 {
                 match self.fill_or_idle()? {
                     Some(avail) => avail,
@@ -196,7 +196,7 @@ impl<R: BufRead> Tracked<R> {
             if avail.is_empty() {
                 return Ok(Stop::Eof);
             }
-            let found = find_stop(avail, &mut clean);
+            let found = find_stop(avail, &mut clean, &mut plain);
             // The byte after the stop, when the buffer holds it: a line end is then told CR, LF
             // or CRLF at once, without a peek.
             let after = found.and_then(|at| avail.get(at + 1).copied());
@@ -206,11 +206,13 @@ impl<R: BufRead> Tracked<R> {
                     if taken + at > limit {
                         buf.extend_from_slice(&avail[..limit - taken]);
                         self.clean = clean;
+                        self.plain = plain;
                         return Ok(Stop::Limit);
                     }
                     let stop = avail[at];
                     buf.extend_from_slice(&avail[..at]);
                     self.clean = clean;
+                    self.plain = plain;
                     let known_end = match (stop, after) {
                         (LF, _) => Some(Terminator::Lf),
                         (CR, Some(LF)) => Some(Terminator::CrLf),
@@ -233,10 +235,12 @@ impl<R: BufRead> Tracked<R> {
                     if taken + n > limit {
                         buf.extend_from_slice(&avail[..limit - taken]);
                         self.clean = clean;
+                        self.plain = plain;
                         return Ok(Stop::Limit);
                     }
                     buf.extend_from_slice(avail);
                     self.clean = clean;
+                    self.plain = plain;
                     self.consume(n);
                     taken += n;
                 }
@@ -246,14 +250,26 @@ impl<R: BufRead> Tracked<R> {
 }
 
 /// Position of the first CR, LF, VT or FS. `clean` says how many leading bytes are known to
-/// hold no VT or FS; when the line reaches past them, the rest of `bytes` is searched at once
-/// and `clean` updated, so a buffer of short lines is searched for VT and FS once.
-fn find_stop(bytes: &[u8], clean: &mut usize) -> Option<usize> {
+/// hold no VT or FS, `plain` how many no LF, VT or FS; when the line reaches past them, the rest
+/// of `bytes` is searched at once and both updated, so a buffer of short lines is searched for
+/// VT and FS once, and a buffer with no LF once for all three (what [`Tracked::plain_head`] needs
+/// too).
+fn find_stop(bytes: &[u8], clean: &mut usize, plain: &mut usize) -> Option<usize> {
     let line_end = memchr::memchr2(CR, LF, bytes);
     let scope = line_end.unwrap_or(bytes.len());
-    let mut known = (*clean).min(bytes.len());
+    let mut known = (*clean).max(*plain).min(bytes.len());
     if known < scope {
-        known += memchr::memchr2(VT, FS, &bytes[known..]).unwrap_or(bytes.len() - known);
+        if *plain == known {
+            let stop = memchr::memchr3(LF, VT, FS, &bytes[known..]).map(|at| known + at);
+            known = stop.unwrap_or(bytes.len());
+            *plain = known;
+            if stop.is_some_and(|at| bytes[at] == LF) {
+                known += 1;
+                known += memchr::memchr2(VT, FS, &bytes[known..]).unwrap_or(bytes.len() - known);
+            }
+        } else {
+            known += memchr::memchr2(VT, FS, &bytes[known..]).unwrap_or(bytes.len() - known);
+        }
         *clean = known;
     }
     if known < scope {

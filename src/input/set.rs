@@ -233,9 +233,11 @@ fn check_source(
     );
     while let Some(next) = splitter.next_record() {
         let record = next?;
-        check(options, record.payload, || {
-            format!("{name}#{}", record.index)
-        })?;
+        if options.control_ids == ControlIds::AsGiven && record.lacks_control_id() {
+            return Err(InputError::EmptyControlId {
+                label: format!("{name}#{}", record.index),
+            });
+        }
         summary.messages += 1;
         summary.bytes += record.payload.len() as u64;
         index.push(&record).map_err(io_error)?;

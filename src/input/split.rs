@@ -5,10 +5,12 @@
 //! messages is `assemble`; what a line is, `line`.
 
 mod assemble;
+mod crs;
 mod fast;
 mod layout;
 mod line;
 
+use super::control_id::{header_lacks_control_id, lacks_control_id};
 use super::error::InputError;
 use super::message::{Message, SplitOptions};
 use super::reader::{Stop, Terminator, Tracked};
@@ -97,6 +99,19 @@ pub(crate) struct Record<'a> {
     pub(crate) payload: &'a [u8],
     /// The payload is the source's bytes at `offset..offset + payload.len()`, untouched.
     pub(crate) verbatim: bool,
+    /// Known when the message was taken whole: the payload's only segment that begins `MSH`
+    /// is its first line, this long (each line ends in a lone CR, none is empty).
+    pub(crate) header: Option<usize>,
+}
+
+impl Record<'_> {
+    /// As [`lacks_control_id`] of the payload, reading only the header when that is the only one.
+    pub(crate) fn lacks_control_id(&self) -> bool {
+        match self.header {
+            Some(len) => header_lacks_control_id(&self.payload[..len]),
+            None => lacks_control_id(self.payload),
+        }
+    }
 }
 
 impl<R: Read> Splitter<BufReader<R>> {
@@ -121,7 +136,11 @@ impl<R: BufRead> Splitter<R> {
             index: 0,
             peak_capacity: 0,
             fast: true,
-            pending: fast::Whole { len: 0, lines: 0 },
+            pending: fast::Whole {
+                len: 0,
+                lines: 0,
+                header: None,
+            },
             held: None,
         }
     }
@@ -396,7 +415,14 @@ impl<R: BufRead> Splitter<R> {
     /// As [`Splitter::next_verbatim`], but a message found whole in the reader's buffer is
     /// given out from there, not copied; it is borrowed until the next call.
     pub(crate) fn next_record(&mut self) -> Option<Result<Record<'_>, InputError>> {
-        let done = std::mem::replace(&mut self.pending, fast::Whole { len: 0, lines: 0 });
+        let done = std::mem::replace(
+            &mut self.pending,
+            fast::Whole {
+                len: 0,
+                lines: 0,
+                header: None,
+            },
+        );
         self.reader.skip(done.len, done.lines);
         self.held = None;
         if self.at_boundary() {
@@ -415,6 +441,7 @@ impl<R: BufRead> Splitter<R> {
                                 offset,
                                 payload: &head[..whole.len],
                                 verbatim: true,
+                                header: whole.header,
                             }),
                     );
                 }
@@ -436,6 +463,7 @@ impl<R: BufRead> Splitter<R> {
             offset: message.offset,
             payload: &message.payload,
             verbatim,
+            header: None,
         }))
     }
 }

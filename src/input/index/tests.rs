@@ -1,5 +1,6 @@
 //! The send pass from the check's index gives exactly the messages splitting again would.
 
+use super::{get, put, three};
 use crate::input::{InputOptions, InputSet, InputSource, Message, SplitOptions};
 use std::io::Write;
 
@@ -136,4 +137,26 @@ fn a_file_changed_after_its_check_is_not_sent() {
         "{first:?}"
     );
     assert!(messages.next().is_none());
+}
+
+proptest::proptest! {
+    /// A record's three numbers read from one buffer are what reading them one by one gives,
+    /// and a buffer that cuts them short is left to that reading.
+    #[test]
+    fn three_numbers_at_once_read_as_one_by_one(
+        values in proptest::prelude::any::<(u64, u64, u64)>(),
+        cut in 0usize..31,
+    ) {
+        let mut buf = [0u8; 30];
+        let mut at = put(&mut buf, 0, values.0);
+        at = put(&mut buf, at, values.1);
+        at = put(&mut buf, at, values.2);
+        proptest::prop_assert_eq!(three(&buf[..at]), Some((values, at)));
+        let mut one = &buf[..at];
+        let by_one = (get(&mut one).unwrap(), get(&mut one).unwrap(), get(&mut one).unwrap());
+        proptest::prop_assert_eq!(by_one, (Some(values.0), Some(values.1), Some(values.2)));
+        if cut < at {
+            proptest::prop_assert_eq!(three(&buf[..cut]), None);
+        }
+    }
 }

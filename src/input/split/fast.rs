@@ -6,9 +6,9 @@
 //! A message found whole in the reader's buffer (see [`Splitter::next_record`]) is not copied
 //! at all; otherwise a run is appended to the open message in one copy.
 
+use super::crs::Crs;
 use super::line::{classify, LineKind};
 use super::{Layout, Splitter, BLOCK};
-use crate::framing::CR;
 use crate::input::error::InputError;
 use std::io::BufRead;
 
@@ -20,6 +20,11 @@ pub(super) struct Run {
     pub(super) lines: u64,
     /// The line after them starts a message.
     pub(super) at_msh: bool,
+    /// Bytes of the first line, its CR not included.
+    pub(super) first: usize,
+    /// A line after the first begins `MSH` (whether or not it starts a message): the first
+    /// line is then not the only header to look at.
+    pub(super) more_headers: bool,
 }
 
 /// The run at the start of `head`, whose first `plain` bytes hold no LF, VT or FS; at most
@@ -30,14 +35,18 @@ pub(super) fn scan(head: &[u8], plain: usize, room: usize, opens: bool) -> Run {
         len: 0,
         lines: 0,
         at_msh: false,
+        first: 0,
+        more_headers: false,
     };
     // A line is taken only when the byte after its CR is seen (and clean: not the LF of a
     // CRLF), so the line-by-line path would have read it without waiting either.
-    while let Some(cr) = memchr::memchr(CR, &clean[run.len..]).map(|at| run.len + at) {
+    // Each CR is the end of the line from `run.len` on: they are taken in order.
+    for cr in Crs::new(clean) {
         if cr + 1 >= plain {
             break;
         }
-        match classify(&clean[run.len..cr]) {
+        let line = &clean[run.len..cr];
+        match classify(line) {
             LineKind::Msh if opens && run.lines == 0 => {}
             LineKind::Msh => {
                 run.at_msh = true;
@@ -48,6 +57,11 @@ pub(super) fn scan(head: &[u8], plain: usize, room: usize, opens: bool) -> Run {
         }
         if cr + 1 > room {
             break;
+        }
+        if run.lines == 0 {
+            run.first = cr;
+        } else {
+            run.more_headers |= line.starts_with(b"MSH");
         }
         run.len = cr + 1;
         run.lines += 1;
@@ -60,6 +74,8 @@ pub(super) fn scan(head: &[u8], plain: usize, room: usize, opens: bool) -> Run {
 pub(super) struct Whole {
     pub(super) len: usize,
     pub(super) lines: u64,
+    /// The payload's only segment that begins `MSH` is its first line, this long.
+    pub(super) header: Option<usize>,
 }
 
 impl<R: BufRead> Splitter<R> {
@@ -89,6 +105,7 @@ impl<R: BufRead> Splitter<R> {
         Ok((run.at_msh && run.lines > 0).then_some(Whole {
             len: run.len,
             lines: run.lines,
+            header: (!run.more_headers).then_some(run.first),
         }))
     }
 

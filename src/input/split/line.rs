@@ -20,6 +20,13 @@ pub(super) enum Trailer {
 }
 
 pub(super) fn classify(line: &[u8]) -> LineKind {
+    // Most lines are told by their first byte alone: no blank, MSH or batch line starts so.
+    if line
+        .first()
+        .is_some_and(|b| !matches!(b, b' ' | b'\t' | b'M' | b'F' | b'B'))
+    {
+        return LineKind::Other;
+    }
     if line.iter().all(|&b| b == b' ' || b == b'\t') {
         return LineKind::Blank;
     }

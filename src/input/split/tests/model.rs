@@ -63,6 +63,15 @@ fn by_records(data: &[u8], capacity: usize, sizes: &[usize], options: SplitOptio
     let mut s = splitter(data, capacity, sizes, options);
     let mut all = Vec::new();
     while let Some(next) = s.next_record() {
+        if let Ok(r) = &next {
+            // What the check learns of a record's headers reads its MSH-10s as the payload does.
+            assert_eq!(
+                r.lacks_control_id(),
+                crate::input::lacks_control_id(r.payload),
+                "control ID of {:?}",
+                String::from_utf8_lossy(r.payload)
+            );
+        }
         all.push(
             next.map(|r| (r.index, r.line, r.offset, r.payload.to_vec(), r.verbatim))
                 .map_err(|e| format!("{e:?}")),
