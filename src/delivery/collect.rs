@@ -78,12 +78,30 @@ pub(super) async fn collect(
     let (notes_tx, mut notes) = mpsc::unbounded_channel();
     let mut run = Collector::new(client, options, out, gave_up, last_failure, started);
     let producer = run.spawn_producer(input, notes_tx);
+    // Made once: a wait made afresh each turn registers with its token, and unregisters,
+    // every time the loop goes round.
+    let stop = controls.stop.cancelled();
+    let destroy = controls.destroy.cancelled();
+    let abandon = controls.abandon.cancelled();
+    tokio::pin!(stop, destroy, abandon);
     while !run.all_settled() {
         // Nobody takes the results any more: read no more messages, drain, end quietly.
         if controls.abandon.is_cancelled() {
             run.abandon();
         }
+        // In this order: a burst of notes does not hold off a stop or the deadline.
         tokio::select! {
+            biased;
+            () = &mut stop, if run.may_stop() => run.stopped().await,
+            () = &mut destroy, if run.may_destroy() => run.destroyed(),
+            () = &mut abandon, if run.may_abandon() => {}
+            () = &mut timer, if run.watches_deadline() => {
+                if let Some(next) = run.deadline_check() {
+                    timer.as_mut().reset(next);
+                } else {
+                    run.deadline_passed().await;
+                }
+            }
             note = notes.recv() => {
                 let Some(note) = note else {
                     break; // producer and every waiter are gone: nothing more can settle
@@ -100,21 +118,11 @@ pub(super) async fn collect(
                     }
                 }
             }
-            () = &mut timer, if run.watches_deadline() => {
-                if let Some(next) = run.deadline_check() {
-                    timer.as_mut().reset(next);
-                } else {
-                    run.deadline_passed().await;
-                }
-            }
             // Only application ACKs left to wait for: close, so the drain timeout bounds them.
             // (An async block: no timer is made on the turns this branch is off.)
             () = async { tokio::time::sleep(APP_ACK_CHECK).await }, if run.checks_app_acks() => {
                 run.app_ack_check();
             }
-            () = controls.stop.cancelled(), if run.may_stop() => run.stopped().await,
-            () = controls.destroy.cancelled(), if run.may_destroy() => run.destroyed(),
-            () = controls.abandon.cancelled(), if run.may_abandon() => {}
         }
     }
     run.end_reading();
