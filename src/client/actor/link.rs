@@ -7,6 +7,7 @@ use crate::client::fate::FateCause;
 use crate::client::life::End;
 use crate::client::state::{Reason, State};
 use crate::client::stats::LinkFailure;
+use crate::client::woken::Woken;
 use crate::client::Command;
 use crate::framing::{Decoded, FramingError, MllpCodec, Tolerance};
 use crate::sniff::{recognise, Recognised};
@@ -209,6 +210,8 @@ impl Actor {
         let far = || Instant::now() + Duration::from_secs(86_400 * 365);
         let sleep = tokio::time::sleep_until(far());
         tokio::pin!(sleep);
+        // Each turn of the loop is for one branch: the others are polled again only once woken.
+        let (mut reading, mut commands, mut timer) = (Woken::new(), Woken::new(), Woken::new());
         loop {
             if write.is_none() && nudge_at.is_some_and(|at| at <= Instant::now()) {
                 nudge_at = None;
@@ -255,6 +258,7 @@ impl Actor {
             // at every deadline again, settles nothing before its time, and re-arms.
             if deadline < sleep.deadline() || sleep.is_elapsed() {
                 sleep.as_mut().reset(deadline);
+                timer.touch();
             }
             tokio::select! {
                 biased;
@@ -273,7 +277,7 @@ impl Actor {
                         nudge_at = Some(Instant::now() + after);
                     }
                 }
-                item = reader.next() => {
+                item = reading.wait(reader.next()) => {
                     if let Some(seen) = reader.foreign.take() {
                         self.flights.not_mllp(seen.kind);
                         return self.link_failed(LinkFailure {
@@ -308,7 +312,7 @@ impl Actor {
                         return end;
                     }
                 }
-                cmd = self.rx.recv() => {
+                cmd = commands.wait(self.rx.recv()) => {
                     // Take every command already waiting, so their frames share one write.
                     let mut next = Some(cmd);
                     let mut budget = 1024;
@@ -322,7 +326,7 @@ impl Actor {
                         }
                     }
                 }
-                () = &mut sleep => {
+                () = timer.wait(&mut sleep) => {
                     if let Some(end) = self.flights.on_timers(&mut self.out, last_inbound, drain_deadline) {
                         return end;
                     }
