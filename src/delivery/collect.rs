@@ -11,6 +11,7 @@ use super::feed::Input;
 use super::totals::RunSummary;
 use super::{RunControls, RunOptions};
 use crate::cause::Cause;
+use crate::client::woken::Woken;
 use crate::client::{Client, ClientEvent, Fate, Reason, State};
 use crate::input::InputError;
 use state::Collector;
@@ -84,6 +85,9 @@ pub(super) async fn collect(
     let destroy = controls.destroy.cancelled();
     let abandon = controls.abandon.cancelled();
     tokio::pin!(stop, destroy, abandon);
+    // Each turn is for one branch: the others are polled again only once woken.
+    let mut gates: [Woken; 5] = std::array::from_fn(|_| Woken::new());
+    let [stopping, destroying, abandoning, deadline, noting] = &mut gates;
     while !run.all_settled() {
         // Nobody takes the results any more: read no more messages, drain, end quietly.
         if controls.abandon.is_cancelled() {
@@ -92,17 +96,18 @@ pub(super) async fn collect(
         // In this order: a burst of notes does not hold off a stop or the deadline.
         tokio::select! {
             biased;
-            () = &mut stop, if run.may_stop() => run.stopped().await,
-            () = &mut destroy, if run.may_destroy() => run.destroyed(),
-            () = &mut abandon, if run.may_abandon() => {}
-            () = &mut timer, if run.watches_deadline() => {
+            () = stopping.wait(&mut stop), if run.may_stop() => run.stopped().await,
+            () = destroying.wait(&mut destroy), if run.may_destroy() => run.destroyed(),
+            () = abandoning.wait(&mut abandon), if run.may_abandon() => {}
+            () = deadline.wait(&mut timer), if run.watches_deadline() => {
                 if let Some(next) = run.deadline_check() {
                     timer.as_mut().reset(next);
+                    deadline.touch();
                 } else {
                     run.deadline_passed().await;
                 }
             }
-            note = notes.recv() => {
+            note = noting.wait(notes.recv()) => {
                 let Some(note) = note else {
                     break; // producer and every waiter are gone: nothing more can settle
                 };
