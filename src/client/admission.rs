@@ -144,7 +144,9 @@ impl Admission {
                 None => std::future::pending().await,
             }
         };
-        tokio::pin!(cancelled);
+        // Made once for the whole wait, not on each time round.
+        let timeout = tokio::time::sleep_until(deadline);
+        tokio::pin!(cancelled, timeout);
         loop {
             let freed = self.freed.notified();
             tokio::pin!(freed);
@@ -153,10 +155,12 @@ impl Admission {
             if let Some(room) = self.try_admit(len) {
                 return Waited::Admitted(room);
             }
+            // A cancel comes first: a wait cancelled as room came takes none.
             tokio::select! {
-                _ = &mut freed => {}
-                _ = tokio::time::sleep_until(deadline) => return Waited::TimedOut,
+                biased;
                 () = &mut cancelled => return Waited::Cancelled,
+                _ = &mut freed => {}
+                () = &mut timeout => return Waited::TimedOut,
             }
         }
     }

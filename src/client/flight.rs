@@ -6,6 +6,7 @@ mod batch;
 mod correlate;
 mod peer;
 pub(crate) use peer::ignores_control_ids;
+mod queue;
 mod timers;
 
 use super::fate::{Fate, FateCause};
@@ -15,6 +16,7 @@ use super::pending::{AppAck, Pending};
 use super::recent::{CidMap, KeyHasher, RecentIds};
 use crate::cause::Cause;
 use crate::warning::WarningCode;
+use queue::Queue;
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
 use std::sync::atomic::AtomicUsize;
@@ -39,7 +41,7 @@ pub(crate) struct Flights {
     /// Every unsettled send, by id (ids follow admission order: see `ordered_ids`).
     sends: Sends,
     /// Sends to write on the current (or next) connection, in order.
-    queue: VecDeque<u64>,
+    queue: Queue,
     /// Written on the current connection, in write order. FIFO keeps slots of cancelled sends
     /// so their ACK is consumed, not credited to the next send.
     flight: VecDeque<Slot>,
@@ -71,7 +73,7 @@ impl Flights {
         Flights {
             options,
             sends: Sends::default(),
-            queue: VecDeque::new(),
+            queue: Queue::default(),
             flight: VecDeque::new(),
             by_control: CidMap::default(),
             shared_ids: CidMap::default(),
@@ -126,10 +128,11 @@ impl Flights {
                 }
             }
         }
+        let len = p.payload.len();
         self.sends.insert(id, p);
         match refuse {
             Some(cause) => self.settle(out, id, Fate::NeverDelivered { cause }),
-            None => self.queue.push_back(id),
+            None => self.queue.push_back(id, len),
         }
     }
 
@@ -152,7 +155,7 @@ impl Flights {
         let fate = p.cut_off(FateCause::Cancelled, now);
         let given_up = p.written.is_some().then(|| p.control_id.clone()).flatten();
         self.give_up(given_up);
-        self.queue.retain(|q| *q != id);
+        self.queue.remove(id);
         self.settle(out, id, fate);
     }
 
@@ -178,7 +181,7 @@ impl Flights {
     /// Draining: nothing more is written; unwritten sends are never delivered.
     pub fn cut_off_queue(&mut self, out: &mut Outbox) {
         let now = Instant::now();
-        for id in std::mem::take(&mut self.queue) {
+        for id in self.queue.take_all() {
             if let Some(p) = self.sends.get(&id) {
                 let fate = p.cut_off(FateCause::Closed, now);
                 self.settle(out, id, fate);
@@ -249,6 +252,6 @@ impl Flights {
                 self.settle(out, id, fate);
             }
         }
-        self.queue = self.ordered_ids().into();
+        self.queue = Queue::of(self.ordered_ids(), &self.sends);
     }
 }

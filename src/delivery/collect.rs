@@ -11,6 +11,7 @@ use super::feed::Input;
 use super::totals::RunSummary;
 use super::{RunControls, RunOptions};
 use crate::cause::Cause;
+use crate::client::woken::Woken;
 use crate::client::{Client, ClientEvent, Fate, Reason, State};
 use crate::input::InputError;
 use state::Collector;
@@ -78,13 +79,35 @@ pub(super) async fn collect(
     let (notes_tx, mut notes) = mpsc::unbounded_channel();
     let mut run = Collector::new(client, options, out, gave_up, last_failure, started);
     let producer = run.spawn_producer(input, notes_tx);
+    // Made once: a wait made afresh each turn registers with its token, and unregisters,
+    // every time the loop goes round.
+    let stop = controls.stop.cancelled();
+    let destroy = controls.destroy.cancelled();
+    let abandon = controls.abandon.cancelled();
+    tokio::pin!(stop, destroy, abandon);
+    // Each turn is for one branch: the others are polled again only once woken.
+    let mut gates: [Woken; 5] = std::array::from_fn(|_| Woken::new());
+    let [stopping, destroying, abandoning, deadline, noting] = &mut gates;
     while !run.all_settled() {
         // Nobody takes the results any more: read no more messages, drain, end quietly.
         if controls.abandon.is_cancelled() {
             run.abandon();
         }
+        // In this order: a burst of notes does not hold off a stop or the deadline.
         tokio::select! {
-            note = notes.recv() => {
+            biased;
+            () = stopping.wait(&mut stop), if run.may_stop() => run.stopped().await,
+            () = destroying.wait(&mut destroy), if run.may_destroy() => run.destroyed(),
+            () = abandoning.wait(&mut abandon), if run.may_abandon() => {}
+            () = deadline.wait(&mut timer), if run.watches_deadline() => {
+                if let Some(next) = run.deadline_check() {
+                    timer.as_mut().reset(next);
+                    deadline.touch();
+                } else {
+                    run.deadline_passed().await;
+                }
+            }
+            note = noting.wait(notes.recv()) => {
                 let Some(note) = note else {
                     break; // producer and every waiter are gone: nothing more can settle
                 };
@@ -100,21 +123,11 @@ pub(super) async fn collect(
                     }
                 }
             }
-            () = &mut timer, if run.watches_deadline() => {
-                if let Some(next) = run.deadline_check() {
-                    timer.as_mut().reset(next);
-                } else {
-                    run.deadline_passed().await;
-                }
-            }
             // Only application ACKs left to wait for: close, so the drain timeout bounds them.
             // (An async block: no timer is made on the turns this branch is off.)
             () = async { tokio::time::sleep(APP_ACK_CHECK).await }, if run.checks_app_acks() => {
                 run.app_ack_check();
             }
-            () = controls.stop.cancelled(), if run.may_stop() => run.stopped().await,
-            () = controls.destroy.cancelled(), if run.may_destroy() => run.destroyed(),
-            () = controls.abandon.cancelled(), if run.may_abandon() => {}
         }
     }
     run.end_reading();

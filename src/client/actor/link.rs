@@ -7,24 +7,24 @@ use crate::client::fate::FateCause;
 use crate::client::life::End;
 use crate::client::state::{Reason, State};
 use crate::client::stats::LinkFailure;
+use crate::client::woken::Woken;
 use crate::client::Command;
 use crate::framing::{Decoded, FramingError, MllpCodec, Tolerance};
 use crate::sniff::{recognise, Recognised};
 use crate::tls::{describe, Seen, Side};
 use crate::transport::{BoxStream, Connection};
 use bytes::BytesMut;
-use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::task::{ready, Context, Poll};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, WriteHalf};
+use tokio::io::{AsyncReadExt, AsyncWrite, ReadHalf, WriteHalf};
 use tokio::time::Instant;
 use tokio_util::codec::Decoder;
 
 type Writer = WriteHalf<BoxStream>;
-type WriteFuture = Pin<Box<dyn Future<Output = (Writer, io::Result<()>, BytesMut)> + Send>>;
 
 /// The read buffer grows by this much at a time, once less than `READ_LEAST` is left for a read.
 const READ_BLOCK: usize = 16 * 1024;
@@ -142,36 +142,52 @@ async fn link_failure(
 /// timeout. Never more than half the ACK timeout.
 const NUDGE_AFTER: Duration = Duration::from_secs(2);
 
-/// Write and flush one buffer, publishing how much of it the stream has taken so far: a reply
-/// to a frame is credited only once the whole frame was written. The buffer comes back, to be
-/// reused for the next write.
-async fn write_batch(
-    mut writer: Writer,
+/// One buffer being written and flushed, publishing how much of it the stream has taken so
+/// far: a reply to a frame is credited only once the whole frame was written. Its state lives
+/// here, not in a future, so the link loop keeps one across turns without boxing one per write;
+/// done, it gives back the writer and the buffer, to be reused for the next write.
+struct WriteBatch {
+    writer: Writer,
     buf: BytesMut,
+    done: usize,
     progress: Arc<AtomicUsize>,
-) -> (Writer, io::Result<()>, BytesMut) {
-    let result = async {
-        let mut done = 0;
-        while done < buf.len() {
-            let n = writer.write(&buf[done..]).await?;
-            if n == 0 {
-                return Err(io::ErrorKind::WriteZero.into());
-            }
-            done += n;
-            progress.store(done, Ordering::Relaxed);
-        }
-        writer.flush().await
-    }
-    .await;
-    (writer, result, buf)
 }
 
-/// Await the write in progress, or never when there is none.
-async fn writing(fut: &mut Option<WriteFuture>) -> (Writer, io::Result<()>, BytesMut) {
-    match fut {
-        Some(fut) => fut.await,
-        None => std::future::pending().await,
+impl WriteBatch {
+    fn new(writer: Writer, buf: BytesMut, progress: Arc<AtomicUsize>) -> Self {
+        WriteBatch {
+            writer,
+            buf,
+            done: 0,
+            progress,
+        }
     }
+
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while self.done < self.buf.len() {
+            let n = ready!(Pin::new(&mut self.writer).poll_write(cx, &self.buf[self.done..]))?;
+            if n == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            self.done += n;
+            self.progress.store(self.done, Ordering::Relaxed);
+        }
+        Pin::new(&mut self.writer).poll_flush(cx)
+    }
+}
+
+/// Await the write in progress, taken out once done; never when there is none.
+async fn writing(write: &mut Option<WriteBatch>) -> (WriteBatch, io::Result<()>) {
+    std::future::poll_fn(|cx| {
+        let Some(w) = write.as_mut() else {
+            return Poll::Pending;
+        };
+        let result = ready!(w.poll(cx));
+        write
+            .take()
+            .map_or(Poll::Pending, |done| Poll::Ready((done, result)))
+    })
+    .await
 }
 
 impl Actor {
@@ -182,7 +198,7 @@ impl Actor {
         let (read_half, write_half) = tokio::io::split(conn.stream);
         let mut reader = AckReader::new(read_half, self.options.max_ack_frame);
         let mut writer = Some(write_half);
-        let mut write_fut: Option<WriteFuture> = None;
+        let mut write: Option<WriteBatch> = None;
         let mut batch: Vec<u64> = Vec::new();
         // The last write's buffer, for the next one.
         let mut spare = BytesMut::new();
@@ -194,33 +210,35 @@ impl Actor {
         let far = || Instant::now() + Duration::from_secs(86_400 * 365);
         let sleep = tokio::time::sleep_until(far());
         tokio::pin!(sleep);
+        // Each turn of the loop is for one branch: the others are polled again only once woken.
+        let (mut reading, mut commands, mut timer) = (Woken::new(), Woken::new(), Woken::new());
         loop {
-            if write_fut.is_none() && nudge_at.is_some_and(|at| at <= Instant::now()) {
+            if write.is_none() && nudge_at.is_some_and(|at| at <= Instant::now()) {
                 nudge_at = None;
                 if let Some(w) = writer.take_if(|_| reader.nothing_received) {
                     let progress = self.flights.start_write();
                     let lf = BytesMut::from(&b"\n"[..]);
-                    write_fut = Some(Box::pin(write_batch(w, lf, progress)));
+                    write = Some(WriteBatch::new(w, lf, progress));
                 }
             }
-            if write_fut.is_none() && self.state() == State::Connected {
+            if write.is_none() && self.state() == State::Connected {
                 if let Some(w) = writer.take() {
                     match self.flights.take_batch(&mut batch, &mut spare) {
                         Some(buf) => {
                             self.life.wrote();
                             let progress = self.flights.start_write();
-                            write_fut = Some(Box::pin(write_batch(w, buf, progress)));
+                            write = Some(WriteBatch::new(w, buf, progress));
                         }
                         None => writer = Some(w),
                     }
                 }
                 // The next send's ID was given up on here and nothing else is outstanding: only
                 // a new connection lets it go.
-                if write_fut.is_none() && self.flights.waits_for_new_link() {
+                if write.is_none() && self.flights.waits_for_new_link() {
                     return End::Failed(Cause::AckTimeout);
                 }
             }
-            if self.state() == State::Draining && write_fut.is_none() && self.flights.is_empty() {
+            if self.state() == State::Draining && write.is_none() && self.flights.is_empty() {
                 return End::Drained { timed_out: false };
             }
             {
@@ -235,13 +253,16 @@ impl Actor {
                 .chain(nudge_at)
                 .min()
                 .unwrap_or_else(far);
-            if sleep.deadline() != deadline {
+            // Re-armed only for a sooner deadline (or once it fired): re-arming moves the timer
+            // in the wheel, and every write and read moves a deadline later. Firing early looks
+            // at every deadline again, settles nothing before its time, and re-arms.
+            if deadline < sleep.deadline() || sleep.is_elapsed() {
                 sleep.as_mut().reset(deadline);
+                timer.touch();
             }
             tokio::select! {
                 biased;
-                (w, result, buf) = writing(&mut write_fut) => {
-                    write_fut = None;
+                (WriteBatch { writer: w, buf, .. }, result) = writing(&mut write) => {
                     writer = Some(w);
                     let n = buf.len();
                     spare = buf;
@@ -256,7 +277,7 @@ impl Actor {
                         nudge_at = Some(Instant::now() + after);
                     }
                 }
-                item = reader.next() => {
+                item = reading.wait(reader.next()) => {
                     if let Some(seen) = reader.foreign.take() {
                         self.flights.not_mllp(seen.kind);
                         return self.link_failed(LinkFailure {
@@ -291,7 +312,7 @@ impl Actor {
                         return end;
                     }
                 }
-                cmd = self.rx.recv() => {
+                cmd = commands.wait(self.rx.recv()) => {
                     // Take every command already waiting, so their frames share one write.
                     let mut next = Some(cmd);
                     let mut budget = 1024;
@@ -305,7 +326,7 @@ impl Actor {
                         }
                     }
                 }
-                () = &mut sleep => {
+                () = timer.wait(&mut sleep) => {
                     if let Some(end) = self.flights.on_timers(&mut self.out, last_inbound, drain_deadline) {
                         return end;
                     }

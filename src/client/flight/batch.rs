@@ -33,7 +33,7 @@ impl Flights {
     /// Whether the queue's head may only be written on a new connection (its control ID was
     /// given up on here) and nothing written here is still outstanding.
     pub fn waits_for_new_link(&self) -> bool {
-        let Some(head) = self.queue.front().and_then(|id| self.sends.get(id)) else {
+        let Some(head) = self.queue.front().and_then(|id| self.sends.get(&id)) else {
             return false;
         };
         self.sends.len() == self.queue.len()
@@ -62,8 +62,8 @@ impl Flights {
         // payloads the sends still hold, so a window of large messages is not copied whole.
         // One look at each send: whether it may go, and its frame's size.
         let (mut take, mut bytes) = (0usize, 0usize);
-        for id in self.queue.iter().take(limit) {
-            let p = self.sends.get(id);
+        for id in self.queue.ids().take(limit) {
+            let p = self.sends.get(&id);
             if p.is_some_and(|p| !self.may_write(p)) {
                 break;
             }
@@ -84,7 +84,7 @@ impl Flights {
         buf.clear();
         buf.reserve(bytes);
         batch.clear();
-        batch.extend(self.queue.drain(..take));
+        self.queue.take_front(take, batch);
         let link = self.link;
         let mut seq = self.here.written;
         let mut kept = 0;
@@ -157,14 +157,7 @@ impl Flights {
 
     /// Publish the queue's depth and bytes and how many sends are in flight.
     pub fn sync_counters(&self, c: &mut Counters) {
-        // In pipelined flow the queue is empty here nearly always: nothing to sum.
-        let queue_bytes = self
-            .queue
-            .iter()
-            .filter_map(|id| self.sends.get(id))
-            .map(|p| p.payload.len())
-            .sum();
         let in_flight = self.sends.len() - self.queue.len().min(self.sends.len());
-        c.record_flight(self.queue.len(), queue_bytes, in_flight);
+        c.record_flight(self.queue.len(), self.queue.bytes(), in_flight);
     }
 }

@@ -192,7 +192,7 @@ impl Flights {
         if *n == 0 {
             self.shared_ids.remove(cid);
         }
-        let next = self.queue.iter().copied().find(|q| {
+        let next = self.queue.ids().find(|q| {
             self.sends
                 .get(q)
                 .is_some_and(|p| p.control_id.as_ref() == Some(cid))

@@ -1,7 +1,7 @@
 //! The timers of the connected phase: ACK, application ACK, dead peer and drain deadlines,
 //! and what firing each settles.
 
-use super::Flights;
+use super::{Flights, Queue};
 use crate::ack::AckCode;
 use crate::cause::Cause;
 use crate::client::fate::{Fate, FateCause};
@@ -166,10 +166,10 @@ impl Flights {
                 again.push(slot.id);
             }
         }
-        again.extend(self.queue.drain(..));
+        again.extend(self.queue.take_all());
         again.sort_unstable();
         again.dedup();
-        self.queue = again.into();
+        self.queue = Queue::of(again, &self.sends);
     }
 }
 

@@ -298,3 +298,48 @@ async fn links_that_take_frames_and_answer_nothing_count_toward_the_retry_limit(
     assert_eq!(rig.client.state(), Closed);
     assert_eq!(rig.client.stats().reconnect_attempts, 2);
 }
+
+/// The link's timer stays armed for the earliest deadline it was set to while later ones come
+/// (each write moves the ACK deadline later, each read the dead-peer one): firing at that
+/// earlier deadline settles nothing before its own time, and the later deadlines still hold.
+#[tokio::test(start_paused = true)]
+async fn a_timer_armed_for_an_earlier_deadline_settles_nothing_early() {
+    use futures::poll;
+    use tokio::time::{sleep, sleep_until, Instant};
+    let timeout = Duration::from_secs(10);
+    let options = ClientOptions {
+        ack_timeout: timeout,
+        // Between the first ACK (at half the ACK timeout) and the second send's ACK deadline,
+        // and later than that deadline once the first ACK came.
+        dead_peer_timeout: Some(timeout * 6 / 5),
+        ..Default::default()
+    };
+    let mut rig = rig(vec![], options);
+    let mut peer = rig.peer().await;
+    let start = Instant::now();
+    let first = rig.client.send(msg("1", "")).await;
+    assert_eq!(peer.read_ids(1).await, ["1"]);
+    sleep(timeout / 2).await;
+    peer.write_ack("AA", "1").await;
+    assert_eq!(first.await.population(), Population::Accepted);
+    let mut second = rig.client.send(msg("2", "")).await;
+    assert_eq!(peer.read_ids(1).await, ["2"]);
+    let written = Instant::now();
+    // Past the first send's ACK deadline, where the timer was armed.
+    sleep_until(start + timeout + Duration::from_millis(1)).await;
+    assert!(
+        poll!(&mut second).is_pending(),
+        "settled at the first deadline"
+    );
+    // Past the dead-peer deadline the link had before the first ACK came.
+    sleep_until(written + timeout - Duration::from_millis(1)).await;
+    assert!(
+        poll!(&mut second).is_pending(),
+        "settled before its own deadline"
+    );
+    assert_eq!(rig.client.state(), Connected);
+    let fate = second.await;
+    assert_eq!(fate.population(), Population::UnknownFate);
+    assert_eq!(fate.cause(), Some("ack-timeout"));
+    assert!(written.elapsed() >= timeout);
+}

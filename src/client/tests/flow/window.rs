@@ -4,6 +4,8 @@
 use super::super::harness::*;
 use crate::ack::AckCode;
 use crate::client::*;
+use bytes::Bytes;
+use std::sync::Arc;
 use std::time::Duration;
 use Population::*;
 
@@ -89,14 +91,68 @@ async fn pipeline_off_keeps_exactly_one_in_flight() {
     for id in ["1", "2", "3"] {
         assert_eq!(peer.read_ids(1).await, [id]);
         tokio::time::sleep(Duration::from_millis(10)).await;
-        assert_eq!(rig.client.stats().in_flight, 1);
-        assert_eq!(
-            rig.client.stats().queue_depth,
-            3 - id.parse::<usize>().unwrap()
-        );
+        let stats = rig.client.stats();
+        let queued = 3 - id.parse::<usize>().unwrap();
+        assert_eq!(stats.in_flight, 1);
+        assert_eq!(stats.queue_depth, queued);
+        // Every message here is as long as the first.
+        assert_eq!(stats.queue_bytes, queued * msg("1", "").len());
         peer.write_ack("AA", id).await;
     }
     assert!(fates(hs).await.iter().all(|f| f.population() == Accepted));
+}
+
+#[tokio::test(start_paused = true)]
+async fn queue_bytes_follow_a_cancel_and_a_drop() {
+    let options = ClientOptions {
+        pipeline: false,
+        reconnect: Reconnect {
+            enabled: true,
+            strategy: Arc::new(ExponentialBackoff::seeded(BackoffConfig::default(), 3)),
+        },
+        ..Default::default()
+    };
+    let mut rig = rig(vec![], options);
+    let mut peer = rig.peer().await;
+    let long = Bytes::from([&msg("2", "")[..], b"NTE|1||long\r"].concat());
+    let one = rig.client.send(msg("1", "")).await;
+    let two = rig.client.send(long.clone()).await;
+    let three = rig.client.send(msg("3", "")).await;
+    assert_eq!(peer.read_ids(1).await, ["1"]);
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let stats = rig.client.stats();
+    assert_eq!(
+        (stats.queue_depth, stats.queue_bytes),
+        (2, long.len() + msg("3", "").len())
+    );
+    two.cancel();
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let stats = rig.client.stats();
+    assert_eq!(
+        (stats.queue_depth, stats.queue_bytes),
+        (1, msg("3", "").len())
+    );
+    // The link drops with 1 written: both go again, in order, on the next connection.
+    drop(peer);
+    let mut peer = rig.peer().await;
+    assert_eq!(peer.read_ids(1).await, ["1"]);
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let stats = rig.client.stats();
+    assert_eq!(
+        (stats.queue_depth, stats.queue_bytes),
+        (1, msg("3", "").len())
+    );
+    peer.write_ack("AA", "1").await;
+    assert_eq!(peer.read_ids(1).await, ["3"]);
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let stats = rig.client.stats();
+    assert_eq!((stats.queue_depth, stats.queue_bytes), (0, 0));
+    peer.write_ack("AA", "3").await;
+    let fates = fates(vec![one, two, three]).await;
+    assert_eq!(
+        fates.iter().map(Fate::population).collect::<Vec<_>>(),
+        [Accepted, NeverDelivered, Accepted]
+    );
 }
 
 #[tokio::test(start_paused = true)]
