@@ -7,23 +7,32 @@
 //! window.
 
 use super::options::Window;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
-use tokio::sync::Notify;
+use tokio::time::{Instant, Sleep};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, Default)]
 struct Held {
     count: usize,
     bytes: usize,
+    /// The wakers of the callers waiting for room, taken (and woken) by a release; a slot is
+    /// emptied by its waiter when it stops waiting first.
+    waiters: Vec<Option<Waker>>,
+    /// Bumped each time `waiters` is emptied, so a waiter knows whether its slot is still there.
+    round: u64,
+    /// A wait's timer kept for the next wait: setting up a timer costs more than the wait.
+    spare_timer: Option<Pin<Box<Sleep>>>,
 }
 
 #[derive(Debug)]
 pub(crate) struct Admission {
     window: Window,
     held: Mutex<Held>,
-    freed: Notify,
     /// Callers in `admit_wait`: releases wake no one when it is zero.
     waiting: AtomicUsize,
 }
@@ -56,10 +65,7 @@ impl Room {
 
 impl Drop for Room {
     fn drop(&mut self) {
-        self.admission.give_back(self.len);
-        if self.wake {
-            self.admission.wake();
-        }
+        self.admission.give_back(self.len, self.wake);
     }
 }
 
@@ -74,15 +80,18 @@ impl Admission {
         Admission {
             window,
             held: Mutex::new(Held::default()),
-            freed: Notify::new(),
             waiting: AtomicUsize::new(0),
         }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.held.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Take room for one payload of `len` bytes if there is some. A payload larger than the
     /// byte window is admitted alone, or it could never be sent.
     pub fn try_admit(self: &Arc<Self>, len: usize) -> Option<Room> {
-        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        let mut held = self.lock();
         self.take(&mut held, len)
     }
 
@@ -94,7 +103,7 @@ impl Admission {
         lens: impl IntoIterator<Item = usize>,
         rooms: &mut Vec<Room>,
     ) -> usize {
-        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        let mut held = self.lock();
         let mut admitted = 0;
         for len in lens {
             match self.take(&mut held, len) {
@@ -133,7 +142,7 @@ impl Admission {
         limit: Duration,
         cancel: Option<&CancellationToken>,
     ) -> Waited {
-        let deadline = tokio::time::Instant::now() + limit;
+        let deadline = Instant::now() + limit;
         // Counted before the first check under the lock: a release that this check misses sees
         // the count after its own update, and wakes this waiter.
         self.waiting.fetch_add(1, Ordering::SeqCst);
@@ -144,50 +153,151 @@ impl Admission {
                 None => std::future::pending().await,
             }
         };
-        // Made once for the whole wait, not on each time round.
-        let timeout = tokio::time::sleep_until(deadline);
-        tokio::pin!(cancelled, timeout);
-        loop {
-            let freed = self.freed.notified();
-            tokio::pin!(freed);
-            // Register before checking, so a release between check and wait is not missed.
-            freed.as_mut().enable();
-            if let Some(room) = self.try_admit(len) {
-                return Waited::Admitted(room);
+        tokio::pin!(cancelled);
+        let mut wait = Wait {
+            admission: self,
+            slot: None,
+            timer: None,
+        };
+        let mut first = true;
+        std::future::poll_fn(|cx| {
+            // A cancel comes first: a wait cancelled as room came takes none (the first look
+            // is for the room alone, as the caller's own try just before).
+            let first = std::mem::take(&mut first);
+            if !first && cancelled.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Waited::Cancelled);
             }
-            // A cancel comes first: a wait cancelled as room came takes none.
-            tokio::select! {
-                biased;
-                () = &mut cancelled => return Waited::Cancelled,
-                _ = &mut freed => {}
-                () = &mut timeout => return Waited::TimedOut,
+            if let Some(room) = wait.take_or_register(len, cx.waker()) {
+                return Poll::Ready(Waited::Admitted(room));
             }
-        }
+            if first && cancelled.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Waited::Cancelled);
+            }
+            wait.poll_timer(cx, deadline).map(|()| Waited::TimedOut)
+        })
+        .await
     }
 
-    fn give_back(&self, len: usize) {
-        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+    /// Give back one room's `len` bytes; `wake`: wake the waiters, under the same lock.
+    fn give_back(&self, len: usize, wake: bool) {
+        let mut held = self.lock();
         held.count = held.count.saturating_sub(1);
         held.bytes = held.bytes.saturating_sub(len);
+        // Read after the update under the lock: a waiter whose check missed it is counted.
+        if wake && self.waiting.load(Ordering::SeqCst) > 0 {
+            Self::wake_all(&mut held);
+        }
     }
 
     /// Wake the callers waiting for room, if any.
     pub fn wake(&self) {
         // Read after the update under the lock: a waiter whose check missed it is counted.
         if self.waiting.load(Ordering::SeqCst) > 0 {
-            self.freed.notify_waiters();
+            Self::wake_all(&mut self.lock());
+        }
+    }
+
+    /// Waking under the lock: a waker only schedules its task, it never polls it here.
+    fn wake_all(held: &mut Held) {
+        held.round = held.round.wrapping_add(1);
+        for waker in held.waiters.drain(..).flatten() {
+            waker.wake();
         }
     }
 
     #[cfg(test)]
     pub fn held(&self) -> (usize, usize) {
-        let held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        let held = self.lock();
         (held.count, held.bytes)
     }
 
     #[cfg(test)]
     pub fn waiting(&self) -> usize {
         self.waiting.load(Ordering::SeqCst)
+    }
+}
+
+/// One caller's wait for room: its waker's slot, and its timer.
+struct Wait<'a> {
+    admission: &'a Arc<Admission>,
+    /// `(round, index)` of this waiter's slot in `Held::waiters`, while it is there.
+    slot: Option<(u64, usize)>,
+    /// Armed for this wait's deadline or an earlier one (a spare from a past wait): it is
+    /// re-armed when it fires early, so a wait never ends before its own deadline.
+    timer: Option<Pin<Box<Sleep>>>,
+}
+
+impl Wait<'_> {
+    /// Take room, or leave `waker` to be woken by the next release, under one lock: a release
+    /// cannot fall between the check and the registration.
+    fn take_or_register(&mut self, len: usize, waker: &Waker) -> Option<Room> {
+        let mut held = self.admission.lock();
+        match self.slot {
+            // Not woken by a release: room given back quietly waits for its wake.
+            Some((round, at)) if round == held.round => {
+                match &mut held.waiters[at] {
+                    Some(w) if w.will_wake(waker) => {}
+                    w => *w = Some(waker.clone()),
+                }
+                return None;
+            }
+            _ => {}
+        }
+        if let Some(room) = self.admission.take(&mut held, len) {
+            self.leave(&mut held);
+            return Some(room);
+        }
+        held.waiters.push(Some(waker.clone()));
+        self.slot = Some((held.round, held.waiters.len() - 1));
+        if self.timer.is_none() {
+            self.timer = held.spare_timer.take();
+        }
+        None
+    }
+
+    /// Ready once this wait's own deadline has passed.
+    fn poll_timer(&mut self, cx: &mut Context<'_>, deadline: Instant) -> Poll<()> {
+        let timer = self
+            .timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        // A spare armed for later than this wait would let it overstay.
+        if timer.deadline() > deadline {
+            timer.as_mut().reset(deadline);
+        }
+        loop {
+            std::task::ready!(timer.as_mut().poll(cx));
+            if timer.deadline() >= deadline {
+                self.leave(&mut self.admission.lock());
+                return Poll::Ready(());
+            }
+            // A spare's earlier deadline: not this wait's.
+            timer.as_mut().reset(deadline);
+        }
+    }
+
+    /// Stop waiting: empty this waiter's slot, keep its timer for the next wait.
+    fn leave(&mut self, held: &mut Held) {
+        if let Some((round, at)) = self.slot.take() {
+            if round == held.round {
+                held.waiters[at] = None;
+                // The slots left by waits that ended first, so they cannot pile up.
+                while held.waiters.last().is_some_and(Option::is_none) {
+                    held.waiters.pop();
+                }
+            }
+        }
+        if let Some(timer) = self.timer.take() {
+            held.spare_timer = Some(timer);
+        }
+    }
+}
+
+impl Drop for Wait<'_> {
+    fn drop(&mut self) {
+        if self.slot.is_some() || self.timer.is_some() {
+            let admission = self.admission;
+            self.leave(&mut admission.lock());
+        }
     }
 }
 
@@ -258,5 +368,76 @@ mod tests {
         drop(room);
         assert!(matches!(wait.await, Waited::Admitted(_)));
         assert_eq!((a.held(), a.waiting()), ((0, 0), 0));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_wait_keeps_its_own_deadline_on_a_timer_kept_from_an_earlier_wait() {
+        let a = admission(Some(1), None);
+        let _room = a.try_admit(1).unwrap();
+        let step = Duration::from_millis(100);
+        // Leaves its timer armed for 10 steps from now.
+        {
+            let early = a.admit_wait(1, step * 10, None);
+            tokio::pin!(early);
+            assert!(futures::poll!(&mut early).is_pending());
+        }
+        tokio::time::advance(step * 5).await;
+        let wait = a.admit_wait(1, step * 10, None);
+        tokio::pin!(wait);
+        assert!(futures::poll!(&mut wait).is_pending());
+        tokio::time::advance(step * 6).await;
+        assert!(
+            futures::poll!(&mut wait).is_pending(),
+            "the earlier wait's deadline is not this one's"
+        );
+        tokio::time::advance(step * 3).await;
+        assert!(futures::poll!(&mut wait).is_pending());
+        tokio::time::advance(step).await;
+        assert!(matches!(
+            futures::poll!(&mut wait),
+            Poll::Ready(Waited::TimedOut)
+        ));
+        // A timer kept from a longer wait is brought forward for a shorter one.
+        {
+            let long = a.admit_wait(1, step * 100, None);
+            tokio::pin!(long);
+            assert!(futures::poll!(&mut long).is_pending());
+        }
+        let short = a.admit_wait(1, step, None);
+        tokio::pin!(short);
+        assert!(futures::poll!(&mut short).is_pending());
+        tokio::time::advance(step).await;
+        assert!(matches!(
+            futures::poll!(&mut short),
+            Poll::Ready(Waited::TimedOut)
+        ));
+        assert_eq!((a.held(), a.waiting()), ((1, 1), 0));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn waits_that_end_first_leave_no_slots_behind() {
+        let a = admission(Some(1), None);
+        let room = a.try_admit(1).unwrap();
+        for _ in 0..3 {
+            let wait = a.admit_wait(1, Duration::from_secs(1), None);
+            tokio::pin!(wait);
+            assert!(futures::poll!(&mut wait).is_pending());
+        }
+        assert_eq!(a.lock().waiters.len(), 0);
+        let cancel = CancellationToken::new();
+        let wait = a.admit_wait(1, Duration::from_secs(1), Some(&cancel));
+        tokio::pin!(wait);
+        assert!(futures::poll!(&mut wait).is_pending());
+        assert_eq!(a.lock().waiters.len(), 1);
+        cancel.cancel();
+        drop(room);
+        assert!(
+            matches!(wait.await, Waited::Cancelled),
+            "a cancel comes before the room"
+        );
+        assert_eq!(
+            (a.held(), a.waiting(), a.lock().waiters.len()),
+            ((0, 0), 0, 0)
+        );
     }
 }
