@@ -15,7 +15,8 @@ pub(crate) use template::AckTemplate;
 
 use crate::hl7::{self, Shape};
 use crate::warning::WarningCode;
-use policy::{AcceptAckType, Defect};
+use policy::AcceptAckType;
+pub(crate) use policy::Defect;
 use serde::Serialize;
 use std::fmt;
 
@@ -183,7 +184,7 @@ pub fn build_ack(
         &scan,
         is_ack,
         disposition,
-        damaged,
+        defect_of(&scan, damaged),
         ctx,
         Vec::with_capacity(256),
         None,
@@ -193,14 +194,15 @@ pub fn build_ack(
 
 /// [`build_ack`] for an inbound already scanned (the server scans each message once; `is_ack`
 /// is whether its MSH says it is an ACK), written into `payload` (cleared first) so a caller can
-/// reuse one buffer; with `template`, patched from the last answer when the header allows, and
+/// reuse one buffer; `defect` is [`defect_of`] the scan (a caller that has already found none
+/// need not look again); with `template`, patched from the last answer when the header allows, and
 /// kept as the next template. With the answer comes whether it is known to hold neither VT nor
 /// FS, so framing it needs no search.
 pub(crate) fn answer(
     scan: &hl7::Scan<'_>,
     is_ack: bool,
     disposition: Disposition,
-    damaged: bool,
+    defect: Option<Defect>,
     ctx: &AckContext,
     payload: Vec<u8>,
     template: Option<&mut AckTemplate>,
@@ -210,12 +212,7 @@ pub(crate) fn answer(
     }
     let msh = scan.msh.as_ref();
     let ack_type = AcceptAckType::from_field(msh.and_then(|m| m.accept_ack_type()));
-    let decision = policy::decide(
-        ack_type.codes(),
-        disposition,
-        defect_of(scan, damaged),
-        ctx.forced,
-    );
+    let decision = policy::decide(ack_type.codes(), disposition, defect, ctx.forced);
     let mut warnings = Vec::new();
     if ack_type == AcceptAckType::Unknown {
         warnings.push(WarningCode::UnknownAcceptAckType);
@@ -343,7 +340,7 @@ pub(crate) fn refusal(
 
 /// What stops a positive answer regardless of the commit: the inbound cannot be correlated,
 /// or the frame was damaged.
-fn defect_of(scan: &hl7::Scan<'_>, damaged: bool) -> Option<Defect> {
+pub(crate) fn defect_of(scan: &hl7::Scan<'_>, damaged: bool) -> Option<Defect> {
     let uncorrelatable = match (&scan.msh, scan.shape) {
         (_, Shape::Batch) => Some(Defect::Batch),
         (_, Shape::Concatenated) => Some(Defect::Concatenated),

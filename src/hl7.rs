@@ -275,19 +275,61 @@ impl<'a> Msh<'a> {
 /// The segments of a payload with their byte offsets. CR and LF each end a segment (so CRLF
 /// does too); the empty segments between consecutive terminators are skipped.
 pub fn segments(payload: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
-    let mut start = 0;
-    std::iter::from_fn(move || loop {
-        if start >= payload.len() {
-            return None;
+    Segments {
+        payload,
+        start: 0,
+        base: 0,
+        ends: mask::either64(payload, b'\r', b'\n'),
+    }
+}
+
+/// The segments of a payload, their ends found 64 bytes at a time into a bit mask of the CRs
+/// and LFs (segments are short: a search per segment costs more to start than to run).
+struct Segments<'a> {
+    payload: &'a [u8],
+    /// Where the next segment starts.
+    start: usize,
+    /// Where the bytes `ends` stands for start.
+    base: usize,
+    /// One bit for each CR or LF from `base` on not reached yet.
+    ends: u64,
+}
+
+impl<'a> Segments<'a> {
+    /// The next CR or LF, or `None` past the last.
+    fn next_end(&mut self) -> Option<usize> {
+        while self.ends == 0 {
+            self.base += mask::BLOCK;
+            let rest = self.payload.get(self.base..).filter(|r| !r.is_empty())?;
+            self.ends = mask::either64(rest, b'\r', b'\n');
         }
-        let rest = &payload[start..];
-        let len = memchr::memchr2(b'\r', b'\n', rest).unwrap_or(rest.len());
-        let at = start;
-        start += len + 1;
-        if len > 0 {
-            return Some((at, &rest[..len]));
+        let at = self.base + self.ends.trailing_zeros() as usize;
+        self.ends &= self.ends - 1;
+        Some(at)
+    }
+}
+
+impl<'a> Iterator for Segments<'a> {
+    type Item = (usize, &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let at = self.start;
+            let Some(end) = self.next_end() else {
+                // The last segment, when no terminator follows it.
+                self.start = self.payload.len();
+                return self
+                    .payload
+                    .get(at..)
+                    .filter(|s| !s.is_empty())
+                    .map(|s| (at, s));
+            };
+            self.start = end + 1;
+            if end > at {
+                return Some((at, &self.payload[at..end]));
+            }
         }
-    })
+    }
 }
 
 /// The segment is a batch or file envelope segment (FHS, BHS, BTS, FTS).
@@ -499,6 +541,7 @@ fn ack_reply_in_place(payload: &[u8]) -> Option<(&[u8], &[u8])> {
     Some((code, &rest[..field_end(rest)]))
 }
 
+mod mask;
 pub(crate) mod msh_read;
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The two MSH fields a send needs, MSH-10 and MSH-16, read in one pass over the header
 //! segment that stops at MSH-16: nothing else of the header is indexed or kept.
 
+use super::mask::either16;
 use crate::framing::CR;
 
 const LF: u8 = b'\n';
@@ -52,7 +53,7 @@ impl<'a, const N: usize> Pieces<'a, N> {
         let mut base = 4;
         'scan: {
             for chunk in &mut chunks {
-                let mut hits = separators(chunk.try_into().unwrap_or(&[0; 16]), sep);
+                let mut hits = either16(chunk.try_into().unwrap_or(&[0; 16]), sep, sep);
                 while hits != 0 {
                     ends[found] = base + hits.trailing_zeros() as usize;
                     found += 1;
@@ -94,45 +95,6 @@ impl<'a, const N: usize> Pieces<'a, N> {
         };
         self.segment.get(start..stop)
     }
-}
-
-/// Bit `i` set when `chunk[i]` is `sep`.
-#[cfg(target_arch = "x86_64")]
-fn separators(chunk: &[u8; 16], sep: u8) -> u32 {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
-    };
-    // SAFETY: SSE2 is part of every x86_64 processor, so its instructions need no detection;
-    // the load reads exactly the 16 bytes of `chunk`, with no alignment required.
-    unsafe {
-        let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
-        u32::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(sep as i8))) as u16)
-    }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn separators(chunk: &[u8; 16], sep: u8) -> u32 {
-    separators_by_word(chunk, sep)
-}
-
-/// Bit `i` set when `chunk[i]` is `sep`: eight bytes at a time in a word.
-#[cfg(any(test, not(target_arch = "x86_64")))]
-fn separators_by_word(chunk: &[u8; 16], sep: u8) -> u32 {
-    let splat = u64::from(sep) * 0x0101_0101_0101_0101;
-    let half = |bytes: &[u8]| {
-        let word = u64::from_le_bytes(bytes.try_into().unwrap_or_default());
-        // One bit per matching byte, gathered into the top byte (each byte is 0 or 1 first).
-        (((zero_bytes(word ^ splat) >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56) as u32
-    };
-    half(&chunk[..8]) | (half(&chunk[8..]) << 8)
-}
-
-/// The high bit of each byte of `word` that is zero, and no other bit (exact: a byte next to a
-/// zero one is never flagged).
-#[cfg(any(test, not(target_arch = "x86_64")))]
-fn zero_bytes(word: u64) -> u64 {
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    !(((word & LOW7) + LOW7) | word | LOW7)
 }
 
 #[cfg(test)]
@@ -192,17 +154,6 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
-
-        /// The separator mask, by the processor's compare and by words, is the bytes' own.
-        #[test]
-        fn separator_masks_are_the_bytes(
-            chunk in prop::array::uniform16(prop_oneof![Just(b'|'), Just(0x80), any::<u8>()]),
-            sep in prop_oneof![Just(b'|'), Just(0x80), Just(0), any::<u8>()],
-        ) {
-            let want = (0..16).fold(0u32, |m, i| m | (u32::from(chunk[i] == sep) << i));
-            prop_assert_eq!(separators(&chunk, sep), want);
-            prop_assert_eq!(separators_by_word(&chunk, sep), want);
-        }
 
         /// Any header (odd separators, escapes, components and repetitions in the fields,
         /// fields missing, a segment cut anywhere): the same two fields as the parse.

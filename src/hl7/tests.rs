@@ -319,3 +319,68 @@ proptest::proptest! {
         }
     }
 }
+
+/// The segments as a search per segment finds them: the reading the mask replaces.
+fn segments_by_search(payload: &[u8]) -> Vec<(usize, &[u8])> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < payload.len() {
+        let rest = &payload[start..];
+        let len = memchr::memchr2(b'\r', b'\n', rest).unwrap_or(rest.len());
+        if len > 0 {
+            out.push((start, &rest[..len]));
+        }
+        start += len + 1;
+    }
+    out
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+    /// Any payload (terminators in runs, at block edges, at either end, none at all, segments
+    /// starting MSH or an envelope's name): the segments and the scan of a search per segment.
+    #[test]
+    fn segments_and_scan_are_the_search(
+        pieces in proptest::collection::vec(
+            proptest::prelude::prop_oneof![
+                3 => proptest::prelude::Just(&b"\r"[..]),
+                1 => proptest::prelude::Just(&b"\n"[..]),
+                1 => proptest::prelude::Just(&b"\r\n"[..]),
+                2 => proptest::prelude::Just(&b"MSH|^~\\&|A|B||||ADT^A01|C1|P|2.5"[..]),
+                1 => proptest::prelude::Just(&b"BHS|^~\\&"[..]),
+                1 => proptest::prelude::Just(&b"PID|1||123"[..]),
+                1 => proptest::prelude::Just(&b"x"[..]),
+                1 => proptest::prelude::Just(&b"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde"[..]),
+            ],
+            0..40,
+        ),
+        noise in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..70),
+    ) {
+        let mut payload = pieces.concat();
+        payload.extend_from_slice(&noise);
+        let want = segments_by_search(&payload);
+        proptest::prop_assert_eq!(segments(&payload).collect::<Vec<_>>(), want.clone());
+        // The scan as it read the same segments.
+        let mut msh = None;
+        let mut msh_count = 0;
+        let mut envelope = false;
+        for &(_, segment) in &want {
+            if segment.starts_with(b"MSH") {
+                msh_count += 1;
+                if msh.is_none() {
+                    msh = Msh::parse(segment);
+                }
+            } else if is_envelope_segment(segment) {
+                envelope = true;
+            }
+        }
+        let shape = match (envelope, msh_count > 1, msh.is_some()) {
+            (true, _, _) => Shape::Batch,
+            (false, true, _) => Shape::Concatenated,
+            (false, false, true) => Shape::Single,
+            (false, false, false) => Shape::NoMsh,
+        };
+        proptest::prop_assert_eq!(scan(&payload), Scan { msh, shape });
+    }
+}

@@ -264,10 +264,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
         shutdown: &Shutdown,
     ) -> Option<End> {
         let Entry {
-            message,
-            scan,
-            decision,
-            ..
+            message, decision, ..
         } = *entry;
         if let Some(detail) = result.detail {
             self.ledger.note(ServerEvent::SinkFailed {
@@ -294,16 +291,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
         let (ack_code, close) = match result.reply {
             Reply::Table if entry.too_large => {
                 let text = Some(TOO_LARGE.to_string());
-                let code = answers.answer(message, scan, disposition, text, silent, ledger);
+                let code = answers.answer(entry, disposition, text, silent, ledger);
                 (code, None)
             }
             Reply::Table => (
-                answers.answer(message, scan, disposition, None, silent, ledger),
+                answers.answer(entry, disposition, None, silent, ledger),
                 None,
             ),
             Reply::Saying(text) => {
                 let text = Some(text.to_string());
-                let code = answers.answer(message, scan, disposition, text, silent, ledger);
+                let code = answers.answer(entry, disposition, text, silent, ledger);
                 (code, None)
             }
             Reply::Relayed { acks, close } => (answers.pass_on(&acks, silent, ledger), close),

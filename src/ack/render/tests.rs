@@ -66,7 +66,7 @@ proptest! {
         let is_ack = scan.msh.as_ref().is_some_and(|m| m.is_ack());
         let dirty = b"left over from the last ACK".to_vec();
         prop_assert_eq!(
-            super::super::answer(&scan, is_ack, disposition, damaged, &ctx, dirty.clone(), None)
+            super::super::answer(&scan, is_ack, disposition, super::super::defect_of(&scan, damaged), &ctx, dirty.clone(), None)
                 .map(|(built, _)| built),
             super::super::build_ack(&inbound, disposition, damaged, &ctx)
         );

@@ -1,15 +1,15 @@
 //! The write side of a connection: each message's ACK (and, in enhanced mode, its application
 //! ACK) is built into the write buffer, counted, and written out in one go.
 
+use super::commit::Entry;
 use super::{End, Ledger, Part, Shutdown};
 use crate::ack::{self, AckCode, AckContext, AckTemplate, BuiltAck, Disposition, NackReason};
 use crate::cause::{classify_io, Cause};
 use crate::framing::{encode_frame, frame_checked};
-use crate::hl7::{self, Scan, Shape};
+use crate::hl7::{self, Shape};
 use crate::server::clock::Utc;
 use crate::server::event::NackWhy;
 use crate::server::limits::Buffered;
-use crate::server::sink::Inbound;
 use crate::server::{AckMode, Shared};
 use crate::warning::Warning;
 use bytes::{Bytes, BytesMut};
@@ -68,31 +68,29 @@ impl<'a> Answers<'a> {
     }
 
     /// Build this message's ACK (and, in enhanced mode, its application ACK) into the write
-    /// buffer, with `text` for MSA-3 when it is negative; the first code written, if any. `scan`
-    /// is the message's header scan.
+    /// buffer, with `text` for MSA-3 when it is negative; the first code written, if any.
     pub(super) fn answer(
         &mut self,
-        message: &Inbound,
-        scan: &Scan<'_>,
+        entry: &Entry<'_, '_>,
         disposition: Disposition,
         text: Option<String>,
         silent: bool,
         ledger: &mut Ledger<'_>,
     ) -> Option<AckCode> {
         self.ack.text = text;
-        let code = self.build(message, scan, disposition, silent, ledger);
+        let code = self.build(entry, disposition, silent, ledger);
         self.ack.text = None;
         code
     }
 
     fn build(
         &mut self,
-        message: &Inbound,
-        scan: &Scan<'_>,
+        entry: &Entry<'_, '_>,
         disposition: Disposition,
         silent: bool,
         ledger: &mut Ledger<'_>,
     ) -> Option<AckCode> {
+        let (message, scan) = (entry.message, entry.scan);
         let shared = self.shared;
         let forced = match shared.config.ack {
             AckMode::None => {
@@ -121,11 +119,20 @@ impl<'a> Answers<'a> {
                 (built, false)
             })
         } else {
+            // A message not refused has no defect: the refusal looked for one and found none.
+            let defect = match entry.refused {
+                None => None,
+                Some(_) => ack::defect_of(scan, message.damaged),
+            };
+            debug_assert!(
+                message.is_ack || defect == ack::defect_of(scan, message.damaged),
+                "a message the refusal let through has a defect"
+            );
             ack::answer(
                 scan,
                 message.is_ack,
                 disposition,
-                message.damaged,
+                defect,
                 ctx,
                 std::mem::take(&mut self.ack_buf),
                 Some(&mut self.template),

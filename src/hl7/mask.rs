@@ -1,0 +1,123 @@
+//! Bit masks of the bytes of a block that equal one of two given bytes, sixteen at a time
+//! (SSE2 on x86_64, words elsewhere): a header's short fields and a payload's short segments
+//! then cost a few instructions each, not a search each.
+
+/// Bytes of a block in [`either64`].
+pub(crate) const BLOCK: usize = 64;
+
+/// Bit `i` set when `chunk[i]` is `a` or `b`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn either16(chunk: &[u8; 16], a: u8, b: u8) -> u32 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is part of every x86_64 processor, so its instructions need no detection;
+    // the load reads exactly the 16 bytes of `chunk`, with no alignment required.
+    unsafe {
+        let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
+        let hit = _mm_or_si128(
+            _mm_cmpeq_epi8(v, _mm_set1_epi8(a as i8)),
+            _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8)),
+        );
+        u32::from(_mm_movemask_epi8(hit) as u16)
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+pub(crate) fn either16(chunk: &[u8; 16], a: u8, b: u8) -> u32 {
+    either16_by_word(chunk, a, b)
+}
+
+/// Bit `i` set when `bytes[i]` is `a` or `b`, for the first 64 bytes (or fewer, all there are).
+pub(crate) fn either64(bytes: &[u8], a: u8, b: u8) -> u64 {
+    let of = |chunk: &[u8; BLOCK]| {
+        let mut bits = 0u64;
+        for (k, part) in chunk.chunks_exact(16).enumerate() {
+            let part = part.try_into().unwrap_or(&[0; 16]);
+            bits |= u64::from(either16(part, a, b)) << (16 * k);
+        }
+        bits
+    };
+    match bytes.first_chunk::<BLOCK>() {
+        Some(chunk) => of(chunk),
+        None => {
+            // The last few bytes, padded; the padding's bits are cleared.
+            let mut chunk = [0; BLOCK];
+            chunk[..bytes.len()].copy_from_slice(bytes);
+            of(&chunk) & ((1u64 << bytes.len()) - 1)
+        }
+    }
+}
+
+/// Bit `i` set when `chunk[i]` is `a` or `b`: eight bytes at a time in a word.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn either16_by_word(chunk: &[u8; 16], a: u8, b: u8) -> u32 {
+    let splat = |x: u8| u64::from(x) * 0x0101_0101_0101_0101;
+    let half = |bytes: &[u8]| {
+        let word = u64::from_le_bytes(bytes.try_into().unwrap_or_default());
+        let hits = zero_bytes(word ^ splat(a)) | zero_bytes(word ^ splat(b));
+        // One bit per matching byte, gathered into the top byte (each byte is 0 or 1 first).
+        (((hits >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56) as u32
+    };
+    half(&chunk[..8]) | (half(&chunk[8..]) << 8)
+}
+
+/// The high bit of each byte of `word` that is zero, and no other bit (exact: a byte next to a
+/// zero one is never flagged).
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn zero_bytes(word: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    !(((word & LOW7) + LOW7) | word | LOW7)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn byte() -> impl Strategy<Value = u8> {
+        prop_oneof![
+            Just(b'|'),
+            Just(b'\r'),
+            Just(b'\n'),
+            Just(0x80),
+            Just(0),
+            any::<u8>()
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
+        /// The mask, by the processor's compare and by words, is the bytes' own.
+        #[test]
+        fn masks_are_the_bytes(
+            chunk in prop::array::uniform16(byte()),
+            a in byte(),
+            b in byte(),
+        ) {
+            let want = (0..16).fold(0u32, |m, i| {
+                m | (u32::from(chunk[i] == a || chunk[i] == b) << i)
+            });
+            prop_assert_eq!(either16(&chunk, a, b), want);
+            prop_assert_eq!(either16_by_word(&chunk, a, b), want);
+            prop_assert_eq!(either16(&chunk, a, a).count_ones(), chunk.iter().filter(|&&c| c == a).count() as u32);
+        }
+
+        /// A block of any length up to 64 and past it: the first 64 bytes' own bits, none for
+        /// the padding even when the wanted byte is the padding's.
+        #[test]
+        fn blocks_are_the_bytes(
+            bytes in prop::collection::vec(byte(), 0..80),
+            a in byte(),
+            b in byte(),
+        ) {
+            let want = bytes.iter().take(BLOCK).enumerate().fold(0u64, |m, (i, &c)| {
+                m | (u64::from(c == a || c == b) << i)
+            });
+            prop_assert_eq!(either64(&bytes, a, b), want);
+        }
+    }
+}
