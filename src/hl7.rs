@@ -541,7 +541,7 @@ fn ack_reply_in_place(payload: &[u8]) -> Option<(&[u8], &[u8])> {
     Some((code, &rest[..field_end(rest)]))
 }
 
-mod mask;
+pub(crate) mod mask;
 pub(crate) mod msh_read;
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! Bit masks of the bytes of a block that equal one of two given bytes, sixteen at a time
+//! Bit masks of the bytes of a block that equal one given byte or one of two, sixteen at a time
 //! (SSE2 on x86_64, words elsewhere): a header's short fields and a payload's short segments
 //! then cost a few instructions each, not a search each.
 
@@ -47,6 +47,46 @@ pub(crate) fn either64(bytes: &[u8], a: u8, b: u8) -> u64 {
             let mut chunk = [0; BLOCK];
             chunk[..bytes.len()].copy_from_slice(bytes);
             of(&chunk) & ((1u64 << bytes.len()) - 1)
+        }
+    }
+}
+
+/// Bit `i` set when `chunk[i]` is `a`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn one16(chunk: &[u8; 16], a: u8) -> u32 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+    };
+    // SAFETY: as in `either16`.
+    unsafe {
+        let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
+        u32::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(a as i8))) as u16)
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn one16(chunk: &[u8; 16], a: u8) -> u32 {
+    either16_by_word(chunk, a, a)
+}
+
+/// Bit `i` set when `bytes[i]` is `a`, for the first 64 bytes (or fewer, all there are): one
+/// compare a step where [`either64`] needs two.
+pub(crate) fn one64(bytes: &[u8], a: u8) -> u64 {
+    let of = |chunk: &[u8; BLOCK]| {
+        let (parts, _) = chunk.as_chunks::<16>();
+        parts.iter().enumerate().fold(0u64, |bits, (k, part)| {
+            bits | u64::from(one16(part, a)) << (16 * k)
+        })
+    };
+    match bytes.first_chunk::<BLOCK>() {
+        Some(chunk) => of(chunk),
+        None => {
+            // The last few bytes, padded with a byte that is not `a`.
+            let mut chunk = [!a; BLOCK];
+            chunk[..bytes.len()].copy_from_slice(bytes);
+            of(&chunk)
         }
     }
 }
@@ -118,6 +158,10 @@ mod tests {
                 m | (u64::from(c == a || c == b) << i)
             });
             prop_assert_eq!(either64(&bytes, a, b), want);
+            let want_a = bytes.iter().take(BLOCK).enumerate().fold(0u64, |m, (i, &c)| {
+                m | (u64::from(c == a) << i)
+            });
+            prop_assert_eq!(one64(&bytes, a), want_a);
         }
     }
 }

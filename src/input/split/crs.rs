@@ -2,9 +2,7 @@
 //! lines then cost a few instructions each, not a search each.
 
 use crate::framing::CR;
-
-/// Bytes looked at in one step.
-const STEP: usize = 64;
+use crate::hl7::mask::{self, BLOCK as STEP};
 
 /// Gives the positions of the CRs in `bytes`, first to last.
 pub(super) struct Crs<'a> {
@@ -42,48 +40,7 @@ impl Iterator for Crs<'_> {
 
 /// Bit `i` set when `bytes[i]` is a CR, for the first 64 bytes (or fewer, all there are).
 fn mask(bytes: &[u8]) -> u64 {
-    match bytes.first_chunk::<STEP>() {
-        Some(chunk) => mask_of(chunk),
-        None => {
-            // The last few bytes, padded with bytes that are not CR.
-            let mut chunk = [0; STEP];
-            chunk[..bytes.len()].copy_from_slice(bytes);
-            mask_of(&chunk)
-        }
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-fn mask_of(chunk: &[u8; STEP]) -> u64 {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
-    };
-    let mut bits = 0u64;
-    // SAFETY: SSE2 is part of every x86_64 processor, so its instructions need no detection;
-    // each load reads exactly the 16 bytes of `part`, in bounds, with no alignment required.
-    unsafe {
-        let cr = _mm_set1_epi8(CR as i8);
-        for (k, part) in chunk.chunks_exact(16).enumerate() {
-            let v = _mm_loadu_si128(part.as_ptr().cast::<__m128i>());
-            let found = u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, cr)) as u16);
-            bits |= found << (16 * k);
-        }
-    }
-    bits
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn mask_of(chunk: &[u8; STEP]) -> u64 {
-    by_byte(chunk)
-}
-
-#[cfg(any(test, not(target_arch = "x86_64")))]
-fn by_byte(bytes: &[u8]) -> u64 {
-    bytes
-        .iter()
-        .take(STEP)
-        .enumerate()
-        .fold(0, |bits, (i, &b)| bits | (u64::from(b == CR) << i))
+    mask::one64(bytes, CR)
 }
 
 #[cfg(test)]
@@ -108,13 +65,11 @@ mod tests {
     }
 
     #[test]
-    fn the_masks_agree_with_the_bytes() {
-        let mut chunk = [b'x'; STEP];
-        for i in [0, 1, 15, 16, 31, 32, 47, 48, 62, 63] {
-            chunk[i] = CR;
-        }
-        assert_eq!(mask_of(&chunk), by_byte(&chunk));
-        assert_eq!(mask_of(&[CR; STEP]), u64::MAX);
+    fn a_buffer_of_nothing_or_only_crs() {
         assert_eq!(Crs::new(&[]).next(), None);
+        assert_eq!(
+            Crs::new(&[CR; 130]).collect::<Vec<_>>(),
+            (0..130).collect::<Vec<_>>()
+        );
     }
 }
