@@ -137,7 +137,7 @@ if command -v strace >/dev/null; then
   done
   syscalls "Rust floor recv" "$scratch/st.floor-rust-recv"
   syscalls "C floor recv" "$scratch/st.floor-c-recv"
-  strace -f -c -o "$scratch/st.send-q" "$mllp" -q send --progress never "$scratch/adt.hl7" --host 127.0.0.1 --port "$port" >/dev/null
+  strace -f -c -o "$scratch/st.send-q" "$mllp" -q send --progress never "$scratch/adt.hl7" --host 127.0.0.1 --port "$port" >/dev/null 2>&1
   syscalls "mllp send -q" "$scratch/st.send-q"
   strace -f -c -o "$scratch/st.listen" "$mllp" -q listen --port 0 --format raw >/dev/null 2>"$scratch/st.listen.log" &
   spid=$!
