@@ -226,6 +226,19 @@ impl<'a> Msh<'a> {
         let start = (field.as_ptr() as usize).checked_sub(self.segment.as_ptr() as usize)?;
         Some((start, start + field.len()))
     }
+    /// Where MSH-3 to MSH-10 lie in the segment, read straight off the index; `None` when it
+    /// does not reach MSH-10's end, where [`Msh::span`] places each field on its own.
+    #[inline]
+    pub(crate) fn indexed_to_msh10(&self) -> Option<[(usize, usize); 8]> {
+        // MSH-n (n >= 3) lies between the (n-3)th and the (n-2)th indexed separator.
+        let seps: &[u32; 9] = self.fields.seps[..usize::from(self.fields.len)]
+            .get(..9)?
+            .try_into()
+            .ok()?;
+        Some(std::array::from_fn(|i| {
+            (seps[i] as usize + 1, seps[i + 1] as usize)
+        }))
+    }
     /// Component `c` (1-based) of MSH-n; `None` when absent.
     pub fn component(&self, n: usize, c: usize) -> Option<&'a [u8]> {
         let field = self.field(n)?;

@@ -65,6 +65,7 @@ impl AckTemplate {
     /// What [`cuts`] asks of the header follows from comparing it: a header equal to the learned
     /// one up to MSH-7 declares the same (usable) delimiters, and its MSH-7 starts where the
     /// learned one did. The learned code is positive, so an equal code is too.
+    #[inline]
     pub(crate) fn write(
         &mut self,
         out: &mut Vec<u8>,
@@ -89,8 +90,12 @@ impl AckTemplate {
         if s.get(..a) != Some(&self.header[..a]) {
             return None;
         }
-        let (Some(date), Some(control)) = (msh.span(7), msh.span(10)) else {
-            return None;
+        let (date, control) = match msh.indexed_to_msh10() {
+            Some(fields) => (fields[7 - 3], fields[10 - 3]),
+            None => match (msh.span(7), msh.span(10)) {
+                (Some(date), Some(control)) => (date, control),
+                _ => return None,
+            },
         };
         let same = s.get(date.1..control.0) == Some(&self.header[a..b])
             && s.get(control.1..) == Some(&self.header[b..]);

@@ -186,6 +186,14 @@ proptest::proptest! {
                 proptest::prop_assert_eq!(spanned, msh.field(n), "span of MSH-{}", n);
             }
         }
+        if let Some(fields) = msh.indexed_to_msh10() {
+            for n in 3..=10 {
+                proptest::prop_assert_eq!(Some(fields[n - 3]), msh.span(n), "indexed MSH-{}", n);
+            }
+        } else {
+            // Only a header whose index stops short of MSH-10's end is placed field by field.
+            proptest::prop_assert!(reference_field(segment, field, 11).is_none() || segment.len() < 4);
+        }
         let declared = reference_field(segment, field, 2).unwrap_or_default();
         proptest::prop_assert_eq!(msh.encoding_characters, declared);
     }

@@ -202,6 +202,20 @@ impl HeaderSpans {
         else {
             return HeaderSpans::default();
         };
+        if let Some(fields) = msh.indexed_to_msh10() {
+            let span = |n: usize| {
+                let (start, end) = fields[n - 3];
+                let (start, end) = (base + start, base + end);
+                (end <= payload.len()).then_some(Span { start, end })
+            };
+            return HeaderSpans {
+                control_id: span(10),
+                message_type: span(9),
+                msh7: span(7),
+                msh3: span(3),
+                msh4: span(4),
+            };
+        }
         let span = |n: usize| {
             let (start, end) = msh.span(n)?;
             let (start, end) = (base + start, base + end);
