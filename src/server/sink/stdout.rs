@@ -65,11 +65,7 @@ impl StdoutSink {
     fn render(&self, message: &Inbound, out: &mut Vec<u8>) {
         match self.format {
             OutputFormat::Hl7 => render_hl7(&message.payload, out),
-            OutputFormat::Raw => {
-                out.push(crate::framing::VT);
-                out.extend_from_slice(&message.payload);
-                out.extend_from_slice(&[crate::framing::FS, crate::framing::CR]);
-            }
+            OutputFormat::Raw => render_raw(&message.payload, out),
             OutputFormat::Json => {
                 let record = JsonRecord::of(message);
                 // Serialising plain strings and numbers into a Vec cannot fail.
@@ -96,6 +92,14 @@ impl StdoutSink {
             Err(e) => SinkResult::failed(e),
         }
     }
+}
+
+/// `payload` framed as it arrived.
+#[inline]
+fn render_raw(payload: &[u8], out: &mut Vec<u8>) {
+    out.push(crate::framing::VT);
+    out.extend_from_slice(payload);
+    out.extend_from_slice(&[crate::framing::FS, crate::framing::CR]);
 }
 
 fn write_flush(writer: &Writer, bytes: &[u8]) -> Result<(), String> {
@@ -205,8 +209,15 @@ impl Sink for StdoutSink {
         Box::pin(async move {
             let size: usize = messages.iter().map(|m| m.payload.len() + 64).sum();
             let mut out = Vec::with_capacity(size);
-            for message in messages {
-                self.render(message, &mut out);
+            if self.format == OutputFormat::Raw {
+                // The format asked once per batch, and each frame written in the loop.
+                for message in messages {
+                    render_raw(&message.payload, &mut out);
+                }
+            } else {
+                for message in messages {
+                    self.render(message, &mut out);
+                }
             }
             // One write for the batch: all committed together or none.
             vec![self.print(out).await; messages.len()]
