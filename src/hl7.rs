@@ -53,6 +53,20 @@ impl Delimiters {
     }
 }
 
+/// The first nine field separators of a header after MSH-1, where MSH-3 to MSH-10 lie.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct IndexedFields<'i>(&'i [u32; 9]);
+
+impl IndexedFields<'_> {
+    /// Where MSH-n (3 to 10) lies in the segment, as [`Msh::span`] finds it: between the
+    /// (n-3)th and the (n-2)th separator.
+    #[inline]
+    pub(crate) fn span(self, n: usize) -> (usize, usize) {
+        debug_assert!((3..=10).contains(&n));
+        (self.0[n - 3] as usize + 1, self.0[n - 2] as usize)
+    }
+}
+
 /// The MSH segment of a payload, its fields as byte slices. Field `n` is HL7's MSH-n
 /// (MSH-1 is the field separator itself, MSH-2 the encoding characters).
 ///
@@ -226,18 +240,12 @@ impl<'a> Msh<'a> {
         let start = (field.as_ptr() as usize).checked_sub(self.segment.as_ptr() as usize)?;
         Some((start, start + field.len()))
     }
-    /// Where MSH-3 to MSH-10 lie in the segment, read straight off the index; `None` when it
-    /// does not reach MSH-10's end, where [`Msh::span`] places each field on its own.
+    /// MSH-3 to MSH-10 read straight off the index; `None` when it does not reach MSH-10's end,
+    /// where [`Msh::span`] places each field on its own.
     #[inline]
-    pub(crate) fn indexed_to_msh10(&self) -> Option<[(usize, usize); 8]> {
-        // MSH-n (n >= 3) lies between the (n-3)th and the (n-2)th indexed separator.
-        let seps: &[u32; 9] = self.fields.seps[..usize::from(self.fields.len)]
-            .get(..9)?
-            .try_into()
-            .ok()?;
-        Some(std::array::from_fn(|i| {
-            (seps[i] as usize + 1, seps[i + 1] as usize)
-        }))
+    pub(crate) fn indexed_to_msh10(&self) -> Option<IndexedFields<'_>> {
+        let seps = self.fields.seps[..usize::from(self.fields.len)].get(..9)?;
+        seps.try_into().ok().map(IndexedFields)
     }
     /// Component `c` (1-based) of MSH-n; `None` when absent.
     pub fn component(&self, n: usize, c: usize) -> Option<&'a [u8]> {

@@ -91,7 +91,7 @@ impl AckTemplate {
             return None;
         }
         let (date, control) = match msh.indexed_to_msh10() {
-            Some(fields) => (fields[7 - 3], fields[10 - 3]),
+            Some(fields) => (fields.span(7), fields.span(10)),
             None => match (msh.span(7), msh.span(10)) {
                 (Some(date), Some(control)) => (date, control),
                 _ => return None,

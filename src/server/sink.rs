@@ -204,7 +204,7 @@ impl HeaderSpans {
         };
         if let Some(fields) = msh.indexed_to_msh10() {
             let span = |n: usize| {
-                let (start, end) = fields[n - 3];
+                let (start, end) = fields.span(n);
                 let (start, end) = (base + start, base + end);
                 (end <= payload.len()).then_some(Span { start, end })
             };
