@@ -220,7 +220,12 @@ impl Sink for StdoutSink {
                 }
             }
             // One write for the batch: all committed together or none.
-            vec![self.print(out).await; messages.len()]
+            let result = self.print(out).await;
+            if result == SinkResult::committed() {
+                // Made for each message rather than cloned: nothing in it to copy.
+                return messages.iter().map(|_| SinkResult::committed()).collect();
+            }
+            vec![result; messages.len()]
         })
     }
 }
@@ -265,6 +270,37 @@ mod tests {
                 "prompt {prompt}"
             );
         }
+    }
+
+    /// A writer that refuses every write.
+    struct Closed;
+
+    impl Write for Closed {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::ErrorKind::BrokenPipe.into())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_failed_write_fails_every_message_of_the_batch() {
+        let peer: Arc<str> = Arc::from("p");
+        let batch: Vec<Inbound> = ["MSH|1\r", "MSH|2\r", "MSH|3\r"]
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Inbound::new(1, i as u64 + 1, peer.clone(), (*p).into(), false))
+            .collect();
+        let mut sink = StdoutSink::with_writer(OutputFormat::Raw, Box::new(Closed)).unwrap();
+        sink.prompt = true;
+        let results = sink.commit_batch(&batch).await;
+        assert_eq!(results.len(), 3);
+        for result in &results {
+            assert_eq!(result.disposition, crate::ack::Disposition::CommitFailed);
+            assert!(result.detail.is_some());
+        }
+        assert!(results.iter().all(|r| *r == results[0]));
     }
 
     #[test]
