@@ -222,35 +222,16 @@ pub(crate) fn frame_checked(payload: &[u8], dst: &mut BytesMut) {
     dst.put_slice(&[FS, CR]);
 }
 
-/// `bytes` holds VT or FS. A few words at a time for the short fields an ACK echoes (a search
+/// `bytes` holds VT or FS. One block compare for the short fields an ACK echoes (a search
 /// costs more to start than such a field takes to read), [`memchr::memchr2`] past 16 bytes.
 pub(crate) fn holds_framing_byte(bytes: &[u8]) -> bool {
-    /// The high bit of each byte of `word` equal to `byte` (exact: no borrow between bytes).
-    fn equal_bytes(word: u64, byte: u8) -> u64 {
-        const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-        let x = word ^ (u64::from(byte) * 0x0101_0101_0101_0101);
-        !(((x & LOW7) + LOW7) | x | LOW7)
+    if bytes.len() > 16 {
+        return memchr::memchr2(VT, FS, bytes).is_some();
     }
-    let hits = |word: [u8; 8]| {
-        let word = u64::from_le_bytes(word);
-        equal_bytes(word, VT) | equal_bytes(word, FS) != 0
-    };
-    let word = |at: usize| {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&bytes[at..at + 8]);
-        w
-    };
-    match bytes.len() {
-        // Zero bytes pad a short field: zero is neither VT nor FS.
-        0..8 => {
-            let mut w = [0u8; 8];
-            w[..bytes.len()].copy_from_slice(bytes);
-            hits(w)
-        }
-        // Two words that overlap cover every byte.
-        8..=16 => hits(word(0)) || hits(word(bytes.len() - 8)),
-        _ => memchr::memchr2(VT, FS, bytes).is_some(),
-    }
+    // Zero bytes pad a short field: zero is neither VT nor FS.
+    let mut block = [0u8; 16];
+    block[..bytes.len()].copy_from_slice(bytes);
+    crate::hl7::mask::either16(&block, VT, FS) != 0
 }
 
 /// The codec. Decoder items are [`Decoded`]; the encoder takes payload bytes.

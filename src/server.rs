@@ -178,36 +178,14 @@ fn increment_padded(out: &mut String) -> bool {
     true
 }
 
-/// `n` in decimal, zero-padded to at least `width` digits (what `{n:06}` writes for 6), in one
-/// pass: the digits are written two at a time into a stack buffer first.
-fn push_padded(out: &mut String, mut n: u64, width: usize) {
-    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-        2021222324252627282930313233343536373839\
-        4041424344454647484950515253545556575859\
-        6061626364656667686970717273747576777879\
-        8081828384858687888990919293949596979899";
-    let mut digits = [b'0'; 20];
-    let mut at = digits.len();
-    while n >= 100 {
-        let pair = (n % 100) as usize * 2;
-        n /= 100;
-        at -= 2;
-        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+/// `n` in decimal, zero-padded to at least `width` digits (what `{n:06}` writes for 6).
+fn push_padded(out: &mut String, n: u64, width: usize) {
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(n);
+    for _ in digits.len()..width {
+        out.push('0');
     }
-    if n >= 10 {
-        let pair = n as usize * 2;
-        at -= 2;
-        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
-    } else {
-        at -= 1;
-        digits[at] = b'0' + n as u8;
-    }
-    let start = at.min(digits.len().saturating_sub(width));
-    // Byte by byte after one reservation: cheaper for six digits than a UTF-8 check of them.
-    out.reserve(digits.len() - start);
-    for &d in &digits[start..] {
-        out.push(char::from(d));
-    }
+    out.push_str(digits);
 }
 
 /// An MLLP receiver. Cheap to clone; clones share counters and configuration.
