@@ -14,6 +14,7 @@ mod commit;
 mod intake;
 mod ledger;
 mod scratch;
+mod stop;
 
 use super::event::ServerEvent;
 use super::limits::{Buffered, Part, PeerSlot};
@@ -27,13 +28,25 @@ use answer::Answers;
 use commit::{Batch, Entry};
 use intake::{Intake, Read};
 use ledger::Ledger;
+use std::future::{poll_fn, Future};
+use std::pin::pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::{Instant, SystemTime};
+use stop::Stops;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::OwnedSemaphorePermit;
 
 /// MSA-3 of the answer to a frame past the size limit; never payload content.
 const TOO_LARGE: &str = "Frame too large: bytes past the size limit were discarded, nothing kept";
+
+/// What one wait of a commit came to.
+enum Step {
+    Stop,
+    Committed(Vec<SinkResult>),
+    Graceful,
+    Ahead(Option<usize>),
+}
 
 /// How a connection ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,8 +109,9 @@ pub(crate) async fn serve<S>(
         ledger: Ledger::new(shared, id, Arc::clone(&peer)),
         budget: shared.limits.account(&admission.peer),
         stream: &mut stream,
+        stops: Stops::new(shutdown),
     };
-    let end = conn.run(shutdown).await;
+    let end = conn.run().await;
     conn.ledger.send_events().await;
     conn.ledger.settle();
     let lingering = !conn.intake.eof() && !end.abort && !shutdown.immediate.is_cancelled();
@@ -135,17 +149,19 @@ struct InboundLink<'a, S> {
     /// unsent ACKs.
     budget: Buffered,
     stream: &'a mut S,
+    /// The server's stops, watched with a wait registered once for the whole connection.
+    stops: Stops<'a>,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
-    async fn run(&mut self, shutdown: &Shutdown) -> End {
+    async fn run(&mut self) -> End {
         loop {
             let (frames, fatal) = self.intake.decode(&mut self.ledger, &mut self.budget);
             if !frames.is_empty() {
                 self.budget.set(Part::Waiting, commit::waiting(&frames));
                 // On the heap only while a batch is served: the task's own size is what each
                 // idle connection keeps resident.
-                let end = Box::pin(self.process(frames, shutdown)).await;
+                let end = Box::pin(self.process(frames)).await;
                 self.budget.set(Part::Waiting, 0);
                 self.ledger.settle();
                 if let Some(end) = end {
@@ -180,7 +196,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
             let stream = &mut *self.stream;
             match self
                 .intake
-                .read(stream, &mut self.budget, unsent, shutdown)
+                .read(stream, &mut self.budget, unsent, &mut self.stops)
                 .await
             {
                 Read::Data(n) => self.ledger.bytes_in(n),
@@ -202,24 +218,55 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
 
     /// Commit `frames` in order, then write their ACKs in the same order. `Some` ends the
     /// connection.
-    async fn process(&mut self, frames: Vec<Frame>, shutdown: &Shutdown) -> Option<End> {
+    async fn process(&mut self, frames: Vec<Frame>) -> Option<End> {
         let shared = self.shared;
         let batch = Batch::admit(&frames, shared, &mut self.ledger);
 
-        // The commit, reading ahead meanwhile: the next batch is ready when it returns.
-        let started = Instant::now();
+        // The commit, reading ahead meanwhile: the next batch is ready when it returns. Timed
+        // only for the per-message events, the one place the time is told.
+        let started = self.ledger.per_message().then(Instant::now);
         let commit = batch.commit(shared);
         tokio::pin!(commit);
         let mut reading = !self.intake.eof() && !batch.close_after();
         let results = loop {
             let room = reading && self.intake.read_ahead_room();
             let stream = &mut *self.stream;
-            tokio::select! {
-                biased;
-                _ = shutdown.immediate.cancelled() => return Some(End::cause(Cause::Shutdown)),
-                results = &mut commit => break results,
-                _ = shutdown.graceful.cancelled(), if room => reading = false,
-                more = self.intake.read_ahead(stream, &mut self.budget), if room => {
+            let (intake, budget, stops) = (&mut self.intake, &mut self.budget, &mut self.stops);
+            // As a biased select over the immediate stop, the commit, and (with room) the graceful
+            // stop and reading ahead, in that order; the stops are only looked at unless the
+            // step is about to wait.
+            let step = {
+                let mut ahead = pin!(room.then(|| intake.read_ahead(stream, budget)));
+                poll_fn(|cx| {
+                    if stops.immediate.is_set() {
+                        return Poll::Ready(Step::Stop);
+                    }
+                    if let Poll::Ready(results) = commit.as_mut().poll(cx) {
+                        return Poll::Ready(Step::Committed(results));
+                    }
+                    if let Some(ahead) = ahead.as_mut().as_pin_mut() {
+                        if stops.graceful.is_set() {
+                            return Poll::Ready(Step::Graceful);
+                        }
+                        if let Poll::Ready(more) = ahead.poll(cx) {
+                            return Poll::Ready(Step::Ahead(more));
+                        }
+                    }
+                    if stops.immediate.arm(cx) {
+                        return Poll::Ready(Step::Stop);
+                    }
+                    if room && stops.graceful.arm(cx) {
+                        return Poll::Ready(Step::Graceful);
+                    }
+                    Poll::Pending
+                })
+                .await
+            };
+            match step {
+                Step::Stop => return Some(End::cause(Cause::Shutdown)),
+                Step::Committed(results) => break results,
+                Step::Graceful => reading = false,
+                Step::Ahead(more) => {
                     reading = more.is_some();
                     if let Some(n) = more {
                         self.ledger.bytes_in(n);
@@ -227,21 +274,18 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 }
             }
         };
-        let commit_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let commit_ms = started.map(|at| at.elapsed().as_secs_f64() * 1000.0);
 
         // Only now, with every commit settled, is any message of the batch answered.
         self.answers.begin(SystemTime::now());
         let mut results = results.into_iter();
         for entry in batch.entries() {
             let (result, duplicate) = entry.result(&mut results);
-            if let Some(end) = self
-                .answer(&entry, result, duplicate, commit_ms, shutdown)
-                .await
-            {
+            if let Some(end) = self.answer(&entry, result, duplicate, commit_ms).await {
                 return Some(end);
             }
         }
-        if let Some(end) = self.send(shutdown).await {
+        if let Some(end) = self.send().await {
             return Some(end);
         }
         if batch.ends_in_reset() {
@@ -260,8 +304,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
         entry: &Entry<'_, '_>,
         result: SinkResult,
         duplicate: bool,
-        commit_ms: f64,
-        shutdown: &Shutdown,
+        commit_ms: Option<f64>,
     ) -> Option<End> {
         let Entry {
             message, decision, ..
@@ -276,12 +319,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
             self.shared.policy.committed(message);
         }
         if let Some(delay) = decision.ack_delay {
-            if let Some(end) = self.send(shutdown).await {
+            if let Some(end) = self.send().await {
                 return Some(end);
             }
-            tokio::select! {
-                _ = shutdown.immediate.cancelled() => return Some(End::cause(Cause::Shutdown)),
-                _ = tokio::time::sleep(delay) => {}
+            let delayed = self.stops.immediate.guard(tokio::time::sleep(delay));
+            if delayed.await.is_none() {
+                return Some(End::cause(Cause::Shutdown));
             }
         }
         let silent = decision.silent || decision.reset;
@@ -312,14 +355,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 bytes: message.payload.len(),
                 ack_code,
                 duplicate,
-                commit_ms: entry.committing().then_some(commit_ms),
+                commit_ms: commit_ms.filter(|_| entry.committing()),
                 control_id: message.control_id_bytes(),
                 message_type: message.message_type_bytes(),
             });
         }
         if let Some(cause) = close {
             // The peer learns the later messages' fate no better than this one's.
-            if let Some(end) = self.send(shutdown).await {
+            if let Some(end) = self.send().await {
                 return Some(end);
             }
             return Some(End::cause(cause));
@@ -328,11 +371,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
     }
 
     /// Send the events noted, then write the ACKs built.
-    async fn send(&mut self, shutdown: &Shutdown) -> Option<End> {
+    async fn send(&mut self) -> Option<End> {
         self.ledger.send_events().await;
         let stream = &mut *self.stream;
+        let immediate = &mut self.stops.immediate;
         (self.answers)
-            .flush(stream, &mut self.budget, &mut self.ledger, shutdown)
+            .flush(stream, &mut self.budget, &mut self.ledger, immediate)
             .await
     }
 }

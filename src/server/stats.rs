@@ -73,9 +73,13 @@ impl ServerStats {
         f(&mut inner);
     }
 
-    /// Add a connection's batch counters and reset them.
-    pub(crate) fn absorb(&self, delta: &mut StatsSnapshot) {
-        self.update(|s| s.absorb(delta));
+    /// Add a connection's batch counters and its ACK counts, and reset both. The ACK counts go
+    /// straight into the server's map: the connection's own map would need a node per batch.
+    pub(crate) fn absorb(&self, delta: &mut StatsSnapshot, acks: &mut AckTally) {
+        self.update(|s| {
+            s.absorb(delta);
+            acks.drain_into(s);
+        });
         *delta = StatsSnapshot::default();
     }
 

@@ -2,7 +2,8 @@
 //! ACK) is built into the write buffer, counted, and written out in one go.
 
 use super::commit::Entry;
-use super::{End, Ledger, Part, Shutdown};
+use super::stop::Stop;
+use super::{End, Ledger, Part};
 use crate::ack::{self, AckCode, AckContext, AckTemplate, BuiltAck, Disposition, NackReason};
 use crate::cause::{classify_io, Cause};
 use crate::framing::{encode_frame, frame_checked};
@@ -238,7 +239,7 @@ impl<'a> Answers<'a> {
         stream: &mut S,
         budget: &mut Buffered,
         ledger: &mut Ledger<'_>,
-        shutdown: &Shutdown,
+        immediate: &mut Stop<'_>,
     ) -> Option<End> {
         if self.out.is_empty() {
             return None;
@@ -251,10 +252,8 @@ impl<'a> Answers<'a> {
             stream.write_all(out).await?;
             stream.flush().await
         };
-        let result = tokio::select! {
-            biased;
-            _ = shutdown.immediate.cancelled() => return Some(End::cause(Cause::Shutdown)),
-            result = tokio::time::timeout(limit, write) => result,
+        let Some(result) = immediate.guard(tokio::time::timeout(limit, write)).await else {
+            return Some(End::cause(Cause::Shutdown));
         };
         let written = self.out.len() as u64;
         self.out.clear();

@@ -1,12 +1,16 @@
 //! The read side of a connection: the input buffer and its codec, reads bounded by the budget,
 //! the idle and frame deadlines, eviction while idle, and reading ahead during a commit.
 
+use super::stop::Stops;
 use super::{scratch, End, Ledger, Part, Shutdown};
 use crate::cause::classify_io;
 use crate::framing::{Decoded, Frame, FramingError, MllpCodec};
 use crate::server::limits::Buffered;
 use crate::server::Shared;
 use bytes::BytesMut;
+use std::future::{poll_fn, Future};
+use std::pin::pin;
+use std::task::Poll;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::time::Instant;
 use tokio_util::codec::Decoder;
@@ -132,6 +136,11 @@ impl<'a> Intake<'a> {
         deadline: Option<Instant>,
         shutdown: &Shutdown,
     ) -> Result<usize, Read> {
+        // Room at once is the common case: no wake-up to register for it.
+        let granted = budget.grant(Part::Partial, want);
+        if granted > 0 {
+            return Ok(granted);
+        }
         let released = budget.released();
         loop {
             let notified = released.notified();
@@ -167,7 +176,7 @@ impl<'a> Intake<'a> {
         stream: &mut S,
         budget: &mut Buffered,
         unsent: bool,
-        shutdown: &Shutdown,
+        stops: &mut Stops<'_>,
     ) -> Read {
         let idle = self.shared.config.idle_timeout;
         let deadline = self
@@ -179,7 +188,7 @@ impl<'a> Intake<'a> {
         let lazy = self.buf.is_empty() && !self.busy;
         // A peer sending a few bytes at a time gets a buffer to match, not a full chunk.
         let want = if self.busy { READ_CHUNK } else { FIRST_READ };
-        let granted = match Self::room(budget, want, deadline, shutdown).await {
+        let granted = match Self::room(budget, want, deadline, stops.shutdown).await {
             Ok(granted) => granted,
             Err(read) => return read,
         };
@@ -224,13 +233,31 @@ impl<'a> Intake<'a> {
                 None => std::future::pending().await,
             }
         };
-        let result = tokio::select! {
-            biased;
-            _ = shutdown.immediate.cancelled() => None,
-            _ = shutdown.graceful.cancelled() => None,
-            _ = frame_deadline => Some(Err(Read::FrameTimeout)),
-            _ = eviction => Some(Err(Read::Evicted)),
-            result = read => Some(Ok(result)),
+        // As a biased select over the stops, the frame deadline, eviction and the read, in that
+        // order; the stops are only looked at unless the read is about to wait.
+        let result = {
+            let mut frame_deadline = pin!(frame_deadline);
+            let mut eviction = pin!(eviction);
+            let mut read = pin!(read);
+            poll_fn(|cx| {
+                if stops.either_set() {
+                    return Poll::Ready(None);
+                }
+                if frame_deadline.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Some(Err(Read::FrameTimeout)));
+                }
+                if eviction.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Some(Err(Read::Evicted)));
+                }
+                if let Poll::Ready(result) = read.as_mut().poll(cx) {
+                    return Poll::Ready(Some(Ok(result)));
+                }
+                match stops.arm_either(cx) {
+                    true => Poll::Ready(None),
+                    false => Poll::Pending,
+                }
+            })
+            .await
         };
         if evicted.is_some() {
             self.shared.idle.leave(self.id);

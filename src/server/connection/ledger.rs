@@ -116,7 +116,6 @@ impl<'a> Ledger<'a> {
 
     /// Add this connection's counters to the server's, under one lock.
     pub(super) fn settle(&mut self) {
-        self.acks.drain_into(&mut self.tally);
-        self.shared.stats.absorb(&mut self.tally);
+        self.shared.stats.absorb(&mut self.tally, &mut self.acks);
     }
 }
