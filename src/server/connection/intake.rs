@@ -5,6 +5,7 @@ use super::stop::Stops;
 use super::{scratch, End, Ledger, Part, Shutdown};
 use crate::cause::classify_io;
 use crate::framing::{Decoded, Frame, FramingError, MllpCodec};
+use crate::server::evict::IdleEntry;
 use crate::server::limits::Buffered;
 use crate::server::Shared;
 use bytes::BytesMut;
@@ -42,7 +43,8 @@ pub(super) enum Read {
 /// The input of one connection, from bytes read to complete frames.
 pub(super) struct Intake<'a> {
     shared: &'a Shared,
-    id: u64,
+    /// The connection's place among the idle, when idle ones may be evicted.
+    idle: Option<IdleEntry<'a>>,
     codec: MllpCodec,
     buf: BytesMut,
     eof: bool,
@@ -60,7 +62,7 @@ impl<'a> Intake<'a> {
     pub(super) fn new(shared: &'a Shared, id: u64) -> Intake<'a> {
         Intake {
             shared,
-            id,
+            idle: shared.config.evict_idle_after.map(|_| shared.idle.join(id)),
             codec: MllpCodec::new(shared.config.tolerance, shared.config.max_frame)
                 .discarding_oversize(),
             buf: BytesMut::new(),
@@ -223,21 +225,14 @@ impl<'a> Intake<'a> {
         };
         // Idle: between frames, nothing buffered, nothing awaiting commit or answer.
         let evictable = lazy && self.codec.between_frames() && !unsent;
-        let evicted = match evictable {
-            true => Some(self.shared.idle.enter(self.id)),
-            false => None,
-        };
-        let eviction = async {
-            match &evicted {
-                Some(token) => token.cancelled().await,
-                None => std::future::pending().await,
-            }
-        };
+        let hoarding = self.idle.as_ref().filter(|_| evictable);
+        if let Some(idle) = hoarding {
+            idle.enter();
+        }
         // As a biased select over the stops, the frame deadline, eviction and the read, in that
         // order; the stops are only looked at unless the read is about to wait.
         let result = {
             let mut frame_deadline = pin!(frame_deadline);
-            let mut eviction = pin!(eviction);
             let mut read = pin!(read);
             poll_fn(|cx| {
                 if stops.either_set() {
@@ -246,21 +241,24 @@ impl<'a> Intake<'a> {
                 if frame_deadline.as_mut().poll(cx).is_ready() {
                     return Poll::Ready(Some(Err(Read::FrameTimeout)));
                 }
-                if eviction.as_mut().poll(cx).is_ready() {
+                if hoarding.is_some_and(IdleEntry::is_evicted) {
                     return Poll::Ready(Some(Err(Read::Evicted)));
                 }
                 if let Poll::Ready(result) = read.as_mut().poll(cx) {
                     return Poll::Ready(Some(Ok(result)));
                 }
-                match stops.arm_either(cx) {
-                    true => Poll::Ready(None),
+                if stops.arm_either(cx) {
+                    return Poll::Ready(None);
+                }
+                match hoarding.is_some_and(|idle| idle.arm(cx)) {
+                    true => Poll::Ready(Some(Err(Read::Evicted))),
                     false => Poll::Pending,
                 }
             })
             .await
         };
-        if evicted.is_some() {
-            self.shared.idle.leave(self.id);
+        if let Some(idle) = hoarding {
+            idle.leave();
         }
         let result = match result {
             None => return Read::Stop,
