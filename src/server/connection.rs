@@ -14,6 +14,7 @@ mod commit;
 mod intake;
 mod ledger;
 mod scratch;
+mod spare;
 mod stop;
 
 use super::event::ServerEvent;
@@ -161,7 +162,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 self.budget.set(Part::Waiting, commit::waiting(&frames));
                 // On the heap only while a batch is served: the task's own size is what each
                 // idle connection keeps resident.
-                let end = Box::pin(self.process(frames)).await;
+                let end = Box::pin(self.process(&frames)).await;
+                intake::give_back(frames);
                 self.budget.set(Part::Waiting, 0);
                 self.ledger.settle();
                 if let Some(end) = end {
@@ -218,9 +220,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
 
     /// Commit `frames` in order, then write their ACKs in the same order. `Some` ends the
     /// connection.
-    async fn process(&mut self, frames: Vec<Frame>) -> Option<End> {
+    async fn process(&mut self, frames: &[Frame]) -> Option<End> {
         let shared = self.shared;
-        let batch = Batch::admit(&frames, shared, &mut self.ledger);
+        let batch = Batch::admit(frames, shared, &mut self.ledger);
 
         // The commit, reading ahead meanwhile: the next batch is ready when it returns. Timed
         // only for the per-message events, the one place the time is told.

@@ -2,7 +2,7 @@
 //! refused before any sink sees it, the policy decides the others, and the sink commits those it
 //! lets through. Each message then comes out with its result, in arrival order, for its answer.
 
-use super::Ledger;
+use super::{spare, Ledger};
 use crate::ack::{self, AckCode, Disposition};
 use crate::framing::Frame;
 use crate::hl7::{self, Scan};
@@ -10,8 +10,15 @@ use crate::server::policy::{Action, Decision};
 use crate::server::sink::{pad_results, Inbound, Reply, SinkResult};
 use crate::server::{AckMode, ServerConfig, Shared};
 use crate::warning::WarningCode;
+use std::cell::Cell;
 use std::sync::Arc;
 use std::time::SystemTime;
+
+thread_local! {
+    /// A batch's lists, lent out while it is served (see `spare`).
+    static MESSAGES: Cell<Vec<Inbound>> = const { Cell::new(Vec::new()) };
+    static ITEMS: Cell<Vec<Item<'static>>> = const { Cell::new(Vec::new()) };
+}
 
 /// What a complete frame costs besides its payload while it waits for its commit and answer
 /// (its message, header scan and decision), counted in the budget so tiny frames are not free.
@@ -28,17 +35,24 @@ pub(super) fn waiting(frames: &[Frame]) -> usize {
 /// The messages of one batch, each with its header scan, the policy's decision, and its refusal
 /// when it must not be kept.
 pub(super) struct Batch<'f> {
+    /// A slice of their own: the sink takes them together.
     messages: Vec<Inbound>,
-    // Each header is scanned once: for the `Inbound` and again for its ACK.
-    scans: Vec<Scan<'f>>,
-    decisions: Vec<Decision>,
-    /// What each message is answered instead of a commit, when it must not be kept.
-    refusals: Vec<Option<Disposition>>,
-    /// Frames past the size limit: only their head arrived, they are never kept.
-    oversized: Vec<bool>,
+    /// What is known of each message, in the same order.
+    items: Vec<Item<'f>>,
     /// A decision ends the connection after its message: later frames are neither committed
     /// nor answered.
     close_after: bool,
+}
+
+/// What is known of one message of a batch besides the message itself.
+struct Item<'f> {
+    // Each header is scanned once: for the `Inbound` and again for its ACK.
+    scan: Scan<'f>,
+    decision: Decision,
+    /// What the message is answered instead of a commit, when it must not be kept.
+    refusal: Option<Disposition>,
+    /// Past the size limit: only its head arrived, it is never kept.
+    oversized: bool,
 }
 
 /// One message of a batch, as it is answered.
@@ -58,13 +72,12 @@ impl<'f> Batch<'f> {
     /// ends the connection.
     pub(super) fn admit(frames: &'f [Frame], shared: &Shared, ledger: &mut Ledger<'_>) -> Self {
         let mut batch = Batch {
-            messages: Vec::with_capacity(frames.len()),
-            scans: Vec::with_capacity(frames.len()),
-            decisions: Vec::with_capacity(frames.len()),
-            refusals: Vec::with_capacity(frames.len()),
-            oversized: Vec::with_capacity(frames.len()),
+            messages: spare::take(&MESSAGES),
+            items: spare::relend(spare::take(&ITEMS)),
             close_after: false,
         };
+        batch.messages.reserve(frames.len());
+        batch.items.reserve(frames.len());
         let received_at = SystemTime::now();
         for frame in frames {
             for warning in &frame.warnings {
@@ -86,14 +99,17 @@ impl<'f> Batch<'f> {
                 .warnings
                 .iter()
                 .any(|w| w.code == WarningCode::FrameTooLarge);
-            batch.refusals.push(match too_large {
+            let refusal = match too_large {
                 true => Some(Disposition::Rejected),
                 false => refusal(&shared.config, &message, &scan),
-            });
-            batch.oversized.push(too_large);
+            };
             batch.messages.push(message);
-            batch.scans.push(scan);
-            batch.decisions.push(decision);
+            batch.items.push(Item {
+                scan,
+                decision,
+                refusal,
+                oversized: too_large,
+            });
             if decision.close_after || decision.reset {
                 // Later frames are neither committed nor answered: the connection ends here.
                 batch.close_after = true;
@@ -110,27 +126,36 @@ impl<'f> Batch<'f> {
 
     /// The last message's decision resets the connection.
     pub(super) fn ends_in_reset(&self) -> bool {
-        self.decisions.last().is_some_and(|d| d.reset)
+        self.items.last().is_some_and(|item| item.decision.reset)
     }
 
     /// Hand the messages the policy lets through (and none refused) to the sink, one result per
     /// such message, in order.
     pub(super) async fn commit(&self, shared: &Shared) -> Vec<SinkResult> {
-        commit(shared, &self.messages, &self.decisions, &self.refusals).await
+        commit(shared, &self.messages, &self.items).await
     }
 
     /// The messages in arrival order.
     pub(super) fn entries(&self) -> impl Iterator<Item = Entry<'_, 'f>> {
-        let each = self.messages.iter().zip(&self.scans).zip(&self.decisions);
-        each.zip(self.refusals.iter().zip(&self.oversized)).map(
-            |(((message, scan), decision), (refused, too_large))| Entry {
+        self.messages
+            .iter()
+            .zip(&self.items)
+            .map(|(message, item)| Entry {
                 message,
-                scan,
-                decision,
-                refused: *refused,
-                too_large: *too_large,
-            },
-        )
+                scan: &item.scan,
+                decision: &item.decision,
+                refused: item.refusal,
+                too_large: item.oversized,
+            })
+    }
+}
+
+impl Drop for Batch<'_> {
+    /// The lists go back to the thread, emptied: the messages (and so their payloads) are
+    /// dropped here as before.
+    fn drop(&mut self) {
+        spare::give(&MESSAGES, std::mem::take(&mut self.messages));
+        spare::give(&ITEMS, spare::relend(std::mem::take(&mut self.items)));
     }
 }
 
@@ -201,23 +226,17 @@ fn refused_result(disposition: Disposition) -> SinkResult {
 
 /// Hand the messages the policy lets through (and none refused) to the sink, one result per such
 /// message.
-async fn commit(
-    shared: &Shared,
-    messages: &[Inbound],
-    decisions: &[Decision],
-    refusals: &[Option<Disposition>],
-) -> Vec<SinkResult> {
+async fn commit(shared: &Shared, messages: &[Inbound], items: &[Item<'_>]) -> Vec<SinkResult> {
     let sink = &shared.sink;
-    let chosen =
-        |(d, r): (&Decision, &Option<Disposition>)| d.action == Action::Commit && r.is_none();
-    if decisions.iter().zip(refusals).all(chosen) {
+    let chosen = |item: &Item<'_>| item.decision.action == Action::Commit && item.refusal.is_none();
+    if items.iter().all(chosen) {
         let results = sink.commit_batch(messages).await;
         return pad_results(results, messages.len());
     }
     let chosen: Vec<Inbound> = messages
         .iter()
-        .zip(decisions.iter().zip(refusals))
-        .filter(|(_, dr)| chosen(*dr))
+        .zip(items)
+        .filter(|(_, item)| chosen(item))
         .map(|(m, _)| m.clone())
         .collect();
     if chosen.is_empty() {

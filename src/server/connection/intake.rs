@@ -2,13 +2,14 @@
 //! the idle and frame deadlines, eviction while idle, and reading ahead during a commit.
 
 use super::stop::Stops;
-use super::{scratch, End, Ledger, Part, Shutdown};
+use super::{scratch, spare, End, Ledger, Part, Shutdown};
 use crate::cause::classify_io;
 use crate::framing::{Decoded, Frame, FramingError, MllpCodec};
 use crate::server::evict::IdleEntry;
 use crate::server::limits::Buffered;
 use crate::server::Shared;
 use bytes::BytesMut;
+use std::cell::Cell;
 use std::future::{poll_fn, Future};
 use std::pin::pin;
 use std::task::Poll;
@@ -25,6 +26,16 @@ const MAX_BATCH: usize = 256;
 /// While a commit is in flight the connection keeps reading, up to this much buffered input: the
 /// next batch is ready when the commit returns, and a slow sink still pushes back on the peer.
 const READ_AHEAD: usize = 256 * 1024;
+
+thread_local! {
+    /// The decoded frames' list, lent out while its batch is served (see `spare`).
+    static FRAMES: Cell<Vec<Frame>> = const { Cell::new(Vec::new()) };
+}
+
+/// Give a batch's frames back once it has been served: the list is reused for the next.
+pub(super) fn give_back(frames: Vec<Frame>) {
+    spare::give(&FRAMES, frames);
+}
 
 /// What a read between batches came to.
 pub(super) enum Read {
@@ -96,7 +107,7 @@ impl<'a> Intake<'a> {
         ledger: &mut Ledger<'_>,
         budget: &mut Buffered,
     ) -> (Vec<Frame>, Option<FramingError>) {
-        let mut frames = Vec::new();
+        let mut frames = spare::take(&FRAMES);
         let mut fatal = None;
         while frames.len() < MAX_BATCH {
             let next = if self.eof {
@@ -115,6 +126,10 @@ impl<'a> Intake<'a> {
             }
         }
         self.track_partial_frame(budget);
+        if frames.is_empty() {
+            // Nothing to serve: the list stays with the thread.
+            give_back(std::mem::take(&mut frames));
+        }
         (frames, fatal)
     }
 
