@@ -24,6 +24,29 @@ pub enum OutputFormat {
 
 type Writer = Arc<Mutex<Box<dyn Write + Send>>>;
 
+/// A rendering buffer kept for reuse holds at most this much room.
+const KEEP: usize = 256 * 1024;
+
+thread_local! {
+    /// The last batch's rendering buffer on this thread, when it was written in place: the next
+    /// batch renders into it rather than into a new one.
+    static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// A buffer for rendering `size` bytes or so to be written on this thread.
+fn spare_buffer(size: usize) -> Vec<u8> {
+    let mut out = SPARE.try_with(std::cell::Cell::take).unwrap_or_default();
+    out.reserve(size);
+    out
+}
+
+fn give_back(mut out: Vec<u8>) {
+    if out.capacity() <= KEEP {
+        out.clear();
+        let _ = SPARE.try_with(|spare| spare.set(out));
+    }
+}
+
 /// Prints messages to stdout (or any writer, for tests).
 pub struct StdoutSink {
     format: OutputFormat,
@@ -78,7 +101,9 @@ impl StdoutSink {
     /// Write and flush `bytes` as one piece: committed, or failed with the write's error.
     async fn print(&self, bytes: Vec<u8>) -> SinkResult {
         let written = if self.prompt {
-            write_flush(&self.writer, &bytes)
+            let written = write_flush(&self.writer, &bytes);
+            give_back(bytes);
+            written
         } else {
             // Off the runtime's workers, and awaited so a stop can still cancel the commit: a
             // write stuck on a stalled pipe then holds one blocking thread, not the server.
@@ -199,7 +224,11 @@ impl<'a> JsonRecord<'a> {
 impl Sink for StdoutSink {
     fn commit<'a>(&'a self, message: &'a Inbound) -> SinkFuture<'a, SinkResult> {
         Box::pin(async move {
-            let mut out = Vec::with_capacity(message.payload.len() + 64);
+            let size = message.payload.len() + 64;
+            let mut out = match self.prompt {
+                true => spare_buffer(size),
+                false => Vec::with_capacity(size),
+            };
             self.render(message, &mut out);
             self.print(out).await
         })
@@ -208,7 +237,11 @@ impl Sink for StdoutSink {
     fn commit_batch<'a>(&'a self, messages: &'a [Inbound]) -> SinkFuture<'a, Vec<SinkResult>> {
         Box::pin(async move {
             let size: usize = messages.iter().map(|m| m.payload.len() + 64).sum();
-            let mut out = Vec::with_capacity(size);
+            // Written in place, the buffer comes back; sent to the blocking pool, it does not.
+            let mut out = match self.prompt {
+                true => spare_buffer(size),
+                false => Vec::with_capacity(size),
+            };
             if self.format == OutputFormat::Raw {
                 // The format asked once per batch, and each frame written in the loop.
                 for message in messages {
