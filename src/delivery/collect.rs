@@ -15,18 +15,39 @@ use crate::client::woken::Woken;
 use crate::client::{Client, ClientEvent, Fate, Reason, State};
 use crate::input::InputError;
 use state::Collector;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-/// What the producer and the waiter tell the collector.
+/// What the producer tells the collector.
 pub(super) enum Note {
-    /// This many more messages were read (each is settled later).
-    Read(u64),
     /// Fates, in input order: a run of them at a time.
     Settled(Vec<(Item, Fate)>),
+    /// One fate, when it is the only one settled (each one at window 1): no Vec for it.
+    One(Item, Fate),
     InputEnd(Option<InputError>),
+}
+
+/// The producer's end: its notes, and the count of messages it read, which the collector takes
+/// with each note (a count bumped per batch, not a note and a wake-up of its own). A message is
+/// counted before any note that settles it.
+#[derive(Clone)]
+pub(super) struct Notes {
+    pub tx: mpsc::UnboundedSender<Note>,
+    pub read: Arc<AtomicU64>,
+}
+
+impl Notes {
+    pub fn send(&self, note: Note) {
+        let _ = self.tx.send(note);
+    }
+
+    /// `n` more messages were read (each is settled later).
+    pub fn read(&self, n: u64) {
+        self.read.fetch_add(n, Ordering::Release);
+    }
 }
 
 /// Whether the client is gone for good (it gave up, or was closed).
@@ -76,9 +97,16 @@ pub(super) async fn collect(
         gave_up_tx,
         failure_tx,
     ));
-    let (notes_tx, mut notes) = mpsc::unbounded_channel();
+    let (tx, mut notes) = mpsc::unbounded_channel();
+    let read = Arc::new(AtomicU64::new(0));
     let mut run = Collector::new(client, options, out, gave_up, last_failure, started);
-    let producer = run.spawn_producer(input, notes_tx);
+    let producer = run.spawn_producer(
+        input,
+        Notes {
+            tx,
+            read: read.clone(),
+        },
+    );
     // Made once: a wait made afresh each turn registers with its token, and unregisters,
     // every time the loop goes round.
     let stop = controls.stop.cancelled();
@@ -109,16 +137,18 @@ pub(super) async fn collect(
             }
             note = noting.wait(notes.recv()) => {
                 let Some(note) = note else {
-                    break; // producer and every waiter are gone: nothing more can settle
+                    // The producer is gone: nothing more can settle.
+                    run.counted_read(read.load(Ordering::Acquire));
+                    break;
                 };
-                run.on_note(note).await;
+                run.on_note(note, read.load(Ordering::Acquire)).await;
                 // The notes already waiting, without a select each.
                 for _ in 1..NOTES_PER_TURN {
                     if run.all_settled() {
                         break;
                     }
                     match notes.try_recv() {
-                        Ok(note) => run.on_note(note).await,
+                        Ok(note) => run.on_note(note, read.load(Ordering::Acquire)).await,
                         Err(_) => break,
                     }
                 }
