@@ -71,7 +71,7 @@ pub(super) async fn produce(
     } else {
         BATCH.min(window)
     };
-    let mut order = Order::new(notes.tx.clone());
+    let mut order = Order::new(notes.clone());
     let mut reading = true;
     // Past the deadline or interrupted: the rest of a finite input is read and reported with
     // this cause, never sent.

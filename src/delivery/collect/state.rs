@@ -12,6 +12,7 @@ use super::{Note, Notes, Out};
 use crate::cause::Cause;
 use crate::client::{Client, Fate, FateCause, Population};
 use crate::pace::Schedule;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -93,15 +94,15 @@ impl Collector {
         }
     }
 
-    /// Start the producer on `input`, its notes to `notes`, stopped (and told why) by this
+    /// The producer on `input`, its notes to `notes`, stopped (and told why) by this
     /// collector.
-    pub(super) fn spawn_producer(&self, input: Input, notes: Notes) -> JoinHandle<()> {
+    pub(super) fn producer(&self, input: Input, notes: Notes) -> impl Future<Output = ()> {
         let halt = Halt {
             stop: self.stop.clone(),
             expired: self.expired.clone(),
             interrupted: self.interrupted.clone(),
         };
-        tokio::spawn(produce(
+        produce(
             self.client.clone(),
             self.options
                 .rate
@@ -110,7 +111,7 @@ impl Collector {
             notes,
             halt,
             self.gave_up.clone(),
-        ))
+        )
     }
 
     /// No more is read: every message read is settled (or the producer is gone).

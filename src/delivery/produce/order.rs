@@ -5,14 +5,13 @@
 //! its own: at window 1 the ACK that settles a message also makes room for the next, and one
 //! wake-up of one task does both.
 
-use super::super::collect::Note;
+use super::super::collect::{Note, Notes};
 use super::super::event::Item;
 use crate::client::{Fate, SendHandle};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::{pin, Pin};
 use std::task::{Context, Poll};
-use tokio::sync::mpsc;
 
 /// Messages taken whose fate is not yet passed on, at most (beyond the window): when the
 /// oldest is slow this holds the producer back, which keeps memory bounded.
@@ -31,14 +30,14 @@ enum Entry {
 
 /// The messages taken and not yet passed on, oldest first.
 pub(super) struct Order {
-    notes: mpsc::UnboundedSender<Note>,
+    notes: Notes,
     entries: VecDeque<Entry>,
     /// Fates taken off the front and not yet sent on.
     done: Vec<(Item, Fate)>,
 }
 
 impl Order {
-    pub fn new(notes: mpsc::UnboundedSender<Note>) -> Order {
+    pub fn new(notes: Notes) -> Order {
         Order {
             notes,
             entries: VecDeque::new(),
@@ -106,7 +105,7 @@ impl Order {
             },
             n => Note::Settled(std::mem::replace(&mut self.done, Vec::with_capacity(n))),
         };
-        let _ = self.notes.send(note);
+        self.notes.send(note);
     }
 
     /// Await `wait`, passing fates on as they settle meanwhile.
