@@ -15,18 +15,60 @@ use crate::client::woken::Woken;
 use crate::client::{Client, ClientEvent, Fate, Reason, State};
 use crate::input::InputError;
 use state::Collector;
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-/// What the producer and the waiter tell the collector.
+/// What the producer tells the collector.
 pub(super) enum Note {
-    /// This many more messages were read (each is settled later).
-    Read(u64),
     /// Fates, in input order: a run of them at a time.
     Settled(Vec<(Item, Fate)>),
+    /// One fate, when it is the only one settled (each one at window 1): no Vec for it.
+    One(Item, Fate),
     InputEnd(Option<InputError>),
+}
+
+/// What the producer tells the collector, kept where the collector takes it after polling the
+/// producer: both run in one task, so a note is a push, not a channel hop and a wake-up.
+#[derive(Default)]
+struct Inbox {
+    notes: VecDeque<Note>,
+    /// Messages read so far (each is settled later): bumped per batch, and counting every
+    /// message a note in `notes` settles.
+    read: u64,
+}
+
+/// The producer's end of the inbox (and the collector's).
+#[derive(Clone, Default)]
+pub(super) struct Notes(Arc<Mutex<Inbox>>);
+
+impl Notes {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inbox> {
+        // Nothing panics while holding the lock; a poisoned one holds whole notes.
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn send(&self, note: Note) {
+        self.lock().notes.push_back(note);
+    }
+
+    /// `n` more messages were read (each is settled later).
+    pub fn read(&self, n: u64) {
+        self.lock().read += n;
+    }
+
+    /// Up to `most` notes onto `into`, in order; the count of messages read, which counts
+    /// every one they settle.
+    fn take(&self, most: usize, into: &mut Vec<Note>) -> u64 {
+        let mut inbox = self.lock();
+        let n = inbox.notes.len().min(most);
+        into.extend(inbox.notes.drain(..n));
+        inbox.read
+    }
 }
 
 /// Whether the client is gone for good (it gave up, or was closed).
@@ -76,9 +118,14 @@ pub(super) async fn collect(
         gave_up_tx,
         failure_tx,
     ));
-    let (notes_tx, mut notes) = mpsc::unbounded_channel();
+    let notes = Notes::default();
     let mut run = Collector::new(client, options, out, gave_up, last_failure, started);
-    let producer = run.spawn_producer(input, notes_tx);
+    // Polled in this task, through the noting branch: the fate that wakes it also makes room
+    // for the next message, and one wake-up of one task passes the fate on and sends the next.
+    let producer = run.producer(input, notes.clone());
+    tokio::pin!(producer);
+    let mut produced = false;
+    let mut taken: Vec<Note> = Vec::new();
     // Made once: a wait made afresh each turn registers with its token, and unregisters,
     // every time the loop goes round.
     let stop = controls.stop.cancelled();
@@ -87,7 +134,7 @@ pub(super) async fn collect(
     tokio::pin!(stop, destroy, abandon);
     // Each turn is for one branch: the others are polled again only once woken.
     let mut gates: [Woken; 5] = std::array::from_fn(|_| Woken::new());
-    let [stopping, destroying, abandoning, deadline, noting] = &mut gates;
+    let [stopping, destroying, abandoning, deadline, producing] = &mut gates;
     while !run.all_settled() {
         // Nobody takes the results any more: read no more messages, drain, end quietly.
         if controls.abandon.is_cancelled() {
@@ -107,20 +154,26 @@ pub(super) async fn collect(
                     run.deadline_passed().await;
                 }
             }
-            note = noting.wait(notes.recv()) => {
-                let Some(note) = note else {
-                    break; // producer and every waiter are gone: nothing more can settle
+            // The producer is polled once woken; the notes it left are looked at each turn.
+            read = std::future::poll_fn(|cx| {
+                if !produced {
+                    produced = producing.poll(cx, |cx| producer.as_mut().poll(cx)).is_ready();
+                }
+                let read = notes.take(NOTES_PER_TURN, &mut taken);
+                match (taken.is_empty(), produced) {
+                    (false, _) => Poll::Ready(Some(read)),
+                    (true, true) => Poll::Ready(None),
+                    (true, false) => Poll::Pending,
+                }
+            }) => {
+                let Some(read) = read else {
+                    // The producer is done and every note taken: nothing more can settle.
+                    run.counted_read(notes.take(0, &mut taken));
+                    break;
                 };
-                run.on_note(note).await;
-                // The notes already waiting, without a select each.
-                for _ in 1..NOTES_PER_TURN {
-                    if run.all_settled() {
-                        break;
-                    }
-                    match notes.try_recv() {
-                        Ok(note) => run.on_note(note).await,
-                        Err(_) => break,
-                    }
+                // The notes waiting, without a select each.
+                for note in taken.drain(..) {
+                    run.on_note(note, read).await;
                 }
             }
             // Only application ACKs left to wait for: close, so the drain timeout bounds them.
@@ -131,7 +184,9 @@ pub(super) async fn collect(
         }
     }
     run.end_reading();
-    let _ = producer.await;
+    if !produced {
+        producer.await;
+    }
     run.finish(events).await
 }
 

@@ -1,28 +1,28 @@
 //! The producer: hands messages to the client in input order, a batch at a time, waiting on
-//! backpressure and the rate, never dropping; and (in `waiter`) the waiter that reports each
-//! fate in the order the messages were handed over.
+//! backpressure and the rate, never dropping; and, while it waits (in `order`), reports each
+//! fate in the order the messages were taken.
 
-mod waiter;
+mod order;
 
-use super::collect::{client_closed, Note};
+use super::collect::{client_closed, Note, Notes};
 use super::event::Item;
 use super::feed::Feed;
 use crate::cause::Cause;
 use crate::client::{Client, Fate, FateCause};
 use crate::input::{InputError, Message};
 use crate::pace::{Pacer, Schedule};
+use order::Order;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
-use waiter::{spawn_waiter, Batch, Order};
 
 /// Behind the rate by more than this (a stall, an outage), pacing starts afresh rather than
 /// bursting to catch up.
 const STALL: Duration = Duration::from_secs(1);
 
 /// Messages taken from the input and handed to the client in one call, at most: one admission,
-/// one command to the link and one batch to the waiter for all of them. The stop is looked at
+/// one command to the link for all of them. The stop is looked at
 /// before each batch, so at least every this many messages.
 const BATCH: usize = 64;
 
@@ -56,7 +56,7 @@ pub(super) async fn produce(
     client: Arc<Client>,
     pace: Option<Schedule>,
     (mut input, endless): (Feed, bool),
-    notes: mpsc::UnboundedSender<Note>,
+    notes: Notes,
     halt: Halt,
     mut gave_up: watch::Receiver<Option<Cause>>,
 ) {
@@ -71,7 +71,7 @@ pub(super) async fn produce(
     } else {
         BATCH.min(window)
     };
-    let order = spawn_waiter(notes.clone());
+    let mut order = Order::new(notes.clone());
     let mut reading = true;
     // Past the deadline or interrupted: the rest of a finite input is read and reported with
     // this cause, never sent.
@@ -82,8 +82,7 @@ pub(super) async fn produce(
     // Taken from the input and not yet handed over (or reported unsent): counted read only
     // when they are, so a batch cut short by an abandon leaves nothing counted and unsettled.
     let mut batch: Vec<Item> = Vec::with_capacity(most);
-    // The handles of the batch handed over, kept between turns: a turn that hands over one
-    // message (each turn at window 1) passes it on without a Vec, and this one is reused.
+    // The handles of the batch handed over, kept between turns.
     let mut handles = Vec::with_capacity(most);
     // An input error met while taking a batch: said once the batch is handed over.
     let mut failed: Option<InputError> = None;
@@ -93,7 +92,7 @@ pub(super) async fn produce(
     loop {
         if batch.is_empty() {
             if let Some(error) = failed.take() {
-                let _ = notes.send(Note::InputEnd(Some(error)));
+                notes.send(Note::InputEnd(Some(error)));
             }
             let stream_over = endless && gave_up.borrow().is_some();
             let stopped = stop.is_cancelled();
@@ -115,7 +114,7 @@ pub(super) async fn produce(
                         }
                         reading = false;
                         input.close();
-                        let _ = notes.send(Note::InputEnd(None));
+                        notes.send(Note::InputEnd(None));
                         continue;
                     }
                     message = input.recv(), if reading && !stream_over => match message {
@@ -130,16 +129,18 @@ pub(super) async fn produce(
                         }
                         None => {
                             reading = false;
-                            let _ = notes.send(Note::InputEnd(None));
+                            notes.send(Note::InputEnd(None));
                             continue;
                         }
                     },
+                    // Fates pass on while the input keeps the producer waiting.
+                    () = order.advance(), if !order.is_empty() => continue,
                     () = std::future::ready(()), if reading && stream_over => {
                         reading = false;
-                        let _ = notes.send(Note::InputEnd(None));
+                        notes.send(Note::InputEnd(None));
                         continue;
                     }
-                    // Input done: what was handed over settles through the waiter.
+                    // Input done, and every fate passed on.
                     else => return,
                 }
             }
@@ -151,56 +152,37 @@ pub(super) async fn produce(
             let fate = Fate::NeverDelivered {
                 cause: FateCause::Link(cause),
             };
-            settle_unsent(&order, &notes, std::mem::take(&mut batch), fate).await;
+            settle_unsent(&mut order, &notes, std::mem::take(&mut batch), fate).await;
             continue;
         }
         if client_closed(&client) {
             // Report why without asking the client: it gave up (or is closing after a stop).
-            let cause =
-                tokio::time::timeout(Duration::from_secs(1), gave_up.wait_for(Option::is_some))
-                    .await
-                    .ok()
-                    .and_then(|r| r.ok().and_then(|c| *c));
+            let wait =
+                tokio::time::timeout(Duration::from_secs(1), gave_up.wait_for(Option::is_some));
+            let cause = order
+                .meanwhile(wait)
+                .await
+                .ok()
+                .and_then(|r| r.ok().and_then(|c| *c));
             let fate = Fate::NeverDelivered {
                 cause: cause.map_or(FateCause::Closed, FateCause::Link),
             };
-            settle_unsent(&order, &notes, std::mem::take(&mut batch), fate).await;
+            settle_unsent(&mut order, &notes, std::mem::take(&mut batch), fate).await;
             continue;
         }
         if let Some(pacer) = &mut pacer {
-            pacer.tick().await;
+            order.meanwhile(pacer.tick()).await;
         }
-        client
-            .send_some(&batch, |item| &item.payload, split, &stop, &mut handles)
-            .await;
+        let send = client.send_some(&batch, |item| &item.payload, split, &stop, &mut handles);
+        order.meanwhile(send).await;
         // What did not go waits for the next turn: room ran out, and the stop is looked at
         // before any more is handed over.
         let taken = handles.len().min(batch.len());
-        let _ = notes.send(Note::Read(taken as u64));
-        let sent = match handles.pop() {
-            Some(handle) if taken == 1 => Batch::One(batch.remove(0), handle),
-            last => {
-                handles.extend(last);
-                let items = if taken == batch.len() {
-                    std::mem::replace(&mut batch, Vec::with_capacity(most))
-                } else {
-                    let rest = batch.split_off(taken);
-                    std::mem::replace(&mut batch, rest)
-                };
-                Batch::Sent(
-                    items,
-                    std::mem::replace(&mut handles, Vec::with_capacity(most)),
-                )
-            }
-        };
-        if let Err(sent) = order.send(sent).await {
-            // The waiter is gone only when the run is over; settle here all the same.
-            for (mut item, mut handle) in sent.into_handed_over() {
-                let fate = (&mut handle).await;
-                item.writes = handle.writes();
-                let _ = notes.send(Note::Settled(vec![(item, fate)]));
-            }
+        notes.read(taken as u64);
+        for (item, handle) in batch.drain(..taken).zip(handles.drain(..)) {
+            order.sent(item, handle);
         }
+        order.room_for(0).await;
         if !batch.is_empty() && unsent.is_none() && stop.is_cancelled() {
             match (halt.unsent_cause(), endless) {
                 (Some(cause), false) => unsent = Some(cause),
@@ -210,7 +192,7 @@ pub(super) async fn produce(
                     failed = None;
                     reading = false;
                     input.close();
-                    let _ = notes.send(Note::InputEnd(None));
+                    notes.send(Note::InputEnd(None));
                 }
             }
         }
@@ -251,18 +233,13 @@ fn take(
 }
 
 /// Messages never handed to the client, with their fate already decided: reported in input
-/// order through the waiter, or at once when the waiter is gone (the run is over).
-async fn settle_unsent(
-    order: &Order,
-    notes: &mpsc::UnboundedSender<Note>,
-    items: Vec<Item>,
-    fate: Fate,
-) {
-    let _ = notes.send(Note::Read(items.len() as u64));
-    if let Err(Batch::Unsent(items, fate)) = order.send(Batch::Unsent(items, fate)).await {
-        let settled = items.into_iter().map(|item| (item, fate.clone())).collect();
-        let _ = notes.send(Note::Settled(settled));
+/// order, after those taken before them.
+async fn settle_unsent(order: &mut Order, notes: &Notes, items: Vec<Item>, fate: Fate) {
+    notes.read(items.len() as u64);
+    for item in items {
+        order.decided(item, fate.clone());
     }
+    order.room_for(0).await;
 }
 
 #[cfg(test)]

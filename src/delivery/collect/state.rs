@@ -8,13 +8,14 @@ use super::super::feed::Input;
 use super::super::produce::{produce, Halt};
 use super::super::totals::{Ending, RunSummary, Totals};
 use super::super::RunOptions;
-use super::{Note, Out};
+use super::{Note, Notes, Out};
 use crate::cause::Cause;
 use crate::client::{Client, Fate, FateCause, Population};
 use crate::pace::Schedule;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -93,19 +94,15 @@ impl Collector {
         }
     }
 
-    /// Start the producer on `input`, its notes to `notes`, stopped (and told why) by this
+    /// The producer on `input`, its notes to `notes`, stopped (and told why) by this
     /// collector.
-    pub(super) fn spawn_producer(
-        &self,
-        input: Input,
-        notes: mpsc::UnboundedSender<Note>,
-    ) -> JoinHandle<()> {
+    pub(super) fn producer(&self, input: Input, notes: Notes) -> impl Future<Output = ()> {
         let halt = Halt {
             stop: self.stop.clone(),
             expired: self.expired.clone(),
             interrupted: self.interrupted.clone(),
         };
-        tokio::spawn(produce(
+        produce(
             self.client.clone(),
             self.options
                 .rate
@@ -114,7 +111,7 @@ impl Collector {
             notes,
             halt,
             self.gave_up.clone(),
-        ))
+        )
     }
 
     /// No more is read: every message read is settled (or the producer is gone).
@@ -221,10 +218,17 @@ impl Collector {
         self.close_client(Closing::Destroy);
     }
 
-    /// One note from the producer or the waiter.
-    pub(super) async fn on_note(&mut self, note: Note) {
+    /// The producer's count of messages read so far.
+    pub(super) fn counted_read(&mut self, read: u64) {
+        self.totals.read = read;
+    }
+
+    /// One note from the producer.
+    /// `read`: the producer's count of messages read, which counts every message this note
+    /// settles.
+    pub(super) async fn on_note(&mut self, note: Note, read: u64) {
+        self.counted_read(read);
         match note {
-            Note::Read(n) => self.totals.read += n,
             Note::InputEnd(error) => {
                 self.input_done = true;
                 if let Some(error) = error {
@@ -232,6 +236,7 @@ impl Collector {
                     self.out.note(RunNote::InputError(error)).await;
                 }
             }
+            Note::One(item, fate) => self.settled(item, fate).await,
             Note::Settled(settled) => {
                 for (item, fate) in settled {
                     self.settled(item, fate).await;

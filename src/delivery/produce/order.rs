@@ -1,0 +1,139 @@
+//! The messages the producer took, in the order they were taken, each awaiting its fate: the
+//! producer polls the oldest while it waits for anything else (room, input, the rate), and
+//! passes the fates on to the collector a run at a time (all that are settled before one must
+//! wait), so results come out in input order. Kept in the producer's own task, not a task of
+//! its own: at window 1 the ACK that settles a message also makes room for the next, and one
+//! wake-up of one task does both.
+
+use super::super::collect::{Note, Notes};
+use super::super::event::Item;
+use crate::client::{Fate, SendHandle};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::{pin, Pin};
+use std::task::{Context, Poll};
+
+/// Messages taken whose fate is not yet passed on, at most (beyond the window): when the
+/// oldest is slow this holds the producer back, which keeps memory bounded.
+pub(super) const ORDER_QUEUE: usize = 1024;
+
+/// Fates passed on in one note at most, so the collector is not kept waiting for a long run.
+const NOTE_MAX: usize = 256;
+
+/// One message taken, in its place.
+enum Entry {
+    /// Handed to the client: its fate comes through the handle.
+    Sent(Item, SendHandle),
+    /// Never handed over, its fate decided already.
+    Decided(Item, Fate),
+}
+
+/// The messages taken and not yet passed on, oldest first.
+pub(super) struct Order {
+    notes: Notes,
+    entries: VecDeque<Entry>,
+    /// Fates taken off the front and not yet sent on.
+    done: Vec<(Item, Fate)>,
+}
+
+impl Order {
+    pub fn new(notes: Notes) -> Order {
+        Order {
+            notes,
+            entries: VecDeque::new(),
+            done: Vec::new(),
+        }
+    }
+
+    /// A message handed to the client.
+    pub fn sent(&mut self, item: Item, handle: SendHandle) {
+        self.entries.push_back(Entry::Sent(item, handle));
+    }
+
+    /// A message never handed over, with its fate.
+    pub fn decided(&mut self, item: Item, fate: Fate) {
+        self.entries.push_back(Entry::Decided(item, fate));
+    }
+
+    /// Whether `n` more fit before the oldest must be passed on.
+    pub fn has_room(&self, n: usize) -> bool {
+        self.entries.is_empty() || self.entries.len() + n <= ORDER_QUEUE
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Pass on every fate at the front that is settled; the oldest unsettled one wakes this
+    /// task when it settles. `true` when any was passed on.
+    pub fn poll_settled(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut passed = false;
+        loop {
+            let settled = match self.entries.front_mut() {
+                None => break,
+                Some(Entry::Decided(..)) => None,
+                Some(Entry::Sent(item, handle)) => match Pin::new(&mut *handle).poll(cx) {
+                    Poll::Ready(fate) => {
+                        item.writes = handle.writes();
+                        Some(fate)
+                    }
+                    Poll::Pending => break,
+                },
+            };
+            let done = match (self.entries.pop_front(), settled) {
+                (Some(Entry::Sent(item, _)), Some(fate))
+                | (Some(Entry::Decided(item, fate)), _) => (item, fate),
+                _ => break,
+            };
+            self.done.push(done);
+            passed = true;
+            if self.done.len() >= NOTE_MAX {
+                self.flush();
+            }
+        }
+        self.flush();
+        passed
+    }
+
+    fn flush(&mut self) {
+        let note = match self.done.len() {
+            0 => return,
+            // One fate (each one at window 1): the buffer is kept, nothing allocated for it.
+            1 => match self.done.pop() {
+                Some((item, fate)) => Note::One(item, fate),
+                None => return,
+            },
+            n => Note::Settled(std::mem::replace(&mut self.done, Vec::with_capacity(n))),
+        };
+        self.notes.send(note);
+    }
+
+    /// Await `wait`, passing fates on as they settle meanwhile.
+    pub async fn meanwhile<F: Future>(&mut self, wait: F) -> F::Output {
+        let mut wait = pin!(wait);
+        std::future::poll_fn(|cx| {
+            self.poll_settled(cx);
+            wait.as_mut().poll(cx)
+        })
+        .await
+    }
+
+    /// Ready once at least one fate was passed on (never while the order is empty).
+    pub async fn advance(&mut self) {
+        std::future::poll_fn(|cx| {
+            if self.poll_settled(cx) {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+        .await
+    }
+
+    /// Wait until `n` more fit.
+    pub async fn room_for(&mut self, n: usize) {
+        while !self.has_room(n) {
+            self.advance().await;
+        }
+    }
+}
