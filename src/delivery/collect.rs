@@ -82,10 +82,17 @@ pub(super) struct Out(pub mpsc::Sender<RunEvent>);
 
 impl Out {
     async fn emit(&self, event: RunEvent) {
-        // Straight into the channel when it has room (the usual case): no send future to move
-        // the event through, no semaphore wait to set up.
-        if let Err(mpsc::error::TrySendError::Full(event)) = self.0.try_send(event) {
+        if let Some(event) = self.try_emit(event) {
             let _ = self.0.send(event).await;
+        }
+    }
+
+    /// Straight into the channel when it has room (the usual case): no send future to move
+    /// the event through, no semaphore wait to set up. The event back when it must wait.
+    fn try_emit(&self, event: RunEvent) -> Option<RunEvent> {
+        match self.0.try_send(event) {
+            Err(mpsc::error::TrySendError::Full(event)) => Some(event),
+            _ => None,
         }
     }
 
@@ -173,7 +180,9 @@ pub(super) async fn collect(
                 };
                 // The notes waiting, without a select each.
                 for note in taken.drain(..) {
-                    run.on_note(note, read).await;
+                    if let Some(later) = run.take_note(note, read) {
+                        run.later(later).await;
+                    }
                 }
             }
             // Only application ACKs left to wait for: close, so the drain timeout bounds them.
