@@ -61,12 +61,16 @@ impl Notes {
         self.lock().read += n;
     }
 
-    /// Up to `most` notes onto `into`, in order; the count of messages read, which counts
-    /// every one they settle.
-    fn take(&self, most: usize, into: &mut Vec<Note>) -> u64 {
+    /// Up to `most` notes into `into` (empty), in order; the count of messages read, which
+    /// counts every one they settle. The queues trade places when all of them go: no note is
+    /// moved to be taken.
+    fn take(&self, most: usize, into: &mut VecDeque<Note>) -> u64 {
         let mut inbox = self.lock();
-        let n = inbox.notes.len().min(most);
-        into.extend(inbox.notes.drain(..n));
+        if inbox.notes.len() <= most {
+            std::mem::swap(&mut inbox.notes, into);
+        } else {
+            into.extend(inbox.notes.drain(..most));
+        }
         inbox.read
     }
 }
@@ -132,7 +136,7 @@ pub(super) async fn collect(
     let producer = run.producer(input, notes.clone());
     tokio::pin!(producer);
     let mut produced = false;
-    let mut taken: Vec<Note> = Vec::new();
+    let mut taken: VecDeque<Note> = VecDeque::new();
     // Made once: a wait made afresh each turn registers with its token, and unregisters,
     // every time the loop goes round.
     let stop = controls.stop.cancelled();
@@ -179,7 +183,7 @@ pub(super) async fn collect(
                     break;
                 };
                 // The notes waiting, without a select each.
-                for note in taken.drain(..) {
+                while let Some(note) = taken.pop_front() {
                     if let Some(later) = run.take_note(note, read) {
                         run.later(later).await;
                     }
