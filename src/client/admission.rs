@@ -7,6 +7,7 @@
 //! window.
 
 use super::options::Window;
+use super::woken::Woken;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -15,6 +16,15 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use tokio::time::{Instant, Sleep};
 use tokio_util::sync::WaitForCancellationFuture;
+
+/// What ends a wait for room early: the caller's wait on its token (made once by the caller:
+/// it may serve many waits, and made afresh each would register with the token, and
+/// unregister), and the gate it is polled through, when the caller keeps one with it (then it
+/// is polled again only once the token woke it).
+pub(crate) struct Cancel<'w, 't> {
+    pub wait: Pin<&'w mut WaitForCancellationFuture<'t>>,
+    pub gate: Option<&'w mut Woken>,
+}
 
 #[derive(Debug, Default)]
 struct Held {
@@ -140,20 +150,21 @@ impl Admission {
         self: &Arc<Self>,
         len: usize,
         limit: Duration,
-        cancel: Option<Pin<&mut WaitForCancellationFuture<'_>>>,
+        cancel: Option<Cancel<'_, '_>>,
     ) -> Waited {
         let deadline = Instant::now() + limit;
         // Counted before the first check under the lock: a release that this check misses sees
         // the count after its own update, and wakes this waiter.
         self.waiting.fetch_add(1, Ordering::SeqCst);
         let _waiting = WaitingGuard(&self.waiting);
-        // The caller's wait on its token, made once by the caller (it may serve many waits:
-        // made afresh, each wait would register with the token, and unregister).
         let mut cancel = cancel;
-        let mut cancelled = |cx: &mut Context<'_>| {
-            cancel
-                .as_mut()
-                .is_some_and(|c| c.as_mut().poll(cx).is_ready())
+        let mut cancelled = |cx: &mut Context<'_>| match &mut cancel {
+            None => false,
+            Some(Cancel {
+                wait,
+                gate: Some(gate),
+            }) => gate.poll(cx, |cx| wait.as_mut().poll(cx)).is_ready(),
+            Some(Cancel { wait, gate: None }) => wait.as_mut().poll(cx).is_ready(),
         };
         let mut wait = Wait {
             admission: self,
@@ -428,6 +439,10 @@ mod tests {
         assert_eq!(a.lock().waiters.len(), 0);
         let cancel = CancellationToken::new();
         let cancelled = std::pin::pin!(cancel.cancelled());
+        let cancelled = Cancel {
+            wait: cancelled,
+            gate: None,
+        };
         let wait = a.admit_wait(1, Duration::from_secs(1), Some(cancelled));
         tokio::pin!(wait);
         assert!(futures::poll!(&mut wait).is_pending());

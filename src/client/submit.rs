@@ -6,11 +6,12 @@
 //! dropped before the actor took it gives its room back with it; it was never handed over, so
 //! no fate is counted for it.
 
-use super::admission::{Room, Waited};
+use super::admission::{Cancel, Room, Waited};
 use super::fate::{Fate, FateCause, Refusal};
 use super::fate_cell::{fate_cell, fate_cells, FateRx, FateTx};
 use super::options::OnBackpressure;
 use super::pending::Pending;
+use super::woken::Woken;
 use super::{Client, Command, SendHandle};
 use bytes::Bytes;
 use std::pin::{pin, Pin};
@@ -24,6 +25,17 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 pub(crate) struct Stop<'w, 't> {
     pub token: &'t CancellationToken,
     pub wait: Pin<&'w mut WaitForCancellationFuture<'t>>,
+    /// The wait is polled through it: again only once the token woke it.
+    pub gate: Woken,
+}
+
+impl<'t> Stop<'_, 't> {
+    fn cancel(&mut self) -> Cancel<'_, 't> {
+        Cancel {
+            wait: self.wait.as_mut(),
+            gate: Some(&mut self.gate),
+        }
+    }
 }
 
 impl Client {
@@ -37,8 +49,9 @@ impl Client {
     /// As [`Client::send`]; `cancel` aborts a wait for room (the send is then never delivered).
     /// After admission, cancel through [`SendHandle::cancel`].
     pub async fn send_cancellable(&self, payload: Bytes, cancel: &CancellationToken) -> SendHandle {
-        let cancelled = pin!(cancel.cancelled());
-        self.submit(payload, true, Some(cancelled)).await
+        let wait = pin!(cancel.cancelled());
+        let cancel = Cancel { wait, gate: None };
+        self.submit(payload, true, Some(cancel)).await
     }
 
     /// Hand many payloads over, in order, without awaiting each: one handle per payload, in
@@ -85,7 +98,7 @@ impl Client {
         if let [item] = items {
             // One message (each one at window 1): as one send, with no batch buffers to make.
             let item = payload(item).clone();
-            handles.push(self.submit(item, !split, Some(stop.wait.as_mut())).await);
+            handles.push(self.submit(item, !split, Some(stop.cancel())).await);
             return;
         }
         let taken_before = handles.len();
@@ -140,7 +153,7 @@ impl Client {
                     cause: FateCause::PayloadContainsFramingByte,
                 })
             } else {
-                self.admit(next.len(), Some(stop.wait.as_mut())).await
+                self.admit(next.len(), Some(stop.cancel())).await
             };
             match room {
                 Ok(room) => {
@@ -192,7 +205,7 @@ impl Client {
         &self,
         payload: Bytes,
         check: bool,
-        cancel: Option<Pin<&mut WaitForCancellationFuture<'_>>>,
+        cancel: Option<Cancel<'_, '_>>,
     ) -> SendHandle {
         let (mut handle, fate_tx) = self.new_handle();
         let admitted = match check.then(|| framing_byte(&payload)).flatten() {
@@ -235,7 +248,9 @@ impl Client {
             } else {
                 // No room: the sends admitted so far go first, so their ACKs can make some.
                 self.hand_over_many(&mut admitted).await;
-                self.admit(len, cancelled.as_mut().as_pin_mut()).await
+                let wait = cancelled.as_mut().as_pin_mut();
+                self.admit(len, wait.map(|wait| Cancel { wait, gate: None }))
+                    .await
             };
             match room {
                 Err(fate) => self.settle_now(fate_tx, fate),
@@ -270,11 +285,7 @@ impl Client {
     }
 
     /// Take room for a payload of `len` bytes by the backpressure policy; `Err` is its fate.
-    async fn admit(
-        &self,
-        len: usize,
-        cancel: Option<Pin<&mut WaitForCancellationFuture<'_>>>,
-    ) -> Result<Room, Fate> {
+    async fn admit(&self, len: usize, cancel: Option<Cancel<'_, '_>>) -> Result<Room, Fate> {
         let admission = &self.shared.admission;
         if let Some(room) = admission.try_admit(len) {
             return Ok(room);
