@@ -66,6 +66,7 @@ mod pending;
 mod recent;
 mod spare;
 mod submit;
+pub(crate) use submit::Stop;
 pub(crate) mod woken;
 
 pub use backoff::{

@@ -7,6 +7,7 @@
 //! window.
 
 use super::options::Window;
+use super::woken::Woken;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,7 +15,16 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use tokio::time::{Instant, Sleep};
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::WaitForCancellationFuture;
+
+/// What ends a wait for room early: the caller's wait on its token (made once by the caller:
+/// it may serve many waits, and made afresh each would register with the token, and
+/// unregister), and the gate it is polled through, when the caller keeps one with it (then it
+/// is polled again only once the token woke it).
+pub(crate) struct Cancel<'w, 't> {
+    pub wait: Pin<&'w mut WaitForCancellationFuture<'t>>,
+    pub gate: Option<&'w mut Woken>,
+}
 
 #[derive(Debug, Default)]
 struct Held {
@@ -140,20 +150,22 @@ impl Admission {
         self: &Arc<Self>,
         len: usize,
         limit: Duration,
-        cancel: Option<&CancellationToken>,
+        cancel: Option<Cancel<'_, '_>>,
     ) -> Waited {
         let deadline = Instant::now() + limit;
         // Counted before the first check under the lock: a release that this check misses sees
         // the count after its own update, and wakes this waiter.
         self.waiting.fetch_add(1, Ordering::SeqCst);
         let _waiting = WaitingGuard(&self.waiting);
-        let cancelled = async {
-            match cancel {
-                Some(cancel) => cancel.cancelled().await,
-                None => std::future::pending().await,
-            }
+        let mut cancel = cancel;
+        let mut cancelled = |cx: &mut Context<'_>| match &mut cancel {
+            None => false,
+            Some(Cancel {
+                wait,
+                gate: Some(gate),
+            }) => gate.poll(cx, |cx| wait.as_mut().poll(cx)).is_ready(),
+            Some(Cancel { wait, gate: None }) => wait.as_mut().poll(cx).is_ready(),
         };
-        tokio::pin!(cancelled);
         let mut wait = Wait {
             admission: self,
             slot: None,
@@ -164,13 +176,13 @@ impl Admission {
             // A cancel comes first: a wait cancelled as room came takes none (the first look
             // is for the room alone, as the caller's own try just before).
             let first = std::mem::take(&mut first);
-            if !first && cancelled.as_mut().poll(cx).is_ready() {
+            if !first && cancelled(cx) {
                 return Poll::Ready(Waited::Cancelled);
             }
             if let Some(room) = wait.take_or_register(len, cx.waker()) {
                 return Poll::Ready(Waited::Admitted(room));
             }
-            if first && cancelled.as_mut().poll(cx).is_ready() {
+            if first && cancelled(cx) {
                 return Poll::Ready(Waited::Cancelled);
             }
             wait.poll_timer(cx, deadline).map(|()| Waited::TimedOut)
@@ -416,6 +428,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn waits_that_end_first_leave_no_slots_behind() {
+        use tokio_util::sync::CancellationToken;
         let a = admission(Some(1), None);
         let room = a.try_admit(1).unwrap();
         for _ in 0..3 {
@@ -425,7 +438,12 @@ mod tests {
         }
         assert_eq!(a.lock().waiters.len(), 0);
         let cancel = CancellationToken::new();
-        let wait = a.admit_wait(1, Duration::from_secs(1), Some(&cancel));
+        let cancelled = std::pin::pin!(cancel.cancelled());
+        let cancelled = Cancel {
+            wait: cancelled,
+            gate: None,
+        };
+        let wait = a.admit_wait(1, Duration::from_secs(1), Some(cancelled));
         tokio::pin!(wait);
         assert!(futures::poll!(&mut wait).is_pending());
         assert_eq!(a.lock().waiters.len(), 1);

@@ -6,16 +6,37 @@
 //! dropped before the actor took it gives its room back with it; it was never handed over, so
 //! no fate is counted for it.
 
-use super::admission::{Room, Waited};
+use super::admission::{Cancel, Room, Waited};
 use super::fate::{Fate, FateCause, Refusal};
 use super::fate_cell::{fate_cell, fate_cells, FateRx, FateTx};
 use super::options::OnBackpressure;
 use super::pending::Pending;
+use super::woken::Woken;
 use super::{Client, Command, SendHandle};
 use bytes::Bytes;
+use std::pin::{pin, Pin};
 use std::sync::atomic::Ordering;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
+
+/// The stop of a caller of [`Client::send_some`]: its token, and its wait on it, made once for
+/// every wait for room of the caller's run (made afresh, each would register with the token,
+/// and unregister).
+pub(crate) struct Stop<'w, 't> {
+    pub token: &'t CancellationToken,
+    pub wait: Pin<&'w mut WaitForCancellationFuture<'t>>,
+    /// The wait is polled through it: again only once the token woke it.
+    pub gate: Woken,
+}
+
+impl<'t> Stop<'_, 't> {
+    fn cancel(&mut self) -> Cancel<'_, 't> {
+        Cancel {
+            wait: self.wait.as_mut(),
+            gate: Some(&mut self.gate),
+        }
+    }
+}
 
 impl Client {
     /// Hand one payload (an HL7 message, unframed) to the client. Under `reject` a full window
@@ -28,6 +49,8 @@ impl Client {
     /// As [`Client::send`]; `cancel` aborts a wait for room (the send is then never delivered).
     /// After admission, cancel through [`SendHandle::cancel`].
     pub async fn send_cancellable(&self, payload: Bytes, cancel: &CancellationToken) -> SendHandle {
+        let wait = pin!(cancel.cancelled());
+        let cancel = Cancel { wait, gate: None };
         self.submit(payload, true, Some(cancel)).await
     }
 
@@ -69,13 +92,13 @@ impl Client {
         items: &[T],
         payload: impl Fn(&T) -> &Bytes,
         split: bool,
-        cancel: &CancellationToken,
+        stop: &mut Stop<'_, '_>,
         handles: &mut Vec<SendHandle>,
     ) {
         if let [item] = items {
             // One message (each one at window 1): as one send, with no batch buffers to make.
             let item = payload(item).clone();
-            handles.push(self.submit(item, !split, Some(cancel)).await);
+            handles.push(self.submit(item, !split, Some(stop.cancel())).await);
             return;
         }
         let taken_before = handles.len();
@@ -130,7 +153,7 @@ impl Client {
                     cause: FateCause::PayloadContainsFramingByte,
                 })
             } else {
-                self.admit(next.len(), Some(cancel)).await
+                self.admit(next.len(), Some(stop.cancel())).await
             };
             match room {
                 Ok(room) => {
@@ -142,7 +165,7 @@ impl Client {
                         &mut admitted,
                     ));
                     // Stopped during the wait: no more.
-                    if waits && cancel.is_cancelled() {
+                    if waits && stop.token.is_cancelled() {
                         break;
                     }
                 }
@@ -182,7 +205,7 @@ impl Client {
         &self,
         payload: Bytes,
         check: bool,
-        cancel: Option<&CancellationToken>,
+        cancel: Option<Cancel<'_, '_>>,
     ) -> SendHandle {
         let (mut handle, fate_tx) = self.new_handle();
         let admitted = match check.then(|| framing_byte(&payload)).flatten() {
@@ -212,6 +235,7 @@ impl Client {
         I: IntoIterator<Item = Bytes>,
     {
         let payloads = payloads.into_iter();
+        let mut cancelled = pin!(cancel.map(CancellationToken::cancelled));
         let mut handles = Vec::with_capacity(payloads.size_hint().0);
         let mut admitted: Vec<Box<Pending>> = Vec::new();
         for payload in payloads {
@@ -224,7 +248,9 @@ impl Client {
             } else {
                 // No room: the sends admitted so far go first, so their ACKs can make some.
                 self.hand_over_many(&mut admitted).await;
-                self.admit(len, cancel).await
+                let wait = cancelled.as_mut().as_pin_mut();
+                self.admit(len, wait.map(|wait| Cancel { wait, gate: None }))
+                    .await
             };
             match room {
                 Err(fate) => self.settle_now(fate_tx, fate),
@@ -259,7 +285,7 @@ impl Client {
     }
 
     /// Take room for a payload of `len` bytes by the backpressure policy; `Err` is its fate.
-    async fn admit(&self, len: usize, cancel: Option<&CancellationToken>) -> Result<Room, Fate> {
+    async fn admit(&self, len: usize, cancel: Option<Cancel<'_, '_>>) -> Result<Room, Fate> {
         let admission = &self.shared.admission;
         if let Some(room) = admission.try_admit(len) {
             return Ok(room);

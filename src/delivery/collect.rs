@@ -61,12 +61,16 @@ impl Notes {
         self.lock().read += n;
     }
 
-    /// Up to `most` notes onto `into`, in order; the count of messages read, which counts
-    /// every one they settle.
-    fn take(&self, most: usize, into: &mut Vec<Note>) -> u64 {
+    /// Up to `most` notes into `into` (empty), in order; the count of messages read, which
+    /// counts every one they settle. The queues trade places when all of them go: no note is
+    /// moved to be taken.
+    fn take(&self, most: usize, into: &mut VecDeque<Note>) -> u64 {
         let mut inbox = self.lock();
-        let n = inbox.notes.len().min(most);
-        into.extend(inbox.notes.drain(..n));
+        if inbox.notes.len() <= most {
+            std::mem::swap(&mut inbox.notes, into);
+        } else {
+            into.extend(inbox.notes.drain(..most));
+        }
         inbox.read
     }
 }
@@ -82,10 +86,17 @@ pub(super) struct Out(pub mpsc::Sender<RunEvent>);
 
 impl Out {
     async fn emit(&self, event: RunEvent) {
-        // Straight into the channel when it has room (the usual case): no send future to move
-        // the event through, no semaphore wait to set up.
-        if let Err(mpsc::error::TrySendError::Full(event)) = self.0.try_send(event) {
+        if let Some(event) = self.try_emit(event) {
             let _ = self.0.send(event).await;
+        }
+    }
+
+    /// Straight into the channel when it has room (the usual case): no send future to move
+    /// the event through, no semaphore wait to set up. The event back when it must wait.
+    fn try_emit(&self, event: RunEvent) -> Option<RunEvent> {
+        match self.0.try_send(event) {
+            Err(mpsc::error::TrySendError::Full(event)) => Some(event),
+            _ => None,
         }
     }
 
@@ -125,7 +136,7 @@ pub(super) async fn collect(
     let producer = run.producer(input, notes.clone());
     tokio::pin!(producer);
     let mut produced = false;
-    let mut taken: Vec<Note> = Vec::new();
+    let mut taken: VecDeque<Note> = VecDeque::new();
     // Made once: a wait made afresh each turn registers with its token, and unregisters,
     // every time the loop goes round.
     let stop = controls.stop.cancelled();
@@ -172,8 +183,10 @@ pub(super) async fn collect(
                     break;
                 };
                 // The notes waiting, without a select each.
-                for note in taken.drain(..) {
-                    run.on_note(note, read).await;
+                while let Some(note) = taken.pop_front() {
+                    if let Some(later) = run.take_note(note, read) {
+                        run.later(later).await;
+                    }
                 }
             }
             // Only application ACKs left to wait for: close, so the drain timeout bounds them.

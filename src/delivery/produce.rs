@@ -8,10 +8,12 @@ use super::collect::{client_closed, Note, Notes};
 use super::event::Item;
 use super::feed::Feed;
 use crate::cause::Cause;
-use crate::client::{Client, Fate, FateCause};
+use crate::client::woken::Woken;
+use crate::client::{Client, Fate, FateCause, Stop};
 use crate::input::{InputError, Message};
 use crate::pace::{Pacer, Schedule};
 use order::Order;
+use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -61,6 +63,12 @@ pub(super) async fn produce(
     mut gave_up: watch::Receiver<Option<Cause>>,
 ) {
     let stop = halt.stop.clone();
+    // The wait on the stop of every wait for room, made once.
+    let mut stopping = Stop {
+        token: &stop,
+        wait: pin!(stop.cancelled()),
+        gate: Woken::new(),
+    };
     let mut pacer =
         pace.map(|s| Pacer::new(s, tokio::time::Instant::now()).restarting_after(STALL));
     // One message at a time under a rate: each waits for its tick. No more than the window
@@ -173,7 +181,13 @@ pub(super) async fn produce(
         if let Some(pacer) = &mut pacer {
             order.meanwhile(pacer.tick()).await;
         }
-        let send = client.send_some(&batch, |item| &item.payload, split, &stop, &mut handles);
+        let send = client.send_some(
+            &batch,
+            |item| &item.payload,
+            split,
+            &mut stopping,
+            &mut handles,
+        );
         order.meanwhile(send).await;
         // What did not go waits for the next turn: room ran out, and the stop is looked at
         // before any more is handed over.

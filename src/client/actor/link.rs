@@ -151,6 +151,11 @@ struct WriteBatch {
     buf: BytesMut,
     done: usize,
     progress: Arc<AtomicUsize>,
+    /// When the frames were taken for it; also when it was flushed, if the stream took it all
+    /// at once (see [`WriteBatch::flushed_at`]).
+    started: Option<Instant>,
+    /// The stream made it wait at least once.
+    waited: bool,
 }
 
 impl WriteBatch {
@@ -160,10 +165,18 @@ impl WriteBatch {
             buf,
             done: 0,
             progress,
+            started: None,
+            waited: false,
         }
     }
 
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let result = self.poll_write(cx);
+        self.waited |= result.is_pending();
+        result
+    }
+
+    fn poll_write(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         while self.done < self.buf.len() {
             let n = ready!(Pin::new(&mut self.writer).poll_write(cx, &self.buf[self.done..]))?;
             if n == 0 {
@@ -173,6 +186,12 @@ impl WriteBatch {
             self.progress.store(self.done, Ordering::Relaxed);
         }
         Pin::new(&mut self.writer).poll_flush(cx)
+    }
+
+    /// The flush time when the write went out within the turn that took its frames: the clock
+    /// read then stands for both (one reading per event). `None` means read it now.
+    fn flushed_at(&self) -> Option<Instant> {
+        self.started.filter(|_| !self.waited)
     }
 }
 
@@ -203,16 +222,23 @@ impl Actor {
         // The last write's buffer, for the next one.
         let mut spare = BytesMut::new();
         let mut last_inbound = Instant::now();
+        // The flight figures last published to the stats: queue depth, queue bytes, in flight.
+        let mut published = (usize::MAX, 0, 0);
         let mut drain_deadline: Option<Instant> = None;
         // When the line-end nudge goes out (see NUDGE_AFTER); once per connection.
         let mut nudge_at: Option<Instant> = None;
         let mut nudged = !self.options.adapt_to_peer;
-        let far = || Instant::now() + Duration::from_secs(86_400 * 365);
-        let sleep = tokio::time::sleep_until(far());
+        // Read once: the timer's resting place when nothing is due.
+        let far = Instant::now() + Duration::from_secs(86_400 * 365);
+        let sleep = tokio::time::sleep_until(far);
         tokio::pin!(sleep);
         // Each turn of the loop is for one branch: the others are polled again only once woken.
         let (mut reading, mut commands, mut timer) = (Woken::new(), Woken::new(), Woken::new());
         loop {
+            // The peer spoke: no nudge is due (and no clock is read for it every turn).
+            if nudge_at.is_some() && !reader.nothing_received {
+                nudge_at = None;
+            }
             if write.is_none() && nudge_at.is_some_and(|at| at <= Instant::now()) {
                 nudge_at = None;
                 if let Some(w) = writer.take_if(|_| reader.nothing_received) {
@@ -224,10 +250,12 @@ impl Actor {
             if write.is_none() && self.state() == State::Connected {
                 if let Some(w) = writer.take() {
                     match self.flights.take_batch(&mut batch, &mut spare) {
-                        Some(buf) => {
+                        Some((buf, started)) => {
                             self.life.wrote();
                             let progress = self.flights.start_write();
-                            write = Some(WriteBatch::new(w, buf, progress));
+                            let mut batch = WriteBatch::new(w, buf, progress);
+                            batch.started = Some(started);
+                            write = Some(batch);
                         }
                         None => writer = Some(w),
                     }
@@ -241,10 +269,13 @@ impl Actor {
             if self.state() == State::Draining && write.is_none() && self.flights.is_empty() {
                 return End::Drained { timed_out: false };
             }
-            {
+            // Published only when they changed: the lock is taken for a change, not every turn.
+            let figures = self.flights.figures();
+            if reader.fresh_bytes != 0 || figures != published {
+                published = figures;
                 let mut c = self.out.shared().counters();
                 c.record_received(std::mem::take(&mut reader.fresh_bytes));
-                self.flights.sync_counters(&mut c);
+                c.record_flight(figures.0, figures.1, figures.2);
             }
             let deadline = self
                 .flights
@@ -252,7 +283,7 @@ impl Actor {
                 .into_iter()
                 .chain(nudge_at)
                 .min()
-                .unwrap_or_else(far);
+                .unwrap_or(far);
             // Re-armed only for a sooner deadline (or once it fired): re-arming moves the timer
             // in the wheel, and every write and read moves a deadline later. Firing early looks
             // at every deadline again, settles nothing before its time, and re-arms.
@@ -262,7 +293,9 @@ impl Actor {
             }
             tokio::select! {
                 biased;
-                (WriteBatch { writer: w, buf, .. }, result) = writing(&mut write) => {
+                (done, result) = writing(&mut write) => {
+                    let flushed_at = done.flushed_at();
+                    let WriteBatch { writer: w, buf, .. } = done;
                     writer = Some(w);
                     let n = buf.len();
                     spare = buf;
@@ -270,7 +303,7 @@ impl Actor {
                         let failure = link_failure(&e, &mut reader, tls).await;
                         return self.link_failed(failure);
                     }
-                    self.flights.on_flushed(&self.out, &mut batch, n);
+                    self.flights.on_flushed(&self.out, &mut batch, n, flushed_at);
                     if !nudged && reader.nothing_received {
                         nudged = true;
                         let after = NUDGE_AFTER.min(self.options.ack_timeout / 2);

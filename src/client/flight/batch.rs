@@ -5,7 +5,6 @@ use super::{Flights, Slot};
 use crate::client::events::ClientEvent;
 use crate::client::outbox::Outbox;
 use crate::client::pending::Written;
-use crate::client::stats::Counters;
 use crate::framing::{CR, FS, VT};
 use bytes::{BufMut, BytesMut};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -45,8 +44,13 @@ impl Flights {
 
     /// Coalesce queued frames into one buffer: one write for everything that may go now. Sends
     /// go in order: one that may not be written yet holds back those behind it. The buffer is
-    /// `spare` (the last write's) when it is big enough, so a write allocates none.
-    pub fn take_batch(&mut self, batch: &mut Vec<u64>, spare: &mut BytesMut) -> Option<BytesMut> {
+    /// `spare` (the last write's) when it is big enough, so a write allocates none. With it, the
+    /// clock reading the frames were taken at.
+    pub fn take_batch(
+        &mut self,
+        batch: &mut Vec<u64>,
+        spare: &mut BytesMut,
+    ) -> Option<(BytesMut, Instant)> {
         if self.queue.is_empty() {
             return None;
         }
@@ -120,12 +124,19 @@ impl Flights {
         }
         self.here.written = seq;
         batch.truncate(kept);
-        (!buf.is_empty()).then_some(buf)
+        (!buf.is_empty()).then_some((buf, now))
     }
 
-    /// The batch is on the wire: its ACK clocks start now.
-    pub fn on_flushed(&mut self, out: &Outbox, batch: &mut Vec<u64>, n: usize) {
-        let now = Instant::now();
+    /// The batch is on the wire: its ACK clocks start now (`at`, when the clock was read for it
+    /// already).
+    pub fn on_flushed(
+        &mut self,
+        out: &Outbox,
+        batch: &mut Vec<u64>,
+        n: usize,
+        at: Option<Instant>,
+    ) {
+        let now = at.unwrap_or_else(Instant::now);
         let wall = SystemTime::now();
         let deadline = now + self.options.ack_timeout;
         for slot in self.flight.iter_mut().rev() {
@@ -155,9 +166,9 @@ impl Flights {
         out.shared().counters().record_written(frames, n as u64);
     }
 
-    /// Publish the queue's depth and bytes and how many sends are in flight.
-    pub fn sync_counters(&self, c: &mut Counters) {
+    /// The queue's depth and bytes and how many sends are in flight, for the stats.
+    pub fn figures(&self) -> (usize, usize, usize) {
         let in_flight = self.sends.len() - self.queue.len().min(self.sends.len());
-        c.record_flight(self.queue.len(), self.queue.bytes(), in_flight);
+        (self.queue.len(), self.queue.bytes(), in_flight)
     }
 }

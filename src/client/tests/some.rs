@@ -53,12 +53,17 @@ async fn hand_over(
             handles.push(rig.client.send_cancellable(p.clone(), cancel).await);
         }
     } else {
+        let mut stop = crate::client::Stop {
+            token: cancel,
+            wait: std::pin::pin!(cancel.cancelled()),
+            gate: crate::client::woken::Woken::new(),
+        };
         let mut at = 0;
         while at < payloads.len() {
             let end = (at + run).min(payloads.len());
             let mut some = Vec::new();
             rig.client
-                .send_some(&payloads[at..end], |p| p, false, cancel, &mut some)
+                .send_some(&payloads[at..end], |p| p, false, &mut stop, &mut some)
                 .await;
             assert!(!some.is_empty(), "every call takes at least one");
             at += some.len();

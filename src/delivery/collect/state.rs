@@ -30,6 +30,18 @@ const CLOSE_WAIT: Duration = Duration::from_secs(5);
 /// after a close that ran out of time the actor may still be alive, and the run ends anyway.
 const LAST_EVENTS_WAIT: Duration = Duration::from_secs(1);
 
+/// What is left of a note that could not be taken without waiting.
+pub(super) enum Later {
+    /// An event waiting for room in the events, and a note to hand out after it.
+    Emit(Option<RunEvent>, Option<RunNote>),
+    /// As `Emit`, then the rest of a run of fates.
+    Settled(
+        Option<RunEvent>,
+        Option<RunNote>,
+        std::vec::IntoIter<(Item, Fate)>,
+    ),
+}
+
 /// How the run asks the client to end: a drain awaits the ACKs of what was written, a destroy
 /// settles everything at once.
 #[derive(Clone, Copy)]
@@ -223,45 +235,79 @@ impl Collector {
         self.totals.read = read;
     }
 
-    /// One note from the producer.
-    /// `read`: the producer's count of messages read, which counts every message this note
-    /// settles.
-    pub(super) async fn on_note(&mut self, note: Note, read: u64) {
+    /// One note from the producer, taken without waiting as far as it can be (the events have
+    /// room: the usual case); what is left waits in [`Collector::later`]. `read`: the
+    /// producer's count of messages read, which counts every message this note settles.
+    pub(super) fn take_note(&mut self, note: Note, read: u64) -> Option<Later> {
         self.counted_read(read);
         match note {
             Note::InputEnd(error) => {
                 self.input_done = true;
-                if let Some(error) = error {
-                    self.ending.input_failed = true;
-                    self.out.note(RunNote::InputError(error)).await;
-                }
+                let error = error?;
+                self.ending.input_failed = true;
+                Some(Later::Emit(
+                    Some(RunEvent::Note(RunNote::InputError(error))),
+                    None,
+                ))
             }
-            Note::One(item, fate) => self.settled(item, fate).await,
+            Note::One(item, fate) => self.settled_now(item, fate),
             Note::Settled(settled) => {
-                for (item, fate) in settled {
-                    self.settled(item, fate).await;
+                let mut rest = settled.into_iter();
+                while let Some((item, fate)) = rest.next() {
+                    if let Some(Later::Emit(event, kept)) = self.settled_now(item, fate) {
+                        return Some(Later::Settled(event, kept, rest));
+                    }
+                }
+                None
+            }
+        }
+    }
+
+    /// The rest of a note [`Collector::take_note`] could not finish, in order.
+    pub(super) async fn later(&mut self, later: Later) {
+        match later {
+            Later::Emit(event, kept) => self.emit_later(event, kept).await,
+            Later::Settled(event, kept, rest) => {
+                self.emit_later(event, kept).await;
+                for (item, fate) in rest {
+                    if let Some(Later::Emit(event, kept)) = self.settled_now(item, fate) {
+                        self.emit_later(event, kept).await;
+                    }
                 }
             }
         }
     }
 
-    /// One message's fate: counted, written out when it was not accepted, and handed out.
-    async fn settled(&mut self, item: Item, fate: Fate) {
-        let last_failure = *self.last_failure.borrow();
-        let gave_up = *self.gave_up.borrow();
-        let cause = final_cause(&fate, gave_up, &self.ending, last_failure);
+    async fn emit_later(&self, event: Option<RunEvent>, kept: Option<RunNote>) {
+        if let Some(event) = event {
+            self.out.emit(event).await;
+        }
+        if let Some(note) = kept {
+            self.out.note(note).await;
+        }
+    }
+
+    /// [`Collector::settled`] up to the first wait: what must wait for room in the events.
+    fn settled_now(&mut self, item: Item, fate: Fate) -> Option<Later> {
+        let cause = match fate {
+            // Its own fate stands: the run's state is not looked at.
+            Fate::Accepted { .. } => None,
+            _ => {
+                let last_failure = *self.last_failure.borrow();
+                let gave_up = *self.gave_up.borrow();
+                final_cause(&fate, gave_up, &self.ending, last_failure)
+            }
+        };
         self.totals.record(&fate);
         self.totals.resent += u64::from(item.rewrites());
         let kept = match &self.options.failed_out {
             Some(dir) if fate.population() != Population::Accepted => keep(dir, &item).err(),
             _ => None,
         };
-        self.out
-            .emit(RunEvent::Outcome(MessageOutcome { item, fate, cause }))
-            .await;
-        if let Some(note) = kept {
-            self.out.note(note).await;
-        }
+        let event = self
+            .out
+            .try_emit(RunEvent::Outcome(MessageOutcome { item, fate, cause }));
+        (event.is_some() || kept.is_some()).then_some(Later::Emit(event, kept))
     }
 
     /// Every message has its fate: close the client, hand out its last events and the note of

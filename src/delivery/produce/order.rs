@@ -1,7 +1,7 @@
 //! The messages the producer took, in the order they were taken, each awaiting its fate: the
 //! producer polls the oldest while it waits for anything else (room, input, the rate), and
 //! passes the fates on to the collector a run at a time (all that are settled before one must
-//! wait), so results come out in input order. Kept in the producer's own task, not a task of
+//! wait), so results come out in input order. Kept with the producer, not in a task of
 //! its own: at window 1 the ACK that settles a message also makes room for the next, and one
 //! wake-up of one task does both.
 
