@@ -102,7 +102,12 @@ fn the_relay_status_shows_both_sides_and_the_event_lines_stay_whole() {
         relay_in_terminal(&upstream.addr.to_string(), "--connect-timeout 5s", 3);
     assert_eq!(code, 0, "{text}");
     let (first, second) = assert_clean(&screen, &text, 3);
-    for field in ["in: 0 conn ", "/s  out: connected ", "reconnects 0"] {
+    // The sender has closed by the stop, but the relay may stop before it has seen the close.
+    assert!(
+        first.starts_with("in: 0 conn ") || first.starts_with("in: 1 conn "),
+        "{first:?}"
+    );
+    for field in ["/s  out: connected ", "reconnects 0"] {
         assert!(first.contains(field), "{field:?} not in {first:?}");
     }
     // Three answered messages: the percentiles are figures, not `-`.
