@@ -159,6 +159,7 @@ impl<'a> Intake<'a> {
             return Ok(granted);
         }
         let released = budget.released();
+        let _waiting = released.waiting();
         loop {
             let notified = released.notified();
             tokio::pin!(notified);
