@@ -166,7 +166,11 @@ impl Buffered {
     pub(crate) fn set(&mut self, part: Part, bytes: usize) {
         let draining = part != Part::Partial;
         let held = self.parts[part as usize];
-        if bytes >= held {
+        if bytes == held {
+            // Most batches set a part to what it holds already: no shared counter to touch.
+            return;
+        }
+        if bytes > held {
             self.total.add(bytes - held, draining);
             self.peer.buffered.add(bytes - held, draining);
         } else {
