@@ -324,7 +324,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
             if let Some(end) = self.send().await {
                 return Some(end);
             }
-            let delayed = self.stops.immediate.guard(tokio::time::sleep(delay));
+            // On the heap: only a policy's delay needs it, and every batch's future would carry it.
+            let delayed = self
+                .stops
+                .immediate
+                .guard(Box::pin(tokio::time::sleep(delay)));
             if delayed.await.is_none() {
                 return Some(End::cause(Cause::Shutdown));
             }

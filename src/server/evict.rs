@@ -48,6 +48,8 @@ pub(crate) struct IdleEntry<'a> {
     list: &'a IdleList,
     id: u64,
     place: Arc<Place>,
+    /// The waker left in the place: while the task's is the same, there is nothing to update.
+    armed: Option<Waker>,
 }
 
 impl IdleList {
@@ -59,6 +61,7 @@ impl IdleList {
             list: self,
             id,
             place,
+            armed: None,
         }
     }
 
@@ -85,8 +88,9 @@ impl IdleList {
                     .state
                     .compare_exchange(state, EVICTED, Ordering::AcqRel, Ordering::Acquire);
             if evicted.is_ok() {
-                if let Some(waker) = lock(&place.waker).take() {
-                    waker.wake();
+                // The waker stays in place for the connection's next idle spell.
+                if let Some(waker) = &*lock(&place.waker) {
+                    waker.wake_by_ref();
                 }
                 return true;
             }
@@ -125,13 +129,11 @@ impl IdleEntry<'_> {
     }
 
     /// About to wait: the task in `cx` is woken on eviction. Whether it was evicted already.
-    pub(crate) fn arm(&self, cx: &mut Context<'_>) -> bool {
-        {
-            let mut waker = lock(&self.place.waker);
-            match &mut *waker {
-                Some(w) => w.clone_from(cx.waker()),
-                None => *waker = Some(cx.waker().clone()),
-            }
+    pub(crate) fn arm(&mut self, cx: &mut Context<'_>) -> bool {
+        if !self.armed.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            let waker = cx.waker().clone();
+            *lock(&self.place.waker) = Some(waker.clone());
+            self.armed = Some(waker);
         }
         // Evicted before the waker was in place: the eviction's store is seen here.
         self.is_evicted()
@@ -194,7 +196,7 @@ mod tests {
     #[test]
     fn an_armed_connection_is_woken_by_its_eviction() {
         let list = IdleList::default();
-        let entry = list.join(7);
+        let mut entry = list.join(7);
         entry.enter();
         let flag = Arc::new(Flag(AtomicBool::new(false)));
         let waker = Waker::from(Arc::clone(&flag));
@@ -203,5 +205,11 @@ mod tests {
         assert!(list.evict_oldest(Duration::ZERO));
         assert!(flag.0.load(Ordering::SeqCst), "woken");
         assert!(entry.arm(&mut cx) && entry.is_evicted());
+        // Evicted again in a later spell, the same waker is woken again.
+        flag.0.store(false, Ordering::SeqCst);
+        entry.enter();
+        assert!(!entry.arm(&mut cx));
+        assert!(list.evict_oldest(Duration::ZERO));
+        assert!(flag.0.load(Ordering::SeqCst), "woken again");
     }
 }

@@ -28,7 +28,7 @@ pub(crate) struct Limits {
     per_peer_buffered: usize,
     buffered: Arc<budget::Pool>,
     /// Woken whenever held bytes are given back: connections waiting for room try again.
-    released: Arc<tokio::sync::Notify>,
+    released: Arc<budget::Released>,
     peers: PeerMap,
 }
 

@@ -80,7 +80,7 @@ impl ServerStats {
             s.absorb(delta);
             acks.drain_into(s);
         });
-        *delta = StatsSnapshot::default();
+        delta.reset();
     }
 
     pub(crate) fn snapshot(&self) -> StatsSnapshot {
@@ -112,6 +112,65 @@ impl StatsSnapshot {
         add(&mut self.acks_by_code, &delta.acks_by_code);
         add(&mut self.nacks_by_reason, &delta.nacks_by_reason);
         add(&mut self.warnings_by_code, &delta.warnings_by_code);
+    }
+
+    /// Back to zero, in place: nothing is freed or made when the maps are empty, as they are
+    /// for a batch without negative ACKs or warnings.
+    fn reset(&mut self) {
+        let StatsSnapshot {
+            connections_accepted,
+            connections_refused,
+            connections_open,
+            accept_failed,
+            accept_errors,
+            health_checks,
+            closed_by_cause,
+            messages,
+            committed,
+            commit_failed,
+            rejected,
+            refused,
+            duplicates,
+            inbound_acks,
+            unanswered,
+            acks_by_code,
+            nacks_by_reason,
+            warnings_by_code,
+            bytes_in,
+            bytes_out,
+            commit_groups,
+        } = self;
+        for n in [
+            connections_accepted,
+            connections_refused,
+            connections_open,
+            accept_failed,
+            accept_errors,
+            health_checks,
+            messages,
+            committed,
+            commit_failed,
+            rejected,
+            refused,
+            duplicates,
+            inbound_acks,
+            unanswered,
+            bytes_in,
+            bytes_out,
+        ] {
+            *n = 0;
+        }
+        for map in [
+            closed_by_cause,
+            acks_by_code,
+            nacks_by_reason,
+            warnings_by_code,
+        ] {
+            if !map.is_empty() {
+                map.clear();
+            }
+        }
+        *commit_groups = None;
     }
 
     pub(crate) fn closed(&mut self, cause: Cause) {
@@ -152,6 +211,21 @@ impl AckTally {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reset_snapshot_is_a_new_one() {
+        let mut s = StatsSnapshot {
+            messages: 3,
+            bytes_in: 9,
+            unanswered: 1,
+            ..StatsSnapshot::default()
+        };
+        s.nack("forced");
+        s.warning(WarningCode::FrameTooLarge);
+        s.closed(Cause::PeerClosed);
+        s.reset();
+        assert_eq!(s, StatsSnapshot::default());
+    }
 
     #[test]
     fn ack_counts_reach_the_snapshot_by_code_and_start_again() {

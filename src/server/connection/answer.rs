@@ -15,7 +15,7 @@ use crate::server::{AckMode, Shared};
 use crate::warning::Warning;
 use bytes::{Bytes, BytesMut};
 use std::future::{poll_fn, Future};
-use std::pin::pin;
+use std::pin::{pin, Pin};
 use std::task::Poll;
 use std::time::Duration;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -28,15 +28,14 @@ struct Elapsed;
 /// set only once `work` has to wait: a write the socket takes at once reads no clock.
 async fn within<F: Future>(limit: Duration, work: F) -> Result<F::Output, Elapsed> {
     let mut work = pin!(work);
-    let mut timer = pin!(None::<tokio::time::Sleep>);
+    // On the heap, made only for a write that waits: a connection's batch future stays small.
+    let mut timer: Option<Pin<Box<tokio::time::Sleep>>> = None;
     poll_fn(|cx| {
         if let Poll::Ready(out) = work.as_mut().poll(cx) {
             return Poll::Ready(Ok(out));
         }
-        if timer.is_none() {
-            timer.set(Some(tokio::time::sleep(limit)));
-        }
-        match timer.as_mut().as_pin_mut().map(|t| t.poll(cx)) {
+        let timer = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        match Some(timer.as_mut().poll(cx)) {
             Some(Poll::Ready(())) => Poll::Ready(Err(Elapsed)),
             _ => Poll::Pending,
         }

@@ -7,11 +7,14 @@ use crate::ack::{self, AckCode, Disposition};
 use crate::framing::Frame;
 use crate::hl7::{self, Scan};
 use crate::server::policy::{Action, Decision};
-use crate::server::sink::{pad_results, Inbound, Reply, SinkResult};
+use crate::server::sink::{pad_results, Inbound, Reply, SinkFuture, SinkResult};
 use crate::server::{AckMode, ServerConfig, Shared};
 use crate::warning::WarningCode;
 use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::SystemTime;
 
 thread_local! {
@@ -45,7 +48,7 @@ pub(super) struct Batch<'f> {
 }
 
 /// What is known of one message of a batch besides the message itself.
-struct Item<'f> {
+pub(super) struct Item<'f> {
     // Each header is scanned once: for the `Inbound` and again for its ACK.
     scan: Scan<'f>,
     decision: Decision,
@@ -131,8 +134,12 @@ impl<'f> Batch<'f> {
 
     /// Hand the messages the policy lets through (and none refused) to the sink, one result per
     /// such message, in order.
-    pub(super) async fn commit(&self, shared: &Shared) -> Vec<SinkResult> {
-        commit(shared, &self.messages, &self.items).await
+    pub(super) fn commit<'a>(&'a self, shared: &'a Shared) -> Committing<'a> {
+        Committing::Start {
+            shared,
+            messages: &self.messages,
+            items: &self.items,
+        }
     }
 
     /// The messages in arrival order.
@@ -224,15 +231,64 @@ fn refused_result(disposition: Disposition) -> SinkResult {
     }
 }
 
-/// Hand the messages the policy lets through (and none refused) to the sink, one result per such
-/// message.
-async fn commit(shared: &Shared, messages: &[Inbound], items: &[Item<'_>]) -> Vec<SinkResult> {
-    let sink = &shared.sink;
-    let chosen = |item: &Item<'_>| item.decision.action == Action::Commit && item.refusal.is_none();
-    if items.iter().all(chosen) {
-        let results = sink.commit_batch(messages).await;
-        return pad_results(results, messages.len());
+/// A batch's commit. The sink is asked only when it is first polled, as an `async fn` would;
+/// when every message goes to it, its own future is awaited as it is, so a connection's batch
+/// future holds little more than the sink's box.
+pub(super) enum Committing<'a> {
+    Start {
+        shared: &'a Shared,
+        messages: &'a [Inbound],
+        items: &'a [Item<'a>],
+    },
+    /// The whole batch, at the sink: `len` results are due.
+    All {
+        sink: SinkFuture<'a, Vec<SinkResult>>,
+        len: usize,
+    },
+    /// Only some of the messages go to the sink.
+    Chosen(SinkFuture<'a, Vec<SinkResult>>),
+}
+
+impl Future for Committing<'_> {
+    type Output = Vec<SinkResult>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Vec<SinkResult>> {
+        let this = self.get_mut();
+        if let Committing::Start {
+            shared,
+            messages,
+            items,
+        } = *this
+        {
+            *this = match items.iter().all(chosen) {
+                true => Committing::All {
+                    sink: shared.sink.commit_batch(messages),
+                    len: messages.len(),
+                },
+                false => Committing::Chosen(Box::pin(commit_chosen(shared, messages, items))),
+            };
+        }
+        match this {
+            Committing::All { sink, len } => sink.as_mut().poll(cx).map(|r| pad_results(r, *len)),
+            Committing::Chosen(commit) => commit.as_mut().poll(cx),
+            Committing::Start { .. } => unreachable!("started above"),
+        }
     }
+}
+
+/// The message goes to the sink: the policy commits it and nothing refused it.
+fn chosen(item: &Item<'_>) -> bool {
+    item.decision.action == Action::Commit && item.refusal.is_none()
+}
+
+/// Hand the messages the policy lets through (and none refused) to the sink, one result per
+/// such message: some of the batch's messages are held back.
+async fn commit_chosen(
+    shared: &Shared,
+    messages: &[Inbound],
+    items: &[Item<'_>],
+) -> Vec<SinkResult> {
+    let sink = &shared.sink;
     let chosen: Vec<Inbound> = messages
         .iter()
         .zip(items)

@@ -159,6 +159,7 @@ impl<'a> Intake<'a> {
             return Ok(granted);
         }
         let released = budget.released();
+        let _waiting = released.waiting();
         loop {
             let notified = released.notified();
             tokio::pin!(notified);
@@ -240,8 +241,8 @@ impl<'a> Intake<'a> {
         };
         // Idle: between frames, nothing buffered, nothing awaiting commit or answer.
         let evictable = lazy && self.codec.between_frames() && !unsent;
-        let hoarding = self.idle.as_ref().filter(|_| evictable);
-        if let Some(idle) = hoarding {
+        let mut hoarding = self.idle.as_mut().filter(|_| evictable);
+        if let Some(idle) = &hoarding {
             idle.enter();
         }
         // As a biased select over the stops, the frame deadline, eviction and the read, in that
@@ -256,7 +257,7 @@ impl<'a> Intake<'a> {
                 if frame_deadline.as_mut().poll(cx).is_ready() {
                     return Poll::Ready(Some(Err(Read::FrameTimeout)));
                 }
-                if hoarding.is_some_and(IdleEntry::is_evicted) {
+                if hoarding.as_ref().is_some_and(|idle| idle.is_evicted()) {
                     return Poll::Ready(Some(Err(Read::Evicted)));
                 }
                 if let Poll::Ready(result) = read.as_mut().poll(cx) {
@@ -265,7 +266,7 @@ impl<'a> Intake<'a> {
                 if stops.arm_either(cx) {
                     return Poll::Ready(None);
                 }
-                match hoarding.is_some_and(|idle| idle.arm(cx)) {
+                match hoarding.as_mut().is_some_and(|idle| idle.arm(cx)) {
                     true => Poll::Ready(Some(Err(Read::Evicted))),
                     false => Poll::Pending,
                 }

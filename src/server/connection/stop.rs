@@ -5,7 +5,7 @@
 use crate::server::Shutdown;
 use std::future::{poll_fn, Future};
 use std::pin::{pin, Pin};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 /// One stop: its token, and the connection's standing wait for it.
@@ -13,6 +13,9 @@ pub(super) struct Stop<'s> {
     token: &'s CancellationToken,
     /// On the heap so the connection can move; polled only when the connection is about to wait.
     wait: Pin<Box<WaitForCancellationFuture<'s>>>,
+    /// The waker `wait` was last polled with: while the task's waker is the same, the
+    /// registration stands and polling again would only confirm it.
+    armed: Option<Waker>,
 }
 
 impl<'s> Stop<'s> {
@@ -20,6 +23,7 @@ impl<'s> Stop<'s> {
         Stop {
             token,
             wait: Box::pin(token.cancelled()),
+            armed: None,
         }
     }
 
@@ -28,9 +32,18 @@ impl<'s> Stop<'s> {
         self.token.is_cancelled()
     }
 
-    /// About to wait: be woken when the stop is set. Whether it is set already.
+    /// About to wait: be woken when the stop is set. Whether it is set already; when the
+    /// standing registration already wakes this task, `false` without a look: every step looks
+    /// with [`Stop::is_set`] before it waits, and a stop set since wakes the task.
     pub(super) fn arm(&mut self, cx: &mut Context<'_>) -> bool {
-        self.wait.as_mut().poll(cx).is_ready()
+        if self.armed.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            return false;
+        }
+        if self.wait.as_mut().poll(cx).is_ready() {
+            return true;
+        }
+        self.armed = Some(cx.waker().clone());
+        false
     }
 
     /// Run `work` until it ends (`Some`) or the stop is set (`None`), the stop looked at first
@@ -118,7 +131,8 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
             stopper.cancel();
         });
-        let set = poll_fn(|cx| match stops.arm_either(cx) {
+        // As every step does: look, then arm.
+        let set = poll_fn(|cx| match stops.either_set() || stops.arm_either(cx) {
             true => Poll::Ready(()),
             false => Poll::Pending,
         });

@@ -4,9 +4,51 @@
 //! at the budget a connection stops reading rather than buffering more.
 
 use super::PeerUse;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicUsize, Ordering};
 use std::sync::Arc;
+use tokio::sync::futures::Notified;
 use tokio::sync::Notify;
+
+/// Woken whenever held bytes are given back, so connections waiting for room try again; told
+/// only while one waits, so giving bytes back costs no lock otherwise.
+#[derive(Debug, Default)]
+pub(crate) struct Released {
+    notify: Notify,
+    /// Connections waiting for room now.
+    waiting: AtomicUsize,
+}
+
+/// A connection waiting for room: while it lives, every release is told.
+pub(crate) struct Waiting<'a>(&'a Released);
+
+impl Released {
+    /// Start waiting for room: register with [`Released::notified`] and look again after.
+    pub(crate) fn waiting(&self) -> Waiting<'_> {
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        // Paired with the fence in `tell`: either the releaser sees this waiter, or this
+        // waiter's next look at the budget sees the bytes given back.
+        fence(Ordering::SeqCst);
+        Waiting(self)
+    }
+
+    pub(crate) fn notified(&self) -> Notified<'_> {
+        self.notify.notified()
+    }
+
+    /// Bytes were given back: wake the connections waiting for room, if any.
+    fn tell(&self) {
+        fence(Ordering::SeqCst);
+        if self.waiting.load(Ordering::Relaxed) > 0 {
+            self.notify.notify_waiters();
+        }
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.waiting.fetch_sub(1, Ordering::SeqCst);
+    }
+}
 
 /// What a connection holds, by kind; all kinds count against the same budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,7 +97,7 @@ pub(crate) struct Buffered {
     peer: Arc<PeerUse>,
     max_total: usize,
     max_peer: usize,
-    released: Arc<Notify>,
+    released: Arc<Released>,
     parts: [usize; 3],
 }
 
@@ -65,7 +107,7 @@ impl Buffered {
         peer: Arc<PeerUse>,
         max_total: usize,
         max_peer: usize,
-        released: Arc<Notify>,
+        released: Arc<Released>,
     ) -> Buffered {
         Buffered {
             total,
@@ -124,13 +166,17 @@ impl Buffered {
     pub(crate) fn set(&mut self, part: Part, bytes: usize) {
         let draining = part != Part::Partial;
         let held = self.parts[part as usize];
-        if bytes >= held {
+        if bytes == held {
+            // Most batches set a part to what it holds already: no shared counter to touch.
+            return;
+        }
+        if bytes > held {
             self.total.add(bytes - held, draining);
             self.peer.buffered.add(bytes - held, draining);
         } else {
             self.total.sub(held - bytes, draining);
             self.peer.buffered.sub(held - bytes, draining);
-            self.released.notify_waiters();
+            self.released.tell();
         }
         self.parts[part as usize] = bytes;
     }
@@ -146,7 +192,7 @@ impl Buffered {
     }
 
     /// Woken when any connection gives bytes back.
-    pub(crate) fn released(&self) -> Arc<Notify> {
+    pub(crate) fn released(&self) -> Arc<Released> {
         Arc::clone(&self.released)
     }
 }
