@@ -1,7 +1,8 @@
-//! The first read of a connection with nothing buffered lands in a buffer of the worker thread,
-//! not of the connection: only the bytes that arrive are copied into a buffer of its own, so an
-//! idle connection's task carries no read array. Thousands of idle connections cost a scratch
-//! buffer per thread instead of one each.
+//! The first read of a connection with nothing buffered lands in a block of the worker thread,
+//! not of the connection: what arrives is split off the block (no copy, no allocation), so an
+//! idle connection's task carries no read array, and the frames cut from it share the block.
+//! Thousands of idle connections cost a block per thread instead of a buffer each; a block is
+//! reused once every frame cut from it has gone, or replaced when one is still held.
 
 use bytes::BytesMut;
 use std::cell::Cell;
@@ -11,13 +12,15 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, ReadBuf};
 
-/// The scratch buffer's size: the most a first read takes.
+/// The most a first read takes.
 pub(super) const SCRATCH: usize = 2048;
+/// A thread's block: a few first reads' worth, so a frame still held pins little.
+const BLOCK: usize = 8 * SCRATCH;
 
 thread_local! {
     /// Taken while a read is polled and put back after; a poll that finds it taken (nested in
     /// another) uses one of its own.
-    static SPARE: Cell<Option<Box<[u8; SCRATCH]>>> = const { Cell::new(None) };
+    static SPARE: Cell<Option<BytesMut>> = const { Cell::new(None) };
 }
 
 /// Read once from `stream`, at most `limit` bytes (and [`SCRATCH`]), appending what arrived to
@@ -36,19 +39,26 @@ fn poll_once<S: AsyncRead>(
     limit: usize,
     buf: &mut BytesMut,
 ) -> Poll<io::Result<usize>> {
-    let mut scratch = SPARE
+    let limit = limit.min(SCRATCH);
+    let mut block = SPARE
         .try_with(Cell::take)
         .ok()
         .flatten()
-        .unwrap_or_else(|| Box::new([0; SCRATCH]));
-    let mut read = ReadBuf::new(&mut scratch[..limit.min(SCRATCH)]);
+        .unwrap_or_default();
+    if block.capacity() < limit {
+        // In place when nothing cut from the block is held any more, else a new block.
+        block.reserve(BLOCK);
+    }
+    let mut read = ReadBuf::uninit(&mut block.spare_capacity_mut()[..limit]);
     let polled = stream.poll_read(cx, &mut read);
     let n = read.filled().len();
     if let Poll::Ready(Ok(())) = polled {
-        buf.extend_from_slice(read.filled());
+        // SAFETY: `poll_read` initialised the first `n` bytes of the spare capacity.
+        unsafe { block.set_len(n) };
+        buf.unsplit(block.split_to(n));
     }
-    // At thread exit the spare is simply dropped.
-    let _ = SPARE.try_with(|spare| spare.set(Some(scratch)));
+    // At thread exit the block is simply dropped.
+    let _ = SPARE.try_with(|spare| spare.set(Some(block)));
     polled.map_ok(|()| n)
 }
 
