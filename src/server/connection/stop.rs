@@ -5,17 +5,37 @@
 use crate::server::Shutdown;
 use std::future::{poll_fn, Future};
 use std::pin::{pin, Pin};
-use std::task::{Context, Poll, Waker};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
+
+/// The waker a standing wait is registered with: the token's firing marks the stop set before
+/// it wakes the task, so once registered a look is a load, not the token's lock.
+struct Fired {
+    set: AtomicBool,
+    task: Waker,
+}
+
+impl Wake for Fired {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.set.store(true, Ordering::Release);
+        self.task.wake_by_ref();
+    }
+}
 
 /// One stop: its token, and the connection's standing wait for it.
 pub(super) struct Stop<'s> {
     token: &'s CancellationToken,
     /// On the heap so the connection can move; polled only when the connection is about to wait.
     wait: Pin<Box<WaitForCancellationFuture<'s>>>,
-    /// The waker `wait` was last polled with: while the task's waker is the same, the
-    /// registration stands and polling again would only confirm it.
-    armed: Option<Waker>,
+    /// What `wait` was last polled with: while the task's waker is the same, the registration
+    /// stands and polling again would only confirm it.
+    armed: Option<Arc<Fired>>,
 }
 
 impl<'s> Stop<'s> {
@@ -29,20 +49,39 @@ impl<'s> Stop<'s> {
 
     /// The stop is set: a look, no wake-up registered.
     pub(super) fn is_set(&self) -> bool {
-        self.token.is_cancelled()
+        match &self.armed {
+            // Marked within the token's cancel, before it returns or wakes anyone.
+            Some(fired) => fired.set.load(Ordering::Acquire),
+            None => self.token.is_cancelled(),
+        }
     }
 
     /// About to wait: be woken when the stop is set. Whether it is set already; when the
     /// standing registration already wakes this task, `false` without a look: every step looks
     /// with [`Stop::is_set`] before it waits, and a stop set since wakes the task.
     pub(super) fn arm(&mut self, cx: &mut Context<'_>) -> bool {
-        if self.armed.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+        if self
+            .armed
+            .as_ref()
+            .is_some_and(|fired| fired.task.will_wake(cx.waker()))
+        {
             return false;
         }
-        if self.wait.as_mut().poll(cx).is_ready() {
+        let fired = Arc::new(Fired {
+            set: AtomicBool::new(false),
+            task: cx.waker().clone(),
+        });
+        let waker = Waker::from(fired.clone());
+        if self
+            .wait
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_ready()
+        {
+            self.armed = None;
             return true;
         }
-        self.armed = Some(cx.waker().clone());
+        self.armed = Some(fired);
         false
     }
 
@@ -116,6 +155,19 @@ mod tests {
         // Once set, the stop wins even over work that is ready.
         assert_eq!(stops.immediate.guard(async { 7 }).await, None);
         assert!(stops.either_set() && stops.graceful.is_set());
+    }
+
+    #[test]
+    fn an_armed_stop_is_seen_set_as_soon_as_its_token_is_cancelled() {
+        let shutdown = Shutdown::new();
+        let mut stops = Stops::new(&shutdown);
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(!stops.arm_either(&mut cx));
+        assert!(!stops.either_set());
+        shutdown.immediate.cancel();
+        // Both marked within the cancel, the child through its parent.
+        assert!(stops.immediate.is_set() && stops.graceful.is_set());
+        assert!(!stops.arm_either(&mut cx) || stops.either_set());
     }
 
     #[tokio::test]
