@@ -62,32 +62,46 @@ pub struct StatsSnapshot {
 /// The live counters. Connections count into a local [`StatsSnapshot`] and add it here under
 /// one short lock per batch of messages.
 #[derive(Debug, Default)]
-pub(crate) struct ServerStats(Mutex<StatsSnapshot>);
+pub(crate) struct ServerStats(Mutex<Live>);
+
+#[derive(Debug, Default)]
+struct Live {
+    counters: StatsSnapshot,
+    /// The connections' ACK counts, kept as an array (no map lookup per batch) and added to
+    /// `acks_by_code` in a snapshot.
+    acks: AckTally,
+}
 
 impl ServerStats {
-    pub(crate) fn update(&self, f: impl FnOnce(&mut StatsSnapshot)) {
-        let mut inner = self
-            .0
+    fn lock(&self) -> std::sync::MutexGuard<'_, Live> {
+        self.0
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        f(&mut inner);
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Add a connection's batch counters and its ACK counts, and reset both. The ACK counts go
-    /// straight into the server's map: the connection's own map would need a node per batch.
+    pub(crate) fn update(&self, f: impl FnOnce(&mut StatsSnapshot)) {
+        f(&mut self.lock().counters);
+    }
+
+    /// Add a connection's batch counters and its ACK counts, and reset both.
     pub(crate) fn absorb(&self, delta: &mut StatsSnapshot, acks: &mut AckTally) {
-        self.update(|s| {
-            s.absorb(delta);
-            acks.drain_into(s);
-        });
+        {
+            let mut live = self.lock();
+            live.counters.absorb(delta);
+            for (into, n) in live.acks.0.iter_mut().zip(&mut acks.0) {
+                *into += std::mem::take(n);
+            }
+        }
         delta.reset();
     }
 
     pub(crate) fn snapshot(&self) -> StatsSnapshot {
-        self.0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone()
+        let live = self.lock();
+        let mut snapshot = live.counters.clone();
+        let mut acks = live.acks;
+        drop(live);
+        acks.drain_into(&mut snapshot);
+        snapshot
     }
 }
 
