@@ -209,19 +209,6 @@ async fn writing(write: &mut Option<WriteBatch>) -> (WriteBatch, io::Result<()>)
     .await
 }
 
-/// The write just started, polled once in the task's context: taken out if the stream took it
-/// all at once, left in place (and its wake-up registered) if it has to wait.
-async fn write_now(write: &mut Option<WriteBatch>) -> Option<(WriteBatch, io::Result<()>)> {
-    std::future::poll_fn(|cx| {
-        let done = match write.as_mut().map(|w| w.poll(cx)) {
-            Some(Poll::Ready(result)) => write.take().map(|w| (w, result)),
-            _ => None,
-        };
-        Poll::Ready(done)
-    })
-    .await
-}
-
 impl Actor {
     pub(crate) async fn run_link(&mut self, conn: Connection) -> End {
         self.flights.new_connection();
@@ -247,8 +234,6 @@ impl Actor {
         tokio::pin!(sleep);
         // Each turn of the loop is for one branch: the others are polled again only once woken.
         let (mut reading, mut commands, mut timer) = (Woken::new(), Woken::new(), Woken::new());
-        // A write that has finished, from the select or from the poll right after it started.
-        let mut finished: Option<(WriteBatch, io::Result<()>)> = None;
         loop {
             // The peer spoke: no nudge is due (and no clock is read for it every turn).
             if nudge_at.is_some() && !reader.nothing_received {
@@ -262,7 +247,6 @@ impl Actor {
                     write = Some(WriteBatch::new(w, lf, progress));
                 }
             }
-            let mut taken_now = false;
             if write.is_none() && self.state() == State::Connected {
                 if let Some(w) = writer.take() {
                     match self.flights.take_batch(&mut batch, &mut spare) {
@@ -272,40 +256,14 @@ impl Actor {
                             let mut batch = WriteBatch::new(w, buf, progress);
                             batch.started = Some(started);
                             write = Some(batch);
-                            // Most writes are taken at once: finished now, this turn's select
-                            // waits for the ACK, with no turn of its own for the write.
-                            finished = write_now(&mut write).await;
-                            taken_now = finished.is_some();
                         }
                         None => writer = Some(w),
                     }
                 }
                 // The next send's ID was given up on here and nothing else is outstanding: only
                 // a new connection lets it go.
-                if write.is_none() && finished.is_none() && self.flights.waits_for_new_link() {
+                if write.is_none() && self.flights.waits_for_new_link() {
                     return End::Failed(Cause::AckTimeout);
-                }
-            }
-            if let Some((done, result)) = finished.take() {
-                let flushed_at = done.flushed_at();
-                let WriteBatch { writer: w, buf, .. } = done;
-                writer = Some(w);
-                let n = buf.len();
-                spare = buf;
-                if let Err(e) = result {
-                    let failure = link_failure(&e, &mut reader, tls).await;
-                    return self.link_failed(failure);
-                }
-                self.flights
-                    .on_flushed(&self.out, &mut batch, n, flushed_at);
-                if !nudged && reader.nothing_received {
-                    nudged = true;
-                    let after = NUDGE_AFTER.min(self.options.ack_timeout / 2);
-                    nudge_at = Some(Instant::now() + after);
-                }
-                // A write the select saw finish: the writer is back, take what waits.
-                if !taken_now {
-                    continue;
                 }
             }
             if self.state() == State::Draining && write.is_none() && self.flights.is_empty() {
@@ -335,7 +293,23 @@ impl Actor {
             }
             tokio::select! {
                 biased;
-                pair = writing(&mut write) => finished = Some(pair),
+                (done, result) = writing(&mut write) => {
+                    let flushed_at = done.flushed_at();
+                    let WriteBatch { writer: w, buf, .. } = done;
+                    writer = Some(w);
+                    let n = buf.len();
+                    spare = buf;
+                    if let Err(e) = result {
+                        let failure = link_failure(&e, &mut reader, tls).await;
+                        return self.link_failed(failure);
+                    }
+                    self.flights.on_flushed(&self.out, &mut batch, n, flushed_at);
+                    if !nudged && reader.nothing_received {
+                        nudged = true;
+                        let after = NUDGE_AFTER.min(self.options.ack_timeout / 2);
+                        nudge_at = Some(Instant::now() + after);
+                    }
+                }
                 item = reading.wait(reader.next()) => {
                     if let Some(seen) = reader.foreign.take() {
                         self.flights.not_mllp(seen.kind);
