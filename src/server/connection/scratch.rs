@@ -4,13 +4,14 @@
 //! Thousands of idle connections cost a block per thread instead of a buffer each; a block is
 //! reused once every frame cut from it has gone, or replaced when one is still held.
 
-use bytes::BytesMut;
+use bytes::{BufMut, BytesMut};
 use std::cell::Cell;
 use std::future::poll_fn;
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use tokio::io::{AsyncRead, ReadBuf};
+use tokio::io::AsyncRead;
+use tokio_util::io::poll_read_buf;
 
 /// The most a first read takes.
 pub(super) const SCRATCH: usize = 2048;
@@ -49,17 +50,13 @@ fn poll_once<S: AsyncRead>(
         // In place when nothing cut from the block is held any more, else a new block.
         block.reserve(BLOCK);
     }
-    let mut read = ReadBuf::uninit(&mut block.spare_capacity_mut()[..limit]);
-    let polled = stream.poll_read(cx, &mut read);
-    let n = read.filled().len();
-    if let Poll::Ready(Ok(())) = polled {
-        // SAFETY: `poll_read` initialised the first `n` bytes of the spare capacity.
-        unsafe { block.set_len(n) };
+    let polled = poll_read_buf(stream, cx, &mut (&mut block).limit(limit));
+    if let Poll::Ready(Ok(n)) = polled {
         buf.unsplit(block.split_to(n));
     }
     // At thread exit the block is simply dropped.
     let _ = SPARE.try_with(|spare| spare.set(Some(block)));
-    polled.map_ok(|()| n)
+    polled
 }
 
 #[cfg(test)]
