@@ -14,7 +14,6 @@ mod commit;
 mod intake;
 mod ledger;
 mod scratch;
-mod spare;
 mod stop;
 
 use super::event::ServerEvent;

@@ -2,12 +2,13 @@
 //! refused before any sink sees it, the policy decides the others, and the sink commits those it
 //! lets through. Each message then comes out with its result, in arrival order, for its answer.
 
-use super::{spare, Ledger};
+use super::Ledger;
 use crate::ack::{self, AckCode, Disposition};
 use crate::framing::Frame;
 use crate::hl7::{self, Scan};
 use crate::server::policy::{Action, Decision};
 use crate::server::sink::{pad_results, Inbound, Reply, SinkFuture, SinkResult};
+use crate::server::spare;
 use crate::server::{AckMode, ServerConfig, Shared};
 use crate::warning::WarningCode;
 use std::cell::Cell;
@@ -161,8 +162,12 @@ impl Drop for Batch<'_> {
     /// The lists go back to the thread, emptied: the messages (and so their payloads) are
     /// dropped here as before.
     fn drop(&mut self) {
-        spare::give(&MESSAGES, std::mem::take(&mut self.messages));
-        spare::give(&ITEMS, spare::relend(std::mem::take(&mut self.items)));
+        spare::give(&MESSAGES, std::mem::take(&mut self.messages), spare::BATCH);
+        spare::give(
+            &ITEMS,
+            spare::relend(std::mem::take(&mut self.items)),
+            spare::BATCH,
+        );
     }
 }
 

@@ -2,11 +2,12 @@
 //! the idle and frame deadlines, eviction while idle, and reading ahead during a commit.
 
 use super::stop::Stops;
-use super::{scratch, spare, End, Ledger, Part, Shutdown};
+use super::{scratch, End, Ledger, Part, Shutdown};
 use crate::cause::classify_io;
 use crate::framing::{Decoded, Frame, FramingError, MllpCodec};
 use crate::server::evict::IdleEntry;
 use crate::server::limits::Buffered;
+use crate::server::spare;
 use crate::server::Shared;
 use bytes::BytesMut;
 use std::cell::Cell;
@@ -34,7 +35,7 @@ thread_local! {
 
 /// Give a batch's frames back once it has been served: the list is reused for the next.
 pub(super) fn give_back(frames: Vec<Frame>) {
-    spare::give(&FRAMES, frames);
+    spare::give(&FRAMES, frames, spare::BATCH);
 }
 
 /// What a read between batches came to.

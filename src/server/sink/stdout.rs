@@ -5,6 +5,7 @@
 
 use super::{Inbound, Sink, SinkFuture, SinkResult};
 use crate::server::clock::Utc;
+use crate::server::spare;
 use base64::Engine;
 use serde::Serialize;
 use std::io::Write;
@@ -35,16 +36,9 @@ thread_local! {
 
 /// A buffer for rendering `size` bytes or so to be written on this thread.
 fn spare_buffer(size: usize) -> Vec<u8> {
-    let mut out = SPARE.try_with(std::cell::Cell::take).unwrap_or_default();
+    let mut out = spare::take(&SPARE);
     out.reserve(size);
     out
-}
-
-fn give_back(mut out: Vec<u8>) {
-    if out.capacity() <= KEEP {
-        out.clear();
-        let _ = SPARE.try_with(|spare| spare.set(out));
-    }
 }
 
 /// Prints messages to stdout (or any writer, for tests).
@@ -102,7 +96,7 @@ impl StdoutSink {
     async fn print(&self, bytes: Vec<u8>) -> SinkResult {
         let written = if self.prompt {
             let written = write_flush(&self.writer, &bytes);
-            give_back(bytes);
+            spare::give(&SPARE, bytes, KEEP);
             written
         } else {
             // Off the runtime's workers, and awaited so a stop can still cancel the commit: a

@@ -1,21 +1,26 @@
-//! The lists a batch is made of (its frames, its messages, what is known of each) are borrowed
-//! from the worker thread and given back empty once the batch is answered: serving a batch then
-//! allocates none of them, and an idle connection holds none of them.
+//! Lists borrowed from the worker thread and given back empty once used: a connection's batch
+//! (its frames, its messages, what is known of each) and the stdout sink's rendering buffer.
+//! Serving a batch then allocates none of them, and an idle connection holds none of them.
 
 use std::cell::Cell;
 use std::thread::LocalKey;
 
-/// A list kept for reuse holds at most this many entries' room: a big batch's lists are freed.
-const KEEP: usize = 64;
+/// A batch's list kept for reuse holds at most this many entries' room.
+pub(crate) const BATCH: usize = 64;
 
 /// A list of the thread's, or a new one when the thread's is lent out (or the thread is ending).
-pub(super) fn take<T: 'static>(spare: &'static LocalKey<Cell<Vec<T>>>) -> Vec<T> {
+pub(crate) fn take<T: 'static>(spare: &'static LocalKey<Cell<Vec<T>>>) -> Vec<T> {
     spare.try_with(Cell::take).unwrap_or_default()
 }
 
-/// Give `list` back to the thread, emptied, unless it grew past [`KEEP`].
-pub(super) fn give<T: 'static>(spare: &'static LocalKey<Cell<Vec<T>>>, mut list: Vec<T>) {
-    if list.capacity() > KEEP {
+/// Give `list` back to the thread, emptied, unless it grew past `keep` entries' room (a big
+/// batch's lists are freed).
+pub(crate) fn give<T: 'static>(
+    spare: &'static LocalKey<Cell<Vec<T>>>,
+    mut list: Vec<T>,
+    keep: usize,
+) {
+    if list.capacity() > keep {
         return;
     }
     list.clear();
@@ -25,7 +30,7 @@ pub(super) fn give<T: 'static>(spare: &'static LocalKey<Cell<Vec<T>>>, mut list:
 
 /// `list`, emptied, as a list of the same type borrowing for another lifetime: the same
 /// allocation, reused in place.
-pub(super) fn relend<A, B>(mut list: Vec<A>) -> Vec<B> {
+pub(crate) fn relend<A, B>(mut list: Vec<A>) -> Vec<B> {
     list.clear();
     list.into_iter().map(|_| unreachable!("empty")).collect()
 }
@@ -43,11 +48,11 @@ mod tests {
         let mut list = take(&NUMBERS);
         list.extend([1, 2, 3]);
         let at = list.as_ptr();
-        give(&NUMBERS, list);
+        give(&NUMBERS, list, 64);
         let again = take(&NUMBERS);
         assert!(again.is_empty() && again.as_ptr() == at);
         assert!(take(&NUMBERS).capacity() == 0, "lent out: a new one");
-        give(&NUMBERS, Vec::with_capacity(KEEP + 1));
+        give(&NUMBERS, Vec::with_capacity(65), 64);
         assert_eq!(take(&NUMBERS).capacity(), 0);
     }
 
