@@ -160,7 +160,9 @@ const EVENTS_AHEAD: usize = 1024;
 
 /// One delivery run, under way.
 pub struct Run {
-    events: mpsc::Receiver<RunEvent>,
+    events: mpsc::Receiver<collect::Batch>,
+    /// The rest of the last batch taken, handed out before the next is taken.
+    taken: std::vec::IntoIter<RunEvent>,
     controls: RunControls,
     client: Weak<Client>,
     task: Option<JoinHandle<RunSummary>>,
@@ -176,7 +178,7 @@ impl Run {
     pub fn start(client: Client, input: Input, options: RunOptions) -> Run {
         let client = Arc::new(client);
         let controls = RunControls::new();
-        let (tx, events) = mpsc::channel(EVENTS_AHEAD);
+        let (tx, events) = mpsc::channel(collect::BATCHES_AHEAD);
         let task = tokio::spawn(collect::collect(
             client.clone(),
             input,
@@ -186,6 +188,7 @@ impl Run {
         ));
         Run {
             events,
+            taken: Vec::new().into_iter(),
             controls,
             client: Arc::downgrade(&client),
             task: Some(task),
@@ -195,14 +198,24 @@ impl Run {
 
     /// The next event; `None` once the run is over. Cancel-safe.
     pub async fn next(&mut self) -> Option<RunEvent> {
-        let event = self.events.recv().await;
-        self.ended = event.is_none();
-        event
+        loop {
+            if let Some(event) = self.taken.next() {
+                return Some(event);
+            }
+            match self.events.recv().await {
+                Some(collect::Batch::One(event)) => return Some(event),
+                Some(collect::Batch::Many(events)) => self.taken = events.into_iter(),
+                None => {
+                    self.ended = true;
+                    return None;
+                }
+            }
+        }
     }
 
     /// Whether events are waiting to be taken: a renderer that buffers flushes when none are.
     pub fn has_pending(&self) -> bool {
-        !self.events.is_empty()
+        self.taken.len() > 0 || !self.events.is_empty()
     }
 
     /// A handle that stops, destroys or abandons this run from another task.
@@ -239,7 +252,7 @@ impl Run {
 impl std::fmt::Debug for Run {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Run")
-            .field("pending", &self.events.len())
+            .field("pending", &(self.taken.len() + self.events.len()))
             .field("ended", &self.ended)
             .finish_non_exhaustive()
     }

@@ -6,7 +6,7 @@
 
 mod state;
 
-use super::event::{Item, RunEvent, RunNote};
+use super::event::{Item, RunEvent};
 use super::feed::Input;
 use super::totals::RunSummary;
 use super::{RunControls, RunOptions};
@@ -80,28 +80,35 @@ pub(super) fn client_closed(client: &Client) -> bool {
     matches!(client.state(), State::Closed | State::Disconnected)
 }
 
+/// What the run's channel carries: one event, or a run of them handed over at once (the
+/// outcomes of one turn of the collector), so a burst of fates costs one channel send and one
+/// wake-up of the reader, not one each.
+#[derive(Debug)]
+pub(super) enum Batch {
+    One(RunEvent),
+    Many(Vec<RunEvent>),
+}
+
+/// Events handed over in one batch at most, and batches the channel holds: the run is at most
+/// about [`EVENTS_AHEAD`](super::EVENTS_AHEAD) events ahead of its reader.
+pub(super) const BATCH_EVENTS: usize = 64;
+pub(super) const BATCHES_AHEAD: usize = super::EVENTS_AHEAD / BATCH_EVENTS;
+
 /// Where the run's events go; a reader that went away makes every send a no-op.
 #[derive(Clone)]
-pub(super) struct Out(pub mpsc::Sender<RunEvent>);
+pub(super) struct Out(pub mpsc::Sender<Batch>);
 
 impl Out {
     async fn emit(&self, event: RunEvent) {
-        if let Some(event) = self.try_emit(event) {
-            let _ = self.0.send(event).await;
-        }
+        self.send(Batch::One(event)).await;
     }
 
     /// Straight into the channel when it has room (the usual case): no send future to move
-    /// the event through, no semaphore wait to set up. The event back when it must wait.
-    fn try_emit(&self, event: RunEvent) -> Option<RunEvent> {
-        match self.0.try_send(event) {
-            Err(mpsc::error::TrySendError::Full(event)) => Some(event),
-            _ => None,
+    /// the batch through, no semaphore wait to set up.
+    async fn send(&self, batch: Batch) {
+        if let Err(mpsc::error::TrySendError::Full(batch)) = self.0.try_send(batch) {
+            let _ = self.0.send(batch).await;
         }
-    }
-
-    async fn note(&self, note: RunNote) {
-        self.emit(RunEvent::Note(note)).await;
     }
 }
 
@@ -182,12 +189,14 @@ pub(super) async fn collect(
                     run.counted_read(notes.take(0, &mut taken));
                     break;
                 };
-                // The notes waiting, without a select each.
+                // The notes waiting, without a select each; their events go out in batches.
                 while let Some(note) = taken.pop_front() {
-                    if let Some(later) = run.take_note(note, read) {
-                        run.later(later).await;
+                    run.take_note(note, read);
+                    if run.holds_a_batch() {
+                        run.flush().await;
                     }
                 }
+                run.flush().await;
             }
             // Only application ACKs left to wait for: close, so the drain timeout bounds them.
             // (An async block: no timer is made on the turns this branch is off.)

@@ -8,14 +8,14 @@ use super::super::feed::Input;
 use super::super::produce::{produce, Halt};
 use super::super::totals::{Ending, RunSummary, Totals};
 use super::super::RunOptions;
-use super::{Note, Notes, Out};
+use super::{Batch, Note, Notes, Out, BATCH_EVENTS};
 use crate::cause::Cause;
 use crate::client::{Client, Fate, FateCause, Population};
 use crate::pace::Schedule;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -29,18 +29,6 @@ const CLOSE_WAIT: Duration = Duration::from_secs(5);
 /// state changes up to its end) to be handed out. The event stream ends when the actor is gone;
 /// after a close that ran out of time the actor may still be alive, and the run ends anyway.
 const LAST_EVENTS_WAIT: Duration = Duration::from_secs(1);
-
-/// What is left of a note that could not be taken without waiting.
-pub(super) enum Later {
-    /// An event waiting for room in the events, and a note to hand out after it.
-    Emit(Option<RunEvent>, Option<RunNote>),
-    /// As `Emit`, then the rest of a run of fates.
-    Settled(
-        Option<RunEvent>,
-        Option<RunNote>,
-        std::vec::IntoIter<(Item, Fate)>,
-    ),
-}
 
 /// How the run asks the client to end: a drain awaits the ACKs of what was written, a destroy
 /// settles everything at once.
@@ -57,6 +45,9 @@ pub(super) struct Collector {
     client: Arc<Client>,
     options: RunOptions,
     out: Out,
+    /// Events made and not yet handed out, in order: sent as one batch at the end of a turn,
+    /// or once [`BATCH_EVENTS`] are held.
+    held: Vec<RunEvent>,
     started: Instant,
     totals: Totals,
     ending: Ending,
@@ -91,6 +82,7 @@ impl Collector {
             client,
             options,
             out,
+            held: Vec::new(),
             started,
             totals: Totals::default(),
             ending: Ending::default(),
@@ -181,7 +173,7 @@ impl Collector {
     /// client settles everything at once.
     pub(super) async fn deadline_passed(&mut self) {
         self.ending.timed_out = true;
-        self.out.note(RunNote::TimedOut).await;
+        self.note(RunNote::TimedOut).await;
         // Expired first: the producer reads it when it sees the stop.
         self.expired.cancel();
         self.stop.cancel();
@@ -212,7 +204,7 @@ impl Collector {
         self.ending.interrupted = true;
         self.interrupted.cancel();
         self.stop.cancel();
-        self.out.note(RunNote::Interrupted).await;
+        self.note(RunNote::Interrupted).await;
         self.close_client(Closing::Drain);
     }
 
@@ -235,60 +227,74 @@ impl Collector {
         self.totals.read = read;
     }
 
-    /// One note from the producer, taken without waiting as far as it can be (the events have
-    /// room: the usual case); what is left waits in [`Collector::later`]. `read`: the
-    /// producer's count of messages read, which counts every message this note settles.
-    pub(super) fn take_note(&mut self, note: Note, read: u64) -> Option<Later> {
+    /// One note from the producer, taken without waiting: its events are held for
+    /// [`Collector::flush`]. `read`: the producer's count of messages read, which counts every
+    /// message this note settles.
+    pub(super) fn take_note(&mut self, note: Note, read: u64) {
         self.counted_read(read);
         match note {
             Note::InputEnd(error) => {
                 self.input_done = true;
-                let error = error?;
-                self.ending.input_failed = true;
-                Some(Later::Emit(
-                    Some(RunEvent::Note(RunNote::InputError(error))),
-                    None,
-                ))
+                if let Some(error) = error {
+                    self.ending.input_failed = true;
+                    self.held.push(RunEvent::Note(RunNote::InputError(error)));
+                }
             }
-            Note::One(item, fate) => self.settled_now(item, fate),
+            Note::One(item, fate) if self.held.is_empty() => {
+                // Alone (each one at window 1): straight into the channel when it has room.
+                let (event, kept) = self.outcome(item, fate);
+                if let Err(mpsc::error::TrySendError::Full(Batch::One(event))) =
+                    self.out.0.try_send(Batch::One(event))
+                {
+                    self.held.push(event);
+                }
+                self.held.extend(kept.map(RunEvent::Note));
+            }
+            Note::One(item, fate) => self.settled(item, fate),
             Note::Settled(settled) => {
-                let mut rest = settled.into_iter();
-                while let Some((item, fate)) = rest.next() {
-                    if let Some(Later::Emit(event, kept)) = self.settled_now(item, fate) {
-                        return Some(Later::Settled(event, kept, rest));
-                    }
-                }
-                None
-            }
-        }
-    }
-
-    /// The rest of a note [`Collector::take_note`] could not finish, in order.
-    pub(super) async fn later(&mut self, later: Later) {
-        match later {
-            Later::Emit(event, kept) => self.emit_later(event, kept).await,
-            Later::Settled(event, kept, rest) => {
-                self.emit_later(event, kept).await;
-                for (item, fate) in rest {
-                    if let Some(Later::Emit(event, kept)) = self.settled_now(item, fate) {
-                        self.emit_later(event, kept).await;
-                    }
+                for (item, fate) in settled {
+                    self.settled(item, fate);
                 }
             }
         }
     }
 
-    async fn emit_later(&self, event: Option<RunEvent>, kept: Option<RunNote>) {
-        if let Some(event) = event {
-            self.out.emit(event).await;
-        }
-        if let Some(note) = kept {
-            self.out.note(note).await;
-        }
+    /// Whether a whole batch of events is held: it goes out before any more is taken.
+    pub(super) fn holds_a_batch(&self) -> bool {
+        self.held.len() >= BATCH_EVENTS
     }
 
-    /// [`Collector::settled`] up to the first wait: what must wait for room in the events.
-    fn settled_now(&mut self, item: Item, fate: Fate) -> Option<Later> {
+    /// Hand out the events held, in order, as one batch (waiting for room in the channel).
+    pub(super) async fn flush(&mut self) {
+        let batch = match self.held.len() {
+            0 => return,
+            // One event (each one at window 1): the buffer is kept, nothing allocated for it.
+            1 => match self.held.pop() {
+                Some(event) => Batch::One(event),
+                None => return,
+            },
+            n => Batch::Many(std::mem::replace(&mut self.held, Vec::with_capacity(n))),
+        };
+        self.out.send(batch).await;
+    }
+
+    /// A note about the run, after the events held.
+    async fn note(&mut self, note: RunNote) {
+        self.held.push(RunEvent::Note(note));
+        self.flush().await;
+    }
+
+    /// One message's fate: counted, kept in the failed-messages directory when it did not end
+    /// accepted, and its outcome held to be handed out.
+    fn settled(&mut self, item: Item, fate: Fate) {
+        let (event, kept) = self.outcome(item, fate);
+        self.held.push(event);
+        self.held.extend(kept.map(RunEvent::Note));
+    }
+
+    /// One message's fate counted and kept (see [`Collector::settled`]): its outcome, and the
+    /// note of a failure to keep it.
+    fn outcome(&mut self, item: Item, fate: Fate) -> (RunEvent, Option<RunNote>) {
         let cause = match fate {
             // Its own fate stands: the run's state is not looked at.
             Fate::Accepted { .. } => None,
@@ -304,15 +310,17 @@ impl Collector {
             Some(dir) if fate.population() != Population::Accepted => keep(dir, &item).err(),
             _ => None,
         };
-        let event = self
-            .out
-            .try_emit(RunEvent::Outcome(MessageOutcome { item, fate, cause }));
-        (event.is_some() || kept.is_some()).then_some(Later::Emit(event, kept))
+        (
+            RunEvent::Outcome(MessageOutcome { item, fate, cause }),
+            kept,
+        )
     }
 
     /// Every message has its fate: close the client, hand out its last events and the note of
     /// why it gave up, and sum the run up.
-    pub(super) async fn finish(self, mut events: JoinHandle<()>) -> RunSummary {
+    pub(super) async fn finish(mut self, mut events: JoinHandle<()>) -> RunSummary {
+        self.held.push(RunEvent::Closing);
+        self.flush().await;
         let Collector {
             client,
             out,
@@ -323,7 +331,6 @@ impl Collector {
             last_failure,
             ..
         } = self;
-        out.emit(RunEvent::Closing).await;
         let _ = tokio::time::timeout(CLOSE_WAIT, client.close()).await;
         let stats = client.stats();
         totals.reconnects = stats.reconnect_attempts;
@@ -341,7 +348,8 @@ impl Collector {
             .last_failure
             .filter(|f| ending.gave_up == Some(f.cause))
         {
-            out.note(RunNote::GaveUp(failure)).await;
+            out.send(Batch::One(RunEvent::Note(RunNote::GaveUp(failure))))
+                .await;
         }
         RunSummary {
             totals,
