@@ -11,10 +11,15 @@ use super::super::{RunControls, RunOptions};
 use super::link::{Entry, FromLink, Link, Pending};
 use super::{LinkEvent, LinkSummary, ParallelSummary, HOLD, HOLD_BYTES, LINK_AHEAD};
 use crate::cause::Cause;
+use crate::client::woken::Woken;
 use crate::client::{Fate, FateCause, Population};
 use crate::input::Message;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
+
+/// Messages read, or things the links said, taken in one turn of the loop at most, before the
+/// controls and the deadline are looked at again.
+const TAKEN_PER_TURN: usize = 64;
 
 pub(super) struct Router {
     pub(super) key: OrderKey,
@@ -57,20 +62,38 @@ impl Router {
         let (mut reading, mut input_done, mut past_deadline) = (true, false, false);
         let (mut stopped, mut destroyed, mut abandoned) = (false, false, false);
         let mut read = 0u64;
+        // Made once and polled only once woken: waits made afresh each turn register with
+        // their token, and unregister, every time the loop goes round.
+        let stop = controls.stop.cancelled();
+        let destroy = controls.destroy.cancelled();
+        let abandon = controls.abandon.cancelled();
+        tokio::pin!(stop, destroy, abandon);
+        let mut gates: [Woken; 3] = std::array::from_fn(|_| Woken::new());
+        let [stopping, destroying, abandoning] = &mut gates;
         loop {
             let room = self.held < HOLD && self.held_bytes < HOLD_BYTES;
             tokio::select! {
                 biased;
-                from = from_links.recv() => match from {
-                    Some((i, FromLink::Event(event))) => self.link_event(i, event).await,
-                    Some((i, FromLink::Done(summary))) => {
-                        self.links[i].done = Some(summary);
-                        if self.links.iter().all(|l| l.done.is_some()) {
+                from = from_links.recv() => {
+                    // What else the links said meanwhile, without a select each.
+                    let Some(first) = from else { break };
+                    let mut from = Some(first);
+                    let mut more = TAKEN_PER_TURN;
+                    let mut all_done = false;
+                    while let Some((i, said)) = from.take() {
+                        if self.heard(i, said).await {
+                            all_done = true;
                             break;
                         }
+                        more -= 1;
+                        if more > 0 {
+                            from = from_links.try_recv().ok();
+                        }
                     }
-                    None => break,
-                },
+                    if all_done {
+                        break;
+                    }
+                }
                 () = &mut timer, if !past_deadline => {
                     past_deadline = true;
                     self.ending.timed_out = true;
@@ -81,7 +104,7 @@ impl Router {
                         feed.close();
                     }
                 }
-                () = controls.stop.cancelled(), if !stopped && !destroyed => {
+                () = stopping.wait(&mut stop), if !stopped && !destroyed => {
                     stopped = true;
                     self.ending.interrupted = true;
                     // A finite input is read to its end, each message reported, never sent.
@@ -93,7 +116,7 @@ impl Router {
                     self.unsend_held(Some(Cause::Interrupted)).await;
                     self.links.iter().for_each(|l| l.controls.stop());
                 }
-                () = controls.destroy.cancelled(), if !destroyed => {
+                () = destroying.wait(&mut destroy), if !destroyed => {
                     destroyed = true;
                     self.ending.interrupted = true;
                     reading = false;
@@ -101,7 +124,7 @@ impl Router {
                     self.unsend_held(None).await;
                     self.links.iter().for_each(|l| l.controls.destroy());
                 }
-                () = controls.abandon.cancelled(), if !abandoned => {
+                () = abandoning.wait(&mut abandon), if !abandoned => {
                     abandoned = true;
                     self.ending.abandoned = !input_done;
                     reading = false;
@@ -109,26 +132,40 @@ impl Router {
                     self.unsend_held(None).await;
                     self.links.iter().for_each(|l| l.controls.abandon());
                 }
-                message = feed.recv(), if reading && room => match message {
-                    Some(Ok(message)) => {
-                        read += 1;
-                        self.totals.read += 1;
-                        let unsent = if past_deadline {
-                            Some(Cause::RunTimeout)
-                        } else if stopped || destroyed {
-                            Some(Cause::Interrupted)
-                        } else {
-                            None
-                        };
-                        self.route(message, read, unsent).await;
-                    }
-                    Some(Err(error)) => {
+                message = feed.recv(), if reading && room => {
+                    // The messages of the chunk in hand too, while there is room for them.
+                    if message.is_none() {
                         (reading, input_done) = (false, true);
-                        self.ending.input_failed = true;
-                        self.note(RunNote::InputError(error)).await;
                     }
-                    None => (reading, input_done) = (false, true),
-                },
+                    let mut message = message;
+                    let mut more = TAKEN_PER_TURN;
+                    while let Some(next) = message.take() {
+                        match next {
+                            Ok(message) => {
+                                read += 1;
+                                self.totals.read += 1;
+                                let unsent = if past_deadline {
+                                    Some(Cause::RunTimeout)
+                                } else if stopped || destroyed {
+                                    Some(Cause::Interrupted)
+                                } else {
+                                    None
+                                };
+                                self.route(message, read, unsent).await;
+                            }
+                            Err(error) => {
+                                (reading, input_done) = (false, true);
+                                self.ending.input_failed = true;
+                                self.note(RunNote::InputError(error)).await;
+                                break;
+                            }
+                        }
+                        more -= 1;
+                        if more > 0 && self.held < HOLD && self.held_bytes < HOLD_BYTES {
+                            message = feed.try_recv();
+                        }
+                    }
+                }
             }
             self.flush().await;
             // Nothing more to hand over: each link's input ends, and each link drains.
@@ -159,6 +196,18 @@ impl Router {
             }
         }
         self.summary(started)
+    }
+
+    /// What link `i` said; `true` once every link is done.
+    async fn heard(&mut self, i: usize, said: FromLink) -> bool {
+        match said {
+            FromLink::Event(event) => self.link_event(i, event).await,
+            FromLink::Done(summary) => {
+                self.links[i].done = Some(summary);
+                return self.links.iter().all(|l| l.done.is_some());
+            }
+        }
+        false
     }
 
     /// A message read: to its link's queue, or to wait behind its key; past the deadline, its
