@@ -213,6 +213,19 @@ impl Run {
         }
     }
 
+    /// The next events, as many as came together (for a reader that passes them on); `None`
+    /// once the run is over. Not to be mixed with [`Run::next`] but for events it left.
+    async fn next_batch(&mut self) -> Option<collect::Batch> {
+        if self.taken.len() > 0 {
+            return Some(collect::Batch::Many(
+                std::mem::take(&mut self.taken).collect(),
+            ));
+        }
+        let batch = self.events.recv().await;
+        self.ended = batch.is_none();
+        batch
+    }
+
     /// Whether events are waiting to be taken: a renderer that buffers flushes when none are.
     pub fn has_pending(&self) -> bool {
         self.taken.len() > 0 || !self.events.is_empty()

@@ -4,21 +4,44 @@
 //! before an earlier one has its final fate.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// The keys are hashes already: one multiply mixes them, where SipHash cost more than the
+/// rest of the gate's work per message.
+type Mix = BuildHasherDefault<KeyMix>;
+
+#[derive(Default)]
+struct KeyMix(u64);
+
+impl Hasher for KeyMix {
+    fn finish(&self) -> u64 {
+        // The product's high bits are the well-mixed ones; the table indexes by the low ones.
+        self.0.rotate_left(26)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0xF135_7AEA_2E62_A9C5);
+    }
+}
 
 /// Messages waiting for their key, and the keys that have one out. Keys are hashes: two values
 /// that collide only wait for each other, which keeps order all the same.
 #[derive(Debug)]
 pub(super) struct Gate<T> {
-    out: HashSet<u64>,
-    waiting: HashMap<u64, VecDeque<T>>,
+    out: HashSet<u64, Mix>,
+    waiting: HashMap<u64, VecDeque<T>, Mix>,
     held: usize,
 }
 
 impl<T> Default for Gate<T> {
     fn default() -> Self {
         Gate {
-            out: HashSet::new(),
-            waiting: HashMap::new(),
+            out: HashSet::default(),
+            waiting: HashMap::default(),
             held: 0,
         }
     }

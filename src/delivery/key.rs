@@ -2,7 +2,7 @@
 //! (`PID-3`, `MSH-4`, any `SEG-n` or `SEG-n.c`, or none), read from a payload, and the stable
 //! hash that picks a link for it.
 
-use crate::hl7::{segments, Msh};
+use crate::hl7::{segments, Delimiters, Msh};
 use std::fmt;
 use std::str::FromStr;
 
@@ -105,15 +105,26 @@ impl FieldPath {
     /// an empty field is the empty value. Both group such messages under one key.
     pub fn value<'a>(&self, payload: &'a [u8]) -> Option<&'a [u8]> {
         let mut msh = None;
+        // Another segment's field needs only the header's delimiters, not its field index.
+        let mut declared = None;
+        let of_header = &self.segment == b"MSH";
         for (_, segment) in segments(payload) {
-            if segment.starts_with(b"MSH") && msh.is_none() {
-                msh = Msh::parse(segment);
+            if segment.starts_with(b"MSH") && msh.is_none() && declared.is_none() {
+                if of_header {
+                    msh = Msh::parse(segment);
+                } else {
+                    declared = Some(header_delimiters(segment));
+                }
             }
             if segment.get(..3) != Some(&self.segment[..]) {
                 continue;
             }
-            let delimiters = msh.as_ref().map(|m| m.delimiters).unwrap_or_default();
-            let field = if &self.segment == b"MSH" {
+            let delimiters = msh
+                .as_ref()
+                .map(|m| m.delimiters)
+                .or(declared)
+                .unwrap_or_default();
+            let field = if of_header {
                 msh.as_ref()?.field(self.field)?
             } else {
                 // The segment name must end at a field separator (`PIDX|` is not PID).
@@ -135,6 +146,17 @@ impl FieldPath {
         }
         None
     }
+}
+
+/// The delimiters a header `segment` declares, as [`Msh::parse`] reads them: MSH-1, and MSH-2
+/// up to the next field separator.
+fn header_delimiters(segment: &[u8]) -> Delimiters {
+    let Some(&field) = segment.get(3) else {
+        return Delimiters::default();
+    };
+    let rest = &segment[4..];
+    let end = memchr::memchr(field, rest).unwrap_or(rest.len());
+    Delimiters::from_header(field, &rest[..end])
 }
 
 /// The hash of a key's value (absent and empty hash alike): FNV-1a, stable across runs and

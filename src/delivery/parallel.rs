@@ -96,8 +96,8 @@ impl ParallelRun {
             links.push(Link::new(tx, run.controls()));
             let to = from_links_tx.clone();
             tokio::spawn(async move {
-                while let Some(event) = run.next().await {
-                    if to.send((i, FromLink::Event(event))).await.is_err() {
+                while let Some(events) = run.next_batch().await {
+                    if to.send((i, FromLink::Events(events))).await.is_err() {
                         break;
                     }
                 }

@@ -1,7 +1,7 @@
 //! What the router keeps of each link: the messages handed to it and not yet settled, by the
 //! link run's own numbering, and those routed to it and not yet handed over.
 
-use super::super::event::RunEvent;
+use super::super::collect::Batch;
 use super::super::totals::{RunSummary, Totals};
 use super::super::RunControls;
 use crate::input::Message;
@@ -10,7 +10,8 @@ use tokio::sync::mpsc;
 
 /// What a link's run hands the router.
 pub(super) enum FromLink {
-    Event(RunEvent),
+    /// Its run's events, a batch at a time as the run handed them out.
+    Events(Batch),
     Done(RunSummary),
 }
 

@@ -1,6 +1,7 @@
 //! The router: reads the input once, routes each message to its link, holds a message while an
 //! earlier one of its key is out, and turns the links' outcomes into the run's one accounting.
 
+use super::super::collect::Batch;
 use super::super::event::{Item, MessageOutcome, RunEvent, RunNote};
 use super::super::failed::file_name;
 use super::super::feed::Feed;
@@ -201,7 +202,12 @@ impl Router {
     /// What link `i` said; `true` once every link is done.
     async fn heard(&mut self, i: usize, said: FromLink) -> bool {
         match said {
-            FromLink::Event(event) => self.link_event(i, event).await,
+            FromLink::Events(Batch::One(event)) => self.link_event(i, event).await,
+            FromLink::Events(Batch::Many(events)) => {
+                for event in events {
+                    self.link_event(i, event).await;
+                }
+            }
             FromLink::Done(summary) => {
                 self.links[i].done = Some(summary);
                 return self.links.iter().all(|l| l.done.is_some());
