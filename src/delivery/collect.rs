@@ -84,9 +84,9 @@ pub(super) fn client_closed(client: &Client) -> bool {
 /// outcomes of one turn of the collector), so a burst of fates costs one channel send and one
 /// wake-up of the reader, not one each.
 #[derive(Debug)]
-pub(super) enum Batch {
-    One(RunEvent),
-    Many(Vec<RunEvent>),
+pub(super) enum Batch<T = RunEvent> {
+    One(T),
+    Many(Vec<T>),
 }
 
 /// Events handed over in one batch at most, and batches the channel holds: the run is at most

@@ -9,6 +9,7 @@
 mod link;
 mod router;
 
+use super::collect::{Batch, BATCHES_AHEAD};
 use super::event::RunEvent;
 use super::feed::Input;
 use super::gate::Gate;
@@ -59,7 +60,9 @@ pub struct ParallelSummary {
 /// A delivery run over several links, under way. Read its events to the end with
 /// [`ParallelRun::next`], then take [`ParallelRun::finish`].
 pub struct ParallelRun {
-    events: mpsc::Receiver<LinkEvent>,
+    events: mpsc::Receiver<Batch<LinkEvent>>,
+    /// The rest of the last batch taken, handed out before the next is taken.
+    taken: std::vec::IntoIter<LinkEvent>,
     controls: RunControls,
     clients: Vec<Weak<Client>>,
     task: Option<JoinHandle<ParallelSummary>>,
@@ -106,13 +109,14 @@ impl ParallelRun {
             });
         }
         let controls = RunControls::new();
-        let (tx, events) = mpsc::channel(EVENTS_AHEAD);
+        let (tx, events) = mpsc::channel(BATCHES_AHEAD);
         let router = Router {
             key,
             links,
             gate: Gate::default(),
             options,
             out: tx,
+            held_events: Vec::new(),
             totals: Totals::default(),
             ending: Ending::default(),
             held: 0,
@@ -123,6 +127,7 @@ impl ParallelRun {
         let task = tokio::spawn(router.run(feed, endless, from_links, controls.clone()));
         ParallelRun {
             events,
+            taken: Vec::new().into_iter(),
             controls,
             clients: weak,
             task: Some(task),
@@ -132,14 +137,24 @@ impl ParallelRun {
 
     /// The next event; `None` once the run is over. Cancel-safe.
     pub async fn next(&mut self) -> Option<LinkEvent> {
-        let event = self.events.recv().await;
-        self.ended = event.is_none();
-        event
+        loop {
+            if let Some(event) = self.taken.next() {
+                return Some(event);
+            }
+            match self.events.recv().await {
+                Some(Batch::One(event)) => return Some(event),
+                Some(Batch::Many(events)) => self.taken = events.into_iter(),
+                None => {
+                    self.ended = true;
+                    return None;
+                }
+            }
+        }
     }
 
     /// Whether events are waiting to be taken.
     pub fn has_pending(&self) -> bool {
-        !self.events.is_empty()
+        self.taken.len() > 0 || !self.events.is_empty()
     }
 
     /// Stop, destroy or abandon the whole run (every link), as for [`Run::controls`].

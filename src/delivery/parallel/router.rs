@@ -1,7 +1,7 @@
 //! The router: reads the input once, routes each message to its link, holds a message while an
 //! earlier one of its key is out, and turns the links' outcomes into the run's one accounting.
 
-use super::super::collect::Batch;
+use super::super::collect::{Batch, BATCH_EVENTS};
 use super::super::event::{Item, MessageOutcome, RunEvent, RunNote};
 use super::super::failed::file_name;
 use super::super::feed::Feed;
@@ -27,7 +27,10 @@ pub(super) struct Router {
     pub(super) links: Vec<Link>,
     pub(super) gate: Gate<Pending>,
     pub(super) options: RunOptions,
-    pub(super) out: mpsc::Sender<LinkEvent>,
+    pub(super) out: mpsc::Sender<Batch<LinkEvent>>,
+    /// Events made and not yet handed out, in order: sent as one batch at the end of a turn,
+    /// or once [`BATCH_EVENTS`] are held.
+    pub(super) held_events: Vec<LinkEvent>,
     pub(super) totals: Totals,
     pub(super) ending: Ending,
     pub(super) held: usize,
@@ -169,6 +172,7 @@ impl Router {
                 }
             }
             self.flush().await;
+            self.hand_out().await;
             // Nothing more to hand over: each link's input ends, and each link drains.
             if (!reading || past_deadline || stopped || destroyed) && self.held == 0 {
                 self.links.iter_mut().for_each(|l| l.tx = None);
@@ -196,6 +200,7 @@ impl Router {
                 None => reading = false,
             }
         }
+        self.hand_out().await;
         self.summary(started)
     }
 
@@ -391,11 +396,34 @@ impl Router {
         }
     }
 
-    async fn emit(&self, link: Option<usize>, event: RunEvent) {
-        let _ = self.out.send(LinkEvent { link, event }).await;
+    /// Hold an event to hand out; a whole batch goes at once.
+    async fn emit(&mut self, link: Option<usize>, event: RunEvent) {
+        self.held_events.push(LinkEvent { link, event });
+        if self.held_events.len() >= BATCH_EVENTS {
+            self.hand_out().await;
+        }
     }
 
-    async fn note(&self, note: RunNote) {
+    /// Hand out the events held, in order, as one batch (waiting for room in the channel).
+    async fn hand_out(&mut self) {
+        let batch = match self.held_events.len() {
+            0 => return,
+            // One event: the buffer is kept, nothing allocated for it.
+            1 => match self.held_events.pop() {
+                Some(event) => Batch::One(event),
+                None => return,
+            },
+            n => Batch::Many(std::mem::replace(
+                &mut self.held_events,
+                Vec::with_capacity(n),
+            )),
+        };
+        if let Err(mpsc::error::TrySendError::Full(batch)) = self.out.try_send(batch) {
+            let _ = self.out.send(batch).await;
+        }
+    }
+
+    async fn note(&mut self, note: RunNote) {
         self.emit(None, RunEvent::Note(note)).await;
     }
 
