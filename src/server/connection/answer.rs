@@ -53,8 +53,8 @@ pub(super) struct Answers<'a> {
     ack: AckContext,
     /// The last positive ACK, patched for the next message from the same sender.
     template: AckTemplate,
-    /// The second `ack.timestamp` shows.
-    stamped: Option<u64>,
+    /// The second `ack.timestamp` shows, as the times it holds: `[from, until)`.
+    stamped: Option<(SystemTime, SystemTime)>,
     /// The last batch or application ACK's payload buffer, reused for the next.
     ack_buf: Vec<u8>,
     /// The counter `ack.control_id` ends in (0: none yet).
@@ -85,13 +85,19 @@ impl<'a> Answers<'a> {
         self.out.clear();
     }
 
-    /// Set the ACKs' MSH-7 to `now`, formatted only when the second changes.
+    /// Set the ACKs' MSH-7 to `now`, formatted only when the second changes: within the second
+    /// already shown, two comparisons and no arithmetic.
     fn stamp(&mut self, now: SystemTime) {
-        let second = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        if self.stamped != Some(second) {
-            self.ack.timestamp = Utc::from_system(now).hl7();
-            self.stamped = Some(second);
+        if self
+            .stamped
+            .is_some_and(|(from, until)| from <= now && now < until)
+        {
+            return;
         }
+        let second = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let from = UNIX_EPOCH + Duration::from_secs(second);
+        self.ack.timestamp = Utc::from_system(now).hl7();
+        self.stamped = Some((from, from + Duration::from_secs(1)));
     }
 
     /// Build this message's ACK (and, in enhanced mode, its application ACK) into the write
