@@ -204,9 +204,50 @@ pub(crate) fn answer(
     disposition: Disposition,
     defect: Option<Defect>,
     ctx: &AckContext,
-    payload: Vec<u8>,
+    mut payload: Vec<u8>,
     template: Option<&mut AckTemplate>,
 ) -> Option<(BuiltAck, bool)> {
+    payload.clear();
+    let (answered, unframed) = answer_into(
+        scan,
+        is_ack,
+        disposition,
+        defect,
+        ctx,
+        &mut payload,
+        template,
+    )?;
+    let built = BuiltAck {
+        payload,
+        code: answered.code,
+        reason: answered.reason,
+        warnings: answered.warnings,
+    };
+    Some((built, unframed))
+}
+
+/// What an answer written by [`answer_into`] says, besides its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Answered {
+    /// Its MSA-1.
+    pub(crate) code: AckCode,
+    /// As [`BuiltAck::reason`].
+    pub(crate) reason: Option<NackReason>,
+    /// As [`BuiltAck::warnings`].
+    pub(crate) warnings: Vec<WarningCode>,
+}
+
+/// [`answer`], appended to `out` as it stands (a write buffer that frames it there, so the ACK
+/// is not copied again); nothing is written for an inbound ACK.
+pub(crate) fn answer_into(
+    scan: &hl7::Scan<'_>,
+    is_ack: bool,
+    disposition: Disposition,
+    defect: Option<Defect>,
+    ctx: &AckContext,
+    out: &mut Vec<u8>,
+    template: Option<&mut AckTemplate>,
+) -> Option<(Answered, bool)> {
     if is_ack {
         return None;
     }
@@ -217,9 +258,13 @@ pub(crate) fn answer(
     if ack_type == AcceptAckType::Unknown {
         warnings.push(WarningCode::UnknownAcceptAckType);
     }
-    Some(render_into(
-        payload, msh, &decision, ctx, warnings, template,
-    ))
+    let unframed = render_appended(out, msh, &decision, ctx, template);
+    let answered = Answered {
+        code: decision.code,
+        reason: decision.reason,
+        warnings,
+    };
+    Some((answered, unframed))
 }
 
 /// MSH-16 (application acknowledgement type) asks for an application ACK for this outcome:
@@ -287,17 +332,7 @@ fn render_into(
     template: Option<&mut AckTemplate>,
 ) -> (BuiltAck, bool) {
     payload.clear();
-    let mut unframed = false;
-    match (template, msh) {
-        (Some(template), Some(msh)) => match template.write(&mut payload, msh, decision, ctx) {
-            Some(known) => unframed = known,
-            None => {
-                render::ack_into(&mut payload, Some(msh), decision, ctx);
-                template.learn(&payload, msh, decision, ctx);
-            }
-        },
-        _ => render::ack_into(&mut payload, msh, decision, ctx),
-    }
+    let unframed = render_appended(&mut payload, msh, decision, ctx, template);
     let built = BuiltAck {
         payload,
         code: decision.code,
@@ -305,6 +340,28 @@ fn render_into(
         warnings,
     };
     (built, unframed)
+}
+
+/// The answer for `decision`, appended to `out`, and whether it is known to hold neither VT nor
+/// FS (only a template says so).
+fn render_appended(
+    out: &mut Vec<u8>,
+    msh: Option<&hl7::Msh<'_>>,
+    decision: &policy::Decision,
+    ctx: &AckContext,
+    template: Option<&mut AckTemplate>,
+) -> bool {
+    let (Some(template), Some(msh)) = (template, msh) else {
+        render::ack_into(out, msh, decision, ctx);
+        return false;
+    };
+    if let Some(known) = template.write(out, msh, decision, ctx) {
+        return known;
+    }
+    let start = out.len();
+    render::ack_into(out, Some(msh), decision, ctx);
+    template.learn(&out[start..], msh, decision, ctx);
+    false
 }
 
 /// How an inbound that cannot be acknowledged truthfully is answered instead of being committed:

@@ -197,13 +197,8 @@ pub enum EncoderError {
 
 /// Append one canonical frame to `dst`, or refuse a payload containing VT or FS.
 pub fn encode_frame(payload: &[u8], dst: &mut BytesMut) -> Result<(), EncodeError> {
-    if let Some(position) = memchr::memchr2(VT, FS, payload) {
-        let code = if payload[position] == VT {
-            WarningCode::PayloadContainsVt
-        } else {
-            WarningCode::PayloadContainsFs
-        };
-        return Err(EncodeError { code, position });
+    if let Some(e) = refusal(payload) {
+        return Err(e);
     }
     dst.reserve(payload.len() + 3);
     dst.put_u8(VT);
@@ -212,14 +207,47 @@ pub fn encode_frame(payload: &[u8], dst: &mut BytesMut) -> Result<(), EncodeErro
     Ok(())
 }
 
-/// Append one canonical frame of `payload`, known to hold neither VT nor FS, to `dst`: what
-/// [`encode_frame`] writes, without its search.
-pub(crate) fn frame_checked(payload: &[u8], dst: &mut BytesMut) {
-    debug_assert!(memchr::memchr2(VT, FS, payload).is_none());
+/// Why `payload` cannot be framed, if it cannot: its first VT or FS.
+fn refusal(payload: &[u8]) -> Option<EncodeError> {
+    let position = memchr::memchr2(VT, FS, payload)?;
+    let code = if payload[position] == VT {
+        WarningCode::PayloadContainsVt
+    } else {
+        WarningCode::PayloadContainsFs
+    };
+    Some(EncodeError { code, position })
+}
+
+/// [`encode_frame`] into a `Vec`.
+pub(crate) fn encode_frame_vec(payload: &[u8], dst: &mut Vec<u8>) -> Result<(), EncodeError> {
+    if let Some(e) = refusal(payload) {
+        return Err(e);
+    }
     dst.reserve(payload.len() + 3);
-    dst.put_u8(VT);
-    dst.put_slice(payload);
-    dst.put_slice(&[FS, CR]);
+    dst.push(VT);
+    dst.extend_from_slice(payload);
+    dst.extend_from_slice(&[FS, CR]);
+    Ok(())
+}
+
+/// Close the frame opened at `dst[start]` (its VT, the payload written after it) with FS CR, or
+/// take it back out when the payload holds VT or FS, as [`encode_frame`] refuses it. `checked`:
+/// the payload is known to hold neither, so there is no search.
+pub(crate) fn close_frame(
+    dst: &mut Vec<u8>,
+    start: usize,
+    checked: bool,
+) -> Result<(), EncodeError> {
+    debug_assert_eq!(dst.get(start), Some(&VT));
+    if !checked {
+        if let Some(e) = refusal(&dst[start + 1..]) {
+            dst.truncate(start);
+            return Err(e);
+        }
+    }
+    debug_assert!(refusal(&dst[start + 1..]).is_none());
+    dst.extend_from_slice(&[FS, CR]);
+    Ok(())
 }
 
 /// `bytes` holds VT or FS. One block compare for the short fields an ACK echoes (a search

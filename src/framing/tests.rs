@@ -405,3 +405,23 @@ proptest! {
         prop_assert_eq!(holds_framing_byte(&bytes), model, "{:?}", bytes);
     }
 }
+
+proptest! {
+    #[test]
+    fn a_frame_closed_in_place_is_the_encoded_frame_or_nothing(
+        before in proptest::collection::vec(any::<u8>(), 0..8),
+        payload in proptest::collection::vec(
+            prop_oneof![Just(VT), Just(FS), Just(CR), any::<u8>()],
+            0..40,
+        ),
+    ) {
+        let mut encoded = BytesMut::from(&before[..]);
+        let want = encode_frame(&payload, &mut encoded);
+        let mut dst = before.clone();
+        dst.push(VT);
+        dst.extend_from_slice(&payload);
+        let got = close_frame(&mut dst, before.len(), false);
+        prop_assert_eq!(&got, &want);
+        prop_assert_eq!(&dst[..], &encoded[..], "the frame, or what was there before it");
+    }
+}

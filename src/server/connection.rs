@@ -25,7 +25,7 @@ use crate::cause::{classify_io, Cause};
 use crate::framing::{Frame, FramingError};
 use crate::warning::WarningCode;
 use answer::Answers;
-use commit::{Batch, Entry};
+use commit::{Batch, Entry, Results};
 use intake::{Intake, Read};
 use ledger::Ledger;
 use std::future::{poll_fn, Future};
@@ -223,9 +223,46 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
         let shared = self.shared;
         let batch = Batch::admit(frames, shared, &mut self.ledger);
 
-        // The commit, reading ahead meanwhile: the next batch is ready when it returns. Timed
-        // only for the per-message events, the one place the time is told.
+        // The commit is timed only for the per-message events, the one place the time is told.
         let started = self.ledger.per_message().then(Instant::now);
+        let mut results = match self.commit(&batch).await {
+            Ok(results) => results,
+            Err(end) => return Some(end),
+        };
+        let commit_ms = started.map(|at| at.elapsed().as_secs_f64() * 1000.0);
+
+        // Only now, with every commit settled, is any message of the batch answered.
+        self.answers.begin(SystemTime::now());
+        for entry in batch.entries() {
+            let (result, duplicate) = entry.result(&mut results);
+            if let Some(end) = self.answer(&entry, result, duplicate, commit_ms).await {
+                return Some(end);
+            }
+        }
+        if let Some(end) = self.send().await {
+            return Some(end);
+        }
+        if batch.ends_in_reset() {
+            return Some(End {
+                abort: true,
+                ..End::cause(Cause::ConnectionReset)
+            });
+        }
+        batch.close_after().then_some(End::cause(Cause::Shutdown))
+    }
+
+    /// Commit `batch`, reading ahead meanwhile: the next batch is ready when it returns. `Err`
+    /// ends the connection (an immediate stop) before any result.
+    async fn commit(&mut self, batch: &Batch<'_>) -> Result<Results, End> {
+        let shared = self.shared;
+        if self.stops.immediate.is_set() {
+            return Err(End::cause(Cause::Shutdown));
+        }
+        // A sink that commits at once is asked without a future: the commit would be ready at
+        // its first poll, before any reading ahead.
+        if let Some(results) = batch.commit_now(shared) {
+            return Ok(results);
+        }
         let commit = batch.commit(shared);
         tokio::pin!(commit);
         let mut reading = !self.intake.eof() && !batch.close_after();
@@ -264,7 +301,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 .await
             };
             match step {
-                Step::Stop => return Some(End::cause(Cause::Shutdown)),
+                Step::Stop => return Err(End::cause(Cause::Shutdown)),
                 Step::Committed(results) => break results,
                 Step::Graceful => reading = false,
                 Step::Ahead(more) => {
@@ -275,27 +312,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 }
             }
         };
-        let commit_ms = started.map(|at| at.elapsed().as_secs_f64() * 1000.0);
-
-        // Only now, with every commit settled, is any message of the batch answered.
-        self.answers.begin(SystemTime::now());
-        let mut results = results.into_iter();
-        for entry in batch.entries() {
-            let (result, duplicate) = entry.result(&mut results);
-            if let Some(end) = self.answer(&entry, result, duplicate, commit_ms).await {
-                return Some(end);
-            }
-        }
-        if let Some(end) = self.send().await {
-            return Some(end);
-        }
-        if batch.ends_in_reset() {
-            return Some(End {
-                abort: true,
-                ..End::cause(Cause::ConnectionReset)
-            });
-        }
-        batch.close_after().then_some(End::cause(Cause::Shutdown))
+        Ok(results.into())
     }
 
     /// Answer one message of the batch with `result`, its fate, and count it. `Some` ends the

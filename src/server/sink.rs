@@ -334,7 +334,9 @@ pub type SinkFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Where messages are committed. Implementations must be durable (or as durable as they claim)
 /// when the future resolves: the ACK follows at once.
-pub trait Sink: Send + Sync + 'static {
+///
+/// `Any` lets the server recognise its built-in stdout sink and commit to it without a future.
+pub trait Sink: std::any::Any + Send + Sync + 'static {
     /// Commit one message.
     fn commit<'a>(&'a self, message: &'a Inbound) -> SinkFuture<'a, SinkResult>;
 

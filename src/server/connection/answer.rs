@@ -6,14 +6,14 @@ use super::stop::Stop;
 use super::{End, Ledger, Part};
 use crate::ack::{self, AckCode, AckContext, AckTemplate, BuiltAck, Disposition, NackReason};
 use crate::cause::{classify_io, Cause};
-use crate::framing::{encode_frame, frame_checked};
+use crate::framing::{close_frame, encode_frame_vec, VT};
 use crate::hl7::{self, Shape};
 use crate::server::clock::Utc;
 use crate::server::event::NackWhy;
 use crate::server::limits::Buffered;
 use crate::server::{AckMode, Shared};
 use crate::warning::Warning;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use std::future::{poll_fn, Future};
 use std::pin::{pin, Pin};
 use std::task::Poll;
@@ -47,15 +47,15 @@ async fn within<F: Future>(limit: Duration, work: F) -> Result<F::Output, Elapse
 /// one ACK to the next.
 pub(super) struct Answers<'a> {
     shared: &'a Shared,
-    /// ACK frames waiting to be written together.
-    out: BytesMut,
+    /// ACK frames waiting to be written together; each accept ACK is written straight into it.
+    out: Vec<u8>,
     /// Reused for every ACK: the control ID is rewritten in place, MSH-7 once a second.
     ack: AckContext,
     /// The last positive ACK, patched for the next message from the same sender.
     template: AckTemplate,
-    /// The second `ack.timestamp` shows.
-    stamped: Option<u64>,
-    /// The last ACK's payload buffer, reused for the next.
+    /// The second `ack.timestamp` shows, as the times it holds: `[from, until)`.
+    stamped: Option<(SystemTime, SystemTime)>,
+    /// The last batch or application ACK's payload buffer, reused for the next.
     ack_buf: Vec<u8>,
     /// The counter `ack.control_id` ends in (0: none yet).
     ack_counter: u64,
@@ -65,7 +65,7 @@ impl<'a> Answers<'a> {
     pub(super) fn new(shared: &'a Shared) -> Answers<'a> {
         Answers {
             shared,
-            out: BytesMut::new(),
+            out: Vec::new(),
             ack: AckContext::default(),
             template: AckTemplate::default(),
             stamped: None,
@@ -85,13 +85,19 @@ impl<'a> Answers<'a> {
         self.out.clear();
     }
 
-    /// Set the ACKs' MSH-7 to `now`, formatted only when the second changes.
+    /// Set the ACKs' MSH-7 to `now`, formatted only when the second changes: within the second
+    /// already shown, two comparisons and no arithmetic.
     fn stamp(&mut self, now: SystemTime) {
-        let second = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        if self.stamped != Some(second) {
-            self.ack.timestamp = Utc::from_system(now).hl7();
-            self.stamped = Some(second);
+        if self
+            .stamped
+            .is_some_and(|(from, until)| from <= now && now < until)
+        {
+            return;
         }
+        let second = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let from = UNIX_EPOCH + Duration::from_secs(second);
+        self.ack.timestamp = Utc::from_system(now).hl7();
+        self.stamped = Some((from, from + Duration::from_secs(1)));
     }
 
     /// Build this message's ACK (and, in enhanced mode, its application ACK) into the write
@@ -135,16 +141,20 @@ impl<'a> Answers<'a> {
         self.ack.forced = forced;
         let ctx = &self.ack;
         let batch = shared.config.batch_ack && message.shape == Shape::Batch;
-        let built = if batch {
-            ack::build_batch_ack(&message.payload, disposition, message.damaged, ctx).map(|b| {
-                let built = BuiltAck {
-                    payload: b.payload,
-                    code: b.code,
-                    reason: b.reason,
-                    warnings: b.warnings,
-                };
-                (built, false)
-            })
+        let code = if batch {
+            let Some(b) = ack::build_batch_ack(&message.payload, disposition, message.damaged, ctx)
+            else {
+                // An inbound ACK: committed like any message, never answered.
+                ledger.inbound_ack();
+                return None;
+            };
+            let built = BuiltAck {
+                payload: b.payload,
+                code: b.code,
+                reason: b.reason,
+                warnings: b.warnings,
+            };
+            self.write_ack(built, disposition, ledger)?
         } else {
             // A message not refused has no defect: the refusal looked for one and found none.
             let defect = match entry.refused {
@@ -155,22 +165,35 @@ impl<'a> Answers<'a> {
                 message.is_ack || defect == ack::defect_of(scan, message.damaged),
                 "a message the refusal let through has a defect"
             );
-            ack::answer(
+            // Framed where it is written: the VT, the answer after it, then its end.
+            let start = self.out.len();
+            self.out.push(VT);
+            let answered = ack::answer_into(
                 scan,
                 message.is_ack,
                 disposition,
                 defect,
                 ctx,
-                std::mem::take(&mut self.ack_buf),
+                &mut self.out,
                 Some(&mut self.template),
-            )
+            );
+            let Some((answered, unframed)) = answered else {
+                self.out.truncate(start);
+                // An inbound ACK: committed like any message, never answered.
+                ledger.inbound_ack();
+                return None;
+            };
+            for code in &answered.warnings {
+                ledger.warn(Warning::new(*code));
+            }
+            if let Err(e) = close_frame(&mut self.out, start, unframed) {
+                // Cannot happen for a built ACK; if it ever does, say so rather than send it
+                // broken.
+                ledger.warn(Warning::new(e.code));
+                return None;
+            }
+            self.count(answered.code, answered.reason, disposition, ledger)
         };
-        let Some((built, unframed)) = built else {
-            // An inbound ACK: committed like any message, never answered.
-            ledger.inbound_ack();
-            return None;
-        };
-        let code = self.write_ack(built, unframed, disposition, ledger)?;
         // Enhanced mode: the application ACK follows the accept ACK, same MSA-2.
         if code.is_commit_level() && !batch {
             shared.next_ack_control_id(&mut self.ack.control_id, &mut self.ack_counter);
@@ -181,7 +204,7 @@ impl<'a> Answers<'a> {
                 &self.ack,
                 std::mem::take(&mut self.ack_buf),
             ) {
-                self.write_ack(app, false, disposition, ledger);
+                self.write_ack(app, disposition, ledger);
             }
         }
         Some(code)
@@ -201,7 +224,7 @@ impl<'a> Answers<'a> {
         }
         let mut first = None;
         for (i, payload) in acks.iter().enumerate() {
-            if let Err(e) = encode_frame(payload, &mut self.out) {
+            if let Err(e) = encode_frame_vec(payload, &mut self.out) {
                 // An answer holding a framing byte cannot be passed on intact: say so, send
                 // nothing of it.
                 ledger.warn(Warning::new(e.code));
@@ -218,44 +241,48 @@ impl<'a> Answers<'a> {
         first
     }
 
-    /// Frame one built ACK into the write buffer and count it; `unframed`: it is known to hold
-    /// neither VT nor FS, so it is framed without a search.
+    /// Frame one built ACK into the write buffer and count it.
     fn write_ack(
         &mut self,
         built: BuiltAck,
-        unframed: bool,
         disposition: Disposition,
         ledger: &mut Ledger<'_>,
     ) -> Option<AckCode> {
         for code in &built.warnings {
             ledger.warn(Warning::new(*code));
         }
-        let framed = if unframed {
-            frame_checked(&built.payload, &mut self.out);
-            Ok(())
-        } else {
-            encode_frame(&built.payload, &mut self.out)
-        };
+        let framed = encode_frame_vec(&built.payload, &mut self.out);
         self.ack_buf = built.payload;
         if let Err(e) = framed {
             // Cannot happen for a built ACK; if it ever does, say so rather than send it broken.
             ledger.warn(Warning::new(e.code));
             return None;
         }
-        if !built.code.is_positive() {
+        Some(self.count(built.code, built.reason, disposition, ledger))
+    }
+
+    /// Count an ACK written with `code`, and a negative one's reason.
+    fn count(
+        &self,
+        code: AckCode,
+        reason: Option<NackReason>,
+        disposition: Disposition,
+        ledger: &mut Ledger<'_>,
+    ) -> AckCode {
+        if !code.is_positive() {
             // Defects always name their reason; otherwise a forced negative code (refused before
             // the commit) or a committed message is negative only because a code was forced.
             let forced = matches!(self.shared.config.ack, AckMode::Forced(c) if !c.is_positive());
-            let why = match built.reason {
+            let why = match reason {
                 Some(reason) if reason != NackReason::HandlerRejected => NackWhy::Reason(reason),
                 _ if forced || disposition == Disposition::Committed => NackWhy::Forced,
                 Some(reason) => NackWhy::Reason(reason),
                 None => NackWhy::CommitFailed,
             };
-            ledger.nack(built.code, why);
+            ledger.nack(code, why);
         }
-        ledger.ack(built.code);
-        Some(built.code)
+        ledger.ack(code);
+        code
     }
 
     /// Write the pending ACKs to `stream` in one go, bounded by the write timeout; `budget` holds

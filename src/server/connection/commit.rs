@@ -7,7 +7,7 @@ use crate::ack::{self, AckCode, Disposition};
 use crate::framing::Frame;
 use crate::hl7::{self, Scan};
 use crate::server::policy::{Action, Decision};
-use crate::server::sink::{pad_results, Inbound, Reply, SinkFuture, SinkResult};
+use crate::server::sink::{pad_results, Inbound, Reply, SinkFuture, SinkResult, StdoutSink};
 use crate::server::spare;
 use crate::server::{AckMode, ServerConfig, Shared};
 use crate::warning::WarningCode;
@@ -143,6 +143,21 @@ impl<'f> Batch<'f> {
         }
     }
 
+    /// The batch committed here and now, without a future: the sink is the built-in stdout sink
+    /// writing where writes return at once, and every message goes to it. `None` otherwise.
+    pub(super) fn commit_now(&self, shared: &Shared) -> Option<Results> {
+        let sink: &dyn std::any::Any = &*shared.sink;
+        let stdout = sink.downcast_ref::<StdoutSink>()?;
+        if !self.items.iter().all(chosen) {
+            return None;
+        }
+        let result = stdout.commit_now(&self.messages)?;
+        Some(match result == SinkResult::committed() {
+            true => Results::Committed,
+            false => Results::Every(result),
+        })
+    }
+
     /// The messages in arrival order.
     pub(super) fn entries(&self) -> impl Iterator<Item = Entry<'_, 'f>> {
         self.messages
@@ -224,6 +239,35 @@ fn refusal(config: &ServerConfig, message: &Inbound, scan: &Scan<'_>) -> Option<
         }
         _ => None,
     })
+}
+
+/// The sink's results for the messages that went to it, in order.
+pub(super) enum Results {
+    /// One each.
+    Each(std::vec::IntoIter<SinkResult>),
+    /// Every one committed: the batch was written as one piece.
+    Committed,
+    /// The same for every one: the batch failed as one piece.
+    Every(SinkResult),
+}
+
+impl From<Vec<SinkResult>> for Results {
+    fn from(results: Vec<SinkResult>) -> Results {
+        Results::Each(results.into_iter())
+    }
+}
+
+impl Iterator for Results {
+    type Item = SinkResult;
+
+    fn next(&mut self) -> Option<SinkResult> {
+        match self {
+            Results::Each(each) => each.next(),
+            // Made for each message rather than cloned: nothing in it to copy.
+            Results::Committed => Some(SinkResult::committed()),
+            Results::Every(result) => Some(result.clone()),
+        }
+    }
 }
 
 /// The result of a message refused before the commit: nothing kept, and no sink detail.

@@ -92,6 +92,37 @@ impl StdoutSink {
         }
     }
 
+    fn render_batch(&self, messages: &[Inbound], out: &mut Vec<u8>) {
+        if self.format == OutputFormat::Raw {
+            // The format asked once per batch, and each frame written in the loop.
+            for message in messages {
+                render_raw(&message.payload, out);
+            }
+        } else {
+            for message in messages {
+                self.render(message, out);
+            }
+        }
+    }
+
+    /// Commit `messages` here and now, when writes return at once (otherwise `None`): one
+    /// write and flush for the batch, and its one result, for every message of it. The same
+    /// commit as `commit_batch`'s without a future or a list of results.
+    pub(crate) fn commit_now(&self, messages: &[Inbound]) -> Option<SinkResult> {
+        if !self.prompt {
+            return None;
+        }
+        let size: usize = messages.iter().map(|m| m.payload.len() + 64).sum();
+        let mut out = spare_buffer(size);
+        self.render_batch(messages, &mut out);
+        let written = write_flush(&self.writer, &out);
+        spare::give(&SPARE, out, KEEP);
+        Some(match written {
+            Ok(()) => SinkResult::committed(),
+            Err(e) => SinkResult::failed(e),
+        })
+    }
+
     /// Write and flush `bytes` as one piece: committed, or failed with the write's error.
     async fn print(&self, bytes: Vec<u8>) -> SinkResult {
         let written = if self.prompt {
@@ -236,16 +267,7 @@ impl Sink for StdoutSink {
                 true => spare_buffer(size),
                 false => Vec::with_capacity(size),
             };
-            if self.format == OutputFormat::Raw {
-                // The format asked once per batch, and each frame written in the loop.
-                for message in messages {
-                    render_raw(&message.payload, &mut out);
-                }
-            } else {
-                for message in messages {
-                    self.render(message, &mut out);
-                }
-            }
+            self.render_batch(messages, &mut out);
             // One write for the batch: all committed together or none.
             let result = self.print(out).await;
             if result == SinkResult::committed() {
@@ -328,6 +350,31 @@ mod tests {
             assert!(result.detail.is_some());
         }
         assert!(results.iter().all(|r| *r == results[0]));
+    }
+
+    #[test]
+    fn a_commit_now_writes_the_batch_whole_only_where_writes_return_at_once() {
+        let peer: Arc<str> = Arc::from("p");
+        let batch: Vec<Inbound> = ["MSH|1\r", "MSH|2\r"]
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Inbound::new(1, i as u64 + 1, peer.clone(), (*p).into(), false))
+            .collect();
+        let out = Shared::default();
+        let mut sink = StdoutSink::with_writer(OutputFormat::Raw, Box::new(out.clone())).unwrap();
+        assert_eq!(sink.commit_now(&batch), None, "a writer that may block");
+        assert!(out.0.lock().unwrap().is_empty());
+        sink.prompt = true;
+        assert_eq!(sink.commit_now(&batch), Some(SinkResult::committed()));
+        assert_eq!(
+            &*out.0.lock().unwrap(),
+            b"\x0bMSH|1\r\x1c\r\x0bMSH|2\r\x1c\r"
+        );
+        let mut closed = StdoutSink::with_writer(OutputFormat::Raw, Box::new(Closed)).unwrap();
+        closed.prompt = true;
+        let failed = closed.commit_now(&batch).unwrap();
+        assert_eq!(failed.disposition, crate::ack::Disposition::CommitFailed);
+        assert!(failed.detail.is_some());
     }
 
     #[test]
