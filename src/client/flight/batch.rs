@@ -45,12 +45,13 @@ impl Flights {
     /// Coalesce queued frames into one buffer: one write for everything that may go now. Sends
     /// go in order: one that may not be written yet holds back those behind it. The buffer is
     /// `spare` (the last write's) when it is big enough, so a write allocates none. With it, the
-    /// clock reading the frames were taken at.
+    /// clock reading the frames were taken at, and whether frames that may go now were left for
+    /// the next write (it was full).
     pub fn take_batch(
         &mut self,
         batch: &mut Vec<u64>,
         spare: &mut BytesMut,
-    ) -> Option<(BytesMut, Instant)> {
+    ) -> Option<(BytesMut, Instant, bool)> {
         if self.queue.is_empty() {
             return None;
         }
@@ -65,7 +66,7 @@ impl Flights {
         // At most WRITE_BYTES of frames per write (one frame at least): the buffer is a copy of
         // payloads the sends still hold, so a window of large messages is not copied whole.
         // One look at each send: whether it may go, and its frame's size.
-        let (mut take, mut bytes) = (0usize, 0usize);
+        let (mut take, mut bytes, mut full) = (0usize, 0usize, false);
         for id in self.queue.ids().take(limit) {
             let p = self.sends.get(&id);
             if p.is_some_and(|p| !self.may_write(p)) {
@@ -73,6 +74,7 @@ impl Flights {
             }
             let frame = p.map_or(0, |p| p.payload.len() + 3);
             if bytes != 0 && bytes + frame > WRITE_BYTES {
+                full = true;
                 break;
             }
             bytes += frame;
@@ -124,7 +126,7 @@ impl Flights {
         }
         self.here.written = seq;
         batch.truncate(kept);
-        (!buf.is_empty()).then_some((buf, now))
+        (!buf.is_empty()).then_some((buf, now, full))
     }
 
     /// The batch is on the wire: its ACK clocks start now (`at`, when the clock was read for it
