@@ -9,6 +9,7 @@ use crate::client::life::End;
 use crate::client::options::Correlation;
 use crate::client::outbox::Outbox;
 use crate::client::pending::{AppAck, Pending};
+use crate::client::recent::CidMap;
 use crate::client::Commit;
 use crate::hl7;
 use crate::warning::WarningCode;
@@ -234,19 +235,6 @@ impl Flights {
         }
     }
 
-    /// Whether the send may be written on this connection now: under control-ID correlation,
-    /// it must hold its control ID, and the ID must not have been given up on here.
-    pub(super) fn may_write(&self, p: &Pending) -> bool {
-        match (&self.options.correlation, &p.control_id) {
-            (Correlation::ControlId, Some(cid)) => {
-                // With no send waiting for a shared ID, every send holds its own.
-                (self.shared_ids.is_empty() || self.by_control.get(cid) == Some(&p.id))
-                    && (self.given_up_here.is_empty() || !self.given_up_here.contains_key(cid))
-            }
-            _ => true,
-        }
-    }
-
     /// A written send is settled without its final answer: a late reply to it must not credit
     /// another send with the same ID on this connection.
     pub(super) fn give_up(&mut self, cid: Option<Bytes>) {
@@ -254,5 +242,25 @@ impl Flights {
             self.late.insert(cid.clone());
             self.given_up_here.insert(cid, ());
         }
+    }
+}
+
+/// Whether the send may be written on this connection now: under control-ID correlation, it
+/// must hold its control ID, and the ID must not have been given up on here. The maps, not the
+/// table, so a caller may hold a send of the table mutably meanwhile.
+pub(super) fn may_write(
+    correlation: Correlation,
+    by_control: &CidMap<u64>,
+    shared_ids: &CidMap<u32>,
+    given_up_here: &CidMap<()>,
+    p: &Pending,
+) -> bool {
+    match (correlation, &p.control_id) {
+        (Correlation::ControlId, Some(cid)) => {
+            // With no send waiting for a shared ID, every send holds its own.
+            (shared_ids.is_empty() || by_control.get(cid) == Some(&p.id))
+                && (given_up_here.is_empty() || !given_up_here.contains_key(cid))
+        }
+        _ => true,
     }
 }
