@@ -17,6 +17,7 @@ use super::recent::{CidMap, KeyHasher, RecentIds};
 use crate::cause::Cause;
 use crate::warning::WarningCode;
 use queue::Queue;
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
 use std::sync::atomic::AtomicUsize;
@@ -120,11 +121,12 @@ impl Flights {
         };
         if !fifo && refuse.is_none() {
             if let Some(c) = &p.control_id {
-                // A send whose ID is held waits its turn (see `may_write`).
-                if self.by_control.contains_key(c) {
-                    *self.shared_ids.entry(c.clone()).or_default() += 1;
-                } else {
-                    self.by_control.insert(c.clone(), id);
+                // A send whose ID is held waits its turn (see `may_write`). One lookup either way.
+                match self.by_control.entry(c.clone()) {
+                    Entry::Occupied(_) => *self.shared_ids.entry(c.clone()).or_default() += 1,
+                    Entry::Vacant(v) => {
+                        v.insert(id);
+                    }
                 }
             }
         }

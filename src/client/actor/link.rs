@@ -14,25 +14,24 @@ use crate::sniff::{recognise, Recognised};
 use crate::tls::{describe, Seen, Side};
 use crate::transport::{BoxStream, Connection};
 use bytes::BytesMut;
+use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWrite, ReadHalf, WriteHalf};
+use tokio::io::AsyncWrite;
 use tokio::time::Instant;
 use tokio_util::codec::Decoder;
-
-type Writer = WriteHalf<BoxStream>;
+use tokio_util::io::poll_read_buf;
 
 /// The read buffer grows by this much at a time, once less than `READ_LEAST` is left for a read.
 const READ_BLOCK: usize = 16 * 1024;
 const READ_LEAST: usize = 4 * 1024;
 
-/// Reads and de-frames ACKs. Cancel-safe: bytes read stay in `buf` across select iterations.
+/// Reads and de-frames ACKs from the link's stream. Bytes read stay in `buf` across turns.
 pub(crate) struct AckReader {
-    half: ReadHalf<BoxStream>,
     buf: BytesMut,
     codec: MllpCodec,
     eof: bool,
@@ -45,9 +44,8 @@ pub(crate) struct AckReader {
 }
 
 impl AckReader {
-    fn new(half: ReadHalf<BoxStream>, max_frame: usize) -> Self {
+    fn new(max_frame: usize) -> Self {
         AckReader {
-            half,
             buf: BytesMut::with_capacity(READ_BLOCK),
             codec: MllpCodec::new(Tolerance::ACK_READER, max_frame),
             eof: false,
@@ -58,20 +56,24 @@ impl AckReader {
     }
 
     /// The next item, `None` at a clean end of stream.
-    async fn next(&mut self) -> Result<Option<Decoded>, FramingError> {
+    fn poll_next(
+        &mut self,
+        stream: &mut BoxStream,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Option<Decoded>, FramingError>> {
         loop {
             if self.eof {
-                return self.codec.decode_eof(&mut self.buf);
+                return Poll::Ready(self.codec.decode_eof(&mut self.buf));
             }
             if let Some(item) = self.codec.decode(&mut self.buf)? {
-                return Ok(Some(item));
+                return Poll::Ready(Ok(Some(item)));
             }
             // A fresh block only when little room is left: by then the ACKs split off the
             // buffer are gone and it is reused in place, not reallocated on every read.
             if self.buf.capacity() - self.buf.len() < READ_LEAST {
                 self.buf.reserve(READ_BLOCK);
             }
-            let n = self.half.read_buf(&mut self.buf).await?;
+            let n = ready!(poll_read_buf(Pin::new(&mut *stream), cx, &mut self.buf))?;
             if n == 0 {
                 self.eof = true;
             }
@@ -82,9 +84,13 @@ impl AckReader {
             // ever come, so say what answers instead of waiting for one.
             if let Some(seen) = recognise(&self.buf).filter(|r| first && r.kind.is_foreign()) {
                 self.foreign = Some(seen);
-                return Ok(None);
+                return Poll::Ready(Ok(None));
             }
         }
+    }
+
+    async fn next(&mut self, stream: &mut BoxStream) -> Result<Option<Decoded>, FramingError> {
+        std::future::poll_fn(|cx| self.poll_next(stream, cx)).await
     }
 
     /// The next item already in the buffer, without reading; `None` when a read is needed
@@ -113,6 +119,7 @@ const ALERT_WAIT: Duration = Duration::from_millis(500);
 async fn link_failure(
     err: &io::Error,
     reader: &mut AckReader,
+    stream: &mut BoxStream,
     look_for_alert: bool,
 ) -> LinkFailure {
     let failure = |err: &io::Error, nothing_received: bool| LinkFailure {
@@ -126,7 +133,7 @@ async fn link_failure(
     if !look_for_alert || !reader.nothing_received || crate::tls::rustls_error(err).is_some() {
         return first;
     }
-    match tokio::time::timeout(ALERT_WAIT, reader.next()).await {
+    match tokio::time::timeout(ALERT_WAIT, reader.next(stream)).await {
         Ok(Err(FramingError::Io(read)))
             if crate::tls::refuses_client_certificate(&read) && reader.nothing_received =>
         {
@@ -145,9 +152,8 @@ const NUDGE_AFTER: Duration = Duration::from_secs(2);
 /// One buffer being written and flushed, publishing how much of it the stream has taken so
 /// far: a reply to a frame is credited only once the whole frame was written. Its state lives
 /// here, not in a future, so the link loop keeps one across turns without boxing one per write;
-/// done, it gives back the writer and the buffer, to be reused for the next write.
+/// done, it gives back the buffer, to be reused for the next write.
 struct WriteBatch {
-    writer: Writer,
     buf: BytesMut,
     done: usize,
     progress: Arc<AtomicUsize>,
@@ -159,9 +165,8 @@ struct WriteBatch {
 }
 
 impl WriteBatch {
-    fn new(writer: Writer, buf: BytesMut, progress: Arc<AtomicUsize>) -> Self {
+    fn new(buf: BytesMut, progress: Arc<AtomicUsize>) -> Self {
         WriteBatch {
-            writer,
             buf,
             done: 0,
             progress,
@@ -170,22 +175,22 @@ impl WriteBatch {
         }
     }
 
-    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let result = self.poll_write(cx);
+    fn poll(&mut self, stream: &mut BoxStream, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let result = self.poll_write(stream, cx);
         self.waited |= result.is_pending();
         result
     }
 
-    fn poll_write(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    fn poll_write(&mut self, stream: &mut BoxStream, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         while self.done < self.buf.len() {
-            let n = ready!(Pin::new(&mut self.writer).poll_write(cx, &self.buf[self.done..]))?;
+            let n = ready!(Pin::new(&mut *stream).poll_write(cx, &self.buf[self.done..]))?;
             if n == 0 {
                 return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
             }
             self.done += n;
             self.progress.store(self.done, Ordering::Relaxed);
         }
-        Pin::new(&mut self.writer).poll_flush(cx)
+        Pin::new(&mut *stream).poll_flush(cx)
     }
 
     /// The flush time when the write went out within the turn that took its frames: the clock
@@ -195,18 +200,20 @@ impl WriteBatch {
     }
 }
 
-/// Await the write in progress, taken out once done; never when there is none.
-async fn writing(write: &mut Option<WriteBatch>) -> (WriteBatch, io::Result<()>) {
-    std::future::poll_fn(|cx| {
-        let Some(w) = write.as_mut() else {
-            return Poll::Pending;
-        };
-        let result = ready!(w.poll(cx));
-        write
-            .take()
-            .map_or(Poll::Pending, |done| Poll::Ready((done, result)))
-    })
-    .await
+/// What woke one turn of the link loop.
+enum Turn {
+    /// The write in progress finished (its result; the write is taken out).
+    Wrote(WriteBatch, io::Result<()>),
+    Read(Result<Option<Decoded>, FramingError>),
+    Command(Option<Command>),
+    Timer,
+}
+
+/// The line-end nudge (see NUDGE_AFTER): when it goes out, and whether it was planned already
+/// (once per connection).
+struct Nudge {
+    at: Option<Instant>,
+    planned: bool,
 }
 
 impl Actor {
@@ -214,9 +221,10 @@ impl Actor {
         self.flights.new_connection();
         self.life.link_started();
         let tls = conn.tls.is_some();
-        let (read_half, write_half) = tokio::io::split(conn.stream);
-        let mut reader = AckReader::new(read_half, self.options.max_ack_frame);
-        let mut writer = Some(write_half);
+        // One task polls both directions in turn, so the stream needs no split (and no lock
+        // around each read and write).
+        let mut stream = conn.stream;
+        let mut reader = AckReader::new(self.options.max_ack_frame);
         let mut write: Option<WriteBatch> = None;
         let mut batch: Vec<u64> = Vec::new();
         // The last write's buffer, for the next one.
@@ -225,39 +233,52 @@ impl Actor {
         // The flight figures last published to the stats: queue depth, queue bytes, in flight.
         let mut published = (usize::MAX, 0, 0);
         let mut drain_deadline: Option<Instant> = None;
-        // When the line-end nudge goes out (see NUDGE_AFTER); once per connection.
-        let mut nudge_at: Option<Instant> = None;
-        let mut nudged = !self.options.adapt_to_peer;
+        let mut nudge = Nudge {
+            at: None,
+            planned: !self.options.adapt_to_peer,
+        };
         // Read once: the timer's resting place when nothing is due.
         let far = Instant::now() + Duration::from_secs(86_400 * 365);
         let sleep = tokio::time::sleep_until(far);
         tokio::pin!(sleep);
-        // Each turn of the loop is for one branch: the others are polled again only once woken.
+        // Each turn of the loop is for one wait: the others are polled again only once woken.
         let (mut reading, mut commands, mut timer) = (Woken::new(), Woken::new(), Woken::new());
         loop {
             // The peer spoke: no nudge is due (and no clock is read for it every turn).
-            if nudge_at.is_some() && !reader.nothing_received {
-                nudge_at = None;
+            if nudge.at.is_some() && !reader.nothing_received {
+                nudge.at = None;
             }
-            if write.is_none() && nudge_at.is_some_and(|at| at <= Instant::now()) {
-                nudge_at = None;
-                if let Some(w) = writer.take_if(|_| reader.nothing_received) {
+            if write.is_none() && nudge.at.is_some_and(|at| at <= Instant::now()) {
+                nudge.at = None;
+                if reader.nothing_received {
                     let progress = self.flights.start_write();
                     let lf = BytesMut::from(&b"\n"[..]);
-                    write = Some(WriteBatch::new(w, lf, progress));
+                    write = Some(WriteBatch::new(lf, progress));
                 }
             }
             if write.is_none() && self.state() == State::Connected {
-                if let Some(w) = writer.take() {
-                    match self.flights.take_batch(&mut batch, &mut spare) {
-                        Some((buf, started)) => {
-                            self.life.wrote();
-                            let progress = self.flights.start_write();
-                            let mut batch = WriteBatch::new(w, buf, progress);
-                            batch.started = Some(started);
-                            write = Some(batch);
+                if let Some((buf, started, full)) = self.flights.take_batch(&mut batch, &mut spare)
+                {
+                    self.life.wrote();
+                    let progress = self.flights.start_write();
+                    let mut w = WriteBatch::new(buf, progress);
+                    w.started = Some(started);
+                    // Written in this turn when the stream takes it at once: its ACK clocks
+                    // start, and the timer is armed for them, below, with no turn of its own.
+                    let result = std::future::poll_fn(|cx| Poll::Ready(w.poll(&mut stream, cx)));
+                    match result.await {
+                        Poll::Ready(Err(e)) => {
+                            let failure = link_failure(&e, &mut reader, &mut stream, tls).await;
+                            return self.link_failed(failure);
                         }
-                        None => writer = Some(w),
+                        Poll::Ready(Ok(())) => {
+                            self.wrote(w, &mut batch, &mut spare, &mut nudge, &reader);
+                            // The write was full: what it left may go now.
+                            if full {
+                                continue;
+                            }
+                        }
+                        Poll::Pending => write = Some(w),
                     }
                 }
                 // The next send's ID was given up on here and nothing else is outstanding: only
@@ -281,7 +302,7 @@ impl Actor {
                 .flights
                 .next_deadline(last_inbound, drain_deadline)
                 .into_iter()
-                .chain(nudge_at)
+                .chain(nudge.at)
                 .min()
                 .unwrap_or(far);
             // Re-armed only for a sooner deadline (or once it fired): re-arming moves the timer
@@ -291,26 +312,37 @@ impl Actor {
                 sleep.as_mut().reset(deadline);
                 timer.touch();
             }
-            tokio::select! {
-                biased;
-                (done, result) = writing(&mut write) => {
-                    let flushed_at = done.flushed_at();
-                    let WriteBatch { writer: w, buf, .. } = done;
-                    writer = Some(w);
-                    let n = buf.len();
-                    spare = buf;
-                    if let Err(e) = result {
-                        let failure = link_failure(&e, &mut reader, tls).await;
-                        return self.link_failed(failure);
-                    }
-                    self.flights.on_flushed(&self.out, &mut batch, n, flushed_at);
-                    if !nudged && reader.nothing_received {
-                        nudged = true;
-                        let after = NUDGE_AFTER.min(self.options.ack_timeout / 2);
-                        nudge_at = Some(Instant::now() + after);
+            // The write in progress first, then the ACK reader, the commands and the timer.
+            let rx = &mut self.rx;
+            let turn = std::future::poll_fn(|cx| {
+                if let Some(w) = write.as_mut() {
+                    if let Poll::Ready(result) = w.poll(&mut stream, cx) {
+                        if let Some(done) = write.take() {
+                            return Poll::Ready(Turn::Wrote(done, result));
+                        }
                     }
                 }
-                item = reading.wait(reader.next()) => {
+                if let Poll::Ready(item) = reading.poll(cx, |cx| reader.poll_next(&mut stream, cx))
+                {
+                    return Poll::Ready(Turn::Read(item));
+                }
+                if let Poll::Ready(cmd) = commands.poll(cx, |cx| rx.poll_recv(cx)) {
+                    return Poll::Ready(Turn::Command(cmd));
+                }
+                if let Poll::Ready(()) = timer.poll(cx, |cx| sleep.as_mut().poll(cx)) {
+                    return Poll::Ready(Turn::Timer);
+                }
+                Poll::Pending
+            });
+            match turn.await {
+                Turn::Wrote(done, result) => {
+                    if let Err(e) = result {
+                        let failure = link_failure(&e, &mut reader, &mut stream, tls).await;
+                        return self.link_failed(failure);
+                    }
+                    self.wrote(done, &mut batch, &mut spare, &mut nudge, &reader);
+                }
+                Turn::Read(item) => {
                     if let Some(seen) = reader.foreign.take() {
                         self.flights.not_mllp(seen.kind);
                         return self.link_failed(LinkFailure {
@@ -320,7 +352,7 @@ impl Actor {
                     }
                     let item = match item {
                         Err(FramingError::Io(e)) => {
-                            let failure = link_failure(&e, &mut reader, false).await;
+                            let failure = link_failure(&e, &mut reader, &mut stream, false).await;
                             return self.link_failed(failure);
                         }
                         item => item,
@@ -345,7 +377,7 @@ impl Actor {
                         return end;
                     }
                 }
-                cmd = commands.wait(self.rx.recv()) => {
+                Turn::Command(cmd) => {
                     // Take every command already waiting, so their frames share one write.
                     let mut next = Some(cmd);
                     let mut budget = 1024;
@@ -359,12 +391,36 @@ impl Actor {
                         }
                     }
                 }
-                () = timer.wait(&mut sleep) => {
-                    if let Some(end) = self.flights.on_timers(&mut self.out, last_inbound, drain_deadline) {
+                Turn::Timer => {
+                    if let Some(end) =
+                        self.flights
+                            .on_timers(&mut self.out, last_inbound, drain_deadline)
+                    {
                         return end;
                     }
                 }
             }
+        }
+    }
+
+    /// A write went out whole: its buffer is kept for the next one, its frames' ACK clocks
+    /// start, and the first write to a peer that has said nothing plans the nudge.
+    fn wrote(
+        &mut self,
+        done: WriteBatch,
+        batch: &mut Vec<u64>,
+        spare: &mut BytesMut,
+        nudge: &mut Nudge,
+        reader: &AckReader,
+    ) {
+        let flushed_at = done.flushed_at();
+        let n = done.buf.len();
+        *spare = done.buf;
+        self.flights.on_flushed(&self.out, batch, n, flushed_at);
+        if !nudge.planned && reader.nothing_received {
+            nudge.planned = true;
+            let after = NUDGE_AFTER.min(self.options.ack_timeout / 2);
+            nudge.at = Some(Instant::now() + after);
         }
     }
 

@@ -1,6 +1,7 @@
 //! The write side of the flight table: which queued sends may go now, coalesced into one
 //! buffer, and their ACK clocks started once the buffer is flushed.
 
+use super::correlate::may_write;
 use super::{Flights, Slot};
 use crate::client::events::ClientEvent;
 use crate::client::outbox::Outbox;
@@ -45,12 +46,13 @@ impl Flights {
     /// Coalesce queued frames into one buffer: one write for everything that may go now. Sends
     /// go in order: one that may not be written yet holds back those behind it. The buffer is
     /// `spare` (the last write's) when it is big enough, so a write allocates none. With it, the
-    /// clock reading the frames were taken at.
+    /// clock reading the frames were taken at, and whether frames that may go now were left for
+    /// the next write (it was full).
     pub fn take_batch(
         &mut self,
         batch: &mut Vec<u64>,
         spare: &mut BytesMut,
-    ) -> Option<(BytesMut, Instant)> {
+    ) -> Option<(BytesMut, Instant, bool)> {
         if self.queue.is_empty() {
             return None;
         }
@@ -64,67 +66,65 @@ impl Flights {
         };
         // At most WRITE_BYTES of frames per write (one frame at least): the buffer is a copy of
         // payloads the sends still hold, so a window of large messages is not copied whole.
-        // One look at each send: whether it may go, and its frame's size.
-        let (mut take, mut bytes) = (0usize, 0usize);
-        for id in self.queue.ids().take(limit) {
-            let p = self.sends.get(&id);
-            if p.is_some_and(|p| !self.may_write(p)) {
-                break;
-            }
-            let frame = p.map_or(0, |p| p.payload.len() + 3);
-            if bytes != 0 && bytes + frame > WRITE_BYTES {
-                break;
-            }
-            bytes += frame;
-            take += 1;
-        }
-        if take == 0 {
-            return None;
-        }
+        // One look at each send: whether it may go, its frame's size, and its frame written.
         self.prune_flight();
         let busy = !self.flight.is_empty();
         let answered_none = self.here.answers == 0;
         let mut buf = std::mem::take(spare);
         buf.clear();
-        buf.reserve(bytes);
         batch.clear();
-        self.queue.take_front(take, batch);
         let link = self.link;
         let mut seq = self.here.written;
-        let mut kept = 0;
-        for i in 0..batch.len() {
-            let id = batch[i];
+        let (mut take, mut full) = (0usize, false);
+        let correlation = self.options.correlation;
+        for id in self.queue.ids().take(limit) {
             // Settled meanwhile (its slot stays in the queue until taken): nothing to write.
             let Some(p) = self.sends.get_mut(&id) else {
+                take += 1;
                 continue;
             };
+            let (by_control, shared, given_up) =
+                (&self.by_control, &self.shared_ids, &self.given_up_here);
+            if !may_write(correlation, by_control, shared, given_up, p) {
+                break;
+            }
+            let frame = p.payload.len() + 3;
+            if !buf.is_empty() && buf.len() + frame > WRITE_BYTES {
+                full = true;
+                break;
+            }
+            take += 1;
             seq += 1;
             // A rewrite spends the budget, unless the peer could not have read the last write.
             if p.written.is_some() && !std::mem::take(&mut p.free_rewrite) {
                 p.charged += 1;
             }
             // Payloads holding VT or FS were refused at admission: frame without a second scan.
+            buf.reserve(frame);
             buf.put_u8(VT);
             buf.put_slice(&p.payload);
             buf.put_slice(&[FS, CR]);
             p.written = Some(Written {
                 started: now,
                 flushed: None,
-                bytes: p.payload.len() + 3,
+                bytes: frame,
                 link,
                 end: buf.len(),
                 seq,
-                pipelined: busy || kept > 0,
+                pipelined: busy || !batch.is_empty(),
                 before_answer: answered_none,
             });
             p.count_write();
             self.flight.push_back(Slot { id, deadline: None });
-            batch[kept] = id;
-            kept += 1;
+            batch.push(id);
         }
+        self.queue.drop_front(take);
         self.here.written = seq;
-        batch.truncate(kept);
-        (!buf.is_empty()).then_some((buf, now))
+        if buf.is_empty() {
+            *spare = buf;
+            return None;
+        }
+        Some((buf, now, full))
     }
 
     /// The batch is on the wire: its ACK clocks start now (`at`, when the clock was read for it

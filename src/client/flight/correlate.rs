@@ -9,6 +9,7 @@ use crate::client::life::End;
 use crate::client::options::Correlation;
 use crate::client::outbox::Outbox;
 use crate::client::pending::{AppAck, Pending};
+use crate::client::recent::CidMap;
 use crate::client::Commit;
 use crate::hl7;
 use crate::warning::WarningCode;
@@ -98,7 +99,9 @@ impl Flights {
                 slot.id
             }
             Correlation::ControlId => {
-                let Some(&id) = self.by_control.get(&msa2) else {
+                // Taken out of the map at once: the reply settles the send that holds the ID
+                // (the usual case) and its settling gives the ID up; put back when it does not.
+                let Some((cid, id)) = self.by_control.remove_entry(&msa2) else {
                     let code = if self.late.contains(&msa2) {
                         WarningCode::AckAfterTimeout
                     } else {
@@ -112,40 +115,64 @@ impl Flights {
                     };
                 };
                 let link = self.link;
-                let p = self.sends.get_mut(&id)?;
+                let Some(p) = self.sends.get_mut(&id) else {
+                    self.by_control.insert(cid, id);
+                    return None;
+                };
                 if !p.written_on(link, progress) {
+                    self.by_control.insert(cid, id);
                     out.warn(WarningCode::AckBeforeWrite, at);
                     return None;
                 }
                 if code == AckCode::CA {
                     if p.commit.is_some() {
+                        self.by_control.insert(cid, id);
                         out.warn(WarningCode::AckCommitAlreadyReported, at);
                         return None;
                     }
                     if p.app_ack != AppAck::Never {
-                        self.credited(id, now);
-                        let p = self.sends.get_mut(&id)?;
+                        let written = p.written;
                         let latency = p.latency(now);
                         p.commit = Some((ack.clone(), now));
                         p.notify_commit(Commit { code, ack, latency });
+                        self.by_control.insert(cid, id);
+                        self.credited(written, now);
                         out.shared().counters().record_commit();
                         self.app_wait.push_back(id);
                         return None;
                     }
                 }
-                id
+                let p = self.sends.remove(&id)?;
+                self.pass_on_control_id(&cid, true);
+                self.credit(out, p, code, ack, now);
+                return None;
             }
         };
-        self.credited(id, now);
-        let p = self.sends.get(&id)?;
+        let p = self.sends.remove(&id)?;
+        if let Some(cid) = &p.control_id {
+            self.release_control_id(cid, id);
+        }
+        self.credit(out, p, code, ack, now);
+        None
+    }
+
+    /// A final reply settles `p`, already out of the table with its control ID given up.
+    fn credit(
+        &mut self,
+        out: &mut Outbox,
+        p: Box<Pending>,
+        code: AckCode,
+        ack: AckPayload,
+        now: Instant,
+    ) {
+        self.credited(p.written, now);
         let latency = p.latency(now);
         let fate = if code.is_positive() {
             Fate::Accepted { code, ack, latency }
         } else {
             Fate::Negative { code, ack, latency }
         };
-        self.settle(out, id, fate);
-        None
+        out.settle(p, fate);
     }
 
     /// FIFO: whether `msa2` names a message written on this connection after the oldest one
@@ -171,6 +198,12 @@ impl Flights {
             }
             None => false,
         };
+        self.pass_on_control_id(cid, held);
+    }
+
+    /// A send with control ID `cid` settled, out of `by_control` already when it `held` the ID:
+    /// the next send waiting for the ID (the earliest queued) holds it now.
+    fn pass_on_control_id(&mut self, cid: &Bytes, held: bool) {
         // Usually no other send shares an ID: nothing to look up.
         if self.shared_ids.is_empty() {
             return;
@@ -202,17 +235,6 @@ impl Flights {
         }
     }
 
-    /// Whether the send may be written on this connection now: under control-ID correlation,
-    /// it must hold its control ID, and the ID must not have been given up on here.
-    pub(super) fn may_write(&self, p: &Pending) -> bool {
-        match (&self.options.correlation, &p.control_id) {
-            (Correlation::ControlId, Some(cid)) => {
-                self.by_control.get(cid) == Some(&p.id) && !self.given_up_here.contains_key(cid)
-            }
-            _ => true,
-        }
-    }
-
     /// A written send is settled without its final answer: a late reply to it must not credit
     /// another send with the same ID on this connection.
     pub(super) fn give_up(&mut self, cid: Option<Bytes>) {
@@ -220,5 +242,25 @@ impl Flights {
             self.late.insert(cid.clone());
             self.given_up_here.insert(cid, ());
         }
+    }
+}
+
+/// Whether the send may be written on this connection now: under control-ID correlation, it
+/// must hold its control ID, and the ID must not have been given up on here. The maps, not the
+/// table, so a caller may hold a send of the table mutably meanwhile.
+pub(super) fn may_write(
+    correlation: Correlation,
+    by_control: &CidMap<u64>,
+    shared_ids: &CidMap<u32>,
+    given_up_here: &CidMap<()>,
+    p: &Pending,
+) -> bool {
+    match (correlation, &p.control_id) {
+        (Correlation::ControlId, Some(cid)) => {
+            // With no send waiting for a shared ID, every send holds its own.
+            (shared_ids.is_empty() || by_control.get(cid) == Some(&p.id))
+                && (given_up_here.is_empty() || !given_up_here.contains_key(cid))
+        }
+        _ => true,
     }
 }

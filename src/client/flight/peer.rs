@@ -6,6 +6,7 @@ use super::Flights;
 use crate::cause::Cause;
 use crate::client::life::End;
 use crate::client::outbox::Outbox;
+use crate::client::pending::Written;
 use crate::sniff::PeerKind;
 use crate::warning::WarningCode;
 use std::time::Duration;
@@ -75,11 +76,11 @@ impl Flights {
         }
     }
 
-    /// A reply credited send `id`.
-    pub(super) fn credited(&mut self, id: u64, now: Instant) {
+    /// A reply credited the send written as `written`.
+    pub(super) fn credited(&mut self, written: Option<Written>, now: Instant) {
         self.here.answers += 1;
         let link = self.link;
-        if let Some(w) = self.sends.get(&id).and_then(|p| p.written) {
+        if let Some(w) = written {
             if w.link == link {
                 self.here.answered_seq = self.here.answered_seq.max(w.seq);
             }

@@ -48,11 +48,10 @@ impl Queue {
         self.entries.iter().map(|&(id, _)| id)
     }
 
-    /// Take the first `n` ids off, in order, onto `into`.
-    pub fn take_front(&mut self, n: usize, into: &mut Vec<u64>) {
-        for (id, len) in self.entries.drain(..n) {
+    /// Take the first `n` ids off.
+    pub fn drop_front(&mut self, n: usize) {
+        for (_, len) in self.entries.drain(..n) {
             self.bytes -= len;
-            into.push(id);
         }
     }
 
@@ -92,9 +91,8 @@ mod tests {
         assert_eq!((q.len(), q.bytes()), (3, 60));
         q.remove(2);
         assert_eq!((q.ids().collect::<Vec<_>>(), q.bytes()), (vec![1, 3], 40));
-        let mut taken = Vec::new();
-        q.take_front(1, &mut taken);
-        assert_eq!((taken, q.front(), q.bytes()), (vec![1], Some(3), 30));
+        q.drop_front(1);
+        assert_eq!((q.front(), q.bytes()), (Some(3), 30));
         q.push_back(4, 5);
         assert_eq!(
             (q.take_all(), q.bytes(), q.is_empty()),
