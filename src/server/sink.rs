@@ -334,9 +334,7 @@ pub type SinkFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Where messages are committed. Implementations must be durable (or as durable as they claim)
 /// when the future resolves: the ACK follows at once.
-///
-/// `Any` lets the server recognise its built-in stdout sink and commit to it without a future.
-pub trait Sink: std::any::Any + Send + Sync + 'static {
+pub trait Sink: Send + Sync + 'static {
     /// Commit one message.
     fn commit<'a>(&'a self, message: &'a Inbound) -> SinkFuture<'a, SinkResult>;
 
@@ -350,6 +348,13 @@ pub trait Sink: std::any::Any + Send + Sync + 'static {
             }
             results
         })
+    }
+
+    /// Commit a whole batch here and now, without a future, where the sink can do so without
+    /// waiting (its writes return at once): one result that holds for every message of it.
+    /// `None`, the default, sends the batch through `commit_batch`.
+    fn commit_now(&self, _messages: &[Inbound]) -> Option<SinkResult> {
+        None
     }
 
     /// Called when a run starts, after `Listening`: where to report the store's state (a

@@ -7,7 +7,7 @@ use crate::ack::{self, AckCode, Disposition};
 use crate::framing::Frame;
 use crate::hl7::{self, Scan};
 use crate::server::policy::{Action, Decision};
-use crate::server::sink::{pad_results, Inbound, Reply, SinkFuture, SinkResult, StdoutSink};
+use crate::server::sink::{pad_results, Inbound, Reply, SinkFuture, SinkResult};
 use crate::server::spare;
 use crate::server::{AckMode, ServerConfig, Shared};
 use crate::warning::WarningCode;
@@ -143,15 +143,13 @@ impl<'f> Batch<'f> {
         }
     }
 
-    /// The batch committed here and now, without a future: the sink is the built-in stdout sink
-    /// writing where writes return at once, and every message goes to it. `None` otherwise.
+    /// The batch committed here and now, without a future: every message goes to the sink and
+    /// the sink can commit without waiting (`Sink::commit_now`). `None` otherwise.
     pub(super) fn commit_now(&self, shared: &Shared) -> Option<Results> {
-        let sink: &dyn std::any::Any = &*shared.sink;
-        let stdout = sink.downcast_ref::<StdoutSink>()?;
         if !self.items.iter().all(chosen) {
             return None;
         }
-        let result = stdout.commit_now(&self.messages)?;
+        let result = shared.sink.commit_now(&self.messages)?;
         Some(match result == SinkResult::committed() {
             true => Results::Committed,
             false => Results::Every(result),

@@ -105,24 +105,6 @@ impl StdoutSink {
         }
     }
 
-    /// Commit `messages` here and now, when writes return at once (otherwise `None`): one
-    /// write and flush for the batch, and its one result, for every message of it. The same
-    /// commit as `commit_batch`'s without a future or a list of results.
-    pub(crate) fn commit_now(&self, messages: &[Inbound]) -> Option<SinkResult> {
-        if !self.prompt {
-            return None;
-        }
-        let size: usize = messages.iter().map(|m| m.payload.len() + 64).sum();
-        let mut out = spare_buffer(size);
-        self.render_batch(messages, &mut out);
-        let written = write_flush(&self.writer, &out);
-        spare::give(&SPARE, out, KEEP);
-        Some(match written {
-            Ok(()) => SinkResult::committed(),
-            Err(e) => SinkResult::failed(e),
-        })
-    }
-
     /// Write and flush `bytes` as one piece: committed, or failed with the write's error.
     async fn print(&self, bytes: Vec<u8>) -> SinkResult {
         let written = if self.prompt {
@@ -247,6 +229,23 @@ impl<'a> JsonRecord<'a> {
 }
 
 impl Sink for StdoutSink {
+    /// Where writes return at once: one write and flush for the batch, the same commit as
+    /// `commit_batch`'s without a future or a list of results.
+    fn commit_now(&self, messages: &[Inbound]) -> Option<SinkResult> {
+        if !self.prompt {
+            return None;
+        }
+        let size: usize = messages.iter().map(|m| m.payload.len() + 64).sum();
+        let mut out = spare_buffer(size);
+        self.render_batch(messages, &mut out);
+        let written = write_flush(&self.writer, &out);
+        spare::give(&SPARE, out, KEEP);
+        Some(match written {
+            Ok(()) => SinkResult::committed(),
+            Err(e) => SinkResult::failed(e),
+        })
+    }
+
     fn commit<'a>(&'a self, message: &'a Inbound) -> SinkFuture<'a, SinkResult> {
         Box::pin(async move {
             let size = message.payload.len() + 64;
