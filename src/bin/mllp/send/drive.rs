@@ -1,6 +1,7 @@
 //! The event loop `send` runs over one link or several: each outcome, client event and note
-//! rendered as it comes, the output flushed when no event waits, a closed stdout turned into an
-//! abandon. One link's run and a run over several differ only in where they come from.
+//! rendered as it comes, the output written out once no event waits and the oldest line has
+//! lingered a moment, a closed stdout turned into an abandon. One link's run and a run over
+//! several differ only in where they come from.
 
 use super::live::Live;
 use super::render::Output;
@@ -8,10 +9,18 @@ use super::signals::Stop;
 use crate::output::send::SendEvent;
 use mllp::delivery::{LinkEvent, ParallelRun, Run, RunControls, RunEvent, RunNote};
 use std::sync::OnceLock;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// How long a record may wait in the buffer for the ones after it once no event waits. Messages
+/// settled one at a time (a window of 1, a slow peer) would otherwise cost a write each, and a
+/// wake-up of whatever reads stdout; a reader sees its lines at most this much later.
+const LINGER: Duration = Duration::from_millis(5);
 
 /// A delivery run as the loop takes its events.
 pub(crate) trait Delivery {
     /// The next event, with its link in a run over several; `None` once the run is over.
+    /// Cancel safe: a call dropped before it returns loses no event.
     async fn next_event(&mut self) -> Option<LinkEvent>;
     fn has_pending(&self) -> bool;
     fn controls(&self) -> RunControls;
@@ -70,7 +79,33 @@ pub async fn events(
     live: &Live,
     stopped_by: &OnceLock<Stop>,
 ) {
-    while let Some(LinkEvent { link, event }) = run.next_event().await {
+    // Reset only when a line starts to linger: a timer made or moved per message would cost
+    // about what the write it saves does.
+    let flush_by = tokio::time::sleep(Duration::ZERO);
+    tokio::pin!(flush_by);
+    let mut lingering = false;
+    loop {
+        let next = if lingering {
+            tokio::select! {
+                biased;
+                next = run.next_event() => next,
+                () = &mut flush_by => {
+                    output.flush();
+                    lingering = false;
+                    abandon_if_unread(run);
+                    continue;
+                }
+            }
+        } else {
+            run.next_event().await
+        };
+        let Some(LinkEvent { link, event }) = next else {
+            break;
+        };
+        // Lines on stdout before what stderr says after them.
+        if !matches!(event, RunEvent::Outcome(_)) {
+            output.flush();
+        }
         match event {
             RunEvent::Outcome(outcome) => {
                 live.answered(|| outcome.item.control_id(), &outcome.fate);
@@ -86,12 +121,19 @@ pub async fn events(
             }
             _ => {}
         }
-        if !run.has_pending() {
-            output.flush();
+        if !lingering && output.holds_lines() && !run.has_pending() {
+            flush_by.as_mut().reset(Instant::now() + LINGER);
+            lingering = true;
         }
-        if crate::stdout::is_closed() {
-            run.controls().abandon();
-        }
+        abandon_if_unread(run);
+    }
+    output.flush();
+}
+
+/// Nobody reads the results any more: the run reads no more input and drains.
+fn abandon_if_unread(run: &impl Delivery) {
+    if crate::stdout::is_closed() {
+        run.controls().abandon();
     }
 }
 

@@ -146,6 +146,11 @@ impl Output {
         self.out.write_all(line.as_bytes())
     }
 
+    /// Whether lines wait in the buffer.
+    pub fn holds_lines(&self) -> bool {
+        !self.out.buffer().is_empty()
+    }
+
     /// Flush what is buffered, so results show as they come when the run is slow.
     pub fn flush(&mut self) {
         if self.out.buffer().is_empty() {
