@@ -14,6 +14,7 @@ use crate::client::Commit;
 use crate::hl7;
 use crate::warning::WarningCode;
 use bytes::Bytes;
+use std::collections::hash_map::Entry;
 use std::sync::atomic::Ordering;
 use tokio::time::Instant;
 
@@ -114,10 +115,12 @@ impl Flights {
                     };
                 };
                 let link = self.link;
-                let Some(p) = self.sends.get_mut(&id) else {
+                // One lookup for the send, whether it stays or is taken out to be settled.
+                let Entry::Occupied(mut entry) = self.sends.entry(id) else {
                     self.by_control.insert(cid, id);
                     return None;
                 };
+                let p = entry.get_mut();
                 if !p.written_on(link, progress) {
                     self.by_control.insert(cid, id);
                     out.warn(WarningCode::AckBeforeWrite, at);
@@ -141,7 +144,7 @@ impl Flights {
                         return None;
                     }
                 }
-                let p = self.sends.remove(&id)?;
+                let p = entry.remove();
                 self.pass_on_control_id(&cid, true);
                 self.credit(out, p, code, ack, now);
                 return None;
@@ -202,11 +205,16 @@ impl Flights {
 
     /// A send with control ID `cid` settled, out of `by_control` already when it `held` the ID:
     /// the next send waiting for the ID (the earliest queued) holds it now.
+    #[inline(always)]
     fn pass_on_control_id(&mut self, cid: &Bytes, held: bool) {
-        // Usually no other send shares an ID: nothing to look up.
-        if self.shared_ids.is_empty() {
-            return;
+        // Usually no other send shares an ID: nothing to look up, not even a call.
+        if !self.shared_ids.is_empty() {
+            self.pass_on_shared_id(cid, held);
         }
+    }
+
+    /// [`Flights::pass_on_control_id`] when some sends share an ID.
+    fn pass_on_shared_id(&mut self, cid: &Bytes, held: bool) {
         if !held {
             // A waiting send that settled before its turn.
             if let Some(n) = self.shared_ids.get_mut(cid) {
