@@ -3,6 +3,7 @@
 
 use super::events::ClientEvent;
 use super::fate::{DrainReport, Fate};
+use super::fate_cell::FateTx;
 use super::pending::Pending;
 use super::Shared;
 use crate::warning::{Warning, WarningCode};
@@ -19,6 +20,13 @@ pub(crate) struct Outbox {
     /// (taken once for all its ACKs). Meanwhile room is given back at once but waiters are
     /// woken once after, so they find all of it, not one send's worth.
     read_wall: Option<SystemTime>,
+    /// Meanwhile, whether a send was settled yet: the first is counted and handed over at
+    /// once (a read usually brings one ACK when sends go one at a time).
+    settled_one: bool,
+    /// The sends settled after it (where each fate goes, the fate, whether the send was
+    /// committed): counted under one lock once the read is credited, and their fates handed
+    /// over only then, so a fate is never seen before it is counted.
+    settled: Vec<(FateTx, Fate, bool)>,
 }
 
 impl Outbox {
@@ -28,6 +36,8 @@ impl Outbox {
             events,
             report: None,
             read_wall: None,
+            settled_one: false,
+            settled: Vec::new(),
         }
     }
 
@@ -52,12 +62,16 @@ impl Outbox {
         let fate_tx = p.release(self.read_wall.is_some());
         // Emptied, its box is kept for a new send.
         self.shared.spares.keep(p);
-        self.shared
-            .counters()
-            .record_settled(&fate, committed, self.read_wall);
         if let Some(report) = &mut self.report {
             report.record(id, &fate);
         }
+        if self.read_wall.is_some() && std::mem::replace(&mut self.settled_one, true) {
+            self.settled.push((fate_tx, fate, committed));
+            return;
+        }
+        self.shared
+            .counters()
+            .record_settled(&fate, committed, self.read_wall);
         fate_tx.send(fate);
     }
 
@@ -82,7 +96,15 @@ impl Outbox {
     }
 
     pub fn end_read(&mut self) {
-        self.read_wall = None;
+        let wall = self.read_wall.take();
+        self.settled_one = false;
+        if let (Some(wall), false) = (wall, self.settled.is_empty()) {
+            let settled = self.settled.iter().map(|(_, fate, c)| (fate, *c));
+            self.shared.counters().record_settled_all(settled, wall);
+            for (fate_tx, fate, _) in self.settled.drain(..) {
+                fate_tx.send(fate);
+            }
+        }
         self.shared.admission.wake();
     }
 }

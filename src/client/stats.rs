@@ -202,19 +202,52 @@ impl Counters {
     /// the wall-clock time of the read that brought its ACK (read once for all the ACKs of
     /// that read) when there is one.
     pub fn record_settled(&mut self, fate: &Fate, committed: bool, wall: Option<SystemTime>) {
+        let (population, acked, micros) = counted(fate);
         if committed {
             self.awaiting_app_ack -= 1;
         }
-        self.by_population[fate.population() as usize] += 1;
-        if let Some(code) = fate.ack_code() {
-            if fate.ack().is_some() {
+        self.by_population[population as usize] += 1;
+        if let Some(code) = acked {
+            self.acked_by_code[code as usize] += 1;
+            self.last_ack = Some(wall.unwrap_or_else(SystemTime::now));
+        }
+        if let Some(micros) = micros {
+            self.latency.saturating_record(micros);
+        }
+    }
+
+    /// The sends settled by one read's worth of ACKs, each with whether it was committed, at
+    /// `wall`, the read's wall-clock time: counted as [`Counters::record_settled`] of each, a
+    /// run of equal latencies recorded at once (sends flushed together and answered in one
+    /// read share theirs).
+    pub fn record_settled_all<'a>(
+        &mut self,
+        settled: impl IntoIterator<Item = (&'a Fate, bool)>,
+        wall: SystemTime,
+    ) {
+        let mut run: Option<(u64, u64)> = None;
+        for (fate, committed) in settled {
+            let (population, acked, micros) = counted(fate);
+            if committed {
+                self.awaiting_app_ack -= 1;
+            }
+            self.by_population[population as usize] += 1;
+            if let Some(code) = acked {
                 self.acked_by_code[code as usize] += 1;
-                self.last_ack = Some(wall.unwrap_or_else(SystemTime::now));
+                self.last_ack = Some(wall);
+            }
+            match (micros, &mut run) {
+                (None, _) => {}
+                (Some(micros), Some((last, n))) if *last == micros => *n += 1,
+                (Some(micros), _) => {
+                    if let Some((last, n)) = run.replace((micros, 1)) {
+                        self.latency.saturating_record_n(last, n);
+                    }
+                }
             }
         }
-        if let Some(latency) = fate.latency() {
-            let micros = (latency.as_micros() as u64).clamp(1, 3_600_000_000);
-            self.latency.saturating_record(micros);
+        if let Some((last, n)) = run {
+            self.latency.saturating_record_n(last, n);
         }
     }
 
@@ -278,6 +311,52 @@ impl Counters {
             last_failure: self.last_failure.clone(),
         }
     }
+}
+
+/// What [`Counters::record_settled`] counts of a fate: its population, its final ACK code when
+/// an ACK came, its latency in microseconds (within the histogram's bounds) when it has one.
+fn counted(fate: &Fate) -> (Population, Option<AckCode>, Option<u64>) {
+    let acked = fate.ack_code().filter(|_| fate.ack().is_some());
+    let micros = fate
+        .latency()
+        .map(|latency| (latency.as_micros() as u64).clamp(1, 3_600_000_000));
+    (fate.population(), acked, micros)
+}
+
+#[cfg(test)]
+#[test]
+fn a_read_s_fates_count_as_one_by_one() {
+    use super::fate::AckPayload;
+    use std::time::Duration;
+    let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+    let ack = AckPayload::new(Default::default());
+    let fates = [
+        (Duration::from_micros(40), AckCode::AA),
+        (Duration::from_micros(40), AckCode::AA),
+        (Duration::from_micros(70), AckCode::AE),
+        (Duration::from_micros(40), AckCode::AA),
+        (Duration::ZERO, AckCode::CR),
+    ]
+    .map(|(latency, code)| {
+        let ack = ack.clone();
+        if code.is_positive() {
+            Fate::Accepted { code, ack, latency }
+        } else {
+            Fate::Negative { code, ack, latency }
+        }
+    });
+    let mut one_by_one = Counters::default();
+    let mut at_once = Counters::default();
+    one_by_one.record_commit();
+    at_once.record_commit();
+    for (i, fate) in fates.iter().enumerate() {
+        one_by_one.record_settled(fate, i == 2, Some(wall));
+    }
+    at_once.record_settled_all(fates.iter().enumerate().map(|(i, f)| (f, i == 2)), wall);
+    assert_eq!(at_once.snapshot(), one_by_one.snapshot());
+    assert_eq!(at_once.latency(), one_by_one.latency());
+    at_once.record_settled_all([], wall);
+    assert_eq!(at_once.snapshot(), one_by_one.snapshot());
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use crate::client::Commit;
 use crate::hl7;
 use crate::warning::WarningCode;
 use bytes::Bytes;
+use std::collections::hash_map::Entry;
 use std::sync::atomic::Ordering;
 use tokio::time::Instant;
 
@@ -27,9 +28,10 @@ impl Flights {
         now: Instant,
     ) -> Option<End> {
         let at = Some(offset);
+        let ack = AckPayload::new(payload);
         // A reply without a readable MSA cannot be credited to any send: say so, and let the
-        // ACK timeout decide.
-        let Some((code, msa2)) = hl7::ack_reply(&payload) else {
+        // ACK timeout decide. MSA-2 is read in place: only looked up, never kept.
+        let Some((code, msa2)) = hl7::ack_reply(ack.bytes()) else {
             out.warn(WarningCode::AckUnmatchedControlId, at);
             return None;
         };
@@ -45,19 +47,17 @@ impl Flights {
                 return None;
             }
         };
-        let msa2 = payload.slice_ref(msa2);
-        let ack = AckPayload::new(payload);
         let progress = self.write_progress.load(Ordering::Relaxed);
         let id = match self.options.correlation {
             Correlation::Fifo => {
                 let head = self.flight.front().copied();
                 let matches = head
                     .and_then(|slot| self.sends.get(&slot.id))
-                    .is_some_and(|p| p.control_id.as_deref() == Some(&msa2[..]));
+                    .is_some_and(|p| p.control_id.as_deref() == Some(msa2));
                 // A repeat of an ACK already credited on this connection (some receivers answer
                 // every earlier message again with each new one): crediting it to the next send
                 // would report a delivery its receiver never confirmed.
-                if !matches && self.answered.contains(&msa2) {
+                if !matches && self.answered.contains(msa2) {
                     out.warn(WarningCode::AckUnmatchedControlId, at);
                     return None;
                 }
@@ -69,7 +69,7 @@ impl Flights {
                         .get(&slot.id)
                         .is_none_or(|p| p.written_on(self.link, progress))
                 });
-                if !matches && self.names_a_later_one(&msa2) {
+                if !matches && self.names_a_later_one(msa2) {
                     // A peer that answered frames here before and now names a later one skipped
                     // the oldest: it drops what comes with another frame in one read. What it
                     // dropped goes again, one at a time, on the next connection.
@@ -101,8 +101,8 @@ impl Flights {
             Correlation::ControlId => {
                 // Taken out of the map at once: the reply settles the send that holds the ID
                 // (the usual case) and its settling gives the ID up; put back when it does not.
-                let Some((cid, id)) = self.by_control.remove_entry(&msa2) else {
-                    let code = if self.late.contains(&msa2) {
+                let Some((cid, id)) = self.by_control.remove_entry(msa2) else {
+                    let code = if self.late.contains(msa2) {
                         WarningCode::AckAfterTimeout
                     } else {
                         WarningCode::AckUnmatchedControlId
@@ -115,10 +115,12 @@ impl Flights {
                     };
                 };
                 let link = self.link;
-                let Some(p) = self.sends.get_mut(&id) else {
+                // One lookup for the send, whether it stays or is taken out to be settled.
+                let Entry::Occupied(mut entry) = self.sends.entry(id) else {
                     self.by_control.insert(cid, id);
                     return None;
                 };
+                let p = entry.get_mut();
                 if !p.written_on(link, progress) {
                     self.by_control.insert(cid, id);
                     out.warn(WarningCode::AckBeforeWrite, at);
@@ -142,7 +144,7 @@ impl Flights {
                         return None;
                     }
                 }
-                let p = self.sends.remove(&id)?;
+                let p = entry.remove();
                 self.pass_on_control_id(&cid, true);
                 self.credit(out, p, code, ack, now);
                 return None;
@@ -203,11 +205,16 @@ impl Flights {
 
     /// A send with control ID `cid` settled, out of `by_control` already when it `held` the ID:
     /// the next send waiting for the ID (the earliest queued) holds it now.
+    #[inline(always)]
     fn pass_on_control_id(&mut self, cid: &Bytes, held: bool) {
-        // Usually no other send shares an ID: nothing to look up.
-        if self.shared_ids.is_empty() {
-            return;
+        // Usually no other send shares an ID: nothing to look up, not even a call.
+        if !self.shared_ids.is_empty() {
+            self.pass_on_shared_id(cid, held);
         }
+    }
+
+    /// [`Flights::pass_on_control_id`] when some sends share an ID.
+    fn pass_on_shared_id(&mut self, cid: &Bytes, held: bool) {
         if !held {
             // A waiting send that settled before its turn.
             if let Some(n) = self.shared_ids.get_mut(cid) {
