@@ -6,7 +6,7 @@ use super::super::event::{Item, MessageOutcome, RunEvent, RunNote};
 use super::super::failed::{file_name, FailedOut};
 use super::super::feed::Input;
 use super::super::produce::{produce, Halt};
-use super::super::totals::{Ending, RunSummary, Totals};
+use super::super::totals::{Codes, Ending, RunSummary, Totals};
 use super::super::RunOptions;
 use super::{Batch, Note, Notes, Out, BATCH_EVENTS};
 use crate::cause::Cause;
@@ -50,6 +50,8 @@ pub(super) struct Collector {
     held: Vec<RunEvent>,
     started: Instant,
     totals: Totals,
+    /// The final ACK codes counted, added to `totals` at the end.
+    codes: Codes,
     ending: Ending,
     /// The producer said the input is over.
     input_done: bool,
@@ -85,6 +87,7 @@ impl Collector {
             held: Vec::new(),
             started,
             totals: Totals::default(),
+            codes: Codes::default(),
             ending: Ending::default(),
             input_done: false,
             stopped: false,
@@ -304,7 +307,7 @@ impl Collector {
                 final_cause(&fate, gave_up, &self.ending, last_failure)
             }
         };
-        self.totals.record(&fate);
+        self.totals.record_with(&fate, &mut self.codes);
         self.totals.resent += u64::from(item.rewrites());
         let kept = match &self.options.failed_out {
             Some(dir) if fate.population() != Population::Accepted => keep(dir, &item).err(),
@@ -326,12 +329,14 @@ impl Collector {
             out,
             started,
             mut totals,
+            codes,
             mut ending,
             gave_up,
             last_failure,
             ..
         } = self;
         let _ = tokio::time::timeout(CLOSE_WAIT, client.close()).await;
+        codes.fold_into(&mut totals);
         let stats = client.stats();
         totals.reconnects = stats.reconnect_attempts;
         drop(client);
