@@ -6,13 +6,13 @@
 
 mod state;
 
-use super::event::{Item, RunEvent};
+use super::event::RunEvent;
 use super::feed::Input;
 use super::totals::RunSummary;
 use super::{RunControls, RunOptions};
 use crate::cause::Cause;
 use crate::client::woken::Woken;
-use crate::client::{Client, ClientEvent, Fate, Reason, State};
+use crate::client::{Client, ClientEvent, Reason, State};
 use crate::input::InputError;
 use state::Collector;
 use std::collections::VecDeque;
@@ -25,10 +25,11 @@ use tokio::time::Instant;
 
 /// What the producer tells the collector.
 pub(super) enum Note {
-    /// Fates, in input order: a run of them at a time.
-    Settled(Vec<(Item, Fate)>),
-    /// One fate, when it is the only one settled (each one at window 1): no Vec for it.
-    One(Item, Fate),
+    /// Outcomes, in input order, a run of them at a time (a batch at most): not yet counted,
+    /// their causes not yet decided. The collector does both in place and hands the Vec on.
+    Settled(Vec<RunEvent>),
+    /// One outcome, when it is the only one settled (each one at window 1): no Vec for it.
+    One(RunEvent),
     InputEnd(Option<InputError>),
 }
 
@@ -191,6 +192,9 @@ pub(super) async fn collect(
                 };
                 // The notes waiting, without a select each; their events go out in batches.
                 while let Some(note) = taken.pop_front() {
+                    if run.full_for(&note) {
+                        run.flush().await;
+                    }
                     run.take_note(note, read);
                     if run.holds_a_batch() {
                         run.flush().await;

@@ -5,8 +5,8 @@
 //! its own: at window 1 the ACK that settles a message also makes room for the next, and one
 //! wake-up of one task does both.
 
-use super::super::collect::{Note, Notes};
-use super::super::event::Item;
+use super::super::collect::{Note, Notes, BATCH_EVENTS};
+use super::super::event::{Item, MessageOutcome, RunEvent};
 use crate::client::{Fate, SendHandle};
 use std::collections::VecDeque;
 use std::future::Future;
@@ -17,8 +17,9 @@ use std::task::{Context, Poll};
 /// oldest is slow this holds the producer back, which keeps memory bounded.
 pub(super) const ORDER_QUEUE: usize = 1024;
 
-/// Fates passed on in one note at most, so the collector is not kept waiting for a long run.
-const NOTE_MAX: usize = 256;
+/// Fates passed on in one note at most, so the collector is not kept waiting for a long run:
+/// one batch of the run's events, so that a note's outcomes go out as they are.
+const NOTE_MAX: usize = BATCH_EVENTS;
 
 /// One message taken, in its place.
 enum Entry {
@@ -32,8 +33,9 @@ enum Entry {
 pub(super) struct Order {
     notes: Notes,
     entries: VecDeque<Entry>,
-    /// Fates taken off the front and not yet sent on.
-    done: Vec<(Item, Fate)>,
+    /// Outcomes taken off the front and not yet sent on, built where they are handed out: the
+    /// collector decides each one's cause in place, and hands the batch on as it is.
+    done: Vec<RunEvent>,
 }
 
 impl Order {
@@ -80,12 +82,16 @@ impl Order {
                     Poll::Pending => break,
                 },
             };
-            let done = match (self.entries.pop_front(), settled) {
+            let (item, fate) = match (self.entries.pop_front(), settled) {
                 (Some(Entry::Sent(item, _)), Some(fate))
                 | (Some(Entry::Decided(item, fate)), _) => (item, fate),
                 _ => break,
             };
-            self.done.push(done);
+            self.done.push(RunEvent::Outcome(MessageOutcome {
+                item,
+                fate,
+                cause: None,
+            }));
             passed = true;
             if self.done.len() >= NOTE_MAX {
                 self.flush();
@@ -100,7 +106,7 @@ impl Order {
             0 => return,
             // One fate (each one at window 1): the buffer is kept, nothing allocated for it.
             1 => match self.done.pop() {
-                Some((item, fate)) => Note::One(item, fate),
+                Some(outcome) => Note::One(outcome),
                 None => return,
             },
             n => Note::Settled(std::mem::replace(&mut self.done, Vec::with_capacity(n))),
