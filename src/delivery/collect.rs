@@ -17,6 +17,7 @@ use crate::input::InputError;
 use state::Collector;
 use std::collections::VecDeque;
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
@@ -37,42 +38,44 @@ pub(super) enum Note {
 /// producer: both run in one task, so a note is a push, not a channel hop and a wake-up.
 #[derive(Default)]
 struct Inbox {
-    notes: VecDeque<Note>,
-    /// Messages read so far (each is settled later): bumped per batch, and counting every
-    /// message a note in `notes` settles.
-    read: u64,
+    notes: Mutex<VecDeque<Note>>,
+    /// Messages read so far (each is settled later): bumped per batch before any of them can
+    /// settle, so it counts every message a note in `notes` settles. An atomic, not under the
+    /// lock: at window 1 a batch is one message, and this is one lock a message fewer.
+    read: AtomicU64,
 }
 
 /// The producer's end of the inbox (and the collector's).
 #[derive(Clone, Default)]
-pub(super) struct Notes(Arc<Mutex<Inbox>>);
+pub(super) struct Notes(Arc<Inbox>);
 
 impl Notes {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inbox> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Note>> {
         // Nothing panics while holding the lock; a poisoned one holds whole notes.
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        self.0.notes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn send(&self, note: Note) {
-        self.lock().notes.push_back(note);
+        self.lock().push_back(note);
     }
 
     /// `n` more messages were read (each is settled later).
     pub fn read(&self, n: u64) {
-        self.lock().read += n;
+        self.0.read.fetch_add(n, Ordering::Release);
     }
 
     /// Up to `most` notes into `into` (empty), in order; the count of messages read, which
     /// counts every one they settle. The queues trade places when all of them go: no note is
     /// moved to be taken.
     fn take(&self, most: usize, into: &mut VecDeque<Note>) -> u64 {
-        let mut inbox = self.lock();
-        if inbox.notes.len() <= most {
-            std::mem::swap(&mut inbox.notes, into);
+        let mut notes = self.lock();
+        if notes.len() <= most {
+            std::mem::swap(&mut *notes, into);
         } else {
-            into.extend(inbox.notes.drain(..most));
+            into.extend(notes.drain(..most));
         }
-        inbox.read
+        // Read under the lock, after the notes: the count made before each of them was sent.
+        self.0.read.load(Ordering::Acquire)
     }
 }
 
