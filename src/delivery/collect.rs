@@ -6,17 +6,18 @@
 
 mod state;
 
-use super::event::{Item, RunEvent};
+use super::event::RunEvent;
 use super::feed::Input;
 use super::totals::RunSummary;
 use super::{RunControls, RunOptions};
 use crate::cause::Cause;
 use crate::client::woken::Woken;
-use crate::client::{Client, ClientEvent, Fate, Reason, State};
+use crate::client::{Client, ClientEvent, Reason, State};
 use crate::input::InputError;
 use state::Collector;
 use std::collections::VecDeque;
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
@@ -25,10 +26,11 @@ use tokio::time::Instant;
 
 /// What the producer tells the collector.
 pub(super) enum Note {
-    /// Fates, in input order: a run of them at a time.
-    Settled(Vec<(Item, Fate)>),
-    /// One fate, when it is the only one settled (each one at window 1): no Vec for it.
-    One(Item, Fate),
+    /// Outcomes, in input order, a run of them at a time (a batch at most): not yet counted,
+    /// their causes not yet decided. The collector does both in place and hands the Vec on.
+    Settled(Vec<RunEvent>),
+    /// One outcome, when it is the only one settled (each one at window 1): no Vec for it.
+    One(RunEvent),
     InputEnd(Option<InputError>),
 }
 
@@ -36,42 +38,44 @@ pub(super) enum Note {
 /// producer: both run in one task, so a note is a push, not a channel hop and a wake-up.
 #[derive(Default)]
 struct Inbox {
-    notes: VecDeque<Note>,
-    /// Messages read so far (each is settled later): bumped per batch, and counting every
-    /// message a note in `notes` settles.
-    read: u64,
+    notes: Mutex<VecDeque<Note>>,
+    /// Messages read so far (each is settled later): bumped per batch before any of them can
+    /// settle, so it counts every message a note in `notes` settles. An atomic, not under the
+    /// lock: at window 1 a batch is one message, and this is one lock a message fewer.
+    read: AtomicU64,
 }
 
 /// The producer's end of the inbox (and the collector's).
 #[derive(Clone, Default)]
-pub(super) struct Notes(Arc<Mutex<Inbox>>);
+pub(super) struct Notes(Arc<Inbox>);
 
 impl Notes {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inbox> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Note>> {
         // Nothing panics while holding the lock; a poisoned one holds whole notes.
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        self.0.notes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn send(&self, note: Note) {
-        self.lock().notes.push_back(note);
+        self.lock().push_back(note);
     }
 
     /// `n` more messages were read (each is settled later).
     pub fn read(&self, n: u64) {
-        self.lock().read += n;
+        self.0.read.fetch_add(n, Ordering::Release);
     }
 
     /// Up to `most` notes into `into` (empty), in order; the count of messages read, which
     /// counts every one they settle. The queues trade places when all of them go: no note is
     /// moved to be taken.
     fn take(&self, most: usize, into: &mut VecDeque<Note>) -> u64 {
-        let mut inbox = self.lock();
-        if inbox.notes.len() <= most {
-            std::mem::swap(&mut inbox.notes, into);
+        let mut notes = self.lock();
+        if notes.len() <= most {
+            std::mem::swap(&mut *notes, into);
         } else {
-            into.extend(inbox.notes.drain(..most));
+            into.extend(notes.drain(..most));
         }
-        inbox.read
+        // Read under the lock, after the notes: the count made before each of them was sent.
+        self.0.read.load(Ordering::Acquire)
     }
 }
 
@@ -191,6 +195,9 @@ pub(super) async fn collect(
                 };
                 // The notes waiting, without a select each; their events go out in batches.
                 while let Some(note) = taken.pop_front() {
+                    if run.full_for(&note) {
+                        run.flush().await;
+                    }
                     run.take_note(note, read);
                     if run.holds_a_batch() {
                         run.flush().await;

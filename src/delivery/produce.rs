@@ -193,9 +193,8 @@ pub(super) async fn produce(
         // before any more is handed over.
         let taken = handles.len().min(batch.len());
         notes.read(taken as u64);
-        for (item, handle) in batch.drain(..taken).zip(handles.drain(..)) {
-            order.sent(item, handle);
-        }
+        order.sent(batch.drain(..taken), handles.drain(..taken));
+        handles.clear();
         order.room_for(0).await;
         if !batch.is_empty() && unsent.is_none() && stop.is_cancelled() {
             match (halt.unsent_cause(), endless) {

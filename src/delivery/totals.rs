@@ -2,6 +2,7 @@
 //! reconnects, the check that every message read has exactly one fate, how the run ended, and
 //! what the run observed.
 
+use crate::ack::AckCode;
 use crate::cause::{Cause, Class};
 use crate::client::{Fate, FateTally, Population};
 use crate::outcome::Observed;
@@ -25,6 +26,15 @@ impl Totals {
     /// Count one message's fate.
     pub fn record(&mut self, fate: &Fate) {
         self.fates.record(fate);
+    }
+
+    /// Count one fate, its final ACK code in `codes` until [`Codes::fold_into`]: a slot a
+    /// code rather than a lookup by string in the tally's map for every message.
+    pub(super) fn record_with(&mut self, fate: &Fate, codes: &mut Codes) {
+        self.fates.add(fate.population(), None);
+        if let Some(code) = fate.ack_code() {
+            codes.0[code as usize] += 1;
+        }
     }
 
     /// The messages counted in `population`.
@@ -72,6 +82,26 @@ impl Totals {
             interrupted: ending.interrupted,
             unaccounted: !self.adds_up(),
             input_failed: ending.input_failed || ending.abandoned,
+        }
+    }
+}
+
+/// Final ACK codes counted by [`Totals::record_with`] and not yet in the totals.
+#[derive(Debug, Default)]
+pub(super) struct Codes([u64; AckCode::ALL.len()]);
+
+impl Codes {
+    /// Add the codes counted to `totals`.
+    pub(super) fn fold_into(self, totals: &mut Totals) {
+        for code in AckCode::ALL {
+            let n = self.0[code as usize];
+            if n > 0 {
+                *totals
+                    .fates
+                    .by_code
+                    .entry(code.as_str().to_string())
+                    .or_default() += n;
+            }
         }
     }
 }

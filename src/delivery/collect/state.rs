@@ -2,11 +2,11 @@
 //! (abandon, stop, destroy, the deadline, the drain once only application ACKs are left), with
 //! the rules for the cause each outcome shows.
 
-use super::super::event::{Item, MessageOutcome, RunEvent, RunNote};
+use super::super::event::{Item, RunEvent, RunNote};
 use super::super::failed::{file_name, FailedOut};
 use super::super::feed::Input;
 use super::super::produce::{produce, Halt};
-use super::super::totals::{Ending, RunSummary, Totals};
+use super::super::totals::{Codes, Ending, RunSummary, Totals};
 use super::super::RunOptions;
 use super::{Batch, Note, Notes, Out, BATCH_EVENTS};
 use crate::cause::Cause;
@@ -50,6 +50,8 @@ pub(super) struct Collector {
     held: Vec<RunEvent>,
     started: Instant,
     totals: Totals,
+    /// The final ACK codes counted, added to `totals` at the end.
+    codes: Codes,
     ending: Ending,
     /// The producer said the input is over.
     input_done: bool,
@@ -85,6 +87,7 @@ impl Collector {
             held: Vec::new(),
             started,
             totals: Totals::default(),
+            codes: Codes::default(),
             ending: Ending::default(),
             input_done: false,
             stopped: false,
@@ -227,6 +230,17 @@ impl Collector {
         self.totals.read = read;
     }
 
+    /// Whether the events held go out before `note`'s are added: together they would pass a
+    /// batch.
+    pub(super) fn full_for(&self, note: &Note) -> bool {
+        match note {
+            Note::Settled(events) => {
+                !self.held.is_empty() && self.held.len() + events.len() > BATCH_EVENTS
+            }
+            _ => false,
+        }
+    }
+
     /// One note from the producer, taken without waiting: its events are held for
     /// [`Collector::flush`]. `read`: the producer's count of messages read, which counts every
     /// message this note settles.
@@ -240,20 +254,38 @@ impl Collector {
                     self.held.push(RunEvent::Note(RunNote::InputError(error)));
                 }
             }
-            Note::One(item, fate) if self.held.is_empty() => {
-                // Alone (each one at window 1): straight into the channel when it has room.
-                let (event, kept) = self.outcome(item, fate);
-                if let Err(mpsc::error::TrySendError::Full(Batch::One(event))) =
-                    self.out.0.try_send(Batch::One(event))
-                {
+            Note::One(mut event) => {
+                let kept = self.settled(&mut event);
+                if self.held.is_empty() {
+                    // Alone (each one at window 1): straight into the channel when it has room.
+                    if let Err(mpsc::error::TrySendError::Full(Batch::One(event))) =
+                        self.out.0.try_send(Batch::One(event))
+                    {
+                        self.held.push(event);
+                    }
+                } else {
                     self.held.push(event);
                 }
                 self.held.extend(kept.map(RunEvent::Note));
             }
-            Note::One(item, fate) => self.settled(item, fate),
-            Note::Settled(settled) => {
-                for (item, fate) in settled {
-                    self.settled(item, fate);
+            Note::Settled(mut events) if self.options.failed_out.is_some() => {
+                // A note of a failure to keep one goes right after its outcome.
+                for mut event in events.drain(..) {
+                    let kept = self.settled(&mut event);
+                    self.held.push(event);
+                    self.held.extend(kept.map(RunEvent::Note));
+                }
+            }
+            Note::Settled(mut events) => {
+                for event in &mut events {
+                    // Nothing is kept without a failed-messages directory: no note comes.
+                    let _ = self.settled(event);
+                }
+                // The note's Vec is the batch: its outcomes are not moved again.
+                if self.held.is_empty() {
+                    self.held = events;
+                } else {
+                    self.held.append(&mut events);
                 }
             }
         }
@@ -273,7 +305,8 @@ impl Collector {
                 Some(event) => Batch::One(event),
                 None => return,
             },
-            n => Batch::Many(std::mem::replace(&mut self.held, Vec::with_capacity(n))),
+            // The next batch is most often a note's Vec, taken as it is: none is made here.
+            _ => Batch::Many(std::mem::take(&mut self.held)),
         };
         self.out.send(batch).await;
     }
@@ -284,36 +317,30 @@ impl Collector {
         self.flush().await;
     }
 
-    /// One message's fate: counted, kept in the failed-messages directory when it did not end
-    /// accepted, and its outcome held to be handed out.
-    fn settled(&mut self, item: Item, fate: Fate) {
-        let (event, kept) = self.outcome(item, fate);
-        self.held.push(event);
-        self.held.extend(kept.map(RunEvent::Note));
-    }
-
-    /// One message's fate counted and kept (see [`Collector::settled`]): its outcome, and the
-    /// note of a failure to keep it.
-    fn outcome(&mut self, item: Item, fate: Fate) -> (RunEvent, Option<RunNote>) {
-        let cause = match fate {
+    /// One message's fate, in its outcome: counted, its cause decided, kept in the
+    /// failed-messages directory when it did not end accepted; the note of a failure to keep
+    /// it.
+    fn settled(&mut self, event: &mut RunEvent) -> Option<RunNote> {
+        let RunEvent::Outcome(outcome) = event else {
+            return None;
+        };
+        outcome.cause = match outcome.fate {
             // Its own fate stands: the run's state is not looked at.
             Fate::Accepted { .. } => None,
             _ => {
                 let last_failure = *self.last_failure.borrow();
                 let gave_up = *self.gave_up.borrow();
-                final_cause(&fate, gave_up, &self.ending, last_failure)
+                final_cause(&outcome.fate, gave_up, &self.ending, last_failure)
             }
         };
-        self.totals.record(&fate);
-        self.totals.resent += u64::from(item.rewrites());
-        let kept = match &self.options.failed_out {
-            Some(dir) if fate.population() != Population::Accepted => keep(dir, &item).err(),
+        self.totals.record_with(&outcome.fate, &mut self.codes);
+        self.totals.resent += u64::from(outcome.item.rewrites());
+        match &self.options.failed_out {
+            Some(dir) if outcome.fate.population() != Population::Accepted => {
+                keep(dir, &outcome.item).err()
+            }
             _ => None,
-        };
-        (
-            RunEvent::Outcome(MessageOutcome { item, fate, cause }),
-            kept,
-        )
+        }
     }
 
     /// Every message has its fate: close the client, hand out its last events and the note of
@@ -326,12 +353,14 @@ impl Collector {
             out,
             started,
             mut totals,
+            codes,
             mut ending,
             gave_up,
             last_failure,
             ..
         } = self;
         let _ = tokio::time::timeout(CLOSE_WAIT, client.close()).await;
+        codes.fold_into(&mut totals);
         let stats = client.stats();
         totals.reconnects = stats.reconnect_attempts;
         drop(client);

@@ -5,63 +5,77 @@
 //! its own: at window 1 the ACK that settles a message also makes room for the next, and one
 //! wake-up of one task does both.
 
-use super::super::collect::{Note, Notes};
-use super::super::event::Item;
+use super::super::collect::{Note, Notes, BATCH_EVENTS};
+use super::super::event::{Item, MessageOutcome, RunEvent};
 use crate::client::{Fate, SendHandle};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::{pin, Pin};
 use std::task::{Context, Poll};
+use std::vec::Drain;
 
 /// Messages taken whose fate is not yet passed on, at most (beyond the window): when the
 /// oldest is slow this holds the producer back, which keeps memory bounded.
 pub(super) const ORDER_QUEUE: usize = 1024;
 
-/// Fates passed on in one note at most, so the collector is not kept waiting for a long run.
-const NOTE_MAX: usize = 256;
+/// Fates passed on in one note at most, so the collector is not kept waiting for a long run:
+/// one batch of the run's events, so that a note's outcomes go out as they are.
+const NOTE_MAX: usize = BATCH_EVENTS;
 
-/// One message taken, in its place.
-enum Entry {
+/// What one message taken waits on.
+enum Wait {
     /// Handed to the client: its fate comes through the handle.
-    Sent(Item, SendHandle),
+    Sent(SendHandle),
     /// Never handed over, its fate decided already.
-    Decided(Item, Fate),
+    Decided(Fate),
 }
 
-/// The messages taken and not yet passed on, oldest first.
+/// The messages taken and not yet passed on, oldest first: each item beside what it waits on,
+/// in two queues, so an item is moved in once, in a run with its batch, and out once, into
+/// its outcome.
 pub(super) struct Order {
     notes: Notes,
-    entries: VecDeque<Entry>,
-    /// Fates taken off the front and not yet sent on.
-    done: Vec<(Item, Fate)>,
+    items: VecDeque<Item>,
+    /// `waits[i]` is what `items[i]` waits on.
+    waits: VecDeque<Wait>,
+    /// Outcomes taken off the front and not yet sent on, built where they are handed out: the
+    /// collector decides each one's cause in place, and hands the batch on as it is.
+    done: Vec<RunEvent>,
 }
 
 impl Order {
     pub fn new(notes: Notes) -> Order {
         Order {
             notes,
-            entries: VecDeque::new(),
+            items: VecDeque::new(),
+            waits: VecDeque::new(),
             done: Vec::new(),
         }
     }
 
-    /// A message handed to the client.
-    pub fn sent(&mut self, item: Item, handle: SendHandle) {
-        self.entries.push_back(Entry::Sent(item, handle));
+    /// Messages handed to the client, each with its handle, in order.
+    pub fn sent(&mut self, items: Drain<'_, Item>, handles: Drain<'_, SendHandle>) {
+        debug_assert_eq!(items.len(), handles.len());
+        // One push each, not an extend: at window 1 the batch is a single message.
+        for (item, handle) in items.zip(handles) {
+            self.items.push_back(item);
+            self.waits.push_back(Wait::Sent(handle));
+        }
     }
 
     /// A message never handed over, with its fate.
     pub fn decided(&mut self, item: Item, fate: Fate) {
-        self.entries.push_back(Entry::Decided(item, fate));
+        self.items.push_back(item);
+        self.waits.push_back(Wait::Decided(fate));
     }
 
     /// Whether `n` more fit before the oldest must be passed on.
     pub fn has_room(&self, n: usize) -> bool {
-        self.entries.is_empty() || self.entries.len() + n <= ORDER_QUEUE
+        self.items.is_empty() || self.items.len() + n <= ORDER_QUEUE
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.items.is_empty()
     }
 
     /// Pass on every fate at the front that is settled; the oldest unsettled one wakes this
@@ -69,23 +83,32 @@ impl Order {
     pub fn poll_settled(&mut self, cx: &mut Context<'_>) -> bool {
         let mut passed = false;
         loop {
-            let settled = match self.entries.front_mut() {
+            let (fate, writes) = match self.waits.front_mut() {
                 None => break,
-                Some(Entry::Decided(..)) => None,
-                Some(Entry::Sent(item, handle)) => match Pin::new(&mut *handle).poll(cx) {
+                Some(Wait::Sent(handle)) => match Pin::new(&mut *handle).poll(cx) {
                     Poll::Ready(fate) => {
-                        item.writes = handle.writes();
-                        Some(fate)
+                        let writes = handle.writes();
+                        self.waits.pop_front();
+                        (fate, Some(writes))
                     }
                     Poll::Pending => break,
                 },
+                Some(Wait::Decided(_)) => match self.waits.pop_front() {
+                    Some(Wait::Decided(fate)) => (fate, None),
+                    _ => break,
+                },
             };
-            let done = match (self.entries.pop_front(), settled) {
-                (Some(Entry::Sent(item, _)), Some(fate))
-                | (Some(Entry::Decided(item, fate)), _) => (item, fate),
-                _ => break,
+            let Some(mut item) = self.items.pop_front() else {
+                break;
             };
-            self.done.push(done);
+            if let Some(writes) = writes {
+                item.writes = writes;
+            }
+            self.done.push(RunEvent::Outcome(MessageOutcome {
+                item,
+                fate,
+                cause: None,
+            }));
             passed = true;
             if self.done.len() >= NOTE_MAX {
                 self.flush();
@@ -100,7 +123,7 @@ impl Order {
             0 => return,
             // One fate (each one at window 1): the buffer is kept, nothing allocated for it.
             1 => match self.done.pop() {
-                Some((item, fate)) => Note::One(item, fate),
+                Some(outcome) => Note::One(outcome),
                 None => return,
             },
             n => Note::Settled(std::mem::replace(&mut self.done, Vec::with_capacity(n))),

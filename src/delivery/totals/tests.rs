@@ -110,3 +110,28 @@ fn a_count_that_does_not_close_is_observed() {
     assert!(!t.adds_up());
     assert!(t.observed(Ending::default()).unaccounted);
 }
+
+#[test]
+fn codes_counted_apart_fold_into_the_same_totals() {
+    let fates = [
+        answered(AckCode::AA),
+        answered(AckCode::AE),
+        answered(AckCode::AA),
+        answered(AckCode::CA),
+        answered(AckCode::CR),
+        unknown(),
+    ];
+    let mut apart = Totals {
+        read: fates.len() as u64,
+        ..Default::default()
+    };
+    let mut codes = Codes::default();
+    for f in &fates {
+        apart.record_with(f, &mut codes);
+    }
+    // Every population is counted at once; only the codes wait for the fold.
+    assert!(apart.adds_up());
+    assert!(apart.fates.by_code.is_empty());
+    codes.fold_into(&mut apart);
+    assert_eq!(apart, tally(&fates));
+}
