@@ -5,7 +5,6 @@
 //! messages is `assemble`; what a line is, `line`.
 
 mod assemble;
-mod crs;
 mod fast;
 mod layout;
 mod line;

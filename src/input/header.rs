@@ -1,0 +1,164 @@
+//! MSH-10 and MSH-16 of a message's first segment in one pass over it, sixteen bytes at a
+//! time: the field separators and the segment's end (CR or LF) are found together, so the end
+//! is not searched for first. Reads exactly what [`msh_read::control_id_and_app_ack`] reads.
+
+use crate::framing::CR;
+use crate::hl7::mask::either16;
+use crate::hl7::msh_read;
+
+const LF: u8 = b'\n';
+
+/// MSH-10 and MSH-16, each `None` when the segment ends before it.
+pub(crate) type Fields<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
+
+/// MSH-10 and MSH-16 as pieces of the segment after MSH-1, counted from MSH-2 as 0.
+const CONTROL_ID: usize = 8;
+const APP_ACK: usize = 14;
+
+/// MSH-10 and MSH-16 of the segment at the start of `bytes` (up to its first CR or LF).
+pub(crate) fn control_id_and_app_ack(bytes: &[u8]) -> Fields<'_> {
+    // The name and MSH-1 (the separator): a segment ending before them has no fields.
+    let Some(head) = bytes.first_chunk::<4>() else {
+        return (None, None);
+    };
+    if head.iter().any(|&b| b == CR || b == LF) {
+        return (None, None);
+    }
+    let sep = head[3];
+    let last = APP_ACK + 1;
+    // Where each separator is, up to the one after the last field wanted.
+    let mut ends = [0usize; APP_ACK + 1];
+    let mut seen = 0;
+    let mut base = 4;
+    let end = 'scan: loop {
+        let Some(chunk) = bytes[base..].first_chunk::<16>() else {
+            // Within a chunk of the end of the bytes (a message of one short segment): the
+            // reader of the header alone, which searches for its end first.
+            return msh_read::control_id_and_app_ack(bytes);
+        };
+        let (seps, ends_at) = (either16(chunk, sep, sep), either16(chunk, CR, LF));
+        // The segment ends in this chunk at its first CR or LF, if it holds one.
+        let stop = ends_at.trailing_zeros();
+        let mut hits = seps & ends_at.wrapping_sub(1) & !ends_at;
+        while hits != 0 {
+            ends[seen] = base + hits.trailing_zeros() as usize;
+            seen += 1;
+            if seen == last {
+                // Ended by the separator after the last field wanted: the end is not needed.
+                break 'scan 0;
+            }
+            hits &= hits - 1;
+        }
+        if stop < 16 {
+            break base + stop as usize;
+        }
+        base += 16;
+    };
+    // Piece `k` after MSH-1 (MSH-2 is 0) runs from after separator `k - 1` to its own, or to
+    // the segment's end.
+    let piece = |k: usize| {
+        (seen >= k).then(|| {
+            let stop = if seen > k { ends[k] } else { end };
+            &bytes[ends[k - 1] + 1..stop]
+        })
+    };
+    (piece(CONTROL_ID), piece(APP_ACK))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn header_byte(sep: u8) -> impl Strategy<Value = u8> {
+        prop_oneof![
+            4 => Just(sep),
+            1 => prop::sample::select(vec![b'^', b'~', b'\\', b'&', b'"']),
+            1 => prop::sample::select(vec![b'\r', b'\n']),
+            6 => prop::sample::select(b"ACKNEALSUER0123456789".to_vec()),
+            1 => any::<u8>(),
+        ]
+    }
+
+    fn header() -> impl Strategy<Value = Vec<u8>> {
+        let sep = prop_oneof![
+            4 => Just(b'|'),
+            1 => prop::sample::select(vec![b'^', b'\\', b'M', b'\r', b'\n', 0, 0xff]),
+            1 => any::<u8>(),
+        ];
+        let head = prop_oneof![
+            8 => Just(b"MSH".to_vec()),
+            1 => prop::collection::vec(header_byte(b'|'), 0..4),
+        ];
+        (head, sep)
+            .prop_flat_map(|(head, sep)| {
+                let field = prop::collection::vec(header_byte(sep), 0..12);
+                (
+                    Just(head),
+                    Just(sep),
+                    prop::collection::vec(field, 0..20),
+                    prop::collection::vec(any::<u8>(), 0..40),
+                )
+            })
+            .prop_map(|(mut h, sep, fields, tail)| {
+                h.push(sep);
+                for (i, f) in fields.iter().enumerate() {
+                    if i > 0 {
+                        h.push(sep);
+                    }
+                    h.extend_from_slice(f);
+                }
+                h.extend_from_slice(&tail);
+                h
+            })
+    }
+
+    /// The reading this one stands in for (it reads the fields of any name alike).
+    fn reference(bytes: &[u8]) -> Fields<'_> {
+        msh_read::control_id_and_app_ack(bytes)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 4096, ..ProptestConfig::default() })]
+
+        #[test]
+        fn reads_as_the_header_reader(bytes in header()) {
+            prop_assert_eq!(control_id_and_app_ack(&bytes), reference(&bytes));
+        }
+
+        /// Every cut of one header: chunk edges, tails shorter than a chunk.
+        #[test]
+        fn reads_every_cut_as_the_header_reader(bytes in header(), cut in 0usize..200) {
+            let cut = &bytes[..cut.min(bytes.len())];
+            prop_assert_eq!(control_id_and_app_ack(cut), reference(cut));
+        }
+
+        /// The usual header with MSH-10 and MSH-16 of any bytes.
+        #[test]
+        fn reads_the_usual_header(
+            cid in prop::collection::vec(header_byte(b'|'), 0..40),
+            ack in prop::collection::vec(header_byte(b'|'), 0..4),
+            more in 0usize..3,
+        ) {
+            let mut h = b"MSH|^~\\&|A|B|C|D|20240101120000||ADT^A01|".to_vec();
+            h.extend_from_slice(&cid);
+            h.extend_from_slice(b"|P|2.5|||AL|");
+            h.extend_from_slice(&ack);
+            h.extend(std::iter::repeat_n(b'|', more));
+            h.extend_from_slice(b"\rPID|1\r");
+            prop_assert_eq!(control_id_and_app_ack(&h), reference(&h));
+        }
+    }
+
+    #[test]
+    fn reads_the_two_fields() {
+        let h = b"MSH|^~\\&|A|B|C|D|20240101||ADT^A01|MSG1|P|2.5||||AL|\rPID|1\r";
+        assert_eq!(
+            control_id_and_app_ack(h),
+            (Some(&b"MSG1"[..]), Some(&b"AL"[..]))
+        );
+        assert_eq!(control_id_and_app_ack(b"MSH"), (None, None));
+        assert_eq!(control_id_and_app_ack(b"MSH|"), (None, None));
+        assert_eq!(control_id_and_app_ack(b"MSH\r|a"), (None, None));
+    }
+}
