@@ -3,7 +3,7 @@
 //! is not searched for first. Reads exactly what [`msh_read::control_id_and_app_ack`] reads.
 
 use crate::framing::CR;
-use crate::hl7::mask::either16;
+use crate::hl7::mask::{self, either16};
 use crate::hl7::msh_read;
 
 const LF: u8 = b'\n';
@@ -65,6 +65,35 @@ pub(crate) fn control_id_and_app_ack(bytes: &[u8]) -> Fields<'_> {
     (piece(CONTROL_ID), piece(APP_ACK))
 }
 
+/// MSH-10 of the header that is the first `len` bytes of `bytes`, as
+/// [`msh_read::control_id_of_segment`] reads it: its separators found 64 bytes at a time, the
+/// bytes after the header (the rest of the message) read with them but not counted.
+pub(crate) fn control_id_within(bytes: &[u8], len: usize) -> Option<&[u8]> {
+    let segment = bytes.get(..len)?;
+    let &sep = segment.get(3)?;
+    let mut seen = 0;
+    let mut start = 0;
+    let mut base = 4;
+    while base < len {
+        let mut hits = mask::one64(&bytes[base..], sep);
+        if len - base < mask::BLOCK {
+            hits &= (1u64 << (len - base)) - 1;
+        }
+        while hits != 0 {
+            let at = base + hits.trailing_zeros() as usize;
+            seen += 1;
+            if seen == CONTROL_ID {
+                start = at + 1;
+            } else if seen == CONTROL_ID + 1 {
+                return Some(&segment[start..at]);
+            }
+            hits &= hits - 1;
+        }
+        base += mask::BLOCK;
+    }
+    (seen == CONTROL_ID).then(|| &segment[start..])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,6 +149,16 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 4096, ..ProptestConfig::default() })]
+
+        /// The control ID of a header of any length within any bytes.
+        #[test]
+        fn reads_the_control_id_within_as_the_header_reader(bytes in header(), cut in 0usize..200) {
+            let len = cut.min(bytes.len());
+            prop_assert_eq!(
+                control_id_within(&bytes, len),
+                msh_read::control_id_of_segment(&bytes[..len])
+            );
+        }
 
         #[test]
         fn reads_as_the_header_reader(bytes in header()) {
