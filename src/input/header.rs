@@ -1,9 +1,9 @@
-//! MSH-10 and MSH-16 of a message's first segment in one pass over it, sixteen bytes at a
-//! time: the field separators and the segment's end (CR or LF) are found together, so the end
-//! is not searched for first. Reads exactly what [`msh_read::control_id_and_app_ack`] reads.
+//! MSH-10 and MSH-16 of a message's header, its field separators found 64 bytes at a time
+//! into bit masks (fields are short: a step per field costs more). Reads exactly what
+//! [`msh_read`] reads.
 
 use crate::framing::CR;
-use crate::hl7::mask::{self, either16};
+use crate::hl7::mask;
 use crate::hl7::msh_read;
 
 const LF: u8 = b'\n';
@@ -15,7 +15,8 @@ pub(crate) type Fields<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
 const CONTROL_ID: usize = 8;
 const APP_ACK: usize = 14;
 
-/// MSH-10 and MSH-16 of the segment at the start of `bytes` (up to its first CR or LF).
+/// MSH-10 and MSH-16 of the segment at the start of `bytes` (up to its first CR or LF), its
+/// separators and its end found together, so its end is not searched for first.
 pub(crate) fn control_id_and_app_ack(bytes: &[u8]) -> Fields<'_> {
     // The name and MSH-1 (the separator): a segment ending before them has no fields.
     let Some(head) = bytes.first_chunk::<4>() else {
@@ -25,73 +26,103 @@ pub(crate) fn control_id_and_app_ack(bytes: &[u8]) -> Fields<'_> {
         return (None, None);
     }
     let sep = head[3];
-    let last = APP_ACK + 1;
     // Where each separator is, up to the one after the last field wanted.
     let mut ends = [0usize; APP_ACK + 1];
     let mut seen = 0;
     let mut base = 4;
     let end = 'scan: loop {
-        let Some(chunk) = bytes[base..].first_chunk::<16>() else {
-            // Within a chunk of the end of the bytes (a message of one short segment): the
-            // reader of the header alone, which searches for its end first.
+        let rest = &bytes[base..];
+        if rest.len() < mask::BLOCK {
+            // Within a block of the end of the bytes (a message of one short segment): field
+            // by field, without copying the rest into a block.
             return msh_read::control_id_and_app_ack(bytes);
-        };
-        let (seps, ends_at) = (either16(chunk, sep, sep), either16(chunk, CR, LF));
-        // The segment ends in this chunk at its first CR or LF, if it holds one.
-        let stop = ends_at.trailing_zeros();
+        }
+        let (seps, ends_at) = (mask::one64(rest, sep), mask::either64(rest, CR, LF));
+        // The segment ends in this block at its first CR or LF, if it holds one.
         let mut hits = seps & ends_at.wrapping_sub(1) & !ends_at;
         while hits != 0 {
             ends[seen] = base + hits.trailing_zeros() as usize;
             seen += 1;
-            if seen == last {
-                // Ended by the separator after the last field wanted: the end is not needed.
-                break 'scan 0;
+            if seen == APP_ACK + 1 {
+                // The separator after the last field wanted: no need to read on to the end.
+                break 'scan ends[APP_ACK];
             }
             hits &= hits - 1;
         }
-        if stop < 16 {
-            break base + stop as usize;
+        if ends_at != 0 {
+            break base + ends_at.trailing_zeros() as usize;
         }
-        base += 16;
+        base += mask::BLOCK;
     };
-    // Piece `k` after MSH-1 (MSH-2 is 0) runs from after separator `k - 1` to its own, or to
-    // the segment's end.
-    let piece = |k: usize| {
-        (seen >= k).then(|| {
-            let stop = if seen > k { ends[k] } else { end };
-            &bytes[ends[k - 1] + 1..stop]
-        })
+    let seps = Separators {
+        segment: &bytes[..end],
+        ends,
+        seen,
     };
-    (piece(CONTROL_ID), piece(APP_ACK))
+    (seps.piece(CONTROL_ID), seps.piece(APP_ACK))
 }
 
 /// MSH-10 of the header that is the first `len` bytes of `bytes`, as
-/// [`msh_read::control_id_of_segment`] reads it: its separators found 64 bytes at a time, the
-/// bytes after the header (the rest of the message) read with them but not counted.
+/// [`msh_read::control_id_of_segment`] reads it.
+#[inline(always)]
 pub(crate) fn control_id_within(bytes: &[u8], len: usize) -> Option<&[u8]> {
-    let segment = bytes.get(..len)?;
-    let &sep = segment.get(3)?;
-    let mut seen = 0;
-    let mut start = 0;
-    let mut base = 4;
-    while base < len {
-        let mut hits = mask::one64(&bytes[base..], sep);
-        if len - base < mask::BLOCK {
-            hits &= (1u64 << (len - base)) - 1;
-        }
-        while hits != 0 {
-            let at = base + hits.trailing_zeros() as usize;
-            seen += 1;
-            if seen == CONTROL_ID {
-                start = at + 1;
-            } else if seen == CONTROL_ID + 1 {
-                return Some(&segment[start..at]);
+    Separators::<{ CONTROL_ID + 1 }>::within(bytes, len)?.piece(CONTROL_ID)
+}
+
+/// Where the first `N` field separators of a header are (after MSH-1).
+struct Separators<'a, const N: usize> {
+    segment: &'a [u8],
+    ends: [usize; N],
+    seen: usize,
+}
+
+impl<'a, const N: usize> Separators<'a, N> {
+    /// Of the header that is the first `len` bytes of `bytes`, found 64 bytes at a time: the
+    /// bytes after the header (the rest of the message) are read with it but not counted.
+    /// `None` when the header is the name alone.
+    #[inline(always)]
+    fn within(bytes: &'a [u8], len: usize) -> Option<Self> {
+        let segment = bytes.get(..len)?;
+        let &sep = segment.get(3)?;
+        let mut ends = [0usize; N];
+        let mut seen = 0;
+        let mut base = 4;
+        'scan: while base < len {
+            let mut hits = mask::one64(&bytes[base..], sep);
+            if len - base < mask::BLOCK {
+                hits &= (1u64 << (len - base)) - 1;
             }
-            hits &= hits - 1;
+            while hits != 0 {
+                ends[seen] = base + hits.trailing_zeros() as usize;
+                seen += 1;
+                if seen == N {
+                    break 'scan;
+                }
+                hits &= hits - 1;
+            }
+            base += mask::BLOCK;
         }
-        base += mask::BLOCK;
+        Some(Separators {
+            segment,
+            ends,
+            seen,
+        })
     }
-    (seen == CONTROL_ID).then(|| &segment[start..])
+
+    /// Piece `k` (from 1, below `N`) after MSH-1, MSH-2 being 0: from after separator
+    /// `k - 1` to its own, or to the segment's end.
+    #[inline(always)]
+    fn piece(&self, k: usize) -> Option<&'a [u8]> {
+        if self.seen < k {
+            return None;
+        }
+        let stop = if self.seen > k {
+            self.ends[k]
+        } else {
+            self.segment.len()
+        };
+        self.segment.get(self.ends[k - 1] + 1..stop)
+    }
 }
 
 #[cfg(test)]
