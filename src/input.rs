@@ -11,6 +11,7 @@
 mod collect;
 mod control_id;
 mod error;
+pub(crate) mod header;
 mod idle;
 mod index;
 mod message;

@@ -193,7 +193,7 @@ impl Pending {
 /// `MSH` (the usual case, both read in one pass over the header alone), else the full scan's.
 fn read_msh(payload: &[u8]) -> crate::hl7::msh_read::Fields<'_> {
     if payload.starts_with(b"MSH") {
-        return crate::hl7::msh_read::control_id_and_app_ack(payload);
+        return crate::input::header::control_id_and_app_ack(payload);
     }
     match hl7::scan(payload).msh {
         Some(msh) => (msh.control_id(), msh.application_ack_type()),

@@ -228,21 +228,28 @@ fn get(r: &mut impl BufRead) -> io::Result<Option<u64>> {
 
 /// Three varints at the start of `buf` and the bytes they take; `None` unless all three end
 /// within it (then [`get`] reads them, across reads, and tells a bad record).
+#[inline(always)]
 fn three(buf: &[u8]) -> Option<((u64, u64, u64), usize)> {
     let mut at = 0;
-    let mut next = || {
+    let mut numbers = [0u64; 3];
+    for number in &mut numbers {
         let mut value = 0u64;
-        for (i, &b) in buf.get(at..)?.iter().enumerate().take(10) {
-            value |= u64::from(b & 0x7f) << (7 * i);
+        let mut shift = 0;
+        loop {
+            let &b = buf.get(at)?;
+            at += 1;
+            value |= u64::from(b & 0x7f) << shift;
             if b & 0x80 == 0 {
-                at += i + 1;
-                return Some(value);
+                break;
+            }
+            shift += 7;
+            if shift >= 70 {
+                return None;
             }
         }
-        None
-    };
-    let numbers = (next()?, next()?, next()?);
-    Some((numbers, at))
+        *number = value;
+    }
+    Some(((numbers[0], numbers[1], numbers[2]), at))
 }
 
 /// The checked file read in large blocks; payloads are slices of them.

@@ -127,6 +127,11 @@ impl<R: BufRead> Tracked<R> {
         self.line += lines;
     }
 
+    /// The bytes [`Tracked::plain_head`] just gave, again, without the checks for a pause.
+    pub(crate) fn buffered(&mut self) -> io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
     /// The buffered bytes from the next one on (at least one unless at the end).
     pub(crate) fn head(&mut self) -> io::Result<&[u8]> {
         self.fill()

@@ -5,13 +5,13 @@
 //! messages is `assemble`; what a line is, `line`.
 
 mod assemble;
-mod crs;
 mod fast;
 mod layout;
 mod line;
 
-use super::control_id::{header_lacks_control_id, lacks_control_id};
+use super::control_id::lacks_control_id;
 use super::error::InputError;
+use super::header;
 use super::message::{Message, SplitOptions};
 use super::reader::{Stop, Terminator, Tracked};
 use crate::framing::VT;
@@ -108,7 +108,7 @@ impl Record<'_> {
     /// As [`lacks_control_id`] of the payload, reading only the header when that is the only one.
     pub(crate) fn lacks_control_id(&self) -> bool {
         match self.header {
-            Some(len) => header_lacks_control_id(&self.payload[..len]),
+            Some(len) => header::control_id_within(self.payload, len).is_none_or(<[u8]>::is_empty),
             None => lacks_control_id(self.payload),
         }
     }
@@ -432,7 +432,7 @@ impl<R: BufRead> Splitter<R> {
                     self.pending = whole;
                     self.index += 1;
                     let (index, name) = (self.index, &self.name);
-                    let head = self.reader.head();
+                    let head = self.reader.buffered();
                     return Some(
                         head.map_err(|error| fast::read_error(name, error))
                             .map(|head| Record {

@@ -6,9 +6,10 @@
 //! A message found whole in the reader's buffer (see [`Splitter::next_record`]) is not copied
 //! at all; otherwise a run is appended to the open message in one copy.
 
-use super::crs::Crs;
 use super::line::{classify, LineKind};
 use super::{Layout, Splitter, BLOCK};
+use crate::framing::CR;
+use crate::hl7::mask;
 use crate::input::error::InputError;
 use std::io::BufRead;
 
@@ -38,35 +39,67 @@ pub(super) fn scan(head: &[u8], plain: usize, room: usize, opens: bool) -> Run {
         first: 0,
         more_headers: false,
     };
+    // The line from `run.len` on is known to be an ordinary segment (told by its first byte
+    // when the line before it was taken): it is taken at its CR without a look at it.
+    let mut ordinary = false;
+    let mut base = 0;
     // A line is taken only when the byte after its CR is seen (and clean: not the LF of a
     // CRLF), so the line-by-line path would have read it without waiting either.
     // Each CR is the end of the line from `run.len` on: they are taken in order.
-    for cr in Crs::new(clean) {
-        if cr + 1 >= plain {
-            break;
-        }
-        let line = &clean[run.len..cr];
-        match classify(line) {
-            LineKind::Msh if opens && run.lines == 0 => {}
-            LineKind::Msh => {
-                run.at_msh = true;
-                break;
+    while let Some(block) = clean.get(base..).filter(|b| !b.is_empty()) {
+        let mut crs = mask::one64(block, CR);
+        while crs != 0 {
+            let cr = base + crs.trailing_zeros() as usize;
+            crs &= crs - 1;
+            let Some(&next) = clean.get(cr + 1) else {
+                return run;
+            };
+            let line = &clean[run.len..cr];
+            if !ordinary && !look(&mut run, line, cr, opens) {
+                return run;
             }
-            LineKind::Other if !opens || run.lines > 0 => {}
-            _ => break,
+            if cr + 1 > room {
+                return run;
+            }
+            run.len = cr + 1;
+            run.lines += 1;
+            // The next line by its first bytes: most are told by the first alone (no blank,
+            // MSH or batch line starts so), and one that starts a message ends the run here.
+            ordinary = !matches!(next, b' ' | b'\t' | b'M' | b'F' | b'B' | CR);
+            if next == b'M' && starts_message(&clean[cr + 1..]) {
+                run.at_msh = true;
+                return run;
+            }
         }
-        if cr + 1 > room {
-            break;
-        }
-        if run.lines == 0 {
-            run.first = cr;
-        } else {
-            run.more_headers |= line.starts_with(b"MSH");
-        }
-        run.len = cr + 1;
-        run.lines += 1;
+        base += mask::BLOCK;
     }
     run
+}
+
+/// Whether `rest` (clean bytes) begins with a line that starts a message, told by its first
+/// four bytes as [`classify`] would tell the whole line: `MSH` and a separator.
+fn starts_message(rest: &[u8]) -> bool {
+    matches!(rest, [b'M', b'S', b'H', sep, ..] if *sep != CR && !sep.is_ascii_alphanumeric())
+}
+
+/// The line `line` ending at `cr`, by its kind: whether it joins the run.
+#[inline(never)]
+fn look(run: &mut Run, line: &[u8], cr: usize, opens: bool) -> bool {
+    match classify(line) {
+        LineKind::Msh if opens && run.lines == 0 => {}
+        LineKind::Msh => {
+            run.at_msh = true;
+            return false;
+        }
+        LineKind::Other if !opens || run.lines > 0 => {}
+        _ => return false,
+    }
+    if run.lines == 0 {
+        run.first = cr;
+    } else {
+        run.more_headers |= line.starts_with(b"MSH");
+    }
+    true
 }
 
 /// A message found whole in the reader's buffer, not yet consumed.
