@@ -22,7 +22,7 @@ use super::sink::{Reply, SinkResult};
 use super::{Accepted, Shared, Shutdown};
 use crate::ack::Disposition;
 use crate::cause::{classify_io, Cause};
-use crate::framing::{Frame, FramingError};
+use crate::framing::FramingError;
 use crate::warning::WarningCode;
 use answer::Answers;
 use commit::{Batch, Entry, Results};
@@ -159,9 +159,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
             let (frames, fatal) = self.intake.decode(&mut self.ledger, &mut self.budget);
             if !frames.is_empty() {
                 self.budget.set(Part::Waiting, commit::waiting(&frames));
-                // On the heap only while a batch is served: the task's own size is what each
-                // idle connection keeps resident.
-                let end = Box::pin(self.process(&frames)).await;
+                let batch = Batch::admit(&frames, self.shared, &mut self.ledger);
+                let end = match self.answer_now(&batch) {
+                    Some(Some(cause)) => Some(self.send().await.unwrap_or(End::cause(cause))),
+                    Some(None) => self.finish(&batch).await,
+                    // On the heap only while a batch waits for its commit: the task's own size
+                    // is what each idle connection keeps resident.
+                    None => Box::pin(self.process(&batch)).await,
+                };
+                drop(batch);
                 intake::give_back(frames);
                 self.budget.set(Part::Waiting, 0);
                 self.ledger.settle();
@@ -217,15 +223,35 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
         }
     }
 
-    /// Commit `frames` in order, then write their ACKs in the same order. `Some` ends the
-    /// connection.
-    async fn process(&mut self, frames: &[Frame]) -> Option<End> {
-        let shared = self.shared;
-        let batch = Batch::admit(frames, shared, &mut self.ledger);
+    /// Commit `batch` here and now and build its ACKs, with no future: the sink commits without
+    /// waiting and no answer waits for a policy's delay. `None` (nothing committed) otherwise;
+    /// `Some(Some(cause))` when a message's answer ends the connection with `cause` once the
+    /// ACKs built are written (the later messages are not answered).
+    fn answer_now(&mut self, batch: &Batch<'_>) -> Option<Option<Cause>> {
+        if self.stops.immediate.is_set() || batch.entries().any(|e| e.decision.ack_delay.is_some())
+        {
+            return None;
+        }
+        let started = self.ledger.per_message().then(Instant::now);
+        let mut results = batch.commit_now(self.shared)?;
+        let commit_ms = started.map(|at| at.elapsed().as_secs_f64() * 1000.0);
+        self.answers.begin(SystemTime::now());
+        for entry in batch.entries() {
+            let (mut result, duplicate) = entry.result(&mut results);
+            self.record(&entry, &mut result);
+            if let Some(cause) = self.answer_built(&entry, result, duplicate, commit_ms) {
+                return Some(Some(cause));
+            }
+        }
+        Some(None)
+    }
 
+    /// Commit `batch` in order, then write its ACKs in the same order. `Some` ends the
+    /// connection.
+    async fn process(&mut self, batch: &Batch<'_>) -> Option<End> {
         // The commit is timed only for the per-message events, the one place the time is told.
         let started = self.ledger.per_message().then(Instant::now);
-        let mut results = match self.commit(&batch).await {
+        let mut results = match self.commit(batch).await {
             Ok(results) => results,
             Err(end) => return Some(end),
         };
@@ -239,6 +265,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 return Some(end);
             }
         }
+        self.finish(batch).await
+    }
+
+    /// Write the batch's ACKs; `Some` ends the connection (a write failed, or the batch's last
+    /// decision resets or closes it).
+    async fn finish(&mut self, batch: &Batch<'_>) -> Option<End> {
         if let Some(end) = self.send().await {
             return Some(end);
         }
@@ -320,23 +352,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
     async fn answer(
         &mut self,
         entry: &Entry<'_, '_>,
-        result: SinkResult,
+        mut result: SinkResult,
         duplicate: bool,
         commit_ms: Option<f64>,
     ) -> Option<End> {
-        let Entry {
-            message, decision, ..
-        } = *entry;
-        if let Some(detail) = result.detail {
-            self.ledger.note(ServerEvent::SinkFailed {
-                connection: self.ledger.id(),
-                detail,
-            });
-        }
-        if result.disposition == Disposition::Committed {
-            self.shared.policy.committed(message);
-        }
-        if let Some(delay) = decision.ack_delay {
+        self.record(entry, &mut result);
+        if let Some(delay) = entry.decision.ack_delay {
             if let Some(end) = self.send().await {
                 return Some(end);
             }
@@ -349,6 +370,40 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 return Some(End::cause(Cause::Shutdown));
             }
         }
+        let cause = self.answer_built(entry, result, duplicate, commit_ms)?;
+        // The peer learns the later messages' fate no better than this one's.
+        if let Some(end) = self.send().await {
+            return Some(end);
+        }
+        Some(End::cause(cause))
+    }
+
+    /// Tell what the sink said of a failure, and the policy of a commit (once: the detail is
+    /// taken).
+    fn record(&mut self, entry: &Entry<'_, '_>, result: &mut SinkResult) {
+        if let Some(detail) = result.detail.take() {
+            self.ledger.note(ServerEvent::SinkFailed {
+                connection: self.ledger.id(),
+                detail,
+            });
+        }
+        if result.disposition == Disposition::Committed {
+            self.shared.policy.committed(entry.message);
+        }
+    }
+
+    /// Build one message's answer into the write buffer and count it, once it is recorded and its
+    /// delay (if any) past. `Some` ends the connection with that cause once the ACKs built are written.
+    fn answer_built(
+        &mut self,
+        entry: &Entry<'_, '_>,
+        result: SinkResult,
+        duplicate: bool,
+        commit_ms: Option<f64>,
+    ) -> Option<Cause> {
+        let Entry {
+            message, decision, ..
+        } = *entry;
         let silent = decision.silent || decision.reset;
         let disposition = result.disposition;
         let answers = &mut self.answers;
@@ -382,14 +437,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 message_type: message.message_type_bytes(),
             });
         }
-        if let Some(cause) = close {
-            // The peer learns the later messages' fate no better than this one's.
-            if let Some(end) = self.send().await {
-                return Some(end);
-            }
-            return Some(End::cause(cause));
-        }
-        None
+        close
     }
 
     /// Send the events noted, then write the ACKs built.
