@@ -539,6 +539,17 @@ fn ack_reply_in_place(payload: &[u8]) -> Option<(&[u8], &[u8])> {
             found == N
         };
         let mut at = from;
+        // Thirty-two bytes a step while they last (a header is longer than that), then sixteen.
+        while let Some(chunk) = payload.get(at..).and_then(<[u8]>::first_chunk::<32>) {
+            let (low, high) = chunk.split_at(16);
+            let (Some(low), Some(high)) = (low.first_chunk(), high.first_chunk()) else {
+                break;
+            };
+            if take(at, hits(low) | hits(high) << 16) {
+                return ends;
+            }
+            at += 32;
+        }
         while let Some(chunk) = payload.get(at..).and_then(<[u8]>::first_chunk::<16>) {
             if take(at, hits(chunk)) {
                 return ends;
