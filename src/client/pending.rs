@@ -71,26 +71,48 @@ impl Pending {
         let control_id = control_id
             .filter(|c| !c.is_empty())
             .map(|c| payload.slice_ref(c));
-        let pending = Pending {
-            id,
-            control_id,
-            app_ack,
-            payload,
-            room: Some(room),
-            fate_tx,
-            commit_tx: None,
-            written: None,
-            commit: None,
-            charged: 0,
-            free_rewrite: false,
+        let Some(mut spare) = spare else {
+            return Box::new(Pending {
+                id,
+                control_id,
+                app_ack,
+                payload,
+                room: Some(room),
+                fate_tx,
+                commit_tx: None,
+                written: None,
+                commit: None,
+                charged: 0,
+                free_rewrite: false,
+            });
         };
-        match spare {
-            Some(mut spare) => {
-                *spare = pending;
-                spare
-            }
-            None => Box::new(pending),
-        }
+        // Field by field, not a whole new `Pending` moved in: that copied all of it once more
+        // and dropped the emptied one as a whole. Every field is named, so none is missed.
+        let Pending {
+            id: spare_id,
+            payload: spare_payload,
+            control_id: spare_control_id,
+            app_ack: spare_app_ack,
+            room: spare_room,
+            fate_tx: spare_fate_tx,
+            commit_tx,
+            written,
+            commit,
+            charged,
+            free_rewrite,
+        } = &mut *spare;
+        *spare_id = id;
+        *spare_payload = payload;
+        *spare_control_id = control_id;
+        *spare_app_ack = app_ack;
+        *spare_room = Some(room);
+        *spare_fate_tx = fate_tx;
+        *commit_tx = None;
+        *written = None;
+        *commit = None;
+        *charged = 0;
+        *free_rewrite = false;
+        spare
     }
 
     /// Where its `CA` goes, for a send whose MSH-16 asks for an application ACK (only those

@@ -32,6 +32,11 @@ struct Spill {
 impl Spill {
     fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.mem.extend_from_slice(bytes);
+        self.written()
+    }
+
+    /// After bytes were put in `mem`: beyond what memory holds, they go to the file.
+    fn written(&mut self) -> io::Result<()> {
         if self.mem.len() >= IN_MEMORY {
             self.flush()?;
         }
@@ -137,17 +142,19 @@ impl Index {
 
     /// The next message, as the check split it.
     pub(super) fn push(&mut self, message: &Record<'_>) -> io::Result<()> {
-        let mut head = [0u8; 30];
         let len = message.payload.len() as u64;
-        let mut at = put(&mut head, 0, (len << 1) | u64::from(!message.verbatim));
-        at = put(&mut head, at, message.offset - self.last.0);
-        at = put(&mut head, at, message.line - self.last.1);
+        // Straight into the records: a varint takes at most 10 bytes.
+        let mem = &mut self.records.mem;
+        mem.reserve(30);
+        put(mem, (len << 1) | u64::from(!message.verbatim));
+        put(mem, message.offset - self.last.0);
+        put(mem, message.line - self.last.1);
         self.last = (message.offset, message.line);
-        self.records.write(&head[..at])?;
-        if !message.verbatim {
-            self.records.write(message.payload)?;
+        if message.verbatim {
+            self.records.written()
+        } else {
+            self.records.write(message.payload)
         }
-        Ok(())
     }
 
     pub(super) fn finish(&mut self) -> io::Result<()> {
@@ -185,15 +192,13 @@ fn changed() -> io::Error {
     io::Error::other("it changed after it was checked")
 }
 
-/// Write `value` as a varint at `at`; the position after it.
-fn put(buf: &mut [u8; 30], mut at: usize, mut value: u64) -> usize {
+/// Append `value` as a varint.
+fn put(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
-        buf[at] = (value as u8) | 0x80;
+        out.push((value as u8) | 0x80);
         value >>= 7;
-        at += 1;
     }
-    buf[at] = value as u8;
-    at + 1
+    out.push(value as u8);
 }
 
 /// A varint; `None` at the end of the records.

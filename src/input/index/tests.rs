@@ -147,10 +147,11 @@ proptest::proptest! {
         values in proptest::prelude::any::<(u64, u64, u64)>(),
         cut in 0usize..31,
     ) {
-        let mut buf = [0u8; 30];
-        let mut at = put(&mut buf, 0, values.0);
-        at = put(&mut buf, at, values.1);
-        at = put(&mut buf, at, values.2);
+        let mut buf = Vec::new();
+        put(&mut buf, values.0);
+        put(&mut buf, values.1);
+        put(&mut buf, values.2);
+        let at = buf.len();
         proptest::prop_assert_eq!(three(&buf[..at]), Some((values, at)));
         let mut one = &buf[..at];
         let by_one = (get(&mut one).unwrap(), get(&mut one).unwrap(), get(&mut one).unwrap());

@@ -55,7 +55,10 @@ pub(super) fn scan(head: &[u8], plain: usize, room: usize, opens: bool) -> Run {
                 return run;
             };
             let line = &clean[run.len..cr];
-            if !ordinary && !look(&mut run, line, cr, opens) {
+            if opens && run.lines == 0 && starts_message(line) {
+                // The header that opens the message, as `look` would take it.
+                run.first = cr;
+            } else if !ordinary && !look(&mut run, line, cr, opens) {
                 return run;
             }
             if cr + 1 > room {
@@ -76,8 +79,8 @@ pub(super) fn scan(head: &[u8], plain: usize, room: usize, opens: bool) -> Run {
     run
 }
 
-/// Whether `rest` (clean bytes) begins with a line that starts a message, told by its first
-/// four bytes as [`classify`] would tell the whole line: `MSH` and a separator.
+/// Whether `rest` (clean bytes, or a line) begins with a line that starts a message, told by
+/// its first four bytes as [`classify`] would tell the whole line: `MSH` and a separator.
 fn starts_message(rest: &[u8]) -> bool {
     matches!(rest, [b'M', b'S', b'H', sep, ..] if *sep != CR && !sep.is_ascii_alphanumeric())
 }
