@@ -86,13 +86,6 @@ pub struct Msh<'a> {
 /// Separators indexed per header: fields up to MSH-21 are read without a rescan.
 const INDEXED: usize = 20;
 
-/// The high bit of each byte of `word` that is zero, and no other bit (exact, unlike the
-/// usual `(x - 0x01..) & !x & 0x80..` test, which can flag a 0x01 byte after a zero one).
-fn zero_bytes(word: u64) -> u64 {
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    !(((word & LOW7) + LOW7) | word | LOW7)
-}
-
 /// The offsets of the first field separators after MSH-1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct FieldIndex {
@@ -104,57 +97,47 @@ struct FieldIndex {
 
 impl FieldIndex {
     fn of(segment: &[u8], field: u8) -> FieldIndex {
+        FieldIndex::within(segment, 0, segment.len(), field)
+    }
+
+    /// The index of the segment `bytes[at..at + len]`, whose blocks are read from `bytes` as
+    /// they lie there: past the segment's end too, the bits beyond it cleared (a block short of
+    /// the segment's end costs a copy, one of the bytes around it none).
+    fn within(bytes: &[u8], at: usize, len: usize, field: u8) -> FieldIndex {
         let mut index = FieldIndex {
             seps: [0; INDEXED],
             len: 0,
             complete: false,
         };
         // Offsets are u32: a longer segment is read without the index.
-        let Some(rest) = segment
-            .get(4..)
-            .filter(|_| segment.len() <= u32::MAX as usize)
-        else {
+        if len < 4 || len > u32::MAX as usize {
             return index;
-        };
+        }
         // The count is kept in a local while the separators are found: in the struct it would
         // be stored and reloaded at each one.
-        let mut len = 0usize;
-        // Eight bytes at a time (fields are short: a memchr call per field costs more than it
-        // saves), then the tail byte by byte.
-        let mut chunks = rest.chunks_exact(8);
+        let mut found = 0usize;
+        // A block at a time into a mask of the separators (fields are short: a memchr call per
+        // field costs more than it saves).
         let mut base = 4;
-        for chunk in &mut chunks {
-            let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-            let mut hits = zero_bytes(word ^ (u64::from(field) * 0x0101_0101_0101_0101));
+        while base < len {
+            let mut hits = mask::one_from(bytes, at + base, field);
+            if len - base < mask::BLOCK {
+                hits &= (1u64 << (len - base)) - 1;
+            }
             while hits != 0 {
-                let Some(slot) = index.seps.get_mut(len) else {
-                    index.len = len as u8;
+                let Some(slot) = index.seps.get_mut(found) else {
+                    index.len = found as u8;
                     return index;
                 };
-                *slot = (base + (hits.trailing_zeros() / 8) as usize) as u32;
-                len += 1;
+                *slot = (base + hits.trailing_zeros() as usize) as u32;
+                found += 1;
                 hits &= hits - 1;
             }
-            base += 8;
+            base += mask::BLOCK;
         }
-        index.len = len as u8;
-        for (i, &b) in chunks.remainder().iter().enumerate() {
-            if b == field && !index.push(base + i) {
-                return index;
-            }
-        }
+        index.len = found as u8;
         index.complete = true;
         index
-    }
-
-    /// Record a separator at `at`; `false` when the index is full.
-    fn push(&mut self, at: usize) -> bool {
-        if usize::from(self.len) == INDEXED {
-            return false;
-        }
-        self.seps[usize::from(self.len)] = at as u32;
-        self.len += 1;
-        true
     }
 
     /// Field `i` counted from MSH-2 (`i == 0`), as a range of the segment; `Err` when the index
@@ -181,6 +164,14 @@ impl<'a> Msh<'a> {
     /// Read a header segment (MSH, BHS or FHS layout); `None` when it is shorter than its name.
     /// A segment that ends right after its name gets the default delimiters and no fields.
     pub fn parse(segment: &'a [u8]) -> Option<Msh<'a>> {
+        Msh::parse_in(segment, 0, segment)
+    }
+
+    /// [`Msh::parse`] of `segment`, which lies at `at` in `payload`: the separators are found
+    /// in the payload's blocks as they lie.
+    #[inline]
+    fn parse_in(payload: &[u8], at: usize, segment: &'a [u8]) -> Option<Msh<'a>> {
+        debug_assert!(payload.get(at..at + segment.len()) == Some(segment));
         if segment.len() < 3 {
             return None;
         }
@@ -192,7 +183,7 @@ impl<'a> Msh<'a> {
                 fields: FieldIndex::of(segment, b'|'),
             });
         };
-        let fields = FieldIndex::of(segment, field);
+        let fields = FieldIndex::within(payload, at, segment.len(), field);
         let rest = segment.get(4..).unwrap_or_default();
         let end = match fields.len {
             0 if !fields.complete => memchr::memchr(field, rest).unwrap_or(rest.len()),
@@ -300,7 +291,7 @@ pub fn segments(payload: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
         payload,
         start: 0,
         base: 0,
-        ends: mask::either64(payload, b'\r', b'\n'),
+        ends: mask::either_from(payload, 0, b'\r', b'\n'),
     }
 }
 
@@ -318,11 +309,14 @@ struct Segments<'a> {
 
 impl<'a> Segments<'a> {
     /// The next CR or LF, or `None` past the last.
+    #[inline(always)]
     fn next_end(&mut self) -> Option<usize> {
         while self.ends == 0 {
             self.base += mask::BLOCK;
-            let rest = self.payload.get(self.base..).filter(|r| !r.is_empty())?;
-            self.ends = mask::either64(rest, b'\r', b'\n');
+            if self.base >= self.payload.len() {
+                return None;
+            }
+            self.ends = mask::either_from(self.payload, self.base, b'\r', b'\n');
         }
         let at = self.base + self.ends.trailing_zeros() as usize;
         self.ends &= self.ends - 1;
@@ -333,6 +327,8 @@ impl<'a> Segments<'a> {
 impl<'a> Iterator for Segments<'a> {
     type Item = (usize, &'a [u8]);
 
+    // Inlined into the loops over the segments: a call per segment costs more than its work.
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             let at = self.start;
@@ -385,11 +381,11 @@ pub fn scan(payload: &[u8]) -> Scan<'_> {
     let mut msh = None;
     let mut msh_count = 0usize;
     let mut envelope = false;
-    for (_, segment) in segments(payload) {
+    for (at, segment) in segments(payload) {
         if segment.starts_with(b"MSH") {
             msh_count += 1;
             if msh.is_none() {
-                msh = Msh::parse(segment);
+                msh = Msh::parse_in(payload, at, segment);
             }
         } else if is_envelope_segment(segment) {
             envelope = true;

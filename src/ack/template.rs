@@ -23,6 +23,8 @@ pub(crate) struct AckTemplate {
     answer_cuts: [usize; 3],
     /// The last timestamp found plain: it changes once a second, so most answers skip the check.
     plain_stamp: String,
+    /// `answer` up to its MSH-10, with `plain_stamp` for its MSH-7: written with one copy.
+    stamped: Vec<u8>,
     /// `answer` holds neither VT nor FS, found when it was learned.
     unframed: bool,
 }
@@ -80,7 +82,7 @@ impl AckTemplate {
             if !plain(&ctx.timestamp) {
                 return None;
             }
-            self.plain_stamp.clone_from(&ctx.timestamp);
+            self.stamp(&ctx.timestamp);
         }
         if !plain(&ctx.control_id) {
             return None;
@@ -102,13 +104,11 @@ impl AckTemplate {
         if !same {
             return None;
         }
-        let [x, y, z] = self.answer_cuts;
+        let [_, y, z] = self.answer_cuts;
         let t = &self.answer;
         let echoed = &s[control.0..control.1];
-        out.reserve(t.len() + ctx.timestamp.len() + ctx.control_id.len() + echoed.len());
-        out.extend_from_slice(&t[..x]);
-        out.extend_from_slice(ctx.timestamp.as_bytes());
-        out.extend_from_slice(&t[x..y]);
+        out.reserve(self.stamped.len() + (t.len() - y) + ctx.control_id.len() + echoed.len());
+        out.extend_from_slice(&self.stamped);
         out.extend_from_slice(ctx.control_id.as_bytes());
         out.extend_from_slice(&t[y..z]);
         out.extend_from_slice(echoed);
@@ -150,7 +150,20 @@ impl AckTemplate {
             .extend_from_slice(&built[z + (control.1 - control.0)..]);
         self.answer_cuts = [x, y - ts, z - ts - id];
         self.unframed = memchr::memchr2(VT, FS, &self.answer).is_none();
+        // The timestamp is plain: `cuts` checked it.
+        self.stamp(&ctx.timestamp);
         self.code = Some(decision.code);
+    }
+
+    /// Take `timestamp`, found plain, as the one the template's answers show.
+    fn stamp(&mut self, timestamp: &str) {
+        self.plain_stamp.clear();
+        self.plain_stamp.push_str(timestamp);
+        let [x, y, _] = self.answer_cuts;
+        self.stamped.clear();
+        self.stamped.extend_from_slice(&self.answer[..x]);
+        self.stamped.extend_from_slice(timestamp.as_bytes());
+        self.stamped.extend_from_slice(&self.answer[x..y]);
     }
 }
 

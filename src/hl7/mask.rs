@@ -2,7 +2,7 @@
 //! (SSE2 on x86_64, words elsewhere): a header's short fields and a payload's short segments
 //! then cost a few instructions each, not a search each.
 
-/// Bytes of a block in [`either64`].
+/// Bytes of a block in [`either_from`].
 pub(crate) const BLOCK: usize = 64;
 
 /// Bit `i` set when `chunk[i]` is `a` or `b`.
@@ -30,25 +30,65 @@ pub(crate) fn either16(chunk: &[u8; 16], a: u8, b: u8) -> u32 {
     either16_by_word(chunk, a, b)
 }
 
-/// Bit `i` set when `bytes[i]` is `a` or `b`, for the first 64 bytes (or fewer, all there are).
-pub(crate) fn either64(bytes: &[u8], a: u8, b: u8) -> u64 {
-    let of = |chunk: &[u8; BLOCK]| {
-        let mut bits = 0u64;
-        for (k, part) in chunk.chunks_exact(16).enumerate() {
-            let part = part.try_into().unwrap_or(&[0; 16]);
-            bits |= u64::from(either16(part, a, b)) << (16 * k);
-        }
-        bits
-    };
-    match bytes.first_chunk::<BLOCK>() {
-        Some(chunk) => of(chunk),
+/// Bit `i` set when `chunk[i]` is `a` or `b`.
+#[inline(always)]
+fn either_block(chunk: &[u8; BLOCK], a: u8, b: u8) -> u64 {
+    let (parts, _) = chunk.as_chunks::<16>();
+    parts.iter().enumerate().fold(0u64, |bits, (k, part)| {
+        bits | u64::from(either16(part, a, b)) << (16 * k)
+    })
+}
+
+/// Bit `i` set when `chunk[i]` is `a`: one compare a step where [`either_block`] needs two.
+#[inline(always)]
+fn one_block(chunk: &[u8; BLOCK], a: u8) -> u64 {
+    let (parts, _) = chunk.as_chunks::<16>();
+    parts.iter().enumerate().fold(0u64, |bits, (k, part)| {
+        bits | u64::from(one16(part, a)) << (16 * k)
+    })
+}
+
+/// `block`'s mask of `bytes[at..]`, its first 64 bytes (or fewer, all there are; none past the
+/// end). Short of a whole block, the last 64 bytes are read and their bits moved down, with no
+/// copy; only bytes shorter than a block are copied into a padded one.
+#[inline(always)]
+fn from(bytes: &[u8], at: usize, block: impl Fn(&[u8; BLOCK]) -> u64) -> u64 {
+    if let Some(chunk) = bytes.get(at..).and_then(<[u8]>::first_chunk::<BLOCK>) {
+        return block(chunk);
+    }
+    let rest = bytes.len().saturating_sub(at);
+    if rest == 0 {
+        return 0;
+    }
+    match bytes.last_chunk::<BLOCK>() {
+        Some(last) => block(last) >> (BLOCK - rest),
         None => {
-            // The last few bytes, padded; the padding's bits are cleared.
+            // Fewer bytes than a block: padded, the padding's bits cleared.
             let mut chunk = [0; BLOCK];
-            chunk[..bytes.len()].copy_from_slice(bytes);
-            of(&chunk) & ((1u64 << bytes.len()) - 1)
+            chunk[..rest].copy_from_slice(&bytes[at..]);
+            block(&chunk) & ((1u64 << rest) - 1)
         }
     }
+}
+
+/// Bit `i` set when `bytes[at + i]` is `a` or `b`, for the 64 bytes from `at` (or fewer, all
+/// there are).
+#[inline]
+pub(crate) fn either_from(bytes: &[u8], at: usize, a: u8, b: u8) -> u64 {
+    from(bytes, at, |chunk| either_block(chunk, a, b))
+}
+
+/// Bit `i` set when `bytes[at + i]` is `a`, for the 64 bytes from `at` (or fewer, all there
+/// are).
+#[inline]
+pub(crate) fn one_from(bytes: &[u8], at: usize, a: u8) -> u64 {
+    from(bytes, at, |chunk| one_block(chunk, a))
+}
+
+/// Bit `i` set when `bytes[i]` is `a` or `b`, for the first 64 bytes (or fewer, all there are).
+#[cfg(test)]
+fn either64(bytes: &[u8], a: u8, b: u8) -> u64 {
+    either_from(bytes, 0, a, b)
 }
 
 /// Bit `i` set when `chunk[i]` is `a`.
@@ -72,23 +112,9 @@ fn one16(chunk: &[u8; 16], a: u8) -> u32 {
 }
 
 /// Bit `i` set when `bytes[i]` is `a`, for the first 64 bytes (or fewer, all there are): one
-/// compare a step where [`either64`] needs two.
+/// compare a step where [`either_from`] needs two.
 pub(crate) fn one64(bytes: &[u8], a: u8) -> u64 {
-    let of = |chunk: &[u8; BLOCK]| {
-        let (parts, _) = chunk.as_chunks::<16>();
-        parts.iter().enumerate().fold(0u64, |bits, (k, part)| {
-            bits | u64::from(one16(part, a)) << (16 * k)
-        })
-    };
-    match bytes.first_chunk::<BLOCK>() {
-        Some(chunk) => of(chunk),
-        None => {
-            // The last few bytes, padded with a byte that is not `a`.
-            let mut chunk = [!a; BLOCK];
-            chunk[..bytes.len()].copy_from_slice(bytes);
-            of(&chunk)
-        }
-    }
+    one_from(bytes, 0, a)
 }
 
 /// Bit `i` set when `chunk[i]` is `a` or `b`: eight bytes at a time in a word.
@@ -104,10 +130,10 @@ fn either16_by_word(chunk: &[u8; 16], a: u8, b: u8) -> u32 {
     half(&chunk[..8]) | (half(&chunk[8..]) << 8)
 }
 
-/// The high bit of each byte of `word` that is zero, and no other bit (exact: a byte next to a
-/// zero one is never flagged).
+/// The high bit of each byte of `word` that is zero, and no other bit (exact, unlike the
+/// usual `(x - 0x01..) & !x & 0x80..` test, which can flag a 0x01 byte after a zero one).
 #[cfg(any(test, not(target_arch = "x86_64")))]
-fn zero_bytes(word: u64) -> u64 {
+pub(super) fn zero_bytes(word: u64) -> u64 {
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
     !(((word & LOW7) + LOW7) | word | LOW7)
 }
@@ -162,6 +188,24 @@ mod tests {
                 m | (u64::from(c == a) << i)
             });
             prop_assert_eq!(one64(&bytes, a), want_a);
+        }
+
+        /// From any offset, in bytes short of a block or past one: the bits of the 64 bytes from
+        /// there, none past the end.
+        #[test]
+        fn masks_from_an_offset_are_the_bytes(
+            bytes in prop::collection::vec(byte(), 0..200),
+            at in 0usize..210,
+            a in byte(),
+            b in byte(),
+        ) {
+            let of = |hit: &dyn Fn(u8) -> bool| {
+                bytes.iter().skip(at).take(BLOCK).enumerate().fold(0u64, |m, (i, &c)| {
+                    m | (u64::from(hit(c)) << i)
+                })
+            };
+            prop_assert_eq!(either_from(&bytes, at, a, b), of(&|c| c == a || c == b));
+            prop_assert_eq!(one_from(&bytes, at, a), of(&|c| c == a));
         }
     }
 }
