@@ -86,8 +86,8 @@ pub(crate) fn one_from(bytes: &[u8], at: usize, a: u8) -> u64 {
 }
 
 /// Bit `i` set when `bytes[i]` is `a` or `b`, for the first 64 bytes (or fewer, all there are).
-#[cfg(test)]
-fn either64(bytes: &[u8], a: u8, b: u8) -> u64 {
+#[inline]
+pub(crate) fn either64(bytes: &[u8], a: u8, b: u8) -> u64 {
     either_from(bytes, 0, a, b)
 }
 
