@@ -44,8 +44,14 @@ impl Item {
 
     /// MSH-10, when the message has one.
     pub fn control_id(&self) -> Option<String> {
-        let scan = crate::hl7::scan(&self.payload);
-        let id = scan.msh?.control_id()?;
+        // A payload that opens with its header (every one the input check passes) has it as its
+        // first MSH segment: read MSH-10 off it rather than scanning every segment.
+        let id = if self.payload.starts_with(b"MSH") {
+            crate::input::header::control_id_and_app_ack(&self.payload).0
+        } else {
+            crate::hl7::scan(&self.payload).msh?.control_id()
+        };
+        let id = id?;
         (!id.is_empty()).then(|| String::from_utf8_lossy(id).into_owned())
     }
 
@@ -119,4 +125,49 @@ pub enum RunEvent {
     /// No more outcomes come: every message read has its fate. The link's last events and
     /// notes follow, then the end.
     Closing,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The rule: MSH-10 of the payload's first MSH segment, as the whole-payload scan reads it.
+    fn reference(payload: &[u8]) -> Option<String> {
+        let id = crate::hl7::scan(payload).msh?.control_id()?;
+        (!id.is_empty()).then(|| String::from_utf8_lossy(id).into_owned())
+    }
+
+    fn item(payload: Vec<u8>) -> Item {
+        Item {
+            source: "a.hl7".into(),
+            index: 1,
+            payload: payload.into(),
+            seq: 1,
+            writes: 1,
+            original_control_id: None,
+        }
+    }
+
+    /// Header-like bytes: separators, CR and LF dense enough to end fields and segments
+    /// anywhere, sometimes behind the `MSH` that opens the payload.
+    fn payload() -> impl Strategy<Value = Vec<u8>> {
+        let byte = prop_oneof![
+            4 => prop::sample::select(b"|^~\\&AB1".to_vec()),
+            1 => prop::sample::select(b"\r\n".to_vec()),
+            1 => any::<u8>(),
+        ];
+        (
+            prop::sample::select(vec![&b"MSH"[..], b"MSH|^~\\&|", b"", b"\rMSH|", b"EVN|"]),
+            prop::collection::vec(byte, 0..160),
+        )
+            .prop_map(|(head, tail)| [head, &tail[..]].concat())
+    }
+
+    proptest! {
+        #[test]
+        fn the_control_id_is_the_first_headers_msh_10(payload in payload()) {
+            prop_assert_eq!(item(payload.clone()).control_id(), reference(&payload));
+        }
+    }
 }

@@ -243,3 +243,75 @@ fn each_event_keeps_its_field_names() {
     };
     assert_eq!(client(written), r#"{"event":"client_event"}"#);
 }
+
+mod written_straight {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Text that sometimes needs escapes: quotes, backslashes, control characters, non-ASCII.
+    fn text() -> impl Strategy<Value = String> {
+        prop::collection::vec(
+            prop_oneof![
+                6 => prop::char::range('a', 'z'),
+                1 => prop::sample::select(vec!['"', '\\', '\n', '\r', '\u{1}', '\u{7f}', 'é', '/']),
+            ],
+            0..12,
+        )
+        .prop_map(|chars| chars.into_iter().collect())
+    }
+
+    fn cause() -> impl Strategy<Value = Option<&'static str>> {
+        prop::option::of(prop::sample::select(vec![
+            "run-timeout",
+            "ack-timeout",
+            "peer-closed",
+        ]))
+    }
+
+    prop_compose! {
+        fn record()(
+            ack in prop::option::of(prop::option::of(text())),
+            ack_code in prop::option::of(prop::sample::select(AckCode::ALL.to_vec())),
+            ack_text in prop::option::of(text()),
+            attempts in 0u32..5,
+            bytes in 0usize..100_000,
+            cause in cause(),
+            cause_detail in cause(),
+            control_id in prop::option::of(text()),
+            error_code in prop::option::of(text()),
+            latency in prop::option::of(0u64..10_000_000),
+            link in prop::option::of(0usize..16),
+            original_control_id in prop::option::of(text()),
+            outcome in prop::sample::select(Population::ALL.to_vec()),
+            source in text(),
+        ) -> MessageRecord<'static> {
+            MessageRecord {
+                ack: ack.map(|a| a.map(Cow::Owned)),
+                ack_code,
+                ack_text: ack_text.map(Cow::Owned),
+                attempts,
+                bytes,
+                cause,
+                cause_detail,
+                control_id,
+                error_code: error_code.map(Cow::Owned),
+                latency_ms: latency.map(|us| crate::output::tenth_ms(Duration::from_micros(us))),
+                link,
+                original_control_id,
+                outcome,
+                source,
+                kind: RecordType::Message,
+            }
+        }
+    }
+
+    proptest! {
+        /// The record written field by field is the line serde gives it, byte for byte.
+        #[test]
+        fn is_its_sorted_line(record in record()) {
+            let mut written = Vec::new();
+            record.write_line(&mut written).unwrap();
+            prop_assert_eq!(String::from_utf8(written).unwrap(), line(&record) + "\n");
+        }
+    }
+}
