@@ -236,10 +236,10 @@ fn client_command(
             if client == Client::SendKeyed {
                 c.args(["--connections", "4", "--order-key", "PID-3"]);
             }
-            match window {
-                1 => c.arg("--no-pipeline"),
-                w => c.args(["--window", &w.to_string()]),
-            };
+            // One at a time is `--window 1`: one frame in flight, as the other clients send.
+            // `--no-pipeline` would add its wait of up to 250 ms after a connection's first
+            // answer (for engines that close after each answer), once a run here.
+            c.args(["--window", &window.to_string()]);
             c
         }
         Client::PyAsyncio | Client::PyMllpSend => {

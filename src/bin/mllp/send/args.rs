@@ -147,6 +147,11 @@ pub struct SendArgs {
     #[arg(long, value_name = "SIZE", value_parser = values::size(), help_heading = heading::FLOW)]
     pub window_bytes: Option<u64>,
     /// One message at a time: write, wait for its ACK, then the next.
+    ///
+    /// After the first answer on each connection the next message waits up to 250 ms for the
+    /// peer to close, so an engine that answers one message per connection never gets a frame
+    /// it would not read. --window 1 also sends one at a time, without that wait; it finds such
+    /// an engine at its first close instead and sends the unread message again.
     #[arg(long, help_heading = heading::FLOW)]
     pub no_pipeline: bool,
     /// Connections side by side; above 1 needs --order-key.
