@@ -248,17 +248,23 @@ impl Run {
             self.controls.abandon();
             self.events.close();
         }
-        let Some(task) = self.task.take() else {
-            return std::future::pending().await;
-        };
-        match task.await {
-            Ok(summary) => summary,
-            Err(error) => match error.try_into_panic() {
-                Ok(panic) => std::panic::resume_unwind(panic),
-                // Cancelled: the runtime is shutting down, and this run with it.
-                Err(_) => std::future::pending().await,
-            },
-        }
+        summary_of(self.task.take()).await
+    }
+}
+
+/// What a run's task returned: its panic carried on to the caller, and no end at all when there
+/// is no task (already taken) or it was cancelled (the runtime is shutting down, and the run
+/// with it).
+pub(crate) async fn summary_of<T>(task: Option<JoinHandle<T>>) -> T {
+    let Some(task) = task else {
+        return std::future::pending().await;
+    };
+    match task.await {
+        Ok(summary) => summary,
+        Err(error) => match error.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            Err(_) => std::future::pending().await,
+        },
     }
 }
 

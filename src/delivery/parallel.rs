@@ -176,16 +176,7 @@ impl ParallelRun {
             self.controls.abandon();
             self.events.close();
         }
-        let Some(task) = self.task.take() else {
-            return std::future::pending().await;
-        };
-        match task.await {
-            Ok(summary) => summary,
-            Err(error) => match error.try_into_panic() {
-                Ok(panic) => std::panic::resume_unwind(panic),
-                Err(_) => std::future::pending().await,
-            },
-        }
+        super::summary_of(self.task.take()).await
     }
 }
 

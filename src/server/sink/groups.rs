@@ -80,6 +80,23 @@ pub(crate) struct Job<R> {
     pub(crate) reply: oneshot::Sender<Vec<super::SinkResult>>,
 }
 
+/// Hand `rows` to the writer behind `jobs` and wait for their results, one a row. A writer that
+/// is gone, or drops the job unanswered, fails every row with `stopped`: nothing was committed.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) async fn submit<R>(
+    jobs: &mpsc::Sender<Job<R>>,
+    rows: Vec<R>,
+    stopped: &str,
+) -> Vec<super::SinkResult> {
+    let len = rows.len();
+    let lost = || vec![super::SinkResult::failed(stopped); len];
+    let (reply, answer) = oneshot::channel();
+    if jobs.send(Job { rows, reply }).await.is_err() {
+        return lost();
+    }
+    answer.await.unwrap_or_else(|_| lost())
+}
+
 /// The group that starts with `first`: it and the jobs already queued behind it, until the group
 /// holds at least `max_rows` rows (the last job taken may pass it); never waits for more. Returns
 /// the jobs, in queue order, and their rows.

@@ -258,17 +258,8 @@ impl Sink for PostgresSink {
 
     fn commit_batch<'a>(&'a self, messages: &'a [Inbound]) -> SinkFuture<'a, Vec<SinkResult>> {
         Box::pin(async move {
-            let len = messages.len();
-            let lost = || vec![SinkResult::failed("postgres: the writer stopped"); len];
-            let (reply, answer) = oneshot::channel();
-            let job = Job {
-                rows: messages.iter().map(|m| self.row(m)).collect(),
-                reply,
-            };
-            if self.jobs.send(job).await.is_err() {
-                return lost();
-            }
-            answer.await.unwrap_or_else(|_| lost())
+            let rows = messages.iter().map(|m| self.row(m)).collect();
+            super::groups::submit(&self.jobs, rows, "postgres: the writer stopped").await
         })
     }
 

@@ -10,7 +10,7 @@ use crate::server::clock::Utc;
 use rusqlite::types::Value;
 use rusqlite::{params, Connection};
 use std::path::{Path, PathBuf};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 /// Messages queued for the writer at most (backpressure beyond: committers wait).
 const QUEUE: usize = 1024;
@@ -368,17 +368,8 @@ impl Sink for SqliteSink {
 
     fn commit_batch<'a>(&'a self, messages: &'a [Inbound]) -> SinkFuture<'a, Vec<SinkResult>> {
         Box::pin(async move {
-            let len = messages.len();
-            let lost = || vec![SinkResult::failed("sqlite: the writer thread stopped"); len];
-            let (reply, answer) = oneshot::channel();
-            let job = Job {
-                rows: messages.iter().map(|m| self.row(m)).collect(),
-                reply,
-            };
-            if self.jobs.send(job).await.is_err() {
-                return lost();
-            }
-            answer.await.unwrap_or_else(|_| lost())
+            let rows = messages.iter().map(|m| self.row(m)).collect();
+            super::groups::submit(&self.jobs, rows, "sqlite: the writer thread stopped").await
         })
     }
 
