@@ -150,6 +150,49 @@ impl GroupCounter {
 mod tests {
     use super::*;
 
+    /// A writer gone before the job, or one that drops it unanswered, fails every row: nothing
+    /// is reported committed that no writer kept.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[tokio::test]
+    async fn rows_that_no_writer_answers_all_fail() {
+        use super::super::Disposition;
+        let failed_all = |results: Vec<super::super::SinkResult>| {
+            results.len() == 3
+                && results.iter().all(|r| {
+                    r.disposition == Disposition::CommitFailed
+                        && r.detail.as_deref() == Some("the writer stopped")
+                })
+        };
+        let (tx, rx) = mpsc::channel::<Job<u8>>(1);
+        drop(rx);
+        assert!(failed_all(
+            submit(&tx, vec![1, 2, 3], "the writer stopped").await
+        ));
+
+        let (tx, mut rx) = mpsc::channel::<Job<u8>>(1);
+        let writer = tokio::spawn(async move { drop(rx.recv().await) });
+        assert!(failed_all(
+            submit(&tx, vec![1, 2, 3], "the writer stopped").await
+        ));
+        writer.await.unwrap();
+
+        let (tx, mut rx) = mpsc::channel::<Job<u8>>(1);
+        let writer = tokio::spawn(async move {
+            let job = rx.recv().await.unwrap();
+            let results = job
+                .rows
+                .iter()
+                .map(|_| super::super::SinkResult::committed());
+            let _ = job.reply.send(results.collect());
+        });
+        let results = submit(&tx, vec![1, 2, 3], "the writer stopped").await;
+        assert!(results
+            .iter()
+            .all(|r| r.disposition == Disposition::Committed));
+        assert_eq!(results.len(), 3);
+        writer.await.unwrap();
+    }
+
     #[test]
     fn groups_fall_in_power_of_two_buckets() {
         let counter = GroupCounter::default();
