@@ -6,6 +6,7 @@ mod flags;
 mod proc;
 mod replay;
 mod stall;
+mod store;
 mod terminal;
 mod tls;
 

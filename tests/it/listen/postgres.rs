@@ -143,14 +143,14 @@ async fn a_database_stopped_mid_run_loses_nothing_answered_aa_and_keeps_nothing_
 
 /// A TCP proxy to PostgreSQL that, once armed, cuts both links when the client's simple-query
 /// `COMMIT` passes: after forwarding it (`forward`), or instead of forwarding it.
-struct CommitCutter {
-    addr: SocketAddr,
-    armed: Arc<AtomicBool>,
-    cut: Arc<AtomicBool>,
+pub(crate) struct CommitCutter {
+    pub(crate) addr: SocketAddr,
+    pub(crate) armed: Arc<AtomicBool>,
+    pub(crate) cut: Arc<AtomicBool>,
 }
 
 impl CommitCutter {
-    async fn start(upstream: (String, u16), forward: bool) -> CommitCutter {
+    pub(crate) async fn start(upstream: (String, u16), forward: bool) -> CommitCutter {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let armed = Arc::new(AtomicBool::new(false));
@@ -159,9 +159,10 @@ impl CommitCutter {
         tokio::spawn(async move {
             loop {
                 let (client, _) = listener.accept().await.unwrap();
-                let server = TcpStream::connect((upstream.0.as_str(), upstream.1))
-                    .await
-                    .unwrap();
+                // A server on its way back up refuses: so does the proxy, by closing.
+                let Ok(server) = TcpStream::connect((upstream.0.as_str(), upstream.1)).await else {
+                    continue;
+                };
                 tokio::spawn(relay(client, server, forward, armed2.clone(), cut2.clone()));
             }
         });
