@@ -130,7 +130,7 @@ async fn a_deleted_sqlite_file_is_answered_negatively_then_reopened() {
         event["detail"]
             .as_str()
             .unwrap()
-            .contains("deleted or replaced"),
+            .contains("moved, replaced or deleted"),
         "{event}"
     );
     let positive: Vec<String> = codes
