@@ -3,7 +3,7 @@
 
 mod crash;
 mod flags;
-mod proc;
+pub(crate) mod proc;
 mod replay;
 mod stall;
 mod store;

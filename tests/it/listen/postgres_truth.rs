@@ -123,7 +123,7 @@ async fn a_servers_error_text_never_reaches_stderr() {
 }
 
 /// A role named for this test and process, dropped first if an earlier run left it.
-async fn role(admin: &tokio_postgres::Client, url: &str, name: &str) -> String {
+pub(crate) async fn role(admin: &tokio_postgres::Client, url: &str, name: &str) -> String {
     let db = url.rsplit('/').next().unwrap().split('?').next().unwrap();
     let name = format!("{name}_{}", std::process::id());
     // An earlier run's role goes with its database; one left over is reused.
@@ -141,12 +141,12 @@ async fn role(admin: &tokio_postgres::Client, url: &str, name: &str) -> String {
 }
 
 /// `url` logging in as `user`.
-fn as_user(url: &str, user: &str) -> String {
+pub(crate) fn as_user(url: &str, user: &str) -> String {
     url.replacen("postgres@", &format!("{user}@"), 1)
 }
 
 /// The table, the index and the grants exactly as docs/scale-out.md gives them.
-fn documented_setup(user: &str) -> String {
+pub(crate) fn documented_setup(user: &str) -> String {
     let doc =
         std::fs::read_to_string(crate::support::repo_root().join("docs/scale-out.md")).unwrap();
     let start = doc.find("```sql\nCREATE TABLE").expect("the SQL block") + "```sql\n".len();
