@@ -37,7 +37,8 @@ pub async fn connect(url: &str) -> Client {
                 tokio::spawn(connection);
                 return client;
             }
-            Err(e) if e.code().is_some_and(|c| c.code().starts_with("57P")) => {
+            // Starting up, recovering, or a session cut as the server restarts.
+            Err(e) if e.code().is_none_or(|c| c.code().starts_with("57P")) => {
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
             Err(e) => panic!("connecting to PostgreSQL: {e}"),
