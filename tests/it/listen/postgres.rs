@@ -142,11 +142,14 @@ async fn a_database_stopped_mid_run_loses_nothing_answered_aa_and_keeps_nothing_
 }
 
 /// A TCP proxy to PostgreSQL that, once armed, cuts both links when the client's simple-query
-/// `COMMIT` passes: after forwarding it (`forward`), or instead of forwarding it.
+/// `COMMIT` passes: after forwarding it (`forward`), or instead of forwarding it. With `hold`
+/// set, a COMMIT not forwarded leaves the links open instead, the transaction idle on the
+/// server, until the server ends its side.
 pub(crate) struct CommitCutter {
     pub(crate) addr: SocketAddr,
     pub(crate) armed: Arc<AtomicBool>,
     pub(crate) cut: Arc<AtomicBool>,
+    pub(crate) hold: Arc<AtomicBool>,
 }
 
 impl CommitCutter {
@@ -155,7 +158,8 @@ impl CommitCutter {
         let addr = listener.local_addr().unwrap();
         let armed = Arc::new(AtomicBool::new(false));
         let cut = Arc::new(AtomicBool::new(false));
-        let (armed2, cut2) = (armed.clone(), cut.clone());
+        let hold = Arc::new(AtomicBool::new(false));
+        let (armed2, cut2, hold2) = (armed.clone(), cut.clone(), hold.clone());
         tokio::spawn(async move {
             loop {
                 let (client, _) = listener.accept().await.unwrap();
@@ -163,10 +167,16 @@ impl CommitCutter {
                 let Ok(server) = TcpStream::connect((upstream.0.as_str(), upstream.1)).await else {
                     continue;
                 };
-                tokio::spawn(relay(client, server, forward, armed2.clone(), cut2.clone()));
+                let flags = [armed2.clone(), cut2.clone(), hold2.clone()];
+                tokio::spawn(relay(client, server, forward, flags));
             }
         });
-        CommitCutter { addr, armed, cut }
+        CommitCutter {
+            addr,
+            armed,
+            cut,
+            hold,
+        }
     }
 }
 
@@ -174,8 +184,7 @@ async fn relay(
     client: TcpStream,
     server: TcpStream,
     forward: bool,
-    armed: Arc<AtomicBool>,
-    cut: Arc<AtomicBool>,
+    [armed, cut, hold]: [Arc<AtomicBool>; 3],
 ) {
     let (mut cr, mut cw) = client.into_split();
     let (mut sr, mut sw) = server.into_split();
@@ -197,6 +206,11 @@ async fn relay(
             let _ = sw.write_all(&chunk[..upto]).await;
             let _ = sw.flush().await;
             cut.store(true, Ordering::SeqCst);
+            if hold.load(Ordering::SeqCst) && !forward {
+                // The client's end closes once the server's does.
+                let _ = back.await;
+                return;
+            }
             back.abort();
             return;
         }
