@@ -80,6 +80,15 @@ pub enum Status {
 }
 
 impl Status {
+    /// Every status a row can have.
+    pub const ALL: [Status; 5] = [
+        Status::Pending,
+        Status::Accepted,
+        Status::Negative,
+        Status::UnknownFate,
+        Status::NeverDelivered,
+    ];
+
     /// The status as stored in the `status` column.
     pub fn as_str(self) -> &'static str {
         match self {

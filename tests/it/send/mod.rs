@@ -18,6 +18,7 @@ mod no_reconnect;
 mod order;
 mod output;
 mod parallel;
+mod replay;
 mod resend;
 mod stream;
 mod tls;

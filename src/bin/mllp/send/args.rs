@@ -85,8 +85,10 @@ pub struct SendArgs {
     pub max_input: u64,
     /// Replay a listen --sqlite or relay store, in arrival order.
     ///
-    /// Each message is named by its row (`rx.db#17`). --since, --until, --type and
-    /// --control-id choose the rows; --pace original keeps the recorded gaps.
+    /// Each row is checked before anything is sent, as a file holding its payload would be
+    /// (one HL7 message with an MSH-10, no VT or FS inside, within --max-frame-size), and named
+    /// by its row (`rx.db#17`). --since, --until, --type, --control-id and --status choose the
+    /// rows; --pace original keeps the recorded gaps.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["files", "stream", "recursive"], help_heading = heading::INPUT)]
     pub from_db: Option<PathBuf>,
     /// With --from-db: rows that arrived at TIME (RFC 3339, UTC) or later.
@@ -103,12 +105,24 @@ pub struct SendArgs {
     /// With --from-db: the message with this MSH-10.
     #[arg(long, value_name = "ID", requires = "from_db", help_heading = heading::INPUT)]
     pub control_id: Option<String>,
+    /// With a relay store: rows whose upstream fate is STATUS (repeatable).
+    ///
+    /// pending, accepted, negative, unknown-fate or never-delivered, as the relay's store keeps
+    /// it: `--status negative,unknown-fate` sends the dead letters again once the upstream is
+    /// fixed. A listen --sqlite store keeps no upstream fate.
+    #[arg(long, value_name = "STATUS", value_delimiter = ',', value_parser = statuses(), hide_possible_values = true, requires = "from_db", help_heading = heading::INPUT)]
+    pub status: Vec<String>,
     /// With --from-db: `original` keeps the recorded gaps.
     #[arg(long, value_name = "PACE", value_enum, hide_possible_values = true, requires = "from_db", help_heading = heading::INPUT)]
     pub pace: Option<PaceArg>,
     /// With --pace original: the gaps this many times shorter.
     #[arg(long, value_name = "FACTOR", default_value_t = 1.0, value_parser = values::speed(), requires = "pace", help_heading = heading::INPUT)]
     pub speed: f64,
+    /// With --pace original: wait at most this long between two messages.
+    ///
+    /// A recorded gap of a night or a weekend becomes this wait (after --speed).
+    #[arg(long, value_name = "DURATION", value_parser = values::duration(), requires = "pace", help_heading = heading::INPUT)]
+    pub max_gap: Option<Duration>,
     /// Check and list what would be sent; connect to nothing.
     ///
     /// Every input is read and checked; each message is listed with its source, MSH-10, MSH-9
@@ -217,6 +231,11 @@ pub struct SendArgs {
     /// Print connection state changes and reconnects as they happen.
     #[arg(long, help_heading = heading::OUTPUT)]
     pub events: bool,
+}
+
+/// The upstream fates a relay's store keeps, by the names its `status` column holds.
+fn statuses() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(mllp::relay::Status::ALL.map(|s| s.as_str()))
 }
 
 fn parse_order_key(value: &str) -> Result<OrderKey, String> {
