@@ -215,16 +215,7 @@ impl Open {
                 |r| r.get(0),
             )
             .unwrap_or(-1);
-        let placeholder = Connection::open_in_memory()
-            .map_err(|e| format!("{path} was moved, replaced or deleted: {e}"))?;
-        let old = std::mem::replace(&mut self.db, placeholder);
-        if let Err(kept) = file::let_go(old) {
-            let (old, why) = *kept;
-            self.db = old;
-            return Err(format!(
-                "{path} was moved, replaced or deleted, and its rows could not be secured in it yet ({why}); the path is not reopened until they are"
-            ));
-        }
+        file::let_go(&mut self.db, file)?;
         let left = match pending {
             n if n >= 0 => format!("{n} pending rows stay in that file, not forwarded from it"),
             _ => "its pending rows stay in that file, not forwarded from it".into(),

@@ -228,16 +228,7 @@ impl Store {
         let path = self.file.display().to_string();
         // Its rows go into its main file first, wherever that is now; the connection closes
         // before the path is opened again, so its WAL is never the new database's.
-        let placeholder = Connection::open_in_memory()
-            .map_err(|e| format!("{path} was moved, replaced or deleted: {e}"))?;
-        let old = std::mem::replace(&mut self.db, placeholder);
-        if let Err(kept) = file::let_go(old) {
-            let (old, why) = *kept;
-            self.db = old;
-            return Err(format!(
-                "{path} was moved, replaced or deleted, and its rows could not be secured in it yet ({why}); the path is not reopened until they are"
-            ));
-        }
+        file::let_go(&mut self.db, &self.file)?;
         match connect(&self.file, self.dedupe) {
             Ok((db, id)) => {
                 self.db = db;

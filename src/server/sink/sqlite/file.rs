@@ -61,11 +61,20 @@ pub(crate) fn checkpoint(db: &Connection) -> Result<(), String> {
     Ok(())
 }
 
-/// Let `db` go once its rows are in its main file; on failure it is handed back, still open.
-pub(crate) fn let_go(db: Connection) -> Result<(), Box<(Connection, String)>> {
-    if let Err(why) = checkpoint(&db) {
-        return Err(Box::new((db, why)));
-    }
-    db.close()
-        .map_err(|(db, e)| Box::new((db, format!("close: {e}"))))
+/// Let the open file go once its rows are in its main file, leaving an empty in-memory database
+/// in `db`'s place; on failure it stays open there, and why says so (for `path`, moved away).
+pub(crate) fn let_go(db: &mut Connection, path: &Path) -> Result<(), String> {
+    let gone = |why: String| {
+        format!(
+            "{} was moved, replaced or deleted, and its rows could not be secured in it yet ({why}); the path is not reopened until they are",
+            path.display()
+        )
+    };
+    checkpoint(db).map_err(gone)?;
+    let placeholder = Connection::open_in_memory().map_err(|e| gone(e.to_string()))?;
+    let old = std::mem::replace(db, placeholder);
+    old.close().map_err(|(old, e)| {
+        *db = old;
+        gone(format!("close: {e}"))
+    })
 }
