@@ -79,6 +79,7 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             [CompletionResult]::new('--rate', '--rate', [CompletionResultType]::ParameterName, 'Send at most this many messages per second (`200` or `200/s`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Bound on the whole run, like curl''s --max-time')
             [CompletionResult]::new('--max-resends', '--max-resends', [CompletionResultType]::ParameterName, 'Most times one message is written again')
+            [CompletionResult]::new('--max-poison-closes', '--max-poison-closes', [CompletionResultType]::ParameterName, 'Closes on one message that make it a poison message')
             [CompletionResult]::new('--failed-out', '--failed-out', [CompletionResultType]::ParameterName, 'Write each message not accepted to DIR, one file each')
             [CompletionResult]::new('--progress', '--progress', [CompletionResultType]::ParameterName, 'Progress bar on stderr: auto, always, never')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output: auto, always, never')

@@ -75,6 +75,7 @@ set edit:completion:arg-completer[mllp] = {|@words|
             cand --rate 'Send at most this many messages per second (`200` or `200/s`)'
             cand --timeout 'Bound on the whole run, like curl''s --max-time'
             cand --max-resends 'Most times one message is written again'
+            cand --max-poison-closes 'Closes on one message that make it a poison message'
             cand --failed-out 'Write each message not accepted to DIR, one file each'
             cand --progress 'Progress bar on stderr: auto, always, never'
             cand --color 'When to colour output: auto, always, never'

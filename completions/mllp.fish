@@ -83,6 +83,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -l order-key -d 'What ke
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l rate -d 'Send at most this many messages per second (`200` or `200/s`)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l timeout -d 'Bound on the whole run, like curl\'s --max-time' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-resends -d 'Most times one message is written again' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-poison-closes -d 'Closes on one message that make it a poison message' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l failed-out -d 'Write each message not accepted to DIR, one file each' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l progress -d 'Progress bar on stderr: auto, always, never' -r -f -a "auto\t'When stderr is a terminal, and not under --json or --quiet'
 always\t'Always, even when stderr is not a terminal (never under --log-format json)'

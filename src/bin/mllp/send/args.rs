@@ -162,10 +162,11 @@ pub struct SendArgs {
     pub window_bytes: Option<u64>,
     /// One message at a time: write, wait for its ACK, then the next.
     ///
-    /// After the first answer on each connection the next message waits up to 250 ms for the
-    /// peer to close, so an engine that answers one message per connection never gets a frame
-    /// it would not read. --window 1 also sends one at a time, without that wait; it finds such
-    /// an engine at its first close instead and sends the unread message again.
+    /// With --correlate fifo, where a written message is not written again, the next message
+    /// waits up to 250 ms after the first answer on each connection for the peer to close, so an
+    /// engine that answers one message per connection never gets a frame it would not read. By
+    /// control ID there is no such wait: such an engine is found at its first close, and the
+    /// message it did not read goes again on the next connection.
     #[arg(long, help_heading = heading::FLOW)]
     pub no_pipeline: bool,
     /// Connections side by side; above 1 needs --order-key.
@@ -209,6 +210,15 @@ pub struct SendArgs {
     /// frames written behind the one after which the peer closed, spend none of it.
     #[arg(long, value_name = "N", default_value_t = mllp::delivery::DEFAULT_MAX_RESENDS, help_heading = heading::FLOW)]
     pub max_resends: u32,
+    /// Closes on one message that make it a poison message.
+    ///
+    /// When the peer closes the connection with the oldest message written unanswered, that
+    /// message goes alone on the next connection. Once the peer has closed N connections
+    /// before answering it, written alone, it ends unknown-fate (peer-closed: poison), is not
+    /// written again, and the rest of the input goes on. The summary names it. A reset (a
+    /// proxy whose engine is down) does not count.
+    #[arg(long, value_name = "N", default_value_t = mllp::delivery::DEFAULT_MAX_POISON_CLOSES, value_parser = clap::value_parser!(u32).range(1..), help_heading = heading::FLOW)]
+    pub max_poison_closes: u32,
 
     /// NDJSON on stdout: one record per message, then a summary record.
     #[arg(long, help_heading = heading::OUTPUT)]

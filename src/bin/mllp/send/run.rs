@@ -216,6 +216,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     client_options.event_capacity = 4096;
     client_options.max_resends = args.max_resends;
     client_options.at_least_once = args.at_least_once;
+    client_options.max_poison_closes = args.max_poison_closes;
     if let Err(err) = client_options.validate() {
         return Ok(Fatal::new(Exit::Usage, err).report());
     }
