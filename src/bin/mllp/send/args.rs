@@ -178,12 +178,13 @@ pub struct SendArgs {
     pub connections: usize,
     /// What keeps order over --connections: PID-3, any SEG-n[.c], or none.
     ///
-    /// FIELD: messages with the same value of the field (PID-3: the same patient) go over one
-    /// connection, in file order, and none is written before every earlier one with that value
-    /// has its final answer, across reconnects and resends; different values go in parallel,
-    /// in no order between them. A message without the field (segment absent or too short)
-    /// has the empty value, like an empty field: all such messages share one connection and
-    /// keep their order among themselves. `none`: each message goes to the least busy
+    /// FIELD: messages with the same value of the field (PID-3: the same patient) go in file
+    /// order, and none is written before every earlier one with that value has its final
+    /// answer, across reconnects and resends; one that waited goes over the connection the one
+    /// before it took, any other over the least busy connection. Different values go in
+    /// parallel, in no order between them. A message without the field (segment absent or too short)
+    /// has the empty value, like an empty field: all such messages share one value and keep
+    /// their order among themselves. `none`: each message goes to the least busy
     /// connection, and each connection sends its share in file order, pipelined; nothing
     /// orders messages across connections. Without --connections: one connection, file order.
     #[arg(long, value_name = "FIELD", value_parser = parse_order_key, help_heading = heading::FLOW)]
