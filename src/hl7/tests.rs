@@ -231,7 +231,7 @@ fn header_delimiters_agree_with_msh() {
         b"MSH|||",
     ] {
         assert_eq!(
-            Some(super::header_delimiters(segment)),
+            Some(Delimiters::of_header(segment)),
             Msh::parse(segment).map(|m| m.delimiters),
             "{segment:?}"
         );
