@@ -1,0 +1,145 @@
+//! The messages of `show`'s and `check`'s inputs, one at a time: each file and stdin split as
+//! `send` splits them, a store read a page of rows at a time. Memory stays bounded by the
+//! largest message, whatever the input's size. A source that breaks off is reported and the
+//! next one read.
+
+use super::InspectArgs;
+use mllp::hl7::Filters;
+use mllp::input::{
+    collect_inputs, InputError, InputSource, Message, SplitOptions, Splitter, StoreFilter,
+    StoreReadError, StoreRows,
+};
+use std::fs::File;
+use std::io::Read;
+
+/// One message read, or a source that broke off (the messages before the break came first).
+pub enum Item {
+    /// A message the filters admit.
+    Message(Message),
+    /// The source could not be read on from here: what, and where.
+    Broken(String),
+}
+
+/// Where the next messages come from.
+enum Current {
+    Split(Splitter<std::io::BufReader<Box<dyn Read + Send>>>),
+    Store(StoreRows),
+}
+
+/// The messages of every input, in order, the filters applied.
+pub struct Inputs {
+    sources: std::vec::IntoIter<InputSource>,
+    store: Option<StoreRows>,
+    current: Option<Current>,
+    split: SplitOptions,
+    filters: Filters,
+    /// Messages the filters left out.
+    pub filtered: u64,
+    /// Messages read (kept or left out).
+    pub read: u64,
+}
+
+/// The inputs cannot be used at all: nothing was read.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// A file, glob or directory refused.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// The store cannot be opened.
+    #[error(transparent)]
+    Store(#[from] StoreReadError),
+}
+
+impl Inputs {
+    /// The inputs `args` names, split by `split` (a batch kept whole with `split.batch`).
+    pub fn open(args: &InspectArgs, split: SplitOptions) -> Result<Inputs, OpenError> {
+        let (sources, store) = match &args.from_db {
+            Some(file) => {
+                let filter = StoreFilter {
+                    select: args.filters(),
+                    ..StoreFilter::default()
+                };
+                (Vec::new(), Some(StoreRows::open(file, filter)?))
+            }
+            None => (collect_inputs(&args.files, args.recursive)?, None),
+        };
+        Ok(Inputs {
+            sources: sources.into_iter(),
+            store,
+            current: None,
+            split,
+            // A store's rows are chosen by the store's own filter.
+            filters: if args.from_db.is_some() {
+                Filters::default()
+            } else {
+                args.filters()
+            },
+            filtered: 0,
+            read: 0,
+        })
+    }
+
+    fn open_next(&mut self) -> Option<Result<(), String>> {
+        if let Some(rows) = self.store.take() {
+            self.current = Some(Current::Store(rows));
+            return Some(Ok(()));
+        }
+        let source = self.sources.next()?;
+        let (name, reader): (String, Box<dyn Read + Send>) = match source {
+            InputSource::Stdin => ("-".into(), Box::new(std::io::stdin())),
+            InputSource::File(path) => {
+                let name = path.display().to_string();
+                match File::open(&path) {
+                    Ok(file) => (name, Box::new(file)),
+                    Err(e) => return Some(Err(format!("{name}: {e}"))),
+                }
+            }
+        };
+        self.current = Some(Current::Split(Splitter::from_read(
+            &name, reader, self.split,
+        )));
+        Some(Ok(()))
+    }
+}
+
+impl Iterator for Inputs {
+    type Item = Item;
+
+    fn next(&mut self) -> Option<Item> {
+        loop {
+            let next = match self.current.as_mut() {
+                None => match self.open_next()? {
+                    Ok(()) => continue,
+                    Err(e) => return Some(Item::Broken(e)),
+                },
+                Some(Current::Split(splitter)) => {
+                    splitter.next().map(|m| m.map_err(|e| e.to_string()))
+                }
+                Some(Current::Store(rows)) => rows
+                    .next()
+                    .map(|r| r.map(|s| s.message).map_err(|e| e.to_string())),
+            };
+            match next {
+                None => {
+                    if let Some(Current::Store(rows)) = &self.current {
+                        self.filtered += rows.filtered();
+                        self.read += rows.filtered();
+                    }
+                    self.current = None;
+                }
+                Some(Err(e)) => {
+                    self.current = None;
+                    return Some(Item::Broken(e));
+                }
+                Some(Ok(message)) => {
+                    self.read += 1;
+                    if !self.filters.admits(&message.payload) {
+                        self.filtered += 1;
+                        continue;
+                    }
+                    return Some(Item::Message(message));
+                }
+            }
+        }
+    }
+}
