@@ -304,6 +304,7 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
         }
         'mllp;show' {
             [CompletionResult]::new('--from-db', '--from-db', [CompletionResultType]::ParameterName, 'Read the messages of a listen --sqlite or relay store, in arrival order')
+            [CompletionResult]::new('--postgres', '--postgres', [CompletionResultType]::ParameterName, 'Read the messages of a listen --postgres store, in arrival order')
             [CompletionResult]::new('--where', '--where', [CompletionResultType]::ParameterName, 'Only the messages for which FILTER holds (repeat: all must hold)')
             [CompletionResult]::new('--charset', '--charset', [CompletionResultType]::ParameterName, 'Read text in this character set, whatever MSH-18 says')
             [CompletionResult]::new('--get', '--get', [CompletionResultType]::ParameterName, 'Print the value at PATH, one line per message (repeat for more columns)')
@@ -325,6 +326,7 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
         }
         'mllp;check' {
             [CompletionResult]::new('--from-db', '--from-db', [CompletionResultType]::ParameterName, 'Read the messages of a listen --sqlite or relay store, in arrival order')
+            [CompletionResult]::new('--postgres', '--postgres', [CompletionResultType]::ParameterName, 'Read the messages of a listen --postgres store, in arrival order')
             [CompletionResult]::new('--where', '--where', [CompletionResultType]::ParameterName, 'Only the messages for which FILTER holds (repeat: all must hold)')
             [CompletionResult]::new('--charset', '--charset', [CompletionResultType]::ParameterName, 'Read text in this character set, whatever MSH-18 says')
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'A site''s own rules on top of the standard''s (TOML, or JSON by a .json name)')

@@ -105,13 +105,17 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__check)
-            opts="-r -v -q -h -V --recursive --from-db --where --charset --profile --json --verbose --quiet --color --log-format --help --version"
+            opts="-r -v -q -h -V --recursive --from-db --postgres --where --charset --profile --json --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --from-db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --postgres)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -917,13 +921,17 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__show)
-            opts="-r -v -q -h -V --recursive --from-db --where --charset --get --json --raw --verbose --quiet --color --log-format --help --version"
+            opts="-r -v -q -h -V --recursive --from-db --postgres --where --charset --get --json --raw --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --from-db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --postgres)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

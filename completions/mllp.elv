@@ -295,6 +295,7 @@ set edit:completion:arg-completer[mllp] = {|@words|
         }
         &'mllp;show'= {
             cand --from-db 'Read the messages of a listen --sqlite or relay store, in arrival order'
+            cand --postgres 'Read the messages of a listen --postgres store, in arrival order'
             cand --where 'Only the messages for which FILTER holds (repeat: all must hold)'
             cand --charset 'Read text in this character set, whatever MSH-18 says'
             cand --get 'Print the value at PATH, one line per message (repeat for more columns)'
@@ -315,6 +316,7 @@ set edit:completion:arg-completer[mllp] = {|@words|
         }
         &'mllp;check'= {
             cand --from-db 'Read the messages of a listen --sqlite or relay store, in arrival order'
+            cand --postgres 'Read the messages of a listen --postgres store, in arrival order'
             cand --where 'Only the messages for which FILTER holds (repeat: all must hold)'
             cand --charset 'Read text in this character set, whatever MSH-18 says'
             cand --profile 'A site''s own rules on top of the standard''s (TOML, or JSON by a .json name)'

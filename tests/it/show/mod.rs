@@ -4,6 +4,7 @@ mod corpus;
 mod filters;
 mod listen_text;
 mod outline;
+mod postgres;
 mod values;
 
 use crate::support::no_payload::MARKER;

@@ -26,7 +26,11 @@ struct Tally {
 
 pub fn run(args: CheckArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let input = &args.input;
-    if input.files.is_empty() && input.from_db.is_none() && std::io::stdin().is_terminal() {
+    if input.files.is_empty()
+        && input.from_db.is_none()
+        && input.postgres.is_none()
+        && std::io::stdin().is_terminal()
+    {
         return Ok(Fatal::new(Exit::Usage, NO_INPUT).report());
     }
     let profile = match args.profile.as_deref().map(load_profile).transpose() {

@@ -15,8 +15,15 @@ pub struct InspectArgs {
     #[arg(short, long, help_heading = heading::INPUT)]
     pub recursive: bool,
     /// Read the messages of a listen --sqlite or relay store, in arrival order.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["files", "recursive"], help_heading = heading::INPUT)]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["files", "recursive", "postgres"], help_heading = heading::INPUT)]
     pub from_db: Option<PathBuf>,
+    /// Read the messages of a listen --postgres store, in arrival order.
+    ///
+    /// A PostgreSQL URL (postgres://user@host:5432/db?sslmode=require); what it leaves out
+    /// comes from PGPASSWORD and the other PG variables, as with listen --postgres. Only
+    /// reads: SELECT on table messages.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["files", "recursive"], help_heading = heading::INPUT)]
+    pub postgres: Option<String>,
     /// Only the messages for which FILTER holds (repeat: all must hold).
     ///
     /// PATH=VALUE, PATH!=VALUE, PATH~REGEX or PATH alone (not empty): `--where PID-3.1=100002`,

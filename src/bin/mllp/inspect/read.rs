@@ -6,8 +6,8 @@
 use super::InspectArgs;
 use mllp::hl7::Filters;
 use mllp::input::{
-    collect_inputs, InputError, InputSource, Message, SplitOptions, Splitter, StoreFilter,
-    StoreReadError, StoreRows,
+    collect_inputs, InputError, InputSource, Message, PostgresRows, SplitOptions, Splitter,
+    StoreFilter, StoreReadError, StoreRows,
 };
 use std::fs::File;
 use std::io::Read;
@@ -24,12 +24,19 @@ pub enum Item {
 enum Current {
     Split(Splitter<std::io::BufReader<Box<dyn Read + Send>>>),
     Store(StoreRows),
+    Postgres(PostgresRows),
+}
+
+/// A store to read instead of files.
+enum Store {
+    Sqlite(StoreRows),
+    Postgres(PostgresRows),
 }
 
 /// The messages of every input, in order, the filters applied.
 pub struct Inputs {
     sources: std::vec::IntoIter<InputSource>,
-    store: Option<StoreRows>,
+    store: Option<Store>,
     current: Option<Current>,
     split: SplitOptions,
     filters: Filters,
@@ -53,23 +60,29 @@ pub enum OpenError {
 impl Inputs {
     /// The inputs `args` names, split by `split` (a batch kept whole with `split.batch`).
     pub fn open(args: &InspectArgs, split: SplitOptions) -> Result<Inputs, OpenError> {
-        let (sources, store) = match &args.from_db {
-            Some(file) => {
-                let filter = StoreFilter {
-                    select: args.filters(),
-                    ..StoreFilter::default()
-                };
-                (Vec::new(), Some(StoreRows::open(file, filter)?))
-            }
-            None => (collect_inputs(&args.files, args.recursive)?, None),
+        let filter = StoreFilter {
+            select: args.filters(),
+            ..StoreFilter::default()
         };
+        let (sources, store) = match (&args.from_db, &args.postgres) {
+            (Some(file), _) => (
+                Vec::new(),
+                Some(Store::Sqlite(StoreRows::open(file, filter)?)),
+            ),
+            (None, Some(url)) => (
+                Vec::new(),
+                Some(Store::Postgres(PostgresRows::open(url, filter)?)),
+            ),
+            (None, None) => (collect_inputs(&args.files, args.recursive)?, None),
+        };
+        let from_store = store.is_some();
         Ok(Inputs {
             sources: sources.into_iter(),
             store,
             current: None,
             split,
             // A store's rows are chosen by the store's own filter.
-            filters: if args.from_db.is_some() {
+            filters: if from_store {
                 Filters::default()
             } else {
                 args.filters()
@@ -80,8 +93,11 @@ impl Inputs {
     }
 
     fn open_next(&mut self) -> Option<Result<(), String>> {
-        if let Some(rows) = self.store.take() {
-            self.current = Some(Current::Store(rows));
+        if let Some(store) = self.store.take() {
+            self.current = Some(match store {
+                Store::Sqlite(rows) => Current::Store(rows),
+                Store::Postgres(rows) => Current::Postgres(rows),
+            });
             return Some(Ok(()));
         }
         let source = self.sources.next()?;
@@ -118,13 +134,19 @@ impl Iterator for Inputs {
                 Some(Current::Store(rows)) => rows
                     .next()
                     .map(|r| r.map(|s| s.message).map_err(|e| e.to_string())),
+                Some(Current::Postgres(rows)) => rows
+                    .next()
+                    .map(|r| r.map(|s| s.message).map_err(|e| e.to_string())),
             };
             match next {
                 None => {
-                    if let Some(Current::Store(rows)) = &self.current {
-                        self.filtered += rows.filtered();
-                        self.read += rows.filtered();
-                    }
+                    let store_filtered = match &self.current {
+                        Some(Current::Store(rows)) => rows.filtered(),
+                        Some(Current::Postgres(rows)) => rows.filtered(),
+                        _ => 0,
+                    };
+                    self.filtered += store_filtered;
+                    self.read += store_filtered;
                     self.current = None;
                 }
                 Some(Err(e)) => {

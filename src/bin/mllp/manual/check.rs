@@ -4,8 +4,8 @@ use super::{Manual, COMMON_ENVIRONMENT};
 
 pub const CHECK: Manual = Manual {
     description: "Checks whether HL7 messages are well formed, read from files, directories, \
-stdin (plain or MLLP-framed; a batch is checked whole, its envelope too) or a listen --sqlite \
-store. Always: MSH first with valid MSH-1 and MSH-2, segment IDs of three upper-case letters or \
+stdin (plain or MLLP-framed; a batch is checked whole, its envelope too) or a store (--from-db, \
+--postgres). Always: MSH first with valid MSH-1 and MSH-2, segment IDs of three upper-case letters or \
 digits, MSH-7 a valid timestamp, MSH-9 with a message code and trigger, MSH-10 present, MSH-11 \
 P, D or T, MSH-12 a known version, the timestamp, date, set ID and number fields of the common \
 segments valid, OBX-5 a number where OBX-2 is NM, batch envelopes balanced with the right \

@@ -4,7 +4,8 @@ use super::{Manual, COMMON_ENVIRONMENT};
 
 pub const SHOW: Manual = Manual {
     description: "Shows what HL7 messages hold, read from files, directories, stdin (plain or \
-MLLP-framed, batches split into their messages) or a listen --sqlite store. Without --get, each \
+MLLP-framed, batches split into their messages) or a store (--from-db: listen --sqlite or a relay's; --postgres: \
+listen --postgres). Without --get, each \
 message is an outline: its source, MSH-9 and MSH-10, then one line per field that has a value, \
 with the field's path (PID-5, OBX(2)-5) and its name where the message's version defines it; -v \
 adds each component under its field. With --get, one line per message: the source and the value \
@@ -44,8 +45,14 @@ PATH~REGEX, or PATH alone (not empty); repeated, all must hold. See docs/hl7.md.
     ],
     exit: crate::exit::For::Show,
     environment: COMMON_ENVIRONMENT,
-    files: &[(
-        "--from-db FILE",
-        "a listen --sqlite or relay store, read only",
-    )],
+    files: &[
+        (
+            "--from-db FILE",
+            "a listen --sqlite or relay store, read only",
+        ),
+        (
+            "--postgres URL",
+            "a listen --postgres store, read only (SELECT on table messages)",
+        ),
+    ],
 };

@@ -16,7 +16,11 @@ const NO_INPUT: &str = "no input: name the files or directories to show \
 
 pub fn run(args: ShowArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let input = &args.input;
-    if input.files.is_empty() && input.from_db.is_none() && std::io::stdin().is_terminal() {
+    if input.files.is_empty()
+        && input.from_db.is_none()
+        && input.postgres.is_none()
+        && std::io::stdin().is_terminal()
+    {
         return Ok(Fatal::new(Exit::Usage, NO_INPUT).report());
     }
     let mut inputs = match Inputs::open(input, SplitOptions::default()) {
