@@ -14,6 +14,8 @@
 //! process (start-up not counted).
 
 mod python;
+#[path = "../compare/workload.rs"]
+mod workload;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -153,24 +155,9 @@ fn whole_file(root: &Path, scratch: &Path, bytes: u64, runs: usize) {
     );
 }
 
-/// `n` ADT^A01 messages of 470 bytes, each segment ending in CR.
+/// `n` ADT^A01 messages of 470 bytes, as the `compare` bench writes them.
 fn write_messages(file: &Path, n: usize) {
-    use std::io::Write;
-    let mut out = std::io::BufWriter::new(std::fs::File::create(file).expect("create the file"));
-    for i in 1..=n {
-        let head = format!(
-            "MSH|^~\\&|SENDAPP|SENDFAC|RECVAPP|RECVFAC|20240101120000||ADT^A01^ADT_A01|MSG{i:010}|P|2.5\r\
-             EVN|A01|20240101120000\r\
-             PID|1||{i:08}^^^HOSP^MR||DOE^JOHN^Q||19700101|M|||123 MAIN ST^^SPRINGFIELD^IL^62701^USA||(555)555-0100|||S||A{i:08}\r\
-             PV1|1|I|WARD^101^A^HOSP||||1234^SMITH^ANNE^^^DR|||MED||||7|||1234^SMITH^ANNE^^^DR|IP|V{i:08}\r\
-             NTE|1||"
-        );
-        let mut m = head.into_bytes();
-        m.resize(MESSAGE_BYTES - 1, b'x');
-        m.push(b'\r');
-        out.write_all(&m).expect("write the file");
-    }
-    out.flush().expect("write the file");
+    workload::write_workload(file, n, MESSAGE_BYTES);
 }
 
 /// The messages of the file: each starts at an `MSH` that starts a segment.

@@ -5,16 +5,12 @@ use super::args::{load_profile, CheckArgs};
 use super::render::{line, value_text, CheckRecord};
 use crate::diag::{count, Diag, Fatal};
 use crate::exit::Exit;
-use crate::inspect::{Inputs, Item};
+use crate::inspect::{open_or_refuse, say_broken, Item};
 use mllp::hl7::check::{Checker, Severity};
 use mllp::hl7::{Charset, Message};
 use mllp::input::SplitOptions;
 use serde_json::json;
-use std::io::{BufWriter, IsTerminal, Write};
-
-const NO_INPUT: &str = "no input: name the files or directories to check \
-    (mllp check adt/*.hl7), or pipe messages in (cat adt.hl7 | mllp check); `-` reads the \
-    terminal itself, ended by Ctrl-D";
+use std::io::{BufWriter, Write};
 
 /// How many messages had an error, or only warnings.
 #[derive(Debug, Default)]
@@ -26,13 +22,6 @@ struct Tally {
 
 pub fn run(args: CheckArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let input = &args.input;
-    if input.files.is_empty()
-        && input.from_db.is_none()
-        && input.postgres.is_none()
-        && std::io::stdin().is_terminal()
-    {
-        return Ok(Fatal::new(Exit::Usage, NO_INPUT).report());
-    }
     let profile = match args.profile.as_deref().map(load_profile).transpose() {
         Ok(profile) => profile,
         Err(err) => return Ok(Fatal::new(Exit::Usage, format!("--profile {err}")).report()),
@@ -43,9 +32,9 @@ pub fn run(args: CheckArgs, diag: &Diag) -> anyhow::Result<Exit> {
         batch: true,
         ..SplitOptions::default()
     };
-    let mut inputs = match Inputs::open(input, split) {
+    let mut inputs = match open_or_refuse(input, split, "check") {
         Ok(inputs) => inputs,
-        Err(err) => return Ok(Fatal::new(Exit::Usage, err).report()),
+        Err(exit) => return Ok(exit),
     };
     let mut out = BufWriter::with_capacity(64 * 1024, crate::stdout::Out);
     let color = diag.stdout_color && !args.json;
@@ -61,11 +50,7 @@ pub fn run(args: CheckArgs, diag: &Diag) -> anyhow::Result<Exit> {
             Item::Broken(what) => {
                 broken_inputs += 1;
                 let _ = out.flush();
-                diag.event(
-                    "input_broken",
-                    || format!("mllp: error: {what}; what came before it was checked"),
-                    json!({ "error": what }),
-                );
+                say_broken(diag, &what, "checked");
                 continue;
             }
         };

@@ -57,6 +57,37 @@ pub enum OpenError {
     Store(#[from] StoreReadError),
 }
 
+/// The inputs of `command` (`show`, `check`), or the usage error that ends the run: nothing
+/// named while stdin is a terminal, or an input refused before anything is read.
+pub fn open_or_refuse(
+    args: &InspectArgs,
+    split: SplitOptions,
+    command: &str,
+) -> Result<Inputs, crate::exit::Exit> {
+    use crate::diag::Fatal;
+    use crate::exit::Exit;
+    use std::io::IsTerminal;
+    let named = !args.files.is_empty() || args.from_db.is_some() || args.postgres.is_some();
+    if !named && std::io::stdin().is_terminal() {
+        let no_input = format!(
+            "no input: name the files or directories to {command} (mllp {command} adt/*.hl7), \
+             or pipe messages in (cat adt.hl7 | mllp {command}); `-` reads the terminal itself, \
+             ended by Ctrl-D"
+        );
+        return Err(Fatal::new(Exit::Usage, no_input).report());
+    }
+    Inputs::open(args, split).map_err(|err| Fatal::new(Exit::Usage, err).report())
+}
+
+/// Say that an input broke off: what, and that what it held before was `done` (`shown`).
+pub fn say_broken(diag: &crate::diag::Diag, what: &str, done: &str) {
+    diag.event(
+        "input_broken",
+        || format!("mllp: error: {what}; what came before it was {done}"),
+        serde_json::json!({ "error": what }),
+    );
+}
+
 impl Inputs {
     /// The inputs `args` names, split by `split` (a batch kept whole with `split.batch`).
     pub fn open(args: &InspectArgs, split: SplitOptions) -> Result<Inputs, OpenError> {

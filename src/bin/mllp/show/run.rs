@@ -3,29 +3,18 @@
 
 use super::args::ShowArgs;
 use super::render::{Render, Style};
-use crate::diag::{count, Diag, Fatal};
+use crate::diag::{count, Diag};
 use crate::exit::Exit;
-use crate::inspect::{Inputs, Item, TextWarnings};
+use crate::inspect::{open_or_refuse, say_broken, Item, TextWarnings};
 use mllp::input::SplitOptions;
 use serde_json::json;
 use std::io::IsTerminal;
 
-const NO_INPUT: &str = "no input: name the files or directories to show \
-    (mllp show adt/*.hl7), or pipe messages in (cat adt.hl7 | mllp show); `-` reads the \
-    terminal itself, ended by Ctrl-D";
-
 pub fn run(args: ShowArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let input = &args.input;
-    if input.files.is_empty()
-        && input.from_db.is_none()
-        && input.postgres.is_none()
-        && std::io::stdin().is_terminal()
-    {
-        return Ok(Fatal::new(Exit::Usage, NO_INPUT).report());
-    }
-    let mut inputs = match Inputs::open(input, SplitOptions::default()) {
+    let mut inputs = match open_or_refuse(input, SplitOptions::default(), "show") {
         Ok(inputs) => inputs,
-        Err(err) => return Ok(Fatal::new(Exit::Usage, err).report()),
+        Err(exit) => return Ok(exit),
     };
     let style = Style {
         raw: args.raw,
@@ -42,11 +31,7 @@ pub fn run(args: ShowArgs, diag: &Diag) -> anyhow::Result<Exit> {
             Item::Broken(what) => {
                 broken_inputs += 1;
                 let _ = render.finish();
-                diag.event(
-                    "input_broken",
-                    || format!("mllp: error: {what}; what came before it was shown"),
-                    json!({ "error": what }),
-                );
+                say_broken(diag, &what, "shown");
                 continue;
             }
         };
@@ -71,8 +56,9 @@ pub fn run(args: ShowArgs, diag: &Diag) -> anyhow::Result<Exit> {
             "warning",
             || {
                 format!(
-                    "{} {} (the first: {first}) do not start with MSH or hold a line that is \
-                     not a segment: shown as far as they go; mllp check says what is wrong",
+                    "{} MLLP_NOT_WELL_FORMED: {} not well formed (the first: {first}): no MSH \
+                     first, or a line that is not a segment; shown as far as they go, and mllp \
+                     check says what is wrong",
                     diag.paint("warning:", "33"),
                     count(render.broken, "message"),
                 )
