@@ -189,8 +189,7 @@ impl<'a> Segment<'a> {
         } else {
             (1, false)
         };
-        let mut parts = rest.split(|&b| b == d.field);
-        let raw = parts.nth(n - first)?;
+        let raw = nth_piece(rest, d.field, n - first)?;
         Some(if literal_first && n == 2 {
             Value::literal(raw, d)
         } else {
@@ -225,6 +224,19 @@ impl<'a> Segment<'a> {
         });
         separator.into_iter().chain(numbered)
     }
+}
+
+/// Piece `k` (from 0) of `bytes` split at `separator`, as `split(..).nth(k)` gives it; the
+/// separators found by `memchr` rather than a byte at a time.
+#[inline]
+pub(super) fn nth_piece(bytes: &[u8], separator: u8, k: usize) -> Option<&[u8]> {
+    let mut start = 0;
+    let mut ends = memchr::memchr_iter(separator, bytes);
+    for _ in 0..k {
+        start = ends.next()? + 1;
+    }
+    let end = ends.next().unwrap_or(bytes.len());
+    Some(&bytes[start..end])
 }
 
 impl fmt::Debug for Segment<'_> {
