@@ -122,7 +122,8 @@ fn field_values_are_python_hl7s_where_the_notation_agrees() {
             }
         }
     }
-    assert!(compared > 5000, "{compared} values compared");
+    // 13,079 values of 85 messages when the HAPI files were added.
+    assert!(compared > 13_000, "{compared} values compared");
     let known: BTreeSet<(String, String)> = DISAGREEMENTS
         .iter()
         .map(|(f, p, _)| (f.to_string(), p.to_string()))
