@@ -187,3 +187,17 @@ fn the_committed_values_are_what_python_hl7_reads() {
         "tests/hl7-corpus/python-hl7-values.json is stale: run the script again"
     );
 }
+
+/// The reader's fuzz corpus, replayed: each input read as `show` and `check` read it, the
+/// reader's promises checked (`mllp::fuzzing::read_message`).
+#[test]
+fn reader_fuzz_corpus_replays() {
+    let dir = repo_root().join("fuzz/corpus/reader");
+    let mut replayed = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        mllp::fuzzing::read_message(&std::fs::read(&path).unwrap());
+        replayed += 1;
+    }
+    assert!(replayed > 0, "no corpus under {}", dir.display());
+}
