@@ -185,6 +185,22 @@ impl Iterator for Inputs {
                     return Some(Item::Broken(e));
                 }
                 Some(Ok(message)) => {
+                    if let Some(each) = self
+                        .split
+                        .batch
+                        .then(|| batch_admitted(&self.filters, &message.payload))
+                        .flatten()
+                    {
+                        // A batch read whole is kept while the filters admit one of its
+                        // messages; the others are counted as left out.
+                        let left = each.iter().filter(|admitted| !**admitted).count() as u64;
+                        self.read += each.len() as u64;
+                        self.filtered += left;
+                        if left > 0 && left == each.len() as u64 {
+                            continue;
+                        }
+                        return Some(Item::Message(message));
+                    }
                     self.read += 1;
                     if !self.filters.admits(&message.payload) {
                         self.filtered += 1;
@@ -195,4 +211,17 @@ impl Iterator for Inputs {
             }
         }
     }
+}
+
+/// For a batch (a payload with an envelope segment), whether `filters` admit each of its
+/// messages, in the order [`mllp::hl7::split_batch`] gives them; `None` for a message alone.
+pub fn batch_admitted(filters: &Filters, payload: &[u8]) -> Option<Vec<bool>> {
+    mllp::hl7::segments(payload)
+        .any(|(_, s)| mllp::hl7::is_envelope_segment(s))
+        .then(|| {
+            mllp::hl7::split_batch(payload)
+                .into_iter()
+                .map(|m| filters.admits(m))
+                .collect()
+        })
 }
