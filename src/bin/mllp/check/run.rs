@@ -89,10 +89,10 @@ pub fn run(args: CheckArgs, diag: &Diag) -> anyhow::Result<Exit> {
     for item in inputs.by_ref() {
         let message = match item {
             Item::Message(message) => message,
-            Item::Broken(what) => {
+            Item::Broken(ref what) | Item::BadRow(ref what) => {
                 broken_inputs += 1;
                 let _ = out.flush();
-                say_broken(diag, &what, "checked");
+                say_broken(diag, what, "checked", matches!(item, Item::BadRow(_)));
                 continue;
             }
         };

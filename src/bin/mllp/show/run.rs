@@ -28,10 +28,10 @@ pub fn run(args: ShowArgs, diag: &Diag) -> anyhow::Result<Exit> {
     for item in inputs.by_ref() {
         let message = match item {
             Item::Message(message) => message,
-            Item::Broken(what) => {
+            Item::Broken(ref what) | Item::BadRow(ref what) => {
                 broken_inputs += 1;
                 let _ = render.finish();
-                say_broken(diag, &what, "shown");
+                say_broken(diag, what, "shown", matches!(item, Item::BadRow(_)));
                 continue;
             }
         };
