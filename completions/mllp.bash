@@ -105,7 +105,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__check)
-            opts="-r -v -q -h -V --recursive --from-db --postgres --where --charset --profile --json --verbose --quiet --color --log-format --help --version"
+            opts="-r -v -q -h -V --recursive --from-db --postgres --where --charset --max-frame-size --profile --json --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -124,6 +124,10 @@ _mllp() {
                     return 0
                     ;;
                 --charset)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-frame-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -933,7 +937,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__show)
-            opts="-r -v -q -h -V --recursive --from-db --postgres --where --charset --get --json --raw --verbose --quiet --color --log-format --help --version"
+            opts="-r -v -q -h -V --recursive --from-db --postgres --where --charset --max-frame-size --get --json --raw --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -952,6 +956,10 @@ _mllp() {
                     return 0
                     ;;
                 --charset)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-frame-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

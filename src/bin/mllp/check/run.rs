@@ -8,7 +8,6 @@ use crate::exit::Exit;
 use crate::inspect::{batch_admitted, open_or_refuse, say_broken, Item};
 use mllp::hl7::check::{Checker, Finding, Severity};
 use mllp::hl7::{Charset, Message};
-use mllp::input::SplitOptions;
 use serde_json::json;
 use std::io::{BufWriter, Write};
 
@@ -69,11 +68,7 @@ pub fn run(args: CheckArgs, diag: &Diag) -> anyhow::Result<Exit> {
     };
     let checker = Checker::new(profile);
     // A batch whole: its envelope is part of what is checked.
-    let split = SplitOptions {
-        batch: true,
-        ..SplitOptions::default()
-    };
-    let mut inputs = match open_or_refuse(input, split, "check") {
+    let mut inputs = match open_or_refuse(input, input.split(true), "check") {
         Ok(inputs) => inputs,
         Err(exit) => return Ok(exit),
     };

@@ -166,7 +166,7 @@ impl Iterator for Inputs {
                     Err(e) => return Some(Item::Broken(e)),
                 },
                 Some(Current::Split(splitter)) => {
-                    splitter.next().map(|m| m.map_err(|e| e.to_string()))
+                    splitter.next().map(|m| m.map_err(|e| broken(&e)))
                 }
                 Some(Current::Store(rows)) => rows
                     .next()
@@ -221,6 +221,14 @@ impl Iterator for Inputs {
                 }
             }
         }
+    }
+}
+
+/// What a splitter's error says, with the flag that helps where one does.
+fn broken(err: &InputError) -> String {
+    match err {
+        InputError::MessageTooLarge { .. } => format!("{err} (--max-frame-size)"),
+        _ => err.to_string(),
     }
 }
 
