@@ -11,14 +11,19 @@
 //! - [`Filter`]: `PATH=VALUE`, `PATH!=VALUE`, `PATH~REGEX`, `PATH` (not empty); [`Filters`]
 //!   for all of a run's at once.
 //! - [`Charset`], [`Text`]: the text the bytes stand for in the character set MSH-18 names.
+//! - [`fields`]: the names and types of the fields of the common segments.
+//! - [`check`]: is a message well formed? The standard's rules and a site's profile, each
+//!   finding with a stable code.
 //! - The transport's fast paths, each tested against the reader: [`Msh`] (a header with its
 //!   field separators indexed once), [`scan`] and [`Shape`] (one message, a batch, concatenated
 //!   messages), [`split_batch`], [`scan_ack`] and [`ack_reply`] (what an ACK says).
 
 mod ack_read;
 pub mod charset;
+pub mod check;
 mod delimiters;
 pub mod escape;
+pub mod fields;
 mod filter;
 mod header;
 mod lookup;

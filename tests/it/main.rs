@@ -19,6 +19,7 @@ mod probe;
 mod proof;
 mod relay;
 mod send;
+mod show;
 mod soak;
 mod terminal;
 mod tls_matrix;

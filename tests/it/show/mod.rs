@@ -1,0 +1,3 @@
+//! `mllp show`, and the reader behind it beside python-hl7.
+
+mod corpus;
