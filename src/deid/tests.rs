@@ -30,6 +30,8 @@ fn get(message: &[u8], path: &str) -> String {
 #[test]
 fn identifying_values_change_and_the_rest_stays() {
     let (out, report) = deid_with(1, ADT);
+    assert_eq!(errors(ADT), Vec::<String>::new());
+    assert_eq!(errors(&out), Vec::<String>::new());
     let text = String::from_utf8_lossy(&out);
     for original in [
         "4711235^",
@@ -121,6 +123,17 @@ fn a_site_policy_adds_removes_and_blanks() {
     assert_eq!(report.replaced("PID-7"), 0);
 }
 
+/// The well-formedness errors of a message, by code and place.
+fn errors(message: &[u8]) -> Vec<String> {
+    use crate::hl7::check::{Checker, Severity};
+    let findings = Checker::default().check(message);
+    findings
+        .into_iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| format!("{} {}", f.code.as_str(), f.at))
+        .collect()
+}
+
 /// The bytes that shape a message: MSH-1, MSH-2, and every separator and segment end in order
 /// (the escape character is left out: a value may need more or fewer escapes).
 fn skeleton(message: &[u8]) -> Vec<u8> {
@@ -208,6 +221,10 @@ proptest! {
             if matches!(b.name(), b"EVN" | b"ZXX" | b"MSH") {
                 prop_assert_eq!(b.bytes(), a.bytes());
             }
+        }
+        // Well formed before: well formed after.
+        if errors(message).is_empty() {
+            prop_assert_eq!(errors(&out), Vec::<String>::new());
         }
     }
 }

@@ -27,9 +27,9 @@ struct Side<'m> {
 }
 
 impl<'m> Side<'m> {
-    fn new(bytes: &'m [u8]) -> Side<'m> {
+    fn new(bytes: &'m [u8], chosen: Option<Charset>) -> Side<'m> {
         let message = Message::new(bytes);
-        let charset = Charset::for_message(&message, None).unwrap_or(Charset::UTF_8);
+        let charset = Charset::for_message(&message, chosen).unwrap_or(Charset::UTF_8);
         Side { message, charset }
     }
 
@@ -42,6 +42,7 @@ impl<'m> Side<'m> {
 #[derive(Debug, Clone, Default)]
 pub struct Comparer {
     ignore: Ignore,
+    charset: Option<Charset>,
 }
 
 /// A level of a value's structure, and the next one down.
@@ -124,13 +125,21 @@ fn by_name<'m>(message: &Message<'m>) -> Vec<(&'m [u8], Vec<Segment<'m>>)> {
 impl Comparer {
     /// Compare leaving out what `ignore` names.
     pub fn new(ignore: Ignore) -> Comparer {
-        Comparer { ignore }
+        Comparer {
+            ignore,
+            charset: None,
+        }
+    }
+
+    /// Values shown as text in `charset`, whatever MSH-18 says.
+    pub fn in_charset(self, charset: Option<Charset>) -> Comparer {
+        Comparer { charset, ..self }
     }
 
     /// The differences between `a` and `b`, in the order of A's segments (then B's own), into
     /// `out`; none when they are the same.
     pub fn compare(&self, a: &[u8], b: &[u8], out: &mut Vec<Difference>) {
-        let (sa, sb) = (Side::new(a), Side::new(b));
+        let (sa, sb) = (Side::new(a, self.charset), Side::new(b, self.charset));
         if a == b {
             return;
         }

@@ -3,7 +3,9 @@
 #![deny(clippy::print_stdout)]
 
 mod cli;
+mod deid;
 mod diag;
+mod diff;
 mod exit;
 mod generate;
 mod listen;
@@ -15,6 +17,7 @@ mod prometheus;
 mod relay;
 mod send;
 mod soak;
+mod sources;
 mod stdout;
 mod values;
 
@@ -68,6 +71,8 @@ fn run(mut cli: cli::Cli) -> anyhow::Result<exit::Exit> {
         cli::Command::Probe(args) => probe::run(*args, &diag),
         cli::Command::Relay(args) => relay::run(*args, &diag),
         cli::Command::Soak(args) => soak::run(*args, &diag),
+        cli::Command::Diff(args) => diff::run(*args, &diag),
+        cli::Command::Deid(args) => deid::run(*args, &diag),
         cli::Command::Completions(args) => generate::completions(args),
         cli::Command::Man(args) => generate::man(args),
     }

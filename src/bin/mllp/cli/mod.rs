@@ -34,6 +34,10 @@ pub enum Command {
     Probe(Box<crate::probe::ProbeArgs>),
     /// Hold a link under load, watch it fail and heal, and prove nothing was lost.
     Soak(Box<crate::soak::SoakArgs>),
+    /// Compare two sets of messages, paired by key, field by field.
+    Diff(Box<crate::diff::DiffArgs>),
+    /// Write the same messages with their patients replaced, consistently under a key.
+    Deid(Box<crate::deid::DeidArgs>),
     /// Print a shell completion script.
     Completions(crate::generate::CompletionsArgs),
     /// Print the man page, or write one per subcommand into a directory.

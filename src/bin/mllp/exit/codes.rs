@@ -19,6 +19,10 @@ pub enum For {
     Probe,
     /// `mllp soak`.
     Soak,
+    /// `mllp diff`.
+    Diff,
+    /// `mllp deid`.
+    Deid,
     /// `mllp completions`.
     Completions,
     /// `mllp man`.
@@ -48,6 +52,8 @@ const MEANINGS: &[(u8, &str, Narrower)] = &[
                 For::Listen,
                 "stopped by SIGINT/SIGTERM after draining the commits under way",
             ),
+            (For::Diff, "the two sides hold the same messages"),
+            (For::Deid, "every message was written"),
             (For::Completions, "the script was printed"),
             (For::Man, "the pages were written"),
         ],
@@ -58,6 +64,10 @@ const MEANINGS: &[(u8, &str, Narrower)] = &[
         &[
             (For::Send, ""),
             (For::Probe, "the ACK was negative (AE, AR, CE, CR)"),
+            (
+                For::Diff,
+                "they differ: a pair differs, or a message has no partner on the other side",
+            ),
         ],
     ),
     (
@@ -70,6 +80,11 @@ const MEANINGS: &[(u8, &str, Narrower)] = &[
             (
                 For::Listen,
                 "usage error (a refused wildcard bind included)",
+            ),
+            (For::Diff, "usage error or unreadable input"),
+            (
+                For::Deid,
+                "usage error, no key, unreadable input, or an output that could not be written",
             ),
             (For::Completions, "usage error"),
             (For::Man, "usage error, or a page could not be written"),
@@ -286,6 +301,8 @@ mod tests {
         assert_eq!(codes(For::Probe), [0, 1, 2, 3, 4, 5]);
         assert_eq!(codes(For::Soak), [0, 2, 4, 5, 6]);
         assert_eq!(codes(For::Listen), [0, 2, 5]);
+        assert_eq!(codes(For::Diff), [0, 1, 2]);
+        assert_eq!(codes(For::Deid), [0, 2]);
         for whom in [For::All, For::Send, For::Listen, For::Probe, For::Soak] {
             for (code, _) in meanings(whom) {
                 let named = [0, 1, 2, 3, 4, 5, 6, 130, 143].contains(&code);
@@ -404,7 +421,7 @@ mod tests {
             said(For::All),
             "5, then 4, then 3, then 1; for soak 5, then 4, then 6"
         );
-        for whom in [For::Listen, For::Completions, For::Man] {
+        for whom in [For::Listen, For::Deid, For::Completions, For::Man] {
             assert_eq!(precedence(whom), None);
         }
     }

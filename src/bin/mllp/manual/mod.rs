@@ -2,6 +2,8 @@
 //! files, one module per command. `--help` shows the examples and exit codes after the flags;
 //! the man pages give every part its own section (see `generate`).
 
+mod deid;
+mod diff;
 mod generated;
 mod listen;
 mod probe;
@@ -9,6 +11,8 @@ mod relay;
 mod send;
 mod soak;
 
+pub use deid::DEID;
+pub use diff::DIFF;
 pub use generated::{COMPLETIONS, MAN};
 pub use listen::LISTEN;
 pub use probe::PROBE;
