@@ -7,8 +7,9 @@
 //!   admission to discharge), and other replacements under another key.
 //! - [`Policy`]: which values are replaced and how ([`Method`]): the standard rules for the
 //!   identifying fields of the common segments, a site's own on top ([`RawPolicy`]).
-//! - [`Deidentifier`]: one message at a time; everything a rule does not take in stays byte
-//!   for byte. A [`Report`] counts replacements per rule, never a value.
+//! - [`Deidentifier`]: the key and the policy; each thread de-identifies through a [`Session`]
+//!   of its own, one message at a time. Everything a rule does not take in stays byte for
+//!   byte. A [`Report`] counts replacements per rule, never a value.
 //!
 //! Methods: `hash` gives a value of the same shape (digits for digits, letters for letters in
 //! their case, other characters and the length kept), `name` a name from a built-in list of
@@ -26,7 +27,7 @@ mod replace;
 mod shape;
 mod standard;
 
-pub use apply::{Deidentifier, Report};
+pub use apply::{Deidentifier, Report, Session};
 pub use key::{readable_by_others, Key, KeyError, KEY_BYTES};
 pub use policy::{Method, Policy, PolicyError, RawPolicy, RawRule, Rule, When};
 

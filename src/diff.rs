@@ -20,4 +20,6 @@ pub use key::{Key, KeyPaths};
 pub use pair::{Event, Pairing, PairingError, Side, Summary};
 
 #[cfg(test)]
+mod model_tests;
+#[cfg(test)]
 mod tests;

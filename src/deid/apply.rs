@@ -5,28 +5,29 @@ use super::derive::Deriver;
 use super::policy::{Method, Policy};
 use super::replace::{date_offset, replace};
 use super::Key;
-use crate::hl7::{escape, Message, Path, Place, Segment, Value};
+use crate::hl7::{escape, Delimiters, Message, Path, Place, Segment, Value};
+use std::collections::HashMap;
 use std::fmt;
 
-/// The patient's identifier a date offset comes from: the first ID of PID-3.
-fn patient_path() -> Path {
-    Path::of("PID", 3, Some(1), None).unwrap_or_else(|| unreachable!("PID-3.1 is a path"))
-}
+/// Replacements remembered at most, per session: values recur (a patient's address in PID,
+/// NK1, GT1 and IN1, a doctor in every visit), and a lookup costs a fraction of an HMAC.
+const REMEMBERED: usize = 1 << 16;
 
-/// Replaces the values a [`Policy`] names, under a [`Key`]. `Debug` never shows the key.
+/// Replaces the values a [`Policy`] names, under a [`Key`]; each thread works through a
+/// [`Session`] of its own. `Debug` never shows the key.
 ///
 /// ```
 /// use mllp::deid::{Deidentifier, Key, Policy};
 ///
 /// let deid = Deidentifier::new(&Key::from_bytes([9; 32]), Policy::standard());
 /// let message = b"MSH|^~\\&|ADT|H|||20240101||ADT^A01|C1|P|2.5\rPID|1||100234^^^H||DOE^JANE||19800101\r";
+/// let mut session = deid.session();
 /// let mut out = Vec::new();
-/// let mut report = deid.report();
-/// deid.apply(message, &mut out, &mut report);
+/// session.apply(message, &mut out);
 /// let text = String::from_utf8(out).unwrap();
 /// assert!(text.starts_with("MSH|^~\\&|ADT|H|||20240101||ADT^A01|C1|P|2.5\rPID|1||"));
 /// assert!(!text.contains("100234") && !text.contains("DOE") && !text.contains("19800101"));
-/// assert_eq!(report.replaced("PID-5.1"), 1);
+/// assert_eq!(session.report().replaced("PID-5.1"), 1);
 /// ```
 pub struct Deidentifier {
     deriver: Deriver,
@@ -82,11 +83,12 @@ impl Deidentifier {
         for (_, rules) in &mut segments {
             rules.sort_by_key(|&i| (policy.rules()[i].path.field(), i));
         }
+        let patient = Path::of("PID", 3, Some(1), None);
         Deidentifier {
             deriver: Deriver::new(key),
             policy,
             segments,
-            patient: patient_path(),
+            patient: patient.unwrap_or_else(|| unreachable!("PID-3.1 is a path")),
         }
     }
 
@@ -95,69 +97,75 @@ impl Deidentifier {
         &self.policy
     }
 
-    /// An empty report for this policy's rules.
-    pub fn report(&self) -> Report {
+    /// A session: one thread's work, with its report.
+    pub fn session(&self) -> Session<'_> {
         let rules = self.policy.rules();
-        Report {
-            paths: rules.iter().map(|r| r.path.to_string()).collect(),
-            counts: vec![0; rules.len()],
+        Session {
+            deid: self,
+            report: Report {
+                paths: rules.iter().map(|r| r.path.to_string()).collect(),
+                counts: vec![0; rules.len()],
+            },
+            remembered: HashMap::new(),
+            key: Vec::new(),
+            text: Vec::new(),
+            here: Vec::new(),
+            seen: vec![0; self.segments.len()],
         }
     }
+}
 
-    /// Append `message` de-identified to `out`, counting into `report` (made by
-    /// [`Deidentifier::report`]).
-    pub fn apply(&self, message: &[u8], out: &mut Vec<u8>, report: &mut Report) {
+/// One thread's de-identification: the report so far, replacements remembered, and the
+/// buffers reused from message to message.
+pub struct Session<'d> {
+    deid: &'d Deidentifier,
+    report: Report,
+    /// Method, date offset and original -> replacement (escape sequences decoded).
+    remembered: HashMap<Box<[u8]>, Box<[u8]>>,
+    key: Vec<u8>,
+    text: Vec<u8>,
+    here: Vec<usize>,
+    /// Segments of each named segment seen in the current message.
+    seen: Vec<usize>,
+}
+
+impl Session<'_> {
+    /// Append `message` de-identified to `out`.
+    pub fn apply(&mut self, message: &[u8], out: &mut Vec<u8>) {
         let parsed = Message::new(message);
+        self.seen.iter_mut().for_each(|n| *n = 0);
         let mut pass = Pass {
-            deid: self,
             message,
+            parsed,
             out,
             copied: 0,
             days: None,
-            patient: parsed,
-            report,
         };
-        let mut seen: Vec<(&[u8], usize)> = Vec::new();
         for segment in parsed.segments() {
             let name = segment.name();
-            let Some((_, rules)) = self.segments.iter().find(|(n, _)| &n[..] == name) else {
+            let group = self.deid.segments.iter().position(|(n, _)| &n[..] == name);
+            let Some(group) = group else {
                 continue;
             };
-            let occurrence = match seen.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, count)) => {
-                    *count += 1;
-                    *count
-                }
-                None => {
-                    seen.push((name, 1));
-                    1
-                }
-            };
-            pass.segment(segment, occurrence, rules);
+            self.seen[group] += 1;
+            self.segment(&mut pass, segment, group);
         }
         pass.out.extend_from_slice(&message[pass.copied..]);
     }
-}
 
-/// One message's pass: what is copied so far, and the patient's date offset once needed.
-struct Pass<'a, 'o> {
-    deid: &'a Deidentifier,
-    message: &'a [u8],
-    out: &'o mut Vec<u8>,
-    copied: usize,
-    days: Option<i64>,
-    patient: Message<'a>,
-    report: &'o mut Report,
-}
+    /// What the session has replaced so far.
+    pub fn report(&self) -> &Report {
+        &self.report
+    }
 
-impl<'a> Pass<'a, '_> {
-    fn segment(&mut self, segment: Segment<'a>, occurrence: usize, rules: &[usize]) {
-        let policy = &self.deid.policy;
-        let name = segment.name();
+    fn segment<'a>(&mut self, pass: &mut Pass<'a, '_>, segment: Segment<'a>, group: usize) {
+        let deid = self.deid;
+        let rules = &deid.segments[group].1;
+        let (name, occurrence) = (segment.name(), self.seen[group]);
         // The rules for this occurrence whose condition holds, still in field order.
-        let mut here: Vec<usize> = Vec::with_capacity(rules.len());
+        self.here.clear();
         for &i in rules {
-            let rule = &policy.rules()[i];
+            let rule = &deid.policy.rules()[i];
             if !rule.path.reaches(name, occurrence, rule.path.field()) {
                 continue;
             }
@@ -168,38 +176,46 @@ impl<'a> Pass<'a, '_> {
                     continue;
                 }
             }
-            here.push(i);
+            self.here.push(i);
         }
-        let Some(&last) = here.last() else {
+        let Some(&last) = self.here.last() else {
             return;
         };
-        let last_field = policy.rules()[last].path.field();
+        let last_field = deid.policy.rules()[last].path.field();
+        let here = std::mem::take(&mut self.here);
         let mut from = 0;
         for (n, field) in segment.fields() {
             if n > last_field {
                 break;
             }
-            // The delimiters themselves are never replaced.
-            if segment.is_header() && n <= 2 {
-                continue;
-            }
             let start = from;
-            while from < here.len() && policy.rules()[here[from]].path.field() == n {
+            while from < here.len() && deid.policy.rules()[here[from]].path.field() == n {
                 from += 1;
             }
-            if start < from && !field.is_empty() {
-                self.field(Place::field(name, occurrence, n), field, &here[start..from]);
+            // The delimiters themselves are never replaced.
+            if (segment.is_header() && n <= 2) || start == from || field.is_empty() {
+                continue;
             }
+            let at = Place::field(name, occurrence, n);
+            self.field(pass, at, field, &here[start..from]);
         }
+        self.here = here;
     }
 
-    fn field(&mut self, at: Place<'_>, field: Value<'a>, rules: &[usize]) {
+    fn field<'a>(
+        &mut self,
+        pass: &mut Pass<'a, '_>,
+        at: Place<'_>,
+        field: Value<'a>,
+        rules: &[usize],
+    ) {
         let policy = &self.deid.policy;
         // One rule blanking the whole field: the field goes, separators and all.
         if let [only] = rules {
             let rule = &policy.rules()[*only];
             if rule.method == Method::Blank && rule.path.depth() == crate::hl7::Depth::Field {
-                self.put(field, Vec::new(), *only);
+                pass.put(field, &[], &field.delimiters());
+                self.report.counts[*only] += 1;
                 return;
             }
         }
@@ -217,38 +233,83 @@ impl<'a> Pass<'a, '_> {
                         ..at
                     };
                     if let Some(rule) = policy.decide(rules, &place) {
-                        self.leaf(leaf, rule);
+                        self.leaf(pass, leaf, rule);
                     }
                 }
             }
         }
     }
 
-    fn leaf(&mut self, leaf: Value<'a>, rule: usize) {
-        let method = self.deid.policy.rules()[rule].method;
-        let text = leaf.decoded();
-        let deriver = &self.deid.deriver;
-        let (days, patient, path) = (&mut self.days, &self.patient, &self.deid.patient);
-        let offset =
-            || *days.get_or_insert_with(|| date_offset(deriver, &patient.get(path).decoded()));
-        let Some(replacement) = replace(method, deriver, &text, offset) else {
+    fn leaf<'a>(&mut self, pass: &mut Pass<'a, '_>, leaf: Value<'a>, rule: usize) {
+        let deid = self.deid;
+        let method = deid.policy.rules()[rule].method;
+        if method == Method::Keep {
             return;
+        }
+        let original = leaf.decoded();
+        let days = match method {
+            Method::ShiftDate => pass.days(deid),
+            _ => 0,
         };
-        let mut encoded = Vec::with_capacity(replacement.len());
-        escape::encode(&replacement, &leaf.delimiters(), &mut encoded);
-        if encoded != leaf.raw() {
-            self.put(leaf, encoded, rule);
+        self.text.clear();
+        if method != Method::Blank {
+            // Method, offset and original: what the replacement depends on.
+            self.key.clear();
+            self.key.push(method as u8);
+            self.key.extend_from_slice(&days.to_le_bytes());
+            self.key.extend_from_slice(&original);
+            match self.remembered.get(self.key.as_slice()) {
+                Some(known) => self.text.extend_from_slice(known),
+                None => {
+                    replace(method, &deid.deriver, &original, days, &mut self.text);
+                    if self.remembered.len() >= REMEMBERED {
+                        self.remembered.clear();
+                    }
+                    let key = self.key.as_slice().into();
+                    self.remembered.insert(key, self.text.as_slice().into());
+                }
+            }
+        }
+        if pass.put(leaf, &self.text, &leaf.delimiters()) {
+            self.report.counts[rule] += 1;
         }
     }
+}
 
-    /// Write `replacement` where `value` lies.
-    fn put(&mut self, value: Value<'a>, replacement: Vec<u8>, rule: usize) {
-        let start = value.raw().as_ptr() as usize - self.message.as_ptr() as usize;
+/// One message's pass: what is copied so far, and the patient's date offset once needed.
+struct Pass<'a, 'o> {
+    message: &'a [u8],
+    parsed: Message<'a>,
+    out: &'o mut Vec<u8>,
+    copied: usize,
+    days: Option<i64>,
+}
+
+impl<'a> Pass<'a, '_> {
+    fn days(&mut self, deid: &Deidentifier) -> i64 {
+        let (parsed, deriver) = (&self.parsed, &deid.deriver);
+        *self
+            .days
+            .get_or_insert_with(|| date_offset(deriver, &parsed.get(&deid.patient).decoded()))
+    }
+
+    /// Write `text` (escapes decoded) where `value` lies, escaped under `delimiters`; whether
+    /// that changed the bytes.
+    fn put(&mut self, value: Value<'a>, text: &[u8], delimiters: &Delimiters) -> bool {
+        let raw = value.raw();
+        let start = raw.as_ptr() as usize - self.message.as_ptr() as usize;
         self.out
             .extend_from_slice(&self.message[self.copied..start]);
-        self.out.extend_from_slice(&replacement);
-        self.copied = start + value.raw().len();
-        self.report.counts[rule] += 1;
+        let from = self.out.len();
+        let plain = !text
+            .iter()
+            .any(|&b| delimiters.is_delimiter(b) || b == b'\r' || b == b'\n');
+        match plain && delimiters.truncation.is_none() {
+            true => self.out.extend_from_slice(text),
+            false => escape::encode(text, delimiters, self.out),
+        }
+        self.copied = start + raw.len();
+        self.out[from..] != *raw
     }
 }
 
@@ -256,6 +317,14 @@ impl fmt::Debug for Deidentifier {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Deidentifier")
             .field("rules", &self.policy.rules().len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for Session<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("remembered", &self.remembered.len())
             .finish_non_exhaustive()
     }
 }

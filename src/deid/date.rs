@@ -3,12 +3,13 @@
 //! date given to the month or year is moved from its middle and written to the same
 //! precision.
 
-/// `value` moved `days` days (negative: earlier); `None` when it is not a date.
-pub(super) fn shift(value: &[u8], days: i64) -> Option<Vec<u8>> {
+/// `value` moved `days` days (negative: earlier), appended to `out`; false (nothing appended)
+/// when it is not a date.
+pub(super) fn shift(value: &[u8], days: i64, out: &mut Vec<u8>) -> bool {
     let digits = value.iter().take_while(|b| b.is_ascii_digit()).count();
     let rest = &value[digits..];
     if !matches!(digits, 4 | 6 | 8 | 10 | 12 | 14) || !rest_is_time(rest) {
-        return None;
+        return false;
     }
     let number = |from: usize, len: usize| -> i64 {
         value[from..from + len]
@@ -19,22 +20,23 @@ pub(super) fn shift(value: &[u8], days: i64) -> Option<Vec<u8>> {
     let month = if digits >= 6 { number(4, 2) } else { 7 };
     let day = if digits >= 8 { number(6, 2) } else { 15 };
     if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
-        return None;
+        return false;
     }
     let (y, m, d) = civil(days_from_civil(year, month, day) + days);
     if !(0..=9999).contains(&y) {
-        return None;
+        return false;
     }
-    let mut out = format!("{y:04}").into_bytes();
+    let digit = |n: i64| b'0' + (n % 10) as u8;
+    out.extend_from_slice(&[digit(y / 1000), digit(y / 100), digit(y / 10), digit(y)]);
     if digits >= 6 {
-        out.extend_from_slice(format!("{m:02}").as_bytes());
+        out.extend_from_slice(&[digit(m / 10), digit(m)]);
     }
     if digits >= 8 {
-        out.extend_from_slice(format!("{d:02}").as_bytes());
+        out.extend_from_slice(&[digit(d / 10), digit(d)]);
     }
     // The time of day and the zone, as they were.
     out.extend_from_slice(&value[digits.min(8)..]);
-    Some(out)
+    true
 }
 
 /// What may follow the date's digits: nothing, fractional seconds, a zone.
@@ -95,7 +97,10 @@ mod tests {
     use proptest::prelude::*;
 
     fn s(value: &str, days: i64) -> Option<String> {
-        shift(value.as_bytes(), days).map(|v| String::from_utf8(v).unwrap())
+        let mut out = Vec::new();
+        let shifted = shift(value.as_bytes(), days, &mut out);
+        assert_eq!(shifted, !out.is_empty());
+        shifted.then(|| String::from_utf8(out).unwrap())
     }
 
     #[test]

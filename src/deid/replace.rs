@@ -14,21 +14,24 @@ pub(super) fn date_offset(deriver: &Deriver, patient: &[u8]) -> i64 {
     -(1 + i64::from(u16::from_le_bytes([d[0], d[1]]) % 365))
 }
 
-/// `text` (escape sequences decoded, not empty) replaced by `method`; `None` to keep it.
+/// `text` (escape sequences decoded, not empty) replaced by `method` (neither keep nor blank),
+/// appended to `out`; `days` is the patient's date offset.
 pub(super) fn replace(
     method: Method,
     deriver: &Deriver,
     text: &[u8],
-    days: impl FnOnce() -> i64,
-) -> Option<Vec<u8>> {
+    days: i64,
+    out: &mut Vec<u8>,
+) {
     match method {
-        Method::Keep => None,
-        Method::Blank => Some(Vec::new()),
-        Method::Hash => Some(same_shape(deriver, text)),
-        Method::Name => Some(name(deriver, text)),
+        Method::Keep | Method::Blank => {}
+        Method::Hash => same_shape(deriver, text, out),
+        Method::Name => name(deriver, text, out),
         // Not a date: it still identifies someone, so it changes shape-wise.
         Method::ShiftDate => {
-            Some(date::shift(text, days()).unwrap_or_else(|| same_shape(deriver, text)))
+            if !date::shift(text, days, out) {
+                same_shape(deriver, text, out);
+            }
         }
     }
 }
@@ -36,10 +39,10 @@ pub(super) fn replace(
 /// A name from the list for a name: the same name whatever the original's case, written in
 /// the original's case (upper, lower or capitalised); an initial stays an initial. A value
 /// without a letter gets one of the same shape.
-fn name(deriver: &Deriver, text: &[u8]) -> Vec<u8> {
+fn name(deriver: &Deriver, text: &[u8], out: &mut Vec<u8>) {
     let letters = text.iter().filter(|b| b.is_ascii_alphabetic()).count();
     if letters == 0 && text.is_ascii() {
-        return same_shape(deriver, text);
+        return same_shape(deriver, text, out);
     }
     let upper = text.to_ascii_uppercase();
     let mut chosen = NAMES[0];
@@ -52,21 +55,21 @@ fn name(deriver: &Deriver, text: &[u8]) -> Vec<u8> {
         }
     }
     let initial = letters == 1 && text.len() <= 2;
-    let mut out: Vec<u8> = match initial {
-        true => chosen.as_bytes()[..1].to_vec(),
-        false => chosen.as_bytes().to_vec(),
-    };
+    let from = out.len();
+    match initial {
+        true => out.push(chosen.as_bytes()[0]),
+        false => out.extend_from_slice(chosen.as_bytes()),
+    }
     if initial && text.ends_with(b".") {
         out.push(b'.');
     }
     let first_upper = text.first().is_some_and(u8::is_ascii_uppercase);
     let any_lower = text.iter().any(u8::is_ascii_lowercase);
     match (first_upper, any_lower) {
-        (false, true) => out.make_ascii_lowercase(),
-        (true, true) => out[1..].make_ascii_lowercase(),
+        (false, true) => out[from..].make_ascii_lowercase(),
+        (true, true) => out[from + 1..].make_ascii_lowercase(),
         _ => {}
     }
-    out
 }
 
 #[cfg(test)]
@@ -76,7 +79,9 @@ mod tests {
 
     fn n(text: &str) -> String {
         let d = Deriver::new(&Key::from_bytes([3; 32]));
-        String::from_utf8(name(&d, text.as_bytes())).unwrap()
+        let mut out = Vec::new();
+        name(&d, text.as_bytes(), &mut out);
+        String::from_utf8(out).unwrap()
     }
 
     #[test]

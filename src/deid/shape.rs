@@ -4,18 +4,17 @@
 
 use super::derive::{Deriver, Domain};
 
-/// The replacement of `text` (escape sequences decoded) under `deriver`.
-pub(super) fn same_shape(deriver: &Deriver, text: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(text.len());
+/// The replacement of `text` (escape sequences decoded) under `deriver`, appended to `out`.
+pub(super) fn same_shape(deriver: &Deriver, text: &[u8], out: &mut Vec<u8>) {
+    let from = out.len();
     for round in 0..=u8::MAX {
-        out.clear();
+        out.truncate(from);
         let mut stream = deriver.stream(deriver.digest(Domain::Shape, round, text));
-        fill(text, &mut || stream.next_byte(), &mut out);
-        if out != text {
+        fill(text, &mut || stream.next_byte(), out);
+        if out[from..] != *text {
             break;
         }
     }
-    out
 }
 
 /// `text` with each letter and digit replaced from `bytes`. UTF-8 text is read by character
@@ -57,7 +56,10 @@ mod tests {
 
     fn shape(text: &str) -> String {
         let d = Deriver::new(&Key::from_bytes([7; 32]));
-        String::from_utf8(same_shape(&d, text.as_bytes())).unwrap()
+        let mut out = b"kept".to_vec();
+        same_shape(&d, text.as_bytes(), &mut out);
+        assert_eq!(&out[..4], b"kept");
+        String::from_utf8(out[4..].to_vec()).unwrap()
     }
 
     #[test]
@@ -106,7 +108,8 @@ mod tests {
         assert!(out[7..].chars().all(|c| c.is_ascii_lowercase()));
         // Latin-1 bytes: one letter each.
         let d = Deriver::new(&Key::from_bytes([7; 32]));
-        let out = same_shape(&d, b"M\xdcLLER");
+        let mut out = Vec::new();
+        same_shape(&d, b"M\xdcLLER", &mut out);
         assert_eq!(out.len(), 6);
         assert!(out.is_ascii());
     }

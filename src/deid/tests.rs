@@ -17,9 +17,9 @@ ZXX|4711235|QUIRKE\r";
 fn deid_with(key: u8, message: &[u8]) -> (Vec<u8>, Report) {
     let deid = Deidentifier::new(&Key::from_bytes([key; 32]), Policy::standard());
     let mut out = Vec::new();
-    let mut report = deid.report();
-    deid.apply(message, &mut out, &mut report);
-    (out, report)
+    let mut session = deid.session();
+    session.apply(message, &mut out);
+    (out, session.report().clone())
 }
 
 fn get(message: &[u8], path: &str) -> String {
@@ -111,8 +111,9 @@ fn a_site_policy_adds_removes_and_blanks() {
     .unwrap();
     let deid = Deidentifier::new(&Key::from_bytes([1; 32]), Policy::from_raw(raw).unwrap());
     let mut out = Vec::new();
-    let mut report = deid.report();
-    deid.apply(ADT, &mut out, &mut report);
+    let mut session = deid.session();
+    session.apply(ADT, &mut out);
+    let report = session.report();
     assert_ne!(get(&out, "ZXX-2"), "QUIRKE");
     assert_eq!(get(&out, "PID-7"), "19800512");
     assert_eq!(get(&out, "PID-13"), "");

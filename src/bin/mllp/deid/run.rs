@@ -8,7 +8,7 @@ use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
 use crate::sources::{self, Kind, Source};
 use crate::stdout::Out;
-use mllp::deid::{Deidentifier, Key, KeyError, Policy, RawPolicy, Report};
+use mllp::deid::{Deidentifier, Key, KeyError, Policy, RawPolicy, Session};
 use mllp::hl7::Filters;
 use mllp::input::SplitOptions;
 use std::collections::HashSet;
@@ -88,18 +88,19 @@ pub fn run(args: DeidArgs, diag: &Diag) -> anyhow::Result<Exit> {
         filters: args.filters.clone(),
         charset: None,
     };
-    let mut report = deid.report();
-    let mut done = Done::default();
     let mut job = Job {
-        deid: &deid,
+        session: deid.session(),
         filters: &filters,
-        report: &mut report,
-        done: &mut done,
+        done: Done::default(),
         buf: Vec::new(),
     };
     for source in &sources {
         if let Err(e) = job.source(source, &mut output) {
-            render::report(diag, &done, &report);
+            // The reader left (`| head`): end quietly, as every command does.
+            if crate::stdout::is_closed() {
+                return Ok(Exit::Usage);
+            }
+            render::report(diag, &job.done, job.session.report());
             return usage(&e);
         }
     }
@@ -108,16 +109,15 @@ pub fn run(args: DeidArgs, diag: &Diag) -> anyhow::Result<Exit> {
             return Ok(Exit::Usage);
         }
     }
-    render::report(diag, &done, &report);
+    render::report(diag, &job.done, job.session.report());
     Ok(Exit::Success)
 }
 
 /// One run's work, source by source.
 struct Job<'a> {
-    deid: &'a Deidentifier,
+    session: Session<'a>,
     filters: &'a Filters,
-    report: &'a mut Report,
-    done: &'a mut Done,
+    done: Done,
     buf: Vec<u8>,
 }
 
@@ -146,8 +146,7 @@ impl Job<'_> {
                 continue;
             }
             self.buf.clear();
-            self.deid
-                .apply(&message.payload, &mut self.buf, self.report);
+            self.session.apply(&message.payload, &mut self.buf);
             let written = match (&mut file, &mut *output) {
                 (Some(file), _) => file
                     .write(&self.buf)

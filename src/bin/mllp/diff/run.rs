@@ -61,6 +61,10 @@ pub fn run(args: DiffArgs, diag: &Diag) -> anyhow::Result<Exit> {
         true => Exit::Success,
         false => Exit::Negative,
     };
+    // The reader left (`| head`) after a finding: the counts would be partial.
+    if crate::stdout::is_closed() {
+        return Ok(Exit::Negative);
+    }
     findings.finish(&summary, exit.code(), diag);
     Ok(exit)
 }
