@@ -16,6 +16,9 @@ _mllp() {
             ",$1")
                 cmd="mllp"
                 ;;
+            mllp,check)
+                cmd="mllp__subcmd__check"
+                ;;
             mllp,completions)
                 cmd="mllp__subcmd__completions"
                 ;;
@@ -43,8 +46,14 @@ _mllp() {
             mllp,send)
                 cmd="mllp__subcmd__send"
                 ;;
+            mllp,show)
+                cmd="mllp__subcmd__show"
+                ;;
             mllp,soak)
                 cmd="mllp__subcmd__soak"
+                ;;
+            mllp__subcmd__help,check)
+                cmd="mllp__subcmd__help__subcmd__check"
                 ;;
             mllp__subcmd__help,completions)
                 cmd="mllp__subcmd__help__subcmd__completions"
@@ -73,6 +82,9 @@ _mllp() {
             mllp__subcmd__help,send)
                 cmd="mllp__subcmd__help__subcmd__send"
                 ;;
+            mllp__subcmd__help,show)
+                cmd="mllp__subcmd__help__subcmd__show"
+                ;;
             mllp__subcmd__help,soak)
                 cmd="mllp__subcmd__help__subcmd__soak"
                 ;;
@@ -83,12 +95,54 @@ _mllp() {
 
     case "${cmd}" in
         mllp)
-            opts="-v -q -h -V --verbose --quiet --color --log-format --help --version send listen relay probe soak diff deid completions man help"
+            opts="-v -q -h -V --verbose --quiet --color --log-format --help --version send listen relay probe soak show check diff deid completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mllp__subcmd__check)
+            opts="-r -v -q -h -V --recursive --from-db --postgres --where --charset --profile --json --verbose --quiet --color --log-format --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --from-db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --postgres)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --where)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --charset)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -211,8 +265,22 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__help)
-            opts="send listen relay probe soak diff deid completions man help"
+            opts="send listen relay probe soak show check diff deid completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mllp__subcmd__help__subcmd__check)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -337,6 +405,20 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__help__subcmd__send)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mllp__subcmd__help__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -789,7 +871,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__send)
-            opts="-r -v -q -h -V --recursive --raw --batch --stream --max-frame-size --fresh-control-ids --max-input --from-db --since --until --type --control-id --pace --speed --dry-run --host --port --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --no-reconnect --max-retries --give-up-after --backoff-initial --backoff-max --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --correlate --window --window-bytes --no-pipeline --connections --order-key --rate --timeout --at-least-once --max-resends --json --print-ack --failed-out --progress --events --verbose --quiet --color --log-format --help --version"
+            opts="-r -v -q -h -V --recursive --raw --batch --stream --max-frame-size --fresh-control-ids --max-input --from-db --since --until --type --control-id --pace --speed --where --check-hl7 --dry-run --host --port --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --no-reconnect --max-retries --give-up-after --backoff-initial --backoff-max --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --correlate --window --window-bytes --no-pipeline --connections --order-key --rate --timeout --at-least-once --max-resends --json --print-ack --failed-out --progress --events --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -828,6 +910,10 @@ _mllp() {
                     return 0
                     ;;
                 --speed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --where)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -941,6 +1027,48 @@ _mllp() {
                     ;;
                 --progress)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mllp__subcmd__show)
+            opts="-r -v -q -h -V --recursive --from-db --postgres --where --charset --get --json --raw --verbose --quiet --color --log-format --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --from-db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --postgres)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --where)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --charset)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --get)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)

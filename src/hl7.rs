@@ -29,13 +29,12 @@ mod header;
 mod lookup;
 pub(crate) mod mask;
 mod message;
-pub(crate) mod msh_read;
 mod path;
 mod segments;
 mod shape;
 mod value;
 
-pub use ack_read::{ack_reply, scan_ack, segment_field, AckView};
+pub use ack_read::{ack_reply, scan_ack, AckView};
 pub use charset::{Charset, Text, UnknownCharset};
 pub use delimiters::Delimiters;
 pub use filter::{Filter, FilterError, Filters};

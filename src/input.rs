@@ -6,7 +6,8 @@
 //!   validation pass over all of them that indexes each file's messages, then the messages for
 //!   sending, taken from where the index says.
 //! - [`ControlIds`]: the messages' MSH-10 as given (an empty one refused) or fresh ones.
-//! - [`read_store`]: the messages of a receiver's or relay's SQLite store, filtered, for replay.
+//! - [`read_store`]: the messages of a receiver's or relay's SQLite store, filtered, for replay;
+//!   [`PostgresRows`] those of a `listen --postgres` store.
 
 mod collect;
 mod control_id;
@@ -16,6 +17,8 @@ mod idle;
 mod index;
 mod message;
 mod natural;
+#[cfg(all(feature = "postgres", feature = "sqlite"))]
+mod pg_store;
 mod reader;
 mod set;
 mod split;
@@ -28,6 +31,8 @@ pub use error::InputError;
 pub use idle::STREAM_IDLE;
 pub use message::{Message, SplitOptions, DEFAULT_MAX_MESSAGE};
 pub use natural::natural_cmp;
+#[cfg(all(feature = "postgres", feature = "sqlite"))]
+pub use pg_store::PostgresRows;
 pub use set::{InputOptions, InputSet, Messages, Summary, DEFAULT_MAX_INPUT};
 pub use split::Splitter;
 #[cfg(feature = "sqlite")]

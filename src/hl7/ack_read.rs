@@ -1,12 +1,7 @@
 //! What an acknowledgement says: MSA-1, MSA-2, MSA-3 and ERR-3, under the ACK's own delimiters.
 
 use super::mask;
-use super::{segments, Delimiters};
-
-/// Field `n` of a non-header segment (the segment name is field 0), split on `field_separator`.
-pub fn segment_field(segment: &[u8], field_separator: u8, n: usize) -> Option<&[u8]> {
-    segment.split(|&b| b == field_separator).nth(n)
-}
+use super::{Message, Segment};
 
 /// What an ACK says: MSA-1, MSA-2, MSA-3 under the ACK's own field separator, and ERR-3's code if present.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,40 +16,39 @@ pub struct AckView<'a> {
     pub error_code: Option<&'a [u8]>,
 }
 
-/// The delimiters of the first MSH, the first MSA and (with `want_err`) the first ERR of an
-/// acknowledgement, reading no further than needed to find them.
-fn ack_segments(
-    payload: &[u8],
-    want_err: bool,
-) -> (Option<Delimiters>, Option<&[u8]>, Option<&[u8]>) {
-    let mut delimiters = None;
+/// The first MSA and (with `want_err`) the first ERR of an acknowledgement, as the reader finds
+/// them, reading no further than needed; `None` without an MSH or an MSA.
+fn ack_segments(payload: &[u8], want_err: bool) -> Option<(Segment<'_>, Option<Segment<'_>>)> {
+    let mut msh = false;
     let mut msa = None;
     let mut err = None;
-    for (_, segment) in segments(payload) {
-        if delimiters.is_none() && segment.starts_with(b"MSH") {
-            delimiters = Some(Delimiters::of_header(segment));
-        } else if msa.is_none() && segment.starts_with(b"MSA") {
-            msa = Some(segment);
-        } else if want_err && err.is_none() && segment.starts_with(b"ERR") {
-            err = Some(segment);
+    for segment in Message::new(payload).segments() {
+        match segment.name() {
+            b"MSH" => msh = true,
+            b"MSA" if msa.is_none() => msa = Some(segment),
+            b"ERR" if want_err && err.is_none() => err = Some(segment),
+            _ => {}
         }
-        if delimiters.is_some() && msa.is_some() && (err.is_some() || !want_err) {
+        if msh && msa.is_some() && (err.is_some() || !want_err) {
             break;
         }
     }
-    (delimiters, msa, err)
+    if !msh {
+        return None;
+    }
+    Some((msa?, err))
 }
 
 /// Read MSA of an acknowledgement payload; `None` when there is no MSH or no MSA.
 /// Only the first MSA (and first ERR) is read.
 pub fn scan_ack(payload: &[u8]) -> Option<AckView<'_>> {
-    let (delimiters, msa, err) = ack_segments(payload, true);
-    let delimiters = delimiters?;
-    let msa = msa?;
-    let field = |n| segment_field(msa, delimiters.field, n);
+    let (msa, err) = ack_segments(payload, true)?;
+    let field = |n| msa.field(n).map(|v| v.raw());
     let error_code = err
-        .and_then(|e| segment_field(e, delimiters.field, 3))
-        .and_then(|f| f.split(|&b| b == delimiters.component).next())
+        .and_then(|e| e.field(3))
+        .and_then(|f| f.repetition(1))
+        .and_then(|r| r.component(1))
+        .map(|c| c.raw())
         .filter(|c| !c.is_empty());
     Some(AckView {
         code: field(1).unwrap_or_default(),
@@ -70,12 +64,9 @@ pub fn ack_reply(payload: &[u8]) -> Option<(&[u8], &[u8])> {
     if let Some(reply) = ack_reply_in_place(payload) {
         return Some(reply);
     }
-    let (delimiters, msa, _) = ack_segments(payload, false);
-    let separator = delimiters?.field;
-    let mut fields = msa?.split(|&b| b == separator).skip(1);
-    let code = fields.next().unwrap_or_default();
-    let control_id = fields.next().unwrap_or_default();
-    Some((code, control_id))
+    let (msa, _) = ack_segments(payload, false)?;
+    let field = |n| msa.field(n).map(|v| v.raw()).unwrap_or_default();
+    Some((field(1), field(2)))
 }
 
 /// [`ack_reply`] of the usual ACK, MSA right behind MSH, read in one pass over the payload
@@ -141,7 +132,7 @@ fn ack_reply_in_place(payload: &[u8]) -> Option<(&[u8], &[u8])> {
         return None;
     }
     let [header_end] = find::<1>(payload, 3, b'\r', b'\n', b'\n');
-    // A bare `MSH` declares nothing: the default separator, as `Delimiters::of_header` reads it.
+    // A bare `MSH` declares nothing: the default separator, as the reader takes it.
     let separator = if header_end > 3 { payload[3] } else { b'|' };
     let mut at = header_end;
     while at < payload.len() && matches!(payload[at], b'\r' | b'\n') {
@@ -150,11 +141,16 @@ fn ack_reply_in_place(payload: &[u8]) -> Option<(&[u8], &[u8])> {
     if !payload[at..].starts_with(b"MSA") {
         return None;
     }
-    // A separator among `MSA`'s own letters would split the segment's name: the general reader.
-    if matches!(separator, b'M' | b'S' | b'A') {
+    // A separator among `MSA`'s own letters would split the segment's name, and a name that
+    // goes on past `MSA` is another segment's: the general reader.
+    if matches!(separator, b'M' | b'S' | b'A')
+        || payload
+            .get(at + 3)
+            .is_some_and(|&b| b != separator && b != b'\r' && b != b'\n')
+    {
         return None;
     }
-    // Fields 1 and 2 of the MSA segment, split as `segment_field` splits it; the segment ends
+    // Fields 1 and 2 of the MSA segment, split as the reader splits them; the segment ends
     // at the first CR or LF, so each field ends at the first separator, CR or LF after the
     // one before, and only a separator there lets another field follow.
     let ends = find::<3>(payload, at + 3, separator, b'\r', b'\n');

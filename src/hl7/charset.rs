@@ -233,6 +233,11 @@ impl<'a> Text<'a> {
         &self.text
     }
 
+    /// The text, borrowed where it could be.
+    pub fn into_cow(self) -> Cow<'a, str> {
+        self.text
+    }
+
     /// The text, owned.
     pub fn into_string(self) -> String {
         self.text.into_owned()

@@ -1,6 +1,7 @@
 //! The values a [`Path`] names in a [`Message`]: the segment occurrences it selects, then the
 //! field, the repetitions it selects, the component and subcomponent.
 
+use super::message::is_header_name;
 use super::segments::Segments;
 use super::{Delimiters, Message, Occurrence, Parts, Path, Segment, Value};
 use std::fmt;
@@ -44,11 +45,15 @@ impl<'a, 'p> Values<'a, 'p> {
         }
     }
 
-    /// The next segment of the path's name.
+    /// The next segment of the path's name, under the delimiters of the header before it.
     fn next_named(&mut self) -> Option<Segment<'a>> {
         let name = self.path.segment();
-        let d = self.delimiters;
+        let delimiters = &mut self.delimiters;
         self.segments.by_ref().find_map(|(offset, bytes)| {
+            if is_header_name(bytes) && bytes.len() > 3 {
+                *delimiters = Delimiters::of_header(bytes);
+            }
+            let d = *delimiters;
             // The name ends at a field separator or the segment's end (`PIDX|` is no PID).
             let named = bytes.get(..3) == Some(&name[..])
                 && bytes

@@ -8,9 +8,9 @@ use std::fmt;
 /// segment and field is what the notation makes of them. `Debug` shows the length, never the
 /// bytes.
 ///
-/// Segments end at CR or LF (so at CRLF too); blank lines between them are no segments. The
-/// delimiters are those the first header segment (MSH, or FHS or BHS before it) declares, the
-/// defaults when there is none.
+/// Segments end at CR or LF (so at CRLF too); blank lines between them are no segments. Each
+/// segment is read under the delimiters the header segment (MSH, FHS or BHS) before it
+/// declares: the first one's for any segment before it, the defaults when there is none.
 ///
 /// ```
 /// use mllp::hl7::{Message, Path};
@@ -52,18 +52,24 @@ impl<'a> Message<'a> {
         self.bytes
     }
 
-    /// The delimiters the message is read under.
+    /// The delimiters its first header segment declares.
     pub fn delimiters(&self) -> Delimiters {
         self.delimiters
     }
 
-    /// The segments, in order.
+    /// The segments, in order, each under the delimiters of the header segment before it (the
+    /// messages of a batch may each declare their own).
     pub fn segments(&self) -> impl Iterator<Item = Segment<'a>> + 'a {
-        let delimiters = self.delimiters;
-        segments(self.bytes).map(move |(offset, bytes)| Segment {
-            bytes,
-            offset,
-            delimiters,
+        let mut delimiters = self.delimiters;
+        segments(self.bytes).map(move |(offset, bytes)| {
+            if is_header_name(bytes) && bytes.len() > 3 {
+                delimiters = Delimiters::of_header(bytes);
+            }
+            Segment {
+                bytes,
+                offset,
+                delimiters,
+            }
         })
     }
 
@@ -98,7 +104,7 @@ impl fmt::Debug for Message<'_> {
 }
 
 /// A header segment's name: MSH, FHS or BHS, whose MSH-1 and MSH-2 declare the delimiters.
-fn is_header_name(segment: &[u8]) -> bool {
+pub(super) fn is_header_name(segment: &[u8]) -> bool {
     matches!(segment.get(..3), Some(b"MSH" | b"FHS" | b"BHS"))
 }
 
@@ -115,6 +121,12 @@ impl<'a> Segment<'a> {
     /// A segment read on its own (its terminator left off), under `delimiters`.
     pub fn new(bytes: &'a [u8], delimiters: Delimiters) -> Segment<'a> {
         Segment::at(bytes, 0, delimiters)
+    }
+
+    /// A header segment read on its own (MSH, FHS or BHS, its terminator left off), under the
+    /// delimiters it declares.
+    pub fn header(bytes: &'a [u8]) -> Segment<'a> {
+        Segment::new(bytes, Delimiters::of_header(bytes))
     }
 
     pub(super) fn at(bytes: &'a [u8], offset: usize, delimiters: Delimiters) -> Segment<'a> {
@@ -177,8 +189,7 @@ impl<'a> Segment<'a> {
         } else {
             (1, false)
         };
-        let mut parts = rest.split(|&b| b == d.field);
-        let raw = parts.nth(n - first)?;
+        let raw = nth_piece(rest, d.field, n - first)?;
         Some(if literal_first && n == 2 {
             Value::literal(raw, d)
         } else {
@@ -213,6 +224,19 @@ impl<'a> Segment<'a> {
         });
         separator.into_iter().chain(numbered)
     }
+}
+
+/// Piece `k` (from 0) of `bytes` split at `separator`, as `split(..).nth(k)` gives it; the
+/// separators found by `memchr` rather than a byte at a time.
+#[inline]
+pub(super) fn nth_piece(bytes: &[u8], separator: u8, k: usize) -> Option<&[u8]> {
+    let mut start = 0;
+    let mut ends = memchr::memchr_iter(separator, bytes);
+    for _ in 0..k {
+        start = ends.next()? + 1;
+    }
+    let end = ends.next().unwrap_or(bytes.len());
+    Some(&bytes[start..end])
 }
 
 impl fmt::Debug for Segment<'_> {

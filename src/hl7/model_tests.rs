@@ -16,8 +16,14 @@ fn is_header(segment: &[u8]) -> bool {
     segment.len() > 3 && [&b"MSH"[..], b"FHS", b"BHS"].contains(&&segment[..3])
 }
 
+/// Field, component, repetition and subcomponent separators.
+type Seps = (u8, u8, u8, u8);
+
+/// A segment's fields (index 0 its name) and the separators it is read under.
+type Read = (Vec<Vec<u8>>, Seps);
+
 /// Separators from the first header segment: MSH-1, then MSH-2's characters in order.
-fn model_delimiters(payload: &[u8]) -> (u8, u8, u8, u8) {
+fn model_delimiters(payload: &[u8]) -> Seps {
     let Some(header) = model_segments(payload)
         .into_iter()
         .find(|s| s.starts_with(b"MSH") || is_header(s))
@@ -52,22 +58,37 @@ fn pieces(value: &[u8], separator: u8) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// Each segment with the delimiters it is read under: the last header segment's at or before
+/// it, the first header's before any.
+fn model_read(payload: &[u8]) -> Vec<(&[u8], Seps)> {
+    let mut current = model_delimiters(payload);
+    model_segments(payload)
+        .into_iter()
+        .map(|s| {
+            if is_header(s) {
+                current = model_delimiters(s);
+            }
+            (s, current)
+        })
+        .collect()
+}
+
 /// What the path names, by the model.
 fn model_values(payload: &[u8], path: &Path) -> Vec<Vec<u8>> {
-    let (field, component, repetition, subcomponent) = model_delimiters(payload);
-    let named: Vec<Vec<Vec<u8>>> = model_segments(payload)
+    let named: Vec<Read> = model_read(payload)
         .into_iter()
-        .map(|s| model_fields(s, field))
-        .filter(|fields| fields[0] == path.segment())
+        .map(|(s, d)| (model_fields(s, d.0), d))
+        .filter(|(fields, _)| fields[0] == path.segment())
         .collect();
-    let chosen: Vec<&Vec<Vec<u8>>> = match path.occurrence() {
+    let chosen: Vec<&Read> = match path.occurrence() {
         Occurrence::Every => named.iter().collect(),
         Occurrence::Nth(n) => named.get(n - 1).into_iter().collect(),
     };
     let header = matches!(path.segment(), b"MSH" | b"FHS" | b"BHS");
     let literal = header && path.field() <= 2;
     let mut out = Vec::new();
-    for fields in chosen {
+    for (fields, (_, component, repetition, subcomponent)) in chosen {
+        let (component, repetition, subcomponent) = (*component, *repetition, *subcomponent);
         let Some(value) = fields.get(path.field()) else {
             if path.repetition() != Occurrence::Every {
                 out.push(Vec::new());
@@ -220,8 +241,7 @@ proptest! {
     #[test]
     fn fields_are_the_models(payload in message()) {
         let message = Message::new(&payload);
-        let (field, ..) = model_delimiters(&payload);
-        let model: Vec<Vec<Vec<u8>>> = model_segments(&payload).into_iter().map(|s| model_fields(s, field)).collect();
+        let model: Vec<Vec<Vec<u8>>> = model_read(&payload).into_iter().map(|(s, d)| model_fields(s, d.0)).collect();
         let segments: Vec<Segment<'_>> = message.segments().collect();
         prop_assert_eq!(segments.len(), model.len());
         for (segment, fields) in segments.iter().zip(&model) {

@@ -23,7 +23,7 @@ pub enum Occurrence {
 /// `MSH-9.2.1` (a subcomponent).
 ///
 /// Written back by `Display` as it was given.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Path {
     segment: [u8; 3],
     occurrence: Option<Occurrence>,
@@ -62,6 +62,15 @@ impl Path {
     /// The subcomponent number, from 1; `None` for the whole component.
     pub fn subcomponent(&self) -> Option<usize> {
         self.subcomponent
+    }
+
+    /// The first value the path names in `payload`, as written; `None` when the segment is not
+    /// there (an absent field or component is the empty value).
+    pub fn value<'a>(&self, payload: &'a [u8]) -> Option<&'a [u8]> {
+        super::Message::new(payload)
+            .values(self)
+            .next()
+            .map(|v| v.raw())
     }
 
     /// The path can name more than one value (it says `*`).

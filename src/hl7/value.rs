@@ -99,19 +99,29 @@ impl<'a> Value<'a> {
         self.parts(self.delimiters.subcomponent)
     }
 
+    /// Part `n` (from 1) split at `separator`; `None` when there are fewer.
+    fn part(&self, separator: u8, n: usize) -> Option<Value<'a>> {
+        let k = n.checked_sub(1)?;
+        let raw = match self.literal {
+            true => (k == 0).then_some(self.raw)?,
+            false => super::message::nth_piece(self.raw, separator, k)?,
+        };
+        Some(Value { raw, ..*self })
+    }
+
     /// Repetition `n` (from 1); `None` when there are fewer.
     pub fn repetition(&self, n: usize) -> Option<Value<'a>> {
-        self.repetitions().nth(n.checked_sub(1)?)
+        self.part(self.delimiters.repetition, n)
     }
 
     /// Component `n` (from 1); `None` when there are fewer.
     pub fn component(&self, n: usize) -> Option<Value<'a>> {
-        self.components().nth(n.checked_sub(1)?)
+        self.part(self.delimiters.component, n)
     }
 
     /// Subcomponent `n` (from 1); `None` when there are fewer.
     pub fn subcomponent(&self, n: usize) -> Option<Value<'a>> {
-        self.subcomponents().nth(n.checked_sub(1)?)
+        self.part(self.delimiters.subcomponent, n)
     }
 }
 

@@ -28,6 +28,8 @@ pub struct StoreFilter {
     pub message_type: Option<String>,
     /// Only messages whose MSH-10 is exactly this.
     pub control_id: Option<String>,
+    /// Only messages these admit; the others are counted ([`StoreRows::filtered`]).
+    pub select: crate::hl7::Filters,
 }
 
 /// One stored message and when it arrived.
@@ -67,6 +69,8 @@ pub struct StoreRows {
     after: i64,
     page: VecDeque<Stored>,
     done: bool,
+    /// Rows the filter's `select` left out so far.
+    filtered: u64,
 }
 
 impl std::fmt::Debug for StoreRows {
@@ -123,7 +127,13 @@ impl StoreRows {
             after: i64::MIN,
             page: VecDeque::new(),
             done: false,
+            filtered: 0,
         })
+    }
+
+    /// Rows the filter's `select` left out so far.
+    pub fn filtered(&self) -> u64 {
+        self.filtered
     }
 
     /// Rows read from the file and not yet handed out.
@@ -189,6 +199,10 @@ impl StoreRows {
                 .filter
                 .admits(received_at, control_id.as_deref(), message_type.as_deref())
             {
+                continue;
+            }
+            if !self.filter.select.admits(&payload) {
+                self.filtered += 1;
                 continue;
             }
             self.page.push_back(Stored {

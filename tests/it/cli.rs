@@ -32,6 +32,8 @@ fn help_lists_every_subcommand() {
         "relay",
         "probe",
         "soak",
+        "show",
+        "check",
         "diff",
         "deid",
         "completions",
@@ -78,6 +80,8 @@ fn man_pages_are_current() {
         "mllp-relay.1",
         "mllp-probe.1",
         "mllp-soak.1",
+        "mllp-show.1",
+        "mllp-check.1",
         "mllp-diff.1",
         "mllp-deid.1",
     ] {
@@ -218,6 +222,8 @@ fn short_help_is_one_line_per_flag_with_one_placeholder_style() {
         "FIELD",
         "URL",
         "CIDR",
+        "PATH",
+        "FILTER",
     ];
     for sub in [
         "send",
@@ -225,6 +231,8 @@ fn short_help_is_one_line_per_flag_with_one_placeholder_style() {
         "relay",
         "probe",
         "soak",
+        "show",
+        "check",
         "man",
         "completions",
     ] {
@@ -267,6 +275,8 @@ fn man_pages_have_the_usual_sections() {
         "mllp-relay.1",
         "mllp-probe.1",
         "mllp-soak.1",
+        "mllp-show.1",
+        "mllp-check.1",
         "mllp-diff.1",
         "mllp-deid.1",
     ] {

@@ -2,6 +2,7 @@
 
 mod support;
 
+mod check;
 mod cli;
 mod client;
 mod closed_stdout;

@@ -2,12 +2,14 @@
 //! code in one place. Stdout is written only through `stdout` (a closed pipe is no panic).
 #![deny(clippy::print_stdout)]
 
+mod check;
 mod cli;
 mod deid;
 mod diag;
 mod diff;
 mod exit;
 mod generate;
+mod inspect;
 mod listen;
 mod manual;
 mod netargs;
@@ -16,6 +18,7 @@ mod probe;
 mod prometheus;
 mod relay;
 mod send;
+mod show;
 mod soak;
 mod sources;
 mod stdout;
@@ -71,6 +74,8 @@ fn run(mut cli: cli::Cli) -> anyhow::Result<exit::Exit> {
         cli::Command::Probe(args) => probe::run(*args, &diag),
         cli::Command::Relay(args) => relay::run(*args, &diag),
         cli::Command::Soak(args) => soak::run(*args, &diag),
+        cli::Command::Show(args) => show::run(*args, &diag),
+        cli::Command::Check(args) => check::run(*args, &diag),
         cli::Command::Diff(args) => diff::run(*args, &diag),
         cli::Command::Deid(args) => deid::run(*args, &diag),
         cli::Command::Completions(args) => generate::completions(args),

@@ -2,6 +2,7 @@
 //! files, one module per command. `--help` shows the examples and exit codes after the flags;
 //! the man pages give every part its own section (see `generate`).
 
+mod check;
 mod deid;
 mod diff;
 mod generated;
@@ -9,8 +10,10 @@ mod listen;
 mod probe;
 mod relay;
 mod send;
+mod show;
 mod soak;
 
+pub use check::CHECK;
 pub use deid::DEID;
 pub use diff::DIFF;
 pub use generated::{COMPLETIONS, MAN};
@@ -18,6 +21,7 @@ pub use listen::LISTEN;
 pub use probe::PROBE;
 pub use relay::RELAY;
 pub use send::SEND;
+pub use show::SHOW;
 pub use soak::SOAK;
 
 /// One command's manual. Text is plain: paragraphs separated by a blank line, and lines that
