@@ -69,6 +69,8 @@ fn write_side(path: &Path, first: usize, messages: usize, vary: bool, gaps: bool
 }
 
 /// Wall time, CPU time (user and system) and peak RSS in MiB of one child, stdout discarded.
+// The child is reaped by wait4, which also gives its resource usage.
+#[allow(clippy::zombie_processes)]
 fn measure(program: &str, args: &[OsString]) -> (Duration, Duration, f64, i32) {
     let started = Instant::now();
     let child = Command::new(program)

@@ -32,4 +32,6 @@ pub use key::{readable_by_others, Key, KeyError, KEY_BYTES};
 pub use policy::{Method, Policy, PolicyError, RawPolicy, RawRule, Rule, When};
 
 #[cfg(test)]
+mod model_tests;
+#[cfg(test)]
 mod tests;

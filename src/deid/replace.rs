@@ -45,16 +45,21 @@ fn name(deriver: &Deriver, text: &[u8], out: &mut Vec<u8>) {
         return same_shape(deriver, text, out);
     }
     let upper = text.to_ascii_uppercase();
+    let initial = letters == 1 && text.len() <= 2;
+    // Never the original: for an initial, never its letter.
+    let same = |chosen: &str| match initial {
+        true => upper.iter().find(|b| b.is_ascii_alphabetic()) == chosen.as_bytes().first(),
+        false => chosen.as_bytes() == upper.as_slice(),
+    };
     let mut chosen = NAMES[0];
     for round in 0..=u8::MAX {
         let d = deriver.digest(Domain::Name, round, &upper);
         let at = u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]]);
         chosen = NAMES[(at % NAMES.len() as u64) as usize];
-        if chosen.as_bytes() != upper.as_slice() {
+        if !same(chosen) {
             break;
         }
     }
-    let initial = letters == 1 && text.len() <= 2;
     let from = out.len();
     match initial {
         true => out.push(chosen.as_bytes()[0]),
@@ -97,6 +102,25 @@ mod tests {
         assert!(n("4711").bytes().all(|b| b.is_ascii_digit()));
         for listed in NAMES.iter().take(40) {
             assert_ne!(n(listed), *listed);
+        }
+    }
+
+    #[test]
+    fn an_initial_is_never_its_own_letter() {
+        for key in 0..16 {
+            let d = Deriver::new(&Key::from_bytes([key; 32]));
+            for letter in b'A'..=b'Z' {
+                for text in [
+                    vec![letter],
+                    vec![letter, b'.'],
+                    vec![letter.to_ascii_lowercase()],
+                ] {
+                    let mut out = Vec::new();
+                    name(&d, &text, &mut out);
+                    assert_eq!(out.len(), text.len());
+                    assert!(!out[0].eq_ignore_ascii_case(&letter), "{text:?} -> {out:?}");
+                }
+            }
         }
     }
 
