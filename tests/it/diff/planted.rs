@@ -286,6 +286,29 @@ fn no_values_for_logs_and_usage_errors_named() {
         assert!(!run.stdout.contains(MARKER), "{}", run.stdout);
         assert!(run.stdout.contains("PID-5"), "{}", run.stdout);
     }
+    // A key of patient values (an MRN) is a value too: under --no-values only the header's
+    // control ID and type are shown of a key.
+    let keyed = |id: &str, name: &str| {
+        format!("MSH|^~\\&|A|B|||20240101||ADT^A08|C{id}|P|2.5\rPID|1||{MARKER}{id}||{name}\r")
+    };
+    let (ka, kb) = (dir.path().join("ka.hl7"), dir.path().join("kb.hl7"));
+    std::fs::write(&ka, keyed("1", "DOE") + &keyed("2", "ROE")).unwrap();
+    std::fs::write(&kb, keyed("1", "POE")).unwrap();
+    for json in [false, true] {
+        let mut args = vec![ka.as_os_str(), kb.as_os_str(), s("--no-values")];
+        args.extend([s("--key"), s("PID-3.1"), s("--key"), s("MSH-9")]);
+        if json {
+            args.push(s("--json"));
+        }
+        let run = diff(&args);
+        assert_eq!(run.code, 1, "{}", run.stderr);
+        for out in [&run.stdout, &run.stderr] {
+            assert!(!out.contains(MARKER), "{out}");
+        }
+        assert!(run.stdout.contains("ADT^A08"), "{}", run.stdout);
+        assert!(run.stdout.contains("PID-3.1"), "{}", run.stdout);
+        assert_eq!(run.stdout.lines().count(), 3, "{}", run.stdout);
+    }
     for (args, says) in [
         (
             vec![fa.as_os_str(), fb.as_os_str(), s("--key"), s("PID-x")],

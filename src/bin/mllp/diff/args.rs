@@ -48,6 +48,8 @@ pub struct DiffArgs {
     #[arg(long, help_heading = heading::OUTPUT)]
     pub json: bool,
     /// Say where pairs differ, without the values (for logs).
+    ///
+    /// Keys too: MSH-9 and MSH-10 are shown, any other key path (PID-3.1) without its value.
     #[arg(long, help_heading = heading::OUTPUT)]
     pub no_values: bool,
 }

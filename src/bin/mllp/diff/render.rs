@@ -4,6 +4,7 @@
 use crate::output::diff::{DiffSummary, DifferenceRecord, FindingRecord, KeyRecord, SummaryEvent};
 use crate::stdout::Out;
 use mllp::diff::{Event, Key, Side, Summary};
+use mllp::hl7::Path;
 use std::io::{BufWriter, Write};
 
 /// Writes the findings of one run.
@@ -12,6 +13,9 @@ pub struct Findings {
     json: bool,
     values: bool,
     key_paths: Vec<String>,
+    /// Per key path: its value shown even under `--no-values` (the header's type and control
+    /// ID, which every command shows; any other key is patient data).
+    key_shown: Vec<bool>,
 }
 
 fn side_name(side: Side) -> &'static str {
@@ -34,24 +38,41 @@ fn shown(value: &str) -> String {
 }
 
 impl Findings {
-    pub fn new(json: bool, values: bool, key_paths: Vec<String>) -> Findings {
+    pub fn new(json: bool, values: bool, key_paths: &[Path]) -> Findings {
         Findings {
             out: BufWriter::with_capacity(64 * 1024, Out),
             json,
             values,
-            key_paths,
+            key_paths: key_paths.iter().map(Path::to_string).collect(),
+            key_shown: key_paths
+                .iter()
+                .map(|p| values || (p.segment() == b"MSH" && matches!(p.field(), 9 | 10)))
+                .collect(),
         }
     }
 
+    /// The key's values, each `None` where it is not to be shown.
+    fn key_values(&self, key: &Key) -> Vec<Option<String>> {
+        let shown = self.key_shown.iter();
+        key.values()
+            .into_iter()
+            .zip(shown)
+            .map(|(v, &shown)| shown.then_some(v))
+            .collect()
+    }
+
     fn key_text(&self, key: &Key) -> String {
-        let values = key.values();
+        let values = self.key_values(key);
         match values.as_slice() {
-            [one] => shown(one),
+            [Some(one)] => shown(one),
             _ => self
                 .key_paths
                 .iter()
                 .zip(&values)
-                .map(|(p, v)| format!("{p}={}", shown(v)))
+                .map(|(p, v)| match v {
+                    Some(v) => format!("{p}={}", shown(v)),
+                    None => p.clone(),
+                })
                 .collect::<Vec<_>>()
                 .join(" "),
         }
@@ -60,7 +81,7 @@ impl Findings {
     fn key_record(&self, key: &Key) -> KeyRecord<'_> {
         KeyRecord {
             paths: &self.key_paths,
-            values: key.values(),
+            values: self.key_values(key),
         }
     }
 

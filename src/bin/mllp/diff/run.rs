@@ -36,8 +36,7 @@ pub fn run(args: DiffArgs, diag: &Diag) -> anyhow::Result<Exit> {
             charset: args.charset,
         },
     };
-    let key_paths = pairing.keys.paths().iter().map(|p| p.to_string()).collect();
-    let mut findings = Findings::new(args.json, !args.no_values, key_paths);
+    let mut findings = Findings::new(args.json, !args.no_values, pairing.keys.paths());
     let split = SplitOptions::default();
     let (ma, mb) = (sources::chain(&a, split), sources::chain(&b, split));
     // The smaller side is held as keys; the other is read as it comes.

@@ -11,7 +11,8 @@ repetitions, components and subcomponents equal to absent ones, segments paired 
 occurrence, --ignore'd paths and segments left out.
 
 Each pair that differs is written with its key, both messages and each path where they \
-differ with both values (--no-values leaves the values out); a message with no partner on the \
+differ with both values (--no-values leaves the values out, and of the key all but MSH-9 \
+and MSH-10); a message with no partner on the \
 other side, and a key seen twice on one side, get a line too. The counts follow on stderr, or \
 as the last --json record: pairs the same, different, only in A, only in B, keys seen twice.
 

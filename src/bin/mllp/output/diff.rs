@@ -8,7 +8,8 @@ use serde::Serialize;
 /// A key by path: `{"MSH-10": "C1"}`.
 pub struct KeyRecord<'a> {
     pub paths: &'a [String],
-    pub values: Vec<String>,
+    /// `None` where `--no-values` hides the value (null).
+    pub values: Vec<Option<String>>,
 }
 
 impl Serialize for KeyRecord<'_> {
@@ -90,7 +91,7 @@ mod tests {
         let paths = ["MSH-10".to_string()];
         let key = || KeyRecord {
             paths: &paths,
-            values: vec!["C1".into()],
+            values: vec![Some("C1".into())],
         };
         let different = FindingRecord::Different {
             key: key(),
