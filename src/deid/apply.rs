@@ -158,6 +158,11 @@ impl Session<'_> {
         &self.report
     }
 
+    /// Go back to an earlier report: the messages replaced since were not kept.
+    pub fn restore(&mut self, report: Report) {
+        self.report = report;
+    }
+
     fn segment<'a>(&mut self, pass: &mut Pass<'a, '_>, segment: Segment<'a>, group: usize) {
         let deid = self.deid;
         let rules = &deid.segments[group].1;

@@ -240,11 +240,13 @@ fn the_output_directory_is_new_or_empty_and_each_input_gets_its_own_file() {
     let broken = dir.path().join("broken.hl7");
     std::fs::write(
         &broken,
-        "MSH|^~\\&|A|B|||20240101||ADT^A01|X1|P|2.5\rPID|1||123\r\x0bMSH|bad\r",
+        "\x0bMSH|^~\\&|A|B|||20240101||ADT^A01|X1|P|2.5\rPID|1||123\r\x1c\r\x0bMSH|^~\\&|A|B|||20240101||ADT^A01|X2|P|2.5\r",
     )
     .unwrap();
     let partial = dir.path().join("partial");
+    let whole = input.join("a03.hl7");
     let run = deid(&[
+        whole.as_os_str(),
         broken.as_os_str(),
         s("--key-file"),
         key.as_os_str(),
@@ -252,7 +254,33 @@ fn the_output_directory_is_new_or_empty_and_each_input_gets_its_own_file() {
         partial.as_os_str(),
     ]);
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(walk(&partial).is_empty(), "{:?}", walk(&partial));
+    assert_eq!(walk(&partial), ["a03.hl7"]);
+    // The report counts as written only what a kept file holds.
+    let kept = messages(&std::fs::read(partial.join("a03.hl7")).unwrap()).len();
+    assert_eq!(kept, 2);
+    assert!(
+        run.stderr.contains("3 messages read, 2 written to 1 file;"),
+        "{}",
+        run.stderr
+    );
+    // And the values replaced in it alone.
+    let alone = deid(&[
+        whole.as_os_str(),
+        s("--key-file"),
+        key.as_os_str(),
+        s("--out"),
+        s("-"),
+    ]);
+    let total = |text: &str| {
+        text.lines()
+            .next()
+            .unwrap()
+            .split("; ")
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(total(&run.stderr), total(&alone.stderr));
 }
 
 fn walk(dir: &std::path::Path) -> Vec<String> {

@@ -122,8 +122,20 @@ struct Job<'a> {
 }
 
 impl Job<'_> {
-    /// De-identify one source into `output`; an error says what, never a value.
+    /// De-identify one source into `output`; an error says what, never a value. A file under
+    /// --out that is not finished is removed, so its messages count as neither written nor
+    /// replaced; what went to stdout stays counted.
     fn source(&mut self, source: &Source, output: &mut Output) -> Result<(), String> {
+        let (written, report) = (self.done.written, self.session.report().clone());
+        let result = self.write(source, output);
+        if let (Err(_), Output::Dir(_)) = (&result, &*output) {
+            self.done.written = written;
+            self.session.restore(report);
+        }
+        result
+    }
+
+    fn write(&mut self, source: &Source, output: &mut Output) -> Result<(), String> {
         // Segment ends as they are: the output is the input but for the values replaced.
         let split = SplitOptions {
             raw: true,
