@@ -298,3 +298,43 @@ fn walk(dir: &std::path::Path) -> Vec<String> {
     }
     found
 }
+
+#[test]
+fn never_writes_over_an_input_or_a_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = new_key(dir.path(), "k");
+    let (_, input) = write_traffic(dir.path(), 9, 2);
+    let file = input.join("a01.hl7");
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&file, &link).unwrap();
+    let before = |p: &std::path::Path| std::fs::read(p).unwrap();
+    let (key_bytes, file_bytes) = (before(&key), before(&file));
+    let k = key.as_os_str();
+    for args in [
+        vec![file.as_os_str(), s("--key-file"), k, s("--out"), k],
+        vec![
+            file.as_os_str(),
+            s("--key-file"),
+            k,
+            s("--out"),
+            file.as_os_str(),
+        ],
+        vec![
+            input.as_os_str(),
+            s("-r"),
+            s("--key-file"),
+            k,
+            s("--out"),
+            input.as_os_str(),
+        ],
+        vec![s("--new-key"), file.as_os_str()],
+        vec![s("--new-key"), k],
+        vec![s("--new-key"), link.as_os_str()],
+    ] {
+        let run = deid(&args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert_eq!(before(&key), key_bytes, "{args:?}");
+        assert_eq!(before(&file), file_bytes, "{args:?}");
+        assert_eq!(walk(&input).len(), 4, "{args:?}");
+    }
+}
