@@ -6,8 +6,11 @@
 //!   validation pass over all of them that indexes each file's messages, then the messages for
 //!   sending, taken from where the index says.
 //! - [`ControlIds`]: the messages' MSH-10 as given (an empty one refused) or fresh ones.
-//! - [`read_store`]: the messages of a receiver's or relay's SQLite store, filtered, for replay;
+//! - [`StoreRows`]: the messages of a receiver's or relay's SQLite store, filtered and each row
+//!   checked as a file of its payload would be, for replay;
 //!   [`PostgresRows`] those of a `listen --postgres` store.
+//! - [`SharedControlIds`]: control IDs several messages share, counted in a temporary file so a
+//!   dry run of any size holds bounded memory.
 
 mod collect;
 mod control_id;
@@ -21,6 +24,8 @@ mod natural;
 mod pg_store;
 mod reader;
 mod set;
+#[cfg(feature = "sqlite")]
+mod shared_ids;
 mod split;
 #[cfg(feature = "sqlite")]
 mod store;
@@ -34,6 +39,8 @@ pub use natural::natural_cmp;
 #[cfg(all(feature = "postgres", feature = "sqlite"))]
 pub use pg_store::PostgresRows;
 pub use set::{InputOptions, InputSet, Messages, Summary, DEFAULT_MAX_INPUT};
+#[cfg(feature = "sqlite")]
+pub use shared_ids::SharedControlIds;
 pub use split::Splitter;
 #[cfg(feature = "sqlite")]
 pub use store::{read_store, StoreFilter, StoreReadError, StoreRows, Stored, PAGE_ROWS};

@@ -1,9 +1,10 @@
 //! The order gate of a keyed parallel run: at most one message per key is out (handed to its
 //! link and not yet settled); the next of the same key waits, in input order, until it settles.
 //! A reconnect, a resend or a slow ACK can then never put a later message of a key on the wire
-//! before an earlier one has its final fate.
+//! before an earlier one has its final fate. The gate remembers which link holds each key, so
+//! the messages waiting behind it go to that link.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// The keys are hashes already: one multiply mixes them, where SipHash cost more than the
@@ -28,11 +29,12 @@ impl Hasher for KeyMix {
     }
 }
 
-/// Messages waiting for their key, and the keys that have one out. Keys are hashes: two values
-/// that collide only wait for each other, which keeps order all the same.
+/// Messages waiting for their key, and the keys that have one out with the link holding each.
+/// Keys are hashes: two values that collide only wait for each other, which keeps order all
+/// the same.
 #[derive(Debug)]
 pub(super) struct Gate<T> {
-    out: HashSet<u64, Mix>,
+    out: HashMap<u64, usize, Mix>,
     waiting: HashMap<u64, VecDeque<T>, Mix>,
     held: usize,
 }
@@ -40,7 +42,7 @@ pub(super) struct Gate<T> {
 impl<T> Default for Gate<T> {
     fn default() -> Self {
         Gate {
-            out: HashSet::default(),
+            out: HashMap::default(),
             waiting: HashMap::default(),
             held: 0,
         }
@@ -48,9 +50,23 @@ impl<T> Default for Gate<T> {
 }
 
 impl<T> Gate<T> {
-    /// A message of `key` arrives: it may go now (returned), or it waits behind its key.
-    pub fn admit(&mut self, key: u64, item: T) -> Option<T> {
-        if self.out.insert(key) {
+    /// The link holding `key`: the one its message out went to.
+    pub fn holder(&self, key: u64) -> Option<usize> {
+        self.out.get(&key).copied()
+    }
+
+    /// `key`, held, is now held by `link` (its message out moved there before it went out).
+    pub fn hold(&mut self, key: u64, link: usize) {
+        if let Some(holder) = self.out.get_mut(&key) {
+            *holder = link;
+        }
+    }
+
+    /// A message of `key` arrives for `link`: it may go now (returned), or it waits behind its
+    /// key (which a link holds already: give `link` as [`Gate::holder`] says).
+    pub fn admit(&mut self, key: u64, link: usize, item: T) -> Option<T> {
+        if let std::collections::hash_map::Entry::Vacant(free) = self.out.entry(key) {
+            free.insert(link);
             return Some(item);
         }
         self.waiting.entry(key).or_default().push_back(item);
@@ -136,7 +152,7 @@ mod tests {
                         released.push(false);
                         settled.push(false);
                         let free = (0..n).all(|e| keys[e] != k || settled[e]);
-                        match gate.admit(u64::from(k), n) {
+                        match gate.admit(u64::from(k), 0, n) {
                             Some(m) => {
                                 prop_assert_eq!(m, n);
                                 release(n, &keys, &mut released, &settled)?;

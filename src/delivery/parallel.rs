@@ -1,6 +1,6 @@
-//! A delivery run over several links: a router reads the input once, picks each message's link
-//! by the hash of its [`OrderKey`] (or the least busy link without one), holds a message back
-//! while an earlier one of its key is still out, and feeds one [`Run`] per link, each on its
+//! A delivery run over several links: a router reads the input once, holds a message back while
+//! an earlier one of its [`OrderKey`] is still out and then sends it over the link that held
+//! its key, sends any other to the least busy link, and feeds one [`Run`] per link, each on its
 //! own [`Client`] with its own connection, reconnects and backpressure. Their outcomes come back
 //! through the router, which renumbers them in input order, writes failed-message files, and
 //! keeps the one accounting: every message read gets exactly one outcome, from its link or,
@@ -8,17 +8,18 @@
 
 mod link;
 mod router;
+mod routes;
 
 use super::collect::{Batch, BATCHES_AHEAD};
 use super::event::RunEvent;
 use super::feed::Input;
-use super::gate::Gate;
 use super::key::OrderKey;
 use super::totals::{Ending, RunSummary, Totals};
 use super::{Run, RunControls, RunOptions, EVENTS_AHEAD};
 use crate::client::{Client, Stats};
 use link::{FromLink, Link};
 use router::Router;
+use routes::Routes;
 use std::sync::Weak;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -113,7 +114,7 @@ impl ParallelRun {
         let router = Router {
             key,
             links,
-            gate: Gate::default(),
+            routes: Routes::new(n),
             options,
             out: tx,
             held_events: Vec::new(),
@@ -121,7 +122,6 @@ impl ParallelRun {
             ending: Ending::default(),
             held: 0,
             held_bytes: 0,
-            next_link: 0,
             closing_sent: false,
         };
         let task = tokio::spawn(router.run(feed, endless, from_links, controls.clone()));

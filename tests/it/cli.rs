@@ -224,6 +224,7 @@ fn short_help_is_one_line_per_flag_with_one_placeholder_style() {
         "CIDR",
         "PATH",
         "FILTER",
+        "STATUS",
     ];
     for sub in [
         "send",

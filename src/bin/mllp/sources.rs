@@ -114,8 +114,9 @@ impl Source {
                     name: e.file,
                     error: std::io::Error::other(e.what),
                 };
-                let rows = StoreRows::open(path, StoreFilter::default()).map_err(store_error)?;
-                Box::new(rows.map(move |row| row.map(|r| r.message).map_err(store_error)))
+                let rows =
+                    StoreRows::open(path, StoreFilter::default(), split).map_err(store_error)?;
+                Box::new(rows.map(|row| row.map(|r| r.message)))
             }
         })
     }

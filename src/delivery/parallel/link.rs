@@ -1,5 +1,5 @@
 //! What the router keeps of each link: the messages handed to it and not yet settled, by the
-//! link run's own numbering, and those routed to it and not yet handed over.
+//! link run's own numbering, its share of the run, and whether it has ended.
 
 use super::super::collect::Batch;
 use super::super::totals::{RunSummary, Totals};
@@ -36,9 +36,6 @@ pub(super) struct Link {
     /// By the link run's own numbering (the order it took them), from `base`.
     pub(super) ledger: VecDeque<Option<Entry>>,
     pub(super) base: u64,
-    /// Entries still `Some`.
-    pub(super) out: usize,
-    pub(super) ready: VecDeque<Pending>,
     pub(super) totals: Totals,
     pub(super) closing: bool,
     pub(super) done: Option<RunSummary>,
@@ -51,8 +48,6 @@ impl Link {
             controls,
             ledger: VecDeque::new(),
             base: 1,
-            out: 0,
-            ready: VecDeque::new(),
             totals: Totals::default(),
             closing: false,
             done: None,
@@ -63,7 +58,6 @@ impl Link {
     pub(super) fn take(&mut self, seq: u64) -> Option<Entry> {
         let at = usize::try_from(seq.checked_sub(self.base)?).ok()?;
         let entry = self.ledger.get_mut(at)?.take()?;
-        self.out -= 1;
         while let Some(None) = self.ledger.front() {
             self.ledger.pop_front();
             self.base += 1;

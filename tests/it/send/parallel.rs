@@ -1,6 +1,7 @@
 //! Parallel links (`--connections N --order-key FIELD`): per-patient order at a receiver that
-//! resets connections with frames unanswered, one link per value, messages without the field on
-//! one link, `--order-key none` spreading file order over the links, and the flags' refusals.
+//! resets connections with frames unanswered, patients spread over the links, messages without
+//! the field kept in order as one value, `--order-key none` spreading file order over the
+//! links, and the flags' refusals.
 
 use super::{args, path, send, to, write};
 use crate::support::no_payload::MARKER;
@@ -136,7 +137,7 @@ async fn each_patient_keeps_its_order_at_a_receiver_that_resets_connections() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn one_patient_one_link_and_messages_without_the_field_share_one() {
+async fn patients_spread_over_the_links_each_in_file_order_and_no_field_is_one_value() {
     let peer = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
     let dir = tempfile::tempdir().unwrap();
     // Every third message has no PID segment.
@@ -156,15 +157,25 @@ async fn one_patient_one_link_and_messages_without_the_field_share_one() {
     ))
     .await;
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let mut link_of: BTreeMap<Option<usize>, u64> = BTreeMap::new();
-    for r in run.messages() {
-        let n = number(r["control_id"].as_str().unwrap());
-        let link = r["link"].as_u64().unwrap();
-        assert_eq!(*link_of.entry(patient(n)).or_insert(link), link, "K{n}");
+    let links: std::collections::BTreeSet<u64> = run
+        .messages()
+        .iter()
+        .map(|r| r["link"].as_u64().unwrap())
+        .collect();
+    assert!(links.len() > 1, "one link took every patient: {links:?}");
+    // The receiver read each patient's messages in file order, and those without the field
+    // (one value: 16 of them) in theirs.
+    let mut seen: BTreeMap<Option<usize>, Vec<usize>> = BTreeMap::new();
+    for payload in peer.payloads() {
+        let id = crate::support::peer_wire::control_id(&payload).unwrap();
+        let n = number(&id);
+        seen.entry(patient(n)).or_default().push(n);
     }
-    // The missing field is one value: its 16 messages all went over one link.
-    assert!(link_of.contains_key(&None));
-    assert_eq!(peer.payloads().len(), 48);
+    assert_eq!(seen.get(&None).map(Vec::len), Some(16));
+    for (patient, ns) in &seen {
+        assert!(ns.windows(2).all(|w| w[0] < w[1]), "{patient:?}: {ns:?}");
+    }
+    assert_eq!(seen.values().map(Vec::len).sum::<usize>(), 48);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -98,7 +98,7 @@ impl Inputs {
         let (sources, store) = match (&args.from_db, &args.postgres) {
             (Some(file), _) => (
                 Vec::new(),
-                Some(Store::Sqlite(StoreRows::open(file, filter)?)),
+                Some(Store::Sqlite(StoreRows::open(file, filter, split)?)),
             ),
             (None, Some(url)) => (
                 Vec::new(),

@@ -25,6 +25,7 @@ pub(super) fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str
                     | ServerEvent::ExecStderr { .. }
                     | ServerEvent::StoreLost { .. }
                     | ServerEvent::StoreRestored { .. }
+                    | ServerEvent::StoreError { .. }
             ) =>
         {
             return None
@@ -190,6 +191,11 @@ pub(super) fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str
                 "{} the database link is lost ({detail}): messages are answered AE until it is back; reconnecting",
                 diag.paint("warning:", "33")
             ),
+            json!({ "detail": detail }),
+        ),
+        ServerEvent::StoreError { detail } => (
+            "store_error",
+            format!("{} store: {detail}", diag.paint("warning:", "33")),
             json!({ "detail": detail }),
         ),
         ServerEvent::StoreRestored { down_ms, refused } => (
