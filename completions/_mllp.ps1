@@ -308,10 +308,11 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             break
         }
         'mllp;show' {
-            [CompletionResult]::new('--from-db', '--from-db', [CompletionResultType]::ParameterName, 'Read the messages of a listen --sqlite or relay store, in arrival order')
-            [CompletionResult]::new('--postgres', '--postgres', [CompletionResultType]::ParameterName, 'Read the messages of a listen --postgres store, in arrival order')
+            [CompletionResult]::new('--from-db', '--from-db', [CompletionResultType]::ParameterName, 'Read the messages of a listen --sqlite or relay store')
+            [CompletionResult]::new('--postgres', '--postgres', [CompletionResultType]::ParameterName, 'Read the messages of a listen --postgres store')
             [CompletionResult]::new('--where', '--where', [CompletionResultType]::ParameterName, 'Only the messages for which FILTER holds (repeat: all must hold)')
             [CompletionResult]::new('--charset', '--charset', [CompletionResultType]::ParameterName, 'Read text in this character set, whatever MSH-18 says')
+            [CompletionResult]::new('--max-frame-size', '--max-frame-size', [CompletionResultType]::ParameterName, 'Largest message read (K, M, G)')
             [CompletionResult]::new('--get', '--get', [CompletionResultType]::ParameterName, 'Print the value at PATH, one line per message (repeat for more columns)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output: auto, always, never')
             [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Diagnostics on stderr as human or json lines')
@@ -330,11 +331,12 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             break
         }
         'mllp;check' {
-            [CompletionResult]::new('--from-db', '--from-db', [CompletionResultType]::ParameterName, 'Read the messages of a listen --sqlite or relay store, in arrival order')
-            [CompletionResult]::new('--postgres', '--postgres', [CompletionResultType]::ParameterName, 'Read the messages of a listen --postgres store, in arrival order')
+            [CompletionResult]::new('--from-db', '--from-db', [CompletionResultType]::ParameterName, 'Read the messages of a listen --sqlite or relay store')
+            [CompletionResult]::new('--postgres', '--postgres', [CompletionResultType]::ParameterName, 'Read the messages of a listen --postgres store')
             [CompletionResult]::new('--where', '--where', [CompletionResultType]::ParameterName, 'Only the messages for which FILTER holds (repeat: all must hold)')
             [CompletionResult]::new('--charset', '--charset', [CompletionResultType]::ParameterName, 'Read text in this character set, whatever MSH-18 says')
-            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'A site''s own rules on top of the standard''s (TOML, or JSON by a .json name)')
+            [CompletionResult]::new('--max-frame-size', '--max-frame-size', [CompletionResultType]::ParameterName, 'Largest message read (K, M, G)')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'A site''s own rules on top of the standard''s (TOML or JSON)')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output: auto, always, never')
             [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Diagnostics on stderr as human or json lines')
             [CompletionResult]::new('-r', '-r', [CompletionResultType]::ParameterName, 'Walk directories given as inputs')

@@ -117,7 +117,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__check)
-            opts="-r -v -q -h -V --recursive --from-db --postgres --where --charset --profile --json --verbose --quiet --color --log-format --help --version"
+            opts="-r -v -q -h -V --recursive --from-db --postgres --where --charset --max-frame-size --profile --json --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -136,6 +136,10 @@ _mllp() {
                     return 0
                     ;;
                 --charset)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-frame-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1057,7 +1061,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__show)
-            opts="-r -v -q -h -V --recursive --from-db --postgres --where --charset --get --json --raw --verbose --quiet --color --log-format --help --version"
+            opts="-r -v -q -h -V --recursive --from-db --postgres --where --charset --max-frame-size --get --json --raw --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1076,6 +1080,10 @@ _mllp() {
                     return 0
                     ;;
                 --charset)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-frame-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -299,10 +299,11 @@ set edit:completion:arg-completer[mllp] = {|@words|
             cand --version 'Print the version'
         }
         &'mllp;show'= {
-            cand --from-db 'Read the messages of a listen --sqlite or relay store, in arrival order'
-            cand --postgres 'Read the messages of a listen --postgres store, in arrival order'
+            cand --from-db 'Read the messages of a listen --sqlite or relay store'
+            cand --postgres 'Read the messages of a listen --postgres store'
             cand --where 'Only the messages for which FILTER holds (repeat: all must hold)'
             cand --charset 'Read text in this character set, whatever MSH-18 says'
+            cand --max-frame-size 'Largest message read (K, M, G)'
             cand --get 'Print the value at PATH, one line per message (repeat for more columns)'
             cand --color 'When to colour output: auto, always, never'
             cand --log-format 'Diagnostics on stderr as human or json lines'
@@ -320,11 +321,12 @@ set edit:completion:arg-completer[mllp] = {|@words|
             cand --version 'Print the version'
         }
         &'mllp;check'= {
-            cand --from-db 'Read the messages of a listen --sqlite or relay store, in arrival order'
-            cand --postgres 'Read the messages of a listen --postgres store, in arrival order'
+            cand --from-db 'Read the messages of a listen --sqlite or relay store'
+            cand --postgres 'Read the messages of a listen --postgres store'
             cand --where 'Only the messages for which FILTER holds (repeat: all must hold)'
             cand --charset 'Read text in this character set, whatever MSH-18 says'
-            cand --profile 'A site''s own rules on top of the standard''s (TOML, or JSON by a .json name)'
+            cand --max-frame-size 'Largest message read (K, M, G)'
+            cand --profile 'A site''s own rules on top of the standard''s (TOML or JSON)'
             cand --color 'When to colour output: auto, always, never'
             cand --log-format 'Diagnostics on stderr as human or json lines'
             cand -r 'Walk directories given as inputs'

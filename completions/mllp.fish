@@ -307,10 +307,11 @@ complete -c mllp -n "__fish_mllp_using_subcommand soak" -s v -l verbose -d 'More
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -s q -l quiet -d 'Only errors and the final summary on stderr'
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -s h -l help -d 'Print help (-h: one line per flag; --help: more detail)'
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -s V -l version -d 'Print the version'
-complete -c mllp -n "__fish_mllp_using_subcommand show" -l from-db -d 'Read the messages of a listen --sqlite or relay store, in arrival order' -r -F
-complete -c mllp -n "__fish_mllp_using_subcommand show" -l postgres -d 'Read the messages of a listen --postgres store, in arrival order' -r
+complete -c mllp -n "__fish_mllp_using_subcommand show" -l from-db -d 'Read the messages of a listen --sqlite or relay store' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand show" -l postgres -d 'Read the messages of a listen --postgres store' -r
 complete -c mllp -n "__fish_mllp_using_subcommand show" -l where -d 'Only the messages for which FILTER holds (repeat: all must hold)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand show" -l charset -d 'Read text in this character set, whatever MSH-18 says' -r
+complete -c mllp -n "__fish_mllp_using_subcommand show" -l max-frame-size -d 'Largest message read (K, M, G)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand show" -l get -d 'Print the value at PATH, one line per message (repeat for more columns)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand show" -l color -d 'When to colour output: auto, always, never' -r -f -a "auto\t''
 always\t''
@@ -324,11 +325,12 @@ complete -c mllp -n "__fish_mllp_using_subcommand show" -s v -l verbose -d 'More
 complete -c mllp -n "__fish_mllp_using_subcommand show" -s q -l quiet -d 'Only errors and the final summary on stderr'
 complete -c mllp -n "__fish_mllp_using_subcommand show" -s h -l help -d 'Print help (-h: one line per flag; --help: more detail)'
 complete -c mllp -n "__fish_mllp_using_subcommand show" -s V -l version -d 'Print the version'
-complete -c mllp -n "__fish_mllp_using_subcommand check" -l from-db -d 'Read the messages of a listen --sqlite or relay store, in arrival order' -r -F
-complete -c mllp -n "__fish_mllp_using_subcommand check" -l postgres -d 'Read the messages of a listen --postgres store, in arrival order' -r
+complete -c mllp -n "__fish_mllp_using_subcommand check" -l from-db -d 'Read the messages of a listen --sqlite or relay store' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand check" -l postgres -d 'Read the messages of a listen --postgres store' -r
 complete -c mllp -n "__fish_mllp_using_subcommand check" -l where -d 'Only the messages for which FILTER holds (repeat: all must hold)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand check" -l charset -d 'Read text in this character set, whatever MSH-18 says' -r
-complete -c mllp -n "__fish_mllp_using_subcommand check" -l profile -d 'A site\'s own rules on top of the standard\'s (TOML, or JSON by a .json name)' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand check" -l max-frame-size -d 'Largest message read (K, M, G)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand check" -l profile -d 'A site\'s own rules on top of the standard\'s (TOML or JSON)' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand check" -l color -d 'When to colour output: auto, always, never' -r -f -a "auto\t''
 always\t''
 never\t''"

@@ -3,7 +3,9 @@
 //! Not a stable interface.
 
 mod header_ack;
+mod reader;
 pub use header_ack::header_and_ack;
+pub use reader::read_message;
 
 use crate::framing::{encode_frame, Decoded, MllpCodec, Tolerance, DEFAULT_MAX_FRAME, FS, VT};
 use bytes::BytesMut;

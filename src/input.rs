@@ -7,8 +7,8 @@
 //!   sending, taken from where the index says.
 //! - [`ControlIds`]: the messages' MSH-10 as given (an empty one refused) or fresh ones.
 //! - [`StoreRows`]: the messages of a receiver's or relay's SQLite store, filtered and each row
-//!   checked as a file of its payload would be, for replay;
-//!   [`PostgresRows`] those of a `listen --postgres` store.
+//!   checked as a file of its payload would be, for replay; [`PostgresRows`] those of a
+//!   `listen --postgres` store.
 //! - [`SharedControlIds`]: control IDs several messages share, counted in a temporary file so a
 //!   dry run of any size holds bounded memory.
 

@@ -80,7 +80,8 @@ pub fn install(dir: &Path) -> Result<Env, String> {
     let versions = |python: &Path| {
         output(Command::new(python).args([
             "-c",
-            "import hl7, hl7apy; print(hl7.__version__, hl7apy.__version__)",
+            // hl7apy has no `__version__`: both versions as pip installed them.
+            "import hl7, hl7apy, importlib.metadata as m; print(m.version('hl7'), m.version('hl7apy'))",
         ]))
         .ok()
     };

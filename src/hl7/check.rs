@@ -60,6 +60,10 @@ pub enum Code {
     /// MSH-18 names a character set that is not known.
     #[serde(rename = "HL7_CHARSET_UNKNOWN")]
     CharsetUnknown,
+    /// A field holds bytes the character set MSH-18 names (UTF-8 when it is empty) cannot
+    /// decode.
+    #[serde(rename = "HL7_TEXT_NOT_IN_CHARSET")]
+    TextNotInCharset,
     /// A path the profile requires is empty.
     #[serde(rename = "HL7_PROFILE_FIELD_MISSING")]
     ProfileFieldMissing,
@@ -92,6 +96,7 @@ impl Code {
             Code::BatchUnbalanced => "HL7_BATCH_UNBALANCED",
             Code::ControlByte => "HL7_CONTROL_BYTE",
             Code::CharsetUnknown => "HL7_CHARSET_UNKNOWN",
+            Code::TextNotInCharset => "HL7_TEXT_NOT_IN_CHARSET",
             Code::ProfileFieldMissing => "HL7_PROFILE_FIELD_MISSING",
             Code::ProfileValueNotAllowed => "HL7_PROFILE_VALUE_NOT_ALLOWED",
             Code::ProfileValueTooLong => "HL7_PROFILE_VALUE_TOO_LONG",
@@ -115,6 +120,7 @@ impl Code {
         Code::BatchUnbalanced,
         Code::ControlByte,
         Code::CharsetUnknown,
+        Code::TextNotInCharset,
         Code::ProfileFieldMissing,
         Code::ProfileValueNotAllowed,
         Code::ProfileValueTooLong,

@@ -1,6 +1,6 @@
 //! Messages read back from a store: table `messages` of a receiver's SQLite file or table
-//! `queue` of a relay's, in arrival order, filtered by arrival time, MSH-9, MSH-10 and upstream
-//! status. Each row is checked exactly as a file holding its payload is (`row`), and named by
+//! `queue` of a relay's, in arrival order, filtered by arrival time, MSH-9, MSH-10, upstream
+//! status and field filters. Each row is checked exactly as a file holding its payload is (`row`), and named by
 //! its row (`rx.db#17`); it keeps its arrival time, for replay at the recorded pace. A page of
 //! rows' columns is read at a time and each payload only when its message is taken, so a store
 //! of any size, with rows of any size, replays in bounded memory.
@@ -321,8 +321,9 @@ impl Iterator for StoreRows {
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             let stored = self.next_row()?.and_then(|row| self.stored(row));
-            if let Ok(s) = &stored {
-                if !self.filter.select.admits(&s.message.payload) {
+            // Only a payload answers the filter's `select`: it is read first.
+            if let Ok(row) = &stored {
+                if !self.filter.select.admits(&row.message.payload) {
                     self.filtered += 1;
                     continue;
                 }

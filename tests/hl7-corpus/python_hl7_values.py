@@ -16,7 +16,7 @@ import sys
 import hl7
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCES = ["python-hl7", "hl7apy", "simple-hl7"]
+SOURCES = ["python-hl7", "hl7apy", "simple-hl7", "hapi"]
 
 
 def messages(text):

@@ -1,6 +1,6 @@
 //! The rules every message is held to: MSH first with usable delimiters, segment IDs, the
 //! header's required fields, the types of the common segments' fields, OBX-5 under OBX-2 `NM`,
-//! control bytes, and a character set that is known.
+//! control bytes, and text in a character set that is known.
 
 use super::syntax::{is_date, is_number, is_sequence_id, is_timestamp};
 use super::{field_at, finding, Code, Finding, Severity};
@@ -41,14 +41,15 @@ pub(super) fn check(payload: &[u8], findings: &mut Vec<Finding>) -> bool {
     header_fields(&message, version, findings);
     typed_fields(&message, version, findings);
     observations(&message, findings);
-    if Charset::for_message(&message, None).is_err() {
-        findings.push(finding(
+    match Charset::for_message(&message, None) {
+        Ok(charset) => undecodable(&message, charset, findings),
+        Err(_) => findings.push(finding(
             Code::CharsetUnknown,
             Severity::Warning,
             "MSH-18",
             "MSH-18 names a character set this check does not know",
             Some(get("MSH-18").raw()),
-        ));
+        )),
     }
     true
 }
@@ -87,11 +88,7 @@ fn delimiters(header: &Segment<'_>, findings: &mut Vec<Finding>) {
 fn segment_ids(message: &Message<'_>, findings: &mut Vec<Finding>) {
     for (i, segment) in message.segments().enumerate() {
         let name = segment.name();
-        let ok = name.len() == 3
-            && name
-                .iter()
-                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
-        if !ok {
+        if !is_segment_id(name) {
             findings.push(finding(
                 Code::SegmentIdInvalid,
                 Severity::Error,
@@ -264,7 +261,12 @@ fn observations(message: &Message<'_>, findings: &mut Vec<Finding>) {
 /// that holds one, at the field it is in.
 fn control_bytes(payload: &[u8], findings: &mut Vec<Finding>) {
     let message = Message::new(payload);
+    // Each segment's occurrence counted on the way, so a message of many segments is read once.
+    let mut seen: HashMap<&[u8], usize> = HashMap::new();
     for (i, segment) in message.segments().enumerate() {
+        let name = segment.name();
+        let occurrence = seen.entry(name).or_default();
+        *occurrence += 1;
         let bytes = segment.bytes();
         let Some(at) = bytes.iter().position(|&b| b < 0x20 || b == 0x7f) else {
             continue;
@@ -276,20 +278,8 @@ fn control_bytes(payload: &[u8], findings: &mut Vec<Finding>) {
                 (start..=start + v.raw().len()).contains(&at)
             })
             .map(|(n, _)| n);
-        let name = segment.name();
-        let valid_name = name.len() == 3
-            && name
-                .iter()
-                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
         let place = match field {
-            Some(n) if valid_name => {
-                let occurrence = message
-                    .segments()
-                    .take(i + 1)
-                    .filter(|s| s.name() == name)
-                    .count();
-                field_at(name, occurrence, n, 1)
-            }
+            Some(n) if is_segment_id(name) => field_at(name, *occurrence, n, 1),
             _ => format!("segment {}", i + 1),
         };
         findings.push(finding(
@@ -299,5 +289,45 @@ fn control_bytes(payload: &[u8], findings: &mut Vec<Finding>) {
             format!("a control byte 0x{:02X}: only CR ends a segment", bytes[at]),
             None,
         ));
+    }
+}
+
+/// Three upper-case letters or digits.
+fn is_segment_id(name: &[u8]) -> bool {
+    name.len() == 3
+        && name
+            .iter()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+}
+
+/// Each field that holds bytes `charset` cannot decode: a warning at the field, without them.
+fn undecodable(message: &Message<'_>, charset: Charset, findings: &mut Vec<Finding>) {
+    let mut seen: HashMap<&[u8], usize> = HashMap::new();
+    for (i, segment) in message.segments().enumerate() {
+        let name = segment.name();
+        let occurrence = seen.entry(name).or_default();
+        *occurrence += 1;
+        if charset.decode(segment.bytes()).undecodable() == 0 {
+            continue;
+        }
+        for (n, field) in segment.fields() {
+            if charset.decode(field.raw()).undecodable() == 0 {
+                continue;
+            }
+            let place = match is_segment_id(name) {
+                true => field_at(name, *occurrence, n, 1),
+                false => format!("segment {}", i + 1),
+            };
+            findings.push(finding(
+                Code::TextNotInCharset,
+                Severity::Warning,
+                place,
+                format!(
+                    "bytes that are not text in {} (MSH-18's character set, UTF-8 when empty)",
+                    charset.name()
+                ),
+                None,
+            ));
+        }
     }
 }

@@ -143,3 +143,43 @@ fn a_profile_adds_a_sites_rules() {
         "segments.\"ADT\""
     );
 }
+
+#[test]
+fn a_control_byte_is_placed_in_its_segments_occurrence() {
+    let mut m = b"MSH|^~\\&|A|B|C|D|20240101||ADT^A01|1|P|2.5\r".to_vec();
+    for i in 1..=3 {
+        m.extend_from_slice(format!("NTE|{i}|x\x01y\rZZZ|{i}\r").as_bytes());
+    }
+    m.extend_from_slice(b"bad|\x02\r");
+    let got: Vec<_> = codes(&m)
+        .into_iter()
+        .filter(|(c, _)| *c == Code::ControlByte)
+        .map(|(_, at)| at)
+        .collect();
+    assert_eq!(got, ["NTE-2", "NTE(2)-2", "NTE(3)-2", "segment 8"]);
+}
+
+#[test]
+fn bytes_the_charset_cannot_decode_are_a_warning_without_the_value() {
+    let declared = b"MSH|^~\\&|A|B|C|D|20240101||ADT^A01|1|P|2.5||||||UNICODE UTF-8\r\
+        PID|1||7||D\xc3\x28E^J\rNTE|1||fine\rNTE|2||\xff\r";
+    let findings = Checker::default().check(declared);
+    let found: Vec<_> = findings
+        .iter()
+        .map(|f| (f.code, f.severity, f.at.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (Code::TextNotInCharset, Severity::Warning, "PID-5"),
+            (Code::TextNotInCharset, Severity::Warning, "NTE(2)-3"),
+        ]
+    );
+    assert!(findings.iter().all(|f| f.value.is_none()));
+    // The same bytes read in the set MSH-18 names are text.
+    let latin1 = b"MSH|^~\\&|A|B|C|D|20240101||ADT^A01|1|P|2.5||||||8859/1\rPID|1||7||D\xc3\x28E\r";
+    assert_eq!(codes(latin1), []);
+    // A set not known is its own warning, not one for every field.
+    let unknown = b"MSH|^~\\&|A|B|C|D|20240101||ADT^A01|1|P|2.5||||||KLINGON\rPID|1||7||\xff\r";
+    assert_eq!(codes(unknown), [(Code::CharsetUnknown, "MSH-18".into())]);
+}

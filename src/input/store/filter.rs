@@ -1,6 +1,5 @@
 //! Which rows of a store a replay reads: by arrival time, MSH-9, MSH-10 and, in a relay's
-//! store, the upstream status, decided on a row's columns alone before its payload is read;
-//! then by `--where` filters on the payload.
+//! store, the upstream status. Decided on a row's columns alone, before its payload is read.
 
 use std::time::SystemTime;
 
@@ -22,8 +21,8 @@ pub struct StoreFilter {
     /// `unknown-fate`, ...); empty for any. A receiver's store keeps no status: a filter that
     /// names one cannot be used on it.
     pub statuses: Vec<String>,
-    /// Only messages these admit, decided on the payload; the others are counted
-    /// ([`StoreRows::filtered`](super::StoreRows::filtered)).
+    /// Only messages these admit; the others are counted ([`super::StoreRows::filtered`]).
+    /// Decided on the payload, once it is read.
     pub select: crate::hl7::Filters,
 }
 

@@ -246,3 +246,57 @@ fn send_check_hl7_refuses_an_ill_formed_input_before_sending_anything() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
 }
+
+#[test]
+fn a_batch_counts_its_messages_and_where_chooses_among_them() {
+    let dir = tempfile::tempdir().unwrap();
+    // Line ends as a file written on another system has them: LF, and CRLF.
+    let body = [
+        adt("M1", "1", "DOE"),
+        adt("M2", "2", "DOE").replace("|P|", "|X|"),
+        adt("M3", "3", "DOE"),
+    ]
+    .concat();
+    let batch = format!("FHS|^~\\&|A\rBHS|^~\\&|A\r{body}BTS|3\rFTS|1\r");
+    for (name, text) in [
+        ("lf.hl7", batch.replace('\r', "\n")),
+        ("crlf.hl7", batch.replace('\r', "\r\n")),
+    ] {
+        let file = write(dir.path(), name, &text);
+        let out = mllp().arg("check").arg(&file).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            stderr.contains("checked 3 messages: 1 with errors"),
+            "{name}: {stderr}"
+        );
+        // The message with the error is the one --where chooses: it is checked.
+        let out = mllp()
+            .arg("check")
+            .arg(&file)
+            .args(["--where", "MSH-10=M2"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("#1/2  MSH-11"), "{name}: {text}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            stderr.contains("checked 1 message: 1 with errors") && stderr.contains("left out 2"),
+            "{name}: {stderr}"
+        );
+        // Left out, its error is not reported; the envelope still is checked.
+        let out = mllp()
+            .arg("check")
+            .arg(&file)
+            .args(["--where", "MSH-10!=M2"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{name}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            stderr.contains("checked 2 messages: 0 with errors") && stderr.contains("left out 1"),
+            "{name}: {stderr}"
+        );
+    }
+}

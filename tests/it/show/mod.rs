@@ -2,6 +2,7 @@
 
 mod corpus;
 mod filters;
+mod hostile;
 mod listen_text;
 mod outline;
 mod postgres;

@@ -151,3 +151,53 @@ fn a_broken_input_is_shown_as_far_as_it_goes_then_exit_2() {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("mllp check says what is wrong"), "{stderr}");
 }
+
+#[test]
+fn a_store_row_that_is_no_message_is_reported_and_the_rows_after_it_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rx.db");
+    let db = rusqlite::Connection::open(&file).unwrap();
+    db.execute_batch(
+        "CREATE TABLE messages (id INTEGER PRIMARY KEY, received_at TEXT NOT NULL, \
+         control_id TEXT, message_type TEXT, payload BLOB)",
+    )
+    .unwrap();
+    let rows = [
+        adt("R1", "1", "DOE"),
+        format!("{MARKER} is not a message"),
+        String::new(),
+        adt("R4", "4", "DOE"),
+    ];
+    for payload in rows.iter().map(String::as_bytes) {
+        db.execute(
+            "INSERT INTO messages (received_at, payload) VALUES ('2024-01-31T08:00:00Z', ?1)",
+            [payload],
+        )
+        .unwrap();
+    }
+    drop(db);
+    let out = mllp()
+        .args(["show", "--get", "MSH-10", "--from-db"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "rx.db#1\tR1\nrx.db#4\tR4\n"
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("rx.db#2") && stderr.contains("rx.db#3"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(MARKER), "{stderr}");
+    let out = mllp()
+        .args(["check", "--from-db"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("checked 2 messages"), "{stderr}");
+}

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 pub struct CheckArgs {
     #[command(flatten)]
     pub input: InspectArgs,
-    /// A site's own rules on top of the standard's (TOML, or JSON by a .json name).
+    /// A site's own rules on top of the standard's (TOML or JSON).
     ///
-    /// required = ["PID-3.1"]; [allowed] "PID-8" = ["M", "F"] or { pattern = "[MFOU]" };
+    /// JSON when the name ends in .json, else TOML. required = ["PID-3.1"]; [allowed] "PID-8" = ["M", "F"] or { pattern = "[MFOU]" };
     /// [max_length] "PID-5.1" = 50; [segments] "ADT^A01" = ["EVN", "PID", "PV1"]. See
     /// docs/hl7.md.
     #[arg(long, value_name = "FILE", help_heading = heading::INPUT)]

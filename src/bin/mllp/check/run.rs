@@ -5,10 +5,9 @@ use super::args::{load_profile, CheckArgs};
 use super::render::{line, value_text, CheckRecord};
 use crate::diag::{count, Diag, Fatal};
 use crate::exit::Exit;
-use crate::inspect::{open_or_refuse, say_broken, Item};
-use mllp::hl7::check::{Checker, Severity};
+use crate::inspect::{batch_admitted, open_or_refuse, say_broken, Item};
+use mllp::hl7::check::{Checker, Finding, Severity};
 use mllp::hl7::{Charset, Message};
-use mllp::input::SplitOptions;
 use serde_json::json;
 use std::io::{BufWriter, Write};
 
@@ -20,6 +19,47 @@ struct Tally {
     with_warnings: u64,
 }
 
+impl Tally {
+    /// A message alone and its findings.
+    fn message(&mut self, findings: &[Finding]) {
+        self.messages += 1;
+        self.count(findings.iter());
+    }
+
+    /// A batch's messages the filters `admitted` (each from 1 in a finding), and its findings:
+    /// each message counted with its own. An envelope's error counts as a message with errors
+    /// when no message of the batch has one, so the exit says there is one.
+    fn batch(&mut self, admitted: &[bool], findings: &[Finding]) {
+        let before = (self.with_errors, self.with_warnings);
+        for (i, _) in admitted.iter().enumerate().filter(|(_, a)| **a) {
+            self.messages += 1;
+            self.count(findings.iter().filter(|f| f.message == Some(i + 1)));
+        }
+        let envelope = findings.iter().filter(|f| f.message.is_none());
+        let inner_errors = self.with_errors > before.0;
+        let counted = (self.with_errors, self.with_warnings) != before;
+        if envelope.clone().any(|f| f.severity == Severity::Error) && !inner_errors {
+            self.with_errors += 1;
+        } else if envelope.count() > 0 && !counted {
+            self.with_warnings += 1;
+        }
+    }
+
+    fn count<'a>(&mut self, mut findings: impl Iterator<Item = &'a Finding>) {
+        let mut warned = false;
+        for f in findings.by_ref() {
+            if f.severity == Severity::Error {
+                self.with_errors += 1;
+                return;
+            }
+            warned = true;
+        }
+        if warned {
+            self.with_warnings += 1;
+        }
+    }
+}
+
 pub fn run(args: CheckArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let input = &args.input;
     let profile = match args.profile.as_deref().map(load_profile).transpose() {
@@ -28,11 +68,7 @@ pub fn run(args: CheckArgs, diag: &Diag) -> anyhow::Result<Exit> {
     };
     let checker = Checker::new(profile);
     // A batch whole: its envelope is part of what is checked.
-    let split = SplitOptions {
-        batch: true,
-        ..SplitOptions::default()
-    };
-    let mut inputs = match open_or_refuse(input, split, "check") {
+    let mut inputs = match open_or_refuse(input, input.split(true), "check") {
         Ok(inputs) => inputs,
         Err(exit) => return Ok(exit),
     };
@@ -42,26 +78,30 @@ pub fn run(args: CheckArgs, diag: &Diag) -> anyhow::Result<Exit> {
         true => format!("\x1b[{sgr}m{text}\x1b[0m"),
         false => text.to_string(),
     };
+    let filters = input.filters();
     let mut tally = Tally::default();
     let mut broken_inputs = 0u64;
     for item in inputs.by_ref() {
         let message = match item {
             Item::Message(message) => message,
-            Item::Broken(what) => {
+            Item::Broken(ref what) | Item::BadRow(ref what) => {
                 broken_inputs += 1;
                 let _ = out.flush();
-                say_broken(diag, &what, "checked");
+                say_broken(diag, what, "checked", matches!(item, Item::BadRow(_)));
                 continue;
             }
         };
-        tally.messages += 1;
-        let findings = checker.check(&message.payload);
+        let mut findings = checker.check(&message.payload);
+        match batch_admitted(&filters, &message.payload) {
+            Some(admitted) => {
+                // A batch: its envelope, and the messages the filters admit, each counted.
+                findings.retain(|f| f.message.is_none_or(|m| admitted[m - 1]));
+                tally.batch(&admitted, &findings);
+            }
+            None => tally.message(&findings),
+        }
         if findings.is_empty() {
             continue;
-        }
-        match findings.iter().any(|f| f.severity == Severity::Error) {
-            true => tally.with_errors += 1,
-            false => tally.with_warnings += 1,
         }
         let label = message.label();
         let charset = Charset::for_message(&Message::new(&message.payload), input.charset)

@@ -14,12 +14,14 @@ pub struct InspectArgs {
     /// Walk directories given as inputs.
     #[arg(short, long, help_heading = heading::INPUT)]
     pub recursive: bool,
-    /// Read the messages of a listen --sqlite or relay store, in arrival order.
+    /// Read the messages of a listen --sqlite or relay store.
+    ///
+    /// In arrival order, a page of rows at a time.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["files", "recursive", "postgres"], help_heading = heading::INPUT)]
     pub from_db: Option<PathBuf>,
-    /// Read the messages of a listen --postgres store, in arrival order.
+    /// Read the messages of a listen --postgres store.
     ///
-    /// A PostgreSQL URL (postgres://user@host:5432/db?sslmode=require); what it leaves out
+    /// In arrival order. A PostgreSQL URL (postgres://user@host:5432/db?sslmode=require); what it leaves out
     /// comes from PGPASSWORD and the other PG variables, as with listen --postgres. Only
     /// reads: SELECT on table messages.
     #[arg(long, value_name = "URL", conflicts_with_all = ["files", "recursive"], help_heading = heading::INPUT)]
@@ -38,9 +40,24 @@ pub struct InspectArgs {
     /// (which reads ASCII alike) where MSH-18 is empty.
     #[arg(long, value_name = "NAME", value_parser = values::charset(), help_heading = heading::INPUT)]
     pub charset: Option<Charset>,
+    /// Largest message read (K, M, G).
+    ///
+    /// As send's --max-frame-size: a larger one ends the reading of its input with an error
+    /// that names it (exit 2).
+    #[arg(long, value_name = "SIZE", value_parser = values::size(), default_value = "16MiB", help_heading = heading::INPUT)]
+    pub max_frame_size: u64,
 }
 
 impl InspectArgs {
+    /// How the inputs are split: `batch` keeps a batch whole.
+    pub fn split(&self, batch: bool) -> mllp::input::SplitOptions {
+        mllp::input::SplitOptions {
+            batch,
+            max_message: usize::try_from(self.max_frame_size).unwrap_or(usize::MAX),
+            ..mllp::input::SplitOptions::default()
+        }
+    }
+
     /// The filters and character set, as the library takes them.
     pub fn filters(&self) -> Filters {
         Filters {

@@ -1,7 +1,7 @@
 //! The messages of `show`'s and `check`'s inputs, one at a time: each file and stdin split as
 //! `send` splits them, a store read a page of rows at a time. Memory stays bounded by the
 //! largest message, whatever the input's size. A source that breaks off is reported and the
-//! next one read.
+//! next one read; a store's row that is no message is reported and the next row read.
 
 use super::InspectArgs;
 use mllp::hl7::Filters;
@@ -18,6 +18,8 @@ pub enum Item {
     Message(Message),
     /// The source could not be read on from here: what, and where.
     Broken(String),
+    /// A store's row that is no message: what, and which row. The rows after it are read.
+    BadRow(String),
 }
 
 /// Where the next messages come from.
@@ -79,11 +81,15 @@ pub fn open_or_refuse(
     Inputs::open(args, split).map_err(|err| Fatal::new(Exit::Usage, err).report())
 }
 
-/// Say that an input broke off: what, and that what it held before was `done` (`shown`).
-pub fn say_broken(diag: &crate::diag::Diag, what: &str, done: &str) {
+/// Say that an input broke off (what, and that what it held before was `done`: `shown`), or
+/// that a store's row was no message (`row`: the rows after it are read).
+pub fn say_broken(diag: &crate::diag::Diag, what: &str, done: &str, row: bool) {
     diag.event(
         "input_broken",
-        || format!("mllp: error: {what}; what came before it was {done}"),
+        || match row {
+            true => format!("mllp: error: {what}; left out, and the rows after it {done}"),
+            false => format!("mllp: error: {what}; what came before it was {done}"),
+        },
         serde_json::json!({ "error": what }),
     );
 }
@@ -160,7 +166,7 @@ impl Iterator for Inputs {
                     Err(e) => return Some(Item::Broken(e)),
                 },
                 Some(Current::Split(splitter)) => {
-                    splitter.next().map(|m| m.map_err(|e| e.to_string()))
+                    splitter.next().map(|m| m.map_err(|e| broken(&e)))
                 }
                 Some(Current::Store(rows)) => rows
                     .next()
@@ -181,10 +187,31 @@ impl Iterator for Inputs {
                     self.current = None;
                 }
                 Some(Err(e)) => {
-                    self.current = None;
-                    return Some(Item::Broken(e));
+                    // A store's row that is no message is that row alone: the store reads on
+                    // (a store that cannot be read ends by itself). A file cannot be read on.
+                    if matches!(self.current, Some(Current::Split(_))) {
+                        self.current = None;
+                        return Some(Item::Broken(e));
+                    }
+                    return Some(Item::BadRow(e));
                 }
                 Some(Ok(message)) => {
+                    if let Some(each) = self
+                        .split
+                        .batch
+                        .then(|| batch_admitted(&self.filters, &message.payload))
+                        .flatten()
+                    {
+                        // A batch read whole is kept while the filters admit one of its
+                        // messages; the others are counted as left out.
+                        let left = each.iter().filter(|admitted| !**admitted).count() as u64;
+                        self.read += each.len() as u64;
+                        self.filtered += left;
+                        if left > 0 && left == each.len() as u64 {
+                            continue;
+                        }
+                        return Some(Item::Message(message));
+                    }
                     self.read += 1;
                     if !self.filters.admits(&message.payload) {
                         self.filtered += 1;
@@ -195,4 +222,25 @@ impl Iterator for Inputs {
             }
         }
     }
+}
+
+/// What a splitter's error says, with the flag that helps where one does.
+fn broken(err: &InputError) -> String {
+    match err {
+        InputError::MessageTooLarge { .. } => format!("{err} (--max-frame-size)"),
+        _ => err.to_string(),
+    }
+}
+
+/// For a batch (a payload with an envelope segment), whether `filters` admit each of its
+/// messages, in the order [`mllp::hl7::split_batch`] gives them; `None` for a message alone.
+pub fn batch_admitted(filters: &Filters, payload: &[u8]) -> Option<Vec<bool>> {
+    mllp::hl7::segments(payload)
+        .any(|(_, s)| mllp::hl7::is_envelope_segment(s))
+        .then(|| {
+            mllp::hl7::split_batch(payload)
+                .into_iter()
+                .map(|m| filters.admits(m))
+                .collect()
+        })
 }

@@ -114,8 +114,8 @@ impl TextWarnings {
                 "warning",
                 || {
                     format!(
-                        "{} {code}: {} (the first: {first}) hold bytes their character set \
-                         cannot decode, shown as \\Xhh\\; --charset NAME reads them in another",
+                        "{} {code}: bytes their character set cannot decode in {} (the first: \
+                         {first}), shown as \\Xhh\\; --charset NAME reads them in another",
                         diag.paint("warning:", "33"),
                         count(self.undecodable, "message"),
                     )

@@ -128,8 +128,8 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
                 until: args.until,
                 message_type: args.message_type.clone(),
                 control_id: args.control_id.clone(),
-                select: filters.clone(),
                 statuses: args.status.clone(),
+                select: filters.clone(),
             };
             let width = match replay::opened(file, &filter) {
                 Ok(width) => width,

@@ -6,13 +6,12 @@ use super::render::{Render, Style};
 use crate::diag::{count, Diag};
 use crate::exit::Exit;
 use crate::inspect::{open_or_refuse, say_broken, Item, TextWarnings};
-use mllp::input::SplitOptions;
 use serde_json::json;
 use std::io::IsTerminal;
 
 pub fn run(args: ShowArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let input = &args.input;
-    let mut inputs = match open_or_refuse(input, SplitOptions::default(), "show") {
+    let mut inputs = match open_or_refuse(input, input.split(false), "show") {
         Ok(inputs) => inputs,
         Err(exit) => return Ok(exit),
     };
@@ -28,10 +27,10 @@ pub fn run(args: ShowArgs, diag: &Diag) -> anyhow::Result<Exit> {
     for item in inputs.by_ref() {
         let message = match item {
             Item::Message(message) => message,
-            Item::Broken(what) => {
+            Item::Broken(ref what) | Item::BadRow(ref what) => {
                 broken_inputs += 1;
                 let _ = render.finish();
-                say_broken(diag, &what, "shown");
+                say_broken(diag, what, "shown", matches!(item, Item::BadRow(_)));
                 continue;
             }
         };
