@@ -38,6 +38,8 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             [CompletionResult]::new('soak', 'soak', [CompletionResultType]::ParameterValue, 'Hold a link under load, watch it fail and heal, and prove nothing was lost')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show what HL7 messages hold: an outline of their fields, or the values at paths')
             [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check whether HL7 messages are well formed, by the standard''s rules and a site''s')
+            [CompletionResult]::new('diff', 'diff', [CompletionResultType]::ParameterValue, 'Compare two sets of messages, paired by key, field by field')
+            [CompletionResult]::new('deid', 'deid', [CompletionResultType]::ParameterValue, 'Write the same messages with their patients replaced, consistently under a key')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the man page, or write one per subcommand into a directory')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -350,6 +352,46 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print the version')
             break
         }
+        'mllp;diff' {
+            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'What pairs a message of A with one of B (repeat for several) [default: MSH-10]')
+            [CompletionResult]::new('--ignore', '--ignore', [CompletionResultType]::ParameterName, 'Leave a path or a whole segment out of the comparison (repeat)')
+            [CompletionResult]::new('--where', '--where', [CompletionResultType]::ParameterName, 'Only the messages for which FILTER holds, on both sides (repeat: all must hold)')
+            [CompletionResult]::new('--charset', '--charset', [CompletionResultType]::ParameterName, 'Read text in this character set, whatever MSH-18 says')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output: auto, always, never')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Diagnostics on stderr as human or json lines')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'NDJSON on stdout: one record per finding, then a summary record')
+            [CompletionResult]::new('--no-values', '--no-values', [CompletionResultType]::ParameterName, 'Say where pairs differ, without the values (for logs)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More detail on stderr (repeat for more)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More detail on stderr (repeat for more)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only errors and the final summary on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only errors and the final summary on stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (-h: one line per flag; --help: more detail)')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (-h: one line per flag; --help: more detail)')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print the version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print the version')
+            break
+        }
+        'mllp;deid' {
+            [CompletionResult]::new('--from-db', '--from-db', [CompletionResultType]::ParameterName, 'Read the messages of a listen --sqlite or relay store, in arrival order')
+            [CompletionResult]::new('--where', '--where', [CompletionResultType]::ParameterName, 'Only the messages for which FILTER holds (repeat: all must hold)')
+            [CompletionResult]::new('--key-file', '--key-file', [CompletionResultType]::ParameterName, 'The key every replacement is derived from (64 hexadecimal digits; see --new-key)')
+            [CompletionResult]::new('--new-key', '--new-key', [CompletionResultType]::ParameterName, 'Write a new random key to FILE (readable by you alone) and stop')
+            [CompletionResult]::new('--policy', '--policy', [CompletionResultType]::ParameterName, 'Add to or change the standard policy: TOML, or JSON when FILE ends in .json')
+            [CompletionResult]::new('--out', '--out', [CompletionResultType]::ParameterName, 'Where the messages go: a directory (absent or empty; one file per input, named as it) or `-` for stdout')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output: auto, always, never')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Diagnostics on stderr as human or json lines')
+            [CompletionResult]::new('-r', '-r', [CompletionResultType]::ParameterName, 'Walk directories given as inputs (their layout is kept under --out)')
+            [CompletionResult]::new('--recursive', '--recursive', [CompletionResultType]::ParameterName, 'Walk directories given as inputs (their layout is kept under --out)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More detail on stderr (repeat for more)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More detail on stderr (repeat for more)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only errors and the final summary on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only errors and the final summary on stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (-h: one line per flag; --help: more detail)')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (-h: one line per flag; --help: more detail)')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print the version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print the version')
+            break
+        }
         'mllp;completions' {
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output: auto, always, never')
             [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Diagnostics on stderr as human or json lines')
@@ -385,6 +427,8 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             [CompletionResult]::new('soak', 'soak', [CompletionResultType]::ParameterValue, 'Hold a link under load, watch it fail and heal, and prove nothing was lost')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show what HL7 messages hold: an outline of their fields, or the values at paths')
             [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check whether HL7 messages are well formed, by the standard''s rules and a site''s')
+            [CompletionResult]::new('diff', 'diff', [CompletionResultType]::ParameterValue, 'Compare two sets of messages, paired by key, field by field')
+            [CompletionResult]::new('deid', 'deid', [CompletionResultType]::ParameterValue, 'Write the same messages with their patients replaced, consistently under a key')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the man page, or write one per subcommand into a directory')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -409,6 +453,12 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             break
         }
         'mllp;help;check' {
+            break
+        }
+        'mllp;help;diff' {
+            break
+        }
+        'mllp;help;deid' {
             break
         }
         'mllp;help;completions' {

@@ -35,6 +35,8 @@ set edit:completion:arg-completer[mllp] = {|@words|
             cand soak 'Hold a link under load, watch it fail and heal, and prove nothing was lost'
             cand show 'Show what HL7 messages hold: an outline of their fields, or the values at paths'
             cand check 'Check whether HL7 messages are well formed, by the standard''s rules and a site''s'
+            cand diff 'Compare two sets of messages, paired by key, field by field'
+            cand deid 'Write the same messages with their patients replaced, consistently under a key'
             cand completions 'Print a shell completion script'
             cand man 'Print the man page, or write one per subcommand into a directory'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -339,6 +341,44 @@ set edit:completion:arg-completer[mllp] = {|@words|
             cand -V 'Print the version'
             cand --version 'Print the version'
         }
+        &'mllp;diff'= {
+            cand --key 'What pairs a message of A with one of B (repeat for several) [default: MSH-10]'
+            cand --ignore 'Leave a path or a whole segment out of the comparison (repeat)'
+            cand --where 'Only the messages for which FILTER holds, on both sides (repeat: all must hold)'
+            cand --charset 'Read text in this character set, whatever MSH-18 says'
+            cand --color 'When to colour output: auto, always, never'
+            cand --log-format 'Diagnostics on stderr as human or json lines'
+            cand --json 'NDJSON on stdout: one record per finding, then a summary record'
+            cand --no-values 'Say where pairs differ, without the values (for logs)'
+            cand -v 'More detail on stderr (repeat for more)'
+            cand --verbose 'More detail on stderr (repeat for more)'
+            cand -q 'Only errors and the final summary on stderr'
+            cand --quiet 'Only errors and the final summary on stderr'
+            cand -h 'Print help (-h: one line per flag; --help: more detail)'
+            cand --help 'Print help (-h: one line per flag; --help: more detail)'
+            cand -V 'Print the version'
+            cand --version 'Print the version'
+        }
+        &'mllp;deid'= {
+            cand --from-db 'Read the messages of a listen --sqlite or relay store, in arrival order'
+            cand --where 'Only the messages for which FILTER holds (repeat: all must hold)'
+            cand --key-file 'The key every replacement is derived from (64 hexadecimal digits; see --new-key)'
+            cand --new-key 'Write a new random key to FILE (readable by you alone) and stop'
+            cand --policy 'Add to or change the standard policy: TOML, or JSON when FILE ends in .json'
+            cand --out 'Where the messages go: a directory (absent or empty; one file per input, named as it) or `-` for stdout'
+            cand --color 'When to colour output: auto, always, never'
+            cand --log-format 'Diagnostics on stderr as human or json lines'
+            cand -r 'Walk directories given as inputs (their layout is kept under --out)'
+            cand --recursive 'Walk directories given as inputs (their layout is kept under --out)'
+            cand -v 'More detail on stderr (repeat for more)'
+            cand --verbose 'More detail on stderr (repeat for more)'
+            cand -q 'Only errors and the final summary on stderr'
+            cand --quiet 'Only errors and the final summary on stderr'
+            cand -h 'Print help (-h: one line per flag; --help: more detail)'
+            cand --help 'Print help (-h: one line per flag; --help: more detail)'
+            cand -V 'Print the version'
+            cand --version 'Print the version'
+        }
         &'mllp;completions'= {
             cand --color 'When to colour output: auto, always, never'
             cand --log-format 'Diagnostics on stderr as human or json lines'
@@ -372,6 +412,8 @@ set edit:completion:arg-completer[mllp] = {|@words|
             cand soak 'Hold a link under load, watch it fail and heal, and prove nothing was lost'
             cand show 'Show what HL7 messages hold: an outline of their fields, or the values at paths'
             cand check 'Check whether HL7 messages are well formed, by the standard''s rules and a site''s'
+            cand diff 'Compare two sets of messages, paired by key, field by field'
+            cand deid 'Write the same messages with their patients replaced, consistently under a key'
             cand completions 'Print a shell completion script'
             cand man 'Print the man page, or write one per subcommand into a directory'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -389,6 +431,10 @@ set edit:completion:arg-completer[mllp] = {|@words|
         &'mllp;help;show'= {
         }
         &'mllp;help;check'= {
+        }
+        &'mllp;help;diff'= {
+        }
+        &'mllp;help;deid'= {
         }
         &'mllp;help;completions'= {
         }

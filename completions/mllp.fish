@@ -40,6 +40,8 @@ complete -c mllp -n "__fish_mllp_needs_command" -f -a "probe" -d 'Find out why a
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "soak" -d 'Hold a link under load, watch it fail and heal, and prove nothing was lost'
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "show" -d 'Show what HL7 messages hold: an outline of their fields, or the values at paths'
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "check" -d 'Check whether HL7 messages are well formed, by the standard\'s rules and a site\'s'
+complete -c mllp -n "__fish_mllp_needs_command" -f -a "diff" -d 'Compare two sets of messages, paired by key, field by field'
+complete -c mllp -n "__fish_mllp_needs_command" -f -a "deid" -d 'Write the same messages with their patients replaced, consistently under a key'
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "man" -d 'Print the man page, or write one per subcommand into a directory'
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -340,6 +342,37 @@ complete -c mllp -n "__fish_mllp_using_subcommand check" -s v -l verbose -d 'Mor
 complete -c mllp -n "__fish_mllp_using_subcommand check" -s q -l quiet -d 'Only errors and the final summary on stderr'
 complete -c mllp -n "__fish_mllp_using_subcommand check" -s h -l help -d 'Print help (-h: one line per flag; --help: more detail)'
 complete -c mllp -n "__fish_mllp_using_subcommand check" -s V -l version -d 'Print the version'
+complete -c mllp -n "__fish_mllp_using_subcommand diff" -l key -d 'What pairs a message of A with one of B (repeat for several) [default: MSH-10]' -r
+complete -c mllp -n "__fish_mllp_using_subcommand diff" -l ignore -d 'Leave a path or a whole segment out of the comparison (repeat)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand diff" -l where -d 'Only the messages for which FILTER holds, on both sides (repeat: all must hold)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand diff" -l charset -d 'Read text in this character set, whatever MSH-18 says' -r
+complete -c mllp -n "__fish_mllp_using_subcommand diff" -l color -d 'When to colour output: auto, always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand diff" -l log-format -d 'Diagnostics on stderr as human or json lines' -r -f -a "human\t''
+json\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand diff" -l json -d 'NDJSON on stdout: one record per finding, then a summary record'
+complete -c mllp -n "__fish_mllp_using_subcommand diff" -l no-values -d 'Say where pairs differ, without the values (for logs)'
+complete -c mllp -n "__fish_mllp_using_subcommand diff" -s v -l verbose -d 'More detail on stderr (repeat for more)'
+complete -c mllp -n "__fish_mllp_using_subcommand diff" -s q -l quiet -d 'Only errors and the final summary on stderr'
+complete -c mllp -n "__fish_mllp_using_subcommand diff" -s h -l help -d 'Print help (-h: one line per flag; --help: more detail)'
+complete -c mllp -n "__fish_mllp_using_subcommand diff" -s V -l version -d 'Print the version'
+complete -c mllp -n "__fish_mllp_using_subcommand deid" -l from-db -d 'Read the messages of a listen --sqlite or relay store, in arrival order' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand deid" -l where -d 'Only the messages for which FILTER holds (repeat: all must hold)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand deid" -l key-file -d 'The key every replacement is derived from (64 hexadecimal digits; see --new-key)' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand deid" -l new-key -d 'Write a new random key to FILE (readable by you alone) and stop' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand deid" -l policy -d 'Add to or change the standard policy: TOML, or JSON when FILE ends in .json' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand deid" -l out -d 'Where the messages go: a directory (absent or empty; one file per input, named as it) or `-` for stdout' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand deid" -l color -d 'When to colour output: auto, always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand deid" -l log-format -d 'Diagnostics on stderr as human or json lines' -r -f -a "human\t''
+json\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand deid" -s r -l recursive -d 'Walk directories given as inputs (their layout is kept under --out)'
+complete -c mllp -n "__fish_mllp_using_subcommand deid" -s v -l verbose -d 'More detail on stderr (repeat for more)'
+complete -c mllp -n "__fish_mllp_using_subcommand deid" -s q -l quiet -d 'Only errors and the final summary on stderr'
+complete -c mllp -n "__fish_mllp_using_subcommand deid" -s h -l help -d 'Print help (-h: one line per flag; --help: more detail)'
+complete -c mllp -n "__fish_mllp_using_subcommand deid" -s V -l version -d 'Print the version'
 complete -c mllp -n "__fish_mllp_using_subcommand completions" -l color -d 'When to colour output: auto, always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -359,13 +392,15 @@ complete -c mllp -n "__fish_mllp_using_subcommand man" -s v -l verbose -d 'More 
 complete -c mllp -n "__fish_mllp_using_subcommand man" -s q -l quiet -d 'Only errors and the final summary on stderr'
 complete -c mllp -n "__fish_mllp_using_subcommand man" -s h -l help -d 'Print help (-h: one line per flag; --help: more detail)'
 complete -c mllp -n "__fish_mllp_using_subcommand man" -s V -l version -d 'Print the version'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check completions man help" -f -a "send" -d 'Send HL7 files to an MLLP endpoint and account for every message'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check completions man help" -f -a "listen" -d 'Receive HL7 over MLLP, commit each message to a sink, then acknowledge it'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check completions man help" -f -a "relay" -d 'Stand between two systems: forward, show, bridge TLS, queue while the upstream is down'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check completions man help" -f -a "probe" -d 'Find out why an endpoint will not talk: resolve, connect, TLS, and one message'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check completions man help" -f -a "soak" -d 'Hold a link under load, watch it fail and heal, and prove nothing was lost'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check completions man help" -f -a "show" -d 'Show what HL7 messages hold: an outline of their fields, or the values at paths'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check completions man help" -f -a "check" -d 'Check whether HL7 messages are well formed, by the standard\'s rules and a site\'s'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check completions man help" -f -a "completions" -d 'Print a shell completion script'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check completions man help" -f -a "man" -d 'Print the man page, or write one per subcommand into a directory'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check diff deid completions man help" -f -a "send" -d 'Send HL7 files to an MLLP endpoint and account for every message'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check diff deid completions man help" -f -a "listen" -d 'Receive HL7 over MLLP, commit each message to a sink, then acknowledge it'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check diff deid completions man help" -f -a "relay" -d 'Stand between two systems: forward, show, bridge TLS, queue while the upstream is down'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check diff deid completions man help" -f -a "probe" -d 'Find out why an endpoint will not talk: resolve, connect, TLS, and one message'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check diff deid completions man help" -f -a "soak" -d 'Hold a link under load, watch it fail and heal, and prove nothing was lost'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check diff deid completions man help" -f -a "show" -d 'Show what HL7 messages hold: an outline of their fields, or the values at paths'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check diff deid completions man help" -f -a "check" -d 'Check whether HL7 messages are well formed, by the standard\'s rules and a site\'s'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check diff deid completions man help" -f -a "diff" -d 'Compare two sets of messages, paired by key, field by field'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check diff deid completions man help" -f -a "deid" -d 'Write the same messages with their patients replaced, consistently under a key'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check diff deid completions man help" -f -a "completions" -d 'Print a shell completion script'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check diff deid completions man help" -f -a "man" -d 'Print the man page, or write one per subcommand into a directory'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check diff deid completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

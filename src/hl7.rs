@@ -41,6 +41,7 @@ pub use filter::{Filter, FilterError, Filters};
 pub use header::Msh;
 pub use lookup::Values;
 pub use message::{Message, Segment};
+pub use path::{Depth, Place};
 pub use path::{Occurrence, Path, PathError};
 pub use segments::{is_envelope_segment, segments};
 pub use shape::{scan, split_batch, Scan, Shape};

@@ -13,6 +13,8 @@
 //! - [`framing`]: the MLLP codec: a strict writer, a tolerant reader that reports each deviation.
 //! - [`hl7`]: one reader of HL7 v2: segments, fields, repetitions, components in place, field
 //!   paths (`PID-3(*).1`), filters, text by MSH-18; the header fast paths tested against it.
+//! - [`diff`]: two sets of messages paired by key and compared field by field.
+//! - [`deid`]: messages with their patients replaced, consistently under one key.
 //! - [`ack`]: acknowledgements that never lie: code by MSH-15 and commit, MSA-2 echoes MSH-10.
 //! - [`warning`]: the stable warning codes, each with its byte offset in the stream.
 //! - [`cause`]: failure causes, their class (transient or permanent), and what to do about each.
@@ -135,7 +137,9 @@
 pub mod ack;
 pub mod cause;
 pub mod client;
+pub mod deid;
 pub mod delivery;
+pub mod diff;
 pub mod duration;
 pub mod framing;
 #[cfg(any(test, feature = "fuzzing"))]

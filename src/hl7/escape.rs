@@ -46,6 +46,31 @@ pub fn decode<'a>(raw: &'a [u8], delimiters: &Delimiters) -> Cow<'a, [u8]> {
     Cow::Owned(out)
 }
 
+/// Append `text` written under `delimiters`: each delimiter byte as its escape sequence, a CR
+/// as `\.br\`, an LF as `\X0A\`, the rest as it is. [`decode`] gives `text` back.
+pub fn encode(text: &[u8], delimiters: &Delimiters, out: &mut Vec<u8>) {
+    let esc = delimiters.escape;
+    for &b in text {
+        let sequence: &[u8] = match b {
+            b'\r' => b".br",
+            b'\n' => b"X0A",
+            _ if b == delimiters.field => b"F",
+            _ if b == delimiters.component => b"S",
+            _ if b == delimiters.subcomponent => b"T",
+            _ if b == delimiters.repetition => b"R",
+            _ if b == esc => b"E",
+            _ if Some(b) == delimiters.truncation => b"P",
+            _ => {
+                out.push(b);
+                continue;
+            }
+        };
+        out.push(esc);
+        out.extend_from_slice(sequence);
+        out.push(esc);
+    }
+}
+
 /// Append what `sequence` (between two escape characters) stands for; false when it is not one
 /// this reader decodes.
 fn expand(sequence: &[u8], delimiters: &Delimiters, out: &mut Vec<u8>) -> bool {
@@ -113,6 +138,22 @@ mod tests {
             b"\\C2842\\",
         ] {
             assert_eq!(d(raw), raw, "{:?}", String::from_utf8_lossy(raw));
+        }
+    }
+
+    #[test]
+    fn encoding_gives_back_what_decoding_reads() {
+        for d in [
+            Delimiters::default(),
+            Delimiters::from_header(b'#', b"*%$@!"),
+        ] {
+            let text = b"a|b^c~d\\e&f#g*h%i$j@k!l\rm\nn";
+            let mut out = Vec::new();
+            encode(text, &d, &mut out);
+            assert!(!out
+                .iter()
+                .any(|&b| b == d.field || b == b'\r' || b == b'\n'));
+            assert_eq!(decode(&out, &d).as_ref(), text);
         }
     }
 

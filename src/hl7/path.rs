@@ -1,6 +1,9 @@
 //! Field paths in the notation of the HL7 tables: `SEG[(n)]-F[(r)][.C[.S]]`, 1-based, with `*`
 //! for every occurrence of a segment or every repetition of a field.
 
+mod place;
+
+pub use place::{Depth, Place};
 use std::fmt;
 use std::str::FromStr;
 

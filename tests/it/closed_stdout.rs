@@ -118,3 +118,26 @@ fn send_stops_reading_and_drains_when_its_results_have_no_reader() {
     assert_eq!(code, 2, "{stderr}");
     assert!(!stderr.contains("error"), "{stderr}");
 }
+
+#[test]
+fn diff_and_deid_end_quietly_when_nobody_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.hl7"), dir.path().join("b.hl7"));
+    let many: String = (0..2000)
+        .map(|i| ADT.replace("CLOSED1", &format!("C{i}")))
+        .collect();
+    std::fs::write(&a, &many).unwrap();
+    std::fs::write(&b, many.replace("DOE^JANE", "DOE^JOAN")).unwrap();
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    // They differ: the exit code says so, whether or not the findings were read.
+    let (code, stderr) = run_closed(&["diff", a, b]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(!stderr.contains("error"), "{stderr}");
+    let key = dir.path().join("k");
+    let (code, stderr) = run_closed(&["deid", "--new-key", key.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stderr) =
+        run_closed(&["deid", a, "--key-file", key.to_str().unwrap(), "--out", "-"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(!stderr.contains("error"), "{stderr}");
+}

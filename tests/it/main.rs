@@ -8,6 +8,8 @@ mod client;
 mod closed_stdout;
 mod conformance;
 mod crowd;
+mod deid;
+mod diff;
 mod endpoints;
 mod endurance;
 mod framing;

@@ -63,6 +63,8 @@ fn manual_for(name: &str) -> Option<&'static Manual> {
         "soak" => &manual::SOAK,
         "show" => &manual::SHOW,
         "check" => &manual::CHECK,
+        "diff" => &manual::DIFF,
+        "deid" => &manual::DEID,
         "completions" => &manual::COMPLETIONS,
         "man" => &manual::MAN,
         _ => return None,

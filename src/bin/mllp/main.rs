@@ -4,7 +4,9 @@
 
 mod check;
 mod cli;
+mod deid;
 mod diag;
+mod diff;
 mod exit;
 mod generate;
 mod inspect;
@@ -18,6 +20,7 @@ mod relay;
 mod send;
 mod show;
 mod soak;
+mod sources;
 mod stdout;
 mod values;
 
@@ -73,6 +76,8 @@ fn run(mut cli: cli::Cli) -> anyhow::Result<exit::Exit> {
         cli::Command::Soak(args) => soak::run(*args, &diag),
         cli::Command::Show(args) => show::run(*args, &diag),
         cli::Command::Check(args) => check::run(*args, &diag),
+        cli::Command::Diff(args) => diff::run(*args, &diag),
+        cli::Command::Deid(args) => deid::run(*args, &diag),
         cli::Command::Completions(args) => generate::completions(args),
         cli::Command::Man(args) => generate::man(args),
     }

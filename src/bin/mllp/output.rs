@@ -1,6 +1,8 @@
 //! The JSON output contract: every record `mllp` writes on stdout and every event it writes on
 //! stderr under `--log-format json`, as typed values built from the library's own types.
 //!
+//! - [`deid`]: `deid`'s report on stderr: replacements per path, never a value.
+//! - [`diff`]: `diff --json`: one record per finding, then the summary.
 //! - [`diag`]: the events every command shares (`error`, `panic`, `security_warning`,
 //!   `stdout_error`, `metrics_listening`).
 //! - [`probe`]: `probe --json`: one record per probe, then the statistics.
@@ -18,7 +20,9 @@
 //! [`mllp::soak::SoakReport`].) No record carries
 //! message bytes, except the ACK of `send --print-ack`.
 
+pub mod deid;
 pub mod diag;
+pub mod diff;
 pub mod probe;
 pub mod send;
 pub mod soak;

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod adt;
 pub mod certs;
 pub mod crowd;
 pub mod fault_proxy;

@@ -38,6 +38,10 @@ pub enum Command {
     Show(Box<crate::show::ShowArgs>),
     /// Check whether HL7 messages are well formed, by the standard's rules and a site's.
     Check(Box<crate::check::CheckArgs>),
+    /// Compare two sets of messages, paired by key, field by field.
+    Diff(Box<crate::diff::DiffArgs>),
+    /// Write the same messages with their patients replaced, consistently under a key.
+    Deid(Box<crate::deid::DeidArgs>),
     /// Print a shell completion script.
     Completions(crate::generate::CompletionsArgs),
     /// Print the man page, or write one per subcommand into a directory.

@@ -23,6 +23,10 @@ pub enum For {
     Show,
     /// `mllp check`.
     Check,
+    /// `mllp diff`.
+    Diff,
+    /// `mllp deid`.
+    Deid,
     /// `mllp completions`.
     Completions,
     /// `mllp man`.
@@ -57,6 +61,8 @@ const MEANINGS: &[(u8, &str, Narrower)] = &[
                 For::Check,
                 "no message has an error (warnings may be listed)",
             ),
+            (For::Diff, "the two sides hold the same messages"),
+            (For::Deid, "every message was written"),
             (For::Completions, "the script was printed"),
             (For::Man, "the pages were written"),
         ],
@@ -68,6 +74,10 @@ const MEANINGS: &[(u8, &str, Narrower)] = &[
             (For::Send, ""),
             (For::Probe, "the ACK was negative (AE, AR, CE, CR)"),
             (For::Check, "a message has an error"),
+            (
+                For::Diff,
+                "they differ: a pair differs, or a message has no partner on the other side",
+            ),
         ],
     ),
     (
@@ -90,6 +100,11 @@ const MEANINGS: &[(u8, &str, Narrower)] = &[
                 For::Check,
                 "usage error, or an input could not be read whole (what it held up to there \
                  was checked)",
+            ),
+            (For::Diff, "usage error or unreadable input"),
+            (
+                For::Deid,
+                "usage error, no key, unreadable input, or an output that could not be written",
             ),
             (For::Completions, "usage error"),
             (For::Man, "usage error, or a page could not be written"),
@@ -307,6 +322,8 @@ mod tests {
         assert_eq!(codes(For::Probe), [0, 1, 2, 3, 4, 5]);
         assert_eq!(codes(For::Soak), [0, 2, 4, 5, 6]);
         assert_eq!(codes(For::Listen), [0, 2, 5]);
+        assert_eq!(codes(For::Diff), [0, 1, 2]);
+        assert_eq!(codes(For::Deid), [0, 2]);
         for whom in [For::All, For::Send, For::Listen, For::Probe, For::Soak] {
             for (code, _) in meanings(whom) {
                 let named = [0, 1, 2, 3, 4, 5, 6, 130, 143].contains(&code);
@@ -425,7 +442,7 @@ mod tests {
             said(For::All),
             "5, then 4, then 3, then 1; for soak 5, then 4, then 6"
         );
-        for whom in [For::Listen, For::Completions, For::Man] {
+        for whom in [For::Listen, For::Deid, For::Completions, For::Man] {
             assert_eq!(precedence(whom), None);
         }
     }

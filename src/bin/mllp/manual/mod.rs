@@ -3,6 +3,8 @@
 //! the man pages give every part its own section (see `generate`).
 
 mod check;
+mod deid;
+mod diff;
 mod generated;
 mod listen;
 mod probe;
@@ -12,6 +14,8 @@ mod show;
 mod soak;
 
 pub use check::CHECK;
+pub use deid::DEID;
+pub use diff::DIFF;
 pub use generated::{COMPLETIONS, MAN};
 pub use listen::LISTEN;
 pub use probe::PROBE;

@@ -1,0 +1,220 @@
+//! `deid`'s run: the key and the policy loaded, each input's messages de-identified through
+//! the library into its output, and the report.
+
+use super::args::DeidArgs;
+use super::output::{check_dir, OutFile, Output};
+use super::render;
+use crate::diag::{Diag, Fatal};
+use crate::exit::Exit;
+use crate::sources::{self, Kind, Source};
+use crate::stdout::Out;
+use mllp::deid::{Deidentifier, Key, KeyError, Policy, RawPolicy, Session};
+use mllp::hl7::Filters;
+use mllp::input::SplitOptions;
+use std::collections::HashSet;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+const NO_KEY: &str = "no key: pass --key-file FILE (make one with `mllp deid --new-key FILE` \
+    and keep it: the same key gives the same replacements in every run)";
+
+/// What one run did.
+#[derive(Debug, Default)]
+pub struct Done {
+    pub read: u64,
+    pub written: u64,
+    pub filtered_out: u64,
+    pub files: u64,
+}
+
+pub fn run(args: DeidArgs, diag: &Diag) -> anyhow::Result<Exit> {
+    let usage = |what: &dyn std::fmt::Display| Ok(Fatal::new(Exit::Usage, what).report());
+    if let Some(path) = &args.new_key {
+        return match Key::create(path) {
+            Ok(_) => {
+                render::new_key(diag, path);
+                Ok(Exit::Success)
+            }
+            Err(e) => usage(&new_key_error(&e)),
+        };
+    }
+    let Some(key_file) = &args.key_file else {
+        return usage(&NO_KEY);
+    };
+    let key = match Key::load(key_file) {
+        Ok(key) => key,
+        Err(e) => return usage(&key_error(&e)),
+    };
+    if mllp::deid::readable_by_others(key_file).unwrap_or(false) {
+        render::open_key(diag, key_file);
+    }
+    let policy = match &args.policy {
+        Some(file) => match load_policy(file) {
+            Ok(policy) => policy,
+            Err(e) => return usage(&e),
+        },
+        None => Policy::standard(),
+    };
+    let Some(out) = &args.out else {
+        return usage(&"no output: pass --out DIR (one file per input) or --out - (stdout)");
+    };
+    let sources = match &args.from_db {
+        Some(file) => sources::collect(&[file.display().to_string()], false),
+        None => sources::collect(&args.files, args.recursive),
+    };
+    let sources = match sources {
+        Ok(sources) => sources,
+        Err(e) => return usage(&e),
+    };
+    if let Some(file) = &args.from_db {
+        if !sources.iter().all(|s| matches!(s.kind, Kind::Store(_))) {
+            return usage(&format!(
+                "--from-db {}: not a listen --sqlite or relay store",
+                file.display()
+            ));
+        }
+    }
+    let mut output = match out.as_os_str() == "-" {
+        true => Output::Stdout(BufWriter::with_capacity(256 * 1024, Out)),
+        false => {
+            if let Err(e) = unique_names(&sources).and_then(|()| check_dir(out)) {
+                return usage(&e);
+            }
+            Output::Dir(out.clone())
+        }
+    };
+    let deid = Deidentifier::new(&key, policy);
+    let filters = Filters {
+        filters: args.filters.clone(),
+        charset: None,
+    };
+    let mut job = Job {
+        session: deid.session(),
+        filters: &filters,
+        done: Done::default(),
+        buf: Vec::new(),
+    };
+    for source in &sources {
+        if let Err(e) = job.source(source, &mut output) {
+            // The reader left (`| head`): end quietly, as every command does.
+            if crate::stdout::is_closed() {
+                return Ok(Exit::Usage);
+            }
+            render::report(diag, &job.done, job.session.report());
+            return usage(&e);
+        }
+    }
+    if let Output::Stdout(out) = &mut output {
+        if out.flush().is_err() {
+            return Ok(Exit::Usage);
+        }
+    }
+    render::report(diag, &job.done, job.session.report());
+    Ok(Exit::Success)
+}
+
+/// One run's work, source by source.
+struct Job<'a> {
+    session: Session<'a>,
+    filters: &'a Filters,
+    done: Done,
+    buf: Vec<u8>,
+}
+
+impl Job<'_> {
+    /// De-identify one source into `output`; an error says what, never a value. A file under
+    /// --out that is not finished is removed, so its messages count as neither written nor
+    /// replaced; what went to stdout stays counted.
+    fn source(&mut self, source: &Source, output: &mut Output) -> Result<(), String> {
+        let (written, report) = (self.done.written, self.session.report().clone());
+        let result = self.write(source, output);
+        if let (Err(_), Output::Dir(_)) = (&result, &*output) {
+            self.done.written = written;
+            self.session.restore(report);
+        }
+        result
+    }
+
+    fn write(&mut self, source: &Source, output: &mut Output) -> Result<(), String> {
+        // Segment ends as they are: the output is the input but for the values replaced.
+        let split = SplitOptions {
+            raw: true,
+            ..SplitOptions::default()
+        };
+        let messages = source.messages(split).map_err(|e| e.to_string())?;
+        let mut file = match output {
+            Output::Dir(dir) => {
+                Some(OutFile::create(dir, &source.output_name).map_err(|e| {
+                    format!("--out {}: {e}", dir.join(&source.output_name).display())
+                })?)
+            }
+            Output::Stdout(_) => None,
+        };
+        for message in messages {
+            let message = message.map_err(|e| e.to_string())?;
+            self.done.read += 1;
+            if !self.filters.admits(&message.payload) {
+                self.done.filtered_out += 1;
+                continue;
+            }
+            self.buf.clear();
+            self.session.apply(&message.payload, &mut self.buf);
+            let written = match (&mut file, &mut *output) {
+                (Some(file), _) => file
+                    .write(&self.buf)
+                    .map_err(|e| format!("{}: {e}", file.path().display())),
+                (None, Output::Stdout(out)) => {
+                    out.write_all(&self.buf).map_err(|e| format!("stdout: {e}"))
+                }
+                (None, Output::Dir(_)) => Ok(()),
+            };
+            written?;
+            self.done.written += 1;
+        }
+        if let Some(file) = file {
+            let path = file.path().display().to_string();
+            file.finish().map_err(|e| format!("{path}: {e}"))?;
+            self.done.files += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Two inputs that would write the same output file.
+fn unique_names(sources: &[Source]) -> Result<(), String> {
+    let mut seen = HashSet::new();
+    for source in sources {
+        if !seen.insert(&source.output_name) {
+            return Err(format!(
+                "two inputs would both be written to {} under --out; give their directory with \
+                 --recursive (its layout is kept), or de-identify them in separate runs",
+                source.output_name.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A policy file: JSON when its name ends in `.json`, TOML otherwise.
+fn load_policy(file: &Path) -> Result<Policy, String> {
+    let name = file.display();
+    let text = std::fs::read_to_string(file).map_err(|e| format!("--policy {name}: {e}"))?;
+    let raw: RawPolicy = match file.extension().is_some_and(|e| e == "json") {
+        true => serde_json::from_str(&text).map_err(|e| format!("--policy {name}: {e}"))?,
+        false => toml::from_str(&text).map_err(|e| format!("--policy {name}: {}", e.message()))?,
+    };
+    Policy::from_raw(raw).map_err(|e| format!("--policy {name}: {e}"))
+}
+
+fn key_error(e: &KeyError) -> String {
+    match e {
+        KeyError::Io { error, .. } if error.kind() == std::io::ErrorKind::NotFound => {
+            format!("--key-file {e}; {NO_KEY}")
+        }
+        _ => format!("--key-file {e}"),
+    }
+}
+
+fn new_key_error(e: &KeyError) -> String {
+    format!("--new-key {e}")
+}

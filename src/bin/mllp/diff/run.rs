@@ -1,0 +1,69 @@
+//! `diff`'s run: both sides found, the smaller one indexed, the pairing through the library
+//! with each finding written as it comes, and the exit code.
+
+use super::args::DiffArgs;
+use super::render::Findings;
+use crate::diag::{Diag, Fatal};
+use crate::exit::Exit;
+use crate::sources::{self, Kind, Source};
+use mllp::diff::{Comparer, Ignore, KeyPaths, Pairing, PairingError, Side};
+use mllp::hl7::Filters;
+use mllp::input::SplitOptions;
+
+pub fn run(args: DiffArgs, diag: &Diag) -> anyhow::Result<Exit> {
+    let usage = |what: String| Ok(Fatal::new(Exit::Usage, what).report());
+    let side = |arg: &str, name: &str| -> Result<Vec<Source>, String> {
+        sources::collect(&[arg.to_string()], true).map_err(|e| format!("side {name}: {e}"))
+    };
+    let a = match side(&args.a, "A") {
+        Ok(a) => a,
+        Err(e) => return usage(e),
+    };
+    let b = match side(&args.b, "B") {
+        Ok(b) => b,
+        Err(e) => return usage(e),
+    };
+    let stdin = |s: &[Source]| s.iter().any(|s| matches!(s.kind, Kind::Stdin));
+    if stdin(&a) && stdin(&b) {
+        return usage("only one side can be stdin (`-`)".into());
+    }
+    let size = |s: &[Source]| s.iter().fold(0u64, |n, s| n.saturating_add(s.size()));
+    let pairing = Pairing {
+        keys: KeyPaths::new(args.key.clone()),
+        comparer: Comparer::new(Ignore::new(args.ignore.clone())).in_charset(args.charset),
+        filters: Filters {
+            filters: args.filters.clone(),
+            charset: args.charset,
+        },
+    };
+    let mut findings = Findings::new(args.json, !args.no_values, pairing.keys.paths());
+    let split = SplitOptions::default();
+    let (ma, mb) = (sources::chain(&a, split), sources::chain(&b, split));
+    // The smaller side is held as keys; the other is read as it comes.
+    let tell = |event: &mllp::diff::Event<'_>| findings.tell(event);
+    let result = match size(&b) < size(&a) {
+        true => pairing.run((Side::B, mb), (Side::A, ma), tell),
+        false => pairing.run((Side::A, ma), (Side::B, mb), tell),
+    };
+    let summary = match result {
+        Ok(summary) => summary,
+        Err(PairingError::Input { side, error }) => {
+            let name = match side {
+                Side::A => "A",
+                Side::B => "B",
+            };
+            return usage(format!("side {name}: {error}"));
+        }
+        Err(e) => return usage(e.to_string()),
+    };
+    let exit = match summary.is_same() {
+        true => Exit::Success,
+        false => Exit::Negative,
+    };
+    // The reader left (`| head`) after a finding: the counts would be partial.
+    if crate::stdout::is_closed() {
+        return Ok(Exit::Negative);
+    }
+    findings.finish(&summary, exit.code(), diag);
+    Ok(exit)
+}

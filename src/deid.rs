@@ -1,0 +1,37 @@
+//! De-identification: the same messages with their patients replaced, for taking production
+//! traffic into a test system.
+//!
+//! - [`Key`]: 32 random bytes in a file of their own; every replacement is derived from an
+//!   HMAC-SHA256 of the original under it, so the same original gets the same replacement in
+//!   every message, file and run with the same key (a patient stays one person from
+//!   admission to discharge), and other replacements under another key.
+//! - [`Policy`]: which values are replaced and how ([`Method`]): the standard rules for the
+//!   identifying fields of the common segments, a site's own on top ([`RawPolicy`]).
+//! - [`Deidentifier`]: the key and the policy; each thread de-identifies through a [`Session`]
+//!   of its own, one message at a time. Everything a rule does not take in stays byte for
+//!   byte. A [`Report`] counts replacements per rule, never a value.
+//!
+//! Methods: `hash` gives a value of the same shape (digits for digits, letters for letters in
+//! their case, other characters and the length kept), `name` a name from a built-in list of
+//! fictitious names, `shift-date` the date moved earlier by 1 to 365 days, one offset per
+//! patient (from the HMAC of the patient's first identifier, PID-3), `blank` empties,
+//! `keep` keeps.
+
+mod apply;
+mod date;
+mod derive;
+mod key;
+mod names;
+mod policy;
+mod replace;
+mod shape;
+mod standard;
+
+pub use apply::{Deidentifier, Report, Session};
+pub use key::{readable_by_others, Key, KeyError, KEY_BYTES};
+pub use policy::{Method, Policy, PolicyError, RawPolicy, RawRule, Rule, When};
+
+#[cfg(test)]
+mod model_tests;
+#[cfg(test)]
+mod tests;

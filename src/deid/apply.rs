@@ -1,0 +1,335 @@
+//! One message de-identified: its bytes copied, each value a rule takes in replaced where it
+//! lies, everything else (delimiters, segment order and terminators, MSH) byte for byte.
+
+use super::derive::Deriver;
+use super::policy::{Method, Policy};
+use super::replace::{date_offset, replace};
+use super::Key;
+use crate::hl7::{escape, Delimiters, Message, Path, Place, Segment, Value};
+use std::collections::HashMap;
+use std::fmt;
+
+/// Replacements remembered at most, per session: values recur (a patient's address in PID,
+/// NK1, GT1 and IN1, a doctor in every visit), and a lookup costs a fraction of an HMAC.
+const REMEMBERED: usize = 1 << 16;
+
+/// Replaces the values a [`Policy`] names, under a [`Key`]; each thread works through a
+/// [`Session`] of its own. `Debug` never shows the key.
+///
+/// ```
+/// use mllp::deid::{Deidentifier, Key, Policy};
+///
+/// let deid = Deidentifier::new(&Key::from_bytes([9; 32]), Policy::standard());
+/// let message = b"MSH|^~\\&|ADT|H|||20240101||ADT^A01|C1|P|2.5\rPID|1||100234^^^H||DOE^JANE||19800101\r";
+/// let mut session = deid.session();
+/// let mut out = Vec::new();
+/// session.apply(message, &mut out);
+/// let text = String::from_utf8(out).unwrap();
+/// assert!(text.starts_with("MSH|^~\\&|ADT|H|||20240101||ADT^A01|C1|P|2.5\rPID|1||"));
+/// assert!(!text.contains("100234") && !text.contains("DOE") && !text.contains("19800101"));
+/// assert_eq!(session.report().replaced("PID-5.1"), 1);
+/// ```
+pub struct Deidentifier {
+    deriver: Deriver,
+    policy: Policy,
+    /// For each segment a rule names: its rules' indexes, by field.
+    segments: Vec<([u8; 3], Vec<usize>)>,
+    patient: Path,
+}
+
+/// What a run replaced: values per rule, never a value itself.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    paths: Vec<String>,
+    counts: Vec<u64>,
+}
+
+impl Report {
+    /// Values replaced under each rule's path, in the policy's order; rules that replaced
+    /// nothing left out.
+    pub fn counts(&self) -> impl Iterator<Item = (&str, u64)> + '_ {
+        self.paths
+            .iter()
+            .zip(&self.counts)
+            .filter(|(_, &n)| n > 0)
+            .map(|(p, &n)| (p.as_str(), n))
+    }
+
+    /// Values replaced under the rule of `path`, as the policy writes it.
+    pub fn replaced(&self, path: &str) -> u64 {
+        self.paths
+            .iter()
+            .position(|p| p == path)
+            .map_or(0, |i| self.counts[i])
+    }
+
+    /// Values replaced in all.
+    pub fn total(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+}
+
+impl Deidentifier {
+    /// Replace under `key` what `policy` names.
+    pub fn new(key: &Key, policy: Policy) -> Deidentifier {
+        let mut segments: Vec<([u8; 3], Vec<usize>)> = Vec::new();
+        for (i, rule) in policy.rules().iter().enumerate() {
+            let name = *rule.path.segment();
+            match segments.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, rules)) => rules.push(i),
+                None => segments.push((name, vec![i])),
+            }
+        }
+        for (_, rules) in &mut segments {
+            rules.sort_by_key(|&i| (policy.rules()[i].path.field(), i));
+        }
+        let patient = Path::of("PID", 3, Some(1), None);
+        Deidentifier {
+            deriver: Deriver::new(key),
+            policy,
+            segments,
+            patient: patient.unwrap_or_else(|| unreachable!("PID-3.1 is a path")),
+        }
+    }
+
+    /// The policy applied.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// A session: one thread's work, with its report.
+    pub fn session(&self) -> Session<'_> {
+        let rules = self.policy.rules();
+        Session {
+            deid: self,
+            report: Report {
+                paths: rules.iter().map(|r| r.path.to_string()).collect(),
+                counts: vec![0; rules.len()],
+            },
+            remembered: HashMap::new(),
+            key: Vec::new(),
+            text: Vec::new(),
+            here: Vec::new(),
+            seen: vec![0; self.segments.len()],
+        }
+    }
+}
+
+/// One thread's de-identification: the report so far, replacements remembered, and the
+/// buffers reused from message to message.
+pub struct Session<'d> {
+    deid: &'d Deidentifier,
+    report: Report,
+    /// Method, date offset and original -> replacement (escape sequences decoded).
+    remembered: HashMap<Box<[u8]>, Box<[u8]>>,
+    key: Vec<u8>,
+    text: Vec<u8>,
+    here: Vec<usize>,
+    /// Segments of each named segment seen in the current message.
+    seen: Vec<usize>,
+}
+
+impl Session<'_> {
+    /// Append `message` de-identified to `out`.
+    pub fn apply(&mut self, message: &[u8], out: &mut Vec<u8>) {
+        let parsed = Message::new(message);
+        self.seen.iter_mut().for_each(|n| *n = 0);
+        let mut pass = Pass {
+            message,
+            parsed,
+            out,
+            copied: 0,
+            days: None,
+        };
+        for segment in parsed.segments() {
+            let name = segment.name();
+            let group = self.deid.segments.iter().position(|(n, _)| &n[..] == name);
+            let Some(group) = group else {
+                continue;
+            };
+            self.seen[group] += 1;
+            self.segment(&mut pass, segment, group);
+        }
+        pass.out.extend_from_slice(&message[pass.copied..]);
+    }
+
+    /// What the session has replaced so far.
+    pub fn report(&self) -> &Report {
+        &self.report
+    }
+
+    /// Go back to an earlier report: the messages replaced since were not kept.
+    pub fn restore(&mut self, report: Report) {
+        self.report = report;
+    }
+
+    fn segment<'a>(&mut self, pass: &mut Pass<'a, '_>, segment: Segment<'a>, group: usize) {
+        let deid = self.deid;
+        let rules = &deid.segments[group].1;
+        let (name, occurrence) = (segment.name(), self.seen[group]);
+        // The rules for this occurrence whose condition holds, still in field order.
+        self.here.clear();
+        for &i in rules {
+            let rule = &deid.policy.rules()[i];
+            if !rule.path.reaches(name, occurrence, rule.path.field()) {
+                continue;
+            }
+            if let Some(when) = &rule.when {
+                let value = segment.field(when.field).and_then(|f| f.component(1));
+                let value = value.map(|v| v.decoded()).unwrap_or_default();
+                if !when.holds(&value) {
+                    continue;
+                }
+            }
+            self.here.push(i);
+        }
+        let Some(&last) = self.here.last() else {
+            return;
+        };
+        let last_field = deid.policy.rules()[last].path.field();
+        let here = std::mem::take(&mut self.here);
+        let mut from = 0;
+        for (n, field) in segment.fields() {
+            if n > last_field {
+                break;
+            }
+            let start = from;
+            while from < here.len() && deid.policy.rules()[here[from]].path.field() == n {
+                from += 1;
+            }
+            // The delimiters themselves are never replaced.
+            if (segment.is_header() && n <= 2) || start == from || field.is_empty() {
+                continue;
+            }
+            let at = Place::field(name, occurrence, n);
+            self.field(pass, at, field, &here[start..from]);
+        }
+        self.here = here;
+    }
+
+    fn field<'a>(
+        &mut self,
+        pass: &mut Pass<'a, '_>,
+        at: Place<'_>,
+        field: Value<'a>,
+        rules: &[usize],
+    ) {
+        let policy = &self.deid.policy;
+        // One rule blanking the whole field: the field goes, separators and all.
+        if let [only] = rules {
+            let rule = &policy.rules()[*only];
+            if rule.method == Method::Blank && rule.path.depth() == crate::hl7::Depth::Field {
+                pass.put(field, &[], &field.delimiters());
+                self.report.counts[*only] += 1;
+                return;
+            }
+        }
+        for (r, repetition) in field.repetitions().enumerate() {
+            for (c, component) in repetition.components().enumerate() {
+                for (s, leaf) in component.subcomponents().enumerate() {
+                    // Empty, or HL7's explicit null: nothing to replace.
+                    if leaf.is_empty() || leaf.raw() == b"\"\"" {
+                        continue;
+                    }
+                    let place = Place {
+                        repetition: Some(r + 1),
+                        component: Some(c + 1),
+                        subcomponent: Some(s + 1),
+                        ..at
+                    };
+                    if let Some(rule) = policy.decide(rules, &place) {
+                        self.leaf(pass, leaf, rule);
+                    }
+                }
+            }
+        }
+    }
+
+    fn leaf<'a>(&mut self, pass: &mut Pass<'a, '_>, leaf: Value<'a>, rule: usize) {
+        let deid = self.deid;
+        let method = deid.policy.rules()[rule].method;
+        if method == Method::Keep {
+            return;
+        }
+        let original = leaf.decoded();
+        let days = match method {
+            Method::ShiftDate => pass.days(deid),
+            _ => 0,
+        };
+        self.text.clear();
+        if method != Method::Blank {
+            // Method, offset and original: what the replacement depends on.
+            self.key.clear();
+            self.key.push(method as u8);
+            self.key.extend_from_slice(&days.to_le_bytes());
+            self.key.extend_from_slice(&original);
+            match self.remembered.get(self.key.as_slice()) {
+                Some(known) => self.text.extend_from_slice(known),
+                None => {
+                    replace(method, &deid.deriver, &original, days, &mut self.text);
+                    if self.remembered.len() >= REMEMBERED {
+                        self.remembered.clear();
+                    }
+                    let key = self.key.as_slice().into();
+                    self.remembered.insert(key, self.text.as_slice().into());
+                }
+            }
+        }
+        if pass.put(leaf, &self.text, &leaf.delimiters()) {
+            self.report.counts[rule] += 1;
+        }
+    }
+}
+
+/// One message's pass: what is copied so far, and the patient's date offset once needed.
+struct Pass<'a, 'o> {
+    message: &'a [u8],
+    parsed: Message<'a>,
+    out: &'o mut Vec<u8>,
+    copied: usize,
+    days: Option<i64>,
+}
+
+impl<'a> Pass<'a, '_> {
+    fn days(&mut self, deid: &Deidentifier) -> i64 {
+        let (parsed, deriver) = (&self.parsed, &deid.deriver);
+        *self
+            .days
+            .get_or_insert_with(|| date_offset(deriver, &parsed.get(&deid.patient).decoded()))
+    }
+
+    /// Write `text` (escapes decoded) where `value` lies, escaped under `delimiters`; whether
+    /// that changed the bytes.
+    fn put(&mut self, value: Value<'a>, text: &[u8], delimiters: &Delimiters) -> bool {
+        let raw = value.raw();
+        let start = raw.as_ptr() as usize - self.message.as_ptr() as usize;
+        self.out
+            .extend_from_slice(&self.message[self.copied..start]);
+        let from = self.out.len();
+        let plain = !text
+            .iter()
+            .any(|&b| delimiters.is_delimiter(b) || b == b'\r' || b == b'\n');
+        match plain && delimiters.truncation.is_none() {
+            true => self.out.extend_from_slice(text),
+            false => escape::encode(text, delimiters, self.out),
+        }
+        self.copied = start + raw.len();
+        self.out[from..] != *raw
+    }
+}
+
+impl fmt::Debug for Deidentifier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Deidentifier")
+            .field("rules", &self.policy.rules().len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for Session<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("remembered", &self.remembered.len())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,421 @@
+//! The two sides paired by key. One side is indexed: its messages go to a temporary file, and
+//! memory holds each one's key, place and label. The other side is then read once; each of
+//! its messages is paired with the next unpaired message of the same key (so keys used more
+//! than once pair in order), compared, and let go.
+
+use super::compare::{Comparer, Difference};
+use super::key::{Key, KeyPaths};
+use super::spill::Spill;
+use crate::hl7::{Filters, Message};
+use crate::input::{InputError, Message as InputMessage};
+use std::collections::hash_map::{DefaultHasher, Entry as MapEntry};
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+/// One of the two sides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The first side given.
+    A,
+    /// The second.
+    B,
+}
+
+/// What pairing found, as it finds it.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// A pair whose messages differ.
+    Different {
+        /// The pair's key.
+        key: &'a Key,
+        /// Side A's message (`a.hl7#3`).
+        a: &'a str,
+        /// Side B's.
+        b: &'a str,
+        /// Where they differ, with both values.
+        differences: &'a [Difference],
+    },
+    /// A message the other side has no partner for.
+    Only {
+        /// Its side.
+        side: Side,
+        /// Its key.
+        key: &'a Key,
+        /// The message.
+        label: &'a str,
+    },
+    /// A key seen a second time on one side (said once per key and side).
+    Twice {
+        /// The side.
+        side: Side,
+        /// The key.
+        key: &'a Key,
+        /// The message that has it the second time.
+        label: &'a str,
+    },
+}
+
+/// The counts of a whole pairing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Summary {
+    /// Pairs whose messages are the same.
+    pub same: u64,
+    /// Pairs whose messages differ.
+    pub different: u64,
+    /// Messages of A without a partner in B.
+    pub only_in_a: u64,
+    /// Messages of B without a partner in A.
+    pub only_in_b: u64,
+    /// Keys A has more than once.
+    pub keys_twice_in_a: u64,
+    /// Keys B has more than once.
+    pub keys_twice_in_b: u64,
+    /// Messages of A the filters left out.
+    pub filtered_out_a: u64,
+    /// Messages of B the filters left out.
+    pub filtered_out_b: u64,
+}
+
+impl Summary {
+    /// Every message of each side has a partner on the other, and every pair is the same.
+    pub fn is_same(&self) -> bool {
+        self.different == 0 && self.only_in_a == 0 && self.only_in_b == 0
+    }
+
+    fn only(&mut self, side: Side) {
+        match side {
+            Side::A => self.only_in_a += 1,
+            Side::B => self.only_in_b += 1,
+        }
+    }
+
+    fn twice(&mut self, side: Side) {
+        match side {
+            Side::A => self.keys_twice_in_a += 1,
+            Side::B => self.keys_twice_in_b += 1,
+        }
+    }
+
+    fn filtered(&mut self, side: Side) {
+        match side {
+            Side::A => self.filtered_out_a += 1,
+            Side::B => self.filtered_out_b += 1,
+        }
+    }
+}
+
+/// A side could not be read, or the temporary file failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PairingError {
+    /// An input of a side.
+    #[error("side {side:?}: {error}")]
+    Input {
+        /// Which side.
+        side: Side,
+        /// What went wrong.
+        error: InputError,
+    },
+    /// The temporary file that holds the indexed side.
+    #[error("the temporary file holding the indexed side: {0}")]
+    Spill(std::io::Error),
+}
+
+/// Where none.
+const NONE: u32 = u32::MAX;
+
+/// One message of the indexed side.
+struct Held {
+    at: u64,
+    len: u32,
+    source: u32,
+    index: u64,
+    /// The next message of the same key.
+    next: u32,
+    paired: bool,
+}
+
+/// One key of the indexed side.
+struct Slot {
+    /// The key's first message.
+    first: u32,
+    /// The first message of the key not yet paired.
+    next_unpaired: u32,
+    /// The last message of the key, where the next one is chained.
+    last: u32,
+    /// Messages of the indexed side with this key.
+    indexed: u32,
+    /// Messages of the streamed side seen with this key.
+    streamed: u32,
+}
+
+/// How two sides are paired and compared.
+#[derive(Debug, Clone)]
+pub struct Pairing {
+    /// What pairs messages.
+    pub keys: KeyPaths,
+    /// How a pair is compared.
+    pub comparer: Comparer,
+    /// Which messages take part (the rest counted).
+    pub filters: Filters,
+}
+
+/// The indexed side, once read.
+struct Index {
+    side: Side,
+    spill: Spill,
+    held: Vec<Held>,
+    keys: HashMap<Key, Slot>,
+    sources: Vec<Arc<str>>,
+}
+
+impl Index {
+    fn label(&self, h: &Held) -> String {
+        format!("{}#{}", self.sources[h.source as usize], h.index)
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for Key {
+    fn borrow(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl Pairing {
+    /// Pair `indexed` (the side held as keys: give the smaller) with `streamed`, telling each
+    /// finding to `tell` as it is found (`false` from it stops the run early), and the counts.
+    pub fn run<I, S>(
+        &self,
+        indexed: (Side, I),
+        streamed: (Side, S),
+        mut tell: impl FnMut(&Event<'_>) -> bool,
+    ) -> Result<Summary, PairingError>
+    where
+        I: IntoIterator<Item = Result<InputMessage, InputError>>,
+        S: IntoIterator<Item = Result<InputMessage, InputError>>,
+    {
+        let mut summary = Summary::default();
+        let Some(mut index) = self.index(indexed, &mut summary, &mut tell)? else {
+            return Ok(summary);
+        };
+        let side = streamed.0;
+        let mut key = Vec::new();
+        let mut held_bytes = Vec::new();
+        let mut differences = Vec::new();
+        let mut extra: HashMap<u64, u32> = HashMap::new();
+        for message in streamed.1 {
+            let message = message.map_err(|error| PairingError::Input { side, error })?;
+            let Some(view) = self.admit(&message.payload, side, &mut summary) else {
+                continue;
+            };
+            self.keys.key_of(&view, &mut key);
+            let label = message.label();
+            let slot = index.keys.get_mut(key.as_slice());
+            let Some(slot) = slot else {
+                // A key the indexed side lacks; its repeats known by a hash alone.
+                let seen = extra.entry(hash(&key)).or_default();
+                *seen += 1;
+                let key = Key(key.as_slice().into());
+                let mut go = true;
+                if *seen == 2 {
+                    summary.twice(side);
+                    go = tell(&Event::Twice {
+                        side,
+                        key: &key,
+                        label: &label,
+                    });
+                }
+                summary.only(side);
+                if !(go
+                    && tell(&Event::Only {
+                        side,
+                        key: &key,
+                        label: &label,
+                    }))
+                {
+                    return Ok(summary);
+                }
+                continue;
+            };
+            slot.streamed += 1;
+            let twice = slot.streamed == 2;
+            let partner = slot.next_unpaired;
+            if partner != NONE {
+                slot.next_unpaired = index.held[partner as usize].next;
+            }
+            let key = Key(key.as_slice().into());
+            if twice {
+                summary.twice(side);
+                if !tell(&Event::Twice {
+                    side,
+                    key: &key,
+                    label: &label,
+                }) {
+                    return Ok(summary);
+                }
+            }
+            if partner == NONE {
+                summary.only(side);
+                if !tell(&Event::Only {
+                    side,
+                    key: &key,
+                    label: &label,
+                }) {
+                    return Ok(summary);
+                }
+                continue;
+            }
+            let held = &mut index.held[partner as usize];
+            held.paired = true;
+            index
+                .spill
+                .get(held.at, held.len as usize, &mut held_bytes)
+                .map_err(PairingError::Spill)?;
+            let held = &index.held[partner as usize];
+            let (a, b) = match side {
+                Side::B => (held_bytes.as_slice(), &message.payload[..]),
+                Side::A => (&message.payload[..], held_bytes.as_slice()),
+            };
+            differences.clear();
+            self.comparer.compare(a, b, &mut differences);
+            if differences.is_empty() {
+                summary.same += 1;
+                continue;
+            }
+            summary.different += 1;
+            let other = index.label(held);
+            let (a, b) = match side {
+                Side::B => (other.as_str(), label.as_str()),
+                Side::A => (label.as_str(), other.as_str()),
+            };
+            let event = Event::Different {
+                key: &key,
+                a,
+                b,
+                differences: &differences,
+            };
+            if !tell(&event) {
+                return Ok(summary);
+            }
+        }
+        // What the indexed side has left, in its order.
+        let mut left: Vec<(u32, Key)> = Vec::new();
+        for (key, slot) in index.keys.drain() {
+            let mut at = slot.first;
+            while at != NONE {
+                let held = &index.held[at as usize];
+                if !held.paired {
+                    left.push((at, key.clone()));
+                }
+                at = held.next;
+            }
+        }
+        left.sort_unstable_by_key(|(at, _)| *at);
+        for (at, key) in &left {
+            summary.only(index.side);
+            let label = index.label(&index.held[*at as usize]);
+            if !tell(&Event::Only {
+                side: index.side,
+                key,
+                label: &label,
+            }) {
+                break;
+            }
+        }
+        Ok(summary)
+    }
+
+    /// The message, when the filters let it take part.
+    fn admit<'m>(
+        &self,
+        payload: &'m [u8],
+        side: Side,
+        summary: &mut Summary,
+    ) -> Option<Message<'m>> {
+        if !self.filters.admits(payload) {
+            summary.filtered(side);
+            return None;
+        }
+        Some(Message::new(payload))
+    }
+
+    /// Read the indexed side whole into the spill and the keys; `None` when told to stop.
+    fn index<I>(
+        &self,
+        (side, messages): (Side, I),
+        summary: &mut Summary,
+        tell: &mut impl FnMut(&Event<'_>) -> bool,
+    ) -> Result<Option<Index>, PairingError>
+    where
+        I: IntoIterator<Item = Result<InputMessage, InputError>>,
+    {
+        let mut index = Index {
+            side,
+            spill: Spill::new().map_err(PairingError::Spill)?,
+            held: Vec::new(),
+            keys: HashMap::new(),
+            sources: Vec::new(),
+        };
+        let mut key = Vec::new();
+        for message in messages {
+            let message = message.map_err(|error| PairingError::Input { side, error })?;
+            let Some(view) = self.admit(&message.payload, side, summary) else {
+                continue;
+            };
+            self.keys.key_of(&view, &mut key);
+            if index.sources.last() != Some(&message.source) {
+                index.sources.push(message.source.clone());
+            }
+            let at = index
+                .spill
+                .put(&message.payload)
+                .map_err(PairingError::Spill)?;
+            let this = index.held.len() as u32;
+            index.held.push(Held {
+                at,
+                len: message.payload.len() as u32,
+                source: (index.sources.len() - 1) as u32,
+                index: message.index,
+                next: NONE,
+                paired: false,
+            });
+            match index.keys.entry(Key(key.as_slice().into())) {
+                MapEntry::Vacant(v) => {
+                    v.insert(Slot {
+                        first: this,
+                        next_unpaired: this,
+                        last: this,
+                        indexed: 1,
+                        streamed: 0,
+                    });
+                }
+                MapEntry::Occupied(mut o) => {
+                    let slot = o.get_mut();
+                    index.held[slot.last as usize].next = this;
+                    slot.last = this;
+                    slot.indexed += 1;
+                    if slot.indexed == 2 {
+                        summary.twice(side);
+                        let label = message.label();
+                        if !tell(&Event::Twice {
+                            side,
+                            key: o.key(),
+                            label: &label,
+                        }) {
+                            return Ok(None);
+                        }
+                    }
+                }
+            }
+        }
+        index.spill.finish().map_err(PairingError::Spill)?;
+        Ok(Some(index))
+    }
+}
+
+fn hash(key: &[u8]) -> u64 {
+    let mut h = DefaultHasher::new();
+    key.hash(&mut h);
+    h.finish()
+}
