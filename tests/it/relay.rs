@@ -8,6 +8,7 @@ mod replay;
 mod stall;
 mod terminal;
 mod tls;
+mod upstream;
 
 use crate::support::listen_proc::{is, ListenProc};
 use crate::support::mllp_client::{adt, MllpClient};

@@ -141,6 +141,20 @@ pub struct ListenArgs {
     /// JSON: --log-format json, and --format json when stdout is the sink.
     #[arg(long, help_heading = heading::OUTPUT)]
     pub json: bool,
+    #[command(flatten)]
+    pub log_rate: LogRateArgs,
+    /// Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898).
+    ///
+    /// A wildcard address needs --allow-wildcard; at most 16 scrapes at once, each closed after
+    /// 10 s.
+    #[arg(long, value_name = "ADDR", help_heading = heading::OUTPUT)]
+    pub metrics: Option<SocketAddr>,
+}
+
+/// How many lines a second the peers can make the log take (`listen`, and `relay`'s downstream
+/// side).
+#[derive(Debug, Clone, Args)]
+pub struct LogRateArgs {
     /// Message lines a second per connection; 0: no limit.
     ///
     /// Message, answer and warning lines past it in one second are counted, not written; one
@@ -149,12 +163,19 @@ pub struct ListenArgs {
     /// Lines opening and closing connections are always written.
     #[arg(long, value_name = "N", default_value_t = 100, help_heading = heading::OUTPUT)]
     pub log_rate: u32,
-    /// Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898).
+    /// Message lines a second, all together; 0: no limit.
     ///
-    /// A wildcard address needs --allow-wildcard; at most 16 scrapes at once, each closed after
-    /// 10 s.
-    #[arg(long, value_name = "ADDR", help_heading = heading::OUTPUT)]
-    pub metrics: Option<SocketAddr>,
+    /// The lines --log-rate lets through (and its `suppressed` lines) past it in one second are
+    /// counted, not written; one `suppressed` line a second says how many.
+    #[arg(long, value_name = "N", default_value_t = 1000, help_heading = heading::OUTPUT)]
+    pub log_rate_total: u32,
+}
+
+impl LogRateArgs {
+    /// The limiter these flags set.
+    pub fn limiter(&self) -> crate::listen::render::LogRate {
+        crate::listen::render::LogRate::new(self.log_rate, self.log_rate_total)
+    }
 }
 
 /// TLS served to the peers that connect (`listen`, and `relay`'s downstream side).
