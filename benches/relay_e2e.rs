@@ -2,7 +2,10 @@
 //! `mllp listen` (stdout to /dev/null) on loopback, against `mllp send` -> `mllp listen` direct
 //! in the same run with the same messages: throughput pipelined (window 64) as a ratio to the
 //! direct path, and the latency the relay adds per message one at a time (p50/p99 of a blocking
-//! client's round trips through the relay and direct), plus the relay's peak RSS (VmHWM).
+//! client's round trips through the relay and direct), plus the relay's peak RSS (VmHWM). Then
+//! store and forward: `mllp send` -> `mllp relay --queue` -> `mllp listen`, the rate the queue
+//! takes messages at (each committed to its file before the answer) and the rate they reach the
+//! upstream (until no row is pending), as ratios to pass-through.
 //!
 //! `cargo bench --bench relay_e2e` (MESSAGES=N for the throughput runs, ROUNDS=N for the
 //! latency samples).
@@ -54,6 +57,32 @@ fn listen() -> (Child, SocketAddr) {
 
 fn relay(to: SocketAddr) -> (Child, SocketAddr) {
     spawn(&["relay", "--listen", "0", "--to", &to.to_string()])
+}
+
+fn queue_relay(to: SocketAddr, file: &std::path::Path) -> (Child, SocketAddr) {
+    let file = file.to_str().unwrap();
+    spawn(&[
+        "relay",
+        "--listen",
+        "0",
+        "--to",
+        &to.to_string(),
+        "--queue",
+        file,
+    ])
+}
+
+/// Rows of the queue `file` still pending.
+fn pending(file: &std::path::Path) -> i64 {
+    rusqlite::Connection::open(file)
+        .and_then(|db| {
+            db.query_row(
+                "SELECT COUNT(*) FROM queue WHERE status = 'pending'",
+                [],
+                |r| r.get(0),
+            )
+        })
+        .unwrap_or(i64::MAX)
 }
 
 fn stop(mut child: Child) {
@@ -138,6 +167,15 @@ fn main() {
     let (relayed_child, via) = relay(up);
     let relayed = send_rate(&file, messages, via);
     let relay_rss = peak_kib(relayed_child.id());
+    let queue = dir.path().join("q.db");
+    let (queued_child, queued_via) = queue_relay(up, &queue);
+    let started = Instant::now();
+    let taken = send_rate(&file, messages, queued_via);
+    while pending(&queue) > 0 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let through = messages as f64 / started.elapsed().as_secs_f64();
+    stop(queued_child);
 
     // Warm both paths, then sample one message at a time.
     round_trips(up, 50);
@@ -156,6 +194,11 @@ fn main() {
         "  mllp send -> mllp relay -> mllp listen, window 64 {relayed:>9.0} msg/s  {:.2}x direct  relay peak RSS {:.1} MB",
         relayed / direct,
         relay_rss as f64 / 1024.0
+    );
+    println!(
+        "  mllp send -> mllp relay --queue -> mllp listen  taken {taken:>9.0} msg/s  {:.2}x pass-through; through {through:>9.0} msg/s  {:.2}x",
+        taken / relayed,
+        through / relayed
     );
     println!("  one at a time, {rounds} round trips (us):  p50 / p99");
     println!("    direct                 {d50:>8.0} / {d99:>8.0}");

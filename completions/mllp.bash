@@ -669,7 +669,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__send)
-            opts="-r -v -q -h -V --recursive --raw --batch --stream --max-frame-size --fresh-control-ids --max-input --from-db --since --until --type --control-id --pace --speed --dry-run --host --port --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --no-reconnect --max-retries --give-up-after --backoff-initial --backoff-max --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --correlate --window --window-bytes --no-pipeline --connections --order-key --rate --timeout --at-least-once --max-resends --json --print-ack --failed-out --progress --events --verbose --quiet --color --log-format --help --version"
+            opts="-r -v -q -h -V --recursive --raw --batch --stream --max-frame-size --fresh-control-ids --max-input --from-db --since --until --type --control-id --status --pace --speed --max-gap --dry-run --host --port --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --no-reconnect --max-retries --give-up-after --backoff-initial --backoff-max --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --correlate --window --window-bytes --no-pipeline --connections --order-key --rate --timeout --at-least-once --max-resends --max-poison-closes --json --print-ack --failed-out --progress --events --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -703,11 +703,19 @@ _mllp() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --status)
+                    COMPREPLY=($(compgen -W "pending accepted negative unknown-fate never-delivered" -- "${cur}"))
+                    return 0
+                    ;;
                 --pace)
                     COMPREPLY=($(compgen -W "original" -- "${cur}"))
                     return 0
                     ;;
                 --speed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-gap)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -812,6 +820,10 @@ _mllp() {
                     return 0
                     ;;
                 --max-resends)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-poison-closes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -48,8 +48,14 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -l since -d 'With --from
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l until -d 'With --from-db: rows that arrived before TIME (RFC 3339, UTC)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l type -d 'With --from-db: messages of this MSH-9, by leading components' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l control-id -d 'With --from-db: the message with this MSH-10' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l status -d 'With a relay store: rows whose upstream fate is STATUS (repeatable)' -r -f -a "pending\t''
+accepted\t''
+negative\t''
+unknown-fate\t''
+never-delivered\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l pace -d 'With --from-db: `original` keeps the recorded gaps' -r -f -a "original\t'The gaps between the messages\' recorded arrival times'"
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l speed -d 'With --pace original: the gaps this many times shorter' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-gap -d 'With --pace original: wait at most this long between two messages' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l host -d 'Where to send: HOST or HOST:PORT' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l port -d 'Port, when --host has none [default: 2575]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l connect-timeout -d 'Bound on TCP connect plus TLS handshake' -r
@@ -77,6 +83,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -l order-key -d 'What ke
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l rate -d 'Send at most this many messages per second (`200` or `200/s`)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l timeout -d 'Bound on the whole run, like curl\'s --max-time' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-resends -d 'Most times one message is written again' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-poison-closes -d 'Closes on one message that make it a poison message' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l failed-out -d 'Write each message not accepted to DIR, one file each' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l progress -d 'Progress bar on stderr: auto, always, never' -r -f -a "auto\t'When stderr is a terminal, and not under --json or --quiet'
 always\t'Always, even when stderr is not a terminal (never under --log-format json)'

@@ -141,6 +141,9 @@ pub struct AckContext {
     pub timestamp: String,
     /// MSA-3 text for a negative ACK; a fixed phrase, never payload content.
     pub text: Option<String>,
+    /// `text` is the committing program's own words (made safe): MSA-3 whatever the code, and
+    /// ERR-8 (user message) too when the answer is negative.
+    pub worded: bool,
     /// Force this code (testing); still bound by the commit contract and the downgrades.
     pub forced: Option<AckCode>,
 }
@@ -152,6 +155,7 @@ impl AckContext {
             control_id: next_control_id(),
             timestamp: hl7_timestamp(std::time::SystemTime::now()),
             text: None,
+            worded: false,
             forced: None,
         }
     }

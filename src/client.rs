@@ -77,7 +77,7 @@ pub use events::ClientEvent;
 pub use fate::{AckPayload, DrainReport, Fate, FateCause, Population, Refusal, Settled};
 pub use options::{
     ClientOptions, Correlation, OnBackpressure, OptionsError, Reconnect, Window,
-    DEFAULT_MAX_RESENDS,
+    DEFAULT_MAX_POISON_CLOSES, DEFAULT_MAX_RESENDS,
 };
 pub use pending::asks_for_application_ack;
 pub use settings::LinkSettings;

@@ -84,7 +84,7 @@ mod parallel;
 mod produce;
 mod totals;
 
-pub use crate::client::DEFAULT_MAX_RESENDS;
+pub use crate::client::{DEFAULT_MAX_POISON_CLOSES, DEFAULT_MAX_RESENDS};
 pub use event::{Item, MessageOutcome, RunEvent, RunNote};
 pub use failed::{FailedOut, FailedOutError};
 pub use feed::Input;

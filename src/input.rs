@@ -6,7 +6,10 @@
 //!   validation pass over all of them that indexes each file's messages, then the messages for
 //!   sending, taken from where the index says.
 //! - [`ControlIds`]: the messages' MSH-10 as given (an empty one refused) or fresh ones.
-//! - [`read_store`]: the messages of a receiver's or relay's SQLite store, filtered, for replay.
+//! - [`StoreRows`]: the messages of a receiver's or relay's SQLite store, filtered and each row
+//!   checked as a file of its payload would be, for replay.
+//! - [`SharedControlIds`]: control IDs several messages share, counted in a temporary file so a
+//!   dry run of any size holds bounded memory.
 
 mod collect;
 mod control_id;
@@ -18,6 +21,8 @@ mod message;
 mod natural;
 mod reader;
 mod set;
+#[cfg(feature = "sqlite")]
+mod shared_ids;
 mod split;
 #[cfg(feature = "sqlite")]
 mod store;
@@ -29,6 +34,8 @@ pub use idle::STREAM_IDLE;
 pub use message::{Message, SplitOptions, DEFAULT_MAX_MESSAGE};
 pub use natural::natural_cmp;
 pub use set::{InputOptions, InputSet, Messages, Summary, DEFAULT_MAX_INPUT};
+#[cfg(feature = "sqlite")]
+pub use shared_ids::SharedControlIds;
 pub use split::Splitter;
 #[cfg(feature = "sqlite")]
 pub use store::{read_store, StoreFilter, StoreReadError, StoreRows, Stored, PAGE_ROWS};

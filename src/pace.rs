@@ -1,9 +1,66 @@
 //! The rate pacer: when each message of one connection is due, for a total rate spread evenly
 //! over the connections, with an optional linear ramp-up. Latency is measured from these due
-//! times, so a stalled peer cannot hide its stall (no coordinated omission).
+//! times, so a stalled peer cannot hide its stall (no coordinated omission). And the recorded
+//! pace of a replay: the gaps between stored arrival times, scaled and capped, each waited for
+//! only as long as the run allows.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// The wait before each message of a replay: the gap since the one before it was recorded
+/// (none before the first, and none where a time is missing or goes backwards), divided by a
+/// speed and at most a longest gap.
+#[derive(Debug, Clone)]
+pub struct RecordedGaps {
+    last: Option<SystemTime>,
+    speed: f64,
+    longest: Option<Duration>,
+}
+
+impl RecordedGaps {
+    /// Gaps `speed` times shorter than recorded (a speed above zero), none longer than
+    /// `longest`.
+    pub fn new(speed: f64, longest: Option<Duration>) -> RecordedGaps {
+        RecordedGaps {
+            last: None,
+            speed,
+            longest,
+        }
+    }
+
+    /// The wait before the message that arrived `at`.
+    pub fn next(&mut self, at: Option<SystemTime>) -> Duration {
+        let gap = match (self.last, at) {
+            (Some(before), Some(at)) => at.duration_since(before).unwrap_or_default(),
+            _ => Duration::ZERO,
+        };
+        if at.is_some() {
+            self.last = at;
+        }
+        // A tiny speed over a gap of centuries passes what a duration holds: the longest then.
+        let scaled =
+            Duration::try_from_secs_f64(gap.as_secs_f64() / self.speed).unwrap_or(Duration::MAX);
+        self.longest.map_or(scaled, |longest| scaled.min(longest))
+    }
+}
+
+/// Wait `gap`, unless the `deadline` comes first or `hurry` is cancelled: true when the whole
+/// gap was waited. A replay's pace is no reason to hold a run past its end.
+pub async fn wait_gap(gap: Duration, deadline: Option<Instant>, hurry: &CancellationToken) -> bool {
+    let sleep = tokio::time::sleep(gap);
+    let expired = async {
+        match deadline {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        () = sleep => true,
+        () = expired => false,
+        () = hurry.cancelled() => false,
+    }
+}
 
 /// Due times of one connection's messages, relative to the start of the run.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -113,6 +170,49 @@ impl Pacer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recorded_gaps_are_scaled_capped_and_never_backwards() {
+        let t = |s| Some(SystemTime::UNIX_EPOCH + Duration::from_secs(s));
+        let mut gaps = RecordedGaps::new(2.0, Some(Duration::from_secs(3)));
+        let got: Vec<_> = [t(10), t(14), None, t(12), t(20), t(21)]
+            .into_iter()
+            .map(|at| gaps.next(at))
+            .collect();
+        let secs = |s: f64| Duration::from_secs_f64(s);
+        let expected = [0.0, 2.0, 0.0, 0.0, 3.0, 0.5].map(secs);
+        assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn a_gap_of_centuries_at_a_tiny_speed_is_the_longest_wait_not_a_panic() {
+        let mut gaps = RecordedGaps::new(1e-300, None);
+        gaps.next(Some(SystemTime::UNIX_EPOCH));
+        let far = SystemTime::UNIX_EPOCH + Duration::from_secs(250_000_000_000);
+        assert_eq!(gaps.next(Some(far)), Duration::MAX);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_gap_ends_at_the_deadline_or_when_hurried() {
+        let never = CancellationToken::new();
+        let start = Instant::now();
+        assert!(wait_gap(Duration::from_secs(2), None, &never).await);
+        assert_eq!(start.elapsed(), Duration::from_secs(2));
+
+        let deadline = Instant::now() + Duration::from_secs(5);
+        assert!(!wait_gap(Duration::MAX, Some(deadline), &never).await);
+        assert_eq!(Instant::now(), deadline);
+
+        let hurry = CancellationToken::new();
+        let later = hurry.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            later.cancel();
+        });
+        let before = Instant::now();
+        assert!(!wait_gap(Duration::from_secs(86_400), None, &hurry).await);
+        assert_eq!(before.elapsed(), Duration::from_secs(1));
+    }
 
     fn ms(d: Duration) -> f64 {
         d.as_secs_f64() * 1000.0

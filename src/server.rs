@@ -307,16 +307,6 @@ impl Server {
             shared.sink.report_to(reports);
         }
         let tracker = TaskTracker::new();
-        if std::env::var_os("MLLP_DEBUG_BUDGET").is_some() {
-            let me = self.shared.clone();
-            tokio::spawn(async move {
-                loop {
-                    tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
-                    let h = me.limits.buffered();
-                    eprintln!("BUDGET {} MiB", h >> 20);
-                }
-            });
-        }
         accept_loop::accept_until_stopped(shared, &listener, &acceptor, &shutdown, &tracker).await;
         drop(listener);
         tracker.close();

@@ -288,14 +288,19 @@ pub(crate) fn ack_into(
     };
     let mut msa = SegmentWriter::start(out, b"MSA", delimiters);
     msa.raw(decision.code.as_str().as_bytes()).raw(control_id);
+    let words = ctx.text.as_deref().filter(|_| ctx.worded);
     if let Some(cause) = decision.negative {
         msa.text(ctx.text.as_deref().unwrap_or(cause.text())).end();
         let (code, name) = cause.error();
-        SegmentWriter::start(out, b"ERR", delimiters)
-            .empty(2)
-            .components(&[code, name, "HL70357"])
-            .raw(b"E")
-            .end();
+        let mut err = SegmentWriter::start(out, b"ERR", delimiters);
+        err.empty(2).components(&[code, name, "HL70357"]).raw(b"E");
+        if let Some(words) = words {
+            // ERR-8, the user message.
+            err.empty(3).text(words);
+        }
+        err.end();
+    } else if let Some(words) = words {
+        msa.text(words).end();
     } else {
         msa.end();
     }

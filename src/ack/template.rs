@@ -47,7 +47,11 @@ fn plain(text: &str) -> bool {
 
 /// MSH-7 and MSH-10 of `msh` as places in its segment, when a template can stand for its answer.
 fn cuts(msh: &Msh<'_>, decision: &Decision, ctx: &AckContext) -> Option<[(usize, usize); 2]> {
-    if decision.negative.is_some() || decision.headerless || !decision.code.is_positive() {
+    if decision.negative.is_some()
+        || decision.headerless
+        || !decision.code.is_positive()
+        || ctx.worded
+    {
         return None;
     }
     if !plain(&ctx.timestamp) || !plain(&ctx.control_id) || !render::usable(&msh.delimiters) {
@@ -75,7 +79,11 @@ impl AckTemplate {
         decision: &Decision,
         ctx: &AckContext,
     ) -> Option<bool> {
-        if self.code != Some(decision.code) || decision.negative.is_some() || decision.headerless {
+        if self.code != Some(decision.code)
+            || decision.negative.is_some()
+            || decision.headerless
+            || ctx.worded
+        {
             return None;
         }
         if ctx.timestamp != self.plain_stamp {

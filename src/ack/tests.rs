@@ -17,6 +17,7 @@ fn ctx() -> AckContext {
         control_id: "ACK1".into(),
         timestamp: "20240102030405".into(),
         text: None,
+        worded: false,
         forced: None,
     }
 }
@@ -237,6 +238,7 @@ fn forced_codes_stay_bound_by_the_contract() {
 fn text_is_ours_and_escaped() {
     let c = AckContext {
         text: Some("bad|thing^here\rnow".into()),
+        worded: false,
         ..ctx()
     };
     let a = build_ack(&msg("", b"T1"), CommitFailed, false, &c).unwrap();

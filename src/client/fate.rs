@@ -64,6 +64,10 @@ pub enum FateCause {
     /// The peer's first bytes showed it is not an MLLP receiver (an HTTP server, an SSH or
     /// SMTP banner, TLS on a plain link): the public cause is `framing-fatal`.
     NotMllp(crate::sniff::PeerKind),
+    /// A poison message: the peer closed the connection before answering it, each of the
+    /// last times it was written alone; it is not written again. The public cause is
+    /// `peer-closed`.
+    Poison,
 }
 
 impl FateCause {
@@ -80,6 +84,7 @@ impl FateCause {
             FateCause::PayloadContainsFramingByte => "payload-contains-framing-byte",
             FateCause::TwoPhaseUnavailable => "two-phase-unavailable",
             FateCause::NotMllp(kind) => kind.as_str(),
+            FateCause::Poison => "poison",
         }
     }
 }
@@ -273,6 +278,7 @@ impl Fate {
             FateCause::DrainTimeout | FateCause::AppAckTimeout => Cause::AckTimeout,
             FateCause::PayloadContainsFramingByte | FateCause::NotMllp(_) => Cause::FramingFatal,
             FateCause::TwoPhaseUnavailable => Cause::FifoUnsafe,
+            FateCause::Poison => Cause::PeerClosed,
             FateCause::Cancelled
             | FateCause::Closed
             | FateCause::Destroyed

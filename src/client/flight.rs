@@ -97,7 +97,7 @@ impl Flights {
     pub fn new_connection(&mut self) {
         self.link += 1;
         self.given_up_here.clear();
-        self.here = peer::Here::default();
+        self.begin_here();
     }
 
     /// No unsettled send is left.
@@ -195,65 +195,82 @@ impl Flights {
     /// Every send that stays goes again on the next connection, in admission order.
     pub fn on_drop(&mut self, out: &mut Outbox, cause: Cause, reconnecting: bool) {
         let now = Instant::now();
+        // What the close says of the peer: where the frames it never read start, and a poison
+        // message to give up on.
+        let (unread_after, poison) = self.peer_closed(out, cause, now);
         self.flight.clear();
         self.answered.clear();
         self.app_wait.clear();
-        let ids = self.ordered_ids();
-        let fifo = self.fifo();
-        let final_cause = (!reconnecting).then_some(cause);
-        // Frames the peer could not have read: behind the frame after which it closed.
-        let unread_after = self.peer_closed_after(out, cause);
-        // FIFO writes a written send again only when the peer closed after its first answer
-        // (one message per connection) and the send came before that answer, in the read the
-        // peer dropped: a frame written after an answer may have been read, and committed.
-        let unread_after = unread_after.filter(|_| !fifo || self.here.answers == 1);
         let link = self.link;
         // A server that refused our client certificate decrypted none of what we wrote, and
-        // a server that is not MLLP kept none of it: every send is as unwritten.
+        // a server that is not MLLP kept none of it: a send written only here is as unwritten.
         let unread = cause == Cause::TlsClientCert || self.here.foreign.is_some();
-        let foreign = self.here.foreign.map(FateCause::NotMllp);
-        for id in ids {
+        let link_cause = self
+            .here
+            .foreign
+            .map_or(FateCause::Link(cause), FateCause::NotMllp);
+        let rewrites = self.rewrites_written();
+        for id in self.ordered_ids() {
             let Some(p) = self.sends.get_mut(&id) else {
                 continue;
             };
-            let behind = unread_after.is_some_and(|after| {
-                p.written
-                    .is_some_and(|w| w.link == link && w.seq > after && (!fifo || w.before_answer))
-            });
-            if behind {
+            // Behind the frame after which the peer closed: it never read it, so writing it
+            // again spends no budget.
+            let behind = unread_after
+                .is_some_and(|after| p.written.is_some_and(|w| w.link == link && w.seq > after));
+            if behind && rewrites {
                 p.free_rewrite = true;
             }
+            if !unread && p.written.is_some_and(|w| w.link == link) {
+                p.maybe_read = true;
+            }
             let p = &self.sends[&id];
-            // Its budget spent: it ends as the drop left it instead.
-            let past_cap = !p.free_rewrite && p.charged >= self.options.max_resends;
-            let fate = if unread {
-                let cause = foreign.unwrap_or(FateCause::Link(cause));
-                (!reconnecting || past_cap).then_some(Fate::NeverDelivered { cause })
-            } else if let Some(cause) = final_cause {
-                Some(match p.written {
-                    Some(_) if fifo => p.unknown(FateCause::Link(Cause::InFlightOrphan), now),
-                    _ => p.cut_off(FateCause::Link(cause), now),
-                })
-            } else if p.commit.is_some() {
-                // The peer holds it; sending it again would commit it twice.
-                Some(p.cut_off(FateCause::Link(Cause::ConnectionLost), now))
-            } else if p.written.is_none() || p.free_rewrite {
-                // Never written (or not where the peer could read it): it waits for the next
-                // connection, spending no budget.
-                None
-            } else if fifo && !(self.options.at_least_once || self.here.rewrite_written) {
-                // Order cannot be resumed on a new session: the peer may have it.
-                Some(p.unknown(FateCause::Link(Cause::InFlightOrphan), now))
-            } else if past_cap {
-                let cause = if fifo { Cause::InFlightOrphan } else { cause };
-                Some(p.cut_off(FateCause::Link(cause), now))
+            let fate = if poison == Some(id) {
+                Some(p.unknown(FateCause::Poison, now))
+            } else if unread && !p.maybe_read {
+                let past_cap = !p.free_rewrite && p.charged >= self.options.max_resends;
+                (!reconnecting || past_cap).then_some(Fate::NeverDelivered { cause: link_cause })
             } else {
-                None
+                self.after_drop(p, link_cause, reconnecting, now)
             };
             if let Some(fate) = fate {
                 self.settle(out, id, fate);
             }
         }
+        self.forget_settled_suspect();
         self.queue = Queue::of(self.ordered_ids(), &self.sends);
+    }
+
+    /// The fate a drop gives a send the peer may have read, `None` while it waits for the next
+    /// connection. A written send is never reported never-delivered: it may have been kept.
+    fn after_drop(
+        &self,
+        p: &Pending,
+        cause: FateCause,
+        reconnecting: bool,
+        now: Instant,
+    ) -> Option<Fate> {
+        let fifo = self.fifo();
+        let orphan = FateCause::Link(Cause::InFlightOrphan);
+        if !reconnecting {
+            return Some(match p.written {
+                Some(_) if fifo => p.unknown(orphan, now),
+                _ => p.cut_off(cause, now),
+            });
+        }
+        if p.commit.is_some() {
+            // The peer holds it; sending it again would commit it twice.
+            return Some(p.cut_off(FateCause::Link(Cause::ConnectionLost), now));
+        }
+        // Never written: it waits for the next connection, spending no budget.
+        p.written?;
+        if !self.rewrites_written() {
+            // FIFO writes a message once: order cannot be resumed on a new session, and the
+            // peer may have it.
+            return Some(p.unknown(orphan, now));
+        }
+        // Its budget spent: it ends as the drop left it instead.
+        let past_cap = !p.free_rewrite && p.charged >= self.options.max_resends;
+        past_cap.then(|| p.cut_off(if fifo { orphan } else { cause }, now))
     }
 }

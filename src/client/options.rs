@@ -110,14 +110,24 @@ pub struct ClientOptions {
     /// Cope with engines as they are (on by default): go one message at a time once the peer
     /// shows it does not answer pipelined frames or closes after each answer
     /// (`MLLP_PEER_NO_PIPELINING`); rewrite without spending the resend budget what was written
-    /// behind the frame after which the peer closed; stop with `ack-control-id-mismatch` once
-    /// every message written on a connection had a reply naming another control ID.
+    /// behind the frame after which the peer closed; write the oldest unanswered message alone
+    /// after a close, and give up on it as a poison message after `max_poison_closes`; stop
+    /// with `ack-control-id-mismatch` once every message written on a connection had a reply
+    /// naming another control ID, and none matched for a moment after.
     pub adapt_to_peer: bool,
+    /// How many connections may close before answering one message written alone before it
+    /// ends `unknown-fate` as a poison message (cause `peer-closed`) and the rest goes on.
+    /// Default [`DEFAULT_MAX_POISON_CLOSES`].
+    pub max_poison_closes: u32,
 }
 
 /// Most charged rewrites of one message unless told otherwise (see
 /// [`ClientOptions::max_resends`]).
 pub const DEFAULT_MAX_RESENDS: u32 = 10;
+
+/// Closes before an answer, with the message written alone, that make it a poison message
+/// unless told otherwise (see [`ClientOptions::max_poison_closes`]).
+pub const DEFAULT_MAX_POISON_CLOSES: u32 = 2;
 
 impl Default for ClientOptions {
     fn default() -> Self {
@@ -137,6 +147,7 @@ impl Default for ClientOptions {
             max_resends: DEFAULT_MAX_RESENDS,
             at_least_once: false,
             adapt_to_peer: true,
+            max_poison_closes: DEFAULT_MAX_POISON_CLOSES,
         }
     }
 }
@@ -168,6 +179,9 @@ impl ClientOptions {
         }
         if self.max_ack_frame == 0 {
             return Err(OptionsError::new("max-ack-frame", "must be at least 1"));
+        }
+        if self.max_poison_closes == 0 {
+            return Err(OptionsError::new("max-poison-closes", "must be at least 1"));
         }
         if self.event_capacity == 0 {
             return Err(OptionsError::new("event-capacity", "must be at least 1"));

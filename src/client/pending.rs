@@ -34,6 +34,12 @@ pub(crate) struct Pending {
     pub charged: u32,
     /// Its next write spends no budget (see `charged`).
     pub free_rewrite: bool,
+    /// Connections that closed before answering it while it was written alone (a poison
+    /// suspect: see `flight::peer`).
+    pub poison_closes: u32,
+    /// A connection it was written on ended with the peer possibly having read it: from then
+    /// on it is never reported never-delivered, whatever a later connection shows.
+    pub maybe_read: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -49,9 +55,6 @@ pub(crate) struct Written {
     pub seq: u64,
     /// Another frame written on that connection was still unanswered when it was written.
     pub pipelined: bool,
-    /// Nothing had been answered on that connection yet when it was written: a peer that
-    /// closed after its first answer cannot have read it (it came with the first read).
-    pub before_answer: bool,
 }
 
 impl Pending {
@@ -84,6 +87,8 @@ impl Pending {
                 commit: None,
                 charged: 0,
                 free_rewrite: false,
+                poison_closes: 0,
+                maybe_read: false,
             });
         };
         // Field by field, not a whole new `Pending` moved in: that copied all of it once more
@@ -100,6 +105,8 @@ impl Pending {
             commit,
             charged,
             free_rewrite,
+            poison_closes,
+            maybe_read,
         } = &mut *spare;
         *spare_id = id;
         *spare_payload = payload;
@@ -112,6 +119,8 @@ impl Pending {
         *commit = None;
         *charged = 0;
         *free_rewrite = false;
+        *poison_closes = 0;
+        *maybe_read = false;
         spare
     }
 

@@ -12,3 +12,4 @@ mod pipeline_off;
 mod some;
 mod tls_refusal;
 mod truth;
+mod verdicts;

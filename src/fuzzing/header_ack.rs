@@ -64,6 +64,7 @@ pub fn header_and_ack(data: &[u8]) {
                     control_id: "F1".into(),
                     timestamp: "20240101000000".into(),
                     text: None,
+                    worded: false,
                     forced,
                 };
                 let may_be_positive =

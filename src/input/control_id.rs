@@ -138,7 +138,16 @@ pub struct SharedControlId {
 }
 
 /// How many of the messages sharing an ID are named.
-const NAMED: usize = 3;
+pub(crate) const NAMED: usize = 3;
+
+/// The MSH-10 of the first MSH segment, which shared IDs are counted by; `None` when it is
+/// empty or absent.
+pub(crate) fn counted_control_id(payload: &[u8]) -> Option<&[u8]> {
+    headers(payload)
+        .next()
+        .and_then(|(_, msh)| msh.control_id())
+        .filter(|id| !id.is_empty())
+}
 
 /// Counts the control IDs of the messages it is shown, in input order.
 #[derive(Debug, Default)]
@@ -150,11 +159,7 @@ pub struct ControlIdCount {
 impl ControlIdCount {
     /// Count the MSH-10 of `message`'s first MSH segment; an empty or absent one is not counted.
     pub fn observe(&mut self, message: &Message) {
-        let Some(id) = headers(&message.payload)
-            .next()
-            .and_then(|(_, msh)| msh.control_id())
-            .filter(|id| !id.is_empty())
-        else {
+        let Some(id) = counted_control_id(&message.payload) else {
             return;
         };
         // A copy: a slice would keep the whole message alive for the rest of the run.

@@ -89,6 +89,20 @@ pub enum InputError {
         /// The source, as shown to the user.
         name: String,
     },
+    /// A stored row whose payload is no text or bytes at all (NULL, a number).
+    #[error("{name}: the stored payload is {value}, not an HL7 message")]
+    NotAMessage {
+        /// The row, as results name it (`rx.db#17`).
+        name: String,
+        /// What the payload is instead: `NULL`, `an integer`, `a real number`.
+        value: &'static str,
+    },
+    /// A stored row holds more than one message; a row is replayed as the one message it was.
+    #[error("{name}: holds more than one message, and a stored row is replayed as one message")]
+    SeveralMessages {
+        /// The row, as results name it (`rx.db#17`).
+        name: String,
+    },
     /// A source, directory or store could not be read.
     #[error("{name}: cannot read: {error}")]
     Read {

@@ -145,4 +145,26 @@ mod tests {
         assert!(second.payload.starts_with(b"MSH"));
         assert!(split.next().is_none());
     }
+
+    #[test]
+    fn a_pause_completes_the_message_held_whatever_its_line_ends() {
+        for end in ["\r", "\n", "\r\n"] {
+            let (tx, rx) = mpsc::channel();
+            let message = "MSH|^~\\&|A|B|C|D|2024||ADT^A01|X1|P\rPID|1\r".replace('\r', end);
+            tx.send(message.into_bytes()).unwrap();
+            let read = IdleRead::spawn(Box::new(Feed(rx)), Duration::from_millis(20));
+            // The source stays open: the message comes only if the pause ends it.
+            let (first_tx, first) = mpsc::channel();
+            std::thread::spawn(move || {
+                let mut split = Splitter::from_read("-", read, SplitOptions::default());
+                let _ = first_tx.send(split.next().map(|m| m.map(|m| m.payload)));
+                split.count()
+            });
+            let first = first.recv_timeout(Duration::from_secs(5));
+            let payload = first.unwrap_or_else(|_| panic!("{end:?}: held")).unwrap();
+            let want = b"MSH|^~\\&|A|B|C|D|2024||ADT^A01|X1|P\rPID|1\r";
+            assert_eq!(&payload.unwrap()[..], want, "{end:?}");
+            drop(tx);
+        }
+    }
 }

@@ -109,7 +109,12 @@ impl<R: BufRead> Tracked<R> {
     /// from the start hold no LF, VT or FS (searched once per buffer, not once per call).
     /// `None` when a streamed input paused, or a pause is still to be reported.
     pub(crate) fn plain_head(&mut self) -> io::Result<Option<(&[u8], usize)>> {
-        if self.paused || self.fill_or_idle()?.is_none() {
+        if self.paused {
+            return Ok(None);
+        }
+        // The pause is said once: kept for the next line read, which ends the message held.
+        if self.fill_or_idle()?.is_none() {
+            self.paused = true;
             return Ok(None);
         }
         let avail = self.inner.fill_buf()?;

@@ -61,9 +61,10 @@ pub struct Summary {
 enum Ready {
     /// Messages read already (from a store).
     Loaded(Vec<Message>),
-    /// The matching rows of a store, read a page at a time on each pass.
+    /// The matching rows of a store, read a page at a time on each pass; once checked, the
+    /// last row id the check read up to.
     #[cfg(feature = "sqlite")]
-    Store(PathBuf, StoreFilter),
+    Store(PathBuf, StoreFilter, Checked<i64>),
     /// A file, and once checked, the file kept open with the index of its messages.
     File(PathBuf, Checked<(File, Index)>),
     /// Stdin spooled, and once checked, the index of its messages.
@@ -125,7 +126,7 @@ impl InputSet {
     #[cfg(feature = "sqlite")]
     pub fn of_store(file: PathBuf, filter: StoreFilter, options: InputOptions) -> Self {
         InputSet {
-            sources: vec![Ready::Store(file, filter)],
+            sources: vec![Ready::Store(file, filter, Mutex::new(None))],
             options,
         }
     }
@@ -147,13 +148,18 @@ impl InputSet {
                 }
                 Ready::Stream(_) => summary.unvalidated_stdin = true,
                 #[cfg(feature = "sqlite")]
-                Ready::Store(file, filter) => {
-                    for row in StoreRows::open(file, filter.clone()).map_err(store_error)? {
-                        let row = row.map_err(store_error)?;
+                Ready::Store(file, filter, checked) => {
+                    // Each row split and checked as a file of its payload is, then as any
+                    // message; rows a live store takes in after this are not sent.
+                    let rows = StoreRows::open(file, filter.clone(), options.split)?;
+                    let last = rows.last_id().unwrap_or(i64::MIN);
+                    for row in rows.upto(last) {
+                        let row = row?;
                         check(&options, &row.message.payload, || row.message.label())?;
                         summary.messages += 1;
                         summary.bytes += row.message.payload.len() as u64;
                     }
+                    *lock(checked) = Some(last);
                 }
                 Ready::File(path, checked) => {
                     let name = path.display().to_string();
@@ -260,14 +266,6 @@ fn rewind(file: &File) -> Result<Box<dyn BufRead + Send + '_>, InputError> {
     Ok(Box::new(BufReader::with_capacity(READ_BUFFER, handle)))
 }
 
-#[cfg(feature = "sqlite")]
-fn store_error(e: super::store::StoreReadError) -> InputError {
-    InputError::Read {
-        name: e.file,
-        error: std::io::Error::other(e.what),
-    }
-}
-
 fn stdin_error(error: std::io::Error) -> InputError {
     InputError::Read {
         name: "-".to_string(),
@@ -312,11 +310,12 @@ impl<'a> Messages<'a> {
                 return Some(Ok(()));
             }
             #[cfg(feature = "sqlite")]
-            Ready::Store(file, filter) => {
+            Ready::Store(file, filter, checked) => {
+                let last = *checked.get_mut().unwrap_or_else(PoisonError::into_inner);
                 return Some(
-                    StoreRows::open(file, filter.clone())
-                        .map(|rows| self.rows = Some(rows))
-                        .map_err(store_error),
+                    StoreRows::open(file, filter.clone(), self.options)
+                        .map(|rows| self.rows = Some(rows.upto(last.unwrap_or(i64::MAX))))
+                        .map_err(InputError::from),
                 );
             }
             Ready::File(path, checked) => match checked.get_mut() {
@@ -384,7 +383,7 @@ impl Iterator for Messages<'_> {
                     Some(Ok(row)) => return Some(Ok(self.ready(row.message))),
                     Some(Err(e)) => {
                         self.failed = true;
-                        return Some(Err(store_error(e)));
+                        return Some(Err(e));
                     }
                     None => self.rows = None,
                 }

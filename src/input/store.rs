@@ -1,34 +1,31 @@
 //! Messages read back from a store: table `messages` of a receiver's SQLite file or table
-//! `queue` of a relay's, in arrival order, filtered by arrival time, MSH-9 and MSH-10. Each
-//! message is named by its row (`rx.db#17`) and keeps its arrival time, for replay at the
-//! recorded pace. Rows are read a page at a time, so a store of any size replays in bounded
-//! memory.
+//! `queue` of a relay's, in arrival order, filtered by arrival time, MSH-9, MSH-10 and upstream
+//! status. Each row is checked exactly as a file holding its payload is (`row`), and named by
+//! its row (`rx.db#17`); it keeps its arrival time, for replay at the recorded pace. A page of
+//! rows' columns is read at a time and each payload only when its message is taken, so a store
+//! of any size, with rows of any size, replays in bounded memory.
 
-use super::message::Message;
+mod filter;
+mod row;
+
+pub use filter::StoreFilter;
+
+use super::error::InputError;
+use super::message::{Message, SplitOptions};
+use filter::Columns;
+use row::Kind;
 use rusqlite::{Connection, OpenFlags};
 use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-/// Rows read from the file at once.
+/// Rows whose columns are read from the file at once.
 pub const PAGE_ROWS: usize = 256;
 
-/// Which rows to read. Times compare as instants; the type matches by leading components
-/// (`ADT^A08` matches `ADT^A08^ADT_A01`, not `ADT^A081`).
-#[derive(Debug, Clone, Default)]
-pub struct StoreFilter {
-    /// Only messages that arrived at or after this instant; rows without a readable arrival
-    /// time are then left out.
-    pub since: Option<SystemTime>,
-    /// Only messages that arrived before this instant; rows without a readable arrival time
-    /// are then left out.
-    pub until: Option<SystemTime>,
-    /// Only messages whose MSH-9 is this type or starts with it followed by more components.
-    pub message_type: Option<String>,
-    /// Only messages whose MSH-10 is exactly this.
-    pub control_id: Option<String>,
-}
+/// A payload this large at most comes with its row's columns; a larger one is read when its
+/// message is taken, so a page holds at most [`PAGE_ROWS`] of these.
+const INLINE_PAYLOAD: i64 = 16 * 1024;
 
 /// One stored message and when it arrived.
 #[derive(Debug, Clone)]
@@ -49,13 +46,33 @@ pub struct StoreReadError {
     pub what: String,
 }
 
-/// Read the matching messages of `file` in arrival order (by row id), all at once.
-pub fn read_store(file: &Path, filter: &StoreFilter) -> Result<Vec<Stored>, StoreReadError> {
-    StoreRows::open(file, filter.clone())?.collect()
+impl From<StoreReadError> for InputError {
+    fn from(e: StoreReadError) -> InputError {
+        InputError::Read {
+            name: e.file,
+            error: std::io::Error::other(e.what),
+        }
+    }
+}
+
+/// Read the matching messages of `file` in arrival order (by row id), all at once, each
+/// checked with the default split options.
+pub fn read_store(file: &Path, filter: &StoreFilter) -> Result<Vec<Stored>, InputError> {
+    StoreRows::open(file, filter.clone(), SplitOptions::default())?.collect()
+}
+
+/// A row's columns as a page holds them, its payload not yet read.
+#[derive(Debug)]
+struct Row {
+    id: i64,
+    received_at: Option<SystemTime>,
+    kind: Kind,
+    /// The payload, when it is small enough to come with the page.
+    payload: Option<Vec<u8>>,
 }
 
 /// The matching messages of a store in arrival order, read a page of rows at a time: at most
-/// [`PAGE_ROWS`] rows are held at once.
+/// [`PAGE_ROWS`] rows' columns and one payload are held at once.
 pub struct StoreRows {
     db: Connection,
     table: &'static str,
@@ -63,9 +80,12 @@ pub struct StoreRows {
     source: Arc<str>,
     name: String,
     filter: StoreFilter,
+    options: SplitOptions,
     /// The last row id read.
     after: i64,
-    page: VecDeque<Stored>,
+    /// Rows after this one are left out.
+    last: i64,
+    page: VecDeque<Row>,
     done: bool,
 }
 
@@ -79,8 +99,13 @@ impl std::fmt::Debug for StoreRows {
 }
 
 impl StoreRows {
-    /// Open `file` read-only and find its table; nothing is read yet.
-    pub fn open(file: &Path, filter: StoreFilter) -> Result<StoreRows, StoreReadError> {
+    /// Open `file` read-only and find its table; nothing is read yet. Each payload is split
+    /// and checked by `options` when its message is taken.
+    pub fn open(
+        file: &Path,
+        filter: StoreFilter,
+        options: SplitOptions,
+    ) -> Result<StoreRows, StoreReadError> {
         let name = file.display().to_string();
         let fail = |what: String| StoreReadError {
             file: name.clone(),
@@ -103,9 +128,22 @@ impl StoreRows {
             .ok_or_else(|| {
                 fail("no table `messages` or `queue`: not a listen or relay store".into())
             })?;
+        let keeps_status = table == "queue";
+        if !filter.statuses.is_empty() && !keeps_status {
+            return Err(fail(
+                "a receiver's store (table `messages`) keeps no upstream status: only a \
+                 relay's queue or record can be chosen by status"
+                    .into(),
+            ));
+        }
+        let status = if keeps_status { "status" } else { "NULL" };
+        // typeof() and octet_length() are answered from the row's header: a payload is read
+        // only when it is small.
         let sql = format!(
-            "SELECT id, received_at, control_id, message_type, payload FROM {table}
-             WHERE id > ?1 ORDER BY id LIMIT {PAGE_ROWS}"
+            "SELECT id, received_at, control_id, message_type, {status}, typeof(payload),
+                    octet_length(payload),
+                    CASE WHEN octet_length(payload) <= {INLINE_PAYLOAD} THEN payload END
+             FROM {table} WHERE id > ?1 AND id <= ?2 ORDER BY id LIMIT {PAGE_ROWS}"
         );
         db.prepare_cached(&sql).map_err(|e| fail(e.to_string()))?;
         let source: Arc<str> = Arc::from(
@@ -120,18 +158,28 @@ impl StoreRows {
             source,
             name,
             filter,
+            options,
             after: i64::MIN,
+            last: i64::MAX,
             page: VecDeque::new(),
             done: false,
         })
     }
 
-    /// Rows read from the file and not yet handed out.
+    /// Read no row after `last`: a second pass reads the rows the first one checked, not the
+    /// ones a live store took in meanwhile.
+    pub fn upto(mut self, last: i64) -> StoreRows {
+        self.last = last;
+        self
+    }
+
+    /// Rows whose columns are read from the file and not yet handed out.
     pub fn buffered(&self) -> usize {
         self.page.len()
     }
 
-    /// The largest row id in the file: the widest label a replay shows.
+    /// The largest row id in the file: the widest label a replay shows, and where a pass that
+    /// starts now ends.
     pub fn last_id(&self) -> Option<i64> {
         let sql = format!("SELECT MAX(id) FROM {}", self.table);
         self.db
@@ -140,12 +188,48 @@ impl StoreRows {
             .flatten()
     }
 
+    /// Whether the store keeps each row's upstream status (a relay's), so rows can be chosen
+    /// by it.
+    pub fn keeps_status(&self) -> bool {
+        self.table == "queue"
+    }
+
     /// The file as the user named it.
     pub fn source(&self) -> &str {
         &self.source
     }
 
-    /// Read the next page of rows; false when there are no more.
+    /// The matching rows' ids and arrival times, in order, without reading any payload.
+    pub fn arrivals(
+        mut self,
+    ) -> impl Iterator<Item = Result<(u64, Option<SystemTime>), InputError>> {
+        std::iter::from_fn(move || {
+            self.next_row()
+                .map(|row| row.map(|r| (r.id.max(0) as u64, r.received_at)))
+        })
+    }
+
+    /// The next matching row's columns, reading a page when none is held.
+    fn next_row(&mut self) -> Option<Result<Row, InputError>> {
+        loop {
+            if let Some(row) = self.page.pop_front() {
+                return Some(Ok(row));
+            }
+            if self.done {
+                return None;
+            }
+            match self.fill() {
+                Ok(true) => {}
+                Ok(false) => self.done = true,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e.into()));
+                }
+            }
+        }
+    }
+
+    /// Read the next page of rows' columns; false when there are no more.
     fn fill(&mut self) -> Result<bool, StoreReadError> {
         let fail = |e: rusqlite::Error| StoreReadError {
             file: self.name.clone(),
@@ -160,155 +244,77 @@ impl StoreRows {
                 _ => None,
             })
         };
-        let rows = query
-            .query_map([self.after], |r| {
-                let payload = match r.get_ref(4)? {
-                    rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => {
-                        b.to_vec()
-                    }
-                    _ => Vec::new(),
-                };
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    text(r, 1)?,
-                    text(r, 2)?,
-                    text(r, 3)?,
-                    payload,
-                ))
-            })
-            .map_err(fail)?;
+        let mut rows = query.query([self.after, self.last]).map_err(fail)?;
         let mut read = false;
-        for row in rows {
-            let (id, received, control_id, message_type, payload) = row.map_err(fail)?;
+        while let Some(r) = rows.next().map_err(fail)? {
             read = true;
+            let id: i64 = r.get(0).map_err(fail)?;
             self.after = id;
+            let received = text(r, 1).map_err(fail)?;
+            let (control_id, message_type) = (text(r, 2).map_err(fail)?, text(r, 3).map_err(fail)?);
+            let status = text(r, 4).map_err(fail)?;
             let received_at = received
                 .as_deref()
                 .and_then(|t| humantime::parse_rfc3339_weak(t.trim_end_matches('Z')).ok());
-            if !self
-                .filter
-                .admits(received_at, control_id.as_deref(), message_type.as_deref())
-            {
+            let columns = Columns {
+                received_at,
+                control_id: control_id.as_deref(),
+                message_type: message_type.as_deref(),
+                status: status.as_deref(),
+            };
+            if !self.filter.admits(columns) {
                 continue;
             }
-            self.page.push_back(Stored {
-                message: Message {
-                    source: Arc::clone(&self.source),
-                    index: id.max(0) as u64,
-                    line: 1,
-                    offset: 0,
-                    payload: bytes::Bytes::from(payload),
-                    original_control_id: None,
-                },
+            let type_name: String = r.get(5).map_err(fail)?;
+            let kind = Kind::of(&type_name, r.get(6).map_err(fail)?);
+            let payload = match r.get_ref(7).map_err(fail)? {
+                rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b)
+                    if matches!(kind, Kind::Bytes(_)) =>
+                {
+                    Some(b.to_vec())
+                }
+                _ => None,
+            };
+            self.page.push_back(Row {
+                id,
                 received_at,
+                kind,
+                payload,
             });
         }
         Ok(read)
     }
-}
 
-impl Iterator for StoreRows {
-    type Item = Result<Stored, StoreReadError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if let Some(stored) = self.page.pop_front() {
-                return Some(Ok(stored));
-            }
-            if self.done {
-                return None;
-            }
-            match self.fill() {
-                Ok(true) => {}
-                Ok(false) => self.done = true,
-                Err(e) => {
-                    self.done = true;
-                    return Some(Err(e));
-                }
-            }
-        }
+    /// The message of `row`: its payload read, split and checked now.
+    fn stored(&self, row: Row) -> Result<Stored, InputError> {
+        let name = format!("{}#{}", self.source, row.id);
+        let at = row::At {
+            db: &self.db,
+            table: self.table,
+            id: row.id,
+            name: &name,
+        };
+        let mut message = match row.payload {
+            Some(payload) => row::one_message(&name, &payload[..], self.options)?,
+            None => row::message(&at, row.kind, self.options)?,
+        };
+        message.source = Arc::clone(&self.source);
+        message.index = row.id.max(0) as u64;
+        Ok(Stored {
+            message,
+            received_at: row.received_at,
+        })
     }
 }
 
-impl StoreFilter {
-    fn admits(
-        &self,
-        received_at: Option<SystemTime>,
-        control_id: Option<&str>,
-        message_type: Option<&str>,
-    ) -> bool {
-        let in_time = match received_at {
-            Some(at) => {
-                self.since.is_none_or(|since| at >= since) && self.until.is_none_or(|u| at < u)
-            }
-            None => self.since.is_none() && self.until.is_none(),
-        };
-        let typed = match (&self.message_type, message_type) {
-            (None, _) => true,
-            (Some(want), Some(have)) => {
-                have == want
-                    || have
-                        .strip_prefix(want.as_str())
-                        .is_some_and(|r| r.starts_with('^'))
-            }
-            (Some(_), None) => false,
-        };
-        let named = self
-            .control_id
-            .as_deref()
-            .is_none_or(|want| control_id == Some(want));
-        in_time && typed && named
+impl Iterator for StoreRows {
+    type Item = Result<Stored, InputError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let row = self.next_row()?;
+        Some(row.and_then(|row| self.stored(row)))
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_type_matches_by_leading_components() {
-        let f = StoreFilter {
-            message_type: Some("ADT^A08".into()),
-            ..StoreFilter::default()
-        };
-        assert!(f.admits(None, None, Some("ADT^A08")));
-        assert!(f.admits(None, None, Some("ADT^A08^ADT_A01")));
-        assert!(!f.admits(None, None, Some("ADT^A081")));
-        assert!(!f.admits(None, None, Some("ADT^A01")));
-    }
-
-    #[test]
-    fn rows_are_read_a_page_at_a_time_in_arrival_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("rx.db");
-        let db = Connection::open(&file).unwrap();
-        db.execute_batch(
-            "CREATE TABLE messages (id INTEGER PRIMARY KEY, received_at TEXT NOT NULL,
-             control_id TEXT, message_type TEXT, payload BLOB NOT NULL)",
-        )
-        .unwrap();
-        let rows = PAGE_ROWS * 3 + 7;
-        for i in 0..rows {
-            let kind = if i % 2 == 0 { "ADT^A01" } else { "ORU^R01" };
-            db.execute(
-                "INSERT INTO messages (received_at, control_id, message_type, payload)
-                 VALUES ('2024-01-31T08:00:00Z', ?1, ?2, 'MSH|')",
-                rusqlite::params![format!("C{i}"), kind],
-            )
-            .unwrap();
-        }
-        let filter = StoreFilter {
-            message_type: Some("ADT".into()),
-            ..StoreFilter::default()
-        };
-        let mut read = StoreRows::open(&file, filter).unwrap();
-        assert_eq!(read.last_id(), Some(rows as i64));
-        let mut ids = Vec::new();
-        while let Some(row) = read.next() {
-            assert!(read.buffered() < PAGE_ROWS, "{} rows held", read.buffered());
-            ids.push(row.unwrap().message.index);
-        }
-        let expected: Vec<u64> = (1..=rows as u64).step_by(2).collect();
-        assert_eq!(ids, expected);
-    }
-}
+mod tests;

@@ -138,4 +138,10 @@ impl Sink for Forward {
     fn commit_batch<'a>(&'a self, messages: &'a [Inbound]) -> SinkFuture<'a, Vec<SinkResult>> {
         Box::pin(self.forward(messages))
     }
+
+    fn report_to(&self, reports: crate::server::StoreReports) {
+        if let Some(record) = &self.record {
+            record.report_to(reports);
+        }
+    }
 }

@@ -2,13 +2,19 @@
 //! downstream peer is then answered by the MSH-15 table: the relay has taken responsibility),
 //! and the forwarder that sends pending rows upstream in arrival order and writes each row's
 //! fate. Only a window of rows is in memory at once; the rest waits on disk.
+//!
+//! Nothing the store says is dropped: a row that cannot be read is set aside as a dead letter
+//! and reported, and forwarding goes on; the fates of a window are written in one transaction,
+//! tried again (and reported) until they are written, before any later row is sent, so a failed
+//! write never sends a row again after the rows behind it. The queue depth shown is read from
+//! the table once a second, whatever the forwarder is doing.
 
 use super::gauges::{self, Gauges};
 use super::record::settlement;
 use super::store::{PendingRow, Status, Store};
 use crate::client::{Client, Fate};
 use crate::server::sink::SinkFuture;
-use crate::server::{Inbound, Reply, Sink, SinkResult};
+use crate::server::{Inbound, Reply, Sink, SinkResult, StoreReports};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::sync::Notify;
@@ -71,6 +77,10 @@ impl Sink for Enqueue {
             }
         })
     }
+
+    fn report_to(&self, reports: StoreReports) {
+        self.store.report_to(reports);
+    }
 }
 
 /// How the forwarder runs.
@@ -95,26 +105,33 @@ pub async fn forward(
     wake: Arc<Notify>,
     stop: CancellationToken,
 ) {
+    let depth = tokio::spawn(show_depth(
+        store.clone(),
+        Arc::clone(&options.gauges),
+        stop.clone(),
+    ));
     let mut cursor = 0i64;
-    // The depth is a count over the pending rows: read it at most once a second.
-    let mut depth_read: Option<tokio::time::Instant> = None;
+    let mut said = Said::default();
     loop {
         if stop.is_cancelled() {
-            return;
+            break;
         }
-        if depth_read.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
-            depth_read = Some(tokio::time::Instant::now());
-            if let Ok(depth) = store.depth().await {
-                options.gauges.queue_depth(depth);
-            }
-        }
-        let rows = match store.pending(cursor, options.window.max(1)).await {
-            Ok(rows) => rows,
-            Err(_) => {
+        let (rows, unreadable) = match store.pending(cursor, options.window.max(1)).await {
+            Ok(read) => read,
+            Err(e) => {
+                said.once_a_second(&store, || format!("queue: reading pending rows: {e}"))
+                    .await;
                 pause(&stop, options.retry_pause).await;
                 continue;
             }
         };
+        for u in unreadable {
+            let detail = format!(
+                "queue: row {} cannot be read ({}): set aside as a dead letter (status unreadable), forwarding goes on",
+                u.id, u.why
+            );
+            store.report(detail).await;
+        }
         if rows.is_empty() {
             if cursor > 0 && store.first_pending().await.ok().flatten().is_some() {
                 // Rows left pending behind the cursor are tried again, oldest first.
@@ -123,18 +140,59 @@ pub async fn forward(
                 continue;
             }
             tokio::select! {
-                _ = stop.cancelled() => return,
+                _ = stop.cancelled() => break,
                 _ = wake.notified() => {}
                 _ = tokio::time::sleep(Duration::from_secs(1)) => {}
             }
             continue;
         }
         cursor = rows.last().map_or(cursor, |r| r.id);
-        let retry = send_rows(&store, &client, &options, rows, &stop).await;
+        let retry = send_rows(&store, &client, &options, rows, &stop, &mut said).await;
         if retry {
             cursor = 0;
             pause(&stop, options.retry_pause).await;
         }
+    }
+    depth.abort();
+}
+
+/// Read the pending rows' count into the gauges once a second until `stop`.
+async fn show_depth(store: Store, gauges: Arc<Gauges>, stop: CancellationToken) {
+    loop {
+        if let Ok(depth) = store.depth().await {
+            gauges.queue_depth(depth);
+        }
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+        }
+    }
+}
+
+/// When a repeated store failure was last said: at most once a second, with how many there
+/// were meanwhile.
+#[derive(Default)]
+struct Said {
+    at: Option<tokio::time::Instant>,
+    unsaid: u64,
+}
+
+impl Said {
+    async fn once_a_second(&mut self, store: &Store, what: impl FnOnce() -> String) {
+        self.unsaid += 1;
+        if self
+            .at
+            .is_some_and(|at| at.elapsed() < Duration::from_secs(1))
+        {
+            return;
+        }
+        let times = match self.unsaid {
+            1 => String::new(),
+            n => format!(" ({n} times since last said)"),
+        };
+        store.report(format!("{}{times}", what())).await;
+        self.at = Some(tokio::time::Instant::now());
+        self.unsaid = 0;
     }
 }
 
@@ -145,19 +203,24 @@ async fn send_rows(
     options: &ForwardOptions,
     rows: Vec<PendingRow>,
     stop: &CancellationToken,
+    said: &mut Said,
 ) -> bool {
     let now = SystemTime::now();
-    for row in &rows {
-        let _ = store.attempted(row.id, now).await;
+    let generation = rows.first().map_or(0, |r| r.generation);
+    let ids = rows.iter().map(|r| r.id).collect();
+    if let Err(e) = store.attempted(generation, ids, now).await {
+        let detail = format!("queue: counting the attempts of {} rows: {e}", rows.len());
+        store.report(detail).await;
     }
     let payloads: Vec<_> = rows.iter().map(|r| r.payload.clone()).collect();
     let handles = client.send_many_cancellable(payloads, stop).await;
     let mut retry = false;
+    let mut fates = Vec::with_capacity(rows.len());
     for (row, handle) in rows.iter().zip(handles) {
         let fate = tokio::select! {
             fate = handle => fate,
-            // Stopping: what is in flight stays pending.
-            _ = stop.cancelled() => return false,
+            // Stopping: what is in flight stays pending; what was answered is written.
+            _ = stop.cancelled() => break,
         };
         let attempts = row.attempts + 1;
         let mut settled = settlement(&fate, attempts);
@@ -175,9 +238,51 @@ async fn send_rows(
             settled.status = Status::UnknownFate;
         }
         options.gauges.settled(gauges::latency(&fate));
-        let _ = store.settle(row.id, settled).await;
+        fates.push((row.id, settled));
     }
+    write_fates(store, generation, fates, options, stop, said).await;
     retry
+}
+
+/// Write `fates` in one transaction, again and again (each failure said) until it is written,
+/// the file they were read from is gone from the path, or the relay stops: no later row is sent
+/// before, so a row never goes upstream again behind the rows after it.
+async fn write_fates(
+    store: &Store,
+    generation: u64,
+    fates: Vec<(i64, crate::relay::store::Settlement)>,
+    options: &ForwardOptions,
+    stop: &CancellationToken,
+    said: &mut Said,
+) {
+    if fates.is_empty() {
+        return;
+    }
+    loop {
+        match store.settle(generation, fates.clone()).await {
+            Ok(true) => return,
+            Ok(false) => {
+                let detail = format!(
+                    "queue: {} was moved, replaced or deleted since these {} rows were read: their fates stay unwritten in the file they came from",
+                    store.file().display(),
+                    fates.len()
+                );
+                store.report(detail).await;
+                return;
+            }
+            Err(e) => {
+                let n = fates.len();
+                said.once_a_second(store, || {
+                    format!("queue: writing the fates of {n} rows failed ({e}); trying again before sending any later row")
+                })
+                .await;
+            }
+        }
+        if stop.is_cancelled() {
+            return;
+        }
+        pause(stop, options.retry_pause).await;
+    }
 }
 
 async fn pause(stop: &CancellationToken, pause: Duration) {

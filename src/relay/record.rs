@@ -1,16 +1,27 @@
 //! `--record`: every message passed through, with its upstream answer and timings, kept in the
-//! relay's store for a trace to share. A failed write is counted, never changes an answer.
+//! relay's store for a trace to share, each in one transaction (never a row left pending). A
+//! failed write never changes an answer; failures are counted and said once a second with their
+//! count and the last cause.
 
 use super::store::{Settlement, Status, Store};
 use crate::client::Fate;
-use crate::server::Inbound;
+use crate::server::{Inbound, StoreReports};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::SystemTime;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
 
 /// Keeps each message with its fate.
 pub struct Recorder {
     store: Store,
-    failures: AtomicU64,
+    failed: Arc<Failed>,
+}
+
+/// Writes that failed, how many of them were said, and the last one's cause.
+#[derive(Default)]
+struct Failed {
+    count: AtomicU64,
+    said: AtomicU64,
+    last: Mutex<String>,
 }
 
 impl Recorder {
@@ -18,13 +29,39 @@ impl Recorder {
     pub fn new(store: Store) -> Recorder {
         Recorder {
             store,
-            failures: AtomicU64::new(0),
+            failed: Arc::default(),
         }
+    }
+
+    /// Say failed writes through `reports`, once a second while there are new ones.
+    pub fn report_to(&self, reports: StoreReports) {
+        self.store.report_to(reports);
+        let (store, failed) = (self.store.clone(), Arc::clone(&self.failed));
+        tokio::spawn(async move {
+            // Ends with the recorder.
+            while Arc::strong_count(&failed) > 1 {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                let count = failed.count.load(Ordering::Relaxed);
+                let new = count - failed.said.swap(count, Ordering::Relaxed);
+                if new > 0 {
+                    let last = failed
+                        .last
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .clone();
+                    let detail = format!(
+                        "record: {new} messages could not be written to {} in the last second ({count} in all; last: {last}); their answers are unchanged",
+                        store.file().display()
+                    );
+                    store.report(detail).await;
+                }
+            }
+        });
     }
 
     /// Writes that failed so far.
     pub fn failures(&self) -> u64 {
-        self.failures.load(Ordering::Relaxed)
+        self.failed.count.load(Ordering::Relaxed)
     }
 
     /// Keep `message`, written `writes` times upstream from `forwarded_at`, ending in `fate`.
@@ -37,8 +74,9 @@ impl Recorder {
     ) {
         let mut settled = settlement(fate, writes);
         settled.forwarded_at = (writes > 0).then_some(forwarded_at);
-        if self.store.record(message, settled).await.is_err() {
-            self.failures.fetch_add(1, Ordering::Relaxed);
+        if let Err(e) = self.store.record(message, settled).await {
+            *self.failed.last.lock().unwrap_or_else(|p| p.into_inner()) = e;
+            self.failed.count.fetch_add(1, Ordering::Relaxed);
         }
     }
 }

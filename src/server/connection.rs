@@ -424,6 +424,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 let code = answers.answer(entry, disposition, text, silent, ledger);
                 (code, None)
             }
+            Reply::Worded(words) => (
+                answers.answer_worded(entry, disposition, words, silent, ledger),
+                None,
+            ),
             Reply::Relayed { acks, close } => (answers.pass_on(&acks, silent, ledger), close),
         };
         ledger.message(disposition, entry.refused.is_some(), duplicate);

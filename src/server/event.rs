@@ -164,6 +164,13 @@ pub enum ServerEvent {
         /// Messages answered negatively meanwhile.
         refused: u64,
     },
+    /// The sink's store went wrong in a way no single message's answer says: a file moved under
+    /// it, a row it cannot read, a write that failed after the answer (a relay's settle or
+    /// record). `detail` says what and what was done, never payload.
+    StoreError {
+        /// What went wrong, and what was done about it.
+        detail: String,
+    },
     /// A line a command sink's command wrote on its stderr while committing a message of
     /// `connection`: the command's own words, never the server's. At most
     /// [`EXEC_STDERR_LINE_MAX`](crate::server::sink::exec::EXEC_STDERR_LINE_MAX) bytes of it;

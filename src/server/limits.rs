@@ -82,6 +82,7 @@ impl Limits {
     }
 
     /// Bytes held for peers right now, by all connections.
+    #[cfg(test)]
     pub(crate) fn buffered(&self) -> usize {
         self.buffered.held()
     }

@@ -277,6 +277,9 @@ pub enum Reply {
     Table,
     /// The table's answer, a negative one saying this in MSA-3 instead of the usual phrase.
     Saying(&'static str),
+    /// The table's answer worded by the committing program (a command's first line, made safe:
+    /// no control bytes, no separators): MSA-3 whatever the code, and ERR-8 when negative.
+    Worded(String),
     /// Answers that came from elsewhere, framed and written byte for byte, in order (none is
     /// allowed). With `close`, the connection then ends for that cause, and no later message of
     /// it is answered: its fate is as unknown to the peer as to the sink.

@@ -212,6 +212,7 @@ fn short_help_is_one_line_per_flag_with_one_placeholder_style() {
         "FIELD",
         "URL",
         "CIDR",
+        "STATUS",
     ];
     for sub in [
         "send",

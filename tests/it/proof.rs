@@ -7,4 +7,6 @@
 mod matrix;
 mod receiver;
 mod sigkill;
+mod stores;
+mod stores_fault;
 mod table;

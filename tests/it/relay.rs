@@ -3,9 +3,10 @@
 
 mod crash;
 mod flags;
-mod proc;
+pub(crate) mod proc;
 mod replay;
 mod stall;
+mod store;
 mod terminal;
 mod tls;
 mod upstream;

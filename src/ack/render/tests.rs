@@ -60,6 +60,7 @@ proptest! {
             control_id: "1700000000000042".into(),
             timestamp: "20240101120000".into(),
             text: None,
+            worded: false,
             forced,
         };
         let scan = crate::hl7::scan(&inbound);

@@ -57,9 +57,11 @@ impl Flights {
             return None;
         }
         let now = Instant::now();
-        let limit = if !self.one_at_a_time() {
+        let limit = if self.holding(now) {
+            return None;
+        } else if !self.one_at_a_time() {
             self.queue.len()
-        } else if self.nothing_in_flight() && !self.holding(now) {
+        } else if self.nothing_in_flight() {
             1
         } else {
             return None;
@@ -69,7 +71,6 @@ impl Flights {
         // One look at each send: whether it may go, its frame's size, and its frame written.
         self.prune_flight();
         let busy = !self.flight.is_empty();
-        let answered_none = self.here.answers == 0;
         let mut buf = std::mem::take(spare);
         buf.clear();
         batch.clear();
@@ -112,7 +113,6 @@ impl Flights {
                 end: buf.len(),
                 seq,
                 pipelined: busy || !batch.is_empty(),
-                before_answer: answered_none,
             });
             p.count_write();
             self.flight.push_back(Slot { id, deadline: None });

@@ -78,7 +78,6 @@ impl Flights {
                         .and_then(|p| p.written)
                         .is_some_and(|w| w.pipelined);
                     if self.dropped_pipelined(out, pipelined) {
-                        self.here.rewrite_written = true;
                         return Some(End::Failed(Cause::AckTimeout));
                     }
                     return Some(End::Failed(Cause::UnsolicitedAck));
@@ -108,11 +107,10 @@ impl Flights {
                         WarningCode::AckUnmatchedControlId
                     };
                     out.warn(code, at);
-                    return if code == WarningCode::AckUnmatchedControlId {
-                        self.unmatched()
-                    } else {
-                        None
-                    };
+                    if code == WarningCode::AckUnmatchedControlId {
+                        self.unmatched(now);
+                    }
+                    return None;
                 };
                 let link = self.link;
                 // One lookup for the send, whether it stays or is taken out to be settled.
@@ -138,7 +136,7 @@ impl Flights {
                         p.commit = Some((ack.clone(), now));
                         p.notify_commit(Commit { code, ack, latency });
                         self.by_control.insert(cid, id);
-                        self.credited(written, now);
+                        self.credited(id, written, now);
                         out.shared().counters().record_commit();
                         self.app_wait.push_back(id);
                         return None;
@@ -167,7 +165,7 @@ impl Flights {
         ack: AckPayload,
         now: Instant,
     ) {
-        self.credited(p.written, now);
+        self.credited(p.id, p.written, now);
         let latency = p.latency(now);
         let fate = if code.is_positive() {
             Fate::Accepted { code, ack, latency }

@@ -49,10 +49,17 @@ impl Flights {
             .and_then(|p| p.commit.as_ref())
             .map(|(_, at)| *at + self.options.app_ack_timeout);
         let dead = self.options.dead_peer_timeout.map(|t| last_inbound + t);
-        [ack, app, dead, drain, self.here.hold_until]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            ack,
+            app,
+            dead,
+            drain,
+            self.here.hold_until,
+            self.here.mismatch_at,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Fire every deadline that has passed. `Some` ends the connected phase.
@@ -74,6 +81,10 @@ impl Flights {
             return Some(End::Drained { timed_out: true });
         }
         self.hold_passed(now);
+        if let Some(end) = self.mismatch_verdict(now) {
+            return Some(end);
+        }
+        let fifo = self.options.correlation == Correlation::Fifo;
         loop {
             self.prune_flight();
             let Some(slot) = self.flight.front().copied() else {
@@ -83,17 +94,18 @@ impl Flights {
                 break;
             }
             let written = self.sends.get(&slot.id).and_then(|p| p.written);
-            if let Some(w) = written {
-                // The peer answered another frame and dropped this one with the rest of its
-                // read: what it dropped goes again, one at a time.
-                if self.dropped_pipelined(out, w.pipelined) {
+            // The peer answered another frame and dropped this one with the rest of its read:
+            // what it dropped goes again, one at a time (in FIFO only when asked for, on the
+            // next connection; else it ends unknown fate like any timed-out send).
+            if written.is_some_and(|w| self.dropped_pipelined(out, w.pipelined)) {
+                if !fifo {
                     out.shared().counters().record_ack_timeout();
-                    if self.options.correlation == Correlation::Fifo {
-                        self.here.rewrite_written = true;
-                        return Some(End::Failed(Cause::AckTimeout));
-                    }
                     self.write_again_here(out, now);
                     continue;
+                }
+                if self.options.at_least_once {
+                    out.shared().counters().record_ack_timeout();
+                    return Some(End::Failed(Cause::AckTimeout));
                 }
             }
             self.flight.pop_front();
@@ -105,7 +117,7 @@ impl Flights {
                 self.settle(out, slot.id, fate);
             }
             // FIFO: any later ACK on this connection could only be credited to the wrong send.
-            if self.options.correlation == Correlation::Fifo {
+            if fifo {
                 return Some(End::Failed(Cause::AckTimeout));
             }
         }

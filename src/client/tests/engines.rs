@@ -1,10 +1,10 @@
 //! Engines as they are, scripted: receivers that take one frame per read, answer one message
-//! per connection, close after every k-th answer, never echo MSH-10, or are not MLLP at all.
-//! A property test runs generated mixes of those habits.
+//! per connection, close after every k-th answer, drop the connection at one message they
+//! cannot take (a poison message), repeat earlier ACKs, never echo MSH-10, or are not MLLP at
+//! all. A property test runs generated mixes of those habits in both correlations.
 
 use super::harness::*;
 use crate::client::*;
-use proptest::prelude::*;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -17,8 +17,27 @@ struct Engine {
     one_per_read: bool,
     /// Closes the connection after this many answers.
     close_after: Option<u32>,
+    /// Drops the connection unanswered whenever it takes this message (by its number, from 1)
+    /// in hand, with whatever else it read.
+    close_on: Option<usize>,
+    /// Replies ahead of its answers, naming messages answered before.
+    repeats: Repeats,
+    /// From this connection on (from 1), an HTTP server answers instead: what it reads is
+    /// kept nowhere.
+    http_from: Option<usize>,
     /// What its MSA-2 says.
     msa2: Msa2,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Repeats {
+    Never,
+    /// Before each answer, the last answer it gave on this connection again.
+    OnLink,
+    /// As `OnLink`, and before the first answer of a connection the last one of the connection
+    /// before: a late ACK, the only reply so far while one message is in flight. (FIFO cannot
+    /// tell that from an answer: not for FIFO.)
+    Late,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -31,6 +50,9 @@ enum Msa2 {
 const PIPELINING: Engine = Engine {
     one_per_read: false,
     close_after: None,
+    close_on: None,
+    repeats: Repeats::Never,
+    http_from: None,
     msa2: Msa2::Echo,
 };
 
@@ -43,12 +65,36 @@ fn serve(rig: &mut Rig, engine: Engine) -> Seen {
     let mut peers = std::mem::replace(&mut rig.peers, mpsc::unbounded_channel().1);
     let log = seen.clone();
     tokio::spawn(async move {
+        // The last control ID answered, on any connection.
+        let mut last: Option<String> = None;
+        let mut connection = 0;
         while let Some(mut peer) = peers.recv().await {
-            let mut answers = 0;
+            connection += 1;
+            if engine.http_from.is_some_and(|from| connection >= from) {
+                if peer.read_chunk().await.is_some() {
+                    peer.write_raw(b"HTTP/1.1 400 Bad Request\r\n\r\n").await;
+                }
+                continue;
+            }
+            let (mut answers, mut last_here) = (0, None::<String>);
             'link: while let Some(chunk) = peer.read_chunk().await {
                 log.lock().unwrap().extend(chunk.iter().map(|p| cid_of(p)));
                 let take = if engine.one_per_read { 1 } else { chunk.len() };
                 for frame in &chunk[..take] {
+                    if engine.close_on.is_some_and(|n| cid_of(frame) == id(n)) {
+                        break 'link;
+                    }
+                    let repeat = match (engine.repeats, &last_here) {
+                        (Repeats::Never, _) => None,
+                        (_, Some(here)) => Some(here.clone()),
+                        (Repeats::Late, None) => last.clone(),
+                        (Repeats::OnLink, None) => None,
+                    };
+                    if let Some(earlier) = repeat {
+                        if !peer.try_write_ack("AA", &earlier).await {
+                            break 'link;
+                        }
+                    }
                     let cid = match engine.msa2 {
                         Msa2::Echo => cid_of(frame),
                         Msa2::Constant => "WRONG".to_string(),
@@ -57,6 +103,7 @@ fn serve(rig: &mut Rig, engine: Engine) -> Seen {
                     if !peer.try_write_ack("AA", &cid).await {
                         break 'link;
                     }
+                    (last, last_here) = (Some(cid.clone()), Some(cid));
                     answers += 1;
                     if engine.close_after == Some(answers) {
                         break 'link;
@@ -96,8 +143,13 @@ fn options(correlation: Correlation, pipeline: bool) -> ClientOptions {
     }
 }
 
+/// The control ID of message `n` (from 1).
+fn id(n: usize) -> String {
+    format!("M{n:05}")
+}
+
 fn ids(n: usize) -> Vec<String> {
-    (1..=n).map(|i| format!("M{i:05}")).collect()
+    (1..=n).map(id).collect()
 }
 
 /// Each ID's first appearance comes in input order.
@@ -166,35 +218,61 @@ async fn a_receiver_taking_one_frame_per_read_gets_everything_one_at_a_time() {
     assert!(ran.writes.iter().all(|&w| (1..=2).contains(&w)));
 }
 
+/// No message read twice by the receiver.
+fn read_once(seen: &Seen) -> bool {
+    let seen = seen.lock().unwrap();
+    let mut ids: Vec<&String> = seen.iter().collect();
+    ids.sort();
+    ids.windows(2).all(|w| w[0] != w[1])
+}
+
 #[tokio::test(start_paused = true)]
-async fn a_receiver_answering_one_message_per_connection_gets_everything() {
-    for (correlation, pipeline) in [
-        (Correlation::ControlId, true),
-        (Correlation::ControlId, false),
-        (Correlation::Fifo, true),
-        (Correlation::Fifo, false),
-    ] {
-        let engine = Engine {
-            close_after: Some(1),
-            ..PIPELINING
-        };
-        let ran = run(engine, options(correlation, pipeline), 40).await;
-        let label = format!("{correlation:?} pipeline {pipeline}");
-        assert!(all_accepted(&ran.fates), "{label}: {:?}", ran.fates);
-        assert!(first_writes_in_order(&ran.seen), "{label}");
-        // Once the habit is known, nothing more is written behind an answer.
-        let rewritten = ran.writes.iter().filter(|&&w| w > 1).count();
+async fn a_receiver_answering_one_message_per_connection_gets_everything_by_control_id() {
+    let engine = Engine {
+        close_after: Some(1),
+        ..PIPELINING
+    };
+    for pipeline in [true, false] {
+        let ran = run(engine, options(Correlation::ControlId, pipeline), 40).await;
         assert!(
-            rewritten <= 1 + usize::from(pipeline) * 39,
-            "{label}: {:?}",
-            ran.writes
+            all_accepted(&ran.fates),
+            "pipeline {pipeline}: {:?}",
+            ran.fates
         );
-        assert_eq!(
-            ran.warnings.contains(&"MLLP_PEER_NO_PIPELINING"),
-            pipeline,
-            "{label}"
-        );
+        assert!(first_writes_in_order(&ran.seen), "pipeline {pipeline}");
+        // Once the habit is known, nothing more is written behind an answer: before, what went
+        // behind the first answer (all of it, pipelined) and behind the careful connection's.
+        let rewritten = ran.writes.iter().filter(|&&w| w > 1).count();
+        let most = if pipeline { 39 } else { 2 };
+        assert!(rewritten <= most, "pipeline {pipeline}: {:?}", ran.writes);
+        let said = ran.warnings.contains(&"MLLP_PEER_NO_PIPELINING");
+        assert_eq!(said, pipeline, "pipeline {pipeline}");
     }
+}
+
+#[tokio::test(start_paused = true)]
+async fn in_fifo_a_receiver_answering_one_message_per_connection_gets_each_message_once() {
+    let engine = Engine {
+        close_after: Some(1),
+        ..PIPELINING
+    };
+    // One at a time, each answer is followed by a wait for the close: nothing is lost.
+    let ran = run(engine, options(Correlation::Fifo, false), 40).await;
+    assert!(all_accepted(&ran.fates), "{:?}", ran.fates);
+    assert!(ran.writes.iter().all(|&w| w == 1), "{:?}", ran.writes);
+    assert!(!ran.warnings.contains(&"MLLP_PEER_NO_PIPELINING"));
+    // Pipelined, the frames written behind the first answer may have been read: they end
+    // unknown fate, never written again; the careful connection after it finds the habit.
+    let mut o = options(Correlation::Fifo, true);
+    o.window.count = Some(4);
+    let ran = run(engine, o, 40).await;
+    let unknown: Vec<usize> = (0..40)
+        .filter(|&i| ran.fates[i].population() == UnknownFate)
+        .collect();
+    assert_eq!(unknown, [1, 2, 3], "{:?}", populations(&ran.fates));
+    assert_eq!(ran.fates[1].cause(), Some("in-flight-orphan"));
+    assert!(read_once(&ran.seen));
+    assert!(ran.warnings.contains(&"MLLP_PEER_NO_PIPELINING"));
 }
 
 #[tokio::test(start_paused = true)]
@@ -283,46 +361,6 @@ async fn an_ssh_banner_is_recognised_at_once() {
     assert_eq!(fate.cause_detail(), Some("ssh"));
 }
 
-fn engine() -> impl Strategy<Value = Engine> {
-    (any::<bool>(), prop::option::of(1u32..=9)).prop_map(|(one_per_read, close_after)| Engine {
-        one_per_read,
-        close_after,
-        msa2: Msa2::Echo,
-    })
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
-
-    /// Whatever the receiver's habits and the window, while reconnects succeed: every message
-    /// gets exactly one fate, none is never-delivered, by control ID every one is accepted, and
-    /// the receiver sees each message first in input order.
-    #[test]
-    fn every_engine_habit_gets_every_message_through(
-        engine in engine(),
-        fifo in any::<bool>(),
-        pipeline in any::<bool>(),
-        window in prop_oneof![Just(1000usize), 1usize..=8],
-        n in 1usize..=30,
-    ) {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .start_paused(true)
-            .build()
-            .unwrap();
-        let correlation = if fifo { Correlation::Fifo } else { Correlation::ControlId };
-        let mut options = options(correlation, pipeline);
-        options.window.count = Some(window);
-        let ran = rt.block_on(run(engine, options, n));
-        prop_assert_eq!(ran.fates.len(), n);
-        prop_assert!(ran.fates.iter().all(|f| f.population() != NeverDelivered), "{:?}", ran.fates);
-        if !fifo {
-            prop_assert!(all_accepted(&ran.fates), "{:?}", populations(&ran.fates));
-        }
-        prop_assert!(first_writes_in_order(&ran.seen));
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn a_one_frame_per_read_receiver_behind_a_small_window_gets_everything() {
     // The frame dropped with the first is followed by one answered alone: that later answer
@@ -331,12 +369,31 @@ async fn a_one_frame_per_read_receiver_behind_a_small_window_gets_everything() {
         one_per_read: true,
         ..PIPELINING
     };
-    for correlation in [Correlation::ControlId, Correlation::Fifo] {
+    for (correlation, at_least_once) in [
+        (Correlation::ControlId, false),
+        (Correlation::Fifo, false),
+        (Correlation::Fifo, true),
+    ] {
+        let label = format!("{correlation:?} at least once {at_least_once}");
         let mut options = options(correlation, true);
         options.window.count = Some(2);
+        options.at_least_once = at_least_once;
         let ran = run(engine, options, 4).await;
-        assert!(all_accepted(&ran.fates), "{correlation:?}: {:?}", ran.fates);
-        assert!(ran.warnings.contains(&"MLLP_PEER_NO_PIPELINING"));
-        assert!(first_writes_in_order(&ran.seen));
+        assert!(ran.warnings.contains(&"MLLP_PEER_NO_PIPELINING"), "{label}");
+        assert!(first_writes_in_order(&ran.seen), "{label}");
+        if correlation == Correlation::Fifo && !at_least_once {
+            // What it dropped was written: FIFO does not write it again.
+            let got: Vec<Population> = ran.fates.iter().map(Fate::population).collect();
+            assert_eq!(
+                got,
+                [Accepted, UnknownFate, UnknownFate, Accepted],
+                "{label}"
+            );
+            assert!(read_once(&ran.seen), "{label}");
+        } else {
+            assert!(all_accepted(&ran.fates), "{label}: {:?}", ran.fates);
+        }
     }
 }
+
+mod mixed;

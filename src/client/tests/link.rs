@@ -285,10 +285,14 @@ async fn links_that_take_frames_and_answer_nothing_count_toward_the_retry_limit(
         inner: seeded(),
         max: 2,
     });
-    let mut rig = rig(vec![], reconnecting(strategy));
+    let options = ClientOptions {
+        max_poison_closes: u32::MAX,
+        ..reconnecting(strategy)
+    };
+    let mut rig = rig(vec![], options);
     let h = rig.client.send(msg("1", "")).await;
-    // Every connection reads the frame and closes without a word: without the limit, the
-    // message would be written again forever.
+    // Every connection reads the frame and closes without a word: without the limit (and with
+    // no poison rule), the message would be written again forever.
     for _ in 0..3 {
         let mut peer = rig.peer().await;
         peer.read().await;

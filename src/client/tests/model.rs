@@ -279,6 +279,12 @@ fn check(
         prop_assert_eq!(handle.writes(), writes, "writes of message {}", index);
         let spec = script.messages[index];
         let last_write = driver.trace.writes.iter().rev().find(|w| w.2 == index);
+        // Safe to send again only if the peer never read it, by its own record.
+        prop_assert!(
+            got != Some(Outcome::NeverDelivered) || last_write.is_none(),
+            "message {} read yet never-delivered",
+            index
+        );
         // Credit needs an answer of that code after its last write, on that link, naming it
         // (FIFO: whatever MSA-2 says, as the user asked).
         let names = |cid: &str| correlation == Correlation::Fifo || cid == CIDS[spec.0];

@@ -116,6 +116,22 @@ impl<'a> Answers<'a> {
         code
     }
 
+    /// [`answer`](Self::answer) in the committing program's `words`: MSA-3 whatever the code,
+    /// and ERR-8 when negative.
+    pub(super) fn answer_worded(
+        &mut self,
+        entry: &Entry<'_, '_>,
+        disposition: Disposition,
+        words: String,
+        silent: bool,
+        ledger: &mut Ledger<'_>,
+    ) -> Option<AckCode> {
+        self.ack.worded = true;
+        let code = self.answer(entry, disposition, Some(words), silent, ledger);
+        self.ack.worded = false;
+        code
+    }
+
     fn build(
         &mut self,
         entry: &Entry<'_, '_>,

@@ -14,6 +14,8 @@
 use super::Window;
 use crate::server::sink::{DedupeKey, Inbound};
 use bytes::Bytes;
+use rustix::fs::OFlags;
+use rustix::io::Errno;
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -90,12 +92,16 @@ pub(crate) fn open(
     Ok(file)
 }
 
+/// Never through a link, never waiting for a FIFO's peer, not inherited by a command.
+const NO_LINK_NO_WAIT: i32 =
+    (OFlags::NOFOLLOW.bits() | OFlags::NONBLOCK.bits() | OFlags::CLOEXEC.bits()) as i32;
+
 /// Open the journal for appending: never through a link, and only a regular file.
 fn open_append(path: &Path, create: bool) -> std::io::Result<File> {
     let file = OpenOptions::new()
         .create(create)
         .append(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .custom_flags(NO_LINK_NO_WAIT)
         .open(path)?;
     if !file.metadata()?.is_file() {
         return Err(std::io::Error::new(
@@ -111,13 +117,17 @@ fn open_append(path: &Path, create: bool) -> std::io::Result<File> {
 fn open_regular(path: &Path) -> std::io::Result<Result<File, &'static str>> {
     let opened = OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .custom_flags(NO_LINK_NO_WAIT)
         .open(path);
     let file = match opened {
         Ok(file) => file,
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(Err("a symbolic link")),
+        Err(e) if e.raw_os_error() == Some(Errno::LOOP.raw_os_error()) => {
+            return Ok(Err("a symbolic link"))
+        }
         // A FIFO or socket that cannot be opened without a peer.
-        Err(e) if e.raw_os_error() == Some(libc::ENXIO) => return Ok(Err("not a regular file")),
+        Err(e) if e.raw_os_error() == Some(Errno::NXIO.raw_os_error()) => {
+            return Ok(Err("not a regular file"))
+        }
         Err(e) => return Err(e),
     };
     if file.metadata()?.is_file() {

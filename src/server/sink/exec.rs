@@ -1,12 +1,15 @@
 //! The command sink: each message piped to `sh -c CMD`, its exit status deciding the answer
-//! (0 committed, the reject code rejected, anything else or a timeout failed). A semaphore bounds
-//! how many commands run at once across all connections. Each command runs in its own process
-//! group, and a timeout or a stop kills the whole group: nothing it started is left behind.
-//! When the server has an event channel, the command's stderr is reported as its own lines.
+//! (0 committed, the reject code rejected, anything else or a timeout failed), and the first
+//! line it prints wording the answer (MSA-3, and ERR-8 when negative; made safe first). A
+//! semaphore bounds how many commands run at once across all connections. Each command runs in
+//! its own process group, killed once the command exits (before it is reaped, so the group ID
+//! cannot have been reused), at a timeout and at a stop: nothing it started outlives it. When
+//! the server has an event channel, the command's stderr is reported as its own lines.
 
 mod stderr;
+mod words;
 
-use super::{Inbound, Sink, SinkFuture, SinkResult};
+use super::{Inbound, Reply, Sink, SinkFuture, SinkResult};
 use crate::server::StoreReports;
 use std::os::unix::ffi::OsStrExt;
 use std::process::Stdio;
@@ -85,6 +88,7 @@ impl ExecSink {
                 std::ffi::OsStr::from_bytes(message.message_type().unwrap_or_default()),
             )
             .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
             .stderr(match self.reports.get() {
                 Some(_) => Stdio::piped(),
                 None => Stdio::inherit(),
@@ -108,8 +112,13 @@ impl ExecSink {
             ))),
             _ => None,
         };
+        let mut line = child
+            .stdout
+            .take()
+            .map(|out| tokio::spawn(words::first_line(out)));
         let stdin = child.stdin.take();
         let payload = message.payload.clone();
+        let pid = child.id();
         let work = async {
             if let Some(mut stdin) = stdin {
                 // A command that does not read its input is its own business.
@@ -118,12 +127,15 @@ impl ExecSink {
                     _ => {}
                 }
             }
+            // Seen to exit, not yet reaped: what it left running in its group goes now.
+            if let Some(pid) = pid {
+                let _ = tokio::task::spawn_blocking(move || exited(pid)).await;
+            }
+            group.kill();
             child.wait().await
         };
         let status = match tokio::time::timeout(self.options.timeout, work).await {
             Ok(Ok(status)) => {
-                // Reaped: the group ID may be reused from now on.
-                group.0 = None;
                 if let Some(said) = &mut said {
                     // Past the grace, the reader carries on alone.
                     let _ = tokio::time::timeout(STDERR_GRACE, said).await;
@@ -140,15 +152,37 @@ impl ExecSink {
                 ));
             }
         };
-        match status.code() {
+        let result = match status.code() {
             Some(0) => SinkResult::committed(),
             Some(code) if code == self.options.reject_exit_code => {
                 SinkResult::rejected(format!("exec: exit status {code} (reject)"))
             }
             Some(code) => SinkResult::failed(format!("exec: exit status {code}")),
             None => SinkResult::failed("exec: killed by a signal"),
+        };
+        // The group is gone: the pipe's last writer with it.
+        let first = match line.as_mut() {
+            Some(task) => tokio::time::timeout(STDERR_GRACE, task)
+                .await
+                .ok()
+                .and_then(Result::ok),
+            None => None,
+        };
+        match first.and_then(|line| words::made_safe(&line)) {
+            Some(words) => result.replying(Reply::Worded(words)),
+            None => result,
         }
     }
+}
+
+/// Wait until process `pid` has exited, leaving it to be reaped.
+fn exited(pid: u32) {
+    use rustix::process::{waitid, Pid, WaitId, WaitIdOptions};
+    let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+        return;
+    };
+    let options = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT;
+    while let Err(rustix::io::Errno::INTR) = waitid(WaitId::Pid(pid), options) {}
 }
 
 /// The process group of a running command (its ID is the leader's PID), killed on drop.
@@ -156,11 +190,10 @@ struct GroupKill(Option<u32>);
 
 impl GroupKill {
     fn kill(&mut self) {
-        if let Some(pgid) = self.0.take().and_then(|id| i32::try_from(id).ok()) {
-            // SAFETY: `kill` only sends a signal; a negative PID names the process group.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
+        use rustix::process::{kill_process_group, Pid, Signal};
+        let leader = self.0.take().and_then(|id| i32::try_from(id).ok());
+        if let Some(pgid) = leader.and_then(Pid::from_raw) {
+            let _ = kill_process_group(pgid, Signal::KILL);
         }
     }
 }

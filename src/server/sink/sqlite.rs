@@ -4,6 +4,15 @@
 //! de-duplication, a unique index on (msh3, msh4, control_id, msh7) is the memory. A database
 //! written by an earlier version (no `msh3`/`msh4`, an index on the control ID and MSH-7 alone)
 //! is brought up to date when opened.
+//!
+//! A positive answer means the row is in the file the path names: each INSERT must store its
+//! row (a trigger may drop it: answered negatively), the path is checked before and after each
+//! group (a group whose file was moved or replaced meanwhile is taken back out of it), and a
+//! file moved away is checkpointed before it is let go, so no committed row stays behind in a
+//! WAL nobody will read.
+
+mod commit;
+pub(crate) mod file;
 
 use super::{Inbound, Sink, SinkFuture, SinkResult};
 use crate::server::clock::Utc;
@@ -65,6 +74,12 @@ pub enum SqliteError {
         /// The missing column.
         column: &'static str,
     },
+    #[error("{file} is a symbolic link: give the path of the database file itself")]
+    /// The path is a symbolic link, which is never followed.
+    Link {
+        /// The path given.
+        file: PathBuf,
+    },
     #[error("{file}: cannot start the writer thread: {what}")]
     /// The writer thread could not be started.
     Thread {
@@ -122,12 +137,14 @@ impl SqliteSink {
     /// Open (or create) `file`, set WAL and full synchronous commits, create the table (and,
     /// with `dedupe`, the unique index), and start the writer thread.
     pub fn open(file: &Path, dedupe: bool) -> Result<SqliteSink, SqliteError> {
-        let db = connect(file, dedupe)?;
-        let store = Store {
-            id: identity(file).map_err(|e| SqliteError::Open {
+        if std::fs::symlink_metadata(file).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(SqliteError::Link {
                 file: file.to_path_buf(),
-                what: e.to_string(),
-            })?,
+            });
+        }
+        let (db, id) = connect(file, dedupe)?;
+        let store = Store {
+            id,
             db,
             file: file.to_path_buf(),
             dedupe,
@@ -137,7 +154,7 @@ impl SqliteSink {
         let counter = groups.clone();
         std::thread::Builder::new()
             .name("mllp-sqlite".into())
-            .spawn(move || writer(store, rx, &counter))
+            .spawn(move || commit::writer(store, rx, &counter))
             .map_err(|e| SqliteError::Thread {
                 file: file.to_path_buf(),
                 what: e.to_string(),
@@ -164,21 +181,13 @@ impl SqliteSink {
     }
 }
 
-/// Open (or create) `file` and make it a database this sink can write.
-fn connect(file: &Path, dedupe: bool) -> Result<Connection, SqliteError> {
-    let mut db = Connection::open(file).map_err(|e| open_error(file, e))?;
-    let mode: String = db
-        .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-        .map_err(|e| open_error(file, e))?;
-    if !mode.eq_ignore_ascii_case("wal") {
-        return Err(SqliteError::Open {
-            file: file.to_path_buf(),
-            what: format!("cannot use WAL mode (journal mode is {mode})"),
-        });
-    }
-    db.execute_batch("PRAGMA synchronous=FULL; PRAGMA busy_timeout=5000;")
-        .and_then(|()| db.execute_batch(SCHEMA))
-        .map_err(|e| open_error(file, e))?;
+/// Open (or create) `file` and make it a database this sink can write; with its identity.
+fn connect(file: &Path, dedupe: bool) -> Result<(Connection, file::Identity), SqliteError> {
+    let (mut db, id) = file::open(file).map_err(|what| SqliteError::Open {
+        file: file.to_path_buf(),
+        what,
+    })?;
+    db.execute_batch(SCHEMA).map_err(|e| open_error(file, e))?;
     let present: Vec<String> = db
         .prepare("SELECT name FROM pragma_table_info('messages')")
         .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
@@ -202,55 +211,40 @@ fn connect(file: &Path, dedupe: bool) -> Result<Connection, SqliteError> {
         db.execute_batch(DEDUPE_INDEX)
             .map_err(|e| open_error(file, e))?;
     }
-    Ok(db)
+    Ok((db, id))
 }
 
 /// The open database and the file it was opened as: device, inode.
 struct Store {
     db: Connection,
     file: PathBuf,
-    id: (u64, u64),
+    id: file::Identity,
     dedupe: bool,
 }
 
-/// Device and inode of the file at `path` now.
-fn identity(path: &Path) -> std::io::Result<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(path)?;
-    if meta.nlink() == 0 {
-        return Err(std::io::Error::from(std::io::ErrorKind::NotFound));
-    }
-    Ok((meta.dev(), meta.ino()))
-}
-
 impl Store {
-    /// Whether the path still names the open file; when not (deleted, replaced), the path is
-    /// reopened for the groups after this one and why is returned: this group is answered
-    /// negatively, since what it would write goes to a file nobody will find at the path.
+    /// Whether the path still names the open file; when not (moved, replaced, deleted), the
+    /// open file is checkpointed and let go, the path reopened for the groups after this one,
+    /// and why is returned: this group is answered negatively, since what it would write goes
+    /// to a file nobody will find at the path.
     fn check(&mut self) -> Result<(), String> {
-        if identity(&self.file).is_ok_and(|id| id == self.id) {
+        if file::is_at(&self.file, self.id) {
             return Ok(());
         }
         let path = self.file.display().to_string();
-        // The old connection is closed first: closing removes its WAL by name, which must not be
-        // the new database's.
-        match Connection::open_in_memory() {
-            Ok(placeholder) => drop(std::mem::replace(&mut self.db, placeholder)),
-            Err(e) => return Err(format!("{path} was deleted or replaced: {e}")),
-        }
-        let reopened = connect(&self.file, self.dedupe)
-            .map_err(|e| e.to_string())
-            .and_then(|db| Ok((db, identity(&self.file).map_err(|e| e.to_string())?)));
-        match reopened {
+        // Its rows go into its main file first, wherever that is now; the connection closes
+        // before the path is opened again, so its WAL is never the new database's.
+        file::let_go(&mut self.db, &self.file)?;
+        match connect(&self.file, self.dedupe) {
             Ok((db, id)) => {
                 self.db = db;
                 self.id = id;
                 Err(format!(
-                    "{path} was deleted or replaced; reopened it for the next messages"
+                    "{path} was moved, replaced or deleted; its rows stay in that file, and the path was reopened for the next messages"
                 ))
             }
             Err(e) => Err(format!(
-                "{path} was deleted or replaced, and reopening it failed: {e}"
+                "{path} was moved, replaced or deleted, and reopening it failed: {e}"
             )),
         }
     }
@@ -287,79 +281,6 @@ fn add_senders(db: &mut Connection) -> rusqlite::Result<()> {
         }
     }
     tx.commit()
-}
-
-/// Take every job queued, commit them in one transaction, answer each.
-fn writer(mut store: Store, mut rx: mpsc::Receiver<Job>, groups: &super::groups::GroupCounter) {
-    while let Some(first) = rx.blocking_recv() {
-        let (jobs, rows) = super::groups::gather(first, &mut rx, GROUP_ROWS);
-        let results = match store.check() {
-            Ok(()) => {
-                groups.record(rows);
-                commit_group(&mut store.db, &jobs)
-            }
-            Err(why) => failed_all(&jobs, &why),
-        };
-        for (job, results) in jobs.into_iter().zip(results) {
-            // A committer that went away (its connection was dropped) needs no answer.
-            let _ = job.reply.send(results);
-        }
-    }
-}
-
-/// Every message of `jobs` failed, for `what`.
-fn failed_all(jobs: &[Job], what: &str) -> Vec<Vec<SinkResult>> {
-    jobs.iter()
-        .map(|j| vec![SinkResult::failed(format!("sqlite: {what}")); j.rows.len()])
-        .collect()
-}
-
-fn commit_group(db: &mut Connection, jobs: &[Job]) -> Vec<Vec<SinkResult>> {
-    let failed_all = |what: String| failed_all(jobs, &what);
-    let tx = match db.transaction() {
-        Ok(tx) => tx,
-        Err(e) => return failed_all(e.to_string()),
-    };
-    let mut results = Vec::with_capacity(jobs.len());
-    {
-        let mut insert = match tx.prepare_cached(
-            "INSERT INTO messages
-                (received_at, peer, msh3, msh4, control_id, msh7, message_type, bytes, payload,
-                 dedupe)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-             ON CONFLICT DO NOTHING",
-        ) {
-            Ok(statement) => statement,
-            Err(e) => return failed_all(e.to_string()),
-        };
-        for job in jobs {
-            let mut answers = Vec::with_capacity(job.rows.len());
-            for row in &job.rows {
-                let inserted = insert.execute(params![
-                    row.received_at,
-                    row.peer,
-                    row.msh3,
-                    row.msh4,
-                    row.control_id,
-                    row.msh7,
-                    row.message_type,
-                    row.payload.len() as i64,
-                    &row.payload[..],
-                    row.dedupe.then_some(1),
-                ]);
-                answers.push(match inserted {
-                    Ok(0) => SinkResult::duplicate(),
-                    Ok(_) => SinkResult::committed(),
-                    Err(e) => SinkResult::failed(format!("sqlite: {e}")),
-                });
-            }
-            results.push(answers);
-        }
-    }
-    match tx.commit() {
-        Ok(()) => results,
-        Err(e) => failed_all(e.to_string()),
-    }
 }
 
 impl Sink for SqliteSink {

@@ -130,7 +130,7 @@ async fn a_deleted_sqlite_file_is_answered_negatively_then_reopened() {
         event["detail"]
             .as_str()
             .unwrap()
-            .contains("deleted or replaced"),
+            .contains("moved, replaced or deleted"),
         "{event}"
     );
     let positive: Vec<String> = codes
@@ -212,4 +212,53 @@ async fn a_planted_journal_link_is_replaced_not_followed() {
         "the journal is a file of its own"
     );
     assert!(!std::fs::read(&journal).unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_moved_sqlite_file_keeps_every_row_answered_before_the_move() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rx.db");
+    let server = ListenProc::start(&["--sqlite", file.to_str().unwrap()]);
+    let mut client = MllpClient::connect(server.addr).await;
+    for i in 1..=20 {
+        client.send(&marked(&format!("M{i}"), "")).await;
+        assert_eq!(client.ack().await.unwrap().code, "AA");
+    }
+    let moved = dir.path().join("rx.db.1");
+    std::fs::rename(&file, &moved).unwrap();
+    let mut after = Vec::new();
+    for i in 21..=25 {
+        client.send(&marked(&format!("M{i}"), "")).await;
+        after.push((format!("M{i}"), client.ack().await.unwrap().code));
+    }
+    server.signal("TERM");
+    drop(client);
+    server.wait();
+    let before: Vec<String> = (1..=20).map(|i| format!("M{i}")).collect();
+    assert_eq!(row_ids(&moved), before, "the moved file holds every row");
+    let positive: Vec<String> = after
+        .iter()
+        .filter(|(_, code)| code == "AA")
+        .map(|(id, _)| id.clone())
+        .collect();
+    assert_ne!(after[0].1, "AA", "the first answer after the move");
+    assert_eq!(row_ids(&file), positive, "every later AA is at the path");
+}
+
+#[tokio::test]
+async fn a_symbolic_link_at_the_sqlite_path_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("elsewhere.db");
+    let link = dir.path().join("rx.db");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = crate::support::mllp()
+        .args(["listen", "--port", "0", "--sqlite"])
+        .arg(&link)
+        .timeout(Duration::from_secs(10))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+    assert!(!target.exists(), "the link's target was created");
 }

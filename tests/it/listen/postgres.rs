@@ -142,30 +142,41 @@ async fn a_database_stopped_mid_run_loses_nothing_answered_aa_and_keeps_nothing_
 }
 
 /// A TCP proxy to PostgreSQL that, once armed, cuts both links when the client's simple-query
-/// `COMMIT` passes: after forwarding it (`forward`), or instead of forwarding it.
-struct CommitCutter {
-    addr: SocketAddr,
-    armed: Arc<AtomicBool>,
-    cut: Arc<AtomicBool>,
+/// `COMMIT` passes: after forwarding it (`forward`), or instead of forwarding it. With `hold`
+/// set, a COMMIT not forwarded leaves the links open instead, the transaction idle on the
+/// server, until the server ends its side.
+pub(crate) struct CommitCutter {
+    pub(crate) addr: SocketAddr,
+    pub(crate) armed: Arc<AtomicBool>,
+    pub(crate) cut: Arc<AtomicBool>,
+    pub(crate) hold: Arc<AtomicBool>,
 }
 
 impl CommitCutter {
-    async fn start(upstream: (String, u16), forward: bool) -> CommitCutter {
+    pub(crate) async fn start(upstream: (String, u16), forward: bool) -> CommitCutter {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let armed = Arc::new(AtomicBool::new(false));
         let cut = Arc::new(AtomicBool::new(false));
-        let (armed2, cut2) = (armed.clone(), cut.clone());
+        let hold = Arc::new(AtomicBool::new(false));
+        let (armed2, cut2, hold2) = (armed.clone(), cut.clone(), hold.clone());
         tokio::spawn(async move {
             loop {
                 let (client, _) = listener.accept().await.unwrap();
-                let server = TcpStream::connect((upstream.0.as_str(), upstream.1))
-                    .await
-                    .unwrap();
-                tokio::spawn(relay(client, server, forward, armed2.clone(), cut2.clone()));
+                // A server on its way back up refuses: so does the proxy, by closing.
+                let Ok(server) = TcpStream::connect((upstream.0.as_str(), upstream.1)).await else {
+                    continue;
+                };
+                let flags = [armed2.clone(), cut2.clone(), hold2.clone()];
+                tokio::spawn(relay(client, server, forward, flags));
             }
         });
-        CommitCutter { addr, armed, cut }
+        CommitCutter {
+            addr,
+            armed,
+            cut,
+            hold,
+        }
     }
 }
 
@@ -173,8 +184,7 @@ async fn relay(
     client: TcpStream,
     server: TcpStream,
     forward: bool,
-    armed: Arc<AtomicBool>,
-    cut: Arc<AtomicBool>,
+    [armed, cut, hold]: [Arc<AtomicBool>; 3],
 ) {
     let (mut cr, mut cw) = client.into_split();
     let (mut sr, mut sw) = server.into_split();
@@ -196,6 +206,11 @@ async fn relay(
             let _ = sw.write_all(&chunk[..upto]).await;
             let _ = sw.flush().await;
             cut.store(true, Ordering::SeqCst);
+            if hold.load(Ordering::SeqCst) && !forward {
+                // The client's end closes once the server's does.
+                let _ = back.await;
+                return;
+            }
             back.abort();
             return;
         }

@@ -85,7 +85,7 @@ async fn start_up_refused_by_the_database_exits_5_saying_why() {
     assert_eq!(code, 5, "{error}");
     let message = error["message"].as_str().unwrap();
     assert!(message.contains("refused the listener"), "{message}");
-    assert!(message.contains("does not exist (3D000)"), "{message}");
+    assert!(message.contains("3D000 invalid_catalog_name"), "{message}");
 }
 
 /// Kill the listener's database sessions from the server side, as an administrator would.

@@ -57,7 +57,7 @@ async fn a_warning_says_what_it_means_for_people_and_stays_a_code_in_json() {
         "{warning}"
     );
     let keys: Vec<&String> = warning.as_object().unwrap().keys().collect();
-    assert_eq!(keys, ["byte_offset", "code", "event"], "{warning}");
+    assert_eq!(keys, ["byte_offset", "code", "event", "time"], "{warning}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -88,6 +88,36 @@ async fn a_permanent_failure_upstream_is_reported_and_the_link_comes_back() {
     drop(fixed);
 }
 
+/// Each message on its own downstream connection, answered `code`.
+async fn each_answered(relay: &RelayProc, ids: &[&str], code: &str) {
+    for id in ids {
+        let mut client = MllpClient::connect(relay.addr).await;
+        client.send(&adt(id.as_bytes(), "")).await;
+        assert_eq!(client.ack().await.expect("an answer").code, code, "{id}");
+    }
+}
+
+#[tokio::test]
+async fn a_stray_ack_upstream_costs_one_connection_not_the_link() {
+    // The first connection answers its message, then writes an answer naming no message in
+    // flight (a permanent cause); every later connection answers as it should.
+    let script = Script::then(vec![Behaviour::AckThenStray("AA")], Behaviour::Ack("AA"));
+    let peer = Peer::start(script).await;
+    let relay = RelayProc::start(
+        &peer.addr().to_string(),
+        &["--backoff-initial", "20ms", "--backoff-max", "100ms"],
+    );
+    each_answered(&relay, &["S1"], "AA").await;
+    let failed = next_event(&relay, |e| e["cause"] == "unsolicited-ack");
+    assert_eq!(failed["class"], "permanent", "{failed}");
+    assert_eq!(failed["event"], "upstream_reconnecting", "{failed}");
+    each_answered(&relay, &["S2", "S3", "S4"], "AA").await;
+    assert!(
+        peer.connections() >= 2,
+        "the link came back on a new connection"
+    );
+}
+
 #[tokio::test]
 async fn a_queue_row_written_once_counts_one_attempt_through_a_permanent_failure() {
     let dir = tempfile::tempdir().unwrap();

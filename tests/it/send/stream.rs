@@ -9,10 +9,9 @@ use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_message_held_at_the_end_of_a_live_stream_goes_once_the_input_pauses() {
-    let peer = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
-    let mut child = tokio::process::Command::new(send_bin())
+/// `send --stream --json -` to `peer`, every stream piped.
+fn streaming(peer: &Peer) -> tokio::process::Child {
+    tokio::process::Command::new(send_bin())
         .arg("send")
         .args(to(peer.port(), &["--stream", "--json", "-"]))
         .env_remove("NO_COLOR")
@@ -21,7 +20,13 @@ async fn a_message_held_at_the_end_of_a_live_stream_goes_once_the_input_pauses()
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_message_held_at_the_end_of_a_live_stream_goes_once_the_input_pauses() {
+    let peer = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
+    let mut child = streaming(&peer);
     let mut stdin = child.stdin.take().unwrap();
     let mut records = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut stderr = child.stderr.take().unwrap();
@@ -60,4 +65,32 @@ async fn a_message_held_at_the_end_of_a_live_stream_goes_once_the_input_pauses()
     assert_eq!(status.code(), Some(0), "{rest}{said}");
     assert!(rest.contains(r#""control_id":"LIVE2""#), "{rest}");
     assert_eq!(peer.payloads().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_held_message_goes_once_the_input_pauses_whatever_its_line_ends() {
+    for end in ["\n", "\r\n"] {
+        let peer = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
+        let mut child = streaming(&peer);
+        let mut stdin = child.stdin.take().unwrap();
+        // Segments ended as a text editor or `tail -f` of a log gives them; stdin stays open.
+        let text = String::from_utf8(message("LINE1", MARKER)).unwrap();
+        stdin
+            .write_all(text.replace('\r', end).as_bytes())
+            .await
+            .unwrap();
+        stdin.flush().await.unwrap();
+        let seen = peer.wait_for(|r| !r.payloads.is_empty()).await;
+        assert_eq!(
+            control_id(&seen.payloads[0]).as_deref(),
+            Some("LINE1"),
+            "{end:?}"
+        );
+        drop(stdin);
+        let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+            .await
+            .expect("send finished")
+            .unwrap();
+        assert_eq!(status.code(), Some(0), "{end:?}");
+    }
 }

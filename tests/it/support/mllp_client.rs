@@ -53,6 +53,23 @@ impl MllpClient {
         self.stream.local_addr().unwrap()
     }
 
+    /// Connect, or `None` when nothing takes the connection within the wait.
+    pub async fn try_connect(addr: SocketAddr) -> Option<MllpClient> {
+        let stream = tokio::time::timeout(WAIT, TcpStream::connect(addr))
+            .await
+            .ok()?
+            .ok()?;
+        Some(MllpClient {
+            stream,
+            deframer: Deframer::canonical(),
+        })
+    }
+
+    /// Write one canonical frame; `false` when the connection is gone.
+    pub async fn try_send(&mut self, payload: &[u8]) -> bool {
+        self.stream.write_all(&frame(payload)).await.is_ok()
+    }
+
     /// Write one canonical frame.
     pub async fn send(&mut self, payload: &[u8]) {
         self.send_raw(&frame(payload)).await;
@@ -68,6 +85,13 @@ impl MllpClient {
         tokio::time::timeout(WAIT, self.next_ack())
             .await
             .expect("no ACK and no close within the wait")
+    }
+
+    /// The next ACK within `wait`: `Ok(None)` when the server closed, `Err(())` past the wait.
+    pub async fn ack_within(&mut self, wait: Duration) -> Result<Option<AckFrame>, ()> {
+        tokio::time::timeout(wait, self.next_ack())
+            .await
+            .map_err(|_| ())
     }
 
     async fn next_ack(&mut self) -> Option<AckFrame> {

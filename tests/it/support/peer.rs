@@ -48,6 +48,33 @@ pub enum Behaviour {
     /// ACK this many messages, then write the next one's ACK without its frame end and close
     /// (FIN): the link cut in the middle of an answer.
     CutAckAfter(usize),
+    /// The n-th message of the connection gets the n-th step; messages past the list `AA`.
+    Steps(&'static [Step]),
+    /// `AA` for every message but one whose payload holds these bytes: at that one the
+    /// connection closes unanswered, dropping whatever else was read (python-hl7's server on a
+    /// message it cannot decode: a poison message).
+    CloseOn(&'static str),
+    /// `AA` for every message; closes when no frame follows an answer within this many ms (an
+    /// engine with a short idle limit).
+    IdleClose(u64),
+}
+
+/// What [`Behaviour::Steps`] does with one message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Answer with this code.
+    Ack(&'static str),
+    /// Read it and say nothing.
+    Silent,
+    /// Reset the connection (SO_LINGER 0) unanswered.
+    Reset,
+    /// Close the connection (FIN) unanswered.
+    Close,
+    /// A reply naming another control ID (`ZZZ`, a late ACK of an earlier message), then 10 ms
+    /// later the right ACK with this code.
+    StrayFirst(&'static str),
+    /// A frame that is not HL7 in place of the answer.
+    NotHl7,
 }
 
 /// Behaviours by connection: the first ones in order, then `rest` for every later connection.
@@ -256,9 +283,7 @@ async fn handle(
             return;
         }
         Behaviour::Unsolicited => {
-            let _ = tcp
-                .write_all(&frame(&ack(b"MSH|^~\\&|||||||ADT|ZZZ", "AA")))
-                .await;
+            let _ = tcp.write_all(&stray()).await;
         }
         _ => {}
     }
@@ -280,7 +305,17 @@ async fn serve<S: PeerStream>(mut stream: S, behaviour: Behaviour, shared: &Shar
     let mut received = 0usize;
     let mut held: Vec<Vec<u8>> = Vec::new();
     loop {
-        let n = match stream.read(&mut scratch).await {
+        let read = stream.read(&mut scratch);
+        let n = match behaviour {
+            Behaviour::IdleClose(ms) if received > 0 => {
+                match tokio::time::timeout(Duration::from_millis(ms), read).await {
+                    Ok(read) => read,
+                    Err(_) => return,
+                }
+            }
+            _ => read.await,
+        };
+        let n = match n {
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
@@ -306,10 +341,10 @@ async fn serve<S: PeerStream>(mut stream: S, behaviour: Behaviour, shared: &Shar
                     .collect(),
                 Behaviour::AckThenStray(code) => {
                     let mut answer = framed_ack(&payload, code);
-                    answer.extend(frame(&ack(b"MSH|^~\\&|||||||ADT|ZZZ", "AA")));
+                    answer.extend(stray());
                     answer
                 }
-                Behaviour::WrongId(code) => frame(&ack(b"MSH|^~\\&|||||||ADT|ZZZ", code)),
+                Behaviour::WrongId(code) => frame(&ack(STRAY, code)),
                 Behaviour::ResetAfter(limit) if received > limit => return reset(stream.tcp()),
                 Behaviour::CutAckAfter(limit) if received > limit => {
                     let whole = framed_ack(&payload, "AA");
@@ -317,9 +352,27 @@ async fn serve<S: PeerStream>(mut stream: S, behaviour: Behaviour, shared: &Shar
                     let _ = stream.shutdown().await;
                     return;
                 }
-                Behaviour::ResetAfter(_) | Behaviour::DropEvery(_) | Behaviour::CutAckAfter(_) => {
-                    framed_ack(&payload, "AA")
-                }
+                Behaviour::Steps(steps) => match steps.get(received - 1) {
+                    None => framed_ack(&payload, "AA"),
+                    Some(Step::Ack(code)) => framed_ack(&payload, code),
+                    Some(Step::StrayFirst(code)) => {
+                        if stream.write_all(&stray()).await.is_err() {
+                            return;
+                        }
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        framed_ack(&payload, code)
+                    }
+                    Some(Step::Silent) => continue,
+                    Some(Step::Reset) => return reset(stream.tcp()),
+                    Some(Step::Close) => return,
+                    Some(Step::NotHl7) => frame(b"not an acknowledgement"),
+                },
+                Behaviour::CloseOn(needle) if contains(&payload, needle.as_bytes()) => return,
+                Behaviour::ResetAfter(_)
+                | Behaviour::DropEvery(_)
+                | Behaviour::CutAckAfter(_)
+                | Behaviour::CloseOn(_)
+                | Behaviour::IdleClose(_) => framed_ack(&payload, "AA"),
                 _ => continue,
             };
             if stream.write_all(&answer).await.is_err() {
@@ -331,6 +384,18 @@ async fn serve<S: PeerStream>(mut stream: S, behaviour: Behaviour, shared: &Shar
             }
         }
     }
+}
+
+/// The header a stray reply answers: another message (`ZZZ`).
+const STRAY: &[u8] = b"MSH|^~\\&|||||||ADT|ZZZ";
+
+/// An `AA` naming `ZZZ`.
+fn stray() -> Vec<u8> {
+    frame(&ack(STRAY, "AA"))
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 fn framed_ack(payload: &[u8], code: &str) -> Vec<u8> {

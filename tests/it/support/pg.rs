@@ -29,10 +29,22 @@ pub fn host_port(url: &str) -> (String, u16) {
     (host, config.get_ports()[0])
 }
 
+/// Connect to `url`, waiting (bounded) for a server on its way back up from a crash.
 pub async fn connect(url: &str) -> Client {
-    let (client, connection) = tokio_postgres::connect(url, NoTls).await.unwrap();
-    tokio::spawn(connection);
-    client
+    for _ in 0..100 {
+        match tokio_postgres::connect(url, NoTls).await {
+            Ok((client, connection)) => {
+                tokio::spawn(connection);
+                return client;
+            }
+            // Starting up, recovering, or a session cut as the server restarts.
+            Err(e) if e.code().is_none_or(|c| c.code().starts_with("57P")) => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("connecting to PostgreSQL: {e}"),
+        }
+    }
+    panic!("PostgreSQL did not come back");
 }
 
 /// A new, empty database on the server of `url`, named after the test (or benchmark) and this

@@ -128,3 +128,58 @@ impl Kept {
             .is_some_and(|c| c.iter().all(|m| m == bytes))
     }
 }
+
+/// A small tmpfs mounted for one test: a real file system that runs out of space. Mounting
+/// needs root (CI has it); elsewhere the test is skipped with one line.
+pub struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    /// Mount `bytes` of tmpfs for `test`; `None` after one line when this user may not.
+    pub fn mount(test: &str, bytes: u64) -> Option<Tmpfs> {
+        let dir = tempfile::tempdir().unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={bytes}")])
+            .arg(format!("mllp-{test}"))
+            .arg(dir.path())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !mounted {
+            eprintln!("skipped: cannot mount a tmpfs here (needs root) for a disk that fills");
+            return None;
+        }
+        Some(Tmpfs { dir })
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Take the space left with a filler file, so the next write that needs a block fails.
+    pub fn fill(&self) {
+        use std::io::Write;
+        let mut filler = std::fs::File::create(self.path().join("filler")).unwrap();
+        let block = vec![0u8; 64 << 10];
+        while filler.write_all(&block).is_ok() {}
+        let small = [0u8; 512];
+        while filler.write_all(&small).is_ok() {}
+        let _ = filler.sync_all();
+    }
+
+    /// Give the filler's space back.
+    pub fn free(&self) {
+        let _ = std::fs::remove_file(self.path().join("filler"));
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        // Lazily: a process still holding a file there must not keep the mount.
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+    }
+}

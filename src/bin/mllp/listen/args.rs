@@ -73,8 +73,10 @@ pub struct ListenArgs {
     /// Commit each message by piping it to `sh -c CMD`.
     ///
     /// The command sees MLLP_PEER, MLLP_CONTROL_ID and MLLP_MESSAGE_TYPE in its environment;
-    /// exit 0 commits, --reject-exit-code rejects, anything else fails. Each command runs in its
-    /// own process group.
+    /// exit 0 commits, --reject-exit-code rejects, anything else fails. The first line it prints
+    /// on stdout (control bytes and HL7 separators taken out, at most 80 bytes) words the answer:
+    /// MSA-3, and ERR-8 when negative. Each command runs in its own process group, killed when
+    /// the command exits.
     #[arg(long, value_name = "CMD", help_heading = heading::SINK)]
     pub exec: Option<String>,
     /// The --exec exit status that rejects a message (AR/CR).

@@ -15,7 +15,17 @@ pub const BLOCKING_THREADS: usize = 64;
 /// frames of 64 KiB peaked at 550 MiB with a 256 MiB budget, and stayed there after every
 /// connection closed.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-const MAPPED_FROM: libc::c_int = 64 * 1024;
+const MAPPED_FROM: std::ffi::c_int = 64 * 1024;
+
+/// glibc's `mallopt` parameter for that threshold (malloc.h).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const M_MMAP_THRESHOLD: std::ffi::c_int = -3;
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+extern "C" {
+    /// glibc's allocator settings (malloc.h); one call, so no binding crate for it.
+    fn mallopt(param: std::ffi::c_int, value: std::ffi::c_int) -> std::ffi::c_int;
+}
 
 /// Return large buffers to the system when they are freed (glibc; other allocators already do).
 pub fn return_freed_buffers() {
@@ -23,6 +33,6 @@ pub fn return_freed_buffers() {
     // SAFETY: `mallopt` only changes the allocator's parameters; called before any thread of
     // the runtime starts.
     unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, MAPPED_FROM);
+        mallopt(M_MMAP_THRESHOLD, MAPPED_FROM);
     }
 }

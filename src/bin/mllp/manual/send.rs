@@ -38,6 +38,10 @@ record with --json), a summary to stderr.",
             "mllp send retry1 -r --host engine --failed-out retry2",
             "... send only those, a new folder each run",
         ),
+        (
+            "mllp send --from-db q.db --status negative --host engine",
+            "a relay's dead letters, once more",
+        ),
     ],
     exit: crate::exit::For::Send,
     environment: COMMON_ENVIRONMENT,
@@ -73,7 +77,11 @@ Correlation and resend policy (what each mode risks):
 never written, or written behind the frame after which the peer closed,
 spends none of it, and attempts counts real writes. A peer that drops
 pipelined frames or closes after each answer is noticed by itself: one
-message at a time from then on (warning MLLP_PEER_NO_PIPELINING).
+message at a time from then on (warning MLLP_PEER_NO_PIPELINING). A
+message the peer drops the connection on goes alone on the next one;
+after --max-poison-closes such closes it ends unknown-fate (poison), is
+not written again, and the rest goes on. A written message is never
+reported never-delivered: resending one might duplicate it.
 After a CA, MSH-16 decides: absent, empty or NE make the CA final
 (accepted); AL and SU wait --app-ack-timeout for the application ACK
 (none: committed-only); ER counts silence as success. Every message

@@ -10,8 +10,8 @@ pub use event::SendEvent;
 use crate::exit::Exit;
 use mllp::ack::AckCode;
 use mllp::cause::Cause;
-use mllp::client::{Fate, FateTally, Population};
-use mllp::delivery::{Item, RunSummary};
+use mllp::client::{Fate, FateCause, FateTally, Population};
+use mllp::delivery::{Ending, Item, RunSummary};
 use mllp::input::Message;
 use serde::Serialize;
 use std::borrow::Cow;
@@ -211,9 +211,44 @@ pub struct SendSummary {
     pub last_failure: Option<Cause>,
     /// The code the run exits with.
     pub exit_code: u8,
+    /// What would help, when the run gave up or its link failed last (the text the human
+    /// summary shows).
+    pub hint: Option<String>,
+    /// The poison messages: each ended unknown-fate because the peer closed the connection
+    /// before answering it, every time it was written alone.
+    pub poison: Vec<PoisonMessage>,
     /// Each link's share, in a run over several (`--connections`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub links: Option<Vec<LinkFigures>>,
+}
+
+/// A poison message, as the summary names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PoisonMessage {
+    /// `file#n`, as in [`MessageRecord::source`].
+    pub source: String,
+    /// MSH-10 as sent.
+    pub control_id: Option<String>,
+    /// How many times it was written.
+    pub attempts: u32,
+}
+
+impl PoisonMessage {
+    /// `item`, when `fate` makes it a poison message.
+    pub fn of(item: &Item, fate: &Fate) -> Option<PoisonMessage> {
+        matches!(
+            fate,
+            Fate::UnknownFate {
+                cause: FateCause::Poison,
+                ..
+            }
+        )
+        .then(|| PoisonMessage {
+            source: item.label(),
+            control_id: item.control_id(),
+            attempts: item.attempts(),
+        })
+    }
 }
 
 /// One link's share of a run over several.
@@ -243,6 +278,13 @@ impl LinkFigures {
             gave_up: share.ending.gave_up,
         }
     }
+}
+
+/// What would help, as the summary says it: after the cause the run gave up on, or else the
+/// link's last failure.
+pub fn hint(ending: &Ending) -> Option<String> {
+    let cause = ending.gave_up.or(ending.last_failure)?;
+    Some(crate::diag::hint::for_cause(cause).into_owned())
 }
 
 /// `messages` per second over `elapsed`, to one decimal; 0 for no time at all.
@@ -278,6 +320,8 @@ impl SendSummary {
             // Giving up was on a failure: the last one, said in both fields.
             last_failure: ending.last_failure.or(ending.gave_up),
             exit_code: exit.code(),
+            hint: hint(ending),
+            poison: Vec::new(),
             links: None,
         }
     }

@@ -85,8 +85,10 @@ pub struct SendArgs {
     pub max_input: u64,
     /// Replay a listen --sqlite or relay store, in arrival order.
     ///
-    /// Each message is named by its row (`rx.db#17`). --since, --until, --type and
-    /// --control-id choose the rows; --pace original keeps the recorded gaps.
+    /// Each row is checked before anything is sent, as a file holding its payload would be
+    /// (one HL7 message with an MSH-10, no VT or FS inside, within --max-frame-size), and named
+    /// by its row (`rx.db#17`). --since, --until, --type, --control-id and --status choose the
+    /// rows; --pace original keeps the recorded gaps.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["files", "stream", "recursive"], help_heading = heading::INPUT)]
     pub from_db: Option<PathBuf>,
     /// With --from-db: rows that arrived at TIME (RFC 3339, UTC) or later.
@@ -103,12 +105,24 @@ pub struct SendArgs {
     /// With --from-db: the message with this MSH-10.
     #[arg(long, value_name = "ID", requires = "from_db", help_heading = heading::INPUT)]
     pub control_id: Option<String>,
+    /// With a relay store: rows whose upstream fate is STATUS (repeatable).
+    ///
+    /// pending, accepted, negative, unknown-fate or never-delivered, as the relay's store keeps
+    /// it: `--status negative,unknown-fate` sends the dead letters again once the upstream is
+    /// fixed. A listen --sqlite store keeps no upstream fate.
+    #[arg(long, value_name = "STATUS", value_delimiter = ',', value_parser = statuses(), hide_possible_values = true, requires = "from_db", help_heading = heading::INPUT)]
+    pub status: Vec<String>,
     /// With --from-db: `original` keeps the recorded gaps.
     #[arg(long, value_name = "PACE", value_enum, hide_possible_values = true, requires = "from_db", help_heading = heading::INPUT)]
     pub pace: Option<PaceArg>,
     /// With --pace original: the gaps this many times shorter.
     #[arg(long, value_name = "FACTOR", default_value_t = 1.0, value_parser = values::speed(), requires = "pace", help_heading = heading::INPUT)]
     pub speed: f64,
+    /// With --pace original: wait at most this long between two messages.
+    ///
+    /// A recorded gap of a night or a weekend becomes this wait (after --speed).
+    #[arg(long, value_name = "DURATION", value_parser = values::duration(), requires = "pace", help_heading = heading::INPUT)]
+    pub max_gap: Option<Duration>,
     /// Check and list what would be sent; connect to nothing.
     ///
     /// Every input is read and checked; each message is listed with its source, MSH-10, MSH-9
@@ -148,10 +162,11 @@ pub struct SendArgs {
     pub window_bytes: Option<u64>,
     /// One message at a time: write, wait for its ACK, then the next.
     ///
-    /// After the first answer on each connection the next message waits up to 250 ms for the
-    /// peer to close, so an engine that answers one message per connection never gets a frame
-    /// it would not read. --window 1 also sends one at a time, without that wait; it finds such
-    /// an engine at its first close instead and sends the unread message again.
+    /// With --correlate fifo, where a written message is not written again, the next message
+    /// waits up to 250 ms after the first answer on each connection for the peer to close, so an
+    /// engine that answers one message per connection never gets a frame it would not read. By
+    /// control ID there is no such wait: such an engine is found at its first close, and the
+    /// message it did not read goes again on the next connection.
     #[arg(long, help_heading = heading::FLOW)]
     pub no_pipeline: bool,
     /// Connections side by side; above 1 needs --order-key.
@@ -195,6 +210,15 @@ pub struct SendArgs {
     /// frames written behind the one after which the peer closed, spend none of it.
     #[arg(long, value_name = "N", default_value_t = mllp::delivery::DEFAULT_MAX_RESENDS, help_heading = heading::FLOW)]
     pub max_resends: u32,
+    /// Closes on one message that make it a poison message.
+    ///
+    /// When the peer closes the connection with the oldest message written unanswered, that
+    /// message goes alone on the next connection. Once the peer has closed N connections
+    /// before answering it, written alone, it ends unknown-fate (peer-closed: poison), is not
+    /// written again, and the rest of the input goes on. The summary names it. A reset (a
+    /// proxy whose engine is down) does not count.
+    #[arg(long, value_name = "N", default_value_t = mllp::delivery::DEFAULT_MAX_POISON_CLOSES, value_parser = clap::value_parser!(u32).range(1..), help_heading = heading::FLOW)]
+    pub max_poison_closes: u32,
 
     /// NDJSON on stdout: one record per message, then a summary record.
     #[arg(long, help_heading = heading::OUTPUT)]
@@ -217,6 +241,11 @@ pub struct SendArgs {
     /// Print connection state changes and reconnects as they happen.
     #[arg(long, help_heading = heading::OUTPUT)]
     pub events: bool,
+}
+
+/// The upstream fates a relay's store keeps, by the names its `status` column holds.
+fn statuses() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(mllp::relay::Status::ALL.map(|s| s.as_str()))
 }
 
 fn parse_order_key(value: &str) -> Result<OrderKey, String> {

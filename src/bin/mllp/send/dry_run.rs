@@ -1,17 +1,20 @@
 //! `send --dry-run`: every input read and checked, then listed as it would be sent (source,
-//! MSH-10, MSH-9, bytes) and counted. No connection is opened.
+//! MSH-10, MSH-9, bytes) and counted, in bounded memory: one message at a time, the control IDs
+//! counted in a temporary file. No connection is opened.
 
 use super::args::SendArgs;
 use crate::diag::{count, Diag, Fatal};
 use crate::exit::Exit;
 use crate::output::send::{DryRunMessage, DryRunRecord};
-use mllp::input::{ControlIdCount, InputSet, SharedControlId};
+use mllp::input::{InputSet, SharedControlId, SharedControlIds};
 use serde_json::json;
 
 /// List what would be sent, on stdout; 0 when all of it could be, 2 when reading failed.
 pub fn list(mut set: InputSet, args: &SendArgs, diag: &Diag, width: usize) -> anyhow::Result<Exit> {
     let (mut messages, mut bytes) = (0u64, 0u64);
-    let mut ids = ControlIdCount::default();
+    let mut ids = SharedControlIds::new()
+        .map_err(|e| uncounted(diag, &e))
+        .ok();
     for message in set.messages() {
         let message = match message {
             Ok(message) => message,
@@ -21,7 +24,10 @@ pub fn list(mut set: InputSet, args: &SendArgs, diag: &Diag, width: usize) -> an
                     .report())
             }
         };
-        ids.observe(&message);
+        if let Some(Err(e)) = ids.as_mut().map(|count| count.observe(&message)) {
+            uncounted(diag, &e);
+            ids = None;
+        }
         let listed = DryRunMessage::new(&message);
         messages += 1;
         bytes += listed.bytes;
@@ -40,8 +46,8 @@ pub fn list(mut set: InputSet, args: &SendArgs, diag: &Diag, width: usize) -> an
             return Ok(Exit::Success);
         }
     }
-    for shared in ids.shared() {
-        warn_shared(diag, &shared);
+    if let Some(Err(e)) = ids.map(|count| count.shared(|shared| warn_shared(diag, &shared))) {
+        uncounted(diag, &e);
     }
     let summary = if args.json {
         crate::output::line(&DryRunRecord::summary(messages, bytes))
@@ -54,6 +60,21 @@ pub fn list(mut set: InputSet, args: &SendArgs, diag: &Diag, width: usize) -> an
     };
     let _ = crate::stdout::line(summary);
     Ok(Exit::Success)
+}
+
+/// The shared control IDs cannot be counted (no room for the temporary file): the listing goes
+/// on without that warning.
+fn uncounted(diag: &Diag, error: &std::io::Error) {
+    diag.event(
+        "warning",
+        || {
+            format!(
+                "{} cannot look for shared control IDs: {error}",
+                diag.paint("warning:", "33"),
+            )
+        },
+        json!({ "code": "MLLP_CONTROL_IDS_UNCOUNTED", "error": error.to_string() }),
+    );
 }
 
 /// Several messages of the input carry one control ID: a receiver that de-duplicates on MSH-10

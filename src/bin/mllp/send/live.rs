@@ -6,6 +6,7 @@
 
 use super::args::{ProgressArg, SendArgs};
 use crate::diag::Diag;
+use crate::output::diag::Diagnostic;
 use crate::output::send::SendEvent;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use mllp::cause::Class;
@@ -245,7 +246,21 @@ impl Live {
 
     /// A run event: `human` for people, the event's JSON with `--log-format json`.
     pub fn note(&self, human: impl FnOnce() -> String, event: &SendEvent) {
-        self.line(&self.diag.said(human, event));
+        self.line(&self.said(human, event));
+    }
+
+    /// `human`, or under `--log-format json` the event with the `time` it is said at (RFC 3339
+    /// UTC to the millisecond, as listen's events carry it).
+    fn said(&self, human: impl FnOnce() -> String, event: &impl serde::Serialize) -> String {
+        if !self.diag.json() {
+            return human();
+        }
+        let mut fields = serde_json::to_value(event).unwrap_or_default();
+        if let serde_json::Value::Object(map) = &mut fields {
+            let now = humantime::format_rfc3339_millis(std::time::SystemTime::now());
+            map.insert("time".into(), now.to_string().into());
+        }
+        crate::output::line(&fields)
     }
 
     /// A client event of link `link` (from 0; 0 for a run over one): security warnings always,
@@ -258,8 +273,10 @@ impl Live {
         let events = self.events || diag.verbose > 1;
         let line = match event {
             ClientEvent::SecurityWarning(code) => {
-                let text = crate::diag::VERIFY_DISABLED;
-                return self.line(&diag.security_warning_line(code.as_str(), text));
+                let (code, message) = (code.as_str(), crate::diag::VERIFY_DISABLED);
+                let warning = Diagnostic::SecurityWarning { code, message };
+                let human = || diag.security_warning_line(code, message);
+                return self.line(&self.said(human, &warning));
             }
             ClientEvent::Written { .. } => return,
             // `-v` said these already as `*` lines; `--events` still gets its own.

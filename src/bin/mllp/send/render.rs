@@ -4,7 +4,7 @@
 
 use super::args::SendArgs;
 use crate::diag::Diag;
-use crate::output::send::{MessageRecord, SendSummary, SummaryRecord};
+use crate::output::send::{MessageRecord, PoisonMessage, SendSummary, SummaryRecord};
 use crate::stdout::Out;
 use indicatif::ProgressBar;
 use mllp::cause::Cause;
@@ -26,7 +26,14 @@ pub struct Output {
     /// The progress bar on stderr: stdout is written with it cleared, so a line never lands
     /// on or under a stale bar when both share a terminal.
     bar: Option<ProgressBar>,
+    /// The poison messages so far, for the summary (the first `POISON_NAMED`), and how many
+    /// more there were.
+    poison: Vec<PoisonMessage>,
+    poison_more: u64,
 }
+
+/// Poison messages the summary names one by one; past these it counts them.
+const POISON_NAMED: usize = 100;
 
 /// Buffered bytes past which lines are written out before the next, with the bar cleared.
 const FLUSH_AT: usize = 48 * 1024;
@@ -43,6 +50,8 @@ impl Output {
             out: BufWriter::with_capacity(64 * 1024, Out),
             line: String::new(),
             bar: None,
+            poison: Vec::new(),
+            poison_more: 0,
         }
     }
 
@@ -64,6 +73,12 @@ impl Output {
         fate: &Fate,
         cause: Option<Cause>,
     ) {
+        if let Some(poison) = PoisonMessage::of(item, fate) {
+            match self.poison.len() < POISON_NAMED {
+                true => self.poison.push(poison),
+                false => self.poison_more += 1,
+            }
+        }
         if self.quiet {
             return;
         }
@@ -131,6 +146,10 @@ impl Output {
             line.push_str("  ");
             line.push_str(r.outcome.as_str());
             let _ = match (r.cause, r.cause_detail) {
+                (Some(cause), Some(detail @ "poison")) => {
+                    let times = crate::diag::count(u64::from(r.attempts), "time");
+                    write!(line, " ({cause}: {detail}, written {times})")
+                }
                 (Some(cause), Some(detail)) => write!(line, " ({cause}: {detail})"),
                 (Some(cause), None) => write!(line, " ({cause})"),
                 _ => Ok(()),
@@ -161,6 +180,11 @@ impl Output {
             Some(bar) => bar.suspend(|| out.flush()),
             None => out.flush(),
         };
+    }
+
+    /// The poison messages met, the first ones named, and how many more.
+    pub fn poison(&self) -> (&[PoisonMessage], u64) {
+        (&self.poison, self.poison_more)
     }
 
     /// The summary record (`--json`, on stdout, also under `--quiet`).

@@ -11,8 +11,8 @@ use mllp::client::{Client, Correlation, OnBackpressure, Window};
 use mllp::delivery::{FailedOut, Input, RunOptions};
 use mllp::input::{
     collect_inputs, ControlIds, InputError, InputOptions, InputSet, SplitOptions, StoreFilter,
-    StoreRows,
 };
+use mllp::pace::RecordedGaps;
 use mllp::target::Target;
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -46,6 +46,13 @@ pub fn refusal(err: &InputError) -> String {
         InputError::MessageTooLarge { .. } => {
             format!("{err} (--max-frame-size); the receiver must take frames that large too")
         }
+        InputError::SeveralMessages { .. } => {
+            format!("{err}; --batch sends a batch envelope (FHS/BHS ... BTS/FTS) as one message")
+        }
+        InputError::NotAMessage { .. } => format!(
+            "{err}; choose rows that leave it out (--since, --until, --type, --control-id, \
+             --status)"
+        ),
         InputError::IsDirectory { .. } => {
             format!("{err}; pass --recursive to send the files inside it")
         }
@@ -117,18 +124,15 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
                 until: args.until,
                 message_type: args.message_type.clone(),
                 control_id: args.control_id.clone(),
+                statuses: args.status.clone(),
             };
-            // Opened here for its errors and the widest label; read page by page later.
-            let rows = match StoreRows::open(file, filter.clone()) {
-                Ok(rows) => rows,
-                Err(err) => return input_error(&err),
+            let width = match replay::opened(file, &filter) {
+                Ok(width) => width,
+                Err(exit) => return Ok(exit),
             };
-            let width = rows
-                .last_id()
-                .map_or(8, |id| format!("{}#{id}", rows.source()).chars().count());
-            drop(rows);
             if args.pace == Some(PaceArg::Original) {
-                gaps = Some((file.clone(), filter.clone(), args.speed));
+                let recorded = RecordedGaps::new(args.speed, args.max_gap);
+                gaps = Some(((file.clone(), filter.clone()), recorded));
             }
             inputs.push(mllp::input::InputSource::File(file.clone()));
             (InputSet::of_store(file.clone(), filter, options), width)
@@ -212,6 +216,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     client_options.event_capacity = 4096;
     client_options.max_resends = args.max_resends;
     client_options.at_least_once = args.at_least_once;
+    client_options.max_poison_closes = args.max_poison_closes;
     if let Err(err) = client_options.validate() {
         return Ok(Fatal::new(Exit::Usage, err).report());
     }
@@ -255,7 +260,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let stream = args.stream;
     let end = runtime.block_on(async move {
         let input = match gaps {
-            Some((file, filter, speed)) => replay::paced(set, file, filter, speed),
+            Some((store, recorded)) => replay::paced(set, store, recorded, options.deadline),
             None => Input::from_set(set, stream),
         };
         let connector = Arc::new(connector);

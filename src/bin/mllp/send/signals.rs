@@ -4,6 +4,15 @@
 use crate::exit::Exit;
 use mllp::delivery::RunControls;
 use std::sync::{Arc, OnceLock};
+use tokio_util::sync::CancellationToken;
+
+/// Cancelled once a signal has stopped the run (after the run itself was told): what waits
+/// only to pace the input (a replay's recorded gaps) stops waiting, so the rest is read and
+/// reported at once.
+pub fn stopping() -> CancellationToken {
+    static STOPPING: OnceLock<CancellationToken> = OnceLock::new();
+    STOPPING.get_or_init(CancellationToken::new).clone()
+}
 
 /// Which signal stopped the run: each is named as what it was, and has its own exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +81,7 @@ impl Signals {
             async move {
                 let _ = stopped_by.set(self.next().await);
                 controls.stop();
+                stopping().cancel();
                 self.next().await;
                 controls.destroy();
             }

@@ -73,6 +73,7 @@ pub fn finish_with(
         (exit, _) => exit,
     };
     let mut record = SendSummary::new(summary, exit);
+    record.poison = output.poison().0.to_vec();
     record.links = links.map(|links| {
         links
             .iter()
@@ -85,7 +86,8 @@ pub fn finish_with(
     } else {
         live.note(
             || {
-                let mut text = summary::human(totals, *elapsed, *ending, stopped_by);
+                let poison = output.poison();
+                let mut text = summary::human(totals, *elapsed, *ending, stopped_by, poison);
                 for (i, link) in links.unwrap_or_default().iter().enumerate() {
                     text.push('\n');
                     text.push_str(&summary::link_line(i, link));

@@ -2,7 +2,7 @@
 //! `crate::output::send::SendSummary`, the exit code `Totals::exit`).
 
 use super::signals::Stop;
-use crate::output::send::per_second;
+use crate::output::send::{hint, per_second, PoisonMessage};
 use mllp::client::Population;
 use mllp::delivery::{Ending, LinkSummary, Totals};
 use mllp::input::InputSource;
@@ -14,6 +14,23 @@ pub fn label_width(sources: &[InputSource]) -> usize {
     (longest + 4).min(60)
 }
 
+/// The poison messages the summary names, each on a line of its own; past `SHOWN`, a count.
+fn poison_lines(poison: &[PoisonMessage], more: u64) -> String {
+    let mut text = String::new();
+    for p in poison {
+        text.push_str(&format!(
+            "\n  poison: {} {}: the peer dropped the connection on it (written {}); not sent again",
+            p.source,
+            p.control_id.as_deref().unwrap_or("-"),
+            crate::diag::count(u64::from(p.attempts), "time"),
+        ));
+    }
+    if more > 0 {
+        text.push_str(&format!("\n  poison: {more} more (see the records)"));
+    }
+    text
+}
+
 /// The summary for people, on stderr.
 /// Laid out for an 80-column terminal: lines break between items, never inside a word.
 pub fn human(
@@ -21,6 +38,7 @@ pub fn human(
     elapsed: Duration,
     ending: Ending,
     stopped_by: Option<Stop>,
+    (poison, more): (&[PoisonMessage], u64),
 ) -> String {
     use crate::diag::{pack, TEXT_WIDTH};
     let populations: Vec<String> = Population::ALL
@@ -60,12 +78,10 @@ pub fn human(
     ];
     lines.extend(pack(&counts, TEXT_WIDTH, "  ", "; "));
     let mut text = lines.join("\n");
+    text.push_str(&poison_lines(poison, more));
+    let hint = hint(&ending).unwrap_or_default();
     if let Some(cause) = ending.gave_up {
-        text.push_str(&format!(
-            "\n  gave up: {cause} ({}): {}",
-            cause.class(),
-            crate::diag::hint::for_cause(cause)
-        ));
+        text.push_str(&format!("\n  gave up: {cause} ({}): {hint}", cause.class()));
     }
     if ending.interrupted {
         let by = stopped_by.map_or("interrupted".to_string(), super::drive::interruption);
@@ -78,9 +94,8 @@ pub fn human(
     }
     if let (None, Some(cause)) = (ending.gave_up, ending.last_failure) {
         text.push_str(&format!(
-            "\n  last failure: {cause} ({}): {}",
-            cause.class(),
-            crate::diag::hint::for_cause(cause)
+            "\n  last failure: {cause} ({}): {hint}",
+            cause.class()
         ));
     }
     text

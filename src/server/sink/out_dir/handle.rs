@@ -2,11 +2,10 @@
 //! directory renamed or replaced under the path never splits a commit between two directories,
 //! and whether the path still names it is one comparison of device and inode.
 
-use std::ffi::CString;
+use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags};
+use rustix::io::Errno;
 use std::fs::File;
 use std::io::{Error, ErrorKind, Result};
-use std::os::fd::{AsRawFd, FromRawFd};
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
@@ -20,9 +19,10 @@ pub(super) struct DirHandle {
 impl DirHandle {
     /// Open the directory `path` names now (never a symbolic link's target as the last step).
     pub(super) fn open(path: &Path) -> Result<DirHandle> {
+        let flags = OFlags::DIRECTORY | OFlags::CLOEXEC;
         let dir = std::fs::OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+            .custom_flags(flags.bits() as i32)
             .open(path)?;
         let meta = dir.metadata()?;
         Ok(DirHandle {
@@ -38,53 +38,31 @@ impl DirHandle {
 
     /// Create `name` here for writing; fails if it exists, never follows a link.
     pub(super) fn create_new(&self, name: &str) -> Result<File> {
-        let name = c_name(name)?;
         let flags =
-            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC | libc::O_NOFOLLOW;
-        // SAFETY: a valid descriptor and a NUL-terminated name; the result is checked.
-        let fd = unsafe { libc::openat(self.dir.as_raw_fd(), name.as_ptr(), flags, 0o600) };
-        if fd < 0 {
-            return Err(Error::last_os_error());
-        }
-        // SAFETY: `fd` was just opened and is owned by nothing else.
-        Ok(unsafe { File::from_raw_fd(fd) })
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+        let fd = rustix::fs::openat(&self.dir, plain(name)?, flags, Mode::from_raw_mode(0o600))?;
+        Ok(File::from(fd))
     }
 
     /// Rename `from` to `to` in this directory, failing if `to` exists.
     pub(super) fn rename_noclobber(&self, from: &str, to: &str) -> Result<()> {
-        let (from, to) = (c_name(from)?, c_name(to)?);
-        let fd = self.dir.as_raw_fd();
-        #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        {
-            // SAFETY: valid descriptors and NUL-terminated names; the result is checked.
-            let done = unsafe {
-                libc::renameat2(fd, from.as_ptr(), fd, to.as_ptr(), libc::RENAME_NOREPLACE)
-            };
-            if done == 0 {
-                return Ok(());
-            }
-            let e = Error::last_os_error();
+        let (from, to) = (plain(from)?, plain(to)?);
+        let dir = &self.dir;
+        match rustix::fs::renameat_with(dir, from, dir, to, RenameFlags::NOREPLACE) {
+            Ok(()) => return Ok(()),
             // A file system without the flag falls back to link-and-unlink below.
-            if !matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::ENOSYS)) {
-                return Err(e);
-            }
+            Err(Errno::INVAL | Errno::NOSYS) => {}
+            Err(e) => return Err(e.into()),
         }
-        // SAFETY: as above.
-        if unsafe { libc::linkat(fd, from.as_ptr(), fd, to.as_ptr(), 0) } != 0 {
-            return Err(Error::last_os_error());
-        }
+        rustix::fs::linkat(dir, from, dir, to, AtFlags::empty())?;
         // The new name holds the file now; the old one is only a leftover name.
-        let _ = self.remove(from.to_str().unwrap_or_default());
+        let _ = self.remove(from);
         Ok(())
     }
 
     /// Remove `name` from this directory (wherever the directory is now).
     pub(super) fn remove(&self, name: &str) -> Result<()> {
-        let name = c_name(name)?;
-        // SAFETY: a valid descriptor and a NUL-terminated name; the result is checked.
-        if unsafe { libc::unlinkat(self.dir.as_raw_fd(), name.as_ptr(), 0) } != 0 {
-            return Err(Error::last_os_error());
-        }
+        rustix::fs::unlinkat(&self.dir, plain(name)?, AtFlags::empty())?;
         Ok(())
     }
 
@@ -94,12 +72,18 @@ impl DirHandle {
     }
 }
 
-fn c_name(name: &str) -> Result<CString> {
+/// `name` when it names an entry of this directory: no slash, no NUL.
+fn plain(name: &str) -> Result<&str> {
     if name.contains('/') {
         return Err(Error::new(ErrorKind::InvalidInput, "a name with a slash"));
     }
-    CString::new(Path::new(name).as_os_str().as_bytes())
-        .map_err(|_| Error::new(ErrorKind::InvalidInput, "a name with a NUL byte"))
+    if name.contains('\0') {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            "a name with a NUL byte",
+        ));
+    }
+    Ok(name)
 }
 
 #[cfg(test)]

@@ -1,6 +1,9 @@
 //! What went wrong talking to PostgreSQL, in words and in class: whether trying later may work
 //! (the server could not be reached, was starting or stopping, or had no room) or not (it
 //! refused these settings: authentication, a missing database or role, grants, TLS trust).
+//! A server's error is told by its SQLSTATE, the condition's name and the names of the objects
+//! it carries, never by its message or detail text: a trigger or a constraint can put row
+//! values there.
 
 use crate::cause::{classify_io, Cause};
 use std::error::Error as _;
@@ -42,7 +45,7 @@ pub(super) fn of(e: &tokio_postgres::Error) -> Failure {
     if let Some(db) = e.as_db_error() {
         let code = db.code().code();
         return Failure {
-            what: format!("{} ({code})", db.message()),
+            what: server_error(db),
             transient: transient_state(code),
             cause: None,
         };
@@ -96,6 +99,87 @@ pub(super) fn of(e: &tokio_postgres::Error) -> Failure {
         transient: cause.is_none_or(|c| c.class() == crate::cause::Class::Transient),
         cause,
     }
+}
+
+/// A server's error in words of our own: `23505 unique_violation (table messages, constraint
+/// one_id)`.
+pub(super) fn server_error(db: &tokio_postgres::error::DbError) -> String {
+    let code = db.code().code();
+    let mut what = match condition(code) {
+        Some(name) => format!("{code} {name}"),
+        None => code.to_string(),
+    };
+    let names = [
+        ("schema", db.schema()),
+        ("table", db.table()),
+        ("column", db.column()),
+        ("constraint", db.constraint()),
+    ];
+    let named: Vec<String> = names
+        .iter()
+        .filter_map(|(what, name)| Some(format!("{what} {}", printable(name.as_ref()?))))
+        .collect();
+    if !named.is_empty() {
+        what.push_str(&format!(" ({})", named.join(", ")));
+    }
+    what
+}
+
+/// An object's name as shown: at most 63 printable characters (the server's own limit).
+fn printable(name: &str) -> String {
+    name.chars().filter(|c| !c.is_control()).take(63).collect()
+}
+
+/// The condition name of the SQLSTATEs a listener meets; others are shown by code alone.
+fn condition(code: &str) -> Option<&'static str> {
+    Some(match code {
+        "08000" => "connection_exception",
+        "08003" => "connection_does_not_exist",
+        "08006" => "connection_failure",
+        "08001" => "sqlclient_unable_to_establish_sqlconnection",
+        "08004" => "sqlserver_rejected_establishment_of_sqlconnection",
+        "08P01" => "protocol_violation",
+        "0A000" => "feature_not_supported",
+        "22001" => "string_data_right_truncation",
+        "22021" => "character_not_in_repertoire",
+        "22P02" => "invalid_text_representation",
+        "23000" => "integrity_constraint_violation",
+        "23502" => "not_null_violation",
+        "23503" => "foreign_key_violation",
+        "23505" => "unique_violation",
+        "23514" => "check_violation",
+        "23P01" => "exclusion_violation",
+        "25006" => "read_only_sql_transaction",
+        "25P02" => "in_failed_sql_transaction",
+        "28000" => "invalid_authorization_specification",
+        "28P01" => "invalid_password",
+        "3D000" => "invalid_catalog_name",
+        "3F000" => "invalid_schema_name",
+        "40001" => "serialization_failure",
+        "40P01" => "deadlock_detected",
+        "42501" => "insufficient_privilege",
+        "42601" => "syntax_error",
+        "42703" => "undefined_column",
+        "42704" => "undefined_object",
+        "42P01" => "undefined_table",
+        "42P07" => "duplicate_table",
+        "42804" => "datatype_mismatch",
+        "53100" => "disk_full",
+        "53200" => "out_of_memory",
+        "53300" => "too_many_connections",
+        "54000" => "program_limit_exceeded",
+        "55P03" => "lock_not_available",
+        "55006" => "object_in_use",
+        "57014" => "query_canceled",
+        "57P01" => "admin_shutdown",
+        "57P02" => "crash_shutdown",
+        "57P03" => "cannot_connect_now",
+        "58030" => "io_error",
+        "P0001" => "raise_exception",
+        "XX000" => "internal_error",
+        "XX001" => "data_corrupted",
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

@@ -1,31 +1,29 @@
 //! The writer: one task, one connection. It commits everything queued when it runs in one
-//! transaction and answers each job after the COMMIT; it watches the link even when idle,
+//! transaction and answers each job after the COMMIT; a row the server refuses is answered
+//! negatively and the group tried again without it; it watches the link even when idle,
 //! reconnects with backoff while the database is away, and says when the link is lost and when
-//! it is back.
+//! it is back. A COMMIT whose outcome is unknown is settled within [`SETTLE_MAX`]; past it the
+//! messages get no answer and their connections close (their fate is unknown to us too).
 
-use super::failure;
-use super::{connect, Conn, Job, Reports, GROUP_ROWS, GROUP_TIMEOUT, RETRIES};
+use super::commit::{self, Fate, Outcome};
+use super::{connect, Conn, Job, Reports, Row, GROUP_ROWS, RETRIES};
 use super::{BACKOFF_FIRST, BACKOFF_MAX};
+use crate::cause::Cause;
 use crate::server::sink::groups::{self, GroupCounter};
-use crate::server::sink::SinkResult;
+use crate::server::sink::{Reply, SinkResult};
 use crate::server::ServerEvent;
-use futures_util::future::join_all;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::mpsc;
-use tokio::time::{sleep, sleep_until, timeout, Instant};
+use tokio::time::{sleep, sleep_until, Instant};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::conninfo::ConnInfo;
 
-/// What became of a commit group.
-enum Outcome {
-    /// COMMIT answered: each row inserted or found (duplicate).
-    Committed(Vec<bool>),
-    /// Nothing kept (rolled back, or never committed). `lost`: the connection is gone.
-    NotCommitted { why: String, lost: bool },
-    /// COMMIT sent, no reply: the transaction `txid` may or may not have committed.
-    Unknown { txid: i64, inserted: Vec<bool> },
-}
+/// How long an unknown COMMIT is settled for at most: within a stop's drain.
+const SETTLE_MAX: Duration = Duration::from_secs(15);
+/// Rows of one group the server may refuse, each answered negatively, before the rest fail too.
+const REFUSED_MAX: usize = 16;
 
 /// What woke the writer.
 enum Wake {
@@ -68,6 +66,7 @@ struct Down {
 struct Link {
     info: ConnInfo,
     tls: MakeRustlsConnect,
+    dedupe: bool,
     conn: Option<Conn>,
     down: Option<Down>,
     backoff: Backoff,
@@ -107,18 +106,17 @@ impl Link {
         if self.conn.is_some() || Instant::now() < self.backoff.next {
             return;
         }
-        match connect(&self.info, &self.tls, None).await {
+        match connect(&self.info, &self.tls, self.dedupe).await {
             Ok(conn) => self.up(conn).await,
             Err(failure) => self.lost(failure.what).await,
         }
     }
 
-    /// Answer `jobs` negatively for `why`, counting them while the link is down.
-    fn refuse(&mut self, jobs: Vec<Job>, why: &str) {
+    /// Count `rows` refused while the link is down.
+    fn refused(&mut self, rows: usize) {
         if let Some(down) = &mut self.down {
-            down.refused += jobs.iter().map(|j| j.rows.len() as u64).sum::<u64>();
+            down.refused += rows as u64;
         }
-        answer_failed(jobs, why);
     }
 }
 
@@ -132,6 +130,7 @@ async fn report(reports: &Reports, event: ServerEvent) {
 pub(super) async fn run(
     info: ConnInfo,
     tls: MakeRustlsConnect,
+    dedupe: bool,
     conn: Conn,
     mut rx: mpsc::Receiver<Job>,
     reports: Reports,
@@ -140,6 +139,7 @@ pub(super) async fn run(
     let mut link = Link {
         info,
         tls,
+        dedupe,
         conn: Some(conn),
         down: None,
         backoff: Backoff::new(),
@@ -184,165 +184,151 @@ pub(super) async fn run(
             link.lost("connection closed".into()).await;
         }
         link.reconnect().await;
-        let Some(c) = &link.conn else {
-            let why = link.down.as_ref().map_or("", |d| d.why.as_str());
-            let why = format!("postgres: not connected: {why}");
-            link.refuse(jobs, &why);
-            continue;
-        };
         counter.record(rows);
-        let mut outcome = commit_group(c, &jobs).await;
-        for _ in 1..RETRIES {
-            match &outcome {
-                Outcome::NotCommitted { why, lost: false } if why.contains("(40") => {
-                    outcome = commit_group(c, &jobs).await;
-                }
-                _ => break,
-            }
-        }
-        let inserted = match outcome {
-            Outcome::Committed(inserted) => inserted,
-            Outcome::NotCommitted { why, lost } => {
-                if lost {
-                    link.lost(why.clone()).await;
-                }
-                link.refuse(jobs, &format!("postgres: not committed: {why}"));
-                continue;
-            }
-            Outcome::Unknown { txid, inserted } => {
-                link.lost("the connection dropped during COMMIT; asking the database whether it took effect".into())
-                    .await;
-                let (c, committed) = settle(&link.info, &link.tls, txid).await;
-                link.up(c).await;
-                if !committed {
-                    answer_failed(
-                        jobs,
-                        "postgres: the connection dropped during COMMIT, which did not take effect",
-                    );
-                    continue;
-                }
-                inserted
-            }
-        };
-        let mut inserted = inserted.into_iter();
+        let rows: Vec<&Row> = jobs.iter().flat_map(|j| &j.rows).collect();
+        let results = commit_rows(&mut link, &rows, &jobs).await;
+        drop(rows);
+        let mut results = results.into_iter();
         for job in jobs {
-            let results = job
-                .rows
-                .iter()
-                .map(|_| match inserted.next() {
-                    Some(true) => SinkResult::committed(),
-                    Some(false) => SinkResult::duplicate(),
-                    None => SinkResult::failed("postgres: no result"),
-                })
-                .collect();
+            let answers = results.by_ref().take(job.rows.len()).collect();
             // A committer that went away (its connection was dropped) needs no answer.
-            let _ = job.reply.send(results);
+            let _ = job.reply.send(answers);
         }
     }
 }
 
-fn answer_failed(jobs: Vec<Job>, why: &str) {
-    for job in jobs {
-        let _ = job
-            .reply
-            .send(vec![SinkResult::failed(why); job.rows.len()]);
+/// The answer for a row whose transaction committed.
+fn answer(fate: &Fate) -> SinkResult {
+    match fate {
+        Fate::Stored(_) => SinkResult::committed(),
+        Fate::Duplicate => SinkResult::duplicate(),
+        Fate::Dropped => SinkResult::failed(
+            "postgres: the database stored nothing for this message (a trigger or a rule dropped the row)",
+        ),
     }
 }
 
-/// One transaction for every row of `jobs`: BEGIN with synchronous commit, the inserts
-/// pipelined, COMMIT; bounded by [`GROUP_TIMEOUT`].
-async fn commit_group(c: &Conn, jobs: &[Job]) -> Outcome {
-    let lost = |e: &tokio_postgres::Error| e.as_db_error().is_none();
-    let why = |e: &tokio_postgres::Error| failure::of(e).what;
-    let begin = "BEGIN; SET LOCAL synchronous_commit TO on; SELECT txid_current()";
-    let txid = match timeout(GROUP_TIMEOUT, c.client.simple_query(begin)).await {
-        Err(_) => return not_committed("BEGIN timed out".into(), true),
-        Ok(Err(e)) => return not_committed(why(&e), lost(&e)),
-        Ok(Ok(messages)) => messages.iter().find_map(|m| match m {
-            tokio_postgres::SimpleQueryMessage::Row(row) => row.get(0)?.parse::<i64>().ok(),
-            _ => None,
-        }),
-    };
-    let Some(txid) = txid else {
-        return not_committed("no transaction id".into(), false);
-    };
-    let inserts = jobs.iter().flat_map(|j| &j.rows).map(|row| {
-        let bytes = row.payload.len() as i64;
-        let payload: &[u8] = &row.payload;
-        let dedupe = row.dedupe.then_some(true);
-        async move {
-            c.client
-                .execute(
-                    &c.insert,
-                    &[
-                        &row.received_at,
-                        &row.peer,
-                        &row.fields[0],
-                        &row.fields[1],
-                        &row.fields[2],
-                        &row.fields[3],
-                        &row.fields[4],
-                        &bytes,
-                        &payload,
-                        &dedupe,
-                    ],
-                )
-                .await
-        }
-    });
-    let counts = match timeout(GROUP_TIMEOUT, join_all(inserts)).await {
-        Err(_) => return not_committed("inserts timed out".into(), true),
-        Ok(counts) => counts,
-    };
-    let mut inserted = Vec::with_capacity(counts.len());
-    for count in counts {
-        match count {
-            Ok(n) => inserted.push(n > 0),
-            Err(e) => {
-                let gone = lost(&e);
-                if !gone {
-                    let _ = c.client.batch_execute("ROLLBACK").await;
+/// Commit `rows` in one transaction, again without each row the server refuses; one result a
+/// row, in order.
+async fn commit_rows(link: &mut Link, rows: &[&Row], jobs: &[Job]) -> Vec<SinkResult> {
+    let mut results: Vec<Option<SinkResult>> = vec![None; rows.len()];
+    let (mut refused, mut retries) = (0, 0);
+    loop {
+        let open: Vec<usize> = (0..rows.len()).filter(|&i| results[i].is_none()).collect();
+        let Some(c) = link.conn.as_ref().filter(|_| !open.is_empty()) else {
+            if !open.is_empty() {
+                let why = link.down.as_ref().map_or("", |d| d.why.as_str());
+                let failed = SinkResult::failed(format!("postgres: not connected: {why}"));
+                link.refused(open.len());
+                fill(&mut results, &open, failed);
+            }
+            break;
+        };
+        let group: Vec<&Row> = open.iter().map(|&i| rows[i]).collect();
+        match commit::group(c, &group).await {
+            Outcome::Committed(fates) => {
+                for (&i, fate) in open.iter().zip(&fates) {
+                    results[i] = Some(answer(fate));
                 }
-                return not_committed(why(&e), gone);
+                break;
+            }
+            Outcome::Refused { index, why } if refused < REFUSED_MAX => {
+                refused += 1;
+                results[open[index]] = Some(SinkResult::failed(format!(
+                    "postgres: the database refused this message: {why}"
+                )));
+            }
+            Outcome::NotCommitted { again: true, .. } if retries + 1 < RETRIES => retries += 1,
+            Outcome::Refused { why, .. }
+            | Outcome::NotCommitted {
+                why, lost: false, ..
+            } => {
+                let failed = SinkResult::failed(format!("postgres: not committed: {why}"));
+                fill(&mut results, &open, failed);
+                break;
+            }
+            Outcome::NotCommitted { why, .. } => {
+                link.lost(why.clone()).await;
+                let failed = SinkResult::failed(format!("postgres: not committed: {why}"));
+                fill(&mut results, &open, failed);
+                break;
+            }
+            Outcome::Unknown { key, fates } => {
+                let why =
+                    "the connection dropped during COMMIT; looking its rows up before answering";
+                link.lost(why.into()).await;
+                let settled = settle(link, key, &group, &fates, jobs).await;
+                for (n, &i) in open.iter().enumerate() {
+                    results[i] = Some(match &settled {
+                        Some(stored) if stored[n] => answer(&fates[n]),
+                        Some(_) => SinkResult::failed(
+                            "postgres: the connection dropped during COMMIT, which did not keep this message",
+                        ),
+                        None => unsettled(),
+                    });
+                }
+                break;
             }
         }
     }
-    match timeout(GROUP_TIMEOUT, c.client.batch_execute("COMMIT")).await {
-        Ok(Ok(())) => Outcome::Committed(inserted),
-        // The server refused the COMMIT: it rolled back.
-        Ok(Err(e)) if !lost(&e) => not_committed(why(&e), false),
-        // Sent, and no reply: it may have committed.
-        _ => Outcome::Unknown { txid, inserted },
+    results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| SinkResult::failed("postgres: no result")))
+        .collect()
+}
+
+fn fill(results: &mut [Option<SinkResult>], open: &[usize], with: SinkResult) {
+    for &i in open {
+        results[i] = Some(with.clone());
     }
 }
 
-fn not_committed(why: String, lost: bool) -> Outcome {
-    Outcome::NotCommitted { why, lost }
+/// A message whose COMMIT could not be settled: no answer (either would be a guess), and its
+/// connection closes, so its fate is as unknown to the peer as to us.
+fn unsettled() -> SinkResult {
+    SinkResult::failed(format!(
+        "postgres: the connection dropped during COMMIT and the rows could not be looked up within {}s: not answered",
+        SETTLE_MAX.as_secs()
+    ))
+    .replying(Reply::Relayed {
+        acks: Vec::new(),
+        close: Some(Cause::ConnectionLost),
+    })
 }
 
-/// Reconnect (with backoff, for as long as it takes: no answer may go out before) and ask what
-/// became of transaction `txid`. The server knows it: committed, aborted (including rolled back
-/// by a crash), or still in progress (its old session has not yet noticed the drop).
-async fn settle(info: &ConnInfo, tls: &MakeRustlsConnect, txid: i64) -> (Conn, bool) {
+/// Reconnect (with backoff) and look the rows of the transaction holding lock `key` up, once it
+/// is over; `None` past [`SETTLE_MAX`], or once no committer waits for the answers (a stop).
+async fn settle(
+    link: &mut Link,
+    key: i64,
+    rows: &[&Row],
+    fates: &[Fate],
+    jobs: &[Job],
+) -> Option<Vec<bool>> {
+    let deadline = Instant::now() + SETTLE_MAX;
     let mut wait = BACKOFF_FIRST;
     loop {
-        if let Ok(c) = connect(info, tls, None).await {
-            loop {
-                let status = c
-                    .client
-                    .query_one("SELECT txid_status($1)", &[&txid])
-                    .await
-                    .map(|row| row.get::<_, Option<String>>(0));
-                match status.as_ref().map(|s| s.as_deref()) {
-                    Ok(Some("committed")) => return (c, true),
-                    Ok(Some("in progress")) => sleep(BACKOFF_FIRST).await,
-                    // Aborted, or too old to be known (never the case this soon).
-                    Ok(_) => return (c, false),
-                    Err(_) => break,
+        if Instant::now() >= deadline || jobs.iter().all(|j| j.reply.is_closed()) {
+            return None;
+        }
+        if let Ok(c) = connect(&link.info, &link.tls, link.dedupe).await {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let lock_ms = left.as_millis().clamp(1, 1000) as u64;
+            match commit::settled(&c, key, rows, fates, lock_ms).await {
+                Ok(Some(stored)) => {
+                    link.up(c).await;
+                    return Some(stored);
                 }
+                // The old transaction still holds its lock: ask again.
+                Ok(None) => continue,
+                Err(_) => {}
             }
         }
-        sleep(wait).await;
+        let now = Instant::now();
+        if now >= deadline {
+            return None;
+        }
+        sleep(wait.min(deadline - now)).await;
         wait = (wait * 2).min(BACKOFF_MAX);
     }
 }

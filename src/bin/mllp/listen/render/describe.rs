@@ -29,6 +29,7 @@ pub(super) fn describe(
                     | ServerEvent::ExecStderr { .. }
                     | ServerEvent::StoreLost { .. }
                     | ServerEvent::StoreRestored { .. }
+                    | ServerEvent::StoreError { .. }
             ) =>
         {
             return None
@@ -204,6 +205,11 @@ pub(super) fn describe(
                 "{} the database link is lost ({detail}): messages are answered AE until it is back; reconnecting",
                 diag.paint("warning:", "33")
             ),
+            json!({ "detail": detail }),
+        ),
+        ServerEvent::StoreError { detail } => (
+            "store_error",
+            format!("{} store: {detail}", diag.paint("warning:", "33")),
             json!({ "detail": detail }),
         ),
         ServerEvent::StoreRestored { down_ms, refused } => (

@@ -91,10 +91,20 @@ fn the_summary_keeps_its_field_names_as_record_and_event() {
         r#""accepted":1,"accounting_ok":false,"by_code":{"AA":1},"committed_only":0,"#,
         r#""elapsed_ms":500.0,"#
     );
-    let rest = concat!(
-        r#""exit_code":3,"gave_up":null,"interrupted":false,"last_failure":"peer-closed","#,
-        r#""messages":2,"messages_per_second":2.0,"negative":0,"never_delivered":0,"#,
-        r#""reconnects":0,"refused":0,"resent":0,"timed_out":false"#
+    // The hint is the human summary's for the last failure.
+    let hint = summary.hint.as_deref().expect("a hint after a failure");
+    assert!(hint.contains("peer"), "{hint}");
+    let rest = format!(
+        "{}{}{}",
+        r#""exit_code":3,"gave_up":null,"#,
+        format_args!(
+            r#""hint":{},"interrupted":false,"last_failure":"peer-closed","#,
+            line(&hint)
+        ),
+        concat!(
+            r#""messages":2,"messages_per_second":2.0,"negative":0,"never_delivered":0,"#,
+            r#""poison":[],"reconnects":0,"refused":0,"resent":0,"timed_out":false"#
+        )
     );
     assert_eq!(
         line(&SummaryRecord { summary: &summary }),
