@@ -65,17 +65,7 @@ mod tests {
     use crate::client::BackoffConfig;
 
     fn after(cause: Cause, attempt: u32) -> RetryContext {
-        RetryContext {
-            attempt,
-            last_error: LastError {
-                cause,
-                class: cause.class(),
-            },
-            last_delay: None,
-            elapsed: Duration::from_secs(3600),
-            since_last_success: None,
-            class: cause.class(),
-        }
+        crate::client::backoff::tests::ctx(attempt, cause, Duration::from_secs(3600))
     }
 
     #[test]

@@ -261,11 +261,11 @@ mod tests {
         let mut answers = Vec::new();
         for _ in 0..4 {
             let (reply, answer) = oneshot::channel();
-            let rows = vec![GROUP_BYTES / 3];
+            let rows = vec![GROUP_BYTES / 3 + 1];
             tx.send(Job { rows, reply }).await.unwrap();
             answers.push(answer);
         }
-        // A third of the bytes each: the third job reaches the limit, the fourth waits.
+        // Just over a third of the bytes each: the third job passes the limit, the fourth waits.
         let first = rx.recv().await.unwrap();
         let (jobs, rows) = gather(first, &mut rx, 4096);
         assert_eq!((jobs.len(), rows), (3, 3));

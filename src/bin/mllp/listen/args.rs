@@ -237,8 +237,10 @@ pub struct GuardArgs {
     pub frame_timeout: OptionalDuration,
     /// Memory held for all peers.
     ///
-    /// Counts partial frames, complete frames waiting for their commit, and ACKs not yet taken
-    /// by the peer. At the budget, connections stop being read until room comes back; a
+    /// Counts, whatever the sink: the read buffers connections allocated for partial frames,
+    /// complete frames until their answers are written (waiting in the sink's writer queue, an
+    /// --exec pipe or --ack-delay included), ACKs not yet taken by the peer, and in relay the
+    /// messages waiting for the upstream. At the budget, connections stop being read until room comes back; a
     /// partial frame that cannot grow while nothing held frees itself closes its connection
     /// (cause buffer-budget, code MLLP_FRAME_TOO_LARGE). One address may hold the same share of
     /// it as of --max-connections (but always room for one --max-frame-size).
