@@ -161,6 +161,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand listen" -l idle-timeout -d 'Cl
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l evict-idle-after -d 'At the cap, evict one idle this long; 0: never' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l drain-timeout -d 'On a stop, how long commits under way may take' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l log-rate -d 'Message lines a second per connection; 0: no limit' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l log-rate-total -d 'Message lines a second, all together; 0: no limit' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l metrics -d 'Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l color -d 'When to colour output: auto, always, never' -r -f -a "auto\t''
 always\t''
@@ -185,10 +186,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand relay" -l app-ack-timeout -d '
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l keepalive -d 'TCP keepalive interval (default: off)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l dead-peer-timeout -d 'Reconnect after hearing nothing this long (default: off)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l drain-timeout -d 'On closing, wait for ACKs of messages written' -r
-complete -c mllp -n "__fish_mllp_using_subcommand relay" -l max-retries -d 'Stop after N failed reconnect attempts in a row' -r
-complete -c mllp -n "__fish_mllp_using_subcommand relay" -l give-up-after -d 'Stop reconnecting after this long' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l backoff-initial -d 'First reconnect delay' -r
-complete -c mllp -n "__fish_mllp_using_subcommand relay" -l backoff-max -d 'Largest reconnect delay' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l backoff-multiplier -d 'Factor between consecutive reconnect delays' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l backoff-jitter -d 'Random spread of each delay (0.2 = +/-20 %)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l ca -d 'Extra CA certificate(s) to trust, PEM; implies --tls' -r -F
@@ -209,18 +207,20 @@ complete -c mllp -n "__fish_mllp_using_subcommand relay" -l frame-timeout -d 'Bo
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l max-buffered -d 'Memory held for all peers' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l idle-timeout -d 'Close a link idle this long (default: never)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l evict-idle-after -d 'At the cap, evict one idle this long; 0: never' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l log-rate -d 'Message lines a second per connection; 0: no limit' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l log-rate-total -d 'Message lines a second, all together; 0: no limit' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l window -d 'Messages written upstream and not yet acknowledged, at most' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l queue -d 'Store and forward through table `queue` of SQLite FILE' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l max-queue -d 'With --queue: most pending rows (beyond: AE, nothing kept)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l record -d 'Keep each message, its upstream answer and timings in SQLite FILE' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l metrics -d 'Serve Prometheus metrics over HTTP on ADDR (as listen does)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l backoff-max -d 'Largest reconnect delay' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l color -d 'When to colour output: auto, always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l log-format -d 'Diagnostics on stderr as human or json lines' -r -f -a "human\t''
 json\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l allow-wildcard -d 'Allow a wildcard --listen (warns MLLP_BIND_ALL_INTERFACES)'
-complete -c mllp -n "__fish_mllp_using_subcommand relay" -l no-reconnect -d 'Do not reconnect after a transient failure'
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l tls -d 'Speak TLS, verifying the server against the system roots and --ca'
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l insecure -d 'Accept any server certificate (warns on every connect)'
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l strict -d 'Turn every framing tolerance off'

@@ -236,10 +236,11 @@ impl RetryStrategy for GiveUpAfter {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn ctx(attempt: u32, cause: Cause, elapsed: Duration) -> RetryContext {
+    /// A retry after `cause`, `elapsed` since the first failure.
+    pub(crate) fn ctx(attempt: u32, cause: Cause, elapsed: Duration) -> RetryContext {
         RetryContext {
             attempt,
             last_error: LastError {

@@ -135,7 +135,11 @@ impl MllpCodec {
                         if limit > self.max_frame {
                             let at = self.offset + self.max_frame as u64;
                             if self.discard_oversize {
-                                let mut head = buf.split_to(self.max_frame.min(OVERSIZE_HEAD));
+                                // A copy: the head must not keep the buffer the rest of
+                                // the frame is dropped from alive.
+                                let take = self.max_frame.min(OVERSIZE_HEAD);
+                                let mut head = BytesMut::from(&buf[..take]);
+                                buf.advance(take);
                                 self.offset += head.len() as u64;
                                 // Whole segments only: a control ID cut short must not be
                                 // echoed as if it were the message's.

@@ -9,6 +9,7 @@
 //! after the last ACK so the peer can still read it.
 
 mod answer;
+mod buffer;
 mod close;
 mod commit;
 mod intake;
@@ -25,6 +26,7 @@ use crate::cause::{classify_io, Cause};
 use crate::framing::FramingError;
 use crate::warning::WarningCode;
 use answer::Answers;
+use bytes::Bytes;
 use commit::{Batch, Entry, Results};
 use intake::{Intake, Read};
 use ledger::Ledger;
@@ -158,7 +160,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
         loop {
             let (frames, fatal) = self.intake.decode(&mut self.ledger, &mut self.budget);
             if !frames.is_empty() {
-                self.budget.set(Part::Waiting, commit::waiting(&frames));
                 let batch = Batch::admit(&frames, self.shared, &mut self.ledger);
                 let end = match self.answer_now(&batch) {
                     Some(Some(cause)) => Some(self.send().await.unwrap_or(End::cause(cause))),
@@ -169,7 +170,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 };
                 drop(batch);
                 intake::give_back(frames);
-                self.budget.set(Part::Waiting, 0);
+                self.intake.served(&mut self.budget);
                 self.ledger.settle();
                 if let Some(end) = end {
                     return end;
@@ -437,8 +438,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 ack_code,
                 duplicate,
                 commit_ms: commit_ms.filter(|_| entry.committing()),
-                control_id: message.control_id_bytes(),
-                message_type: message.message_type_bytes(),
+                // Copies: an event waiting to be written must not keep the frame's memory.
+                control_id: message.control_id().map(Bytes::copy_from_slice),
+                message_type: message.message_type().map(Bytes::copy_from_slice),
             });
         }
         close

@@ -15,6 +15,7 @@ use super::policy::{Action, Decision, Policy};
 use super::sink::out_dir::OutDirSink;
 use super::sink::{DedupeKey, Inbound, Sink, SinkFuture, SinkResult};
 use crate::ack::Disposition;
+use bytes::Bytes;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::File;
@@ -42,6 +43,13 @@ impl Window {
         if self.set.contains(&key) {
             return;
         }
+        // The fields are slices of their message: a copy lets the message's memory go.
+        let key = DedupeKey {
+            sending_application: Bytes::copy_from_slice(&key.sending_application),
+            sending_facility: Bytes::copy_from_slice(&key.sending_facility),
+            control_id: Bytes::copy_from_slice(&key.control_id),
+            date_time: Bytes::copy_from_slice(&key.date_time),
+        };
         if self.order.len() >= self.capacity {
             if let Some(old) = self.order.pop_front() {
                 self.set.remove(&old);

@@ -9,6 +9,7 @@ mod stall;
 mod store;
 mod terminal;
 mod tls;
+mod upstream;
 
 use crate::support::listen_proc::{is, ListenProc};
 use crate::support::mllp_client::{adt, MllpClient};

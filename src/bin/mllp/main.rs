@@ -52,11 +52,6 @@ fn parse() -> Result<cli::Cli, clap::Error> {
         cli::Command::Probe(args) => {
             args.origin = netargs::origin(matches.subcommand_matches("probe"));
         }
-        cli::Command::Relay(args) => {
-            let relay = matches.subcommand_matches("relay");
-            args.give_up_given = relay.and_then(|m| m.value_source("give_up_after"))
-                == Some(clap::parser::ValueSource::CommandLine);
-        }
         _ => {}
     }
     Ok(cli)

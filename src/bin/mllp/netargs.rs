@@ -119,8 +119,19 @@ impl TlsArgs {
 
 /// Timeouts, liveness and reconnect flags of a long-lived client link (`send`, `soak`).
 #[derive(Debug, Clone, Args)]
-#[command(next_help_heading = heading::CONNECTION)]
 pub struct LinkArgs {
+    #[command(flatten)]
+    pub timing: TimingArgs,
+    #[command(flatten)]
+    pub giving_up: GiveUpArgs,
+    #[command(flatten)]
+    pub backoff: BackoffArgs,
+}
+
+/// The waits of a client link (`send`, `soak`, the relay's upstream link).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = heading::CONNECTION)]
+pub struct TimingArgs {
     /// Bound on TCP connect plus TLS handshake.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = values::positive_duration())]
     pub connect_timeout: Duration,
@@ -143,6 +154,12 @@ pub struct LinkArgs {
     /// Application ACKs included: the drain bounds every wait still running.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = values::positive_duration())]
     pub drain_timeout: Duration,
+}
+
+/// When a client link stops reconnecting (`send`, `soak`; the relay never does).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = heading::CONNECTION)]
+pub struct GiveUpArgs {
     /// Do not reconnect after a transient failure.
     #[arg(long)]
     pub no_reconnect: bool,
@@ -154,6 +171,12 @@ pub struct LinkArgs {
     /// Counted from the last working connection; the messages left end never-delivered.
     #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = values::duration())]
     pub give_up_after: Duration,
+}
+
+/// The delays between reconnect attempts.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = heading::CONNECTION)]
+pub struct BackoffArgs {
     /// First reconnect delay.
     #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = values::duration())]
     pub backoff_initial: Duration,
@@ -168,9 +191,10 @@ pub struct LinkArgs {
     pub backoff_jitter: f64,
 }
 
-impl LinkArgs {
-    /// The link these flags describe.
-    pub fn settings(&self) -> LinkSettings {
+impl TimingArgs {
+    /// A link with these waits and `backoff`'s delays, reconnecting as the library does by
+    /// default.
+    pub fn settings(&self, backoff: &BackoffArgs) -> LinkSettings {
         LinkSettings {
             connect_timeout: self.connect_timeout,
             ack_timeout: self.ack_timeout,
@@ -178,15 +202,25 @@ impl LinkArgs {
             keepalive: self.keepalive,
             dead_peer_timeout: self.dead_peer_timeout,
             drain_timeout: self.drain_timeout,
-            reconnect: !self.no_reconnect,
-            max_retries: self.max_retries,
-            give_up_after: self.give_up_after,
             backoff: BackoffConfig {
-                initial: self.backoff_initial,
-                multiplier: self.backoff_multiplier,
-                max: self.backoff_max,
-                jitter: self.backoff_jitter,
+                initial: backoff.backoff_initial,
+                multiplier: backoff.backoff_multiplier,
+                max: backoff.backoff_max,
+                jitter: backoff.backoff_jitter,
             },
+            ..LinkSettings::default()
+        }
+    }
+}
+
+impl LinkArgs {
+    /// The link these flags describe.
+    pub fn settings(&self) -> LinkSettings {
+        LinkSettings {
+            reconnect: !self.giving_up.no_reconnect,
+            max_retries: self.giving_up.max_retries,
+            give_up_after: self.giving_up.give_up_after,
+            ..self.timing.settings(&self.backoff)
         }
     }
 

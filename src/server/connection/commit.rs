@@ -28,12 +28,10 @@ thread_local! {
 /// (its message, header scan and decision), counted in the budget so tiny frames are not free.
 const FRAME_OVERHEAD: usize = 512;
 
-/// What `frames` hold of the budget while they wait for their commit and answers.
-pub(super) fn waiting(frames: &[Frame]) -> usize {
-    frames
-        .iter()
-        .map(|f| f.payload.len() + FRAME_OVERHEAD)
-        .sum()
+/// What `frames` hold of the budget besides their bytes while they wait for their commit and
+/// answers.
+pub(super) fn overhead(frames: &[Frame]) -> usize {
+    frames.len() * FRAME_OVERHEAD
 }
 
 /// The messages of one batch, each with its header scan, the policy's decision, and its refusal

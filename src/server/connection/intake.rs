@@ -1,15 +1,15 @@
 //! The read side of a connection: the input buffer and its codec, reads bounded by the budget,
 //! the idle and frame deadlines, eviction while idle, and reading ahead during a commit.
 
+use super::buffer::{ReadBuf, Room};
 use super::stop::Stops;
-use super::{scratch, End, Ledger, Part, Shutdown};
+use super::{commit, scratch, End, Ledger, Part, Shutdown};
 use crate::cause::classify_io;
 use crate::framing::{Decoded, Frame, FramingError, MllpCodec};
 use crate::server::evict::IdleEntry;
 use crate::server::limits::Buffered;
 use crate::server::spare;
 use crate::server::Shared;
-use bytes::BytesMut;
 use std::cell::Cell;
 use std::future::{poll_fn, Future};
 use std::pin::pin;
@@ -58,7 +58,7 @@ pub(super) struct Intake<'a> {
     /// The connection's place among the idle, when idle ones may be evicted.
     idle: Option<IdleEntry<'a>>,
     codec: MllpCodec,
-    buf: BytesMut,
+    buf: ReadBuf,
     eof: bool,
     /// The last read filled the small first-read array: more is coming, keep a real buffer.
     busy: bool,
@@ -77,7 +77,7 @@ impl<'a> Intake<'a> {
             idle: shared.config.evict_idle_after.map(|_| shared.idle.join(id)),
             codec: MllpCodec::new(shared.config.tolerance, shared.config.max_frame)
                 .discarding_oversize(),
-            buf: BytesMut::new(),
+            buf: ReadBuf::new(),
             eof: false,
             busy: false,
             ended: None,
@@ -102,7 +102,8 @@ impl<'a> Intake<'a> {
 
     /// The complete frames buffered (a batch's worth at most), and the framing error that stopped
     /// decoding, if one did; late warnings go to `ledger`. Afterwards the frame deadline starts
-    /// or stops and `budget` holds just what is buffered of the next frame.
+    /// or stops, `budget` holds the frames' memory as waiting for their answers (see
+    /// [`Intake::served`]), and just the buffer's own as partial.
     pub(super) fn decode(
         &mut self,
         ledger: &mut Ledger<'_>,
@@ -112,9 +113,9 @@ impl<'a> Intake<'a> {
         let mut fatal = None;
         while frames.len() < MAX_BATCH {
             let next = if self.eof {
-                self.codec.decode_eof(&mut self.buf)
+                self.codec.decode_eof(self.buf.bytes())
             } else {
-                self.codec.decode(&mut self.buf)
+                self.codec.decode(self.buf.bytes())
             };
             match next {
                 Ok(Some(Decoded::Frame(frame))) => frames.push(frame),
@@ -126,36 +127,79 @@ impl<'a> Intake<'a> {
                 }
             }
         }
-        self.track_partial_frame(budget);
         if frames.is_empty() {
             // Nothing to serve: the list stays with the thread.
             give_back(std::mem::take(&mut frames));
+        } else {
+            // Counted as waiting before the buffer lets go of it: the total never dips.
+            let held = self.buf.lend(frames.iter().map(|f| &f.payload[..]));
+            budget.set(Part::Waiting, held + commit::overhead(&frames));
         }
+        self.track_partial_frame(budget);
         (frames, fatal)
     }
 
-    /// After decoding: start or stop the frame deadline, and hold just what is buffered of the
-    /// next frame (the room reserved for the last read is given back).
+    /// The batch of the last frames decoded is served and its frames are gone: their memory,
+    /// where it is still the buffer's, is held as partial again.
+    pub(super) fn served(&mut self, budget: &mut Buffered) {
+        self.buf.returned();
+        budget.set(Part::Partial, self.buf.held());
+        budget.set(Part::Waiting, 0);
+    }
+
+    /// After decoding: start or stop the frame deadline, and hold just the buffer's own memory.
     fn track_partial_frame(&mut self, budget: &mut Buffered) {
         if self.buf.is_empty() && self.codec.between_frames() {
             self.frame_started = None;
         } else if self.frame_started.is_none() {
             self.frame_started = Some(Instant::now());
         }
-        budget.set(Part::Partial, self.buf.len());
+        budget.set(Part::Partial, self.buf.held());
     }
 
-    /// Room in the budget for a read of up to `want` bytes; how much. At the budget, reading
-    /// stops until something held is given back; when nothing held frees itself (the budget is
-    /// all partial frames), the connection ends instead of waiting for their deadlines.
+    /// Room to read up to `want` bytes, the buffer grown within the budget if it must be; how
+    /// many bytes the read may take, or 0 when the budget has no room for the growth now.
+    fn make_room(&mut self, budget: &mut Buffered, want: usize) -> usize {
+        let (least, best, spare) = match self.buf.room(want) {
+            Room::Ready(n) => return n,
+            Room::Grow { least, best, spare } => (least, best, spare),
+        };
+        let held = self.buf.held();
+        let granted = budget.grant(Part::Partial, best - held);
+        if held + granted < least {
+            // No room to grow: read into what there is, if anything.
+            budget.set(Part::Partial, held);
+            return spare;
+        }
+        self.buf.grow(held + granted);
+        // The old allocation is gone, or still counted by the batch its frames are in.
+        budget.set(Part::Partial, self.buf.held());
+        self.buf.room(want).ready()
+    }
+
+    /// Room for a read of up to `want` bytes; how much. At the budget, reading stops until
+    /// something held is given back; when nothing held frees itself (the budget is all partial
+    /// frames), the connection ends instead of waiting for their deadlines. `lazy`: the read
+    /// lands in the thread's scratch block and holds nothing until decoded; it only waits for
+    /// the budget to have room.
     async fn room(
+        &mut self,
         budget: &mut Buffered,
         want: usize,
+        lazy: bool,
         deadline: Option<Instant>,
         shutdown: &Shutdown,
     ) -> Result<usize, Read> {
+        let try_now = |intake: &mut Self, budget: &mut Buffered| match lazy {
+            true => {
+                let granted = budget.grant(Part::Partial, want);
+                budget.set(Part::Partial, 0);
+                granted
+            }
+            false => intake.make_room(budget, want),
+        };
         // Room at once is the common case: no wake-up to register for it.
-        let granted = budget.grant(Part::Partial, want);
+        let granted = try_now(self, budget);
         if granted > 0 {
             return Ok(granted);
         }
@@ -165,7 +209,7 @@ impl<'a> Intake<'a> {
             let notified = released.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            let granted = budget.grant(Part::Partial, want);
+            let granted = try_now(self, budget);
             if granted > 0 {
                 return Ok(granted);
             }
@@ -205,27 +249,28 @@ impl<'a> Intake<'a> {
         // An idle connection holds no read buffer: with nothing pending, the first read lands in
         // the thread's scratch buffer and the buffer is allocated only for what arrives.
         let lazy = self.buf.is_empty() && !self.busy;
-        // A peer sending a few bytes at a time gets a buffer to match, not a full chunk.
-        let want = if self.busy { READ_CHUNK } else { FIRST_READ };
-        let granted = match Self::room(budget, want, deadline, stops.shutdown).await {
-            Ok(granted) => granted,
-            Err(read) => return read,
-        };
         if lazy {
             // Waiting, the connection holds nothing of the budget; it reads only while the
             // budget has room, and what arrives is counted once decoded.
+            self.buf.free();
             budget.set(Part::Partial, 0);
-            self.buf = BytesMut::new();
-        } else {
-            self.buf.reserve(granted);
         }
+        // A peer sending a few bytes at a time gets a buffer to match, not a full chunk.
+        let want = if self.busy { READ_CHUNK } else { FIRST_READ };
+        let granted = match self
+            .room(budget, want, lazy, deadline, stops.shutdown)
+            .await
+        {
+            Ok(granted) => granted,
+            Err(read) => return read,
+        };
         let frame_deadline = async {
             match deadline {
                 Some(at) => tokio::time::sleep_until(at).await,
                 None => std::future::pending().await,
             }
         };
-        let buf = &mut self.buf;
+        let buf = self.buf.bytes();
         let read = async {
             let read_once = async {
                 if lazy {
@@ -304,14 +349,12 @@ impl<'a> Intake<'a> {
         budget: &mut Buffered,
     ) -> Option<usize> {
         // Only within the budget: the commit under way gives room back when it ends.
-        budget.set(Part::Partial, self.buf.len());
-        let granted = budget.grant(Part::Partial, READ_CHUNK);
+        let granted = self.make_room(budget, READ_CHUNK);
         if granted == 0 {
             return None;
         }
-        self.buf.reserve(granted);
         let mut within = (&mut *stream).take(granted as u64);
-        match within.read_buf(&mut self.buf).await {
+        match within.read_buf(self.buf.bytes()).await {
             Ok(0) => {
                 self.eof = true;
                 None

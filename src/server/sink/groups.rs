@@ -97,21 +97,35 @@ pub(crate) async fn submit<R>(
     answer.await.unwrap_or_else(|_| lost())
 }
 
-/// The group that starts with `first`: it and the jobs already queued behind it, until the group
-/// holds at least `max_rows` rows (the last job taken may pass it); never waits for more. Returns
-/// the jobs, in queue order, and their rows.
+/// Payload bytes a group holds at most before the last job taken: a writer's copies of one
+/// group (PostgreSQL's encoded rows) stay this small, whatever waits in the queue.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) fn gather<R>(
+pub(crate) const GROUP_BYTES: usize = 16 * 1024 * 1024;
+
+/// A row's payload size, for [`GROUP_BYTES`].
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) trait Payload {
+    fn payload_len(&self) -> usize;
+}
+
+/// The group that starts with `first`: it and the jobs already queued behind it, until the group
+/// holds at least `max_rows` rows or [`GROUP_BYTES`] of payload (the last job taken may pass
+/// either); never waits for more. Returns the jobs, in queue order, and their rows.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn gather<R: Payload>(
     first: Job<R>,
     rx: &mut mpsc::Receiver<Job<R>>,
     max_rows: usize,
 ) -> (Vec<Job<R>>, usize) {
+    let weigh = |job: &Job<R>| job.rows.iter().map(Payload::payload_len).sum::<usize>();
     let mut rows = first.rows.len();
+    let mut bytes = weigh(&first);
     let mut jobs = vec![first];
-    while rows < max_rows {
+    while rows < max_rows && bytes < GROUP_BYTES {
         match rx.try_recv() {
             Ok(job) => {
                 rows += job.rows.len();
+                bytes += weigh(&job);
                 jobs.push(job);
             }
             Err(_) => break,
@@ -222,6 +236,13 @@ mod tests {
     }
 
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    impl Payload for usize {
+        fn payload_len(&self) -> usize {
+            *self
+        }
+    }
+
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     fn job(
         rows: usize,
     ) -> (
@@ -231,6 +252,25 @@ mod tests {
         let (reply, answer) = oneshot::channel();
         let rows = (0..rows).collect();
         (Job { rows, reply }, answer)
+    }
+
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[tokio::test]
+    async fn a_group_stops_at_its_payload_bytes() {
+        let (tx, mut rx) = mpsc::channel(16);
+        let mut answers = Vec::new();
+        for _ in 0..4 {
+            let (reply, answer) = oneshot::channel();
+            let rows = vec![GROUP_BYTES / 3 + 1];
+            tx.send(Job { rows, reply }).await.unwrap();
+            answers.push(answer);
+        }
+        // Just over a third of the bytes each: the third job passes the limit, the fourth waits.
+        let first = rx.recv().await.unwrap();
+        let (jobs, rows) = gather(first, &mut rx, 4096);
+        assert_eq!((jobs.len(), rows), (3, 3));
+        let (jobs, _) = gather(rx.recv().await.unwrap(), &mut rx, 4096);
+        assert_eq!(jobs.len(), 1);
     }
 
     #[cfg(any(feature = "sqlite", feature = "postgres"))]

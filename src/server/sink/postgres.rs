@@ -125,6 +125,12 @@ struct Row {
 
 type Job = super::groups::Job<Row>;
 
+impl super::groups::Payload for Row {
+    fn payload_len(&self) -> usize {
+        self.payload.len()
+    }
+}
+
 /// One live connection and its prepared statements; `closed` fires, with the reason, when the
 /// connection ends.
 struct Conn {

@@ -104,6 +104,12 @@ struct Row {
 
 type Job = super::groups::Job<Row>;
 
+impl super::groups::Payload for Row {
+    fn payload_len(&self) -> usize {
+        self.payload.len()
+    }
+}
+
 /// Writes messages into an SQLite database file.
 pub struct SqliteSink {
     jobs: mpsc::Sender<Job>,

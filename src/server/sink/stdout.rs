@@ -49,6 +49,9 @@ pub struct StdoutSink {
     /// Writes return at once (a regular file, `/dev/null`): done on the connection's task. A
     /// pipe, socket or terminal can stall, so those writes go to the blocking pool.
     prompt: bool,
+    /// Taken before a batch is rendered for the blocking pool and held until it is written:
+    /// batches waiting for a stalled stdout wait as they are, not as rendered copies.
+    turn: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl std::fmt::Debug for StdoutSink {
@@ -77,6 +80,7 @@ impl StdoutSink {
             format,
             writer: Arc::new(Mutex::new(writer)),
             prompt: false,
+            turn: Arc::default(),
         })
     }
 
@@ -103,6 +107,14 @@ impl StdoutSink {
             for message in messages {
                 self.render(message, out);
             }
+        }
+    }
+
+    /// This batch's turn to be rendered and written, when the writes go to the blocking pool.
+    async fn turn(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        match self.prompt {
+            true => None,
+            false => Some(self.turn.lock().await),
         }
     }
 
@@ -265,6 +277,7 @@ impl Sink for StdoutSink {
 
     fn commit<'a>(&'a self, message: &'a Inbound) -> SinkFuture<'a, SinkResult> {
         Box::pin(async move {
+            let _turn = self.turn().await;
             let size = message.payload.len() + 64;
             let mut out = match self.prompt {
                 true => spare_buffer(size),
@@ -277,6 +290,7 @@ impl Sink for StdoutSink {
 
     fn commit_batch<'a>(&'a self, messages: &'a [Inbound]) -> SinkFuture<'a, Vec<SinkResult>> {
         Box::pin(async move {
+            let _turn = self.turn().await;
             let size: usize = messages.iter().map(|m| m.payload.len() + 64).sum();
             // Written in place, the buffer comes back; sent to the blocking pool, it does not.
             let mut out = match self.prompt {

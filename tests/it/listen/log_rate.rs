@@ -163,3 +163,117 @@ async fn an_exec_commands_stderr_is_labelled_cut_and_limited() {
         "every line written or counted"
     );
 }
+
+/// What a JSON log said about single frames: lines written, and the lines `suppressed` lines
+/// counted, by the connection and overall.
+#[derive(Default)]
+struct JsonLog {
+    bytes: usize,
+    per_frame: u64,
+    by_connection: u64,
+    overall: u64,
+    overall_lines: u64,
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn many_connections_together_are_held_to_the_overall_rate() {
+    const CONNECTIONS: usize = 2000;
+    const EACH: usize = 100;
+    let mut child = Command::new(mllp_bin())
+        .args(["--log-format", "json", "listen", "--port", "0"])
+        .args([
+            "--max-connections",
+            "2000",
+            "--max-connections-per-peer",
+            "2000",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mllp listen");
+    let stderr = child.stderr.take().unwrap();
+    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut log = JsonLog::default();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            log.bytes += line.len() + 1;
+            let event: serde_json::Value = serde_json::from_str(&line).expect("a JSON line");
+            match event["event"].as_str().unwrap_or_default() {
+                "listening" => {
+                    let _ = addr_tx.send(event["addr"].as_str().unwrap().to_string());
+                }
+                "nack" | "message" => log.per_frame += 1,
+                "suppressed" if event["source"] == "all" => {
+                    log.overall += event["count"].as_u64().unwrap();
+                    log.overall_lines += 1;
+                }
+                "suppressed" => log.by_connection += event["count"].as_u64().unwrap(),
+                _ => {}
+            }
+        }
+        log
+    });
+    let addr: std::net::SocketAddr = addr_rx
+        .recv_timeout(Duration::from_secs(15))
+        .expect("the listening line")
+        .parse()
+        .unwrap();
+    let started = std::time::Instant::now();
+    // No MSH segment: each frame is answered negatively and logged (a nack and a message line).
+    let batch = b"\x0bnot hl7\r\x1c\r".repeat(EACH);
+    let mut clients = Vec::new();
+    for _ in 0..CONNECTIONS {
+        let batch = batch.clone();
+        clients.push(tokio::spawn(async move {
+            let mut stream = TcpStream::connect(addr).await.unwrap();
+            stream.write_all(&batch).await.unwrap();
+            let (mut seen, mut buf) = (0, vec![0; 4096]);
+            while seen < EACH {
+                match stream.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => seen += buf[..n].iter().filter(|b| **b == 0x1c).count(),
+                }
+            }
+            seen
+        }));
+    }
+    let mut answered = 0;
+    for client in clients {
+        answered += tokio::time::timeout(Duration::from_secs(120), client)
+            .await
+            .expect("every frame answered in time")
+            .unwrap();
+    }
+    assert_eq!(answered, CONNECTIONS * EACH);
+    let ok = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let _ = child.wait();
+    let seconds = started.elapsed().as_secs();
+    let log = reader.join().unwrap();
+    eprintln!(
+        "listener stderr: {} bytes in {seconds} s; {} frame lines written",
+        log.bytes, log.per_frame
+    );
+    // At most 1,000 lines in each second of the run, and one overall count a second.
+    assert!(
+        log.per_frame <= 1000 * (seconds + 2),
+        "{} frame lines in {seconds} s",
+        log.per_frame
+    );
+    assert!(
+        log.overall_lines <= seconds + 2,
+        "{} overall counts",
+        log.overall_lines
+    );
+    assert!(log.overall > 0, "no line says what was held back overall");
+    assert_eq!(
+        log.per_frame + log.by_connection + log.overall,
+        2 * (CONNECTIONS * EACH) as u64,
+        "every line written or counted once"
+    );
+}

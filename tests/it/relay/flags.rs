@@ -43,6 +43,15 @@ fn giving_up_upstream_is_refused_as_the_relay_never_gives_up() {
         assert_eq!(code, Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(args[0]), "{args:?}: {stderr}");
     }
+    // Nor does the help offer them.
+    let help = Command::new(crate::support::mllp_bin())
+        .args(["relay", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    for flag in ["--give-up-after", "--max-retries", "--no-reconnect"] {
+        assert!(!help.contains(flag), "{flag} in relay --help:\n{help}");
+    }
 }
 
 #[test]

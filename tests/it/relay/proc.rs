@@ -79,6 +79,16 @@ impl RelayProc {
         self.child.id()
     }
 
+    /// Stop it as an operator would (SIGTERM) and wait for it; every event it wrote.
+    #[allow(dead_code)]
+    pub fn terminate(mut self) -> Vec<Value> {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status();
+        assert!(sent.is_ok_and(|s| s.success()), "SIGTERM to the relay");
+        let _ = self.child.wait();
+        self.events.try_iter().collect()
+    }
+
     /// Kill it outright (SIGKILL), as a crash would.
     #[allow(dead_code)]
     pub fn kill(&mut self) {

@@ -64,7 +64,7 @@ fn assert_clean(screen: &Screen, text: &str, messages: usize) -> (String, String
                 "{line:?}\n{text}"
             );
             assert!(
-                joined.contains(", commit "),
+                joined.contains(", upstream "),
                 "a message line torn: {joined:?}\n{text}"
             );
             whole += 1;

@@ -143,6 +143,20 @@ pub struct ListenArgs {
     /// JSON: --log-format json, and --format json when stdout is the sink.
     #[arg(long, help_heading = heading::OUTPUT)]
     pub json: bool,
+    #[command(flatten)]
+    pub log_rate: LogRateArgs,
+    /// Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898).
+    ///
+    /// A wildcard address needs --allow-wildcard; at most 16 scrapes at once, each closed after
+    /// 10 s.
+    #[arg(long, value_name = "ADDR", help_heading = heading::OUTPUT)]
+    pub metrics: Option<SocketAddr>,
+}
+
+/// How many lines a second the peers can make the log take (`listen`, and `relay`'s downstream
+/// side).
+#[derive(Debug, Clone, Args)]
+pub struct LogRateArgs {
     /// Message lines a second per connection; 0: no limit.
     ///
     /// Message, answer and warning lines past it in one second are counted, not written; one
@@ -151,12 +165,19 @@ pub struct ListenArgs {
     /// Lines opening and closing connections are always written.
     #[arg(long, value_name = "N", default_value_t = 100, help_heading = heading::OUTPUT)]
     pub log_rate: u32,
-    /// Serve Prometheus metrics over HTTP on ADDR (e.g. 127.0.0.1:9898).
+    /// Message lines a second, all together; 0: no limit.
     ///
-    /// A wildcard address needs --allow-wildcard; at most 16 scrapes at once, each closed after
-    /// 10 s.
-    #[arg(long, value_name = "ADDR", help_heading = heading::OUTPUT)]
-    pub metrics: Option<SocketAddr>,
+    /// The lines --log-rate lets through (and its `suppressed` lines) past it in one second are
+    /// counted, not written; one `suppressed` line a second says how many.
+    #[arg(long, value_name = "N", default_value_t = 1000, help_heading = heading::OUTPUT)]
+    pub log_rate_total: u32,
+}
+
+impl LogRateArgs {
+    /// The limiter these flags set.
+    pub fn limiter(&self) -> crate::listen::render::LogRate {
+        crate::listen::render::LogRate::new(self.log_rate, self.log_rate_total)
+    }
 }
 
 /// TLS served to the peers that connect (`listen`, and `relay`'s downstream side).
@@ -216,8 +237,10 @@ pub struct GuardArgs {
     pub frame_timeout: OptionalDuration,
     /// Memory held for all peers.
     ///
-    /// Counts partial frames, complete frames waiting for their commit, and ACKs not yet taken
-    /// by the peer. At the budget, connections stop being read until room comes back; a
+    /// Counts, whatever the sink: the read buffers connections allocated for partial frames,
+    /// complete frames until their answers are written (waiting in the sink's writer queue, an
+    /// --exec pipe or --ack-delay included), ACKs not yet taken by the peer, and in relay the
+    /// messages waiting for the upstream. At the budget, connections stop being read until room comes back; a
     /// partial frame that cannot grow while nothing held frees itself closes its connection
     /// (cause buffer-budget, code MLLP_FRAME_TOO_LARGE). One address may hold the same share of
     /// it as of --max-connections (but always room for one --max-frame-size).

@@ -1,8 +1,10 @@
 //! `mllp listen`: `args` holds the flags and validates them into a server configuration (with
 //! `setup` for the sink and the reply policy), `run` serves until a signal and decides the exit
-//! code, `render` shows the server's events and statistics on stderr.
+//! code, `render` shows the server's events and statistics on stderr, `memory` sets the
+//! process's allocator and threads for serving.
 
 pub(crate) mod args;
+mod memory;
 pub(crate) mod render;
 mod run;
 mod setup;

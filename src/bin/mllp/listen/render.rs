@@ -9,7 +9,8 @@ mod stats;
 use crate::diag::Diag;
 use describe::describe;
 use mllp::server::{is_wildcard, ServerEvent};
-use rate::{Admit, LogRate, Source};
+pub use rate::LogRate;
+use rate::{Admit, Source};
 use serde_json::json;
 pub use stamp::Stamp;
 pub use stats::stats;
@@ -25,30 +26,70 @@ const BATCH: usize = 512;
 /// messages (each wake is two context switches and a write).
 const GATHER: std::time::Duration = std::time::Duration::from_millis(1);
 
+/// What a positive answer stands for in the lines: a commit to the listener's store, or (a
+/// relay passing messages through) the upstream's own answer, passed on: then nothing is said
+/// to be committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answers {
+    Committed,
+    PassedOn,
+}
+
 /// Render events until every sender is gone; `skipped` (what the start-up read-back left
-/// alone) is said right after the address; per-message lines beyond `log_rate` a second per
-/// source (0: no limit) are counted instead.
+/// alone) is said right after the address; per-message lines beyond `rate` are counted instead.
 pub fn spawn(
     diag: Diag,
     rx: mpsc::Receiver<ServerEvent>,
     metrics: Option<std::net::SocketAddr>,
     skipped: Vec<String>,
-    log_rate: u32,
+    rate: LogRate,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
-    render_on_thread(diag, rx, metrics, skipped, None, LogRate::new(log_rate))
+    render_on_thread(diag, rx, metrics, skipped, None, rate, Answers::Committed)
 }
 
-/// [`spawn`] with no rate limit, firing `listening` once the bound address is on stderr:
-/// whatever else writes there (the relay's upstream link) waits for it, so that line stays the
-/// first.
+/// [`spawn`], firing `listening` once the bound address is on stderr: whatever else writes
+/// there (the relay's upstream link) waits for it, so that line stays the first.
 pub fn spawn_announcing(
     diag: Diag,
     rx: mpsc::Receiver<ServerEvent>,
     metrics: Option<std::net::SocketAddr>,
-    skipped: Vec<String>,
-    listening: Option<tokio::sync::oneshot::Sender<()>>,
+    rate: LogRate,
+    answers: Answers,
+    listening: tokio::sync::oneshot::Sender<()>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
-    render_on_thread(diag, rx, metrics, skipped, listening, LogRate::new(0))
+    render_on_thread(
+        diag,
+        rx,
+        metrics,
+        Vec::new(),
+        Some(listening),
+        rate,
+        answers,
+    )
+}
+
+/// What the renderer waits for next: events, or the moment to say what the overall log rate
+/// held back (a count is said within a second even when no event follows).
+fn next_batch(
+    rx: &mut mpsc::Receiver<ServerEvent>,
+    batch: &mut Vec<ServerEvent>,
+    rate: &LogRate,
+    runtime: &tokio::runtime::Handle,
+) -> Option<usize> {
+    let taken = match rate.next_tick() {
+        None => rx.blocking_recv_many(batch, BATCH),
+        Some(at) => {
+            let at = tokio::time::Instant::from_std(at);
+            // The timer is made inside the runtime's context, which `block_on` enters.
+            let waiting = async { tokio::time::timeout_at(at, rx.recv_many(batch, BATCH)).await };
+            let waited = runtime.block_on(waiting);
+            // Nothing came by then: an empty batch, for the count.
+            let Ok(taken) = waited else { return Some(0) };
+            taken
+        }
+    };
+    // 0: every sender is gone.
+    (taken > 0).then_some(taken)
 }
 
 fn render_on_thread(
@@ -58,17 +99,23 @@ fn render_on_thread(
     skipped: Vec<String>,
     mut listening: Option<tokio::sync::oneshot::Sender<()>>,
     mut rate: LogRate,
+    answers: Answers,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let runtime = tokio::runtime::Handle::current();
     std::thread::Builder::new()
         .name("mllp-events".into())
         .spawn(move || {
             let mut text = String::new();
             // Taken many at a time: the channel's bookkeeping is then paid once per batch.
             let mut batch = Vec::with_capacity(BATCH);
-            while let taken @ 1.. = rx.blocking_recv_many(&mut batch, BATCH) {
+            while let Some(taken) = next_batch(&mut rx, &mut batch, &rate, &runtime) {
                 text.clear();
                 let stamp = Stamp::now();
                 let now = std::time::Instant::now();
+                let held = rate.tick(now);
+                if held > 0 {
+                    rate.push_suppressed(&diag, &stamp, Source::All, held, &mut text);
+                }
                 for event in batch.drain(..) {
                     if metrics.is_some() {
                         crate::prometheus::server::record(&event);
@@ -76,7 +123,7 @@ fn render_on_thread(
                     if !admit(&diag, &stamp, now, &mut rate, &event, &mut text) {
                         continue;
                     }
-                    push(&diag, &stamp, &event, &mut text);
+                    push(&diag, &stamp, &event, answers, &mut text);
                     if let ServerEvent::Listening { .. } = event {
                         for what in &skipped {
                             push_skipped(&diag, &stamp, what, &mut text);
@@ -100,10 +147,10 @@ fn render_on_thread(
                     std::thread::sleep(GATHER);
                 }
             }
-            // What the exec command held back at the end is still said.
+            // What was held back at the end is still said.
             text.clear();
             let stamp = Stamp::now();
-            for (source, count) in rate.drain() {
+            for (source, count) in rate.drain(std::time::Instant::now()) {
                 rate.push_suppressed(&diag, &stamp, source, count, &mut text);
             }
             write_stderr(&text);
@@ -130,7 +177,7 @@ fn admit(
 ) -> bool {
     if let ServerEvent::ConnectionClosed { connection, .. } = event {
         let source = Source::Connection(*connection);
-        let held = rate.close(source);
+        let held = rate.close(source, now);
         if held > 0 {
             rate.push_suppressed(diag, stamp, source, held, text);
         }
@@ -189,7 +236,7 @@ pub fn unsafe_on_terminal(c: char) -> bool {
 
 /// The human line of one message: which message (MSH-10, MSH-9), its size, and its answer.
 /// One per message, so written without float formatting or temporary strings.
-fn message_line(text: &mut String, event: &ServerEvent) {
+fn message_line(text: &mut String, event: &ServerEvent, answers: Answers) {
     use std::fmt::Write as _;
     let ServerEvent::Message {
         connection,
@@ -225,7 +272,10 @@ fn message_line(text: &mut String, event: &ServerEvent) {
     }
     match commit_ms {
         Some(ms) => {
-            text.push_str(", commit ");
+            text.push_str(match answers {
+                Answers::Committed => ", commit ",
+                Answers::PassedOn => ", upstream ",
+            });
             push_millis(text, *ms);
             text.push_str(" ms");
         }
@@ -264,15 +314,15 @@ fn is_dev_null(file: &impl std::os::fd::AsFd) -> bool {
     meta.file_type().is_char_device() && meta.rdev() == null.rdev()
 }
 
-fn push(diag: &Diag, stamp: &Stamp, event: &ServerEvent, text: &mut String) {
+fn push(diag: &Diag, stamp: &Stamp, event: &ServerEvent, answers: Answers, text: &mut String) {
     if matches!(event, ServerEvent::Message { .. }) && !diag.json() && !diag.quiet {
         // The commonest line, written in place: the same text `describe` gives.
         stamp.push_prefix(text);
-        message_line(text, event);
+        message_line(text, event, answers);
         text.push('\n');
         return;
     }
-    if let Some((name, human, fields)) = describe(diag, event) {
+    if let Some((name, human, fields)) = describe(diag, event, answers) {
         text.push_str(&stamp.line(diag, name, || human, fields));
         text.push('\n');
     }

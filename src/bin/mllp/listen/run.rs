@@ -54,8 +54,10 @@ where
             return Ok(Fatal::new(Exit::Permanent, message).report());
         }
     };
+    super::memory::return_freed_buffers();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .max_blocking_threads(super::memory::BLOCKING_THREADS)
         .build()
         .context("starting the runtime")?;
     let exit = runtime.block_on(serve(tls));
@@ -99,7 +101,7 @@ async fn serve(
     };
     let (tx, rx) = tokio::sync::mpsc::channel(4096);
     // The metrics address is announced by the renderer, right after `listening`.
-    let renderer = render::spawn(diag.clone(), rx, metrics, skipped, args.log_rate)?;
+    let renderer = render::spawn(diag.clone(), rx, metrics, skipped, args.log_rate.limiter())?;
     let server = Server::builder(config, sink)
         .policy(policy)
         .events(tx)
@@ -114,7 +116,7 @@ async fn serve(
     drop(server);
     // The renderer ends when the last event sender (inside the server) is gone.
     let _ = tokio::task::spawn_blocking(move || renderer.join()).await;
-    render::stats(diag, &stats, seed);
+    render::stats(diag, &stats, seed, render::Answers::Committed);
     Ok(Exit::Success)
 }
 

@@ -8,7 +8,10 @@ listen's guards and TLS, forwards to --to with send's connection and TLS flags, 
 claims more than it knows. Pass-through (the default) answers each message with the \
 upstream's own answers, byte for byte; --queue commits each message to an SQLite queue, \
 answers it, and forwards it in arrival order while the upstream comes and goes. The first \
-line on stderr is the bound address; the upstream link's state changes follow.",
+line on stderr is the bound address; the upstream link's state changes follow, and one line \
+for each failure with its cause, class, hint and next attempt. The upstream link reconnects for \
+as long as the relay runs, whatever the failure's class, its delays capped by --backoff-max (5s \
+by default). What waits for the upstream counts in --max-buffered.",
     notes: ANSWERS,
     examples: &[
         (

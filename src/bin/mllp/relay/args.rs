@@ -1,10 +1,11 @@
-//! `mllp relay`'s flags: the downstream side takes `listen`'s server TLS and guards, the
-//! upstream side `send`'s link and TLS flags; the relay's own are where to listen and forward,
-//! the window, and the queue or record file.
+//! `mllp relay`'s flags: the downstream side takes `listen`'s server TLS, guards and log rates,
+//! the upstream side `send`'s waits, reconnect delays and TLS flags (never its give-up flags:
+//! the upstream link reconnects for as long as the relay runs); the relay's own are where to
+//! listen and forward, the window, and the queue or record file.
 
 use crate::cli::global::heading;
-use crate::listen::args::{GuardArgs, ServerTlsArgs};
-use crate::netargs::{LinkArgs, TlsArgs};
+use crate::listen::args::{GuardArgs, LogRateArgs, ServerTlsArgs};
+use crate::netargs::{BackoffArgs, TimingArgs, TlsArgs};
 use crate::values;
 use clap::Args;
 use mllp::target::Target;
@@ -13,6 +14,9 @@ use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 #[command(after_help = crate::manual::RELAY.short_after_help(), after_long_help = crate::manual::RELAY.long_after_help())]
+// The upstream link reconnects for as long as the relay runs: its delays stay short, so
+// forwarding resumes within seconds of the upstream's return.
+#[command(mut_arg("backoff_max", |arg| arg.default_value("5s")))]
 pub struct RelayArgs {
     /// Where to listen: PORT or HOST:PORT (host default 127.0.0.1).
     ///
@@ -27,13 +31,17 @@ pub struct RelayArgs {
     #[arg(long, value_name = "HOST[:PORT]", value_parser = values::target(), help_heading = heading::CONNECTION)]
     pub to: Target,
     #[command(flatten)]
-    pub link: LinkArgs,
+    pub timing: TimingArgs,
+    #[command(flatten)]
+    pub backoff: BackoffArgs,
     #[command(flatten)]
     pub tls: TlsArgs,
     #[command(flatten, next_help_heading = heading::SERVED_TLS)]
     pub server_tls: ServerTlsArgs,
     #[command(flatten)]
     pub guards: GuardArgs,
+    #[command(flatten)]
+    pub log_rate: LogRateArgs,
 
     /// Messages written upstream and not yet acknowledged, at most.
     #[arg(long, value_name = "N", default_value = "64", value_parser = values::at_least_one(), help_heading = heading::FLOW)]
@@ -58,9 +66,13 @@ pub struct RelayArgs {
     /// Serve Prometheus metrics over HTTP on ADDR (as listen does).
     #[arg(long, value_name = "ADDR", help_heading = heading::OUTPUT)]
     pub metrics: Option<SocketAddr>,
-    /// --give-up-after was given (its default says nothing); set after parsing.
-    #[arg(skip)]
-    pub give_up_given: bool,
+}
+
+impl RelayArgs {
+    /// The upstream link: `send`'s waits and delays; it reconnects after every failure.
+    pub fn link(&self) -> mllp::client::LinkSettings {
+        self.timing.settings(&self.backoff)
+    }
 }
 
 /// Where the relay listens.

@@ -1,9 +1,11 @@
-//! The upstream link as the relay shows it: each state change, reconnect and failure as a line
-//! on stderr (`upstream_state`, `upstream_reconnecting`, `upstream_error` in JSON), and with
+//! The upstream link as the relay shows it: each failed attempt as one line with its cause,
+//! class and hint and the next attempt (`upstream_reconnecting` in JSON), each state it settles
+//! in (`upstream_state`), and with
 //! `--log-format json` a `relay_stats` event every second: messages per second each way, queue
 //! depth, upstream ACK latency p50/p99, the link's state, reconnects and the last failure.
 
 use crate::diag::Diag;
+use mllp::cause::{Cause, Hint};
 use mllp::client::ClientEvent;
 use mllp::relay::Gauges;
 use serde_json::json;
@@ -98,7 +100,9 @@ pub fn stats(
     })
 }
 
-/// Print the upstream link's events until the link is gone.
+/// Print the upstream link's events until the link is gone: one line for each failed attempt
+/// (its cause, class and hint, and when the next attempt starts), one for each state the link
+/// settles in; the passage through CONNECTING and RECONNECTING is said by those lines.
 pub fn upstream(
     diag: Diag,
     mut events: broadcast::Receiver<ClientEvent>,
@@ -109,6 +113,8 @@ pub fn upstream(
     tokio::spawn(async move {
         // The bound address is the first line; the link's events since the start wait for it.
         let _ = announced.await;
+        // The failure behind the next reconnect line.
+        let mut failure = None;
         loop {
             let event = match events.recv().await {
                 Ok(event) => event,
@@ -120,21 +126,25 @@ pub fn upstream(
                 continue;
             }
             match &event {
-                ClientEvent::StateChange(t) => diag.event(
-                    "upstream_state",
-                    || format!("upstream {to}: {t}"),
-                    json!({"upstream": to, "from": t.from, "to": t.to, "reason": t.reason}),
-                ),
-                ClientEvent::Reconnecting { attempt, delay } => diag.event(
-                    "upstream_reconnecting",
-                    || format!("upstream {to}: {event}"),
-                    json!({"upstream": to, "attempt": attempt, "delay_ms": delay.as_millis() as u64}),
-                ),
-                ClientEvent::Error { cause, class } => diag.event(
-                    "upstream_error",
-                    || format!("upstream {to}: {cause} ({class})"),
-                    json!({"upstream": to, "cause": cause, "class": class}),
-                ),
+                ClientEvent::Error { cause, .. } => failure = Some(*cause),
+                ClientEvent::StateChange(t) if says_itself(t) => {
+                    if let Some(cause) = failure.take() {
+                        failed(&diag, &to, cause, None);
+                    }
+                    diag.event(
+                        "upstream_state",
+                        || format!("upstream {to}: {t}"),
+                        json!({"upstream": to, "from": t.from, "to": t.to, "reason": t.reason}),
+                    )
+                }
+                ClientEvent::Reconnecting { attempt, delay } => match failure.take() {
+                    Some(cause) => failed(&diag, &to, cause, Some((*attempt, *delay))),
+                    None => diag.event(
+                        "upstream_reconnecting",
+                        || format!("upstream {to}: {event}"),
+                        json!({"upstream": to, "attempt": attempt, "delay_ms": delay.as_millis() as u64}),
+                    ),
+                },
                 ClientEvent::SecurityWarning(code) => diag.security_warning(
                     code.as_str(),
                     "the upstream's certificate is not verified (--insecure)",
@@ -143,4 +153,56 @@ pub fn upstream(
             }
         }
     })
+}
+
+/// Whether a state change gets a line of its own: not the way into RECONNECTING (the failure's
+/// line says it) nor the way from it to the next attempt (the same line said when).
+fn says_itself(t: &mllp::client::Transition) -> bool {
+    use mllp::client::State;
+    !matches!(
+        (t.from, t.to),
+        (_, State::Reconnecting) | (State::Reconnecting, State::Connecting)
+    )
+}
+
+/// One line for a failure of the upstream link: its cause, class and hint, and the attempt
+/// that follows (when one does).
+fn failed(diag: &Diag, to: &str, cause: Cause, next: Option<(u32, Duration)>) {
+    let class = cause.class();
+    let hint = hint(cause);
+    let then = match next {
+        Some((attempt, delay)) => format!(
+            "; reconnecting: attempt {attempt} in {}",
+            mllp::duration::Rounded(delay)
+        ),
+        None => String::new(),
+    };
+    let (name, mut fields) = match next {
+        Some((attempt, delay)) => (
+            "upstream_reconnecting",
+            json!({"attempt": attempt, "delay_ms": delay.as_millis() as u64}),
+        ),
+        None => ("upstream_error", json!({})),
+    };
+    fields["upstream"] = json!(to);
+    fields["cause"] = json!(cause);
+    fields["class"] = json!(class);
+    fields["hint"] = json!(hint);
+    diag.event(
+        name,
+        || format!("upstream {to}: {cause} ({class}): {hint}{then}"),
+        fields,
+    );
+}
+
+/// What an operator can do about an upstream failure, worded for the relay, which pairs the
+/// upstream's answers by control ID and has no flag to pair them otherwise.
+fn hint(cause: Cause) -> std::borrow::Cow<'static, str> {
+    match cause.hint() {
+        Hint::CorrelateInOrder | Hint::CorrelateByControlId => std::borrow::Cow::Borrowed(
+            "the upstream's ACKs do not name the messages' control IDs (MSH-10 in MSA-2), and \
+             the relay pairs answers by control ID: have the upstream echo them",
+        ),
+        hint => crate::diag::hint::words(&hint),
+    }
 }

@@ -6,6 +6,7 @@ use super::render;
 use super::status;
 use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
+use crate::listen::render::Answers;
 use mllp::client::{Client, Window};
 use mllp::relay::{self, Enqueue, Forward, ForwardOptions, Recorder, Store};
 use mllp::server::{BindError, Server, Shutdown, Sink};
@@ -13,13 +14,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub fn run(args: RelayArgs, diag: &Diag) -> anyhow::Result<Exit> {
-    if args.link.no_reconnect || args.link.max_retries.is_some() || args.give_up_given {
-        let message = "the relay reconnects upstream for as long as it runs: \
-                       --no-reconnect, --max-retries and --give-up-after do not apply \
-                       (a message the upstream cannot take within --connect-timeout is \
-                       refused, or waits in --queue)";
-        return Ok(Fatal::new(Exit::Usage, message).report());
-    }
     crate::listen::serve_on_runtime(args.server_tls.acceptor(), |tls| serve(&args, tls, diag))
 }
 
@@ -28,7 +22,7 @@ async fn serve(
     tls: Option<mllp::tls::TlsAcceptor>,
     diag: &Diag,
 ) -> anyhow::Result<Exit> {
-    let link = args.link.settings();
+    let link = args.link();
     let config = mllp::server::ServerConfig {
         drain_timeout: link.drain_timeout,
         ..args.guards.config()
@@ -133,6 +127,11 @@ async fn serve(
             (Arc::new(forward), None)
         }
     };
+    // Pass-through commits nothing: a positive answer is the upstream's, passed on.
+    let answers = match args.queue {
+        Some(_) => Answers::Committed,
+        None => Answers::PassedOn,
+    };
     let (tx, rx) = tokio::sync::mpsc::channel(4096);
     // With a status drawn, the server's events pass a counter of open connections first.
     let (tx, counting) = match &status {
@@ -146,8 +145,9 @@ async fn serve(
         diag.clone(),
         rx,
         metrics,
-        Vec::new(),
-        Some(listening),
+        args.log_rate.limiter(),
+        answers,
+        listening,
     )?;
     let server = Server::builder(config, sink)
         .events(tx)
@@ -179,6 +179,6 @@ async fn serve(
     if let Some(status) = status {
         status.finish();
     }
-    crate::listen::render::stats(diag, &stats, None);
+    crate::listen::render::stats(diag, &stats, None, answers);
     Ok(Exit::Success)
 }

@@ -1,13 +1,17 @@
 //! Each server event's name, human line and JSON fields, at the verbosity asked for.
 
-use super::{header_text, message_line, unsafe_on_terminal};
+use super::{header_text, message_line, unsafe_on_terminal, Answers};
 use crate::diag::Diag;
 use mllp::server::sink::exec::EXEC_STDERR_LINE_MAX;
 use mllp::server::ServerEvent;
 use serde_json::{json, Value};
 
 /// An event's name, human line and JSON fields; `None` when this verbosity hides it.
-pub(super) fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, Value)> {
+pub(super) fn describe(
+    diag: &Diag,
+    event: &ServerEvent,
+    answers: Answers,
+) -> Option<(&'static str, String, Value)> {
     // Under --quiet only the address, security warnings, accept errors, the store's state, the
     // exec command's own stderr and the final stats are shown.
     let quiet = diag.quiet;
@@ -139,19 +143,25 @@ pub(super) fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str
         } => {
             let mut human = String::new();
             if !diag.json() {
-                message_line(&mut human, event);
+                message_line(&mut human, event, answers);
             }
             // One per message: the JSON fields are built only when they are written.
             let fields = if diag.json() {
-                json!({
+                let ms = commit_ms.map(|ms| (ms * 1000.0).round() / 1000.0);
+                let mut fields = json!({
                     "connection": connection,
                     "bytes": bytes,
                     "ack_code": ack_code,
                     "duplicate": duplicate,
-                    "commit_ms": commit_ms.map(|ms| (ms * 1000.0).round() / 1000.0),
                     "control_id": header_text(control_id),
                     "message_type": header_text(message_type),
-                })
+                });
+                let took = match answers {
+                    Answers::Committed => "commit_ms",
+                    Answers::PassedOn => "upstream_ms",
+                };
+                fields[took] = json!(ms);
+                fields
             } else {
                 Value::Null
             };
@@ -177,7 +187,11 @@ pub(super) fn describe(diag: &Diag, event: &ServerEvent) -> Option<(&'static str
         ),
         ServerEvent::SinkFailed { connection, detail } => (
             "sink_error",
-            format!("connection {connection}: commit failed: {detail}"),
+            match answers {
+                Answers::Committed => format!("connection {connection}: commit failed: {detail}"),
+                // The detail says what the upstream did.
+                Answers::PassedOn => format!("connection {connection}: {detail}"),
+            },
             json!({ "connection": connection, "detail": detail }),
         ),
         ServerEvent::SecurityWarning { code } => (

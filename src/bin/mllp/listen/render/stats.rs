@@ -1,24 +1,52 @@
 //! The final counters of a run, said once at the end: one `stats` event, or a few labelled
 //! lines for people.
 
-use super::Stamp;
+use super::{Answers, Stamp};
 use crate::diag::Diag;
 use mllp::server::StatsSnapshot;
 use serde_json::{json, Value};
 
-/// The final counters, one event (with the test double's seed, when one ran).
-pub fn stats(diag: &Diag, stats: &StatsSnapshot, seed: Option<u64>) {
-    let mut fields = serde_json::to_value(stats).unwrap_or(Value::Null);
-    if let (Some(seed), Value::Object(map)) = (seed, &mut fields) {
-        // A string: JSON readers that hold numbers as doubles (jq) would round a u64.
-        map.insert("seed".into(), json!(seed.to_string()));
+/// How the message counters are named: by what a commit did, or (passing messages through) by
+/// what the upstream answered.
+fn outcomes(answers: Answers) -> [(&'static str, &'static str); 3] {
+    match answers {
+        Answers::Committed => [
+            ("committed", "committed"),
+            ("rejected", "rejected"),
+            ("commit_failed", "commit failed"),
+        ],
+        Answers::PassedOn => [
+            ("accepted_upstream", "accepted upstream"),
+            ("rejected_upstream", "rejected upstream"),
+            ("failed_upstream", "failed upstream"),
+        ],
     }
-    let human = || stats_lines(stats, seed);
+}
+
+/// The final counters, one event (with the test double's seed, when one ran).
+pub fn stats(diag: &Diag, stats: &StatsSnapshot, seed: Option<u64>, answers: Answers) {
+    let mut fields = serde_json::to_value(stats).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut fields {
+        if let Some(seed) = seed {
+            // A string: JSON readers that hold numbers as doubles (jq) would round a u64.
+            map.insert("seed".into(), json!(seed.to_string()));
+        }
+        // The snapshot's keys are the listener's: renamed for what the counts stand for here.
+        for ((from, _), (to, _)) in outcomes(Answers::Committed)
+            .into_iter()
+            .zip(outcomes(answers))
+        {
+            if let Some(count) = map.remove(from) {
+                map.insert(to.into(), count);
+            }
+        }
+    }
+    let human = || stats_lines(stats, seed, answers);
     crate::diag::write_line(&Stamp::now().line(diag, "stats", human, fields));
 }
 
 /// The final counters for people: a few labelled lines, zero counts left out.
-pub(super) fn stats_lines(s: &StatsSnapshot, seed: Option<u64>) -> String {
+pub(super) fn stats_lines(s: &StatsSnapshot, seed: Option<u64>, answers: Answers) -> String {
     let listed = |counts: &std::collections::BTreeMap<&'static str, u64>| {
         if counts.is_empty() {
             return "none".to_string();
@@ -38,6 +66,7 @@ pub(super) fn stats_lines(s: &StatsSnapshot, seed: Option<u64>) -> String {
             items.join(", ")
         }
     };
+    let [(_, committed), (_, rejected), (_, failed)] = outcomes(answers);
     let mut lines = vec![
         format!(
             "stopped: {} received over {}",
@@ -47,11 +76,11 @@ pub(super) fn stats_lines(s: &StatsSnapshot, seed: Option<u64>) -> String {
         format!(
             "  messages: {}",
             nonzero(&[
-                ("committed", s.committed),
+                (committed, s.committed),
                 ("duplicates", s.duplicates),
-                ("rejected", s.rejected),
+                (rejected, s.rejected),
                 ("refused", s.refused),
-                ("commit failed", s.commit_failed),
+                (failed, s.commit_failed),
                 ("inbound ACKs", s.inbound_acks),
                 ("unanswered", s.unanswered),
             ])

@@ -19,7 +19,7 @@ fn line(format: LogFormat, event: &ServerEvent) -> String {
     let mut text = String::new();
     let stamp =
         Stamp::at(std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_796_173_323_456));
-    push(&diag, &stamp, event, &mut text);
+    push(&diag, &stamp, event, Answers::Committed, &mut text);
     let text = text.trim_end();
     match format {
         LogFormat::Json => {
@@ -99,7 +99,7 @@ fn message_lines_in_both_formats() {
         stdout_color: false,
     };
     for event in [message(Some(AckCode::AE), true), message(None, false)] {
-        let (_, human, _) = describe(&diag, &event).unwrap();
+        let (_, human, _) = describe(&diag, &event, Answers::Committed).unwrap();
         assert_eq!(line(LogFormat::Human, &event), human);
     }
     let json: Value =
@@ -216,7 +216,10 @@ fn the_store_link_lost_and_back_in_both_formats_and_under_quiet() {
         stdout_color: false,
     };
     for event in [&lost, &back] {
-        assert!(describe(&quiet, event).is_some(), "kept under --quiet");
+        assert!(
+            describe(&quiet, event, Answers::Committed).is_some(),
+            "kept under --quiet"
+        );
     }
 }
 
@@ -230,7 +233,7 @@ fn commit_groups_are_one_stats_line() {
         }),
         ..StatsSnapshot::default()
     };
-    let lines = stats_lines(&stats, None);
+    let lines = stats_lines(&stats, None, Answers::Committed);
     assert!(
         lines.contains("  commit groups: 3 of 3.0 rows on average (rows per group 1: 1, 4-7: 2)"),
         "{lines}"
