@@ -8,6 +8,7 @@ use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long: run with --ignored"]
 async fn five_hundred_peers_that_never_read_their_acks_stay_within_the_budget() {
     let _alone = ONE_AT_A_TIME.lock().await;
     let listener = Proc::listen(&[]);

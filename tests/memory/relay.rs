@@ -47,6 +47,7 @@ async fn pass_through_with_an_upstream_that_does_not_read() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long: run with --ignored"]
 async fn a_queue_with_an_upstream_that_does_not_read() {
     let _alone = ONE_AT_A_TIME.lock().await;
     let dir = tempfile::tempdir().unwrap();

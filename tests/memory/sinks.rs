@@ -18,6 +18,7 @@ async fn crowd(listener: &Proc, case: &str) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long: run with --ignored"]
 async fn a_stdout_nobody_reads() {
     let _alone = ONE_AT_A_TIME.lock().await;
     let listener = Proc::listen_stalled_stdout(&[]);
@@ -72,6 +73,7 @@ async fn a_postgres_database_slower_than_its_peers() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long: run with --ignored"]
 async fn an_exec_command_that_does_not_read() {
     let _alone = ONE_AT_A_TIME.lock().await;
     let listener = Proc::listen(&["--exec", "sleep 60; cat >/dev/null"]);
