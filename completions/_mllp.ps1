@@ -36,6 +36,8 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             [CompletionResult]::new('relay', 'relay', [CompletionResultType]::ParameterValue, 'Stand between two systems: forward, show, bridge TLS, queue while the upstream is down')
             [CompletionResult]::new('probe', 'probe', [CompletionResultType]::ParameterValue, 'Find out why an endpoint will not talk: resolve, connect, TLS, and one message')
             [CompletionResult]::new('soak', 'soak', [CompletionResultType]::ParameterValue, 'Hold a link under load, watch it fail and heal, and prove nothing was lost')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show what HL7 messages hold: an outline of their fields, or the values at paths')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check whether HL7 messages are well formed, by the standard''s rules and a site''s')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the man page, or write one per subcommand into a directory')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -52,6 +54,7 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             [CompletionResult]::new('--status', '--status', [CompletionResultType]::ParameterName, 'With a relay store: rows whose upstream fate is STATUS (repeatable)')
             [CompletionResult]::new('--pace', '--pace', [CompletionResultType]::ParameterName, 'With --from-db: `original` keeps the recorded gaps')
             [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'With --pace original: the gaps this many times shorter')
+            [CompletionResult]::new('--where', '--where', [CompletionResultType]::ParameterName, 'Send only the messages for which FILTER holds (repeat: all must hold)')
             [CompletionResult]::new('--max-gap', '--max-gap', [CompletionResultType]::ParameterName, 'With --pace original: wait at most this long between two messages')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Where to send: HOST or HOST:PORT')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, when --host has none [default: 2575]')
@@ -75,7 +78,7 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'Messages written and not yet acknowledged, at most')
             [CompletionResult]::new('--window-bytes', '--window-bytes', [CompletionResultType]::ParameterName, 'Payload bytes written and not yet acknowledged, at most')
             [CompletionResult]::new('--connections', '--connections', [CompletionResultType]::ParameterName, 'Connections side by side; above 1 needs --order-key')
-            [CompletionResult]::new('--order-key', '--order-key', [CompletionResultType]::ParameterName, 'What keeps order over --connections: PID-3, any SEG-n[.c], or none')
+            [CompletionResult]::new('--order-key', '--order-key', [CompletionResultType]::ParameterName, 'What keeps order over --connections: a path (PID-3), or none')
             [CompletionResult]::new('--rate', '--rate', [CompletionResultType]::ParameterName, 'Send at most this many messages per second (`200` or `200/s`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Bound on the whole run, like curl''s --max-time')
             [CompletionResult]::new('--max-resends', '--max-resends', [CompletionResultType]::ParameterName, 'Most times one message is written again')
@@ -90,6 +93,7 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             [CompletionResult]::new('--batch', '--batch', [CompletionResultType]::ParameterName, 'Send each batch envelope (FHS/BHS ... BTS/FTS) as one frame')
             [CompletionResult]::new('--stream', '--stream', [CompletionResultType]::ParameterName, 'Read stdin as it comes, endlessly, without checking it first')
             [CompletionResult]::new('--fresh-control-ids', '--fresh-control-ids', [CompletionResultType]::ParameterName, 'Give every message a unique MSH-10 of its own')
+            [CompletionResult]::new('--check-hl7', '--check-hl7', [CompletionResultType]::ParameterName, 'Send nothing unless every message is well formed (as mllp check)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Check and list what would be sent; connect to nothing')
             [CompletionResult]::new('--no-reconnect', '--no-reconnect', [CompletionResultType]::ParameterName, 'Do not reconnect after a transient failure')
             [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Speak TLS, verifying the server against the system roots and --ca')
@@ -301,6 +305,49 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print the version')
             break
         }
+        'mllp;show' {
+            [CompletionResult]::new('--from-db', '--from-db', [CompletionResultType]::ParameterName, 'Read the messages of a listen --sqlite or relay store, in arrival order')
+            [CompletionResult]::new('--postgres', '--postgres', [CompletionResultType]::ParameterName, 'Read the messages of a listen --postgres store, in arrival order')
+            [CompletionResult]::new('--where', '--where', [CompletionResultType]::ParameterName, 'Only the messages for which FILTER holds (repeat: all must hold)')
+            [CompletionResult]::new('--charset', '--charset', [CompletionResultType]::ParameterName, 'Read text in this character set, whatever MSH-18 says')
+            [CompletionResult]::new('--get', '--get', [CompletionResultType]::ParameterName, 'Print the value at PATH, one line per message (repeat for more columns)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output: auto, always, never')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Diagnostics on stderr as human or json lines')
+            [CompletionResult]::new('-r', '-r', [CompletionResultType]::ParameterName, 'Walk directories given as inputs')
+            [CompletionResult]::new('--recursive', '--recursive', [CompletionResultType]::ParameterName, 'Walk directories given as inputs')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON object per message')
+            [CompletionResult]::new('--raw', '--raw', [CompletionResultType]::ParameterName, 'Values as written: escape sequences left as they are')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More detail on stderr (repeat for more)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More detail on stderr (repeat for more)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only errors and the final summary on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only errors and the final summary on stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (-h: one line per flag; --help: more detail)')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (-h: one line per flag; --help: more detail)')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print the version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print the version')
+            break
+        }
+        'mllp;check' {
+            [CompletionResult]::new('--from-db', '--from-db', [CompletionResultType]::ParameterName, 'Read the messages of a listen --sqlite or relay store, in arrival order')
+            [CompletionResult]::new('--postgres', '--postgres', [CompletionResultType]::ParameterName, 'Read the messages of a listen --postgres store, in arrival order')
+            [CompletionResult]::new('--where', '--where', [CompletionResultType]::ParameterName, 'Only the messages for which FILTER holds (repeat: all must hold)')
+            [CompletionResult]::new('--charset', '--charset', [CompletionResultType]::ParameterName, 'Read text in this character set, whatever MSH-18 says')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'A site''s own rules on top of the standard''s (TOML, or JSON by a .json name)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output: auto, always, never')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Diagnostics on stderr as human or json lines')
+            [CompletionResult]::new('-r', '-r', [CompletionResultType]::ParameterName, 'Walk directories given as inputs')
+            [CompletionResult]::new('--recursive', '--recursive', [CompletionResultType]::ParameterName, 'Walk directories given as inputs')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON object per finding, then the summary')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More detail on stderr (repeat for more)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'More detail on stderr (repeat for more)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Only errors and the final summary on stderr')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Only errors and the final summary on stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (-h: one line per flag; --help: more detail)')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (-h: one line per flag; --help: more detail)')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print the version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print the version')
+            break
+        }
         'mllp;completions' {
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output: auto, always, never')
             [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Diagnostics on stderr as human or json lines')
@@ -334,6 +381,8 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             [CompletionResult]::new('relay', 'relay', [CompletionResultType]::ParameterValue, 'Stand between two systems: forward, show, bridge TLS, queue while the upstream is down')
             [CompletionResult]::new('probe', 'probe', [CompletionResultType]::ParameterValue, 'Find out why an endpoint will not talk: resolve, connect, TLS, and one message')
             [CompletionResult]::new('soak', 'soak', [CompletionResultType]::ParameterValue, 'Hold a link under load, watch it fail and heal, and prove nothing was lost')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show what HL7 messages hold: an outline of their fields, or the values at paths')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check whether HL7 messages are well formed, by the standard''s rules and a site''s')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the man page, or write one per subcommand into a directory')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -352,6 +401,12 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             break
         }
         'mllp;help;soak' {
+            break
+        }
+        'mllp;help;show' {
+            break
+        }
+        'mllp;help;check' {
             break
         }
         'mllp;help;completions' {

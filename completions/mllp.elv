@@ -33,6 +33,8 @@ set edit:completion:arg-completer[mllp] = {|@words|
             cand relay 'Stand between two systems: forward, show, bridge TLS, queue while the upstream is down'
             cand probe 'Find out why an endpoint will not talk: resolve, connect, TLS, and one message'
             cand soak 'Hold a link under load, watch it fail and heal, and prove nothing was lost'
+            cand show 'Show what HL7 messages hold: an outline of their fields, or the values at paths'
+            cand check 'Check whether HL7 messages are well formed, by the standard''s rules and a site''s'
             cand completions 'Print a shell completion script'
             cand man 'Print the man page, or write one per subcommand into a directory'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -48,6 +50,7 @@ set edit:completion:arg-completer[mllp] = {|@words|
             cand --status 'With a relay store: rows whose upstream fate is STATUS (repeatable)'
             cand --pace 'With --from-db: `original` keeps the recorded gaps'
             cand --speed 'With --pace original: the gaps this many times shorter'
+            cand --where 'Send only the messages for which FILTER holds (repeat: all must hold)'
             cand --max-gap 'With --pace original: wait at most this long between two messages'
             cand --host 'Where to send: HOST or HOST:PORT'
             cand --port 'Port, when --host has none [default: 2575]'
@@ -71,7 +74,7 @@ set edit:completion:arg-completer[mllp] = {|@words|
             cand --window 'Messages written and not yet acknowledged, at most'
             cand --window-bytes 'Payload bytes written and not yet acknowledged, at most'
             cand --connections 'Connections side by side; above 1 needs --order-key'
-            cand --order-key 'What keeps order over --connections: PID-3, any SEG-n[.c], or none'
+            cand --order-key 'What keeps order over --connections: a path (PID-3), or none'
             cand --rate 'Send at most this many messages per second (`200` or `200/s`)'
             cand --timeout 'Bound on the whole run, like curl''s --max-time'
             cand --max-resends 'Most times one message is written again'
@@ -86,6 +89,7 @@ set edit:completion:arg-completer[mllp] = {|@words|
             cand --batch 'Send each batch envelope (FHS/BHS ... BTS/FTS) as one frame'
             cand --stream 'Read stdin as it comes, endlessly, without checking it first'
             cand --fresh-control-ids 'Give every message a unique MSH-10 of its own'
+            cand --check-hl7 'Send nothing unless every message is well formed (as mllp check)'
             cand --dry-run 'Check and list what would be sent; connect to nothing'
             cand --no-reconnect 'Do not reconnect after a transient failure'
             cand --tls 'Speak TLS, verifying the server against the system roots and --ca'
@@ -292,6 +296,47 @@ set edit:completion:arg-completer[mllp] = {|@words|
             cand -V 'Print the version'
             cand --version 'Print the version'
         }
+        &'mllp;show'= {
+            cand --from-db 'Read the messages of a listen --sqlite or relay store, in arrival order'
+            cand --postgres 'Read the messages of a listen --postgres store, in arrival order'
+            cand --where 'Only the messages for which FILTER holds (repeat: all must hold)'
+            cand --charset 'Read text in this character set, whatever MSH-18 says'
+            cand --get 'Print the value at PATH, one line per message (repeat for more columns)'
+            cand --color 'When to colour output: auto, always, never'
+            cand --log-format 'Diagnostics on stderr as human or json lines'
+            cand -r 'Walk directories given as inputs'
+            cand --recursive 'Walk directories given as inputs'
+            cand --json 'One JSON object per message'
+            cand --raw 'Values as written: escape sequences left as they are'
+            cand -v 'More detail on stderr (repeat for more)'
+            cand --verbose 'More detail on stderr (repeat for more)'
+            cand -q 'Only errors and the final summary on stderr'
+            cand --quiet 'Only errors and the final summary on stderr'
+            cand -h 'Print help (-h: one line per flag; --help: more detail)'
+            cand --help 'Print help (-h: one line per flag; --help: more detail)'
+            cand -V 'Print the version'
+            cand --version 'Print the version'
+        }
+        &'mllp;check'= {
+            cand --from-db 'Read the messages of a listen --sqlite or relay store, in arrival order'
+            cand --postgres 'Read the messages of a listen --postgres store, in arrival order'
+            cand --where 'Only the messages for which FILTER holds (repeat: all must hold)'
+            cand --charset 'Read text in this character set, whatever MSH-18 says'
+            cand --profile 'A site''s own rules on top of the standard''s (TOML, or JSON by a .json name)'
+            cand --color 'When to colour output: auto, always, never'
+            cand --log-format 'Diagnostics on stderr as human or json lines'
+            cand -r 'Walk directories given as inputs'
+            cand --recursive 'Walk directories given as inputs'
+            cand --json 'One JSON object per finding, then the summary'
+            cand -v 'More detail on stderr (repeat for more)'
+            cand --verbose 'More detail on stderr (repeat for more)'
+            cand -q 'Only errors and the final summary on stderr'
+            cand --quiet 'Only errors and the final summary on stderr'
+            cand -h 'Print help (-h: one line per flag; --help: more detail)'
+            cand --help 'Print help (-h: one line per flag; --help: more detail)'
+            cand -V 'Print the version'
+            cand --version 'Print the version'
+        }
         &'mllp;completions'= {
             cand --color 'When to colour output: auto, always, never'
             cand --log-format 'Diagnostics on stderr as human or json lines'
@@ -323,6 +368,8 @@ set edit:completion:arg-completer[mllp] = {|@words|
             cand relay 'Stand between two systems: forward, show, bridge TLS, queue while the upstream is down'
             cand probe 'Find out why an endpoint will not talk: resolve, connect, TLS, and one message'
             cand soak 'Hold a link under load, watch it fail and heal, and prove nothing was lost'
+            cand show 'Show what HL7 messages hold: an outline of their fields, or the values at paths'
+            cand check 'Check whether HL7 messages are well formed, by the standard''s rules and a site''s'
             cand completions 'Print a shell completion script'
             cand man 'Print the man page, or write one per subcommand into a directory'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -336,6 +383,10 @@ set edit:completion:arg-completer[mllp] = {|@words|
         &'mllp;help;probe'= {
         }
         &'mllp;help;soak'= {
+        }
+        &'mllp;help;show'= {
+        }
+        &'mllp;help;check'= {
         }
         &'mllp;help;completions'= {
         }

@@ -38,6 +38,8 @@ complete -c mllp -n "__fish_mllp_needs_command" -f -a "listen" -d 'Receive HL7 o
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "relay" -d 'Stand between two systems: forward, show, bridge TLS, queue while the upstream is down'
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "probe" -d 'Find out why an endpoint will not talk: resolve, connect, TLS, and one message'
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "soak" -d 'Hold a link under load, watch it fail and heal, and prove nothing was lost'
+complete -c mllp -n "__fish_mllp_needs_command" -f -a "show" -d 'Show what HL7 messages hold: an outline of their fields, or the values at paths'
+complete -c mllp -n "__fish_mllp_needs_command" -f -a "check" -d 'Check whether HL7 messages are well formed, by the standard\'s rules and a site\'s'
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "man" -d 'Print the man page, or write one per subcommand into a directory'
 complete -c mllp -n "__fish_mllp_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -55,6 +57,7 @@ unknown-fate\t''
 never-delivered\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l pace -d 'With --from-db: `original` keeps the recorded gaps' -r -f -a "original\t'The gaps between the messages\' recorded arrival times'"
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l speed -d 'With --pace original: the gaps this many times shorter' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l where -d 'Send only the messages for which FILTER holds (repeat: all must hold)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-gap -d 'With --pace original: wait at most this long between two messages' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l host -d 'Where to send: HOST or HOST:PORT' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l port -d 'Port, when --host has none [default: 2575]' -r
@@ -79,7 +82,7 @@ control-id\t'MSA-2 names the message\'s MSH-10; ACKs may come in any order; enha
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l window -d 'Messages written and not yet acknowledged, at most' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l window-bytes -d 'Payload bytes written and not yet acknowledged, at most' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l connections -d 'Connections side by side; above 1 needs --order-key' -r
-complete -c mllp -n "__fish_mllp_using_subcommand send" -l order-key -d 'What keeps order over --connections: PID-3, any SEG-n[.c], or none' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l order-key -d 'What keeps order over --connections: a path (PID-3), or none' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l rate -d 'Send at most this many messages per second (`200` or `200/s`)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l timeout -d 'Bound on the whole run, like curl\'s --max-time' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-resends -d 'Most times one message is written again' -r
@@ -98,6 +101,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -l raw -d 'Send segment 
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l batch -d 'Send each batch envelope (FHS/BHS ... BTS/FTS) as one frame'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l stream -d 'Read stdin as it comes, endlessly, without checking it first'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l fresh-control-ids -d 'Give every message a unique MSH-10 of its own'
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l check-hl7 -d 'Send nothing unless every message is well formed (as mllp check)'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l dry-run -d 'Check and list what would be sent; connect to nothing'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l no-reconnect -d 'Do not reconnect after a transient failure'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l tls -d 'Speak TLS, verifying the server against the system roots and --ca'
@@ -301,6 +305,39 @@ complete -c mllp -n "__fish_mllp_using_subcommand soak" -s v -l verbose -d 'More
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -s q -l quiet -d 'Only errors and the final summary on stderr'
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -s h -l help -d 'Print help (-h: one line per flag; --help: more detail)'
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -s V -l version -d 'Print the version'
+complete -c mllp -n "__fish_mllp_using_subcommand show" -l from-db -d 'Read the messages of a listen --sqlite or relay store, in arrival order' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand show" -l postgres -d 'Read the messages of a listen --postgres store, in arrival order' -r
+complete -c mllp -n "__fish_mllp_using_subcommand show" -l where -d 'Only the messages for which FILTER holds (repeat: all must hold)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand show" -l charset -d 'Read text in this character set, whatever MSH-18 says' -r
+complete -c mllp -n "__fish_mllp_using_subcommand show" -l get -d 'Print the value at PATH, one line per message (repeat for more columns)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand show" -l color -d 'When to colour output: auto, always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand show" -l log-format -d 'Diagnostics on stderr as human or json lines' -r -f -a "human\t''
+json\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand show" -s r -l recursive -d 'Walk directories given as inputs'
+complete -c mllp -n "__fish_mllp_using_subcommand show" -l json -d 'One JSON object per message'
+complete -c mllp -n "__fish_mllp_using_subcommand show" -l raw -d 'Values as written: escape sequences left as they are'
+complete -c mllp -n "__fish_mllp_using_subcommand show" -s v -l verbose -d 'More detail on stderr (repeat for more)'
+complete -c mllp -n "__fish_mllp_using_subcommand show" -s q -l quiet -d 'Only errors and the final summary on stderr'
+complete -c mllp -n "__fish_mllp_using_subcommand show" -s h -l help -d 'Print help (-h: one line per flag; --help: more detail)'
+complete -c mllp -n "__fish_mllp_using_subcommand show" -s V -l version -d 'Print the version'
+complete -c mllp -n "__fish_mllp_using_subcommand check" -l from-db -d 'Read the messages of a listen --sqlite or relay store, in arrival order' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand check" -l postgres -d 'Read the messages of a listen --postgres store, in arrival order' -r
+complete -c mllp -n "__fish_mllp_using_subcommand check" -l where -d 'Only the messages for which FILTER holds (repeat: all must hold)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand check" -l charset -d 'Read text in this character set, whatever MSH-18 says' -r
+complete -c mllp -n "__fish_mllp_using_subcommand check" -l profile -d 'A site\'s own rules on top of the standard\'s (TOML, or JSON by a .json name)' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand check" -l color -d 'When to colour output: auto, always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand check" -l log-format -d 'Diagnostics on stderr as human or json lines' -r -f -a "human\t''
+json\t''"
+complete -c mllp -n "__fish_mllp_using_subcommand check" -s r -l recursive -d 'Walk directories given as inputs'
+complete -c mllp -n "__fish_mllp_using_subcommand check" -l json -d 'One JSON object per finding, then the summary'
+complete -c mllp -n "__fish_mllp_using_subcommand check" -s v -l verbose -d 'More detail on stderr (repeat for more)'
+complete -c mllp -n "__fish_mllp_using_subcommand check" -s q -l quiet -d 'Only errors and the final summary on stderr'
+complete -c mllp -n "__fish_mllp_using_subcommand check" -s h -l help -d 'Print help (-h: one line per flag; --help: more detail)'
+complete -c mllp -n "__fish_mllp_using_subcommand check" -s V -l version -d 'Print the version'
 complete -c mllp -n "__fish_mllp_using_subcommand completions" -l color -d 'When to colour output: auto, always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -320,11 +357,13 @@ complete -c mllp -n "__fish_mllp_using_subcommand man" -s v -l verbose -d 'More 
 complete -c mllp -n "__fish_mllp_using_subcommand man" -s q -l quiet -d 'Only errors and the final summary on stderr'
 complete -c mllp -n "__fish_mllp_using_subcommand man" -s h -l help -d 'Print help (-h: one line per flag; --help: more detail)'
 complete -c mllp -n "__fish_mllp_using_subcommand man" -s V -l version -d 'Print the version'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak completions man help" -f -a "send" -d 'Send HL7 files to an MLLP endpoint and account for every message'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak completions man help" -f -a "listen" -d 'Receive HL7 over MLLP, commit each message to a sink, then acknowledge it'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak completions man help" -f -a "relay" -d 'Stand between two systems: forward, show, bridge TLS, queue while the upstream is down'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak completions man help" -f -a "probe" -d 'Find out why an endpoint will not talk: resolve, connect, TLS, and one message'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak completions man help" -f -a "soak" -d 'Hold a link under load, watch it fail and heal, and prove nothing was lost'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak completions man help" -f -a "completions" -d 'Print a shell completion script'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak completions man help" -f -a "man" -d 'Print the man page, or write one per subcommand into a directory'
-complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check completions man help" -f -a "send" -d 'Send HL7 files to an MLLP endpoint and account for every message'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check completions man help" -f -a "listen" -d 'Receive HL7 over MLLP, commit each message to a sink, then acknowledge it'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check completions man help" -f -a "relay" -d 'Stand between two systems: forward, show, bridge TLS, queue while the upstream is down'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check completions man help" -f -a "probe" -d 'Find out why an endpoint will not talk: resolve, connect, TLS, and one message'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check completions man help" -f -a "soak" -d 'Hold a link under load, watch it fail and heal, and prove nothing was lost'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check completions man help" -f -a "show" -d 'Show what HL7 messages hold: an outline of their fields, or the values at paths'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check completions man help" -f -a "check" -d 'Check whether HL7 messages are well formed, by the standard\'s rules and a site\'s'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check completions man help" -f -a "completions" -d 'Print a shell completion script'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check completions man help" -f -a "man" -d 'Print the man page, or write one per subcommand into a directory'
+complete -c mllp -n "__fish_mllp_using_subcommand help; and not __fish_seen_subcommand_from send listen relay probe soak show check completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

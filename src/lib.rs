@@ -11,7 +11,8 @@
 //! # Crate map
 //!
 //! - [`framing`]: the MLLP codec: a strict writer, a tolerant reader that reports each deviation.
-//! - [`hl7`]: the header fields a transport needs (MSH, MSA, ERR) as byte slices, never panicking.
+//! - [`hl7`]: one reader of HL7 v2: segments, fields, repetitions, components in place, field
+//!   paths (`PID-3(*).1`), filters, text by MSH-18; the header fast paths tested against it.
 //! - [`ack`]: acknowledgements that never lie: code by MSH-15 and commit, MSA-2 echoes MSH-10.
 //! - [`warning`]: the stable warning codes, each with its byte offset in the stream.
 //! - [`cause`]: failure causes, their class (transient or permanent), and what to do about each.

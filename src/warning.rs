@@ -73,6 +73,13 @@ pub enum WarningCode {
     /// A listener bound to a wildcard address, all interfaces (a security warning).
     #[serde(rename = "MLLP_BIND_ALL_INTERFACES")]
     BindAllInterfaces,
+    /// Bytes of a message shown as text that its character set (MSH-18, or the one chosen)
+    /// cannot decode: shown escaped (`\Xhh\`), never dropped.
+    #[serde(rename = "MLLP_TEXT_NOT_IN_CHARSET")]
+    TextNotInCharset,
+    /// MSH-18 names a character set that is not known: the text is read as UTF-8.
+    #[serde(rename = "MLLP_CHARSET_UNKNOWN")]
+    CharsetUnknown,
 }
 
 impl WarningCode {
@@ -100,6 +107,8 @@ impl WarningCode {
             WarningCode::UnknownAcceptAckType => "MLLP_UNKNOWN_ACCEPT_ACK_TYPE",
             WarningCode::TlsVerifyDisabled => "MLLP_TLS_VERIFY_DISABLED",
             WarningCode::BindAllInterfaces => "MLLP_BIND_ALL_INTERFACES",
+            WarningCode::TextNotInCharset => "MLLP_TEXT_NOT_IN_CHARSET",
+            WarningCode::CharsetUnknown => "MLLP_CHARSET_UNKNOWN",
         }
     }
 }

@@ -222,7 +222,7 @@ impl Pending {
 
 /// MSH-10 and MSH-16 of a payload's first MSH: from its first segment when it starts with
 /// `MSH` (the usual case, both read in one pass over the header alone), else the full scan's.
-fn read_msh(payload: &[u8]) -> crate::hl7::msh_read::Fields<'_> {
+fn read_msh(payload: &[u8]) -> crate::input::header::Fields<'_> {
     if payload.starts_with(b"MSH") {
         return crate::input::header::control_id_and_app_ack(payload);
     }

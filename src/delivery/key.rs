@@ -1,8 +1,8 @@
-//! The order key of a parallel run: the field whose value keeps its messages in order
-//! (`PID-3`, `MSH-4`, any `SEG-n` or `SEG-n.c`, or none), read from a payload, and the stable
-//! hash that picks a link for it.
+//! The order key of a parallel run: the field path whose value keeps its messages in order
+//! (`PID-3`, `MSH-4`, `PID-3.1`, any path of one value, or none), read by the HL7 reader, and
+//! the stable hash that picks a link for it.
 
-use crate::hl7::{segments, Delimiters, Msh};
+use crate::hl7::{Path, PathError};
 use std::fmt;
 use std::str::FromStr;
 
@@ -12,33 +12,24 @@ pub enum OrderKey {
     /// No key: each message goes to the link with the least outstanding, and each link sends
     /// its share in input order; nothing orders messages across links.
     None,
-    /// The value of one field (or one component of it): messages with equal values go to the
-    /// same link, one at a time, in input order.
-    Field(FieldPath),
-}
-
-/// `SEG-n` or `SEG-n.c`: a segment name, a field number and optionally a component (1-based).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FieldPath {
-    /// The segment name, three upper-case ASCII letters or digits (`PID`).
-    pub segment: [u8; 3],
-    /// The field number, from 1; for MSH, counted as HL7 does (MSH-1 is the field separator).
-    pub field: usize,
-    /// The component number, from 1, within the field's first repetition; `None` for the
-    /// whole field.
-    pub component: Option<usize>,
+    /// The value a path names (`PID-3`: the first repetition of PID-3 as written): messages
+    /// with equal values go to the same link, one at a time, in input order.
+    Field(Path),
 }
 
 /// A key that cannot be read; says what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "`{given}` is not a field: {why}; write SEG-n or SEG-n.c (PID-3, MSH-4, PID-3.1) or `none`"
-)]
-pub struct OrderKeyError {
-    /// The key as given.
-    pub given: String,
-    /// What is wrong with it.
-    pub why: &'static str,
+#[non_exhaustive]
+pub enum OrderKeyError {
+    /// Not a field path.
+    #[error("{0}; or `none`")]
+    Path(#[from] PathError),
+    /// A path with `*`, which names more than one value.
+    #[error("`{given}` names every occurrence (`*`): an order key is one value (PID-3, PID-3.1)")]
+    Multiple {
+        /// The key as given.
+        given: String,
+    },
 }
 
 impl FromStr for OrderKey {
@@ -48,38 +39,13 @@ impl FromStr for OrderKey {
         if s.eq_ignore_ascii_case("none") {
             return Ok(OrderKey::None);
         }
-        let fail = |why| OrderKeyError {
-            given: s.to_string(),
-            why,
-        };
-        let (segment, rest) = s.split_once('-').ok_or(fail("no `-` after the segment"))?;
-        let name: [u8; 3] = segment
-            .as_bytes()
-            .try_into()
-            .map_err(|_| fail("a segment name has three characters"))?;
-        if !name
-            .iter()
-            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
-        {
-            return Err(fail("a segment name is upper-case letters and digits"));
+        let path: Path = s.parse()?;
+        if path.is_multiple() {
+            return Err(OrderKeyError::Multiple {
+                given: s.to_string(),
+            });
         }
-        let (field, component) = match rest.split_once('.') {
-            Some((f, c)) => (f, Some(c)),
-            None => (rest, None),
-        };
-        let number = |v: &str, why| v.parse::<usize>().ok().filter(|n| *n > 0).ok_or(fail(why));
-        let field = number(field, "the field number is a whole number from 1")?;
-        let component = component
-            .map(|c| number(c, "the component number is a whole number from 1"))
-            .transpose()?;
-        if &name == b"MSH" && field == 1 && component.is_some() {
-            return Err(fail("MSH-1 has no components"));
-        }
-        Ok(OrderKey::Field(FieldPath {
-            segment: name,
-            field,
-            component,
-        }))
+        Ok(OrderKey::Field(path))
     }
 }
 
@@ -87,76 +53,9 @@ impl fmt::Display for OrderKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             OrderKey::None => f.write_str("none"),
-            OrderKey::Field(p) => {
-                let name = String::from_utf8_lossy(&p.segment);
-                write!(f, "{name}-{}", p.field)?;
-                match p.component {
-                    Some(c) => write!(f, ".{c}"),
-                    None => Ok(()),
-                }
-            }
+            OrderKey::Field(p) => p.fmt(f),
         }
     }
-}
-
-impl FieldPath {
-    /// The key's value in `payload`: the field in the first segment of that name, split with
-    /// the delimiters the message's MSH declares. `None` when the segment or field is absent;
-    /// an empty field is the empty value. Both group such messages under one key.
-    pub fn value<'a>(&self, payload: &'a [u8]) -> Option<&'a [u8]> {
-        let mut msh = None;
-        // Another segment's field needs only the header's delimiters, not its field index.
-        let mut declared = None;
-        let of_header = &self.segment == b"MSH";
-        for (_, segment) in segments(payload) {
-            if segment.starts_with(b"MSH") && msh.is_none() && declared.is_none() {
-                if of_header {
-                    msh = Msh::parse(segment);
-                } else {
-                    declared = Some(header_delimiters(segment));
-                }
-            }
-            if segment.get(..3) != Some(&self.segment[..]) {
-                continue;
-            }
-            let delimiters = msh
-                .as_ref()
-                .map(|m| m.delimiters)
-                .or(declared)
-                .unwrap_or_default();
-            let field = if of_header {
-                msh.as_ref()?.field(self.field)?
-            } else {
-                // The segment name must end at a field separator (`PIDX|` is not PID).
-                if segment.get(3).is_some_and(|&b| b != delimiters.field) {
-                    continue;
-                }
-                segment.split(|&b| b == delimiters.field).nth(self.field)?
-            };
-            return match self.component {
-                None => Some(field),
-                Some(c) => {
-                    let first = field
-                        .split(|&b| b == delimiters.repetition)
-                        .next()
-                        .unwrap_or_default();
-                    first.split(|&b| b == delimiters.component).nth(c - 1)
-                }
-            };
-        }
-        None
-    }
-}
-
-/// The delimiters a header `segment` declares, as [`Msh::parse`] reads them: MSH-1, and MSH-2
-/// up to the next field separator.
-fn header_delimiters(segment: &[u8]) -> Delimiters {
-    let Some(&field) = segment.get(3) else {
-        return Delimiters::default();
-    };
-    let rest = &segment[4..];
-    let end = memchr::memchr(field, rest).unwrap_or(rest.len());
-    Delimiters::from_header(field, &rest[..end])
 }
 
 /// The hash of a key's value (absent and empty hash alike): FNV-1a, stable across runs and
@@ -192,20 +91,22 @@ mod tests {
 
     #[test]
     fn reads_fields_components_and_header_fields() {
+        // The first repetition, as written.
         assert_eq!(
             value("PID-3", ADT).as_deref(),
-            Some(&b"12345^^^HOSP^MR~999^^^SSN"[..])
+            Some(&b"12345^^^HOSP^MR"[..])
         );
+        assert_eq!(value("PID-3(2).1", ADT).as_deref(), Some(&b"999"[..]));
         assert_eq!(value("PID-3.1", ADT).as_deref(), Some(&b"12345"[..]));
         assert_eq!(value("PID-3.4", ADT).as_deref(), Some(&b"HOSP"[..]));
         assert_eq!(value("MSH-4", ADT).as_deref(), Some(&b"FAC"[..]));
         assert_eq!(value("MSH-10", ADT).as_deref(), Some(&b"C1"[..]));
         assert_eq!(value("MSH-1", ADT).as_deref(), Some(&b"|"[..]));
         assert_eq!(value("PID-5.2", ADT).as_deref(), Some(&b"JOHN"[..]));
-        // Absent segment, absent field, absent component.
+        // An absent segment names nothing; an absent field or component is empty.
         assert_eq!(value("PV1-3", ADT), None);
-        assert_eq!(value("PID-30", ADT), None);
-        assert_eq!(value("PID-5.3", ADT), None);
+        assert_eq!(value("PID-30", ADT).as_deref(), Some(&b""[..]));
+        assert_eq!(value("PID-5.3", ADT).as_deref(), Some(&b""[..]));
         // An empty field is the empty value.
         assert_eq!(value("PID-2", ADT).as_deref(), Some(&b""[..]));
     }
@@ -219,12 +120,12 @@ mod tests {
 
     #[test]
     fn refuses_what_is_not_a_field() {
-        for bad in [
-            "PID", "PID-", "PID-0", "PI-3", "pid-3", "PID-3.0", "PID-x", "MSH-1.1",
-        ] {
+        for bad in ["PID", "PID-", "PID-0", "PI-3", "pid-3", "PID-3.0", "PID-x"] {
             let e = bad.parse::<OrderKey>().unwrap_err();
-            assert_eq!(e.given, bad);
+            assert!(matches!(&e, OrderKeyError::Path(p) if p.path == bad), "{e}");
         }
+        let e = "PID-3(*).1".parse::<OrderKey>().unwrap_err();
+        assert!(matches!(e, OrderKeyError::Multiple { .. }), "{e}");
         assert_eq!("none".parse::<OrderKey>(), Ok(OrderKey::None));
         assert_eq!(
             "ZPI-2.1".parse::<OrderKey>().unwrap().to_string(),

@@ -231,7 +231,7 @@ fn header_delimiters_agree_with_msh() {
         b"MSH|||",
     ] {
         assert_eq!(
-            Some(super::header_delimiters(segment)),
+            Some(Delimiters::of_header(segment)),
             Msh::parse(segment).map(|m| m.delimiters),
             "{segment:?}"
         );
@@ -392,5 +392,61 @@ proptest::proptest! {
             (false, false, false) => Shape::NoMsh,
         };
         proptest::prop_assert_eq!(scan(&payload), Scan { msh, shape });
+    }
+}
+
+/// A header segment of a few fields (some past the index), its bytes mostly separators,
+/// encoding characters and letters.
+fn header_segment() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+    use proptest::prelude::*;
+    let name = prop::sample::select(vec![&b"MSH"[..], b"FHS", b"BHS"]);
+    let separator = prop::sample::select(b"|#^~A".to_vec());
+    (name, separator).prop_flat_map(|(name, sep)| {
+        let byte = prop_oneof![
+            4 => Just(sep),
+            2 => prop::sample::select(b"^~\\&#".to_vec()),
+            4 => prop::sample::select(b"ACK01".to_vec()),
+            1 => any::<u8>().prop_filter("no line end", |b| *b != b'\r' && *b != b'\n'),
+        ];
+        prop::collection::vec(byte, 0..120).prop_map(move |body| {
+            let mut s = name.to_vec();
+            s.push(sep);
+            s.extend(body);
+            s
+        })
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+
+    /// The indexed header reads every field, its delimiters and each field's place as the
+    /// reader does.
+    #[test]
+    fn msh_reads_as_the_reader(segment in header_segment()) {
+        let msh = Msh::parse(&segment).unwrap();
+        let reader = Segment::header(&segment);
+        proptest::prop_assert_eq!(msh.delimiters, Delimiters::of_header(&segment));
+        for n in 0..30 {
+            let want = reader.field(n).map(|v| v.raw());
+            proptest::prop_assert_eq!(msh.field(n), want, "field {}", n);
+            if n >= 2 {
+                let span = msh.span(n).map(|(a, b)| &segment[a..b]);
+                proptest::prop_assert_eq!(span, want, "span {}", n);
+            }
+        }
+        if let Some(fields) = msh.indexed_to_msh10() {
+            for n in 3..=10 {
+                let (a, b) = fields.span(n);
+                proptest::prop_assert_eq!(Some(&segment[a..b]), reader.field(n).map(|v| v.raw()));
+            }
+        }
+        // Within a payload, as `scan` finds it.
+        let mut payload = segment.clone();
+        payload.extend_from_slice(b"\rPID|1\r");
+        if segment.starts_with(b"MSH") {
+            let scanned = scan(&payload).msh.unwrap();
+            proptest::prop_assert_eq!(scanned.field(10), reader.field(10).map(|v| v.raw()));
+        }
     }
 }

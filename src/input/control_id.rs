@@ -2,8 +2,8 @@
 //! check (no ACK could name the message), fresh unique ones are given when the run asks, and
 //! IDs shared by several messages are counted for the dry run.
 
+use super::header::control_id_of_segment;
 use super::message::Message;
-use crate::hl7::msh_read::control_id_of_segment;
 use crate::hl7::{segments, Msh};
 use bytes::{Bytes, BytesMut};
 use std::collections::HashMap;

@@ -13,6 +13,7 @@ use super::message::{Message, SplitOptions};
 use super::split::Splitter;
 #[cfg(feature = "sqlite")]
 use super::store::{StoreFilter, StoreRows};
+use crate::hl7::Filters;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::PathBuf;
@@ -56,6 +57,8 @@ pub struct Summary {
     pub bytes: u64,
     /// Stdin is streamed and was not part of the pass.
     pub unvalidated_stdin: bool,
+    /// Messages the run's filters leave out (not counted in `messages` or `bytes`).
+    pub filtered: u64,
 }
 
 enum Ready {
@@ -79,6 +82,8 @@ type Checked<T> = Mutex<Option<T>>;
 pub struct InputSet {
     sources: Vec<Ready>,
     options: InputOptions,
+    /// The messages to keep; a store's rows are chosen by its own [`StoreFilter`].
+    filters: Filters,
 }
 
 impl InputSet {
@@ -111,7 +116,16 @@ impl InputSet {
         Ok(InputSet {
             sources: ready,
             options,
+            filters: Filters::default(),
         })
+    }
+
+    /// Keep only the messages `filters` admit: the others are counted
+    /// ([`Summary::filtered`]), never sent and never refused. A store's rows are chosen by its
+    /// [`StoreFilter`] instead.
+    pub fn with_filters(mut self, filters: Filters) -> Self {
+        self.filters = filters;
+        self
     }
 
     /// Messages already read (from a store), in order, as one source.
@@ -119,6 +133,7 @@ impl InputSet {
         InputSet {
             sources: vec![Ready::Loaded(messages)],
             options,
+            filters: Filters::default(),
         }
     }
 
@@ -128,6 +143,7 @@ impl InputSet {
         InputSet {
             sources: vec![Ready::Store(file, filter, Mutex::new(None))],
             options,
+            filters: Filters::default(),
         }
     }
 
@@ -141,10 +157,14 @@ impl InputSet {
             match source {
                 Ready::Loaded(messages) => {
                     for message in messages.iter() {
+                        if !self.filters.admits(&message.payload) {
+                            summary.filtered += 1;
+                            continue;
+                        }
                         check(&options, &message.payload, || message.label())?;
+                        summary.messages += 1;
+                        summary.bytes += message.payload.len() as u64;
                     }
-                    summary.messages += messages.len() as u64;
-                    summary.bytes += messages.iter().map(|m| m.payload.len() as u64).sum::<u64>();
                 }
                 Ready::Stream(_) => summary.unvalidated_stdin = true,
                 #[cfg(feature = "sqlite")]
@@ -153,12 +173,14 @@ impl InputSet {
                     // message; rows a live store takes in after this are not sent.
                     let rows = StoreRows::open(file, filter.clone(), options.split)?;
                     let last = rows.last_id().unwrap_or(i64::MIN);
-                    for row in rows.upto(last) {
+                    let mut rows = rows.upto(last);
+                    for row in rows.by_ref() {
                         let row = row?;
                         check(&options, &row.message.payload, || row.message.label())?;
                         summary.messages += 1;
                         summary.bytes += row.message.payload.len() as u64;
                     }
+                    summary.filtered += rows.filtered();
                     *lock(checked) = Some(last);
                 }
                 Ready::File(path, checked) => {
@@ -167,11 +189,12 @@ impl InputSet {
                         name: name.clone(),
                         error,
                     })?;
-                    let index = check_source(&options, &name, &file, &mut summary)?;
+                    let index = check_source(&options, &self.filters, &name, &file, &mut summary)?;
                     *lock(checked) = Some((file, index));
                 }
                 Ready::Spooled(file, checked) => {
-                    *lock(checked) = Some(check_source(&options, "-", file, &mut summary)?);
+                    let index = check_source(&options, &self.filters, "-", file, &mut summary)?;
+                    *lock(checked) = Some(index);
                 }
             }
         }
@@ -196,6 +219,7 @@ impl InputSet {
             failed: false,
             renamer,
             unchecked: false,
+            filters: &self.filters,
         }
     }
 }
@@ -218,9 +242,10 @@ fn check(
 }
 
 /// Split and check all of `file` (read from its start), counting into `summary`; the index of
-/// its messages.
+/// its messages (those `filters` leave out included, so each keeps its place in the source).
 fn check_source(
     options: &InputOptions,
+    filters: &Filters,
     name: &str,
     file: &File,
     summary: &mut Summary,
@@ -239,13 +264,17 @@ fn check_source(
     );
     while let Some(next) = splitter.next_record() {
         let record = next?;
-        if options.control_ids == ControlIds::AsGiven && record.lacks_control_id() {
-            return Err(InputError::EmptyControlId {
-                label: format!("{name}#{}", record.index),
-            });
+        if !filters.admits(record.payload) {
+            summary.filtered += 1;
+        } else {
+            if options.control_ids == ControlIds::AsGiven && record.lacks_control_id() {
+                return Err(InputError::EmptyControlId {
+                    label: format!("{name}#{}", record.index),
+                });
+            }
+            summary.messages += 1;
+            summary.bytes += record.payload.len() as u64;
         }
-        summary.messages += 1;
-        summary.bytes += record.payload.len() as u64;
         index.push(&record).map_err(io_error)?;
     }
     index.finish().map_err(io_error)?;
@@ -298,6 +327,8 @@ pub struct Messages<'a> {
     renamer: Option<Renamer>,
     /// The current source is a stream the check never saw: its messages are checked here.
     unchecked: bool,
+    /// The messages to keep (a store's rows come chosen already).
+    filters: &'a Filters,
 }
 
 impl<'a> Messages<'a> {
@@ -365,10 +396,14 @@ impl Iterator for Messages<'_> {
         }
         loop {
             if let Some(message) = self.loaded.next() {
+                if !self.filters.admits(&message.payload) {
+                    continue;
+                }
                 return Some(Ok(self.ready(message.clone())));
             }
             if let Some(replay) = self.replay.as_mut() {
                 match replay.next() {
+                    Some(Ok(message)) if !self.filters.admits(&message.payload) => continue,
                     Some(Ok(message)) => return Some(Ok(self.ready(message))),
                     Some(Err(e)) => {
                         self.failed = true;
@@ -390,6 +425,7 @@ impl Iterator for Messages<'_> {
             }
             if let Some(splitter) = self.current.as_mut() {
                 match splitter.next() {
+                    Some(Ok(message)) if !self.filters.admits(&message.payload) => continue,
                     Some(Ok(message)) if self.unchecked && self.renamer.is_none() => {
                         if lacks_control_id(&message.payload) {
                             self.failed = true;

@@ -1,6 +1,6 @@
 //! Messages read back from a store: table `messages` of a receiver's SQLite file or table
-//! `queue` of a relay's, in arrival order, filtered by arrival time, MSH-9, MSH-10 and upstream
-//! status. Each row is checked exactly as a file holding its payload is (`row`), and named by
+//! `queue` of a relay's, in arrival order, filtered by arrival time, MSH-9, MSH-10, upstream
+//! status and field filters. Each row is checked exactly as a file holding its payload is (`row`), and named by
 //! its row (`rx.db#17`); it keeps its arrival time, for replay at the recorded pace. A page of
 //! rows' columns is read at a time and each payload only when its message is taken, so a store
 //! of any size, with rows of any size, replays in bounded memory.
@@ -87,6 +87,8 @@ pub struct StoreRows {
     last: i64,
     page: VecDeque<Row>,
     done: bool,
+    /// Rows the filter's `select` left out so far.
+    filtered: u64,
 }
 
 impl std::fmt::Debug for StoreRows {
@@ -163,7 +165,13 @@ impl StoreRows {
             last: i64::MAX,
             page: VecDeque::new(),
             done: false,
+            filtered: 0,
         })
+    }
+
+    /// Rows the filter's `select` left out so far.
+    pub fn filtered(&self) -> u64 {
+        self.filtered
     }
 
     /// Read no row after `last`: a second pass reads the rows the first one checked, not the
@@ -311,8 +319,17 @@ impl Iterator for StoreRows {
     type Item = Result<Stored, InputError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let row = self.next_row()?;
-        Some(row.and_then(|row| self.stored(row)))
+        loop {
+            let stored = self.next_row()?.and_then(|row| self.stored(row));
+            // Only a payload answers the filter's `select`: it is read first.
+            if let Ok(row) = &stored {
+                if !self.filter.select.admits(&row.message.payload) {
+                    self.filtered += 1;
+                    continue;
+                }
+            }
+            return Some(stored);
+        }
     }
 }
 

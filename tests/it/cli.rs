@@ -32,6 +32,8 @@ fn help_lists_every_subcommand() {
         "relay",
         "probe",
         "soak",
+        "show",
+        "check",
         "completions",
         "man",
     ] {
@@ -76,6 +78,8 @@ fn man_pages_are_current() {
         "mllp-relay.1",
         "mllp-probe.1",
         "mllp-soak.1",
+        "mllp-show.1",
+        "mllp-check.1",
     ] {
         assert!(names.iter().any(|n| n == sub), "no man page {sub}");
     }
@@ -212,6 +216,8 @@ fn short_help_is_one_line_per_flag_with_one_placeholder_style() {
         "FIELD",
         "URL",
         "CIDR",
+        "PATH",
+        "FILTER",
         "STATUS",
     ];
     for sub in [
@@ -220,6 +226,8 @@ fn short_help_is_one_line_per_flag_with_one_placeholder_style() {
         "relay",
         "probe",
         "soak",
+        "show",
+        "check",
         "man",
         "completions",
     ] {
@@ -262,6 +270,8 @@ fn man_pages_have_the_usual_sections() {
         "mllp-relay.1",
         "mllp-probe.1",
         "mllp-soak.1",
+        "mllp-show.1",
+        "mllp-check.1",
     ] {
         let text = std::fs::read_to_string(dir.path().join(page)).unwrap();
         let titles: Vec<&str> = text

@@ -2,6 +2,7 @@
 
 mod support;
 
+mod check;
 mod cli;
 mod client;
 mod closed_stdout;
@@ -19,6 +20,7 @@ mod probe;
 mod proof;
 mod relay;
 mod send;
+mod show;
 mod soak;
 mod terminal;
 mod tls_matrix;

@@ -61,6 +61,8 @@ fn manual_for(name: &str) -> Option<&'static Manual> {
         "relay" => &manual::RELAY,
         "probe" => &manual::PROBE,
         "soak" => &manual::SOAK,
+        "show" => &manual::SHOW,
+        "check" => &manual::CHECK,
         "completions" => &manual::COMPLETIONS,
         "man" => &manual::MAN,
         _ => return None,

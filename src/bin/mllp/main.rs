@@ -2,10 +2,12 @@
 //! code in one place. Stdout is written only through `stdout` (a closed pipe is no panic).
 #![deny(clippy::print_stdout)]
 
+mod check;
 mod cli;
 mod diag;
 mod exit;
 mod generate;
+mod inspect;
 mod listen;
 mod manual;
 mod netargs;
@@ -14,6 +16,7 @@ mod probe;
 mod prometheus;
 mod relay;
 mod send;
+mod show;
 mod soak;
 mod stdout;
 mod values;
@@ -63,6 +66,8 @@ fn run(mut cli: cli::Cli) -> anyhow::Result<exit::Exit> {
         cli::Command::Probe(args) => probe::run(*args, &diag),
         cli::Command::Relay(args) => relay::run(*args, &diag),
         cli::Command::Soak(args) => soak::run(*args, &diag),
+        cli::Command::Show(args) => show::run(*args, &diag),
+        cli::Command::Check(args) => check::run(*args, &diag),
         cli::Command::Completions(args) => generate::completions(args),
         cli::Command::Man(args) => generate::man(args),
     }

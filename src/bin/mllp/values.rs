@@ -131,3 +131,27 @@ pub fn speed() -> Value<f64, String> {
         "10",
     )
 }
+
+/// A field path: `PID-5`, `PID-3(2).1`, `OBX(*)-5`.
+pub fn path() -> Value<mllp::hl7::Path, mllp::hl7::PathError> {
+    value(str::parse, "PID-5.1")
+}
+
+/// A filter on a path's value: `PID-3.1=100002`, `MSH-9!=ACK`, `PID-5~^DOE`, `OBX-5`.
+pub fn filter() -> Value<mllp::hl7::Filter, mllp::hl7::FilterError> {
+    value(str::parse, "PID-3.1=100002")
+}
+
+/// A character set by its HL7 name (`8859/1`, `UNICODE UTF-8`) or a common label (`latin1`).
+pub fn charset() -> Value<mllp::hl7::Charset, String> {
+    value::<_, String>(
+        |text| {
+            mllp::hl7::Charset::from_name(text).ok_or_else(|| {
+                "not a character set an HL7 message can be read in (ASCII, 8859/1 to 8859/16, \
+                 UNICODE UTF-8, ...)"
+                    .to_string()
+            })
+        },
+        "8859/1",
+    )
+}

@@ -21,6 +21,9 @@ pub struct StoreFilter {
     /// `unknown-fate`, ...); empty for any. A receiver's store keeps no status: a filter that
     /// names one cannot be used on it.
     pub statuses: Vec<String>,
+    /// Only messages these admit; the others are counted ([`super::StoreRows::filtered`]).
+    /// Decided on the payload, once it is read.
+    pub select: crate::hl7::Filters,
 }
 
 /// The columns of a row the filter looks at.

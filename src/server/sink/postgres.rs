@@ -30,6 +30,7 @@ pub use failure::Failure;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
+pub use tls::connector as tls_connector;
 use tokio::sync::{mpsc, oneshot};
 use tokio_postgres::Client;
 use tokio_postgres_rustls::MakeRustlsConnect;

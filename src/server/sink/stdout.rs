@@ -6,6 +6,7 @@
 use super::{Inbound, Sink, SinkFuture, SinkResult};
 use crate::server::clock::Utc;
 use crate::server::spare;
+use crate::warning::WarningCode;
 use base64::Engine;
 use serde::Serialize;
 use std::io::Write;
@@ -214,15 +215,30 @@ struct JsonRecord<'a> {
     control_id: Option<String>,
     message_type: Option<String>,
     bytes: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    payload: Option<&'a str>,
+    /// The text, read in the character set MSH-18 names (undecodable bytes as `\Xhh\`).
+    payload: std::borrow::Cow<'a, str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     payload_base64: Option<String>,
+    /// `MLLP_TEXT_NOT_IN_CHARSET` or `MLLP_CHARSET_UNKNOWN`, when the text is not all of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    warning: Option<&'static str>,
 }
 
 impl<'a> JsonRecord<'a> {
     fn of(m: &'a Inbound) -> Self {
-        let text = std::str::from_utf8(&m.payload).ok();
+        let utf8 = std::str::from_utf8(&m.payload).is_ok();
+        let message = crate::hl7::Message::new(&m.payload);
+        let (charset, mut warning) = match crate::hl7::Charset::for_message(&message, None) {
+            Ok(charset) => (charset, None),
+            Err(_) => (
+                crate::hl7::Charset::UTF_8,
+                Some(WarningCode::CharsetUnknown.as_str()),
+            ),
+        };
+        let text = charset.decode(&m.payload);
+        if text.undecodable() > 0 {
+            warning = warning.or(Some(WarningCode::TextNotInCharset.as_str()));
+        }
         JsonRecord {
             received_at: Utc::from_system(m.received_at).rfc3339(),
             peer: &m.peer,
@@ -231,11 +247,12 @@ impl<'a> JsonRecord<'a> {
             control_id: m.control_id().map(|_| m.control_id_lossy()),
             message_type: m.message_type().map(|_| m.message_type_lossy()),
             bytes: m.payload.len(),
-            payload: text,
-            payload_base64: match text {
-                Some(_) => None,
-                None => Some(base64::engine::general_purpose::STANDARD.encode(&m.payload)),
+            payload: text.into_cow(),
+            payload_base64: match utf8 {
+                true => None,
+                false => Some(base64::engine::general_purpose::STANDARD.encode(&m.payload)),
             },
+            warning,
         }
     }
 }

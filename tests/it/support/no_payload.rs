@@ -25,7 +25,8 @@ pub fn assert_clean_debug<T: std::fmt::Debug>(what: &str, value: &T, marker: &st
 }
 
 /// A finished run's diagnostics: all of stderr, and every JSON record on stdout but the fields
-/// that hold data the user asked for (`ack`, `--print-ack`'s ACK).
+/// that hold data the user asked for (`ack`, `--print-ack`'s ACK; `show --json`'s `values` and
+/// `fields`; `check -v --json`'s `value`).
 pub fn assert_output_clean(what: &str, out: &std::process::Output) {
     assert_no_marker(
         &format!("{what} stderr"),
@@ -38,13 +39,16 @@ pub fn assert_output_clean(what: &str, out: &std::process::Output) {
     );
 }
 
-/// The JSON records among `stdout`'s lines (results, summaries, reports), without `ack`.
+/// The JSON records among `stdout`'s lines (results, summaries, reports), without the data
+/// asked for.
 pub fn assert_records_clean(what: &str, stdout: &str) {
     for line in stdout.lines() {
         let Ok(serde_json::Value::Object(mut record)) = serde_json::from_str(line) else {
             continue;
         };
-        record.remove("ack");
+        for data in ["ack", "values", "fields", "value"] {
+            record.remove(data);
+        }
         assert_no_marker(what, &serde_json::Value::Object(record).to_string(), MARKER);
     }
 }

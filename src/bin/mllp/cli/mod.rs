@@ -34,6 +34,10 @@ pub enum Command {
     Probe(Box<crate::probe::ProbeArgs>),
     /// Hold a link under load, watch it fail and heal, and prove nothing was lost.
     Soak(Box<crate::soak::SoakArgs>),
+    /// Show what HL7 messages hold: an outline of their fields, or the values at paths.
+    Show(Box<crate::show::ShowArgs>),
+    /// Check whether HL7 messages are well formed, by the standard's rules and a site's.
+    Check(Box<crate::check::CheckArgs>),
     /// Print a shell completion script.
     Completions(crate::generate::CompletionsArgs),
     /// Print the man page, or write one per subcommand into a directory.

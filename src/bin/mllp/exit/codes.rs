@@ -19,6 +19,10 @@ pub enum For {
     Probe,
     /// `mllp soak`.
     Soak,
+    /// `mllp show`.
+    Show,
+    /// `mllp check`.
+    Check,
     /// `mllp completions`.
     Completions,
     /// `mllp man`.
@@ -48,6 +52,11 @@ const MEANINGS: &[(u8, &str, Narrower)] = &[
                 For::Listen,
                 "stopped by SIGINT/SIGTERM after draining the commits under way",
             ),
+            (For::Show, "every input was read"),
+            (
+                For::Check,
+                "no message has an error (warnings may be listed)",
+            ),
             (For::Completions, "the script was printed"),
             (For::Man, "the pages were written"),
         ],
@@ -58,6 +67,7 @@ const MEANINGS: &[(u8, &str, Narrower)] = &[
         &[
             (For::Send, ""),
             (For::Probe, "the ACK was negative (AE, AR, CE, CR)"),
+            (For::Check, "a message has an error"),
         ],
     ),
     (
@@ -70,6 +80,16 @@ const MEANINGS: &[(u8, &str, Narrower)] = &[
             (
                 For::Listen,
                 "usage error (a refused wildcard bind included)",
+            ),
+            (
+                For::Show,
+                "usage error, or an input could not be read whole (what it held up to there \
+                 was shown)",
+            ),
+            (
+                For::Check,
+                "usage error, or an input could not be read whole (what it held up to there \
+                 was checked)",
             ),
             (For::Completions, "usage error"),
             (For::Man, "usage error, or a page could not be written"),
@@ -208,7 +228,8 @@ pub fn help(whom: For) -> String {
 pub enum Exit {
     /// 0: every message positively acknowledged; probe healthy; soak within thresholds.
     Success,
-    /// 1: the peer answered and said no for at least one message.
+    /// 1: the peer answered and said no for at least one message (check: a message has an
+    /// error).
     Negative,
     /// 2: usage error or unreadable input, before anything was sent.
     Usage,

@@ -2,18 +2,22 @@
 //! files, one module per command. `--help` shows the examples and exit codes after the flags;
 //! the man pages give every part its own section (see `generate`).
 
+mod check;
 mod generated;
 mod listen;
 mod probe;
 mod relay;
 mod send;
+mod show;
 mod soak;
 
+pub use check::CHECK;
 pub use generated::{COMPLETIONS, MAN};
 pub use listen::LISTEN;
 pub use probe::PROBE;
 pub use relay::RELAY;
 pub use send::SEND;
+pub use show::SHOW;
 pub use soak::SOAK;
 
 /// One command's manual. Text is plain: paragraphs separated by a blank line, and lines that

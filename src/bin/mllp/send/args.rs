@@ -118,6 +118,19 @@ pub struct SendArgs {
     /// With --pace original: the gaps this many times shorter.
     #[arg(long, value_name = "FACTOR", default_value_t = 1.0, value_parser = values::speed(), requires = "pace", help_heading = heading::INPUT)]
     pub speed: f64,
+    /// Send only the messages for which FILTER holds (repeat: all must hold).
+    ///
+    /// PATH=VALUE, PATH!=VALUE, PATH~REGEX or PATH alone (not empty): `--where PID-3.1=100002`,
+    /// `--where MSH-9.1=ADT --where 'PV1-2!=O'`. Values compare as text, escape sequences
+    /// decoded. The others are counted, never sent and never refused. See docs/hl7.md.
+    #[arg(long = "where", value_name = "FILTER", value_parser = values::filter(), help_heading = heading::INPUT)]
+    pub filters: Vec<mllp::hl7::Filter>,
+    /// Send nothing unless every message is well formed (as mllp check).
+    ///
+    /// A message with an error (no MSH first, a bad MSH-7, MSH-9 without a trigger, an unknown
+    /// MSH-12, ...) refuses the whole run: each error is listed, nothing is sent, exit 2.
+    #[arg(long, conflicts_with = "stream", help_heading = heading::INPUT)]
+    pub check_hl7: bool,
     /// With --pace original: wait at most this long between two messages.
     ///
     /// A recorded gap of a night or a weekend becomes this wait (after --speed).
@@ -176,17 +189,17 @@ pub struct SendArgs {
     /// connection, --rate shared among them.
     #[arg(long, value_name = "N", default_value = "1", value_parser = values::at_least_one(), help_heading = heading::FLOW)]
     pub connections: usize,
-    /// What keeps order over --connections: PID-3, any SEG-n[.c], or none.
+    /// What keeps order over --connections: a path (PID-3), or none.
     ///
-    /// FIELD: messages with the same value of the field (PID-3: the same patient) go over one
-    /// connection, in file order, and none is written before every earlier one with that value
-    /// has its final answer, across reconnects and resends; different values go in parallel,
-    /// in no order between them. A message without the field (segment absent or too short)
-    /// has the empty value, like an empty field: all such messages share one connection and
+    /// PATH: messages with the same value there (PID-3, its first repetition as written: the
+    /// same patient) go over one connection, in file order, and none is written before every
+    /// earlier one with that value has its final answer, across reconnects and resends;
+    /// different values go in parallel, in no order between them. A message without it
+    /// (segment absent or too short) has the empty value, like an empty field: all such messages share one connection and
     /// keep their order among themselves. `none`: each message goes to the least busy
     /// connection, and each connection sends its share in file order, pipelined; nothing
     /// orders messages across connections. Without --connections: one connection, file order.
-    #[arg(long, value_name = "FIELD", value_parser = parse_order_key, help_heading = heading::FLOW)]
+    #[arg(long, value_name = "PATH", value_parser = parse_order_key, help_heading = heading::FLOW)]
     pub order_key: Option<OrderKey>,
     /// Send at most this many messages per second (`200` or `200/s`).
     #[arg(long, value_name = "RATE", value_parser = values::rate(), help_heading = heading::FLOW)]

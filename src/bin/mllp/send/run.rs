@@ -114,6 +114,10 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
             ControlIds::AsGiven
         },
     };
+    let filters = mllp::hl7::Filters {
+        filters: args.filters.clone(),
+        charset: None,
+    };
     let mut gaps = None;
     // What --failed-out must not hold.
     let mut inputs = Vec::new();
@@ -125,6 +129,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
                 message_type: args.message_type.clone(),
                 control_id: args.control_id.clone(),
                 statuses: args.status.clone(),
+                select: filters.clone(),
             };
             let width = match replay::opened(file, &filter) {
                 Ok(width) => width,
@@ -145,7 +150,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
             let width = summary::label_width(&sources);
             inputs.clone_from(&sources);
             match InputSet::prepare(sources, options) {
-                Ok(set) => (set, width),
+                Ok(set) => (set.with_filters(filters), width),
                 Err(err) => return refused(&err),
             }
         }
@@ -154,10 +159,13 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         Ok(summary) => summary,
         Err(err) => return refused(&err),
     };
+    if checked.filtered > 0 {
+        super::summary::filtered(diag, checked.filtered, checked.messages);
+    }
     if args.connections > 1 && args.order_key.is_none() {
         let error = format!(
             "--connections {} needs --order-key, which says what order is kept: \
-             --order-key PID-3 (or any SEG-n or SEG-n.c) keeps each patient's messages in \
+             --order-key PID-3 (or any field path, PID-3.1) keeps each patient's messages in \
              file order; --order-key none sends each connection's share in file order, with no \
              order across connections",
             args.connections
@@ -165,6 +173,11 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         return Ok(Fatal::new(Exit::Usage, error)
             .then("nothing was sent")
             .report());
+    }
+    if args.check_hl7 {
+        if let Some(exit) = crate::check::refuse_ill_formed(&mut set, diag) {
+            return Ok(exit);
+        }
     }
     if args.dry_run {
         return dry_run::list(set, &args, diag, width);

@@ -118,3 +118,21 @@ pub fn link_line(link: usize, share: &LinkSummary) -> String {
     }
     text
 }
+
+/// The messages --where left out, said once before the run (unless --quiet).
+pub fn filtered(diag: &crate::diag::Diag, left_out: u64, kept: u64) {
+    if diag.quiet {
+        return;
+    }
+    diag.event(
+        "filtered",
+        || {
+            format!(
+                "--where left out {} of {}; they are not sent",
+                crate::diag::count(left_out, "message"),
+                left_out + kept
+            )
+        },
+        serde_json::json!({ "filtered": left_out, "messages": kept }),
+    );
+}

@@ -1,0 +1,139 @@
+//! `check`'s run: the inputs read a message at a time (a batch kept whole, so its envelope is
+//! checked), each message's findings written, the summary, and the exit code.
+
+use super::args::{load_profile, CheckArgs};
+use super::render::{line, value_text, CheckRecord};
+use crate::diag::{count, Diag, Fatal};
+use crate::exit::Exit;
+use crate::inspect::{open_or_refuse, say_broken, Item};
+use mllp::hl7::check::{Checker, Severity};
+use mllp::hl7::{Charset, Message};
+use mllp::input::SplitOptions;
+use serde_json::json;
+use std::io::{BufWriter, Write};
+
+/// How many messages had an error, or only warnings.
+#[derive(Debug, Default)]
+struct Tally {
+    messages: u64,
+    with_errors: u64,
+    with_warnings: u64,
+}
+
+pub fn run(args: CheckArgs, diag: &Diag) -> anyhow::Result<Exit> {
+    let input = &args.input;
+    let profile = match args.profile.as_deref().map(load_profile).transpose() {
+        Ok(profile) => profile,
+        Err(err) => return Ok(Fatal::new(Exit::Usage, format!("--profile {err}")).report()),
+    };
+    let checker = Checker::new(profile);
+    // A batch whole: its envelope is part of what is checked.
+    let split = SplitOptions {
+        batch: true,
+        ..SplitOptions::default()
+    };
+    let mut inputs = match open_or_refuse(input, split, "check") {
+        Ok(inputs) => inputs,
+        Err(exit) => return Ok(exit),
+    };
+    let mut out = BufWriter::with_capacity(64 * 1024, crate::stdout::Out);
+    let color = diag.stdout_color && !args.json;
+    let paint = |text: &str, sgr: &str| match color {
+        true => format!("\x1b[{sgr}m{text}\x1b[0m"),
+        false => text.to_string(),
+    };
+    let mut tally = Tally::default();
+    let mut broken_inputs = 0u64;
+    for item in inputs.by_ref() {
+        let message = match item {
+            Item::Message(message) => message,
+            Item::Broken(what) => {
+                broken_inputs += 1;
+                let _ = out.flush();
+                say_broken(diag, &what, "checked");
+                continue;
+            }
+        };
+        tally.messages += 1;
+        let findings = checker.check(&message.payload);
+        if findings.is_empty() {
+            continue;
+        }
+        match findings.iter().any(|f| f.severity == Severity::Error) {
+            true => tally.with_errors += 1,
+            false => tally.with_warnings += 1,
+        }
+        let label = message.label();
+        let charset = Charset::for_message(&Message::new(&message.payload), input.charset)
+            .unwrap_or(Charset::UTF_8);
+        let mut text = String::new();
+        for finding in &findings {
+            let value = value_text(finding, charset, diag.verbose > 0);
+            if args.json {
+                let record = CheckRecord::Finding {
+                    source: &label,
+                    message: finding.message,
+                    path: &finding.at,
+                    code: finding.code.as_str(),
+                    severity: finding.severity,
+                    text: &finding.what,
+                    value,
+                };
+                text.push_str(&serde_json::to_string(&record).unwrap_or_default());
+            } else {
+                text.push_str(&line(&label, finding, value.as_deref(), paint));
+            }
+            text.push('\n');
+        }
+        if out.write_all(text.as_bytes()).is_err() {
+            return Ok(exit(&tally, broken_inputs));
+        }
+    }
+    let code = exit(&tally, broken_inputs);
+    if args.json {
+        let summary = CheckRecord::Summary {
+            messages: tally.messages,
+            with_errors: tally.with_errors,
+            with_warnings: tally.with_warnings,
+            filtered: inputs.filtered,
+            exit_code: code.code(),
+        };
+        let mut text = serde_json::to_string(&summary).unwrap_or_default();
+        text.push('\n');
+        let _ = out.write_all(text.as_bytes());
+    }
+    let _ = out.flush();
+    if !args.json && !diag.quiet {
+        let mut said = format!(
+            "checked {}: {} with errors, {} with warnings only",
+            count(tally.messages, "message"),
+            tally.with_errors,
+            tally.with_warnings
+        );
+        if inputs.filtered > 0 {
+            said.push_str(&format!("; --where left out {}", inputs.filtered));
+        }
+        diag.event(
+            "checked",
+            || said.clone(),
+            json!({
+                "messages": tally.messages,
+                "with_errors": tally.with_errors,
+                "with_warnings": tally.with_warnings,
+                "filtered": inputs.filtered,
+            }),
+        );
+    }
+    Ok(code)
+}
+
+/// 2 when an input could not be read whole, else 1 when a message has an error, else 0.
+fn exit(tally: &Tally, broken_inputs: u64) -> Exit {
+    if broken_inputs > 0 {
+        Exit::Usage
+    } else if tally.with_errors > 0 {
+        Exit::Negative
+    } else {
+        Exit::Success
+    }
+}
