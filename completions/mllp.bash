@@ -16,6 +16,9 @@ _mllp() {
             ",$1")
                 cmd="mllp"
                 ;;
+            mllp,check)
+                cmd="mllp__subcmd__check"
+                ;;
             mllp,completions)
                 cmd="mllp__subcmd__completions"
                 ;;
@@ -37,8 +40,14 @@ _mllp() {
             mllp,send)
                 cmd="mllp__subcmd__send"
                 ;;
+            mllp,show)
+                cmd="mllp__subcmd__show"
+                ;;
             mllp,soak)
                 cmd="mllp__subcmd__soak"
+                ;;
+            mllp__subcmd__help,check)
+                cmd="mllp__subcmd__help__subcmd__check"
                 ;;
             mllp__subcmd__help,completions)
                 cmd="mllp__subcmd__help__subcmd__completions"
@@ -61,6 +70,9 @@ _mllp() {
             mllp__subcmd__help,send)
                 cmd="mllp__subcmd__help__subcmd__send"
                 ;;
+            mllp__subcmd__help,show)
+                cmd="mllp__subcmd__help__subcmd__show"
+                ;;
             mllp__subcmd__help,soak)
                 cmd="mllp__subcmd__help__subcmd__soak"
                 ;;
@@ -71,12 +83,54 @@ _mllp() {
 
     case "${cmd}" in
         mllp)
-            opts="-v -q -h -V --verbose --quiet --color --log-format --help --version send listen relay probe soak completions man help"
+            opts="-v -q -h -V --verbose --quiet --color --log-format --help --version send listen relay probe soak show check completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mllp__subcmd__check)
+            opts="-r -v -q -h -V --recursive --from-db --postgres --where --charset --profile --json --verbose --quiet --color --log-format --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --from-db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --postgres)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --where)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --charset)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -115,8 +169,22 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__help)
-            opts="send listen relay probe soak completions man help"
+            opts="send listen relay probe soak show check completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mllp__subcmd__help__subcmd__check)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -213,6 +281,20 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__help__subcmd__send)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mllp__subcmd__help__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -507,7 +589,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__relay)
-            opts="-v -q -h -V --listen --allow-wildcard --to --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --backoff-initial --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --tls-cert --tls-key --client-ca --client-auth --tls-handshake-timeout --strict --max-frame-size --max-connections --max-connections-per-peer --frame-timeout --max-buffered --idle-timeout --evict-idle-after --log-rate --log-rate-total --window --queue --max-queue --record --metrics --backoff-max --verbose --quiet --color --log-format --help --version"
+            opts="-v -q -h -V --listen --allow-wildcard --to --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --backoff-initial --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --tls-cert --tls-key --client-ca --client-auth --tls-handshake-timeout --mirror --mirror-queue --mirror-compare --ignore --mirror-tls --mirror-ca --mirror-cert --mirror-key --mirror-server-name --mirror-insecure --strict --max-frame-size --max-connections --max-connections-per-peer --frame-timeout --max-buffered --idle-timeout --evict-idle-after --log-rate --log-rate-total --window --queue --max-queue --record --metrics --backoff-max --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -593,6 +675,38 @@ _mllp() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --mirror)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mirror-queue)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mirror-compare)
+                    COMPREPLY=($(compgen -W "answer ack" -- "${cur}"))
+                    return 0
+                    ;;
+                --ignore)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mirror-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mirror-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mirror-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mirror-server-name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --max-frame-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -669,7 +783,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__send)
-            opts="-r -v -q -h -V --recursive --raw --batch --stream --max-frame-size --fresh-control-ids --max-input --from-db --since --until --type --control-id --status --pace --speed --max-gap --dry-run --host --port --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --no-reconnect --max-retries --give-up-after --backoff-initial --backoff-max --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --correlate --window --window-bytes --no-pipeline --connections --order-key --rate --timeout --at-least-once --max-resends --max-poison-closes --json --print-ack --failed-out --progress --events --verbose --quiet --color --log-format --help --version"
+            opts="-r -v -q -h -V --recursive --raw --batch --stream --max-frame-size --fresh-control-ids --max-input --from-db --since --until --type --control-id --status --pace --speed --where --check-hl7 --max-gap --dry-run --host --port --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --no-reconnect --max-retries --give-up-after --backoff-initial --backoff-max --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --correlate --window --window-bytes --no-pipeline --connections --order-key --rate --timeout --at-least-once --max-resends --max-poison-closes --json --print-ack --failed-out --progress --events --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -712,6 +826,10 @@ _mllp() {
                     return 0
                     ;;
                 --speed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --where)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -833,6 +951,48 @@ _mllp() {
                     ;;
                 --progress)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mllp__subcmd__show)
+            opts="-r -v -q -h -V --recursive --from-db --postgres --where --charset --get --json --raw --verbose --quiet --color --log-format --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --from-db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --postgres)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --where)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --charset)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --get)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)

@@ -8,7 +8,9 @@ listen's guards and TLS, forwards to --to with send's connection and TLS flags, 
 claims more than it knows. Pass-through (the default) answers each message with the \
 upstream's own answers, byte for byte; --queue commits each message to an SQLite queue, \
 answers it, and forwards it in arrival order while the upstream comes and goes. The first \
-line on stderr is the bound address; the upstream link's state changes follow.",
+line on stderr is the bound address; the upstream link's state changes follow. --mirror \
+copies every message to a shadow engine as well and compares its answers with the \
+upstream's, without ever delaying or changing what the downstream peer is told.",
     notes: ANSWERS,
     examples: &[
         (
@@ -26,6 +28,10 @@ line on stderr is the bound address; the upstream link's state changes follow.",
         (
             "mllp relay --listen 2575 --to engine --record trace.db",
             "keep a trace to share",
+        ),
+        (
+            "mllp relay --listen 2575 --to old-engine --mirror new-engine:6661",
+            "try a new engine on live traffic; differences as mirror_diff lines",
         ),
     ],
     exit: crate::exit::For::Listen,

@@ -39,6 +39,8 @@ pub struct RelayArgs {
     #[command(flatten, next_help_heading = heading::SERVED_TLS)]
     pub server_tls: ServerTlsArgs,
     #[command(flatten)]
+    pub mirror: super::mirror::MirrorArgs,
+    #[command(flatten)]
     pub guards: GuardArgs,
     #[command(flatten)]
     pub log_rate: LogRateArgs,
