@@ -86,14 +86,18 @@ impl Forward {
             let forwarded_at = SystemTime::now();
             let (fate, commit) = settle(&mut handle, &expired).await;
             self.gauges.settled(gauges::latency(&fate));
-            if let Some(copy) = copies.get_mut(i).and_then(Option::take) {
-                copy.answered(&fate);
-            }
+            // `None` when there is no mirror; `Some(None)` when the copy was skipped.
+            let compared = copies
+                .get_mut(i)
+                .map(|copy| copy.take().and_then(|copy| copy.answered(&fate)));
             let upstream = Upstream::from_fate(&fate, commit);
             if let Some(record) = &self.record {
-                record
+                let row = record
                     .keep(message, &fate, handle.writes(), forwarded_at)
                     .await;
+                if let (Some(row), Some(compared)) = (row, compared) {
+                    record.mirrored(row, compared);
+                }
             }
             let result = pass_through(upstream);
             closing |= matches!(

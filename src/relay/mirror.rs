@@ -122,6 +122,14 @@ pub struct Worker {
     client: Arc<Client>,
 }
 
+impl std::fmt::Debug for Mirror {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mirror")
+            .field("counts", &self.counts())
+            .finish_non_exhaustive()
+    }
+}
+
 impl Mirror {
     /// Start copying to the shadow through `client` (its own link, its own reconnects).
     pub fn start(client: Arc<Client>, options: MirrorOptions) -> (Mirror, Worker) {

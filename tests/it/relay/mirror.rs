@@ -66,13 +66,17 @@ async fn send_all(relay: &RelayProc, ids: &[&str]) {
     }
 }
 
-/// Events until one matches `pred` (every event swept for the payload marker).
+/// Events until one matches `pred` (every event swept for the payload marker). Blocks its
+/// thread: the tests run on several, so the in-process shadow answers meanwhile.
 fn until(relay: &RelayProc, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
+    // Events come every second: the wait is for the whole search, not for each event.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
     let mut seen = Vec::new();
     loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
         let event = relay
             .events
-            .recv_timeout(Duration::from_secs(20))
+            .recv_timeout(left)
             .unwrap_or_else(|_| panic!("no matching event; seen: {seen:?}"));
         assert_no_marker("relay event", &event.to_string(), MARKER);
         let done = pred(&event);
@@ -106,7 +110,7 @@ fn diffs(events: &[Value]) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn planted_differences_are_found_by_their_fields_and_nothing_else() {
     let upstream = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
     let shadow = shadow(planted).await;
@@ -158,7 +162,7 @@ async fn planted_differences_are_found_by_their_fields_and_nothing_else() {
     assert_eq!(upstream.payloads().len(), 5);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_whole_ack_is_compared_but_its_time_its_id_and_the_ignored_paths() {
     let upstream = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
     let shadow = shadow(planted).await;
@@ -196,7 +200,7 @@ async fn the_whole_ack_is_compared_but_its_time_its_id_and_the_ignored_paths() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shadow_that_is_down_changes_no_answer_and_its_copies_are_counted() {
     let upstream = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
     let down = std::net::TcpListener::bind("127.0.0.1:0")
@@ -234,7 +238,7 @@ async fn a_shadow_that_is_down_changes_no_answer_and_its_copies_are_counted() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_shadow_changes_no_answer_and_a_full_mirror_queue_skips_copies() {
     for behaviour in [Behaviour::NeverRead, Behaviour::Stall] {
         let upstream = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
@@ -276,7 +280,7 @@ async fn a_stalled_shadow_changes_no_answer_and_a_full_mirror_queue_skips_copies
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_shadow_delays_no_answer_and_is_compared_when_it_answers() {
     let upstream = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
     let slow = ListenProc::start(&["--ack-delay", "1500ms"]);
@@ -301,7 +305,7 @@ async fn a_slow_shadow_delays_no_answer_and_is_compared_when_it_answers() {
     assert_eq!(m["shadow_unanswered"], 0, "{m}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn copies_past_half_the_byte_budget_are_skipped_and_the_downstream_keeps_reading() {
     let upstream = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
     let shadow = Peer::start(Script::always(Behaviour::NeverRead)).await;
@@ -367,4 +371,111 @@ fn ignore_without_the_whole_ack_compared_is_a_usage_error() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "--mirror-queue needs --mirror");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_queue_mode_each_row_is_copied_once_settled_and_compared() {
+    let dir = tempfile::tempdir().unwrap();
+    let queue = dir.path().join("q.db");
+    let upstream = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
+    let shadow = shadow(planted).await;
+    let relay = RelayProc::start(
+        &upstream.addr().to_string(),
+        &[
+            "--queue",
+            queue.to_str().unwrap(),
+            "--mirror",
+            &shadow.to_string(),
+        ],
+    );
+    let mut client = MllpClient::connect(relay.addr).await;
+    for id in ["M1", "M2", "M3"] {
+        client.send(&adt(id.as_bytes(), "")).await;
+        assert_eq!(client.ack().await.expect("the queue's answer").code, "AA");
+    }
+    let events = until(&relay, |e| {
+        e["event"] == "relay_stats" && e["mirror"]["same"] == 1 && e["mirror"]["different"] == 2
+    });
+    let mut found = diffs(&events);
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            ("M2".to_string(), vec!["MSA-1".to_string()]),
+            ("M3".to_string(), vec!["MSA-3".to_string()])
+        ]
+    );
+    assert_eq!(upstream.payloads().len(), 3);
+}
+
+/// control_id, ack_code, mirror_ack_code, mirror_ack, mirror_outcome.
+type RecordedRow = (
+    String,
+    String,
+    Option<String>,
+    Option<Vec<u8>>,
+    Option<String>,
+);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_keeps_both_answers_and_an_older_file_gains_the_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("trace.db");
+    // A record made before the mirror columns.
+    rusqlite::Connection::open(&record)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE queue (id INTEGER PRIMARY KEY, received_at TEXT NOT NULL,
+                peer TEXT NOT NULL, msh3 TEXT, msh4 TEXT, control_id TEXT, msh7 TEXT,
+                message_type TEXT, bytes INTEGER NOT NULL, payload BLOB NOT NULL,
+                status TEXT NOT NULL, ack_code TEXT, ack BLOB,
+                attempts INTEGER NOT NULL DEFAULT 0, forwarded_at TEXT, settled_at TEXT);",
+        )
+        .unwrap();
+    let upstream = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
+    let shadow = shadow(planted).await;
+    let relay = RelayProc::start(
+        &upstream.addr().to_string(),
+        &[
+            "--record",
+            record.to_str().unwrap(),
+            "--mirror",
+            &shadow.to_string(),
+            "--mirror-queue",
+            "2",
+        ],
+    );
+    send_all(&relay, &["M1", "M2"]).await;
+    until(&relay, |e| {
+        e["event"] == "relay_stats" && e["mirror"]["queued"] == 0 && e["mirror"]["different"] == 1
+    });
+    relay.terminate();
+    let db = rusqlite::Connection::open(&record).unwrap();
+    let rows: Vec<RecordedRow> = db
+        .prepare("SELECT control_id, ack_code, mirror_ack_code, mirror_ack, mirror_outcome FROM queue ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let message = |id: &str| adt(id.as_bytes(), "");
+    assert_eq!(
+        rows,
+        [
+            (
+                "M1".into(),
+                "AA".into(),
+                Some("AA".into()),
+                Some(planted(&message("M1"))),
+                Some("same".into())
+            ),
+            (
+                "M2".into(),
+                "AA".into(),
+                Some("AE".into()),
+                Some(planted(&message("M2"))),
+                Some("different".into())
+            ),
+        ]
+    );
 }

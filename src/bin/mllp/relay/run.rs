@@ -135,6 +135,7 @@ async fn serve(
     );
     let stats_events = render::stats(diag.clone(), Arc::clone(&gauges), link_seen, shown.clone());
     let stop = tokio_util::sync::CancellationToken::new();
+    let mut recording = None;
     let (sink, forwarder): (Arc<dyn Sink>, _) = match (&args.queue, store) {
         (Some(_), Some(store)) => {
             let wake = Arc::new(tokio::sync::Notify::new());
@@ -145,6 +146,7 @@ async fn serve(
                 max_attempts: mllp::client::DEFAULT_MAX_RESENDS,
                 retry_pause: link.backoff.initial.max(Duration::from_millis(50)),
                 gauges: Arc::clone(&gauges),
+                mirror: shown.as_ref().map(|shown| shown.mirror.clone()),
             };
             let forwarding = tokio::spawn(relay::queue::forward(
                 store,
@@ -159,7 +161,9 @@ async fn serve(
             let mut forward =
                 Forward::new(Arc::clone(&client), link.connect_timeout).gauged(Arc::clone(&gauges));
             if let Some(store) = store {
-                forward = forward.recording(Arc::new(Recorder::new(store)));
+                let recorder = Arc::new(Recorder::new(store));
+                recording = Some(Arc::clone(&recorder));
+                forward = forward.recording(recorder);
             }
             if let Some(shown) = &shown {
                 forward = forward.mirroring(shown.mirror.clone());
@@ -216,6 +220,9 @@ async fn serve(
     let mirrored = match mirror {
         Some((to, shown, worker, tasks)) => {
             worker.finish(link.drain_timeout).await;
+            if let Some(recorder) = &recording {
+                recorder.mirrored_written().await;
+            }
             tasks.into_iter().for_each(|t| t.abort());
             Some((to, shown.mirror.counts()))
         }
