@@ -200,6 +200,15 @@ complete -c mllp -n "__fish_mllp_using_subcommand relay" -l client-auth -d 'Clie
 want\t''
 must\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l tls-handshake-timeout -d 'Bound on a client\'s TLS handshake' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l mirror -d 'Copy every message to a shadow engine [default port: 2575]' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l mirror-queue -d 'Most copies held for the shadow' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l mirror-compare -d 'What of the two answers is compared' -r -f -a "answer\t'MSA-1 (the code), MSA-3 (the text) and every ERR segment'
+ack\t'The whole ACK but MSH-7, MSH-10 and the --ignore paths'"
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l ignore -d 'A segment or field --mirror-compare ack leaves out (repeatable)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l mirror-ca -d 'Extra CA certificate(s) for the shadow, PEM; implies --mirror-tls' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l mirror-cert -d 'Client certificate chain (PEM) for the shadow; needs --mirror-key' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l mirror-key -d 'Client private key (PEM) for the shadow; needs --mirror-cert' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l mirror-server-name -d 'Name for SNI and the shadow\'s certificate (default: its host)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l max-frame-size -d 'Largest payload accepted (K, M, G suffixes)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l max-connections -d 'Connections open at once' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l max-connections-per-peer -d 'Connections per address [default: --max-connections / 4]' -r
@@ -223,6 +232,8 @@ json\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l allow-wildcard -d 'Allow a wildcard --listen (warns MLLP_BIND_ALL_INTERFACES)'
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l tls -d 'Speak TLS, verifying the server against the system roots and --ca'
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l insecure -d 'Accept any server certificate (warns on every connect)'
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l mirror-tls -d 'Speak TLS to the shadow (as --tls to the upstream)'
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l mirror-insecure -d 'Accept any certificate from the shadow (warns on every connect)'
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l strict -d 'Turn every framing tolerance off'
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -s v -l verbose -d 'More detail on stderr (repeat for more)'
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -s q -l quiet -d 'Only errors and the final summary on stderr'

@@ -67,6 +67,7 @@ pub use stats::StatsSnapshot;
 
 use event::Events;
 use limits::Limits;
+pub use limits::{BudgetShare, Held};
 use stats::ServerStats;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -276,6 +277,12 @@ impl Server {
     /// The configuration it serves with.
     pub fn config(&self) -> &ServerConfig {
         &self.shared.config
+    }
+
+    /// A share of the server's byte budget for what a sink keeps after it answers (a relay's
+    /// copies for its shadow engine): at most half the budget, never waited for.
+    pub fn budget_share(&self) -> BudgetShare {
+        self.shared.limits.share()
     }
 
     /// The server's counters now, with the sink's commit groups if it has any.

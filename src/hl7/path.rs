@@ -54,6 +54,11 @@ impl Path {
         self.repetition.unwrap_or(Occurrence::Nth(1))
     }
 
+    /// The path names a repetition (`PID-3(2)`, `PID-3(*)`), not just the field (`PID-3`).
+    pub fn names_repetition(&self) -> bool {
+        self.repetition.is_some()
+    }
+
     /// The component number, from 1; `None` for the whole repetition.
     pub fn component(&self) -> Option<usize> {
         self.component

@@ -3,6 +3,7 @@
 //! arrival order and this sink writes them upstream in that order, so per-connection order holds.
 
 use super::gauges::{self, Gauges};
+use super::mirror::Mirror;
 use super::record::Recorder;
 use super::table::{pass_through, Upstream};
 use crate::client::{Client, Fate, SendHandle};
@@ -20,6 +21,7 @@ pub struct Forward {
     write_within: Duration,
     record: Option<Arc<Recorder>>,
     gauges: Arc<Gauges>,
+    mirror: Option<Mirror>,
 }
 
 impl Forward {
@@ -31,7 +33,15 @@ impl Forward {
             write_within,
             record: None,
             gauges: Arc::default(),
+            mirror: None,
         }
+    }
+
+    /// Copy every message to the shadow of `mirror` as it goes upstream, its upstream answer
+    /// handed over for the comparison. Never waits for the shadow.
+    pub fn mirroring(mut self, mirror: Mirror) -> Forward {
+        self.mirror = Some(mirror);
+        self
     }
 
     /// Count what passes through in `gauges`.
@@ -59,11 +69,15 @@ impl Forward {
         };
         // A wait for room in the window ends at the deadline too: those sends are never
         // delivered, and refused downstream.
+        let mut copies: Vec<_> = match &self.mirror {
+            Some(mirror) => messages.iter().map(|m| mirror.copy(&m.payload)).collect(),
+            None => Vec::new(),
+        };
         let payloads: Vec<_> = messages.iter().map(|m| m.payload.clone()).collect();
         let handles = self.client.send_many_cancellable(payloads, &expired).await;
         let mut results = Vec::with_capacity(messages.len());
         let mut closing = false;
-        for (message, mut handle) in messages.iter().zip(handles) {
+        for (i, (message, mut handle)) in messages.iter().zip(handles).enumerate() {
             if closing {
                 // An earlier message of this batch closes the connection: this one's answer
                 // would never be read. Unwritten, it never reaches the upstream.
@@ -72,11 +86,18 @@ impl Forward {
             let forwarded_at = SystemTime::now();
             let (fate, commit) = settle(&mut handle, &expired).await;
             self.gauges.settled(gauges::latency(&fate));
+            // `None` when there is no mirror; `Some(None)` when the copy was skipped.
+            let compared = copies
+                .get_mut(i)
+                .map(|copy| copy.take().and_then(|copy| copy.answered(&fate)));
             let upstream = Upstream::from_fate(&fate, commit);
             if let Some(record) = &self.record {
-                record
+                let row = record
                     .keep(message, &fate, handle.writes(), forwarded_at)
                     .await;
+                if let (Some(row), Some(compared)) = (row, compared) {
+                    record.mirrored(row, compared);
+                }
             }
             let result = pass_through(upstream);
             closing |= matches!(

@@ -5,11 +5,13 @@
 //! - [`queue`]: store and forward: the queue sink and the forwarder that empties it in order.
 //! - [`store`]: the SQLite file of `--queue` and `--record` (table `queue`).
 //! - [`gauges`]: running figures for the live view (rates, ACK latency, queue depth).
+//! - [`mirror`]: a copy of every message for a shadow engine, and the two answers compared.
 //! - [`record`]: keeping every passed-through message with its upstream fate.
 //! - [`upstream`]: the upstream link's options (reconnect for as long as the relay runs).
 
 pub mod forward;
 pub mod gauges;
+pub mod mirror;
 pub mod queue;
 pub mod record;
 pub mod store;
@@ -18,6 +20,7 @@ pub mod upstream;
 
 pub use forward::Forward;
 pub use gauges::{Gauges, Reading};
+pub use mirror::{Mirror, MirrorEvent, MirrorOptions};
 pub use queue::{Enqueue, ForwardOptions};
 pub use record::Recorder;
 pub use store::{Status, Store, StoreError};

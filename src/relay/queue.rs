@@ -7,9 +7,11 @@
 //! and reported, and forwarding goes on; the fates of a window are written in one transaction,
 //! tried again (and reported) until they are written, before any later row is sent, so a failed
 //! write never sends a row again after the rows behind it. The queue depth shown is read from
-//! the table once a second, whatever the forwarder is doing.
+//! the table once a second, whatever the forwarder is doing. With a mirror, each row is copied
+//! to the shadow once its upstream fate is settled.
 
 use super::gauges::{self, Gauges};
+use super::mirror::Mirror;
 use super::record::settlement;
 use super::store::{PendingRow, Status, Store};
 use crate::client::{Client, Fate};
@@ -94,6 +96,8 @@ pub struct ForwardOptions {
     pub retry_pause: Duration,
     /// Where settled rows, their latencies and the queue depth are counted.
     pub gauges: Arc<Gauges>,
+    /// Copy each row to this mirror's shadow as its upstream fate is settled.
+    pub mirror: Option<Mirror>,
 }
 
 /// Send pending rows upstream in arrival order until `stop`; each row's fate is written as it
@@ -238,6 +242,11 @@ async fn send_rows(
             settled.status = Status::UnknownFate;
         }
         options.gauges.settled(gauges::latency(&fate));
+        // Copied once its upstream fate is settled: once per row, whatever it took to get
+        // there, and compared with the answer the row keeps. Never waits.
+        if let Some(copy) = options.mirror.as_ref().and_then(|m| m.copy(&row.payload)) {
+            copy.answered(&fate);
+        }
         fates.push((row.id, settled));
     }
     write_fates(store, generation, fates, options, stop, said).await;

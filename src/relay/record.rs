@@ -3,17 +3,22 @@
 //! failed write never changes an answer; failures are counted and said once a second with their
 //! count and the last cause.
 
+use super::mirror::{Compared, Outcome};
 use super::store::{Settlement, Status, Store};
 use crate::client::Fate;
 use crate::server::{Inbound, StoreReports};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
+use tokio::sync::oneshot;
+use tokio_util::task::TaskTracker;
 
 /// Keeps each message with its fate.
 pub struct Recorder {
     store: Store,
     failed: Arc<Failed>,
+    /// Shadow answers on their way to their rows.
+    mirrored: TaskTracker,
 }
 
 /// Writes that failed, how many of them were said, and the last one's cause.
@@ -30,6 +35,7 @@ impl Recorder {
         Recorder {
             store,
             failed: Arc::default(),
+            mirrored: TaskTracker::new(),
         }
     }
 
@@ -65,19 +71,61 @@ impl Recorder {
     }
 
     /// Keep `message`, written `writes` times upstream from `forwarded_at`, ending in `fate`.
+    /// Returns where the row is, for its shadow answer.
     pub async fn keep(
         &self,
         message: &Inbound,
         fate: &Fate,
         writes: u32,
         forwarded_at: SystemTime,
-    ) {
+    ) -> Option<(u64, i64)> {
         let mut settled = settlement(fate, writes);
         settled.forwarded_at = (writes > 0).then_some(forwarded_at);
-        if let Err(e) = self.store.record(message, settled).await {
-            *self.failed.last.lock().unwrap_or_else(|p| p.into_inner()) = e;
-            self.failed.count.fetch_add(1, Ordering::Relaxed);
+        match self.store.record(message, settled).await {
+            Ok(row) => Some(row),
+            Err(e) => {
+                self.failed.failed(e);
+                None
+            }
         }
+    }
+
+    /// Keep the shadow's answer and the comparison's outcome in `row` once `compared` comes
+    /// (`None`: the copy was skipped). Never waited for.
+    pub fn mirrored(&self, row: (u64, i64), compared: Option<oneshot::Receiver<Compared>>) {
+        let (store, failed) = (self.store.clone(), Arc::clone(&self.failed));
+        self.mirrored.spawn(async move {
+            let compared = match compared {
+                Some(compared) => compared.await.unwrap_or(Compared {
+                    outcome: Outcome::ShadowSkipped,
+                    ack: None,
+                }),
+                None => Compared {
+                    outcome: Outcome::ShadowSkipped,
+                    ack: None,
+                },
+            };
+            let outcome = compared.outcome.as_str();
+            if let Err(e) = store.mirrored(row, compared.ack, outcome).await {
+                failed.failed(e);
+            }
+        });
+    }
+}
+
+impl Recorder {
+    /// Wait until every shadow answer whose comparison has ended is in its row (at the stop,
+    /// once the mirror is finished).
+    pub async fn mirrored_written(&self) {
+        self.mirrored.close();
+        self.mirrored.wait().await;
+    }
+}
+
+impl Failed {
+    fn failed(&self, why: String) {
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = why;
+        self.count.fetch_add(1, Ordering::Relaxed);
     }
 }
 

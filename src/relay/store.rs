@@ -10,6 +10,7 @@
 //! generation: a row read from one is never settled in another. What goes wrong is said through
 //! the server's events (`store_error`), never dropped.
 
+mod mirrored;
 mod rows;
 
 use crate::server::clock::Utc;
@@ -38,7 +39,10 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS queue (
     ack BLOB,
     attempts INTEGER NOT NULL DEFAULT 0,
     forwarded_at TEXT,
-    settled_at TEXT
+    settled_at TEXT,
+    mirror_ack_code TEXT,
+    mirror_ack BLOB,
+    mirror_outcome TEXT
 );
 CREATE INDEX IF NOT EXISTS queue_status ON queue (status, id);";
 /// Every column the relay writes or reads.
@@ -59,6 +63,13 @@ const COLUMNS: [&str; 16] = [
     "attempts",
     "forwarded_at",
     "settled_at",
+];
+
+/// The columns `--record` keeps a shadow's answer in, added to a file made before them.
+const MIRROR_COLUMNS: [(&str, &str); 3] = [
+    ("mirror_ack_code", "TEXT"),
+    ("mirror_ack", "BLOB"),
+    ("mirror_outcome", "TEXT"),
 ];
 
 /// A row's upstream fate: `pending` until it is settled.
@@ -143,6 +154,12 @@ fn open_file(file: &Path) -> Result<(Connection, file::Identity), String> {
         return Err(format!(
             "table `queue` has no column `{column}`: not a relay queue (give another file)"
         ));
+    }
+    for (column, kind) in MIRROR_COLUMNS {
+        if !present.iter().any(|p| p == column) {
+            db.execute_batch(&format!("ALTER TABLE queue ADD COLUMN {column} {kind}"))
+                .map_err(|e| format!("adding column `{column}` to table `queue`: {e}"))?;
+        }
     }
     Ok((db, id))
 }

@@ -3,8 +3,10 @@
 //! ACKs), overall and per peer address.
 
 mod budget;
+mod share;
 
 pub(crate) use budget::{Buffered, Part};
+pub use share::{BudgetShare, Held};
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -79,6 +81,17 @@ impl Limits {
             self.per_peer_buffered,
             Arc::clone(&self.released),
         )
+    }
+
+    /// A share of the budget for a holder that is not a connection: at most half of it.
+    pub(crate) fn share(&self) -> BudgetShare {
+        BudgetShare::new(Buffered::new(
+            Arc::clone(&self.buffered),
+            Arc::default(),
+            self.max_buffered,
+            self.max_buffered / 2,
+            Arc::clone(&self.released),
+        ))
     }
 
     /// Bytes held for peers right now, by all connections.

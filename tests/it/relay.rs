@@ -3,6 +3,7 @@
 
 mod crash;
 mod flags;
+mod mirror;
 pub(crate) mod proc;
 mod replay;
 mod stall;

@@ -172,11 +172,13 @@ impl Store {
         .await
     }
 
-    /// Keep one message already settled (a pass-through record), in one transaction.
-    pub async fn record(&self, message: &Inbound, s: Settlement) -> Result<(), String> {
+    /// Keep one message already settled (a pass-through record), in one transaction. Returns
+    /// the file's generation and the row's ID.
+    pub async fn record(&self, message: &Inbound, s: Settlement) -> Result<(u64, i64), String> {
         let row = row_values(message);
         self.with(move |open, file| {
             open.check(file)?;
+            let generation = open.generation;
             let tx = open.db.transaction().map_err(|e| e.to_string())?;
             let id =
                 match insert_rows(&tx, std::slice::from_ref(&row)).map_err(|e| e.to_string())? {
@@ -184,7 +186,8 @@ impl Store {
                     Err(why) => return Err(why),
                 };
             settle_row(&tx, id, &s).map_err(|e| e.to_string())?;
-            tx.commit().map_err(|e| e.to_string())
+            tx.commit().map_err(|e| e.to_string())?;
+            Ok((generation, id))
         })
         .await
     }
@@ -317,7 +320,11 @@ impl Store {
     }
 }
 
-fn same_generation(open: &Open, generation: u64, file: &std::path::Path) -> Result<(), String> {
+pub(super) fn same_generation(
+    open: &Open,
+    generation: u64,
+    file: &std::path::Path,
+) -> Result<(), String> {
     if open.generation == generation {
         return Ok(());
     }

@@ -191,6 +191,11 @@ impl Buffered {
         total.max(peer) > own
     }
 
+    /// The bytes of `part` held now.
+    pub(crate) fn part(&self, part: Part) -> usize {
+        self.parts[part as usize]
+    }
+
     /// Woken when any connection gives bytes back.
     pub(crate) fn released(&self) -> Arc<Released> {
         Arc::clone(&self.released)

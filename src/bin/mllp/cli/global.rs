@@ -15,6 +15,8 @@ pub mod heading {
     pub const TLS: &str = "TLS";
     /// `relay`: TLS served to the downstream peers (its upstream link takes `TLS`).
     pub const SERVED_TLS: &str = "Downstream TLS";
+    /// `relay`: the shadow engine every message is copied to, and how answers are compared.
+    pub const MIRROR: &str = "Mirror";
     /// How many messages are in flight, how fast, and how ACKs are matched.
     pub const FLOW: &str = "Flow";
     /// What is printed or written, and where.
@@ -42,6 +44,7 @@ pub mod heading {
         CONNECTION,
         TLS,
         SERVED_TLS,
+        MIRROR,
         FLOW,
         OUTPUT,
         SINK,

@@ -11,7 +11,9 @@ answers it, and forwards it in arrival order while the upstream comes and goes. 
 line on stderr is the bound address; the upstream link's state changes follow, and one line \
 for each failure with its cause, class, hint and next attempt. The upstream link reconnects for \
 as long as the relay runs, whatever the failure's class, its delays capped by --backoff-max (5s \
-by default). What waits for the upstream counts in --max-buffered.",
+by default). What waits for the upstream counts in --max-buffered. --mirror copies every \
+message to a shadow engine as well and compares its answers with the upstream's, without ever \
+delaying or changing what the downstream peer is told.",
     notes: ANSWERS,
     examples: &[
         (
@@ -29,6 +31,10 @@ by default). What waits for the upstream counts in --max-buffered.",
         (
             "mllp relay --listen 2575 --to engine --record trace.db",
             "keep a trace to share",
+        ),
+        (
+            "mllp relay --listen 2575 --to old-engine --mirror new-engine:6661",
+            "try a new engine on live traffic; differences as mirror_diff lines",
         ),
     ],
     exit: crate::exit::For::Listen,

@@ -39,6 +39,8 @@ pub struct RelayArgs {
     #[command(flatten, next_help_heading = heading::SERVED_TLS)]
     pub server_tls: ServerTlsArgs,
     #[command(flatten)]
+    pub mirror: super::mirror::MirrorArgs,
+    #[command(flatten)]
     pub guards: GuardArgs,
     #[command(flatten)]
     pub log_rate: LogRateArgs,
@@ -61,6 +63,9 @@ pub struct RelayArgs {
     /// Keep each message, its upstream answer and timings in SQLite FILE.
     ///
     /// Pass-through only. Table `queue`, with the columns of --queue: a trace to share (it holds payloads).
+    /// With --mirror, each row also keeps the shadow's answer: mirror_ack_code, mirror_ack and
+    /// mirror_outcome (same, different, shadow-unanswered, shadow-skipped); a file made before
+    /// them gains these columns when opened.
     #[arg(long, value_name = "FILE", help_heading = heading::OUTPUT)]
     pub record: Option<PathBuf>,
     /// Serve Prometheus metrics over HTTP on ADDR (as listen does).

@@ -55,11 +55,30 @@ impl Link {
     }
 }
 
+/// The mirror as the figures show it: its counts and its shadow link.
+#[derive(Clone)]
+pub struct Shadow {
+    pub mirror: mllp::relay::Mirror,
+    pub link: Arc<Mutex<Link>>,
+}
+
+impl Shadow {
+    /// The counts, the link's state and reconnects, as `relay_stats` carries them.
+    pub fn json(&self) -> serde_json::Value {
+        let mut fields = super::mirror::counts_json(&self.mirror.counts());
+        let link = self.link.lock().unwrap_or_else(|p| p.into_inner());
+        fields["state"] = link.state.clone();
+        fields["reconnects"] = json!(link.reconnects);
+        fields
+    }
+}
+
 /// Every second, a `relay_stats` event (JSON log format only) until aborted.
 pub fn stats(
     diag: Diag,
     gauges: Arc<Gauges>,
     link: Arc<Mutex<Link>>,
+    mirror: Option<Shadow>,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         if diag.quiet || !diag.json() {
@@ -78,10 +97,7 @@ pub fn stats(
             let ms = |d: Option<Duration>| d.map(|d| (d.as_secs_f64() * 1e4).round() / 10.0);
             let link = link.lock().unwrap_or_else(|p| p.into_inner());
             let (cause, class) = link.failure.clone().unzip();
-            diag.event(
-                "relay_stats",
-                String::new,
-                json!({
+            let mut fields = json!({
                     "received": now.received,
                     "settled": now.settled,
                     "in_per_s": rate(now.received, last.received),
@@ -93,8 +109,12 @@ pub fn stats(
                     "reconnects": link.reconnects,
                     "last_failure": cause,
                     "last_failure_class": class,
-                }),
-            );
+            });
+            drop(link);
+            if let Some(shadow) = &mirror {
+                fields["mirror"] = shadow.json();
+            }
+            diag.event("relay_stats", String::new, fields);
             last = now;
         }
     })
@@ -105,8 +125,20 @@ pub fn stats(
 /// settles in; the passage through CONNECTING and RECONNECTING is said by those lines.
 pub fn upstream(
     diag: Diag,
-    mut events: broadcast::Receiver<ClientEvent>,
+    events: broadcast::Receiver<ClientEvent>,
     to: String,
+    announced: tokio::sync::oneshot::Receiver<()>,
+    link: Arc<Mutex<Link>>,
+) -> tokio::task::JoinHandle<()> {
+    link_events(diag, events, ("upstream", to), announced, link)
+}
+
+/// As [`upstream`], for the link named `side` (`upstream`, `mirror`): its lines start with the
+/// side and its address, its events are named `SIDE_state`, `SIDE_reconnecting`, `SIDE_error`.
+pub fn link_events(
+    diag: Diag,
+    mut events: broadcast::Receiver<ClientEvent>,
+    (side, to): (&'static str, String),
     announced: tokio::sync::oneshot::Receiver<()>,
     link: Arc<Mutex<Link>>,
 ) -> tokio::task::JoinHandle<()> {
@@ -129,25 +161,28 @@ pub fn upstream(
                 ClientEvent::Error { cause, .. } => failure = Some(*cause),
                 ClientEvent::StateChange(t) if says_itself(t) => {
                     if let Some(cause) = failure.take() {
-                        failed(&diag, &to, cause, None);
+                        failed(&diag, (side, &to), cause, None);
                     }
                     diag.event(
-                        "upstream_state",
-                        || format!("upstream {to}: {t}"),
-                        json!({"upstream": to, "from": t.from, "to": t.to, "reason": t.reason}),
+                        &format!("{side}_state"),
+                        || format!("{side} {to}: {t}"),
+                        json!({side: to, "from": t.from, "to": t.to, "reason": t.reason}),
                     )
                 }
                 ClientEvent::Reconnecting { attempt, delay } => match failure.take() {
-                    Some(cause) => failed(&diag, &to, cause, Some((*attempt, *delay))),
+                    Some(cause) => failed(&diag, (side, &to), cause, Some((*attempt, *delay))),
                     None => diag.event(
-                        "upstream_reconnecting",
-                        || format!("upstream {to}: {event}"),
-                        json!({"upstream": to, "attempt": attempt, "delay_ms": delay.as_millis() as u64}),
+                        &format!("{side}_reconnecting"),
+                        || format!("{side} {to}: {event}"),
+                        json!({side: to, "attempt": attempt, "delay_ms": delay.as_millis() as u64}),
                     ),
                 },
                 ClientEvent::SecurityWarning(code) => diag.security_warning(
                     code.as_str(),
-                    "the upstream's certificate is not verified (--insecure)",
+                    match side {
+                        "upstream" => "the upstream's certificate is not verified (--insecure)",
+                        _ => "the shadow's certificate is not verified (--mirror-insecure)",
+                    },
                 ),
                 _ => {}
             }
@@ -167,7 +202,7 @@ fn says_itself(t: &mllp::client::Transition) -> bool {
 
 /// One line for a failure of the upstream link: its cause, class and hint, and the attempt
 /// that follows (when one does).
-fn failed(diag: &Diag, to: &str, cause: Cause, next: Option<(u32, Duration)>) {
+fn failed(diag: &Diag, (side, to): (&str, &str), cause: Cause, next: Option<(u32, Duration)>) {
     let class = cause.class();
     let hint = hint(cause);
     let then = match next {
@@ -179,18 +214,18 @@ fn failed(diag: &Diag, to: &str, cause: Cause, next: Option<(u32, Duration)>) {
     };
     let (name, mut fields) = match next {
         Some((attempt, delay)) => (
-            "upstream_reconnecting",
+            "reconnecting",
             json!({"attempt": attempt, "delay_ms": delay.as_millis() as u64}),
         ),
-        None => ("upstream_error", json!({})),
+        None => ("error", json!({})),
     };
-    fields["upstream"] = json!(to);
+    fields[side] = json!(to);
     fields["cause"] = json!(cause);
     fields["class"] = json!(class);
     fields["hint"] = json!(hint);
     diag.event(
-        name,
-        || format!("upstream {to}: {cause} ({class}): {hint}{then}"),
+        &format!("{side}_{name}"),
+        || format!("{side} {to}: {cause} ({class}): {hint}{then}"),
         fields,
     );
 }

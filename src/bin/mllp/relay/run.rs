@@ -23,6 +23,9 @@ async fn serve(
     diag: &Diag,
 ) -> anyhow::Result<Exit> {
     let link = args.link();
+    if let Err(e) = args.mirror.check() {
+        return Ok(Fatal::new(Exit::Usage, e).report());
+    }
     let config = mllp::server::ServerConfig {
         drain_timeout: link.drain_timeout,
         ..args.guards.config()
@@ -77,16 +80,49 @@ async fn serve(
         Ok(client) => Arc::new(client),
         Err(e) => return Ok(Fatal::new(Exit::Usage, e).report()),
     };
+    let shadow = match &args.mirror.mirror {
+        Some(to) => match shadow_client(args, to, &link, &resolver) {
+            Ok(client) => Some((to.to_string(), client)),
+            Err(exit) => return Ok(exit),
+        },
+        None => None,
+    };
     let (listening, announced) = tokio::sync::oneshot::channel();
+    // Both links' lines wait for the bound address, said first.
+    let (upstream_announced, mirror_announced) = {
+        let (up, up_rx) = tokio::sync::oneshot::channel();
+        let (mirror, mirror_rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let _ = announced.await;
+            let _ = up.send(());
+            let _ = mirror.send(());
+        });
+        (up_rx, mirror_rx)
+    };
     let link_seen = Arc::new(std::sync::Mutex::new(render::Link::default()));
     let gauges = Arc::new(relay::Gauges::default());
     let upstream_events = render::upstream(
         diag.clone(),
         client.subscribe(),
         args.to.to_string(),
-        announced,
+        upstream_announced,
         Arc::clone(&link_seen),
     );
+    let mirror = shadow.map(|(to, client)| {
+        let seen = Arc::new(std::sync::Mutex::new(render::Link::default()));
+        let events = render::link_events(
+            diag.clone(),
+            client.subscribe(),
+            ("mirror", to.clone()),
+            mirror_announced,
+            Arc::clone(&seen),
+        );
+        let (mirror, worker) = relay::Mirror::start(client, args.mirror.options());
+        let diffs = super::mirror::diffs(diag.clone(), mirror.subscribe(), to.clone());
+        let shown = render::Shadow { mirror, link: seen };
+        (to, shown, worker, [events, diffs])
+    });
+    let shown = mirror.as_ref().map(|(_, shown, _, _)| shown.clone());
     let status = status::Status::start(
         diag,
         status::Sources {
@@ -94,10 +130,12 @@ async fn serve(
             link: Arc::clone(&link_seen),
             downstream: Arc::default(),
             queue: args.queue.is_some(),
+            mirror: shown.clone(),
         },
     );
-    let stats_events = render::stats(diag.clone(), Arc::clone(&gauges), link_seen);
+    let stats_events = render::stats(diag.clone(), Arc::clone(&gauges), link_seen, shown.clone());
     let stop = tokio_util::sync::CancellationToken::new();
+    let mut recording = None;
     let (sink, forwarder): (Arc<dyn Sink>, _) = match (&args.queue, store) {
         (Some(_), Some(store)) => {
             let wake = Arc::new(tokio::sync::Notify::new());
@@ -108,6 +146,7 @@ async fn serve(
                 max_attempts: mllp::client::DEFAULT_MAX_RESENDS,
                 retry_pause: link.backoff.initial.max(Duration::from_millis(50)),
                 gauges: Arc::clone(&gauges),
+                mirror: shown.as_ref().map(|shown| shown.mirror.clone()),
             };
             let forwarding = tokio::spawn(relay::queue::forward(
                 store,
@@ -122,7 +161,12 @@ async fn serve(
             let mut forward =
                 Forward::new(Arc::clone(&client), link.connect_timeout).gauged(Arc::clone(&gauges));
             if let Some(store) = store {
-                forward = forward.recording(Arc::new(Recorder::new(store)));
+                let recorder = Arc::new(Recorder::new(store));
+                recording = Some(Arc::clone(&recorder));
+                forward = forward.recording(recorder);
+            }
+            if let Some(shown) = &shown {
+                forward = forward.mirroring(shown.mirror.clone());
             }
             (Arc::new(forward), None)
         }
@@ -155,6 +199,9 @@ async fn serve(
             (!diag.quiet && crate::listen::render::stderr_is_read()) || metrics.is_some(),
         )
         .build()?;
+    if let Some(shown) = &shown {
+        shown.mirror.budget(server.budget_share());
+    }
     let shutdown = Shutdown::new();
     let signals = crate::listen::watch_signals(shutdown.clone())?;
     let stats = crate::listen::run_server(&server, listener, tls, shutdown).await;
@@ -169,6 +216,18 @@ async fn serve(
     }
     // Pass-through has drained with the server; a queue keeps what is pending for next time.
     client.destroy().await;
+    // The shadow has the drain timeout to answer what it was sent.
+    let mirrored = match mirror {
+        Some((to, shown, worker, tasks)) => {
+            worker.finish(link.drain_timeout).await;
+            if let Some(recorder) = &recording {
+                recorder.mirrored_written().await;
+            }
+            tasks.into_iter().for_each(|t| t.abort());
+            Some((to, shown.mirror.counts()))
+        }
+        None => None,
+    };
     upstream_events.abort();
     stats_events.abort();
     if let Some((counter, tick)) = counting {
@@ -180,5 +239,41 @@ async fn serve(
         status.finish();
     }
     crate::listen::render::stats(diag, &stats, None, answers);
+    if let Some((to, counts)) = mirrored {
+        super::mirror::summary(diag, &to, &counts);
+    }
     Ok(Exit::Success)
+}
+
+/// The shadow's client link: the upstream's waits and reconnects, its own TLS flags.
+fn shadow_client(
+    args: &RelayArgs,
+    to: &mllp::target::Target,
+    link: &mllp::client::LinkSettings,
+    resolver: &Arc<dyn mllp::resolve::Resolver>,
+) -> Result<Arc<Client>, Exit> {
+    let tls = match args
+        .mirror
+        .tls()
+        .options()
+        .map(|o| o.build(&to.host))
+        .transpose()
+    {
+        Ok(tls) => tls,
+        Err(e) => {
+            let message = format!("cannot load the shadow's TLS material: {e}");
+            return Err(Fatal::new(Exit::Permanent, message).report());
+        }
+    };
+    let options = relay::upstream::client_options(
+        link,
+        Window {
+            count: Some(args.window),
+            bytes: None,
+        },
+    );
+    let connector = link.connector(&to.host, to.port_or_default(), tls, Arc::clone(resolver));
+    Client::new(Arc::new(connector), options)
+        .map(Arc::new)
+        .map_err(|e| Fatal::new(Exit::Usage, e).report())
 }

@@ -1,4 +1,4 @@
-//! The relay's live status on a terminal: two lines at the foot of stderr, redrawn every second and as connections come and go
+//! The relay's live status on a terminal: two lines at the foot of stderr (three with a mirror), redrawn every second and as connections come and go
 //! (downstream connections and messages/s in, the upstream link and messages/s out, the queue,
 //! upstream ACK latency, reconnects, the last failure), with every event line written above it.
 //! Not drawn off a terminal, under `--quiet` or under `--log-format json`.
@@ -45,6 +45,8 @@ pub struct Sources {
     pub downstream: Arc<Downstream>,
     /// `--queue`: the depth is shown.
     pub queue: bool,
+    /// `--mirror`: its counts and link are shown on a third line.
+    pub mirror: Option<super::render::Shadow>,
 }
 
 pub struct Status {
@@ -149,8 +151,13 @@ impl Status {
         };
         let link = self.sources.link.lock().unwrap_or_else(|p| p.into_inner());
         let width = (console::Term::stderr().size().1 as usize).clamp(20, 200);
-        self.bar
-            .set_message(lines(&figures, &link, width).join("\n"));
+        let mut shown = lines(&figures, &link, width).to_vec();
+        drop(link);
+        if let Some(shadow) = &self.sources.mirror {
+            let shadow_link = shadow.link.lock().unwrap_or_else(|p| p.into_inner());
+            shown.push(mirror_line(&shadow.mirror.counts(), &shadow_link, width));
+        }
+        self.bar.set_message(shown.join("\n"));
     }
 
     /// The figures as the run stops (the downstream drained, the link not yet closed), kept.
@@ -213,6 +220,18 @@ fn lines(f: &Figures, link: &Link, width: usize) -> [String; 2] {
         None => format!("{latency}no failure"),
     };
     [first, second].map(|line| cut(&line, width - 1))
+}
+
+/// The mirror's line: the shadow link's state, its counts and the copies queued.
+fn mirror_line(counts: &mllp::relay::mirror::Counts, link: &Link, width: usize) -> String {
+    let line = format!(
+        "mirror: {}  {}  queued {}  reconnects {}",
+        link.state_name().to_lowercase(),
+        super::mirror::counts_words(counts),
+        counts.queued,
+        link.reconnects()
+    );
+    cut(&line, width - 1)
 }
 
 /// `text` in at most `width` columns, `...` marking a cut (the figures are plain text, a
