@@ -1,7 +1,7 @@
 //! A scripted MLLP peer on 127.0.0.1:0, in the test process: each connection follows a
 //! behaviour from a script, and everything received is recorded for assertions.
 
-use super::peer_wire::{ack, frame, Deframer};
+use super::peer_wire::{ack, frame, message, Deframer};
 use mllp::tls::{AcceptedTls, TlsAcceptError, TlsAcceptor};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -75,6 +75,9 @@ pub enum Step {
     StrayFirst(&'static str),
     /// A frame that is not HL7 in place of the answer.
     NotHl7,
+    /// A stale reply `AA` naming this control ID (a message answered on an earlier
+    /// connection), then 10 ms later the answer with this code.
+    StaleFirst(&'static str, &'static str),
 }
 
 /// Behaviours by connection: the first ones in order, then `rest` for every later connection.
@@ -357,6 +360,14 @@ async fn serve<S: PeerStream>(mut stream: S, behaviour: Behaviour, shared: &Shar
                     Some(Step::Ack(code)) => framed_ack(&payload, code),
                     Some(Step::StrayFirst(code)) => {
                         if stream.write_all(&stray()).await.is_err() {
+                            return;
+                        }
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        framed_ack(&payload, code)
+                    }
+                    Some(Step::StaleFirst(id, code)) => {
+                        let stale = frame(&ack(&message(id, ""), "AA"));
+                        if stream.write_all(&stale).await.is_err() {
                             return;
                         }
                         tokio::time::sleep(Duration::from_millis(10)).await;
