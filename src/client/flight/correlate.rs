@@ -32,7 +32,7 @@ impl Flights {
         // A reply without a readable MSA cannot be credited to any send: say so, and let the
         // ACK timeout decide. MSA-2 is read in place: only looked up, never kept.
         let Some((code, msa2)) = hl7::ack_reply(ack.bytes()) else {
-            out.warn(WarningCode::AckUnmatchedControlId, at);
+            out.warn(WarningCode::ReplyNotAnAck, at);
             return None;
         };
         // Neither settles anything: the reply says nothing that could be credited.

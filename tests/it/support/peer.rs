@@ -78,6 +78,8 @@ pub enum Step {
     /// A stale reply `AA` naming this control ID (a message answered on an earlier
     /// connection), then 10 ms later the answer with this code.
     StaleFirst(&'static str, &'static str),
+    /// An HL7 message with no MSA segment, then the answer with this code.
+    NoMsaFirst(&'static str),
 }
 
 /// Behaviours by connection: the first ones in order, then `rest` for every later connection.
@@ -371,6 +373,14 @@ async fn serve<S: PeerStream>(mut stream: S, behaviour: Behaviour, shared: &Shar
                             return;
                         }
                         tokio::time::sleep(Duration::from_millis(10)).await;
+                        framed_ack(&payload, code)
+                    }
+                    Some(Step::NoMsaFirst(code)) => {
+                        let no_msa =
+                            b"MSH|^~\\&|PEER|TEST|MLLP|TEST|20240101000000||ACK|R1|P|2.5\r";
+                        if stream.write_all(&frame(no_msa)).await.is_err() {
+                            return;
+                        }
                         framed_ack(&payload, code)
                     }
                     Some(Step::Silent) => continue,
