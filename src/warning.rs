@@ -64,6 +64,10 @@ pub enum WarningCode {
     /// A reply whose MSA-1 is not a code of HL7 Table 0008: no answer to credit.
     #[serde(rename = "MLLP_ACK_MSA1_UNCLASSIFIABLE")]
     AckMsa1Unclassifiable,
+    /// A reply with no readable MSA segment (an HL7 message that is no ACK, or not HL7 at all):
+    /// nothing to credit.
+    #[serde(rename = "MLLP_REPLY_NOT_AN_ACK")]
+    ReplyNotAnAck,
     /// MSH-15 holds a value outside HL7 Table 0155; answered as if absent.
     #[serde(rename = "MLLP_UNKNOWN_ACCEPT_ACK_TYPE")]
     UnknownAcceptAckType,
@@ -104,6 +108,7 @@ impl WarningCode {
             WarningCode::PeerNoPipelining => "MLLP_PEER_NO_PIPELINING",
             WarningCode::AckMsa1Absent => "MLLP_ACK_MSA1_ABSENT",
             WarningCode::AckMsa1Unclassifiable => "MLLP_ACK_MSA1_UNCLASSIFIABLE",
+            WarningCode::ReplyNotAnAck => "MLLP_REPLY_NOT_AN_ACK",
             WarningCode::UnknownAcceptAckType => "MLLP_UNKNOWN_ACCEPT_ACK_TYPE",
             WarningCode::TlsVerifyDisabled => "MLLP_TLS_VERIFY_DISABLED",
             WarningCode::BindAllInterfaces => "MLLP_BIND_ALL_INTERFACES",

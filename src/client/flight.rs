@@ -61,8 +61,9 @@ pub(crate) struct Flights {
     app_wait: VecDeque<u64>,
     /// Control IDs recently given up on, to tell a late ACK from an unmatched one.
     late: RecentIds,
-    /// FIFO: control IDs already credited on the current connection, to know a repeated ACK.
-    answered: RecentIds,
+    /// FIFO: control IDs of the run's settled sends, on any connection (the last 4096): a
+    /// reply naming one of them, not the message at its place, is a repeat or a stale reply.
+    settled_ids: RecentIds,
     /// What the current connection showed of the peer (see `peer`).
     here: peer::Here,
     /// What the run learned of the peer, for the rest of it.
@@ -83,7 +84,7 @@ impl Flights {
             write_progress: Arc::new(AtomicUsize::new(0)),
             app_wait: VecDeque::new(),
             late: RecentIds::default(),
-            answered: RecentIds::default(),
+            settled_ids: RecentIds::default(),
             here: peer::Here::default(),
             peer: peer::Learned::default(),
         }
@@ -146,7 +147,15 @@ impl Flights {
         if let Some(cid) = &p.control_id {
             self.release_control_id(cid, id);
         }
+        self.remember_settled(&p);
         out.settle(p, fate);
+    }
+
+    /// FIFO: a settled send's control ID, so a later reply naming it credits no other send.
+    fn remember_settled(&mut self, p: &Pending) {
+        if let (true, Some(cid)) = (self.fifo(), &p.control_id) {
+            self.settled_ids.insert(cid.clone());
+        }
     }
 
     /// Cancel one send: never delivered if unwritten, unknown if written, committed-only after `CA`.
@@ -199,7 +208,6 @@ impl Flights {
         // message to give up on.
         let (unread_after, poison) = self.peer_closed(out, cause, now);
         self.flight.clear();
-        self.answered.clear();
         self.app_wait.clear();
         let link = self.link;
         // A server that refused our client certificate decrypted none of what we wrote, and

@@ -91,12 +91,6 @@ impl RecentIds {
         });
         index.contains_key(id)
     }
-    pub fn clear(&mut self) {
-        self.order.clear();
-        if let Some(index) = &mut self.index {
-            index.clear();
-        }
-    }
 }
 
 #[cfg(test)]
@@ -121,6 +115,4 @@ fn remembers_the_last_capacity_ids() {
     }
     assert!(!lazy.contains(&id(0)), "built after eviction");
     assert!(lazy.contains(&id(RecentIds::CAPACITY)));
-    lazy.clear();
-    assert!(!lazy.contains(&id(1)));
 }

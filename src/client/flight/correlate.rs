@@ -32,7 +32,7 @@ impl Flights {
         // A reply without a readable MSA cannot be credited to any send: say so, and let the
         // ACK timeout decide. MSA-2 is read in place: only looked up, never kept.
         let Some((code, msa2)) = hl7::ack_reply(ack.bytes()) else {
-            out.warn(WarningCode::AckUnmatchedControlId, at);
+            out.warn(WarningCode::ReplyNotAnAck, at);
             return None;
         };
         // Neither settles anything: the reply says nothing that could be credited.
@@ -54,10 +54,11 @@ impl Flights {
                 let matches = head
                     .and_then(|slot| self.sends.get(&slot.id))
                     .is_some_and(|p| p.control_id.as_deref() == Some(msa2));
-                // A repeat of an ACK already credited on this connection (some receivers answer
-                // every earlier message again with each new one): crediting it to the next send
-                // would report a delivery its receiver never confirmed.
-                if !matches && self.answered.contains(msa2) {
+                // A reply naming a message this run already settled, on this connection or an
+                // earlier one: a repeat (some receivers answer every earlier message again with
+                // each new one) or a stale reply from before a reconnect. Crediting it to the
+                // send at its place would report a delivery its receiver never confirmed.
+                if !matches && self.settled_ids.contains(msa2) {
                     out.warn(WarningCode::AckUnmatchedControlId, at);
                     return None;
                 }
@@ -88,12 +89,9 @@ impl Flights {
                 let slot = awaiting?;
                 self.flight.pop_front();
                 // A cancelled send's slot: its ACK is consumed here, credited to no one.
-                let p = self.sends.get(&slot.id)?;
+                self.sends.get(&slot.id)?;
                 if !matches {
                     out.warn(WarningCode::AckControlIdMismatch, at);
-                }
-                if let Some(cid) = p.control_id.clone() {
-                    self.answered.insert(cid);
                 }
                 slot.id
             }
@@ -166,6 +164,7 @@ impl Flights {
         now: Instant,
     ) {
         self.credited(p.id, p.written, now);
+        self.remember_settled(&p);
         let latency = p.latency(now);
         let fate = if code.is_positive() {
             Fate::Accepted { code, ack, latency }

@@ -35,8 +35,8 @@ enum Repeats {
     /// Before each answer, the last answer it gave on this connection again.
     OnLink,
     /// As `OnLink`, and before the first answer of a connection the last one of the connection
-    /// before: a late ACK, the only reply so far while one message is in flight. (FIFO cannot
-    /// tell that from an answer: not for FIFO.)
+    /// before: a late ACK, the only reply so far while one message is in flight. FIFO tells it
+    /// from an answer because it names a message already settled.
     Late,
 }
 
@@ -56,14 +56,15 @@ const PIPELINING: Engine = Engine {
     msa2: Msa2::Echo,
 };
 
-/// Every frame the receiver read, across connections, in order (control IDs).
+/// Control IDs in order, across connections: every frame the receiver read, or answered.
 type Seen = Arc<Mutex<Vec<String>>>;
 
-/// Serve every connection of the rig as `engine` does, in a task of its own.
-fn serve(rig: &mut Rig, engine: Engine) -> Seen {
-    let seen = Seen::default();
+/// Serve every connection of the rig as `engine` does, in a task of its own; what it read and
+/// what it answered (not counting repeats).
+fn serve(rig: &mut Rig, engine: Engine) -> (Seen, Seen) {
+    let (seen, answered) = (Seen::default(), Seen::default());
     let mut peers = std::mem::replace(&mut rig.peers, mpsc::unbounded_channel().1);
-    let log = seen.clone();
+    let (log, answers_log) = (seen.clone(), answered.clone());
     tokio::spawn(async move {
         // The last control ID answered, on any connection.
         let mut last: Option<String> = None;
@@ -81,9 +82,6 @@ fn serve(rig: &mut Rig, engine: Engine) -> Seen {
                 log.lock().unwrap().extend(chunk.iter().map(|p| cid_of(p)));
                 let take = if engine.one_per_read { 1 } else { chunk.len() };
                 for frame in &chunk[..take] {
-                    if engine.close_on.is_some_and(|n| cid_of(frame) == id(n)) {
-                        break 'link;
-                    }
                     let repeat = match (engine.repeats, &last_here) {
                         (Repeats::Never, _) => None,
                         (_, Some(here)) => Some(here.clone()),
@@ -95,6 +93,10 @@ fn serve(rig: &mut Rig, engine: Engine) -> Seen {
                             break 'link;
                         }
                     }
+                    // A repeat may go before the message it chokes on.
+                    if engine.close_on.is_some_and(|n| cid_of(frame) == id(n)) {
+                        break 'link;
+                    }
                     let cid = match engine.msa2 {
                         Msa2::Echo => cid_of(frame),
                         Msa2::Constant => "WRONG".to_string(),
@@ -103,6 +105,7 @@ fn serve(rig: &mut Rig, engine: Engine) -> Seen {
                     if !peer.try_write_ack("AA", &cid).await {
                         break 'link;
                     }
+                    answers_log.lock().unwrap().push(cid_of(frame));
                     (last, last_here) = (Some(cid.clone()), Some(cid));
                     answers += 1;
                     if engine.close_after == Some(answers) {
@@ -112,7 +115,7 @@ fn serve(rig: &mut Rig, engine: Engine) -> Seen {
             }
         }
     });
-    seen
+    (seen, answered)
 }
 
 /// Reconnect at once, every time.
@@ -169,11 +172,12 @@ struct Ran {
     writes: Vec<u32>,
     warnings: Vec<&'static str>,
     seen: Seen,
+    answered: Seen,
 }
 
 async fn run(engine: Engine, options: ClientOptions, n: usize) -> Ran {
     let mut rig = rig(vec![], options);
-    let seen = serve(&mut rig, engine);
+    let (seen, answered) = serve(&mut rig, engine);
     // Handed over together, so the first write carries many frames.
     let mut handles = rig
         .client
@@ -192,6 +196,7 @@ async fn run(engine: Engine, options: ClientOptions, n: usize) -> Ran {
         writes,
         warnings,
         seen,
+        answered,
     }
 }
 

@@ -93,6 +93,52 @@ async fn one_stray_reply_ahead_of_the_real_one_does_not_stop_the_run() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn fifo_never_credits_a_stale_reply_of_an_earlier_connection() {
+    // Connection 1 answers F1 and F2 and closes on reading F3; connection 2 first repeats the
+    // answer of a message settled on connection 1, then answers F4 `AE`.
+    for (stale, pace) in [
+        ("F2", "--no-pipeline"),
+        ("F3", "--no-pipeline"),
+        ("F2", "--window"),
+    ] {
+        let first = Behaviour::Steps(&[Step::Ack("AA"), Step::Ack("AA"), Step::Close]);
+        let second = match stale {
+            "F2" => Behaviour::Steps(&[Step::StaleFirst("F2", "AE")]),
+            _ => Behaviour::Steps(&[Step::StaleFirst("F3", "AE")]),
+        };
+        let peer = Peer::start(Script::then(vec![first, second], Behaviour::Ack("AA"))).await;
+        let dir = tempfile::tempdir().unwrap();
+        let file = file_of(dir.path(), "F", 5);
+        let mut flags = vec!["--json", "--correlate", "fifo", "--ack-timeout", "1s", pace];
+        if pace == "--window" {
+            flags.push("1");
+        }
+        flags.push(&file);
+        let run = send(&to(peer.port(), &flags)).await;
+        let records = run.messages();
+        let case = format!("{stale} {pace}");
+        assert_eq!(records.len(), 5, "{case}: {}", run.stdout);
+        assert_eq!(
+            records[2]["outcome"], "unknown-fate",
+            "{case}: {}",
+            records[2]
+        );
+        let r = &records[3];
+        assert_eq!(r["outcome"], "negative", "{case}: {r}\n{}", run.stderr);
+        assert_eq!(r["ack_code"], "AE", "{case}: {r}");
+        assert_eq!(records[4]["outcome"], "accepted", "{case}: {}", records[4]);
+        assert!(
+            !run.stderr.contains("MLLP_ACK_CONTROL_ID_MISMATCH"),
+            "{case}: {}",
+            run.stderr
+        );
+        let repeats = run.stderr.matches("MLLP_ACK_UNMATCHED_CONTROL_ID").count();
+        assert_eq!(repeats, 1, "{case}: warned once: {}", run.stderr);
+        assert_eq!(run.summary()["accounting_ok"], true);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_peer_that_never_echoes_msh10_is_still_told_at_once() {
     let peer = Peer::start(Script::always(Behaviour::WrongId("AA"))).await;
     let dir = tempfile::tempdir().unwrap();

@@ -3,7 +3,7 @@
 //! the attempts of a message written on two connections.
 
 use super::{path, send, to, write};
-use crate::support::peer::{Behaviour, Peer, Script};
+use crate::support::peer::{Behaviour, Peer, Script, Step};
 
 /// MSH-15 `AL`, MSH-16 as given.
 fn two_phase(id: &str, msh16: &str) -> String {
@@ -177,5 +177,18 @@ async fn an_empty_msa1_is_named_as_such_and_credits_nothing() {
         run.stderr
     );
     assert!(run.stderr.contains("MLLP_ACK_MSA1_UNCLASSIFIABLE"));
+    assert!(!run.stderr.contains("MLLP_ACK_UNMATCHED_CONTROL_ID"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reply_without_msa_is_named_as_no_ack_and_credits_nothing() {
+    let peer = Peer::start(Script::always(Behaviour::Steps(&[Step::NoMsaFirst("AA")]))).await;
+    let run = send_file(&peer, &plain("N1"), &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("MLLP_REPLY_NOT_AN_ACK"),
+        "{}",
+        run.stderr
+    );
     assert!(!run.stderr.contains("MLLP_ACK_UNMATCHED_CONTROL_ID"));
 }

@@ -1,7 +1,7 @@
 //! A scripted MLLP peer on 127.0.0.1:0, in the test process: each connection follows a
 //! behaviour from a script, and everything received is recorded for assertions.
 
-use super::peer_wire::{ack, frame, Deframer};
+use super::peer_wire::{ack, frame, message, Deframer};
 use mllp::tls::{AcceptedTls, TlsAcceptError, TlsAcceptor};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -75,6 +75,11 @@ pub enum Step {
     StrayFirst(&'static str),
     /// A frame that is not HL7 in place of the answer.
     NotHl7,
+    /// A stale reply `AA` naming this control ID (a message answered on an earlier
+    /// connection), then 10 ms later the answer with this code.
+    StaleFirst(&'static str, &'static str),
+    /// An HL7 message with no MSA segment, then the answer with this code.
+    NoMsaFirst(&'static str),
 }
 
 /// Behaviours by connection: the first ones in order, then `rest` for every later connection.
@@ -360,6 +365,22 @@ async fn serve<S: PeerStream>(mut stream: S, behaviour: Behaviour, shared: &Shar
                             return;
                         }
                         tokio::time::sleep(Duration::from_millis(10)).await;
+                        framed_ack(&payload, code)
+                    }
+                    Some(Step::StaleFirst(id, code)) => {
+                        let stale = frame(&ack(&message(id, ""), "AA"));
+                        if stream.write_all(&stale).await.is_err() {
+                            return;
+                        }
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        framed_ack(&payload, code)
+                    }
+                    Some(Step::NoMsaFirst(code)) => {
+                        let no_msa =
+                            b"MSH|^~\\&|PEER|TEST|MLLP|TEST|20240101000000||ACK|R1|P|2.5\r";
+                        if stream.write_all(&frame(no_msa)).await.is_err() {
+                            return;
+                        }
                         framed_ack(&payload, code)
                     }
                     Some(Step::Silent) => continue,

@@ -35,6 +35,7 @@ pub fn meaning(code: WarningCode) -> &'static str {
         W::AckMsa1Unclassifiable => {
             "an ACK whose MSA-1 is no acknowledgement code: it settles nothing"
         }
+        W::ReplyNotAnAck => "a reply with no MSA segment is no usable ACK: it settles nothing",
         W::UnknownAcceptAckType => {
             "an MSH-15 value this receiver does not know: answered as if absent"
         }

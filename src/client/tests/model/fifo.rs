@@ -1,8 +1,9 @@
 //! The sender's rules under FIFO correlation, as plainly as possible: each reply answers the
-//! oldest written message, whatever its MSA-2 says, except a repeat of an ID already answered
-//! on the connection (credits nothing); a reply naming a message written after the oldest one
-//! awaiting, or with nothing awaiting it, ends the link for good; an ACK timeout ends the link; what was never written waits for the next
-//! connection; nothing is written twice.
+//! oldest written message, whatever its MSA-2 says, except one naming a message already settled
+//! in the run, on any connection (a repeat or a stale reply: credits nothing); a reply naming a
+//! message written after the oldest one awaiting, or with nothing awaiting it, ends the link for
+//! good; an ACK timeout ends the link; what was never written waits for the next connection;
+//! nothing is written twice.
 
 use super::rules::{known_code, AfterCa, Outcome, Rules, Timeouts};
 
@@ -22,8 +23,6 @@ pub struct FifoModel {
     queue: Vec<usize>,
     /// Written on this connection and not yet answered, oldest first.
     flight: Vec<usize>,
-    /// Control IDs already credited on this connection.
-    answered: Vec<String>,
     draining: Option<u64>,
     closed: bool,
     /// Off: one message outstanding at a time.
@@ -39,7 +38,6 @@ impl FifoModel {
             messages: vec![],
             queue: vec![],
             flight: vec![],
-            answered: vec![],
             draining: None,
             closed: false,
         }
@@ -85,7 +83,6 @@ impl FifoModel {
                 None => {}
             }
         }
-        self.answered.clear();
         if for_good {
             self.closed = true;
         } else {
@@ -131,8 +128,9 @@ impl Rules for FifoModel {
         };
         let head = self.flight.first().copied();
         let matches = head.is_some_and(|h| self.messages[h].cid == cid);
-        if !matches && self.answered.iter().any(|a| a == cid) {
-            return; // a repeat of an answer already credited
+        let settled = |m: &Message| m.outcome.is_some() && m.cid == cid;
+        if !matches && self.messages.iter().any(settled) {
+            return; // names a message already settled: a repeat or a stale reply
         }
         let later = self
             .flight
@@ -143,7 +141,6 @@ impl Rules for FifoModel {
             self.link_ends(true); // unsolicited, or out of order: permanent
             return;
         };
-        self.answered.push(self.messages[head].cid.clone());
         let outcome = if code == "AA" || code == "CA" {
             Outcome::Accepted(code)
         } else {
