@@ -74,7 +74,7 @@ fn row_values(m: &Inbound) -> RowValues {
 }
 
 /// Insert `rows` as `pending` in `tx`; their ids. A row the database did not store (a trigger
-/// dropped it) fails the whole group.
+/// dropped it, or deleted it after its INSERT) fails the whole group.
 fn insert_rows(
     tx: &Transaction<'_>,
     rows: &[RowValues],
@@ -103,6 +103,15 @@ fn insert_rows(
             ));
         }
         ids.push(tx.last_insert_rowid());
+    }
+    // A trigger run after an INSERT may have deleted its row (or an earlier one's).
+    let mut find = tx.prepare_cached("SELECT EXISTS (SELECT 1 FROM queue WHERE id = ?1)")?;
+    for id in &ids {
+        if !find.query_row([id], |r| r.get::<_, bool>(0))? {
+            return Ok(Err(
+                "the database kept nothing for a message (a trigger deleted the row)".into(),
+            ));
+        }
     }
     Ok(Ok(ids))
 }

@@ -46,6 +46,8 @@ const ON_KEY: &str = " ON CONFLICT (msh3, msh4, control_id, msh7) WHERE dedupe D
 const RETURNING: &str = " RETURNING id";
 const FIND_KEY: &str = "SELECT EXISTS (SELECT 1 FROM messages
     WHERE msh3 = $1 AND msh4 = $2 AND control_id = $3 AND msh7 = $4 AND dedupe)";
+/// Which of the ids just inserted are there: a trigger run after an INSERT may delete its row.
+const PRESENT: &str = "SELECT id FROM messages WHERE id = ANY($1)";
 const FIND_ROW: &str = "SELECT EXISTS (SELECT 1 FROM messages
     WHERE id = $1 AND received_at = $2 AND payload = $3)";
 
@@ -57,6 +59,8 @@ pub(super) struct Statements {
     pub(super) find_key: Statement,
     /// Whether row `id` is stored with this arrival time and payload.
     pub(super) find_row: Statement,
+    /// The ids of a list that are in the table.
+    pub(super) present: Statement,
 }
 
 impl Statements {
@@ -71,6 +75,7 @@ impl Statements {
                 .await?,
             find_key: client.prepare(FIND_KEY).await?,
             find_row: client.prepare(FIND_ROW).await?,
+            present: client.prepare(PRESENT).await?,
         })
     }
 }
