@@ -51,6 +51,27 @@ const PRESENT: &str = "SELECT id FROM messages WHERE id = ANY($1)";
 const FIND_ROW: &str = "SELECT EXISTS (SELECT 1 FROM messages
     WHERE id = $1 AND received_at = $2 AND payload = $3)";
 
+/// Every name of the table an error may carry: its schema, its own, its columns and their
+/// types, its constraints and indexes.
+const NAMES: &str = "SELECT n.nspname::text FROM pg_class c
+        JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass('messages')
+    UNION SELECT relname::text FROM pg_class WHERE oid = to_regclass('messages')
+    UNION SELECT attname::text FROM pg_attribute
+        WHERE attrelid = to_regclass('messages') AND attnum > 0
+    UNION SELECT t.typname::text FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+        WHERE a.attrelid = to_regclass('messages') AND a.attnum > 0
+    UNION SELECT conname::text FROM pg_constraint WHERE conrelid = to_regclass('messages')
+    UNION SELECT c.relname::text FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+        WHERE i.indrelid = to_regclass('messages')";
+
+/// Read the table's names from the catalog, for errors to show them (best effort: without
+/// them, names are withheld).
+pub(super) async fn learn_names(client: &Client) {
+    if let Ok(rows) = client.query(NAMES, &[]).await {
+        failure::learn(rows.iter().filter_map(|r| r.get::<_, Option<String>>(0)));
+    }
+}
+
 /// What a connection runs, prepared once.
 pub(super) struct Statements {
     /// Insert one row; returns its id, or no row when nothing was stored.
@@ -146,6 +167,7 @@ pub(super) async fn prepare(client: &Client, dedupe: bool) -> Result<(), Refusal
     if let Some(column) = COLUMNS.iter().find(|c| !present.iter().any(|p| p == *c)) {
         return Err(Refusal::Column(column));
     }
+    learn_names(client).await;
     for privilege in ["INSERT", "SELECT"] {
         let granted: bool = client
             .query_one("SELECT has_table_privilege('messages', $1)", &[&privilege])

@@ -7,7 +7,7 @@
 //! it holds an advisory lock of the group's own random key, which a new session can take only
 //! after it ended (committed, rolled back, or lost with the server).
 
-use super::failure;
+use super::{catalog, failure};
 use super::{Conn, Row, GROUP_TIMEOUT};
 use tokio::time::timeout;
 
@@ -78,7 +78,14 @@ pub(super) async fn group(c: &Conn, rows: &[&Row]) -> Outcome {
         .enumerate()
         .find_map(|(i, r)| r.as_ref().err().map(|e| (i, e)))
     {
-        return rolled_back(c, refused(index, e, &inserted)).await;
+        if e.as_db_error().is_none() {
+            return not_committed(e);
+        }
+        // Rolled back first: the names the error may show are read from the catalog anew (a
+        // constraint added since), which an aborted transaction cannot do.
+        let _ = timeout(GROUP_TIMEOUT, c.client.batch_execute("ROLLBACK")).await;
+        let _ = timeout(GROUP_TIMEOUT, catalog::learn_names(&c.client)).await;
+        return refused(index, e, &inserted);
     }
     let mut fates = Vec::with_capacity(rows.len());
     for (row, result) in rows.iter().zip(inserted) {
