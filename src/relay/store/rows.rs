@@ -173,6 +173,7 @@ impl Store {
                 Ok(Ok(Some(ids)))
             })()
             .map_err(|e: rusqlite::Error| e.to_string())??;
+            super::file::fold_wal(&open.db);
             match committed {
                 Some(ids) if !super::file::is_at(file, open.id) => Err(open.take_back(&ids, file)),
                 other => Ok(other),

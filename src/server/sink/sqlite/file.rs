@@ -61,6 +61,14 @@ pub(crate) fn checkpoint(db: &Connection) -> Result<(), String> {
     Ok(())
 }
 
+/// Copy what the last commit put in the WAL into the main file, before it is answered: a file
+/// moved away later (while idle, say) cannot be checkpointed any more (SQLite refuses to write
+/// a file no longer at its path), and its WAL, left under the old name, would go with the
+/// connection. Best effort: a row still only in the WAL is durable there while the file stays.
+pub(crate) fn fold_wal(db: &Connection) {
+    let _ = db.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+}
+
 /// Let the open file go once its rows are in its main file, leaving an empty in-memory database
 /// in `db`'s place; on failure it stays open there, and why says so (for `path`, moved away).
 pub(crate) fn let_go(db: &mut Connection, path: &Path) -> Result<(), String> {
