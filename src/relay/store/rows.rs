@@ -105,9 +105,12 @@ fn insert_rows(
         ids.push(tx.last_insert_rowid());
     }
     // A trigger run after an INSERT may have deleted its row (or an earlier one's).
-    let mut find = tx.prepare_cached("SELECT EXISTS (SELECT 1 FROM queue WHERE id = ?1)")?;
-    for id in &ids {
-        if !find.query_row([id], |r| r.get::<_, bool>(0))? {
+    // An id given again was taken from a row deleted meanwhile.
+    let last = super::file::last_holders(&ids);
+    let mut find =
+        tx.prepare_cached("SELECT EXISTS (SELECT 1 FROM queue WHERE id = ?1 AND payload = ?2)")?;
+    for ((id, last), (_, _, _, payload)) in ids.iter().zip(last).zip(rows) {
+        if !last || !find.query_row(params![id, &payload[..]], |r| r.get::<_, bool>(0))? {
             return Ok(Err(
                 "the database kept nothing for a message (a trigger deleted the row)".into(),
             ));

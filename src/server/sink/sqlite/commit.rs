@@ -157,11 +157,19 @@ fn commit_group(
         }
         // A trigger run after an INSERT may have deleted its row (or an earlier one): each
         // positive answer is looked up again once every row is in, before COMMIT.
+        // An id given again was taken from a row deleted meanwhile.
+        let ids: Vec<i64> = positive.iter().map(|p| p.2.unwrap_or(0)).collect();
+        let last = file::last_holders(&ids);
         let found = tx.prepare_cached(FIND_ID).and_then(|mut find_id| {
             positive
                 .iter()
-                .map(|&(j, r, id)| match id {
-                    Some(id) => find_id.query_row([id], |row| row.get::<_, bool>(0)),
+                .zip(last)
+                .map(|(&(j, r, id), last)| match id {
+                    Some(_) if !last => Ok(false),
+                    Some(id) => {
+                        let payload = &jobs[j].rows[r].payload[..];
+                        find_id.query_row(params![id, payload], |row| row.get::<_, bool>(0))
+                    }
                     None => find_key.query_row(key(&jobs[j].rows[r]), |row| row.get(0)),
                 })
                 .collect::<rusqlite::Result<Vec<bool>>>()
@@ -193,7 +201,7 @@ fn key(row: &super::Row) -> [&Option<rusqlite::types::Value>; 4] {
     [&row.msh3, &row.msh4, &row.control_id, &row.msh7]
 }
 
-const FIND_ID: &str = "SELECT EXISTS (SELECT 1 FROM messages WHERE id = ?1)";
+const FIND_ID: &str = "SELECT EXISTS (SELECT 1 FROM messages WHERE id = ?1 AND payload = ?2)";
 
 const DROPPED: &str =
     "sqlite: the database kept nothing for this message (a trigger dropped or deleted the row)";

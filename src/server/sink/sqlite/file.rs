@@ -69,6 +69,15 @@ pub(crate) fn fold_wal(db: &Connection) {
     let _ = db.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
 }
 
+/// For each of `ids` (in insertion order), whether it was the last to be given its id: SQLite
+/// hands a deleted row's id to the next INSERT, so an earlier holder of a repeated id was
+/// deleted, whatever a look-up by id finds.
+pub(crate) fn last_holders(ids: &[i64]) -> Vec<bool> {
+    (0..ids.len())
+        .map(|i| !ids[i + 1..].contains(&ids[i]))
+        .collect()
+}
+
 /// Let the open file go once its rows are in its main file, leaving an empty in-memory database
 /// in `db`'s place; on failure it stays open there, and why says so (for `path`, moved away).
 pub(crate) fn let_go(db: &mut Connection, path: &Path) -> Result<(), String> {
