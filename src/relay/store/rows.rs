@@ -74,7 +74,7 @@ fn row_values(m: &Inbound) -> RowValues {
 }
 
 /// Insert `rows` as `pending` in `tx`; their ids. A row the database did not store (a trigger
-/// dropped it) fails the whole group.
+/// dropped it, or deleted it after its INSERT) fails the whole group.
 fn insert_rows(
     tx: &Transaction<'_>,
     rows: &[RowValues],
@@ -103,6 +103,18 @@ fn insert_rows(
             ));
         }
         ids.push(tx.last_insert_rowid());
+    }
+    // A trigger run after an INSERT may have deleted its row (or an earlier one's).
+    // An id given again was taken from a row deleted meanwhile.
+    let last = super::file::last_holders(&ids);
+    let mut find =
+        tx.prepare_cached("SELECT EXISTS (SELECT 1 FROM queue WHERE id = ?1 AND payload = ?2)")?;
+    for ((id, last), (_, _, _, payload)) in ids.iter().zip(last).zip(rows) {
+        if !last || !find.query_row(params![id, &payload[..]], |r| r.get::<_, bool>(0))? {
+            return Ok(Err(
+                "the database kept nothing for a message (a trigger deleted the row)".into(),
+            ));
+        }
     }
     Ok(Ok(ids))
 }
@@ -164,6 +176,7 @@ impl Store {
                 Ok(Ok(Some(ids)))
             })()
             .map_err(|e: rusqlite::Error| e.to_string())??;
+            super::file::fold_wal(&open.db);
             match committed {
                 Some(ids) if !super::file::is_at(file, open.id) => Err(open.take_back(&ids, file)),
                 other => Ok(other),

@@ -262,3 +262,50 @@ async fn a_symbolic_link_at_the_sqlite_path_is_refused() {
     assert!(stderr.contains("symbolic link"), "{stderr}");
     assert!(!target.exists(), "the link's target was created");
 }
+
+/// Control IDs held by the main file `file` alone (a copy read without any WAL beside it).
+fn main_file_ids(file: &Path) -> Vec<String> {
+    if !file.exists() {
+        return Vec::new();
+    }
+    let alone = tempfile::tempdir().unwrap();
+    let copy = alone.path().join("copy.db");
+    std::fs::copy(file, &copy).unwrap();
+    let db = rusqlite::Connection::open(&copy).unwrap();
+    let ids = db
+        .prepare("SELECT control_id FROM messages")
+        .and_then(|mut q| q.query_map([], |r| r.get(0))?.collect());
+    // A main file that never got its table holds nothing.
+    ids.unwrap_or_default()
+}
+
+#[tokio::test]
+async fn rows_of_a_sqlite_file_moved_while_idle_are_in_its_main_file_after_a_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rx.db");
+    let mut server = ListenProc::start(&["--sqlite", file.to_str().unwrap()]);
+    let mut client = MllpClient::connect(server.addr).await;
+    let mut positive = Vec::new();
+    for i in 0..5 {
+        let id = format!("I{i}");
+        client.send(&marked(&id, "")).await;
+        if client.ack().await.unwrap().code == "AA" {
+            positive.push(id);
+        }
+    }
+    assert!(!positive.is_empty());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let moved = dir.path().join("rx.db.1");
+    std::fs::rename(&file, &moved).unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    server.signal("TERM");
+    assert!(server.wait_exit().success());
+    let mut kept = main_file_ids(&moved);
+    kept.extend(main_file_ids(&file));
+    for id in &positive {
+        assert!(
+            kept.contains(id),
+            "{id} answered AA is in no main file: {kept:?}"
+        );
+    }
+}

@@ -122,6 +122,36 @@ async fn a_servers_error_text_never_reaches_stderr() {
     listener.assert_no_payload();
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn object_names_a_trigger_makes_up_are_withheld() {
+    let Some(server) = pg::required("MLLP_TEST_PG") else {
+        return;
+    };
+    let url = pg::fresh_database(&server, "error_names").await;
+    let listener = ListenProc::start(&["--postgres", &url]);
+    // Every name an error can carry, built from the row's payload (the part after `NTE|1||`).
+    pg::connect(&url)
+        .await
+        .batch_execute(
+            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS
+               $$ DECLARE v text := split_part(convert_from(NEW.payload, 'UTF8'), 'NTE|1||', 2);
+                  BEGIN RAISE EXCEPTION 'refused' USING COLUMN = v, TABLE = 'patient ' || v,
+                    CONSTRAINT = v, SCHEMA = v, DATATYPE = v; END $$;
+             CREATE TRIGGER refuse BEFORE INSERT ON messages
+               FOR EACH ROW EXECUTE FUNCTION refuse();",
+        )
+        .await
+        .unwrap();
+    let codes = answers(&listener, &[marked("N1", "")]).await;
+    assert_eq!(codes, ["AE"]);
+    let event = listener.wait_event(is("sink_error"));
+    let detail = event["detail"].as_str().unwrap();
+    assert!(detail.contains("P0001"), "{detail}");
+    assert!(detail.contains("(name withheld)"), "{detail}");
+    assert!(!detail.contains(MARKER), "{detail}");
+    listener.assert_no_payload();
+}
+
 /// A role named for this test and process, dropped first if an earlier run left it.
 pub(crate) async fn role(admin: &tokio_postgres::Client, url: &str, name: &str) -> String {
     let db = url.rsplit('/').next().unwrap().split('?').next().unwrap();

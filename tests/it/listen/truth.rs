@@ -345,3 +345,45 @@ async fn the_application_ack_follows_only_an_accept_code() {
         assert_eq!(got, want, "{headers}");
     }
 }
+
+/// A table with an AFTER INSERT trigger deleting the rows whose control ID ends in 3: SQLite
+/// then gives a deleted row's id to the next INSERT of the same group.
+#[tokio::test]
+async fn rows_an_after_trigger_deletes_within_one_group_are_answered_negatively() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rx.db");
+    let server = ListenProc::start(&["--sqlite", file.to_str().unwrap()]);
+    rusqlite::Connection::open(&file)
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER gone AFTER INSERT ON messages WHEN NEW.control_id LIKE '%3'
+               BEGIN DELETE FROM messages WHERE id = NEW.id; END",
+        )
+        .unwrap();
+    let mut client = MllpClient::connect(server.addr).await;
+    let ids: Vec<String> = (0..6).map(|i| format!("G{i}")).collect();
+    // Sent at once, so they are committed together.
+    for id in &ids {
+        client.send(&marked(id, "")).await;
+    }
+    let mut codes = Vec::new();
+    for _ in &ids {
+        codes.push(client.ack().await.expect("an answer").code);
+    }
+    let db = rusqlite::Connection::open(&file).unwrap();
+    let stored: Vec<String> = db
+        .prepare("SELECT control_id FROM messages")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for (id, code) in ids.iter().zip(&codes) {
+        assert_eq!(
+            code == "AA",
+            stored.contains(id),
+            "{id} answered {code}: {stored:?}"
+        );
+    }
+    assert_eq!(codes[3], "AE", "{codes:?}");
+}

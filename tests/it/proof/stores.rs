@@ -2,7 +2,7 @@
 //! `--queue` and `--record`) under each fault that can befall it (the process killed, the
 //! database's backend killed or the server stopped at once, the file or directory moved,
 //! replaced or deleted, the disk full, write permission or a privilege taken away, a trigger
-//! that drops rows or refuses them), with messages sent one at a time on either side of the
+//! that drops rows, refuses them or deletes them after the INSERT), with messages sent one at a time on either side of the
 //! fault. Every cell checks the two rules: no positive answer without the message durable in
 //! the store its path named when it was answered, no negative answer with the message kept
 //! anywhere. The table is printed (`--nocapture`); the long form is `#[ignore]`d.
@@ -190,6 +190,7 @@ fn file_cells() -> Vec<(Kind, Fault)> {
             DiskFull,
             TriggerDrop,
             TriggerRefuse,
+            TriggerDeletes,
         ] {
             if kind.suffers(fault) {
                 cells.push((kind, fault));
@@ -208,6 +209,7 @@ fn postgres_cells() -> Vec<(Kind, Fault)> {
         Revoked,
         TriggerDrop,
         TriggerRefuse,
+        TriggerDeletes,
     ]
     .into_iter()
     .map(|f| (Kind::Postgres, f))

@@ -43,6 +43,8 @@ pub enum Fault {
     TriggerDrop,
     /// A trigger that refuses some rows with an error.
     TriggerRefuse,
+    /// An AFTER INSERT trigger that deletes some rows: the INSERT itself reports them stored.
+    TriggerDeletes,
 }
 
 impl Kind {
@@ -62,7 +64,7 @@ impl Kind {
         match fault {
             BackendKilled | ServerCrashed | Revoked => self == Kind::Postgres,
             Moved | Replaced | Deleted | DiskFull => self != Kind::Postgres,
-            TriggerDrop | TriggerRefuse => self != Kind::OutDir,
+            TriggerDrop | TriggerRefuse | TriggerDeletes => self != Kind::OutDir,
             Crash => true,
         }
     }
@@ -81,6 +83,7 @@ impl Fault {
             Fault::Revoked => "INSERT privilege revoked",
             Fault::TriggerDrop => "trigger drops rows",
             Fault::TriggerRefuse => "trigger refuses rows",
+            Fault::TriggerDeletes => "AFTER trigger deletes rows",
         }
     }
 
@@ -288,15 +291,15 @@ impl Cell {
         } else {
             "queue"
         };
-        let action = if self.fault == Fault::TriggerDrop {
-            drop
-        } else {
-            refuse
+        let (when, action) = match self.fault {
+            Fault::TriggerDrop => ("BEFORE", format!("SELECT {drop}")),
+            Fault::TriggerDeletes => ("AFTER", format!("DELETE FROM {table} WHERE id = NEW.id")),
+            _ => ("BEFORE", format!("SELECT {refuse}")),
         };
         format!(
-            "CREATE TRIGGER matrix BEFORE INSERT ON {table}
+            "CREATE TRIGGER matrix {when} INSERT ON {table}
                WHEN NEW.control_id LIKE '%3' OR NEW.control_id LIKE '%7'
-               BEGIN SELECT {action}; END"
+               BEGIN {action}; END"
         )
     }
 
@@ -396,7 +399,18 @@ impl Cell {
                 ))
                 .await;
             }
-            (Fault::TriggerDrop | Fault::TriggerRefuse, true) => {
+            (Fault::TriggerDeletes, true) if self.kind == Kind::Postgres => {
+                // Its owner's rights: the listener's role may not delete.
+                self.pg_sql(
+                    "CREATE FUNCTION matrix() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER AS
+                       $$ BEGIN IF NEW.control_id LIKE '%3' OR NEW.control_id LIKE '%7'
+                          THEN DELETE FROM messages WHERE id = NEW.id; END IF; RETURN NULL; END $$;
+                     CREATE TRIGGER matrix AFTER INSERT ON messages
+                       FOR EACH ROW EXECUTE FUNCTION matrix();",
+                )
+                .await;
+            }
+            (Fault::TriggerDrop | Fault::TriggerRefuse | Fault::TriggerDeletes, true) => {
                 let db = rusqlite::Connection::open(&path).unwrap();
                 db.busy_timeout(Duration::from_secs(5)).unwrap();
                 db.execute_batch(&self.trigger()).unwrap();

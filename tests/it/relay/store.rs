@@ -311,3 +311,57 @@ async fn the_queue_depth_is_the_tables_pending_rows() {
         "relay_stats never showed the 43 pending rows"
     );
 }
+
+/// Wait (at most 10 s) for process `pid` to have exited: gone, or a zombie.
+fn exited(pid: u32) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Ok(stat) if !stat.contains(") Z ") => {}
+            _ => return true,
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[tokio::test]
+async fn rows_of_a_queue_moved_while_idle_are_in_its_main_file_after_a_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let queue = dir.path().join("q.db");
+    let relay = RelayProc::start("127.0.0.1:9", &["--queue", queue.to_str().unwrap()]);
+    let mut client = MllpClient::connect(relay.addr).await;
+    let mut positive = Vec::new();
+    for i in 0..5 {
+        let id = format!("Q{i}");
+        client.send(&adt(id.as_bytes(), "")).await;
+        if client.ack().await.unwrap().code == "AA" {
+            positive.push(id);
+        }
+    }
+    assert!(!positive.is_empty());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let moved = dir.path().join("q.db.1");
+    std::fs::rename(&queue, &moved).unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let term = std::process::Command::new("kill")
+        .args(["-TERM", &relay.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success() && exited(relay.pid()), "relay stopped");
+    // The main file alone, read without any WAL beside it.
+    let alone = tempfile::tempdir().unwrap();
+    let copy = alone.path().join("copy.db");
+    std::fs::copy(&moved, &copy).unwrap();
+    let db = rusqlite::Connection::open(&copy).unwrap();
+    let kept: Vec<String> = db
+        .prepare("SELECT control_id FROM queue")
+        .and_then(|mut q| q.query_map([], |r| r.get(0))?.collect())
+        .unwrap_or_default();
+    for id in &positive {
+        assert!(
+            kept.contains(id),
+            "{id} answered AA is in no main file: {kept:?}"
+        );
+    }
+}

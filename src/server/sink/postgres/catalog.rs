@@ -46,8 +46,31 @@ const ON_KEY: &str = " ON CONFLICT (msh3, msh4, control_id, msh7) WHERE dedupe D
 const RETURNING: &str = " RETURNING id";
 const FIND_KEY: &str = "SELECT EXISTS (SELECT 1 FROM messages
     WHERE msh3 = $1 AND msh4 = $2 AND control_id = $3 AND msh7 = $4 AND dedupe)";
+/// Which of the ids just inserted are there: a trigger run after an INSERT may delete its row.
+const PRESENT: &str = "SELECT id FROM messages WHERE id = ANY($1)";
 const FIND_ROW: &str = "SELECT EXISTS (SELECT 1 FROM messages
     WHERE id = $1 AND received_at = $2 AND payload = $3)";
+
+/// Every name of the table an error may carry: its schema, its own, its columns and their
+/// types, its constraints and indexes.
+const NAMES: &str = "SELECT n.nspname::text FROM pg_class c
+        JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass('messages')
+    UNION SELECT relname::text FROM pg_class WHERE oid = to_regclass('messages')
+    UNION SELECT attname::text FROM pg_attribute
+        WHERE attrelid = to_regclass('messages') AND attnum > 0
+    UNION SELECT t.typname::text FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+        WHERE a.attrelid = to_regclass('messages') AND a.attnum > 0
+    UNION SELECT conname::text FROM pg_constraint WHERE conrelid = to_regclass('messages')
+    UNION SELECT c.relname::text FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+        WHERE i.indrelid = to_regclass('messages')";
+
+/// Read the table's names from the catalog, for errors to show them (best effort: without
+/// them, names are withheld).
+pub(super) async fn learn_names(client: &Client) {
+    if let Ok(rows) = client.query(NAMES, &[]).await {
+        failure::learn(rows.iter().filter_map(|r| r.get::<_, Option<String>>(0)));
+    }
+}
 
 /// What a connection runs, prepared once.
 pub(super) struct Statements {
@@ -57,6 +80,8 @@ pub(super) struct Statements {
     pub(super) find_key: Statement,
     /// Whether row `id` is stored with this arrival time and payload.
     pub(super) find_row: Statement,
+    /// The ids of a list that are in the table.
+    pub(super) present: Statement,
 }
 
 impl Statements {
@@ -71,6 +96,7 @@ impl Statements {
                 .await?,
             find_key: client.prepare(FIND_KEY).await?,
             find_row: client.prepare(FIND_ROW).await?,
+            present: client.prepare(PRESENT).await?,
         })
     }
 }
@@ -141,6 +167,7 @@ pub(super) async fn prepare(client: &Client, dedupe: bool) -> Result<(), Refusal
     if let Some(column) = COLUMNS.iter().find(|c| !present.iter().any(|p| p == *c)) {
         return Err(Refusal::Column(column));
     }
+    learn_names(client).await;
     for privilege in ["INSERT", "SELECT"] {
         let granted: bool = client
             .query_one("SELECT has_table_privilege('messages', $1)", &[&privilege])

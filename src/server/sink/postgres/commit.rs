@@ -1,12 +1,13 @@
 //! One commit group as one transaction, and what each row became: stored (the INSERT returned
 //! its id), a duplicate (with de-duplication: nothing inserted, and a row of its key is there),
-//! or not stored (nothing inserted and no such row: a trigger or a rule dropped it). A row the
+//! or not stored (nothing inserted and no such row: a trigger or a rule dropped it, or inserted
+//! and gone again before COMMIT: a trigger run after the INSERT deleted it). A row the
 //! server refuses is named, so the group can be tried again without it. A COMMIT whose reply
 //! never came is settled by looking the rows themselves up, once the old transaction is over:
 //! it holds an advisory lock of the group's own random key, which a new session can take only
 //! after it ended (committed, rolled back, or lost with the server).
 
-use super::failure;
+use super::{catalog, failure};
 use super::{Conn, Row, GROUP_TIMEOUT};
 use tokio::time::timeout;
 
@@ -77,7 +78,14 @@ pub(super) async fn group(c: &Conn, rows: &[&Row]) -> Outcome {
         .enumerate()
         .find_map(|(i, r)| r.as_ref().err().map(|e| (i, e)))
     {
-        return rolled_back(c, refused(index, e, &inserted)).await;
+        if e.as_db_error().is_none() {
+            return not_committed(e);
+        }
+        // Rolled back first: the names the error may show are read from the catalog anew (a
+        // constraint added since), which an aborted transaction cannot do.
+        let _ = timeout(GROUP_TIMEOUT, c.client.batch_execute("ROLLBACK")).await;
+        let _ = timeout(GROUP_TIMEOUT, catalog::learn_names(&c.client)).await;
+        return refused(index, e, &inserted);
     }
     let mut fates = Vec::with_capacity(rows.len());
     for (row, result) in rows.iter().zip(inserted) {
@@ -92,6 +100,9 @@ pub(super) async fn group(c: &Conn, rows: &[&Row]) -> Outcome {
         };
         fates.push(fate);
     }
+    if let Err(outcome) = still_there(c, &mut fates).await {
+        return rolled_back(c, outcome).await;
+    }
     match timeout(GROUP_TIMEOUT, c.client.batch_execute("COMMIT")).await {
         Ok(Ok(())) => Outcome::Committed(fates),
         // The server refused the COMMIT: it rolled back.
@@ -99,6 +110,38 @@ pub(super) async fn group(c: &Conn, rows: &[&Row]) -> Outcome {
         // Sent, and no reply: it may have committed.
         _ => Outcome::Unknown { key, fates },
     }
+}
+
+/// Turn each row inserted but no longer in the table (deleted by a trigger after its INSERT,
+/// within this transaction) into [`Fate::Dropped`]: one look-up for the group, before COMMIT.
+async fn still_there(c: &Conn, fates: &mut [Fate]) -> Result<(), Outcome> {
+    let ids: Vec<i64> = fates
+        .iter()
+        .filter_map(|f| match f {
+            Fate::Stored(id) => Some(*id),
+            _ => None,
+        })
+        .collect();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let found = match timeout(
+        GROUP_TIMEOUT,
+        c.client.query(&c.statements.present, &[&ids]),
+    )
+    .await
+    {
+        Err(_) => return Err(timed_out("the look-up of the rows inserted")),
+        Ok(Err(e)) => return Err(not_committed(&e)),
+        Ok(Ok(found)) => found,
+    };
+    let present: std::collections::HashSet<i64> = found.iter().map(|r| r.get(0)).collect();
+    for fate in fates.iter_mut() {
+        if matches!(fate, Fate::Stored(id) if !present.contains(id)) {
+            *fate = Fate::Dropped;
+        }
+    }
+    Ok(())
 }
 
 /// The outcome of the first failed insert: the row the server refused, named by the first error

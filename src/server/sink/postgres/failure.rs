@@ -3,10 +3,35 @@
 //! refused these settings: authentication, a missing database or role, grants, TLS trust).
 //! A server's error is told by its SQLSTATE, the condition's name and the names of the objects
 //! it carries, never by its message or detail text: a trigger or a constraint can put row
-//! values there.
+//! values there. A trigger can set the object names too, so a name is shown only when it is one
+//! of the table's own, as read from the catalog; any other is withheld.
 
 use crate::cause::{classify_io, Cause};
+use std::collections::BTreeSet;
 use std::error::Error as _;
+use std::sync::Mutex;
+
+/// The names an error may show: the table's schema, name, columns, their types, constraints
+/// and indexes, as the catalog gave them.
+static KNOWN: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+
+/// Add `names`, read from the catalog, to those an error may show.
+pub(super) fn learn(names: impl IntoIterator<Item = String>) {
+    KNOWN
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .extend(names);
+}
+
+/// `name` as shown: itself when the catalog knows it, else withheld.
+fn shown(name: &str) -> String {
+    let known = KNOWN.lock().unwrap_or_else(|p| p.into_inner());
+    if known.contains(name) {
+        printable(name)
+    } else {
+        "(name withheld)".to_string()
+    }
+}
 
 /// One failure: what happened (never a password: errors name the server, not the URL), whether
 /// it is worth trying again, and the cause, where one names it.
@@ -102,7 +127,7 @@ pub(super) fn of(e: &tokio_postgres::Error) -> Failure {
 }
 
 /// A server's error in words of our own: `23505 unique_violation (table messages, constraint
-/// one_id)`.
+/// one_id)`; a name the catalog does not know is `(name withheld)`.
 pub(super) fn server_error(db: &tokio_postgres::error::DbError) -> String {
     let code = db.code().code();
     let mut what = match condition(code) {
@@ -114,10 +139,11 @@ pub(super) fn server_error(db: &tokio_postgres::error::DbError) -> String {
         ("table", db.table()),
         ("column", db.column()),
         ("constraint", db.constraint()),
+        ("type", db.datatype()),
     ];
     let named: Vec<String> = names
         .iter()
-        .filter_map(|(what, name)| Some(format!("{what} {}", printable(name.as_ref()?))))
+        .filter_map(|(what, name)| Some(format!("{what} {}", shown(name.as_ref()?))))
         .collect();
     if !named.is_empty() {
         what.push_str(&format!(" ({})", named.join(", ")));

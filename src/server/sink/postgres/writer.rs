@@ -203,7 +203,7 @@ fn answer(fate: &Fate) -> SinkResult {
         Fate::Stored(_) => SinkResult::committed(),
         Fate::Duplicate => SinkResult::duplicate(),
         Fate::Dropped => SinkResult::failed(
-            "postgres: the database stored nothing for this message (a trigger or a rule dropped the row)",
+            "postgres: the database kept nothing for this message (a trigger or a rule dropped or deleted the row)",
         ),
     }
 }

@@ -14,6 +14,11 @@ pub(super) fn writer(mut store: Store, mut rx: mpsc::Receiver<Job>, groups: &gro
             Ok(()) => {
                 groups.record(rows);
                 let (results, stored) = commit_group(&mut store.db, &jobs, store.dedupe);
+                // Folded when nothing else waits: under load the next group's fold covers
+                // this one before the listener can drain and stop.
+                if rx.is_empty() {
+                    file::fold_wal(&store.db);
+                }
                 moved_meanwhile(&mut store, results, &stored)
             }
             Err(why) => failed_all(&jobs, &why),
@@ -99,7 +104,8 @@ fn commit_group(
         Err(e) => return failed_all(e.to_string()),
     };
     let mut results = Vec::with_capacity(jobs.len());
-    let mut stored = Vec::new();
+    // Where each positive answer stands (job, row) and its id, or none for a duplicate.
+    let mut positive: Vec<(usize, usize, Option<i64>)> = Vec::new();
     {
         let insert = if dedupe {
             format!("{INSERT}{ON_KEY}")
@@ -113,9 +119,9 @@ fn commit_group(
             Ok(statements) => statements,
             Err(e) => return failed_all(e.to_string()),
         };
-        for job in jobs {
+        for (j, job) in jobs.iter().enumerate() {
             let mut answers = Vec::with_capacity(job.rows.len());
-            for row in &job.rows {
+            for (r, row) in job.rows.iter().enumerate() {
                 let inserted = insert.execute(params![
                     row.received_at,
                     row.peer,
@@ -130,16 +136,18 @@ fn commit_group(
                 ]);
                 // Nothing inserted: a duplicate only when a row of its key is there; else a
                 // trigger dropped it.
-                let key = params![row.msh3, row.msh4, row.control_id, row.msh7];
                 answers.push(match inserted {
-                    Ok(0) if row.dedupe => match find_key.query_row(key, |r| r.get(0)) {
-                        Ok(true) => SinkResult::duplicate(),
+                    Ok(0) if row.dedupe => match find_key.query_row(key(row), |r| r.get(0)) {
+                        Ok(true) => {
+                            positive.push((j, r, None));
+                            SinkResult::duplicate()
+                        }
                         Ok(false) => SinkResult::failed(DROPPED),
                         Err(e) => SinkResult::failed(format!("sqlite: {e}")),
                     },
                     Ok(0) => SinkResult::failed(DROPPED),
                     Ok(_) => {
-                        stored.push(tx.last_insert_rowid());
+                        positive.push((j, r, Some(tx.last_insert_rowid())));
                         SinkResult::committed()
                     }
                     Err(e) => SinkResult::failed(format!("sqlite: {e}")),
@@ -147,12 +155,53 @@ fn commit_group(
             }
             results.push(answers);
         }
+        // A trigger run after an INSERT may have deleted its row (or an earlier one): each
+        // positive answer is looked up again once every row is in, before COMMIT.
+        // An id given again was taken from a row deleted meanwhile.
+        let ids: Vec<i64> = positive.iter().map(|p| p.2.unwrap_or(0)).collect();
+        let last = file::last_holders(&ids);
+        let found = tx.prepare_cached(FIND_ID).and_then(|mut find_id| {
+            positive
+                .iter()
+                .zip(last)
+                .map(|(&(j, r, id), last)| match id {
+                    Some(_) if !last => Ok(false),
+                    Some(id) => {
+                        let payload = &jobs[j].rows[r].payload[..];
+                        find_id.query_row(params![id, payload], |row| row.get::<_, bool>(0))
+                    }
+                    None => find_key.query_row(key(&jobs[j].rows[r]), |row| row.get(0)),
+                })
+                .collect::<rusqlite::Result<Vec<bool>>>()
+        });
+        match found {
+            Ok(found) => {
+                for (&(j, r, _), there) in positive.iter().zip(found) {
+                    if !there {
+                        results[j][r] = SinkResult::failed(DROPPED);
+                    }
+                }
+            }
+            Err(e) => return failed_all(e.to_string()),
+        }
     }
+    let stored = positive
+        .iter()
+        .filter(|&&(j, r, _)| results[j][r].disposition == crate::ack::Disposition::Committed)
+        .filter_map(|&(_, _, id)| id)
+        .collect();
     match tx.commit() {
         Ok(()) => (results, stored),
         Err(e) => failed_all(e.to_string()),
     }
 }
 
+/// The de-duplication key of `row`, as [`FIND_KEY`] takes it.
+fn key(row: &super::Row) -> [&Option<rusqlite::types::Value>; 4] {
+    [&row.msh3, &row.msh4, &row.control_id, &row.msh7]
+}
+
+const FIND_ID: &str = "SELECT EXISTS (SELECT 1 FROM messages WHERE id = ?1 AND payload = ?2)";
+
 const DROPPED: &str =
-    "sqlite: the database stored nothing for this message (a trigger dropped the row)";
+    "sqlite: the database kept nothing for this message (a trigger dropped or deleted the row)";

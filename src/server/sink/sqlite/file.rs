@@ -61,6 +61,23 @@ pub(crate) fn checkpoint(db: &Connection) -> Result<(), String> {
     Ok(())
 }
 
+/// Copy what the last commit put in the WAL into the main file, before it is answered: a file
+/// moved away later (while idle, say) cannot be checkpointed any more (SQLite refuses to write
+/// a file no longer at its path), and its WAL, left under the old name, would go with the
+/// connection. Best effort: a row still only in the WAL is durable there while the file stays.
+pub(crate) fn fold_wal(db: &Connection) {
+    let _ = db.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+}
+
+/// For each of `ids` (in insertion order), whether it was the last to be given its id: SQLite
+/// hands a deleted row's id to the next INSERT, so an earlier holder of a repeated id was
+/// deleted, whatever a look-up by id finds.
+pub(crate) fn last_holders(ids: &[i64]) -> Vec<bool> {
+    (0..ids.len())
+        .map(|i| !ids[i + 1..].contains(&ids[i]))
+        .collect()
+}
+
 /// Let the open file go once its rows are in its main file, leaving an empty in-memory database
 /// in `db`'s place; on failure it stays open there, and why says so (for `path`, moved away).
 pub(crate) fn let_go(db: &mut Connection, path: &Path) -> Result<(), String> {
