@@ -35,7 +35,7 @@ impl PostgresRows {
     pub fn open(url: &str, filter: StoreFilter) -> Result<PostgresRows, StoreReadError> {
         let info =
             conninfo::resolve(url, &|k| std::env::var(k).ok()).map_err(|e| StoreReadError {
-                file: "--postgres".into(),
+                file: "the PostgreSQL URL".into(),
                 what: e.to_string(),
             })?;
         let source: Arc<str> = Arc::from(info.describe());
