@@ -201,60 +201,43 @@ fn put(out: &mut Vec<u8>, mut value: u64) {
     out.push(value as u8);
 }
 
-/// A varint; `None` at the end of the records.
-fn get(r: &mut impl BufRead) -> io::Result<Option<u64>> {
-    let buf = r.fill_buf()?;
-    if buf.is_empty() {
-        return Ok(None);
-    }
+/// The varint at the start of `buf` and the bytes it takes; `None` unless it ends within `buf`
+/// and within the 10 bytes a `u64` needs. The one decoder: [`get`] and [`three`] both use it.
+#[inline(always)]
+fn varint(buf: &[u8]) -> Option<(u64, usize)> {
     let mut value = 0u64;
     for (i, &b) in buf.iter().enumerate().take(10) {
         value |= u64::from(b & 0x7f) << (7 * i);
         if b & 0x80 == 0 {
-            r.consume(i + 1);
-            return Ok(Some(value));
+            return Some((value, i + 1));
         }
     }
-    // Across the end of the read buffer: byte by byte.
-    let mut value = 0u64;
-    for i in 0..10 {
-        let mut b = [0u8];
-        r.read_exact(&mut b)?;
-        value |= u64::from(b[0] & 0x7f) << (7 * i);
-        if b[0] & 0x80 == 0 {
-            return Ok(Some(value));
+    None
+}
+
+/// A varint, across the end of the read buffer if need be; `None` at the end of the records.
+fn get(r: &mut impl BufRead) -> io::Result<Option<u64>> {
+    if r.fill_buf()?.is_empty() {
+        return Ok(None);
+    }
+    let mut bytes = [0u8; 10];
+    for i in 0..bytes.len() {
+        r.read_exact(&mut bytes[i..=i])?;
+        if bytes[i] & 0x80 == 0 {
+            return Ok(varint(&bytes[..=i]).map(|(value, _)| value));
         }
     }
-    Err(io::Error::new(
-        io::ErrorKind::InvalidData,
-        "bad index record",
-    ))
+    Err(io::Error::new(io::ErrorKind::InvalidData, "bad index record"))
 }
 
 /// Three varints at the start of `buf` and the bytes they take; `None` unless all three end
 /// within it (then [`get`] reads them, across reads, and tells a bad record).
 #[inline(always)]
 fn three(buf: &[u8]) -> Option<((u64, u64, u64), usize)> {
-    let mut at = 0;
-    let mut numbers = [0u64; 3];
-    for number in &mut numbers {
-        let mut value = 0u64;
-        let mut shift = 0;
-        loop {
-            let &b = buf.get(at)?;
-            at += 1;
-            value |= u64::from(b & 0x7f) << shift;
-            if b & 0x80 == 0 {
-                break;
-            }
-            shift += 7;
-            if shift >= 70 {
-                return None;
-            }
-        }
-        *number = value;
-    }
-    Some(((numbers[0], numbers[1], numbers[2]), at))
+    let (a, n) = varint(buf)?;
+    let (b, m) = varint(&buf[n..])?;
+    let (c, k) = varint(&buf[n + m..])?;
+    Some(((a, b, c), n + m + k))
 }
 
 /// The checked file read in large blocks; payloads are slices of them.

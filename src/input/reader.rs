@@ -26,7 +26,7 @@ impl Terminator {
 
 /// Why [`Tracked::read_line`] stopped. VT and FS are consumed; what they mean is the caller's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Stop {
+pub(crate) enum Found {
     LineEnd(Terminator),
     Vt,
     Fs,
@@ -187,24 +187,24 @@ impl<R: BufRead> Tracked<R> {
 
     /// Append the bytes before the next CR, LF, VT or FS to `buf` (at most `limit` of them) and
     /// consume the stop byte, the whole CRLF for a CRLF.
-    pub(crate) fn read_line(&mut self, buf: &mut BytesMut, limit: usize) -> io::Result<Stop> {
+    pub(crate) fn read_line(&mut self, buf: &mut BytesMut, limit: usize) -> io::Result<Found> {
         let mut taken = 0usize;
         if std::mem::take(&mut self.paused) {
-            return Ok(Stop::Idle);
+            return Ok(Found::Idle);
         }
         loop {
             let (mut clean, mut plain) = (self.clean, self.plain);
             let avail = if taken == 0 {
                 match self.fill_or_idle()? {
                     Some(avail) => avail,
-                    None => return Ok(Stop::Idle),
+                    None => return Ok(Found::Idle),
                 }
             } else {
                 // Mid-line a pause proves nothing: the rest of the line is still to come.
                 self.fill()?
             };
             if avail.is_empty() {
-                return Ok(Stop::Eof);
+                return Ok(Found::Eof);
             }
             let found = find_stop(avail, &mut clean, &mut plain);
             // The byte after the stop, when the buffer holds it: a line end is then told CR, LF
@@ -217,7 +217,7 @@ impl<R: BufRead> Tracked<R> {
                         buf.extend_from_slice(&avail[..limit - taken]);
                         self.clean = clean;
                         self.plain = plain;
-                        return Ok(Stop::Limit);
+                        return Ok(Found::Limit);
                     }
                     let stop = avail[at];
                     buf.extend_from_slice(&avail[..at]);
@@ -232,13 +232,13 @@ impl<R: BufRead> Tracked<R> {
                     if let Some(end) = known_end {
                         self.consume(at + end.bytes().len());
                         self.line += 1;
-                        return Ok(Stop::LineEnd(end));
+                        return Ok(Found::LineEnd(end));
                     }
                     self.consume(at + 1);
                     return Ok(match stop {
-                        VT => Stop::Vt,
-                        FS => Stop::Fs,
-                        _ => Stop::LineEnd(self.end_line(stop)?),
+                        VT => Found::Vt,
+                        FS => Found::Fs,
+                        _ => Found::LineEnd(self.end_line(stop)?),
                     });
                 }
                 None => {
@@ -246,7 +246,7 @@ impl<R: BufRead> Tracked<R> {
                         buf.extend_from_slice(&avail[..limit - taken]);
                         self.clean = clean;
                         self.plain = plain;
-                        return Ok(Stop::Limit);
+                        return Ok(Found::Limit);
                     }
                     buf.extend_from_slice(avail);
                     self.clean = clean;

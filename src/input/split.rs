@@ -13,7 +13,7 @@ use super::control_id::lacks_control_id;
 use super::error::InputError;
 use super::header;
 use super::message::{Message, SplitOptions};
-use super::reader::{Stop, Terminator, Tracked};
+use super::reader::{Found, Terminator, Tracked};
 use crate::framing::VT;
 use bytes::BytesMut;
 use layout::{next_layout, Layout, LayoutEvent};
@@ -284,7 +284,7 @@ impl<R: BufRead> Splitter<R> {
             .read_line(&mut self.buf, limit)
             .map_err(|e| self.read_error(e))?;
         self.peak_capacity = self.peak_capacity.max(self.buf.capacity());
-        if stop == Stop::Eof {
+        if stop == Found::Eof {
             // A DOS end-of-file mark (Ctrl-Z) ends the text; it is no part of a segment.
             while self.buf.len() > start && self.buf.last() == Some(&CTRL_Z) {
                 self.buf.truncate(self.buf.len() - 1);
@@ -292,27 +292,27 @@ impl<R: BufRead> Splitter<R> {
         }
         let framed = matches!(self.layout, Layout::InFrame { .. });
         let end = match stop {
-            Stop::LineEnd(t) => LineEnd::Terminator(t),
-            Stop::Eof => LineEnd::Eof,
-            Stop::Idle => {
+            Found::LineEnd(t) => LineEnd::Terminator(t),
+            Found::Eof => LineEnd::Eof,
+            Found::Idle => {
                 self.on_idle();
                 return Ok(());
             }
-            Stop::Fs if framed => LineEnd::FrameEnd,
-            Stop::Vt | Stop::Fs => {
+            Found::Fs if framed => LineEnd::FrameEnd,
+            Found::Vt | Found::Fs => {
                 // A bad line that starts the next message leaves the one before it whole.
                 self.close_before_bad_line(start);
                 return Err(InputError::FramingByte {
                     name: self.name.to_string(),
                     line: self.reader.line(),
-                    byte: if stop == Stop::Vt {
+                    byte: if stop == Found::Vt {
                         VT
                     } else {
                         crate::framing::FS
                     },
                 });
             }
-            Stop::Limit => {
+            Found::Limit => {
                 // A line too long to be part of any message: name the message it would start,
                 // and leave the one before it whole.
                 if self.close_before_bad_line(start) {

@@ -146,6 +146,7 @@ proptest::proptest! {
     fn three_numbers_at_once_read_as_one_by_one(
         values in proptest::prelude::any::<(u64, u64, u64)>(),
         cut in 0usize..31,
+        capacity in 1usize..12,
     ) {
         let mut buf = Vec::new();
         put(&mut buf, values.0);
@@ -156,8 +157,20 @@ proptest::proptest! {
         let mut one = &buf[..at];
         let by_one = (get(&mut one).unwrap(), get(&mut one).unwrap(), get(&mut one).unwrap());
         proptest::prop_assert_eq!(by_one, (Some(values.0), Some(values.1), Some(values.2)));
+        // Across the ends of a small read buffer: the same numbers, then the end.
+        let mut small = std::io::BufReader::with_capacity(capacity, &buf[..at]);
+        let across: Vec<_> = (0..4).map(|_| get(&mut small).unwrap()).collect();
+        proptest::prop_assert_eq!(across, vec![Some(values.0), Some(values.1), Some(values.2), None]);
         if cut < at {
             proptest::prop_assert_eq!(three(&buf[..cut]), None);
         }
     }
+}
+
+#[test]
+fn a_number_longer_than_ten_bytes_is_a_bad_record() {
+    let mut record = &[0xffu8; 11][..];
+    let error = get(&mut record).unwrap_err();
+    assert_eq!(error.kind(), std::io::ErrorKind::InvalidData);
+    assert_eq!(three(&[0xff; 40]), None);
 }

@@ -15,7 +15,7 @@ use std::io::BufRead;
 
 /// Lines at the start of a buffer the line-by-line path would only append.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Run {
+pub(super) struct Lines {
     /// Bytes of the lines, their CRs included.
     pub(super) len: usize,
     pub(super) lines: u64,
@@ -30,9 +30,9 @@ pub(super) struct Run {
 
 /// The run at the start of `head`, whose first `plain` bytes hold no LF, VT or FS; at most
 /// `room` bytes. With `opens`, the first line must start a message and belongs to the run.
-pub(super) fn scan(head: &[u8], plain: usize, room: usize, opens: bool) -> Run {
+pub(super) fn scan(head: &[u8], plain: usize, room: usize, opens: bool) -> Lines {
     let clean = &head[..plain];
-    let mut run = Run {
+    let mut run = Lines {
         len: 0,
         lines: 0,
         at_msh: false,
@@ -87,7 +87,7 @@ fn starts_message(rest: &[u8]) -> bool {
 
 /// The line `line` ending at `cr`, by its kind: whether it joins the run.
 #[inline(never)]
-fn look(run: &mut Run, line: &[u8], cr: usize, opens: bool) -> bool {
+fn look(run: &mut Lines, line: &[u8], cr: usize, opens: bool) -> bool {
     match classify(line) {
         LineKind::Msh if opens && run.lines == 0 => {}
         LineKind::Msh => {
