@@ -45,14 +45,14 @@
 //! # }
 //! ```
 
-pub mod backoff;
-pub mod events;
-pub mod fate;
-pub mod options;
+pub(crate) mod backoff;
+pub(crate) mod events;
+pub(crate) mod fate;
+pub(crate) mod options;
 mod settings;
-pub mod state;
-pub mod stats;
-pub mod tally;
+pub(crate) mod state;
+pub(crate) mod stats;
+pub(crate) mod tally;
 
 mod actor;
 mod admission;

@@ -19,11 +19,11 @@
 //!   messages), [`split_batch`], [`scan_ack`] and [`ack_reply`] (what an ACK says).
 
 mod ack_read;
-pub mod charset;
-pub mod check;
+pub(crate) mod charset;
+pub(crate) mod check;
 mod delimiters;
-pub mod escape;
-pub mod fields;
+pub(crate) mod escape;
+pub(crate) mod fields;
 mod filter;
 mod header;
 mod lookup;
@@ -36,6 +36,10 @@ mod value;
 
 pub use ack_read::{ack_reply, scan_ack, AckView};
 pub use charset::{Charset, Text, UnknownCharset};
+pub use check::{
+    Allowed, Checker, Code, Finding, Profile, ProfileError, RawAllowed, RawProfile, Severity,
+};
+pub use fields::{field_def, segment_fields, FieldDef, FieldType};
 pub use delimiters::Delimiters;
 pub use filter::{Filter, FilterError, Filters};
 pub use header::Msh;

@@ -37,12 +37,18 @@
 //!
 //! # Features
 //!
-//! - `cli` (default): what the `mllp` binary needs (clap, terminal views, Prometheus metrics)
-//!   and `sqlite`. `cargo build --lib --no-default-features` builds the core alone.
-//! - `sqlite`: `server::sink::SqliteSink`, with SQLite compiled in.
+//! - `cli` (default): what the `mllp` binary needs (clap, terminal views, Prometheus metrics),
+//!   with `sqlite` and `postgres`. `cargo build --lib --no-default-features` builds the core alone.
+//! - `sqlite`: [`server::SqliteSink`] and the relay ([`relay`]), with SQLite compiled in.
+//! - `postgres`: [`server::PostgresSink`], tokio-postgres over rustls.
 //! - `metrics`: the dependencies of the Prometheus exporter the command serves.
 //! - `fuzzing`: the fuzz target bodies, for `fuzz/` and the tests replaying its corpus; not an
 //!   interface, off unless asked for.
+//!
+//! # Platforms
+//!
+//! Unix only (Linux, macOS, the BSDs): the stores rely on Unix file operations (directory
+//! handles, permissions, atomic renames), and a build elsewhere stops with one error saying so.
 //!
 //! # Example
 //!
@@ -87,53 +93,24 @@
 //! # }
 //! ```
 //!
-//! # Sending
+//! # More
 //!
-//! A [`client::Client`] owns one link through a task. [`client::Client::send`] returns a
-//! [`client::SendHandle`] as soon as the send is admitted to the window; awaiting the handle
-//! gives the one [`client::Fate`]: `Accepted`, `Negative`, `CommittedOnly`, `UnknownFate`,
-//! `NeverDelivered` or `Refused`, each with its code or cause. A caller pipelines by keeping
-//! handles and awaiting them later; [`client::Client::send_many`] admits a sequence at once.
-//! The ACK bytes travel in the fate and never appear in its `Debug` or `Display`.
-//!
-//! - Options ([`client::ClientOptions`]) are validated by `Client::new`: an error names the
-//!   option as the command line spells it.
-//! - The link goes through CONNECTING, CONNECTED, DRAINING, RECONNECTING, DISCONNECTED and
-//!   CLOSED ([`client::State`]); every transition is a [`client::ClientEvent`] with its reason
-//!   (`client.subscribe()`; the first subscriber sees every event since creation).
-//! - Reconnect is off by default in the library; [`client::ExponentialBackoff`],
-//!   [`client::MaxRetries`], [`client::GiveUpAfter`] or any [`client::RetryStrategy`] turn it on.
-//!   Only transient causes are retried.
-//! - `close()` drains (written sends are awaited up to the drain timeout) and returns a
-//!   [`client::DrainReport`] by population; `destroy()`, or dropping the client, settles
-//!   everything at once.
-//! - `stats()` is a serde struct; `latency_histogram()` an HDR histogram for merging.
-//!
-//! # Receiving
-//!
-//! [`server::Server::builder`] takes a [`server::ServerConfig`] and a [`server::Sink`] (commit
-//! one message, or a batch that shares one flush or fsync, and say committed, failed or
-//! rejected); [`server::sink::StdoutSink`], [`server::sink::OutDirSink`],
-//! [`server::sink::ExecSink`], `server::sink::SqliteSink` (feature `sqlite`) and
-//! [`server::DiscardSink`] ship with the crate. A [`server::Policy`] decides per message
-//! before the commit (commit, duplicate, fail, reject, delay, stay silent, close after).
-//! [`server::Server::run`] serves a bound listener, `run_with` any [`server::Accept`] (a TLS
-//! handshake, say), and [`server::Server::serve`] one stream of any kind (tests use
-//! `tokio::io::duplex`). Events arrive as typed [`server::ServerEvent`]s on a bounded channel:
-//! a slow reader slows the server, nothing is dropped.
-//!
-//! # Connecting
-//!
-//! [`transport::TcpConnector`] resolves through a replaceable [`resolve::Resolver`]
-//! ([`resolve::SystemResolver`], or [`resolve::StaticResolver`] for a fixed table), tries each
-//! address, sets TCP_NODELAY and keepalive, and runs the TLS handshake ([`tls`]: rustls with the
-//! ring provider, TLS 1.2 floor, native roots plus an optional CA file, client certificates).
-//! The client reaches the network only through the [`transport::Connector`] trait, so its timing
-//! logic is tested over in-memory streams on a paused clock. [`transport::classify`] gives the
-//! [`cause::Cause`] of any error the library returns.
+//! `examples/send_folder.rs` sends a folder of `.hl7` files with a [`Client`];
+//! `examples/receive_sqlite.rs` is a [`Server`] storing into SQLite (CI runs one against the
+//! other). The repository's `docs/library.md` walks through sending, receiving and connecting,
+//! and `docs/architecture.md` maps the modules and the paths a message takes through them.
 
-#![warn(missing_docs)]
+#![warn(missing_docs, unnameable_types)]
 
+#[cfg(not(unix))]
+compile_error!("mllp builds on Unix only: its stores use Unix file operations");
+
+/// The items it is given, on Unix only: elsewhere the one error above is all a build says.
+macro_rules! unix_only {
+    ($($item:item)*) => { $( #[cfg(unix)] $item )* };
+}
+
+unix_only! {
 pub mod ack;
 pub mod cause;
 pub mod client;
@@ -161,9 +138,14 @@ pub mod tls;
 pub mod transport;
 pub mod warning;
 
-// The front door: what a program embedding a sender or a receiver names first.
-pub use cause::{Cause, Class};
-pub use client::{Client, ClientOptions, Fate, SendHandle};
-pub use framing::{encode_frame, MllpCodec};
-pub use server::{Server, ServerConfig, Shutdown, Sink};
-pub use transport::{Connector, TcpConnector};
+// The front door: what a program embedding a sender or a receiver names first. Every other
+// type has one path, its module's (`mllp::server::StdoutSink`): a module's files are private.
+#[doc(no_inline)]
+pub use crate::{
+    cause::{Cause, Class},
+    client::{Client, ClientOptions, Fate, SendHandle},
+    framing::{encode_frame, MllpCodec},
+    server::{Server, ServerConfig, Shutdown, Sink},
+    transport::{Connector, TcpConnector},
+};
+}

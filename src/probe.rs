@@ -9,21 +9,22 @@
 //! - [`stats`]: min/median/p99/max per phase over repeated probes.
 
 mod exchange;
-pub mod eyeballs;
+pub(crate) mod eyeballs;
 mod handshake;
-pub mod message;
+pub(crate) mod message;
 mod record;
 mod repeat;
 mod report;
 mod run;
-pub use crate::sniff;
-pub mod stats;
+pub(crate) mod stats;
 mod tls;
 
+pub use message::{first_message, synthetic_adt, unique_control_id};
 pub use repeat::{repeat, Series};
 pub use report::{
     ClientCertificate, Detail, FailedAttempt, PhaseName, PhaseReport, ProbeReport, TlsDetail,
     Verdict, VerdictClass,
 };
 pub use run::{run, ProbeConfig, SendPhase, Timeouts};
+pub use stats::{ProbeStats, Spread, StatsSummary};
 pub use tls::ProbeTls;

@@ -41,17 +41,17 @@
 mod accept;
 mod accept_loop;
 mod bind;
-pub mod clock;
+pub(crate) mod clock;
 mod config;
 mod connection;
-pub mod dedupe;
-pub mod double;
+pub(crate) mod dedupe;
+pub(crate) mod double;
 mod event;
 mod evict;
 mod limits;
-pub mod policy;
-pub mod proxy;
-pub mod sink;
+pub(crate) mod policy;
+pub(crate) mod proxy;
+pub(crate) mod sink;
 mod spare;
 mod stats;
 
@@ -62,7 +62,15 @@ pub use dedupe::{DedupeMemory, DedupePolicy, DedupeSink};
 pub use double::{DoubleError, DoubleOptions, TestDouble};
 pub use event::{ConnectionId, NackWhy, ServerEvent, StoreReports};
 pub use policy::{Action, CommitAll, Decision, Policy};
-pub use sink::{DiscardSink, Inbound, Reply, Sink, SinkResult};
+pub use sink::{
+    CommitGroups, DedupeKey, DiscardSink, ExecOptions, ExecSink, Inbound, OutDirSink, OutputFormat,
+    Reply, Sink, SinkFuture, SinkResult, StdoutSink, EXEC_STDERR_LINE_MAX,
+};
+#[cfg(feature = "postgres")]
+pub use sink::{ConnInfoError, Failure, PostgresError, PostgresSink};
+#[cfg(feature = "sqlite")]
+pub use sink::{SqliteError, SqliteSink};
+pub use proxy::{Cidr, CidrError, ProxyProtocol};
 pub use stats::StatsSnapshot;
 
 use event::Events;

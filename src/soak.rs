@@ -38,28 +38,28 @@
 //! for the embedded listener, a chaos proxy for a real one), the worker that loads one
 //! connection, and the mergeable report ([`report`]) with its CI [`thresholds`].
 
-pub mod chaos;
-pub mod embedded;
+pub(crate) mod chaos;
+pub(crate) mod embedded;
 mod engine;
 mod ledger;
 mod monitor;
 mod plan;
 mod progress;
 mod proxy;
-pub mod report;
-pub mod template;
-pub mod thresholds;
+pub(crate) mod report;
+pub(crate) mod template;
+pub(crate) mod thresholds;
 mod update;
 mod worker;
 
-pub use chaos::{ChaosPolicy, ChaosSpec, Fault, FaultKind};
+pub use chaos::{ChaosError, ChaosPolicy, ChaosSpec, Fault, FaultKind};
 pub use embedded::{Embedded, EmbeddedError};
 pub use engine::{SoakError, SoakOutcome, SoakRun};
-pub use ledger::{ControlIds, MAX_CONNECTIONS};
-pub(crate) use ledger::{Ledger, LedgerSink};
+pub use ledger::{Claim, ControlIds, Ledger, LedgerTotals, MAX_CONNECTIONS};
+pub(crate) use ledger::LedgerSink;
 pub use plan::{PlanError, SoakPlan, SoakTarget};
 pub use progress::{ConnSample, RecentLatency, Sample, SoakUpdate, StoppedBy};
-pub use report::{SoakReport, SoakTotals};
+pub use report::{Accounting, ByteCounts, LatencyMs, ReportError, Second, SoakReport, SoakTotals};
 pub use template::{Template, TemplateError};
 pub use thresholds::{Judgement, Thresholds};
 pub use update::Done;

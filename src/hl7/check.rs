@@ -7,9 +7,9 @@
 mod batch;
 mod profile;
 mod rules;
-pub mod syntax;
+pub(crate) mod syntax;
 
-pub use profile::{Allowed, Profile, ProfileError, RawProfile};
+pub use profile::{Allowed, Profile, ProfileError, RawAllowed, RawProfile};
 
 use serde::Serialize;
 use std::fmt;
@@ -190,7 +190,7 @@ impl Checker {
     /// envelope is checked and then each message in it. Empty when it is well formed.
     ///
     /// ```
-    /// use mllp::hl7::check::{Checker, Code};
+    /// use mllp::hl7::{Checker, Code};
     ///
     /// let findings = Checker::default().check(b"MSH|^~\\&|A|B|C|D|2024130112||ADT^A01|1|P|2.5\r");
     /// assert_eq!(findings.len(), 1);

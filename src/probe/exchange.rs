@@ -4,7 +4,7 @@
 use super::handshake::session_verdict;
 use super::record::{failure, healthy, Run};
 use super::report::{ClientCertificate, Detail, PhaseName, Verdict};
-use super::sniff::{recognise, PeerKind};
+use crate::sniff::{recognise, PeerKind};
 use crate::cause::{Cause, Hint};
 use crate::framing::{encode_frame, Decoded, FramingError, MllpCodec, Tolerance};
 use crate::hl7::{scan, scan_ack};

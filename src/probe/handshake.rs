@@ -3,7 +3,7 @@
 
 use super::record::{failure, Run};
 use super::report::{ClientCertificate, Detail, PhaseName, TlsDetail, Verdict};
-use super::sniff::recognise;
+use crate::sniff::recognise;
 use super::tls::{ProbeTls, Recording};
 use crate::cause::{Cause, Hint};
 use crate::tls::{describe_handshake_io, rustls_error, CertSummary, Seen, Side, TlsFailure};

@@ -6,7 +6,7 @@
 //!
 //! - [`compare`]: which parts of two answers are compared, and the paths where they differ.
 
-pub mod compare;
+pub(crate) mod compare;
 mod tally;
 
 pub use compare::{differences, Compare, Ignore};

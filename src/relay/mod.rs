@@ -9,19 +9,23 @@
 //! - [`record`]: keeping every passed-through message with its upstream fate.
 //! - [`upstream`]: the upstream link's options (reconnect for as long as the relay runs).
 
-pub mod forward;
-pub mod gauges;
-pub mod mirror;
-pub mod queue;
-pub mod record;
-pub mod store;
-pub mod table;
-pub mod upstream;
+pub(crate) mod forward;
+pub(crate) mod gauges;
+pub(crate) mod mirror;
+pub(crate) mod queue;
+pub(crate) mod record;
+pub(crate) mod store;
+pub(crate) mod table;
+pub(crate) mod upstream;
 
 pub use forward::Forward;
 pub use gauges::{Gauges, Reading};
-pub use mirror::{Mirror, MirrorEvent, MirrorOptions};
-pub use queue::{Enqueue, ForwardOptions};
+pub use mirror::{
+    Compare, Compared, Counts, Ignore, Mirror, MirrorEvent, MirrorOptions, Outcome, Pending, Worker,
+    DEFAULT_QUEUE,
+};
+pub use queue::{forward, Enqueue, ForwardOptions};
 pub use record::Recorder;
-pub use store::{Status, Store, StoreError};
+pub use store::{PendingRow, Settlement, Status, Store, StoreError, Unreadable};
 pub use table::{pass_through, Upstream};
+pub use upstream::client_options;

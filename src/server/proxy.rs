@@ -126,7 +126,7 @@ impl ProxyProtocol {
     }
 
     /// Read the header of a connection from `peer`, within the timeout.
-    pub async fn read(&self, tcp: &mut TcpStream, peer: SocketAddr) -> Result<Header, ProxyError> {
+    pub(crate) async fn read(&self, tcp: &mut TcpStream, peer: SocketAddr) -> Result<Header, ProxyError> {
         if !self.trusts(peer.ip()) {
             return Err(ProxyError::Untrusted);
         }
@@ -138,7 +138,7 @@ impl ProxyProtocol {
 }
 
 /// Read exactly one header from `io` and parse it.
-pub async fn read_header<R: AsyncReadExt + Unpin>(io: &mut R) -> Result<Header, ProxyError> {
+pub(crate) async fn read_header<R: AsyncReadExt + Unpin>(io: &mut R) -> Result<Header, ProxyError> {
     let closed = |_| ProxyError::Closed;
     let mut head = [0u8; 16];
     io.read_exact(&mut head[..6]).await.map_err(closed)?;

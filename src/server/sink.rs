@@ -1,14 +1,14 @@
 //! The commit step: a [`Sink`] takes each inbound message and says whether it is committed.
 //! The server writes an ACK only after the sink has returned.
 
-pub mod exec;
+pub(crate) mod exec;
 mod groups;
-pub mod out_dir;
+pub(crate) mod out_dir;
 #[cfg(feature = "postgres")]
-pub mod postgres;
+pub(crate) mod postgres;
 #[cfg(feature = "sqlite")]
-pub mod sqlite;
-pub mod stdout;
+pub(crate) mod sqlite;
+pub(crate) mod stdout;
 
 use crate::ack::Disposition;
 use crate::cause::Cause;
@@ -19,11 +19,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-pub use exec::{ExecOptions, ExecSink};
+pub use exec::{ExecOptions, ExecSink, EXEC_STDERR_LINE_MAX};
 pub use groups::CommitGroups;
 pub use out_dir::OutDirSink;
 #[cfg(feature = "postgres")]
-pub use postgres::{PostgresError, PostgresSink};
+pub use postgres::{ConnInfoError, Failure, PostgresError, PostgresSink};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteError, SqliteSink};
 pub use stdout::{OutputFormat, StdoutSink};
@@ -353,9 +353,11 @@ pub trait Sink: Send + Sync + 'static {
         })
     }
 
-    /// Commit a whole batch here and now, without a future, where the sink can do so without
-    /// waiting (its writes return at once): one result that holds for every message of it.
-    /// `None`, the default, sends the batch through `commit_batch`.
+    /// Optional, for speed only: commit the whole batch before returning, when this sink's
+    /// writes never wait (a pipe or a file that takes the bytes at once), and give the one
+    /// result that holds for every message of it; the server then skips `commit_batch`'s future.
+    /// `None` (the default, and the answer whenever a write could wait) means "use
+    /// `commit_batch`": a sink that never overrides this loses nothing but a little speed.
     fn commit_now(&self, _messages: &[Inbound]) -> Option<SinkResult> {
         None
     }

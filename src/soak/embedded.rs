@@ -116,7 +116,7 @@ impl Embedded {
 
     /// Stop, then check the ledger against what the sender counted: every accepted message
     /// committed, nothing committed that was never delivered, no more and no fewer commits.
-    pub async fn account(self, tally: &SoakTotals, ends: &[End], accounting: &mut Accounting) {
+    pub(crate) async fn account(self, tally: &SoakTotals, ends: &[End], accounting: &mut Accounting) {
         let ledger = self.ledger.clone();
         self.stop().await;
         let totals = ledger.totals();

@@ -16,7 +16,7 @@
 
 mod catalog;
 mod commit;
-pub mod conninfo;
+pub(crate) mod conninfo;
 mod failure;
 mod tls;
 mod writer;
@@ -25,7 +25,8 @@ use super::groups::GroupCounter;
 use super::{CommitGroups, Inbound, Sink, SinkFuture, SinkResult};
 use crate::cause::Cause;
 use crate::server::StoreReports;
-use conninfo::{ConnInfo, ConnInfoError};
+use conninfo::ConnInfo;
+pub use conninfo::ConnInfoError;
 pub use failure::Failure;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

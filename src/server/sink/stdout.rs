@@ -315,9 +315,9 @@ mod tests {
 
     /// A writer whose bytes the test can read back.
     #[derive(Clone, Default)]
-    struct Shared(Arc<Mutex<Vec<u8>>>);
+    struct Captured(Arc<Mutex<Vec<u8>>>);
 
-    impl Write for Shared {
+    impl Write for Captured {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
             self.0.lock().unwrap().extend_from_slice(buf);
             Ok(buf.len())
@@ -337,7 +337,7 @@ mod tests {
             .map(|(i, p)| Inbound::new(1, i as u64 + 1, peer.clone(), (*p).into(), false))
             .collect();
         for prompt in [false, true] {
-            let out = Shared::default();
+            let out = Captured::default();
             let mut sink =
                 StdoutSink::with_writer(OutputFormat::Raw, Box::new(out.clone())).unwrap();
             sink.prompt = prompt;
@@ -390,7 +390,7 @@ mod tests {
             .enumerate()
             .map(|(i, p)| Inbound::new(1, i as u64 + 1, peer.clone(), (*p).into(), false))
             .collect();
-        let out = Shared::default();
+        let out = Captured::default();
         let mut sink = StdoutSink::with_writer(OutputFormat::Raw, Box::new(out.clone())).unwrap();
         assert_eq!(sink.commit_now(&batch), None, "a writer that may block");
         assert!(out.0.lock().unwrap().is_empty());

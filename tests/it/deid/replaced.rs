@@ -2,7 +2,7 @@
 //! dates moved alike, well-formed messages staying well formed.
 
 use super::{deid, get, messages, new_key, write_traffic};
-use mllp::hl7::check::{Checker, Severity};
+use mllp::hl7::{Checker, Severity};
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 

@@ -4,7 +4,7 @@ use crate::cli::global::heading;
 use crate::inspect::InspectArgs;
 use crate::manual::CHECK;
 use clap::Args;
-use mllp::hl7::check::{Profile, RawProfile};
+use mllp::hl7::{Profile, RawProfile};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]

@@ -4,7 +4,7 @@
 use super::render::line;
 use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
-use mllp::hl7::check::{Checker, Severity};
+use mllp::hl7::{Checker, Severity};
 use mllp::input::InputSet;
 
 /// Each message's errors on stderr and the refusal, or `None` when no message has one.

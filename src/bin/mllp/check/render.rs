@@ -2,8 +2,8 @@
 //! the end (stderr for people, the last JSON object with --json).
 
 use crate::inspect::escape_controls;
-use mllp::hl7::check::{Finding, Severity};
 use mllp::hl7::Charset;
+use mllp::hl7::{Finding, Severity};
 use serde::Serialize;
 
 /// One line of `check --json`; `type` is `finding` or `summary`.

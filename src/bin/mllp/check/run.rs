@@ -6,8 +6,8 @@ use super::render::{line, value_text, CheckRecord};
 use crate::diag::{count, Diag, Fatal};
 use crate::exit::Exit;
 use crate::inspect::{batch_admitted, open_or_refuse, say_broken, Item};
-use mllp::hl7::check::{Checker, Finding, Severity};
 use mllp::hl7::{Charset, Message};
+use mllp::hl7::{Checker, Finding, Severity};
 use serde_json::json;
 use std::io::{BufWriter, Write};
 

@@ -7,9 +7,9 @@ use crate::manual::LISTEN;
 use clap::{Args, ValueEnum};
 use mllp::ack::AckCode;
 use mllp::framing::Tolerance;
-use mllp::server::proxy::ProxyProtocol;
-use mllp::server::sink::{ExecOptions, OutputFormat};
+use mllp::server::ProxyProtocol;
 use mllp::server::{AckMode, DoubleOptions, Policy, ServerConfig, Sink};
+use mllp::server::{ExecOptions, OutputFormat};
 use mllp::tls::{ClientAuth, ServerTlsOptions, TlsAcceptor, TlsConfigError};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -40,7 +40,7 @@ pub struct ListenArgs {
     pub proxy_protocol: bool,
     /// Addresses trusted to send PROXY headers [default: loopback].
     #[arg(long, value_name = "CIDR", value_delimiter = ',', requires = "proxy_protocol", help_heading = heading::CONNECTION)]
-    pub proxy_from: Vec<mllp::server::proxy::Cidr>,
+    pub proxy_from: Vec<mllp::server::Cidr>,
 
     /// The stdout sink's format: hl7, json, raw [default: hl7].
     ///

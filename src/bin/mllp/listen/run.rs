@@ -73,7 +73,7 @@ async fn serve(
     diag: &Diag,
 ) -> anyhow::Result<Exit> {
     let (sink, memory) = match &args.postgres {
-        Some(url) => match mllp::server::sink::PostgresSink::open(url, args.dedupe).await {
+        Some(url) => match mllp::server::PostgresSink::open(url, args.dedupe).await {
             Ok(sink) => (Arc::new(sink) as Arc<dyn mllp::server::Sink>, None),
             Err(e) => return Ok(postgres_refused(&e)),
         },
@@ -123,8 +123,8 @@ async fn serve(
 /// Why the listener does not start without its database, and the exit code: 2 for a connection
 /// string that is not one, 4 when the server cannot be reached (a supervisor's restart may find
 /// it up), 5 when it refuses these settings.
-fn postgres_refused(e: &mllp::server::sink::PostgresError) -> Exit {
-    use mllp::server::sink::PostgresError as E;
+fn postgres_refused(e: &mllp::server::PostgresError) -> Exit {
+    use mllp::server::PostgresError as E;
     let (exit, message) = match e {
         E::ConnInfo(_) => (Exit::Usage, format!("--postgres: {e}")),
         E::Tls(_) => (Exit::Permanent, format!("--postgres: {e}")),

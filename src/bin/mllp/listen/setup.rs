@@ -2,11 +2,11 @@
 //! the sink opened (with the de-duplication memory in front when asked for), and the answering
 //! policy. Errors name the setting as the command line spells it.
 
-use mllp::server::sink::{ExecOptions, ExecSink, OutDirSink, OutputFormat, StdoutSink};
 use mllp::server::{
     CommitAll, ConfigError, DedupeMemory, DedupePolicy, DedupeSink, DoubleError, DoubleOptions,
     Policy, ServerConfig, Sink, TestDouble,
 };
+use mllp::server::{ExecOptions, ExecSink, OutDirSink, OutputFormat, StdoutSink};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -55,7 +55,7 @@ pub enum SetupError {
     /// The SQLite file cannot be opened.
     #[cfg(feature = "sqlite")]
     #[error("--sqlite")]
-    Sqlite(#[source] mllp::server::sink::SqliteError),
+    Sqlite(#[source] mllp::server::SqliteError),
     /// The output directory cannot be written.
     #[error("--out-dir {}: not a writable directory", .dir.display())]
     OutDir {
@@ -107,7 +107,7 @@ pub fn open_sink(
     let sink: Arc<dyn Sink> = match commit {
         #[cfg(feature = "sqlite")]
         Commit::Sqlite(file) => {
-            let sink = mllp::server::sink::SqliteSink::open(file, dedupe.is_some())
+            let sink = mllp::server::SqliteSink::open(file, dedupe.is_some())
                 .map_err(SetupError::Sqlite)?;
             return Ok((Arc::new(sink), None));
         }

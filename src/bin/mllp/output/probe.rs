@@ -3,7 +3,7 @@
 
 use crate::exit::Exit;
 use mllp::cause::Cause;
-use mllp::probe::stats::StatsSummary;
+use mllp::probe::StatsSummary;
 use mllp::probe::{Detail, PhaseName, PhaseReport, ProbeReport, Verdict, VerdictClass};
 use serde::Serialize;
 use std::borrow::Cow;
@@ -148,7 +148,7 @@ mod tests {
     use super::*;
     use crate::output::line;
     use mllp::cause::Hint;
-    use mllp::probe::stats::ProbeStats;
+    use mllp::probe::ProbeStats;
 
     fn phase(name: PhaseName, detail: Option<Detail>) -> PhaseReport {
         PhaseReport {

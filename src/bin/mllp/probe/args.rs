@@ -93,7 +93,7 @@ impl ProbeArgs {
             Some(options) => Some(ProbeTls::new(&options, &host).context("TLS configuration")?),
         };
         let send = match (&self.message, self.send) {
-            (Some(path), _) => SendPhase::Message(mllp::probe::message::first_message(path)?),
+            (Some(path), _) => SendPhase::Message(mllp::probe::first_message(path)?),
             (None, true) => SendPhase::Synthetic,
             (None, false) => SendPhase::Nothing,
         };

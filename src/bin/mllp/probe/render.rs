@@ -4,7 +4,7 @@
 
 use crate::exit::Exit;
 use crate::output::probe::ProbeRecord;
-use mllp::probe::stats::StatsSummary;
+use mllp::probe::StatsSummary;
 use mllp::probe::{Detail, PhaseReport, ProbeReport, TlsDetail};
 use std::fmt::Write;
 

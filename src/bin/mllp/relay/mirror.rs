@@ -7,7 +7,7 @@ use crate::diag::Diag;
 use crate::netargs::TlsArgs;
 use crate::values;
 use clap::{Args, ValueEnum};
-use mllp::relay::mirror::{Compare, Counts, Ignore, MirrorEvent, MirrorOptions, DEFAULT_QUEUE};
+use mllp::relay::{Compare, Counts, Ignore, MirrorEvent, MirrorOptions, DEFAULT_QUEUE};
 use mllp::target::Target;
 use serde_json::json;
 use std::path::PathBuf;

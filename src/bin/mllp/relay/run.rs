@@ -43,7 +43,7 @@ async fn serve(
             return Ok(Fatal::new(Exit::Permanent, message).report());
         }
     };
-    let options = relay::upstream::client_options(
+    let options = relay::client_options(
         &link,
         Window {
             count: Some(args.window),
@@ -148,7 +148,7 @@ async fn serve(
                 gauges: Arc::clone(&gauges),
                 mirror: shown.as_ref().map(|shown| shown.mirror.clone()),
             };
-            let forwarding = tokio::spawn(relay::queue::forward(
+            let forwarding = tokio::spawn(relay::forward(
                 store,
                 Arc::clone(&client),
                 options,
@@ -265,7 +265,7 @@ fn shadow_client(
             return Err(Fatal::new(Exit::Permanent, message).report());
         }
     };
-    let options = relay::upstream::client_options(
+    let options = relay::client_options(
         link,
         Window {
             count: Some(args.window),

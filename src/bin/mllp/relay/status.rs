@@ -223,7 +223,7 @@ fn lines(f: &Figures, link: &Link, width: usize) -> [String; 2] {
 }
 
 /// The mirror's line: the shadow link's state, its counts and the copies queued.
-fn mirror_line(counts: &mllp::relay::mirror::Counts, link: &Link, width: usize) -> String {
+fn mirror_line(counts: &mllp::relay::Counts, link: &Link, width: usize) -> String {
     let line = format!(
         "mirror: {}  {}  queued {}  reconnects {}",
         link.state_name().to_lowercase(),

@@ -4,7 +4,7 @@
 
 use crate::inspect::{escape_cell, escape_controls, shown, TextWarnings};
 use crate::stdout::{Closed, Out};
-use mllp::hl7::fields::field_def;
+use mllp::hl7::field_def;
 use mllp::hl7::{Charset, Message, Path, Value};
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -2,8 +2,8 @@
 
 use super::{header_text, message_line, unsafe_on_terminal, Answers};
 use crate::diag::Diag;
-use mllp::server::sink::exec::EXEC_STDERR_LINE_MAX;
 use mllp::server::ServerEvent;
+use mllp::server::EXEC_STDERR_LINE_MAX;
 use serde_json::{json, Value};
 
 /// An event's name, human line and JSON fields; `None` when this verbosity hides it.

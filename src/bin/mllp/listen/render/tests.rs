@@ -226,7 +226,7 @@ fn the_store_link_lost_and_back_in_both_formats_and_under_quiet() {
 #[test]
 fn commit_groups_are_one_stats_line() {
     let stats = StatsSnapshot {
-        commit_groups: Some(mllp::server::sink::CommitGroups {
+        commit_groups: Some(mllp::server::CommitGroups {
             groups: 3,
             rows: 9,
             sizes: [1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
