@@ -2,6 +2,8 @@
 //! or sender (`--floor-recv`, `--floor-send`, so every benchmark carries its own floor built with
 //! the same profile), and child processes are reaped with their CPU time and peak RSS. The same
 //! pair written in C (`floor.c`, compiled here with `cc -O2`) is what the Rust floor is held to.
+//! To run it by hand (`perf`, `strace -c`): `cargo bench --bench compare --no-run`, then the
+//! binary it names with `--floor-recv [--port P]` or `--floor-send --port P --window W FILE`.
 
 // Each benchmark uses the part of this it needs.
 #![allow(dead_code)]
