@@ -4,15 +4,15 @@
 //! - [`Message`], [`Segment`], [`Value`]: a message as a byte-preserving view of its segments,
 //!   fields, repetitions, components and subcomponents under its own [`Delimiters`] (MSH-1,
 //!   MSH-2 and the truncation character of v2.7). Escape sequences are decoded on request
-//!   ([`Value::decoded`], [`escape`]).
+//!   ([`Value::decoded`]).
 //! - [`Path`]: `SEG[(n)]-F[(r)][.C[.S]]`, numbered as the HL7 tables number fields, with `*` for
 //!   every occurrence; a path that names nothing gives the empty value. [`PathError`] names the
 //!   character that is wrong.
 //! - [`Filter`]: `PATH=VALUE`, `PATH!=VALUE`, `PATH~REGEX`, `PATH` (not empty); [`Filters`]
 //!   for all of a run's at once.
 //! - [`Charset`], [`Text`]: the text the bytes stand for in the character set MSH-18 names.
-//! - [`fields`]: the names and types of the fields of the common segments.
-//! - [`check`]: is a message well formed? The standard's rules and a site's profile, each
+//! - [`field_def`], [`FieldDef`]: the names and types of the fields of the common segments.
+//! - [`Checker`], [`Profile`]: is a message well formed? The standard's rules and a site's profile, each
 //!   finding with a stable code.
 //! - The transport's fast paths, each tested against the reader: [`Msh`] (a header with its
 //!   field separators indexed once), [`scan`] and [`Shape`] (one message, a batch, concatenated

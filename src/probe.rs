@@ -3,10 +3,10 @@
 //!
 //! - [`run`]: runs one probe from a [`ProbeConfig`] into a [`ProbeReport`] (never an error: every
 //!   failure is a phase and a verdict).
-//! - [`sniff`]: recognising HTTP, TLS, SSH and SMTP peers from their first bytes.
-//! - [`eyeballs`]: connecting to several addresses Happy-Eyeballs style.
+//! - [`crate::sniff`]: recognising HTTP, TLS, SSH and SMTP peers from their first bytes.
+//! - Inside [`run`]: connecting to several addresses Happy-Eyeballs style.
 //! - [`repeat`]: probing again and again, ping-style, into a [`Series`].
-//! - [`stats`]: min/median/p99/max per phase over repeated probes.
+//! - [`ProbeStats`], [`StatsSummary`]: min/median/p99/max per phase over repeated probes.
 
 mod exchange;
 pub(crate) mod eyeballs;

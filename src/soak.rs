@@ -33,10 +33,10 @@
 //! # }
 //! ```
 //!
-//! The pieces: message templates with fresh control IDs ([`template`]), the rate pacer
-//! ([`crate::pace`], shared with `send`), the listener-side ledger, fault injection ([`chaos`]
+//! The pieces: message templates with fresh control IDs ([`Template`]), the rate pacer
+//! ([`crate::pace`], shared with `send`), the listener-side ledger, fault injection ([`ChaosPolicy`]
 //! for the embedded listener, a chaos proxy for a real one), the worker that loads one
-//! connection, and the mergeable report ([`report`]) with its CI [`thresholds`].
+//! connection, and the mergeable report ([`SoakReport`]) with its CI [`Thresholds`].
 
 pub(crate) mod chaos;
 pub(crate) mod embedded;

@@ -57,7 +57,7 @@ impl<'a> Value<'a> {
         self.delimiters
     }
 
-    /// The bytes with escape sequences decoded (see [`super::escape`]); MSH-1 and MSH-2 as
+    /// The bytes with escape sequences decoded; MSH-1 and MSH-2 as
     /// written. Borrowed when nothing needed decoding.
     pub fn decoded(&self) -> Cow<'a, [u8]> {
         if self.literal {

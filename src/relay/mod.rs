@@ -1,13 +1,13 @@
 //! The relay: a receiver and a sender joined, built from the server core and the client core.
 //!
-//! - [`table`]: what the downstream peer is told for each upstream outcome (pass-through).
-//! - [`forward`]: the pass-through sink, handing each message upstream as it arrives.
-//! - [`queue`]: store and forward: the queue sink and the forwarder that empties it in order.
-//! - [`store`]: the SQLite file of `--queue` and `--record` (table `queue`).
-//! - [`gauges`]: running figures for the live view (rates, ACK latency, queue depth).
-//! - [`mirror`]: a copy of every message for a shadow engine, and the two answers compared.
-//! - [`record`]: keeping every passed-through message with its upstream fate.
-//! - [`upstream`]: the upstream link's options (reconnect for as long as the relay runs).
+//! - [`Upstream`], [`pass_through`]: what the downstream peer is told for each upstream outcome (pass-through).
+//! - [`Forward`]: the pass-through sink, handing each message upstream as it arrives.
+//! - [`Enqueue`], [`forward()`]: store and forward: the queue sink and the forwarder that empties it in order.
+//! - [`Store`]: the SQLite file of `--queue` and `--record` (table `queue`).
+//! - [`Gauges`]: running figures for the live view (rates, ACK latency, queue depth).
+//! - [`Mirror`]: a copy of every message for a shadow engine, and the two answers compared.
+//! - [`Recorder`]: keeping every passed-through message with its upstream fate.
+//! - [`client_options`]: the upstream link's options (reconnect for as long as the relay runs).
 
 pub(crate) mod forward;
 pub(crate) mod gauges;

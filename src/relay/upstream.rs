@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The client options of a relay's upstream link: `link`'s timeouts, reconnect with its
-/// backoff after every failure ([`Persistent`]), control-ID correlation, `window`.
+/// backoff after every failure (`Persistent`), control-ID correlation, `window`.
 pub fn client_options(link: &LinkSettings, window: Window) -> ClientOptions {
     ClientOptions {
         reconnect: Reconnect {
