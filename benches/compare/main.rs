@@ -56,7 +56,7 @@ const PAIRINGS: [(Client, Server); 17] = [
 
 const USAGE: &str = "usage: cargo bench --bench compare -- [--messages N (20000)] [--runs R (3)] \
 [--window W (64)] [--json] [--only TEXT (pairings whose label contains it; the floor pair always \
-runs, and so does the C floor pair)] [--scratch DIR (target/compare-peers)] [--timeout SECONDS (per client run; 30 + N/1000)] [--slow-messages N (0: off; the parallel-links rows against a 5 ms engine)]";
+runs, and so does the C floor pair)] [--scratch DIR (target/compare-peers)] [--timeout SECONDS (per client run; 30 + N/1000)] [--slow-messages N (0: off; the parallel-links rows against a 5 ms engine)] [--baseline MLLP (another build's mllp, whose keyed runs go beside these in the parallel-links rows)]";
 
 struct Options {
     messages: usize,
@@ -67,6 +67,7 @@ struct Options {
     scratch: PathBuf,
     timeout: Option<u64>,
     slow_messages: usize,
+    baseline: Option<PathBuf>,
 }
 
 fn options() -> Result<Options, String> {
@@ -79,6 +80,7 @@ fn options() -> Result<Options, String> {
         scratch: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/target/compare-peers")),
         timeout: None,
         slow_messages: 0,
+        baseline: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -95,6 +97,7 @@ fn options() -> Result<Options, String> {
             "--window" => o.window = number(value(&arg)?, &arg)?,
             "--timeout" => o.timeout = Some(number(value(&arg)?, &arg)? as u64),
             "--slow-messages" => o.slow_messages = number(value(&arg)?, &arg)?,
+            "--baseline" => o.baseline = Some(value(&arg)?.into()),
             "--json" => o.json = true,
             "--only" => o.only.push(value(&arg)?),
             "--scratch" => o.scratch = value(&arg)?.into(),
@@ -230,8 +233,12 @@ fn main() {
         print!("{}", results.table(&header, &windows));
     }
     if o.slow_messages > 0 {
-        let slow = dir.path().join("slow.hl7");
-        workload::write_workload(&slow, o.slow_messages, MESSAGE_BYTES);
-        slow::run(&setup.mllp, &slow, o.slow_messages, o.runs);
+        slow::run(
+            &setup.mllp,
+            dir.path(),
+            o.slow_messages,
+            o.runs,
+            o.baseline.clone(),
+        );
     }
 }

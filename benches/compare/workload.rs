@@ -9,19 +9,29 @@ use std::path::Path;
 /// Written one message at a time: a child's peak RSS as `wait4` reports it starts from what this
 /// process held when it forked, so the benchmark itself stays small.
 pub fn write_workload(path: &Path, messages: usize, size: usize) {
+    write_keyed_workload(path, messages, size, |i| i);
+}
+
+/// As [`write_workload`], message `i` (from 1) of patient `patient(i)` (its PID-3).
+pub fn write_keyed_workload(
+    path: &Path,
+    messages: usize,
+    size: usize,
+    patient: fn(usize) -> usize,
+) {
     use std::io::Write;
     let mut file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
     for i in 1..=messages {
-        file.write_all(&adt(i, size)).unwrap();
+        file.write_all(&adt(i, patient(i), size)).unwrap();
     }
     file.flush().unwrap();
 }
 
-fn adt(i: usize, size: usize) -> Vec<u8> {
+fn adt(i: usize, patient: usize, size: usize) -> Vec<u8> {
     let head = format!(
         "MSH|^~\\&|SENDAPP|SENDFAC|RECVAPP|RECVFAC|20240101120000||ADT^A01^ADT_A01|MSG{i:010}|P|2.5\r\
          EVN|A01|20240101120000\r\
-         PID|1||{i:08}^^^HOSP^MR||DOE^JOHN^Q||19700101|M|||123 MAIN ST^^SPRINGFIELD^IL^62701^USA||(555)555-0100|||S||A{i:08}\r\
+         PID|1||{patient:08}^^^HOSP^MR||DOE^JOHN^Q||19700101|M|||123 MAIN ST^^SPRINGFIELD^IL^62701^USA||(555)555-0100|||S||A{i:08}\r\
          PV1|1|I|WARD^101^A^HOSP||||1234^SMITH^ANNE^^^DR|||MED||||7|||1234^SMITH^ANNE^^^DR|IP|V{i:08}\r\
          NTE|1||"
     );

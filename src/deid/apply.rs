@@ -9,9 +9,12 @@ use crate::hl7::{escape, Delimiters, Message, Path, Place, Segment, Value};
 use std::collections::HashMap;
 use std::fmt;
 
-/// Replacements remembered at most, per session: values recur (a patient's address in PID,
-/// NK1, GT1 and IN1, a doctor in every visit), and a lookup costs a fraction of an HMAC.
+/// Replacements remembered at most, per session, and the longest original remembered: values
+/// recur (a patient's address in PID, NK1, GT1 and IN1, a doctor in every visit), and a lookup
+/// costs a fraction of an HMAC; free text rarely recurs. About 200 bytes an entry at most: a
+/// session holds at most about 13 MB of them.
 const REMEMBERED: usize = 1 << 16;
+const REMEMBERED_LEN: usize = 64;
 
 /// Replaces the values a [`Policy`] names, under a [`Key`]; each thread works through a
 /// [`Session`] of its own. `Debug` never shows the key.
@@ -99,6 +102,11 @@ impl Deidentifier {
 
     /// A session: one thread's work, with its report.
     pub fn session(&self) -> Session<'_> {
+        self.session_remembering(REMEMBERED)
+    }
+
+    /// A session remembering at most `most` replacements (none: each one derived afresh).
+    pub(super) fn session_remembering(&self, most: usize) -> Session<'_> {
         let rules = self.policy.rules();
         Session {
             deid: self,
@@ -107,6 +115,7 @@ impl Deidentifier {
                 counts: vec![0; rules.len()],
             },
             remembered: HashMap::new(),
+            most,
             key: Vec::new(),
             text: Vec::new(),
             here: Vec::new(),
@@ -122,6 +131,7 @@ pub struct Session<'d> {
     report: Report,
     /// Method, date offset and original -> replacement (escape sequences decoded).
     remembered: HashMap<Box<[u8]>, Box<[u8]>>,
+    most: usize,
     key: Vec<u8>,
     text: Vec<u8>,
     here: Vec<usize>,
@@ -142,8 +152,11 @@ impl Session<'_> {
             days: None,
         };
         for segment in parsed.segments() {
-            let name = segment.name();
-            let group = self.deid.segments.iter().position(|(n, _)| &n[..] == name);
+            // Names of three bytes compared as such: a call to compare slices cost more.
+            let Ok(name) = <[u8; 3]>::try_from(segment.name()) else {
+                continue;
+            };
+            let group = self.deid.segments.iter().position(|(n, _)| *n == name);
             let Some(group) = group else {
                 continue;
             };
@@ -267,11 +280,13 @@ impl Session<'_> {
                 Some(known) => self.text.extend_from_slice(known),
                 None => {
                     replace(method, &deid.deriver, &original, days, &mut self.text);
-                    if self.remembered.len() >= REMEMBERED {
-                        self.remembered.clear();
+                    if original.len() <= REMEMBERED_LEN && self.most > 0 {
+                        if self.remembered.len() >= self.most {
+                            self.remembered.clear();
+                        }
+                        let key = self.key.as_slice().into();
+                        self.remembered.insert(key, self.text.as_slice().into());
                     }
-                    let key = self.key.as_slice().into();
-                    self.remembered.insert(key, self.text.as_slice().into());
                 }
             }
         }

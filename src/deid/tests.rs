@@ -229,3 +229,21 @@ proptest! {
         }
     }
 }
+
+/// Replacements are part of a key's promise: a test system loaded last month must meet the
+/// same people this month. These are the replacements under one key, written down.
+#[test]
+fn the_replacements_under_a_key_stay_what_they_were() {
+    let (out, _) = deid_with(1, ADT);
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(text, PINNED, "{}", text.replace('\r', "\n"));
+}
+
+const PINNED: &str = "MSH|^~\\&|ADT|GOODHEALTH|LAB|GOODHEALTH|20240105083000||ADT^A01^ADT_A01|MSG0001|P|2.5\r\
+EVN|A01|20240105083000\r\
+PID|1||2586080^^^GH^MR~24535600^^^SSA^SS||DANBURY^Ashton^B||19800113|F|||95 Vpvvhvom Nhjv^Xqs 1^Gxbpkujn^OR^95855^USA||(197)218-4762^PRN^PH~^NET^Internet^el@cmeivej.fkz\r\
+NK1|1|ARDEN^DUNMORE|SPO|95 Vpvvhvom Nhjv^^Gxbpkujn^OR^95855|(304)630-8678||||||||||M|19780802\r\
+PV1|1|I|W^101^1|||||0865^MERRICK^ESSEX|||||||||||C35527768338|||||||||||||||||||||||||20230907083000\r\
+OBX|1|TX|NOTE||Bdvxkys Ludnqrcto vgxwkyl ubsp||||||F\r\
+OBX|2|NM|GLU||5.4|mmol/L|||||F\r\
+ZXX|4711235|QUIRKE\r";

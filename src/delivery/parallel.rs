@@ -1,6 +1,6 @@
 //! A delivery run over several links: a router reads the input once, holds a message back while
 //! an earlier one of its [`OrderKey`] is still out and then sends it over the link that held
-//! its key, sends any other to the least busy link, and feeds one [`Run`] per link, each on its
+//! its key, sends any other to the least busy link with room, and feeds one [`Run`] per link, each on its
 //! own [`Client`] with its own connection, reconnects and backpressure. Their outcomes come back
 //! through the router, which renumbers them in input order, writes failed-message files, and
 //! keeps the one accounting: every message read gets exactly one outcome, from its link or,

@@ -1,5 +1,5 @@
-//! The router: reads the input once, routes each message (by `routes`: the link holding its key,
-//! else the least busy), and turns the links' outcomes into the run's one accounting.
+//! The router: reads the input once, routes each message (by `routes`: behind its key, or to
+//! the least busy link with room), and turns the links' outcomes into the run's one accounting.
 
 mod outcomes;
 
@@ -291,33 +291,29 @@ impl Router {
         self.routes.route(pending);
     }
 
-    /// Hand ready messages to links with room; a link that takes no more (its run ended)
+    /// Hand free messages to links with room; a link that takes no more (its run ended)
     /// leaves them unsent.
     async fn flush(&mut self) {
-        for i in 0..self.links.len() {
-            while self.routes.has_room(i, LINK_AHEAD) {
-                let Some(p) = self.routes.pop_ready(i) else {
-                    break;
-                };
-                let link = &self.links[i];
-                let sent = match &link.tx {
-                    Some(tx) if !link.closing => tx.try_send(p.message.clone()).is_ok(),
-                    _ => false,
-                };
-                let cause = link.done.as_ref().and_then(|d| d.ending.gave_up);
-                self.held -= 1;
-                self.held_bytes -= p.message.payload.len();
-                if !sent {
-                    self.unsend(p, cause).await;
-                    continue;
-                }
-                self.routes.handed(i);
-                self.links[i].ledger.push_back(Some(Entry {
-                    seq: p.seq,
-                    key: p.key,
-                    message: p.message,
-                }));
+        while let Some(p) = self.routes.next_out(LINK_AHEAD) {
+            let i = p.link;
+            let link = &self.links[i];
+            let sent = match &link.tx {
+                Some(tx) if !link.closing => tx.try_send(p.message.clone()).is_ok(),
+                _ => false,
+            };
+            let cause = link.done.as_ref().and_then(|d| d.ending.gave_up);
+            self.held -= 1;
+            self.held_bytes -= p.message.payload.len();
+            if !sent {
+                self.unsend(p, cause).await;
+                continue;
             }
+            self.routes.handed(i);
+            self.links[i].ledger.push_back(Some(Entry {
+                seq: p.seq,
+                key: p.key,
+                message: p.message,
+            }));
         }
     }
 

@@ -1,19 +1,31 @@
 //! Where each message of a parallel run goes, and when. A message whose key has an earlier
-//! message out (handed to a link and not yet settled) waits behind it, then goes to the link
-//! holding the key; any other message goes at once to the least busy link still taking
-//! messages, so a few busy keys do not load one link. At most one message per key is out, so a
+//! message out (handed to a link and not yet settled) waits behind it; any other is free, and
+//! goes to a link only when one has room, the least busy first, the earliest read first. A
+//! message whose key was just released is thus not stuck behind what its old link was given
+//! meanwhile, and while messages wait on their keys each link runs only [`KEYED_AHEAD`] ahead,
+//! so a patient's next message finds a short queue. At most one message per key is out, so a
 //! reconnect, a resend or a slow ACK can never put a later message of a key on the wire before
 //! an earlier one has its final fate, whichever link each one takes.
 
 use super::super::gate::Gate;
 use super::link::Pending;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
-/// The routing of a parallel run: per link, what is routed to it and not yet handed over, and
-/// how many handed over are not yet settled; per key, the link holding it and what waits.
+/// Messages out on one link, at most, while others wait on their keys: one at the engine and
+/// one on its way, so the link never idles for want of work, and a patient's next message,
+/// released when the previous one settles, waits behind one other at most.
+pub(super) const KEYED_AHEAD: usize = 2;
+
+/// The routing of a parallel run: the free messages not yet handed over, how many handed to
+/// each link are not yet settled, and per key the message out and what waits behind it.
 pub(super) struct Routes {
     gate: Gate<Pending>,
-    ready: Vec<VecDeque<Pending>>,
+    /// Free messages as read (their seq rising), and those freed when their key was released
+    /// (earlier ones, by seq): the earliest of both goes first.
+    fresh: VecDeque<Pending>,
+    freed: BTreeMap<u64, Pending>,
+    /// Messages waiting on their key.
+    waiting: usize,
     out: Vec<usize>,
     /// Whether each link still takes messages.
     open: Vec<bool>,
@@ -25,56 +37,81 @@ impl Routes {
     pub(super) fn new(links: usize) -> Routes {
         Routes {
             gate: Gate::default(),
-            ready: (0..links).map(|_| VecDeque::new()).collect(),
+            fresh: VecDeque::new(),
+            freed: BTreeMap::new(),
+            waiting: 0,
             out: vec![0; links],
             open: vec![true; links],
             next: 0,
         }
     }
 
-    /// The link `key` would take now: the one holding it, else the least busy open one.
+    /// The link `key` would take now, to count a message that ends before it is handed over:
+    /// the one holding it, else the least busy open one.
     pub(super) fn link_for(&mut self, key: Option<u64>) -> usize {
         match key.and_then(|k| self.gate.holder(k)) {
             Some(link) => link,
-            None => self.least_busy(),
+            None => self.least_busy(usize::MAX).unwrap_or(self.next),
         }
     }
 
-    /// A message read, its link set by [`Routes::link_for`]: ready for its link, or waiting
-    /// behind its key.
+    /// A message read: free, or waiting behind its key.
     pub(super) fn route(&mut self, p: Pending) {
-        let ready = match p.key {
+        let free = match p.key {
             Some(key) => self.gate.admit(key, p.link, p),
             None => Some(p),
         };
-        if let Some(p) = ready {
-            self.ready[p.link].push_back(p);
+        match free {
+            Some(p) => self.fresh.push_back(p),
+            None => self.waiting += 1,
         }
     }
 
-    /// The open link with the fewest messages out and ready, the next in turn among equals;
-    /// any link when none is open (what goes there then ends unsent).
-    fn least_busy(&mut self) -> usize {
+    /// The open link with the fewest messages out, below `most`, the next in turn among
+    /// equals; `None` when none is open or none has room.
+    fn least_busy(&mut self, most: usize) -> Option<usize> {
         let n = self.out.len();
-        let load = |i: usize| self.out[i] + self.ready[i].len();
         let best = (0..n)
             .map(|k| (self.next + k) % n)
-            .filter(|&i| self.open[i])
-            .min_by_key(|&i| load(i))
-            .unwrap_or(self.next % n);
+            .filter(|&i| self.open[i] && self.out[i] < most)
+            .min_by_key(|&i| self.out[i])?;
         self.next = (best + 1) % n;
-        best
+        Some(best)
     }
 
-    /// Whether `link` may be handed another message.
-    pub(super) fn has_room(&self, link: usize, most: usize) -> bool {
-        self.out[link] < most
-    }
-
-    /// The next message ready for `link`, taken out: the caller hands it over (then
-    /// [`Routes::handed`]) or ends it unsent (then [`Routes::released`] with its key).
-    pub(super) fn pop_ready(&mut self, link: usize) -> Option<Pending> {
-        self.ready[link].pop_front()
+    /// The next free message to hand over, taken out with its link set: the earliest read, to
+    /// the least busy open link with fewer than `most` out (fewer than [`KEYED_AHEAD`] while
+    /// messages wait on their keys). The caller hands it over (then [`Routes::handed`]) or,
+    /// when its link takes no more, ends it unsent (then [`Routes::released`] with its key).
+    /// With no link open, every free message comes out, to end unsent.
+    pub(super) fn next_out(&mut self, most: usize) -> Option<Pending> {
+        let earliest_freed = self.freed.first_key_value().map(|(&seq, _)| seq);
+        let from_freed = match (self.fresh.front(), earliest_freed) {
+            (_, None) => false,
+            (None, Some(_)) => true,
+            (Some(p), Some(seq)) => seq < p.seq,
+        };
+        if self.fresh.is_empty() && !from_freed {
+            return None;
+        }
+        let most = match self.waiting {
+            0 => most,
+            _ => most.min(KEYED_AHEAD),
+        };
+        let link = match self.least_busy(most) {
+            Some(link) => link,
+            None if self.open.iter().any(|&o| o) => return None,
+            None => self.next,
+        };
+        let mut p = match from_freed {
+            true => self.freed.pop_first().map(|(_, p)| p),
+            false => self.fresh.pop_front(),
+        }?;
+        p.link = link;
+        if let Some(key) = p.key {
+            self.gate.hold(key, link);
+        }
+        Some(p)
     }
 
     /// A message was handed to `link`.
@@ -88,35 +125,21 @@ impl Routes {
     }
 
     /// The message of `key` that held it is settled, whether it was out or ended unsent: the
-    /// next of that key, if one waits, is ready for the same link, or for the least busy one
-    /// when that link takes no more.
+    /// next of that key, if one waits, is free, for whichever link has room first.
     pub(super) fn released(&mut self, key: Option<u64>) {
         let Some(key) = key else { return };
-        let Some(mut next) = self.gate.settle(key) else {
-            return;
-        };
-        if !self.open[next.link] {
-            next.link = self.least_busy();
-            self.gate.hold(key, next.link);
+        if let Some(next) = self.gate.settle(key) {
+            self.waiting -= 1;
+            self.freed.insert(next.seq, next);
         }
-        self.ready[next.link].push_back(next);
     }
 
-    /// `link` takes no more messages: what is ready for it goes to the least busy open link
-    /// (its key free for it, it may go anywhere; with none open it stays, to end unsent).
+    /// `link` takes no more messages.
     pub(super) fn close(&mut self, link: usize) {
         self.open[link] = false;
-        let moved: Vec<Pending> = self.ready[link].drain(..).collect();
-        for mut p in moved {
-            p.link = self.least_busy();
-            if let Some(key) = p.key {
-                self.gate.hold(key, p.link);
-            }
-            self.ready[p.link].push_back(p);
-        }
     }
 
-    /// Every message ready or waiting, taken out, in input order. Those that waited for their
+    /// Every message free or waiting, taken out, in input order. Those that waited for their
     /// key never held it: their key is cleared, so ending them releases nothing.
     pub(super) fn drain(&mut self) -> Vec<Pending> {
         let mut held: Vec<Pending> = self
@@ -125,9 +148,9 @@ impl Routes {
             .into_iter()
             .map(|p| Pending { key: None, ..p })
             .collect();
-        for ready in &mut self.ready {
-            held.extend(ready.drain(..));
-        }
+        self.waiting = 0;
+        held.extend(self.fresh.drain(..));
+        held.extend(std::mem::take(&mut self.freed).into_values());
         held.sort_by_key(|p| p.seq);
         held
     }

@@ -1,7 +1,8 @@
 //! The routing against a model of its rule, driven by generated arrivals, hand-overs,
 //! settlements and links ending: a message is handed to a link only once every earlier message
-//! of its key has settled, messages of a key go in input order, one arriving while its key is
-//! held goes to the holding link, any other to an open link with the least load, and every
+//! of its key has settled, messages of a key go in input order, the earliest free message goes
+//! first, to an open link with the fewest out and room (room within [`KEYED_AHEAD`] while
+//! messages wait on their keys), nothing free is left behind while a link has room, and every
 //! message ends exactly once.
 
 use super::*;
@@ -12,8 +13,8 @@ use proptest::prelude::*;
 enum Op {
     /// A message of this key (none: no key) arrives.
     Arrive(Option<u8>),
-    /// Link l is handed what it has room for.
-    Hand(usize),
+    /// The links are handed what they have room for.
+    Hand,
     /// The i-th (mod count) message out settles.
     Settle(usize),
     /// Link l ends: what it took settles unsent, and it takes no more.
@@ -23,7 +24,7 @@ enum Op {
 fn op(links: usize) -> impl Strategy<Value = Op> {
     prop_oneof![
         3 => proptest::option::weighted(0.9, 0u8..5).prop_map(Op::Arrive),
-        2 => (0..links).prop_map(Op::Hand),
+        2 => Just(Op::Hand),
         3 => any::<usize>().prop_map(Op::Settle),
         1 => (0..links).prop_map(Op::Close),
     ]
@@ -51,34 +52,20 @@ impl Model {
         key.map(|k| 1000 + u64::from(k))
     }
 
-    fn load(&self, link: usize) -> usize {
-        self.routes.out[link] + self.routes.ready[link].len()
+    /// Whether message `e`, not yet handed over, is free: every earlier one of its key done.
+    fn free(&self, e: usize) -> bool {
+        self.state[e] == State::Held
+            && (0..e).all(|d| {
+                self.keys[e].is_none()
+                    || self.keys[d] != self.keys[e]
+                    || self.state[d] == State::Done
+            })
     }
 
-    fn arrive(&mut self, key: Option<u8>) -> Result<(), TestCaseError> {
+    fn arrive(&mut self, key: Option<u8>) {
         let n = self.keys.len();
-        let holder = (0..n)
-            .find(|&e| key.is_some() && self.keys[e] == key && self.state[e] != State::Done)
-            .map(|e| self.link_of(e));
-        let least = (0..self.open.len())
-            .filter(|&l| self.open[l])
-            .map(|l| self.load(l))
-            .min();
         let hash = Model::hash(key);
         let link = self.routes.link_for(hash);
-        match (holder, least) {
-            (Some(h), _) => prop_assert_eq!(link, h, "message {} not sent to its key's link", n),
-            (None, Some(least)) => {
-                prop_assert!(self.open[link], "message {} to a closed link", n);
-                prop_assert_eq!(
-                    self.load(link),
-                    least,
-                    "message {} not to the least busy",
-                    n
-                );
-            }
-            (None, None) => {}
-        }
         self.keys.push(key);
         self.state.push(State::Held);
         self.routes.route(Pending {
@@ -87,45 +74,49 @@ impl Model {
             key: hash,
             link,
         });
-        Ok(())
     }
 
-    /// The link message `e`, held or out, is routed to.
-    fn link_of(&self, e: usize) -> usize {
-        if let State::Out(l) = self.state[e] {
-            return l;
-        }
-        let ready =
-            (0..self.open.len()).find(|&l| self.routes.ready[l].iter().any(|p| p.seq == e as u64));
-        ready.unwrap_or_else(|| {
-            // Waiting behind its key: the link holding the key.
-            let hash = Model::hash(self.keys[e]).unwrap();
-            self.routes.gate.holder(hash).unwrap()
-        })
-    }
-
-    fn hand(&mut self, link: usize) -> Result<(), TestCaseError> {
-        while self.routes.has_room(link, MOST) {
-            let Some(p) = self.routes.pop_ready(link) else {
-                break;
+    /// The router's hand-over: every message the routing gives, handed to its link, or ended
+    /// unsent when that link takes no more.
+    fn hand(&mut self) -> Result<(), TestCaseError> {
+        loop {
+            let n = self.keys.len();
+            let free: Vec<usize> = (0..n).filter(|&e| self.free(e)).collect();
+            let waiting = (0..n).any(|e| self.state[e] == State::Held && !self.free(e));
+            let room = if waiting { MOST.min(KEYED_AHEAD) } else { MOST };
+            let out = self.routes.out.clone();
+            let open: Vec<usize> = (0..self.open.len()).filter(|&l| self.open[l]).collect();
+            let Some(p) = self.routes.next_out(MOST) else {
+                // Nothing free, or no open link with room.
+                prop_assert!(
+                    free.is_empty() || (!open.is_empty() && open.iter().all(|&l| out[l] >= room)),
+                    "free {:?} left with room",
+                    free
+                );
+                return Ok(());
             };
-            let n = p.seq as usize;
-            prop_assert_eq!(self.state[n], State::Held);
-            for e in 0..n {
-                if self.keys[n].is_some() && self.keys[e] == self.keys[n] {
-                    prop_assert_eq!(self.state[e], State::Done, "{} out before {}", n, e);
-                }
+            let (e, link) = (p.seq as usize, p.link);
+            prop_assert_eq!(Some(&e), free.first(), "not the earliest free message");
+            if !open.is_empty() {
+                prop_assert!(self.open[link], "message {} to a closed link", e);
+                prop_assert!(out[link] < room, "message {} beyond the link's room", e);
+                let least = open.iter().map(|&l| out[l]).min();
+                prop_assert_eq!(
+                    Some(out[link]),
+                    least,
+                    "message {} not to the least busy",
+                    e
+                );
             }
             if self.open[link] {
                 self.routes.handed(link);
-                self.state[n] = State::Out(link);
+                self.state[e] = State::Out(link);
             } else {
                 // The router ends it unsent: its key is released.
-                self.state[n] = State::Done;
+                self.state[e] = State::Done;
                 self.routes.released(p.key);
             }
         }
-        Ok(())
     }
 
     fn settle(&mut self, n: usize) {
@@ -169,8 +160,8 @@ proptest! {
         };
         for op in ops {
             match op {
-                Op::Arrive(key) => model.arrive(key)?,
-                Op::Hand(l) => model.hand(l % links)?,
+                Op::Arrive(key) => model.arrive(key),
+                Op::Hand => model.hand()?,
                 Op::Settle(i) => {
                     let out = model.out();
                     if !out.is_empty() {
@@ -191,12 +182,9 @@ proptest! {
         }
         // Everything settles in the end: every message ends exactly once, nothing is left.
         loop {
-            for l in 0..links {
-                model.hand(l)?;
-            }
+            model.hand()?;
             let out = model.out();
-            let ready = model.routes.ready.iter().any(|r| !r.is_empty());
-            if out.is_empty() && !ready {
+            if out.is_empty() && !(0..model.keys.len()).any(|e| model.free(e)) {
                 break;
             }
             for n in out {
