@@ -67,7 +67,6 @@ mod recent;
 mod spare;
 mod submit;
 pub(crate) use submit::Stop;
-pub(crate) mod woken;
 
 pub use backoff::{
     Backoff, BackoffConfig, ExponentialBackoff, GiveUpAfter, LastError, MaxRetries, RetryContext,

@@ -11,7 +11,6 @@ use super::fate::{Fate, FateCause, Refusal};
 use super::fate_cell::{fate_cell, fate_cells, FateRx, FateTx};
 use super::options::OnBackpressure;
 use super::pending::Pending;
-use super::woken::Woken;
 use super::{Client, Command, SendHandle};
 use bytes::Bytes;
 use std::pin::{pin, Pin};
@@ -25,16 +24,11 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 pub(crate) struct Stop<'w, 't> {
     pub token: &'t CancellationToken,
     pub wait: Pin<&'w mut WaitForCancellationFuture<'t>>,
-    /// The wait is polled through it: again only once the token woke it.
-    pub gate: Woken,
 }
 
 impl<'t> Stop<'_, 't> {
     fn cancel(&mut self) -> Cancel<'_, 't> {
-        Cancel {
-            wait: self.wait.as_mut(),
-            gate: Some(&mut self.gate),
-        }
+        self.wait.as_mut()
     }
 }
 
@@ -50,8 +44,7 @@ impl Client {
     /// After admission, cancel through [`SendHandle::cancel`].
     pub async fn send_cancellable(&self, payload: Bytes, cancel: &CancellationToken) -> SendHandle {
         let wait = pin!(cancel.cancelled());
-        let cancel = Cancel { wait, gate: None };
-        self.submit(payload, true, Some(cancel)).await
+        self.submit(payload, true, Some(wait)).await
     }
 
     /// Hand many payloads over, in order, without awaiting each: one handle per payload, in
@@ -249,8 +242,7 @@ impl Client {
                 // No room: the sends admitted so far go first, so their ACKs can make some.
                 self.hand_over_many(&mut admitted).await;
                 let wait = cancelled.as_mut().as_pin_mut();
-                self.admit(len, wait.map(|wait| Cancel { wait, gate: None }))
-                    .await
+                self.admit(len, wait).await
             };
             match room {
                 Err(fate) => self.settle_now(fate_tx, fate),

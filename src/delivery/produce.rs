@@ -8,7 +8,6 @@ use super::collect::{client_closed, Note, Notes};
 use super::event::Item;
 use super::feed::Feed;
 use crate::cause::Cause;
-use crate::client::woken::Woken;
 use crate::client::{Client, Fate, FateCause, Stop};
 use crate::input::{InputError, Message};
 use crate::pace::{Pacer, Schedule};
@@ -67,7 +66,6 @@ pub(super) async fn produce(
     let mut stopping = Stop {
         token: &stop,
         wait: pin!(stop.cancelled()),
-        gate: Woken::new(),
     };
     let mut pacer =
         pace.map(|s| Pacer::new(s, tokio::time::Instant::now()).restarting_after(STALL));

@@ -7,14 +7,12 @@ use crate::client::fate::FateCause;
 use crate::client::life::End;
 use crate::client::state::{Reason, State};
 use crate::client::stats::LinkFailure;
-use crate::client::woken::Woken;
 use crate::client::Command;
 use crate::framing::{Decoded, FramingError, MllpCodec, Tolerance};
 use crate::sniff::{recognise, Recognised};
 use crate::tls::{describe, Seen, Side};
 use crate::transport::{BoxStream, Connection};
 use bytes::BytesMut;
-use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -209,6 +207,27 @@ enum Turn {
     Timer,
 }
 
+/// The next event on the stream: the write in progress finished, or an item was read. One
+/// future for both directions, so one task drives the stream without splitting it (a split
+/// puts a lock around every read and write).
+async fn stream_turn(
+    write: &mut Option<WriteBatch>,
+    reader: &mut AckReader,
+    stream: &mut BoxStream,
+) -> Turn {
+    std::future::poll_fn(|cx| {
+        if let Some(w) = write.as_mut() {
+            if let Poll::Ready(result) = w.poll(stream, cx) {
+                if let Some(done) = write.take() {
+                    return Poll::Ready(Turn::Wrote(done, result));
+                }
+            }
+        }
+        reader.poll_next(stream, cx).map(Turn::Read)
+    })
+    .await
+}
+
 /// The line-end nudge (see NUDGE_AFTER): when it goes out, and whether it was planned already
 /// (once per connection).
 struct Nudge {
@@ -241,8 +260,6 @@ impl Actor {
         let far = Instant::now() + Duration::from_secs(86_400 * 365);
         let sleep = tokio::time::sleep_until(far);
         tokio::pin!(sleep);
-        // Each turn of the loop is for one wait: the others are polled again only once woken.
-        let (mut reading, mut commands, mut timer) = (Woken::new(), Woken::new(), Woken::new());
         loop {
             // The peer spoke: no nudge is due (and no clock is read for it every turn).
             if nudge.at.is_some() && !reader.nothing_received {
@@ -310,31 +327,17 @@ impl Actor {
             // at every deadline again, settles nothing before its time, and re-arms.
             if deadline < sleep.deadline() || sleep.is_elapsed() {
                 sleep.as_mut().reset(deadline);
-                timer.touch();
             }
-            // The write in progress first, then the ACK reader, the commands and the timer.
-            let rx = &mut self.rx;
-            let turn = std::future::poll_fn(|cx| {
-                if let Some(w) = write.as_mut() {
-                    if let Poll::Ready(result) = w.poll(&mut stream, cx) {
-                        if let Some(done) = write.take() {
-                            return Poll::Ready(Turn::Wrote(done, result));
-                        }
-                    }
-                }
-                if let Poll::Ready(item) = reading.poll(cx, |cx| reader.poll_next(&mut stream, cx))
-                {
-                    return Poll::Ready(Turn::Read(item));
-                }
-                if let Poll::Ready(cmd) = commands.poll(cx, |cx| rx.poll_recv(cx)) {
-                    return Poll::Ready(Turn::Command(cmd));
-                }
-                if let Poll::Ready(()) = timer.poll(cx, |cx| sleep.as_mut().poll(cx)) {
-                    return Poll::Ready(Turn::Timer);
-                }
-                Poll::Pending
-            });
-            match turn.await {
+            // The stream first (the write in progress, then the ACK reader), then the commands
+            // and the timer: ACKs already here free room before more frames are taken, and a
+            // timer settles nothing that an answer read in the same turn would have.
+            let turn = tokio::select! {
+                biased;
+                turn = stream_turn(&mut write, &mut reader, &mut stream) => turn,
+                cmd = self.rx.recv() => Turn::Command(cmd),
+                () = &mut sleep => Turn::Timer,
+            };
+            match turn {
                 Turn::Wrote(done, result) => {
                     if let Err(e) = result {
                         let failure = link_failure(&e, &mut reader, &mut stream, tls).await;

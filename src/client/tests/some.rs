@@ -56,7 +56,6 @@ async fn hand_over(
         let mut stop = crate::client::Stop {
             token: cancel,
             wait: std::pin::pin!(cancel.cancelled()),
-            gate: crate::client::woken::Woken::new(),
         };
         let mut at = 0;
         while at < payloads.len() {

@@ -11,9 +11,6 @@ use crate::server::limits::Buffered;
 use crate::server::spare;
 use crate::server::Shared;
 use std::cell::Cell;
-use std::future::{poll_fn, Future};
-use std::pin::pin;
-use std::task::Poll;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::time::Instant;
 use tokio_util::codec::Decoder;
@@ -287,37 +284,24 @@ impl<'a> Intake<'a> {
         };
         // Idle: between frames, nothing buffered, nothing awaiting commit or answer.
         let evictable = lazy && self.codec.between_frames() && !unsent;
-        let mut hoarding = self.idle.as_mut().filter(|_| evictable);
+        let hoarding = self.idle.as_ref().filter(|_| evictable);
         if let Some(idle) = &hoarding {
             idle.enter();
         }
-        // As a biased select over the stops, the frame deadline, eviction and the read, in that
-        // order; the stops are only looked at unless the read is about to wait.
-        let result = {
-            let mut frame_deadline = pin!(frame_deadline);
-            let mut read = pin!(read);
-            poll_fn(|cx| {
-                if stops.either_set() {
-                    return Poll::Ready(None);
-                }
-                if frame_deadline.as_mut().poll(cx).is_ready() {
-                    return Poll::Ready(Some(Err(Read::FrameTimeout)));
-                }
-                if hoarding.as_ref().is_some_and(|idle| idle.is_evicted()) {
-                    return Poll::Ready(Some(Err(Read::Evicted)));
-                }
-                if let Poll::Ready(result) = read.as_mut().poll(cx) {
-                    return Poll::Ready(Some(Ok(result)));
-                }
-                if stops.arm_either(cx) {
-                    return Poll::Ready(None);
-                }
-                match hoarding.as_mut().is_some_and(|idle| idle.arm(cx)) {
-                    true => Poll::Ready(Some(Err(Read::Evicted))),
-                    false => Poll::Pending,
-                }
-            })
-            .await
+        let evicted = async {
+            match &hoarding {
+                Some(idle) => idle.evicted().await,
+                None => std::future::pending().await,
+            }
+        };
+        let result = tokio::select! {
+            // A stop before all, then the frame deadline and eviction: a peer trickling bytes
+            // does not hold off any of them.
+            biased;
+            () = stops.either_set() => None,
+            () = frame_deadline => Some(Err(Read::FrameTimeout)),
+            () = evicted => Some(Err(Read::Evicted)),
+            result = read => Some(Ok(result)),
         };
         if let Some(idle) = hoarding {
             idle.leave();
