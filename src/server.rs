@@ -52,7 +52,6 @@ mod limits;
 pub mod policy;
 pub mod proxy;
 pub mod sink;
-mod spare;
 mod stats;
 
 pub use accept::{Accept, AcceptError, AcceptFuture, Accepted, PlainTcp};

@@ -166,7 +166,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                     None => Box::pin(self.process(&batch)).await,
                 };
                 drop(batch);
-                intake::give_back(frames);
+                drop(frames);
                 self.intake.served(&mut self.budget);
                 self.ledger.settle();
                 if let Some(end) = end {

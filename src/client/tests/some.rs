@@ -53,7 +53,7 @@ async fn hand_over(
             handles.push(rig.client.send_cancellable(p.clone(), cancel).await);
         }
     } else {
-        let mut stop = crate::client::Stop {
+        let mut stop = crate::client::CallerStop {
             token: cancel,
             wait: std::pin::pin!(cancel.cancelled()),
         };

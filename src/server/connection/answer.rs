@@ -2,7 +2,7 @@
 //! ACK) is built into the write buffer, counted, and written out in one go.
 
 use super::commit::Entry;
-use super::stop::Stop;
+use super::stop::StopWait;
 use super::{End, Ledger, Part};
 use crate::ack::{self, AckCode, AckContext, AckTemplate, BuiltAck, Disposition, NackReason};
 use crate::cause::{classify_io, Cause};
@@ -282,7 +282,7 @@ impl<'a> Answers<'a> {
         stream: &mut S,
         budget: &mut Buffered,
         ledger: &mut Ledger<'_>,
-        immediate: &mut Stop<'_>,
+        immediate: &mut StopWait<'_>,
     ) -> Option<End> {
         if self.out.is_empty() {
             return None;

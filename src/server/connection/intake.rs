@@ -8,9 +8,7 @@ use crate::cause::classify_io;
 use crate::framing::{Decoded, Frame, FramingError, MllpCodec};
 use crate::server::evict::IdleEntry;
 use crate::server::limits::Buffered;
-use crate::server::spare;
 use crate::server::Shared;
-use std::cell::Cell;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::time::Instant;
 use tokio_util::codec::Decoder;
@@ -24,16 +22,6 @@ const MAX_BATCH: usize = 256;
 /// While a commit is in flight the connection keeps reading, up to this much buffered input: the
 /// next batch is ready when the commit returns, and a slow sink still pushes back on the peer.
 const READ_AHEAD: usize = 256 * 1024;
-
-thread_local! {
-    /// The decoded frames' list, lent out while its batch is served (see `spare`).
-    static FRAMES: Cell<Vec<Frame>> = const { Cell::new(Vec::new()) };
-}
-
-/// Give a batch's frames back once it has been served: the list is reused for the next.
-pub(super) fn give_back(frames: Vec<Frame>) {
-    spare::give(&FRAMES, frames, spare::BATCH);
-}
 
 /// What a read between batches came to.
 pub(super) enum Read {
@@ -106,7 +94,7 @@ impl<'a> Intake<'a> {
         ledger: &mut Ledger<'_>,
         budget: &mut Buffered,
     ) -> (Vec<Frame>, Option<FramingError>) {
-        let mut frames = spare::take(&FRAMES);
+        let mut frames = Vec::new();
         let mut fatal = None;
         while frames.len() < MAX_BATCH {
             let next = if self.eof {
@@ -124,10 +112,7 @@ impl<'a> Intake<'a> {
                 }
             }
         }
-        if frames.is_empty() {
-            // Nothing to serve: the list stays with the thread.
-            give_back(std::mem::take(&mut frames));
-        } else {
+        if !frames.is_empty() {
             // Counted as waiting before the buffer lets go of it: the total never dips.
             let held = self.buf.lend(frames.iter().map(|f| &f.payload[..]));
             budget.set(Part::Waiting, held + commit::overhead(&frames));

@@ -8,15 +8,15 @@ use std::pin::Pin;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 /// One stop: its token, and the connection's wait for it.
-pub(super) struct Stop<'s> {
+pub(super) struct StopWait<'s> {
     token: &'s CancellationToken,
     /// On the heap so the connection can move. Polled again after it is done, it is done again.
     wait: Pin<Box<WaitForCancellationFuture<'s>>>,
 }
 
-impl<'s> Stop<'s> {
-    fn new(token: &'s CancellationToken) -> Stop<'s> {
-        Stop {
+impl<'s> StopWait<'s> {
+    fn new(token: &'s CancellationToken) -> StopWait<'s> {
+        StopWait {
             token,
             wait: Box::pin(token.cancelled()),
         }
@@ -47,17 +47,17 @@ impl<'s> Stop<'s> {
 pub(super) struct Stops<'s> {
     pub(super) shutdown: &'s Shutdown,
     /// Drop everything at once.
-    pub(super) immediate: Stop<'s>,
+    pub(super) immediate: StopWait<'s>,
     /// Stop reading; what is under way is finished and answered.
-    pub(super) graceful: Stop<'s>,
+    pub(super) graceful: StopWait<'s>,
 }
 
 impl<'s> Stops<'s> {
     pub(super) fn new(shutdown: &'s Shutdown) -> Stops<'s> {
         Stops {
             shutdown,
-            immediate: Stop::new(&shutdown.immediate),
-            graceful: Stop::new(&shutdown.graceful),
+            immediate: StopWait::new(&shutdown.immediate),
+            graceful: StopWait::new(&shutdown.graceful),
         }
     }
 
