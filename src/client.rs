@@ -64,10 +64,8 @@ mod options_error;
 mod outbox;
 mod pending;
 mod recent;
-mod spare;
 mod submit;
-pub(crate) use submit::Stop;
-pub(crate) mod woken;
+pub(crate) use submit::CallerStop;
 
 pub use backoff::{
     Backoff, BackoffConfig, ExponentialBackoff, GiveUpAfter, LastError, MaxRetries, RetryContext,
@@ -101,8 +99,6 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 pub(crate) struct Shared {
     pub admission: Arc<Admission>,
     pub counters: Mutex<stats::Counters>,
-    /// Boxes of settled sends, for new ones.
-    pub spares: spare::Spares,
 }
 
 impl Shared {
@@ -160,7 +156,6 @@ impl Client {
         let shared = Arc::new(Shared {
             admission: Arc::new(Admission::new(options.window)),
             counters: Mutex::new(stats::Counters::default()),
-            spares: spare::Spares::default(),
         });
         let actor = actor::Actor::new(
             connector,

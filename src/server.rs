@@ -52,7 +52,6 @@ mod limits;
 pub(crate) mod policy;
 pub(crate) mod proxy;
 pub(crate) mod sink;
-mod spare;
 mod stats;
 
 pub use accept::{Accept, AcceptError, AcceptFuture, Accepted, PlainTcp};

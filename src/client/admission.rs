@@ -7,7 +7,6 @@
 //! window.
 
 use super::options::Window;
-use super::woken::Woken;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,14 +16,9 @@ use std::time::Duration;
 use tokio::time::{Instant, Sleep};
 use tokio_util::sync::WaitForCancellationFuture;
 
-/// What ends a wait for room early: the caller's wait on its token (made once by the caller:
-/// it may serve many waits, and made afresh each would register with the token, and
-/// unregister), and the gate it is polled through, when the caller keeps one with it (then it
-/// is polled again only once the token woke it).
-pub(crate) struct Cancel<'w, 't> {
-    pub wait: Pin<&'w mut WaitForCancellationFuture<'t>>,
-    pub gate: Option<&'w mut Woken>,
-}
+/// What ends a wait for room early: the caller's wait on its token, made once by the caller
+/// (it may serve many waits; made afresh, each would register with the token, and unregister).
+pub(crate) type Cancel<'w, 't> = Pin<&'w mut WaitForCancellationFuture<'t>>;
 
 #[derive(Debug, Default)]
 struct Held {
@@ -160,11 +154,7 @@ impl Admission {
         let mut cancel = cancel;
         let mut cancelled = |cx: &mut Context<'_>| match &mut cancel {
             None => false,
-            Some(Cancel {
-                wait,
-                gate: Some(gate),
-            }) => gate.poll(cx, |cx| wait.as_mut().poll(cx)).is_ready(),
-            Some(Cancel { wait, gate: None }) => wait.as_mut().poll(cx).is_ready(),
+            Some(wait) => wait.as_mut().poll(cx).is_ready(),
         };
         let mut wait = Wait {
             admission: self,
@@ -439,10 +429,6 @@ mod tests {
         assert_eq!(a.lock().waiters.len(), 0);
         let cancel = CancellationToken::new();
         let cancelled = std::pin::pin!(cancel.cancelled());
-        let cancelled = Cancel {
-            wait: cancelled,
-            gate: None,
-        };
         let wait = a.admit_wait(1, Duration::from_secs(1), Some(cancelled));
         tokio::pin!(wait);
         assert!(futures::poll!(&mut wait).is_pending());

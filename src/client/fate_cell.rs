@@ -3,7 +3,6 @@
 //! ([`fate_cells`]); a oneshot channel and a separate write counter took two per send.
 
 use super::fate::Fate;
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
@@ -43,26 +42,14 @@ impl At {
     }
 }
 
-/// A new cell: the side that settles the send, and the side its handle awaits. A lone cell
-/// comes from this thread's spares when there is one (a handle done with its fate gives its
-/// cell back), so a send at a time allocates none.
+/// A new cell: the side that settles the send, and the side its handle awaits.
 pub(crate) fn fate_cell() -> (FateTx, FateRx) {
-    let cells = SPARE_CELLS
-        .with_borrow_mut(Vec::pop)
-        .unwrap_or_else(|| Arc::new([Cell::default()]));
+    let cells: Arc<[Cell]> = Arc::new([Cell::default()]);
     let tx = At {
         cells: cells.clone(),
         at: 0,
     };
     (FateTx(Some(tx)), FateRx(At { cells, at: 0 }))
-}
-
-/// Lone cells kept per thread for reuse, at most this many.
-const SPARES: usize = 64;
-
-thread_local! {
-    /// Lone cells no side holds any more, emptied (see [`FateRx`]'s drop).
-    static SPARE_CELLS: RefCell<Vec<Arc<[Cell]>>> = const { RefCell::new(Vec::new()) };
 }
 
 /// `n` new cells in one allocation, for sends admitted together: each settles on its own, and
@@ -88,11 +75,6 @@ pub(crate) fn fate_cells(n: usize) -> impl Iterator<Item = (FateTx, FateRx)> {
 pub(crate) struct FateTx(Option<At>);
 
 impl FateTx {
-    /// This side, leaving one that settles nothing in its place.
-    pub fn take(&mut self) -> FateTx {
-        FateTx(self.0.take())
-    }
-
     /// Hand over the send's one fate.
     pub fn send(mut self, fate: Fate) {
         if let Some(at) = self.0.take() {
@@ -153,29 +135,6 @@ impl FateRx {
     /// Times the send's frame was written so far.
     pub fn writes(&self) -> u32 {
         self.0.cell().writes.load(Ordering::Relaxed)
-    }
-}
-
-impl Drop for FateRx {
-    /// The last side of a lone cell gives it back emptied: only when no other side holds it
-    /// (`get_mut` proves that), so a reused cell never carries an old fate or count.
-    fn drop(&mut self) {
-        let cells = &mut self.0.cells;
-        // Cells made together are not kept: looked at by length, with no atomic.
-        if cells.len() != 1 {
-            return;
-        }
-        let Some([cell]) = Arc::get_mut(cells) else {
-            return;
-        };
-        *cell.writes.get_mut() = 0;
-        *cell.slot.get_mut().unwrap_or_else(|p| p.into_inner()) = Slot::default();
-        let spare = cells.clone();
-        SPARE_CELLS.with_borrow_mut(|spares| {
-            if spares.len() < SPARES {
-                spares.push(spare);
-            }
-        });
     }
 }
 
@@ -244,33 +203,6 @@ mod tests {
         );
         drop(rxs);
         txs.pop().expect("the middle one").send(never());
-    }
-
-    #[test]
-    fn a_lone_cell_given_back_comes_again_empty() {
-        let (tx, mut rx) = fate_cell();
-        tx.count_write();
-        tx.send(never());
-        let waker = futures_waker();
-        let mut cx = Context::from_waker(&waker);
-        assert_eq!(rx.poll_fate(&mut cx), Poll::Ready(Some(never())));
-        let first = Arc::as_ptr(&rx.0.cells).cast::<Cell>();
-        drop(rx);
-        let (tx, mut rx) = fate_cell();
-        assert_eq!(Arc::as_ptr(&rx.0.cells).cast::<Cell>(), first);
-        assert_eq!((rx.poll_fate(&mut cx), rx.writes()), (Poll::Pending, 0));
-        drop(tx);
-        assert_eq!(rx.poll_fate(&mut cx), Poll::Ready(None));
-    }
-
-    #[test]
-    fn a_cell_whose_sender_is_still_held_is_not_given_back() {
-        let (tx, rx) = fate_cell();
-        let first = Arc::as_ptr(&rx.0.cells).cast::<Cell>();
-        drop(rx);
-        let (_tx2, rx2) = fate_cell();
-        assert_ne!(Arc::as_ptr(&rx2.0.cells).cast::<Cell>(), first);
-        drop(tx);
     }
 
     fn futures_waker() -> Waker {

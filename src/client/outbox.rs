@@ -56,12 +56,10 @@ impl Outbox {
     }
 
     /// Decide a send's fate: give back its room, count it, tell its handle and the report.
-    pub fn settle(&mut self, mut p: Box<Pending>, fate: Fate) {
+    pub fn settle(&mut self, p: Box<Pending>, fate: Fate) {
         let id = p.id;
         let committed = p.commit.is_some();
         let fate_tx = p.release(self.read_wall.is_some());
-        // Emptied, its box is kept for a new send.
-        self.shared.spares.keep(p);
         if let Some(report) = &mut self.report {
             report.record(id, &fate);
         }

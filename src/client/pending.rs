@@ -19,9 +19,8 @@ pub(crate) struct Pending {
     pub control_id: Option<Bytes>,
     /// What MSH-16 asks of the peer after a `CA`.
     pub app_ack: AppAck,
-    /// Its room in the window: dropping the send, settled or not, gives it back. `None` only
-    /// once released (its box is then kept empty for a new send).
-    room: Option<Room>,
+    /// Its room in the window: dropping the send, settled or not, gives it back.
+    room: Room,
     /// Where its fate goes, and where its writes are counted (shared with its handle).
     fate_tx: FateTx,
     commit_tx: Option<oneshot::Sender<Commit>>,
@@ -60,68 +59,27 @@ pub(crate) struct Written {
 impl Pending {
     /// A new send, boxed once: it moves from the caller to the actor, into the flight table
     /// and out to be settled, and a whole `Pending` is large enough that copying it at each
-    /// of those steps cost more than the one allocation. Made in `spare` (the emptied box of
-    /// a settled send) when there is one, so no allocation at all.
-    pub fn new(
-        spare: Option<Box<Pending>>,
-        id: u64,
-        payload: Bytes,
-        room: Room,
-        fate_tx: FateTx,
-    ) -> Box<Self> {
+    /// of those steps costs more than the one allocation.
+    pub fn new(id: u64, payload: Bytes, room: Room, fate_tx: FateTx) -> Box<Self> {
         let (control_id, msh16) = read_msh(&payload);
-        let app_ack = AppAck::of(msh16);
         let control_id = control_id
             .filter(|c| !c.is_empty())
             .map(|c| payload.slice_ref(c));
-        let Some(mut spare) = spare else {
-            return Box::new(Pending {
-                id,
-                control_id,
-                app_ack,
-                payload,
-                room: Some(room),
-                fate_tx,
-                commit_tx: None,
-                written: None,
-                commit: None,
-                charged: 0,
-                free_rewrite: false,
-                poison_closes: 0,
-                maybe_read: false,
-            });
-        };
-        // Field by field, not a whole new `Pending` moved in: that copied all of it once more
-        // and dropped the emptied one as a whole. Every field is named, so none is missed.
-        let Pending {
-            id: spare_id,
-            payload: spare_payload,
-            control_id: spare_control_id,
-            app_ack: spare_app_ack,
-            room: spare_room,
-            fate_tx: spare_fate_tx,
-            commit_tx,
-            written,
-            commit,
-            charged,
-            free_rewrite,
-            poison_closes,
-            maybe_read,
-        } = &mut *spare;
-        *spare_id = id;
-        *spare_payload = payload;
-        *spare_control_id = control_id;
-        *spare_app_ack = app_ack;
-        *spare_room = Some(room);
-        *spare_fate_tx = fate_tx;
-        *commit_tx = None;
-        *written = None;
-        *commit = None;
-        *charged = 0;
-        *free_rewrite = false;
-        *poison_closes = 0;
-        *maybe_read = false;
-        spare
+        Box::new(Pending {
+            id,
+            control_id,
+            app_ack: AppAck::of(msh16),
+            payload,
+            room,
+            fate_tx,
+            commit_tx: None,
+            written: None,
+            commit: None,
+            charged: 0,
+            free_rewrite: false,
+            poison_closes: 0,
+            maybe_read: false,
+        })
     }
 
     /// Where its `CA` goes, for a send whose MSH-16 asks for an application ACK (only those
@@ -152,21 +110,13 @@ impl Pending {
     }
 
     /// Give back its room (`quietly`: without waking waiters, who are woken once after a read's
-    /// worth of ACKs) and hand over where its fate goes. What it held is dropped: the box is
-    /// left empty, to be kept for a new send.
-    pub fn release(&mut self, quietly: bool) -> FateTx {
-        if let Some(room) = self.room.take() {
-            if quietly {
-                room.give_back_quietly();
-            } else {
-                drop(room);
-            }
+    /// worth of ACKs) and hand over where its fate goes; the rest is dropped.
+    pub fn release(self: Box<Self>, quietly: bool) -> FateTx {
+        let Pending { room, fate_tx, .. } = *self;
+        if quietly {
+            room.give_back_quietly();
         }
-        self.payload = Bytes::new();
-        self.control_id = None;
-        self.commit_tx = None;
-        self.commit = None;
-        self.fate_tx.take()
+        fate_tx
     }
 
     /// Its frame was written once more (the count its handle reports).

@@ -11,7 +11,6 @@ use super::fate::{Fate, FateCause, Refusal};
 use super::fate_cell::{fate_cell, fate_cells, FateRx, FateTx};
 use super::options::OnBackpressure;
 use super::pending::Pending;
-use super::woken::Woken;
 use super::{Client, Command, SendHandle};
 use bytes::Bytes;
 use std::pin::{pin, Pin};
@@ -22,19 +21,14 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 /// The stop of a caller of [`Client::send_some`]: its token, and its wait on it, made once for
 /// every wait for room of the caller's run (made afresh, each would register with the token,
 /// and unregister).
-pub(crate) struct Stop<'w, 't> {
+pub(crate) struct CallerStop<'w, 't> {
     pub token: &'t CancellationToken,
     pub wait: Pin<&'w mut WaitForCancellationFuture<'t>>,
-    /// The wait is polled through it: again only once the token woke it.
-    pub gate: Woken,
 }
 
-impl<'t> Stop<'_, 't> {
+impl<'t> CallerStop<'_, 't> {
     fn cancel(&mut self) -> Cancel<'_, 't> {
-        Cancel {
-            wait: self.wait.as_mut(),
-            gate: Some(&mut self.gate),
-        }
+        self.wait.as_mut()
     }
 }
 
@@ -50,8 +44,7 @@ impl Client {
     /// After admission, cancel through [`SendHandle::cancel`].
     pub async fn send_cancellable(&self, payload: Bytes, cancel: &CancellationToken) -> SendHandle {
         let wait = pin!(cancel.cancelled());
-        let cancel = Cancel { wait, gate: None };
-        self.submit(payload, true, Some(cancel)).await
+        self.submit(payload, true, Some(wait)).await
     }
 
     /// Hand many payloads over, in order, without awaiting each: one handle per payload, in
@@ -92,7 +85,7 @@ impl Client {
         items: &[T],
         payload: impl Fn(&T) -> &Bytes,
         split: bool,
-        stop: &mut Stop<'_, '_>,
+        stop: &mut CallerStop<'_, '_>,
         handles: &mut Vec<SendHandle>,
     ) {
         if let [item] = items {
@@ -119,23 +112,12 @@ impl Client {
             let n = self.shared.admission.try_admit_many(lens, &mut rooms);
             // Their fate cells in one allocation (none when the window is full).
             let cells = (n > 0).then(|| fate_cells(n)).into_iter().flatten();
-            // And their boxes from those kept, under one lock (held in this block only: never
-            // across an await).
+            for ((item, room), (fate_tx, fate_rx)) in
+                rest[..n].iter().zip(rooms.drain(..)).zip(cells)
             {
-                let mut spares = (n > 0).then(|| self.shared.spares.lock());
-                for ((item, room), (fate_tx, fate_rx)) in
-                    rest[..n].iter().zip(rooms.drain(..)).zip(cells)
-                {
-                    let handle = self.handle(fate_rx);
-                    let spare = spares.as_mut().and_then(|s| s.pop());
-                    handles.push(self.admitted_with(
-                        handle,
-                        fate_tx,
-                        (payload(item).clone(), spare),
-                        room,
-                        &mut admitted,
-                    ));
-                }
+                let handle = self.handle(fate_rx);
+                let payload = payload(item).clone();
+                handles.push(self.admitted_with(handle, fate_tx, payload, room, &mut admitted));
             }
             at += n;
             let Some(next) = items.get(at) else { break };
@@ -160,7 +142,7 @@ impl Client {
                     handles.push(self.admitted_with(
                         handle,
                         fate_tx,
-                        (next.clone(), self.shared.spares.take()),
+                        next.clone(),
                         room,
                         &mut admitted,
                     ));
@@ -182,19 +164,18 @@ impl Client {
         self.hand_over_many(&mut admitted).await;
     }
 
-    /// A new send for `payload` (made in the box `spare`, if any), admitted with `room`,
-    /// queued on `admitted`; its handle.
+    /// A new send for `payload`, admitted with `room`, queued on `admitted`; its handle.
     // Each send keeps the box it was made in (see `Pending::new`).
     #[allow(clippy::vec_box)]
     fn admitted_with(
         &self,
         mut handle: SendHandle,
         fate_tx: FateTx,
-        (payload, spare): (Bytes, Option<Box<Pending>>),
+        payload: Bytes,
         room: Room,
         admitted: &mut Vec<Box<Pending>>,
     ) -> SendHandle {
-        let mut pending = Pending::new(spare, handle.id, payload, room, fate_tx);
+        let mut pending = Pending::new(handle.id, payload, room, fate_tx);
         handle.commit = pending.commit_channel();
         admitted.push(pending);
         handle
@@ -219,8 +200,7 @@ impl Client {
                 return handle;
             }
         };
-        let spare = self.shared.spares.take();
-        let mut pending = Pending::new(spare, handle.id, payload, room, fate_tx);
+        let mut pending = Pending::new(handle.id, payload, room, fate_tx);
         handle.commit = pending.commit_channel();
         self.hand_over(Command::Send(pending)).await;
         handle
@@ -249,14 +229,12 @@ impl Client {
                 // No room: the sends admitted so far go first, so their ACKs can make some.
                 self.hand_over_many(&mut admitted).await;
                 let wait = cancelled.as_mut().as_pin_mut();
-                self.admit(len, wait.map(|wait| Cancel { wait, gate: None }))
-                    .await
+                self.admit(len, wait).await
             };
             match room {
                 Err(fate) => self.settle_now(fate_tx, fate),
                 Ok(room) => {
-                    let spare = self.shared.spares.take();
-                    let mut pending = Pending::new(spare, handle.id, payload, room, fate_tx);
+                    let mut pending = Pending::new(handle.id, payload, room, fate_tx);
                     handle.commit = pending.commit_channel();
                     admitted.push(pending);
                 }

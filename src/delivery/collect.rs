@@ -11,7 +11,6 @@ use super::feed::Input;
 use super::totals::RunSummary;
 use super::{RunControls, RunOptions};
 use crate::cause::Cause;
-use crate::client::woken::Woken;
 use crate::client::{Client, ClientEvent, Reason, State};
 use crate::input::InputError;
 use state::Collector;
@@ -154,9 +153,6 @@ pub(super) async fn collect(
     let destroy = controls.destroy.cancelled();
     let abandon = controls.abandon.cancelled();
     tokio::pin!(stop, destroy, abandon);
-    // Each turn is for one branch: the others are polled again only once woken.
-    let mut gates: [Woken; 5] = std::array::from_fn(|_| Woken::new());
-    let [stopping, destroying, abandoning, deadline, producing] = &mut gates;
     while !run.all_settled() {
         // Nobody takes the results any more: read no more messages, drain, end quietly.
         if controls.abandon.is_cancelled() {
@@ -165,29 +161,17 @@ pub(super) async fn collect(
         // In this order: a burst of notes does not hold off a stop or the deadline.
         tokio::select! {
             biased;
-            () = stopping.wait(&mut stop), if run.may_stop() => run.stopped().await,
-            () = destroying.wait(&mut destroy), if run.may_destroy() => run.destroyed(),
-            () = abandoning.wait(&mut abandon), if run.may_abandon() => {}
-            () = deadline.wait(&mut timer), if run.watches_deadline() => {
+            () = &mut stop, if run.may_stop() => run.stopped().await,
+            () = &mut destroy, if run.may_destroy() => run.destroyed(),
+            () = &mut abandon, if run.may_abandon() => {}
+            () = &mut timer, if run.watches_deadline() => {
                 if let Some(next) = run.deadline_check() {
                     timer.as_mut().reset(next);
-                    deadline.touch();
                 } else {
                     run.deadline_passed().await;
                 }
             }
-            // The producer is polled once woken; the notes it left are looked at each turn.
-            read = std::future::poll_fn(|cx| {
-                if !produced {
-                    produced = producing.poll(cx, |cx| producer.as_mut().poll(cx)).is_ready();
-                }
-                let read = notes.take(NOTES_PER_TURN, &mut taken);
-                match (taken.is_empty(), produced) {
-                    (false, _) => Poll::Ready(Some(read)),
-                    (true, true) => Poll::Ready(None),
-                    (true, false) => Poll::Pending,
-                }
-            }) => {
+            read = produced_notes(producer.as_mut(), &mut produced, &notes, &mut taken) => {
                 let Some(read) = read else {
                     // The producer is done and every note taken: nothing more can settle.
                     run.counted_read(notes.take(0, &mut taken));
@@ -217,6 +201,30 @@ pub(super) async fn collect(
         producer.await;
     }
     run.finish(events).await
+}
+
+/// Drive the producer (until it ends) and take the notes it left: `Some` with the count of
+/// messages read when there are notes, `None` once the producer is done and every note taken.
+/// One branch, not two: the producer leaves its notes in the inbox as it runs, so they are
+/// looked at after each poll of it, whether or not it ended.
+async fn produced_notes(
+    mut producer: std::pin::Pin<&mut impl Future<Output = ()>>,
+    produced: &mut bool,
+    notes: &Notes,
+    taken: &mut VecDeque<Note>,
+) -> Option<u64> {
+    std::future::poll_fn(|cx| {
+        if !*produced {
+            *produced = producer.as_mut().poll(cx).is_ready();
+        }
+        let read = notes.take(NOTES_PER_TURN, taken);
+        match (taken.is_empty(), *produced) {
+            (false, _) => Poll::Ready(Some(read)),
+            (true, true) => Poll::Ready(None),
+            (true, false) => Poll::Pending,
+        }
+    })
+    .await
 }
 
 /// How often, once the input is done, the run checks whether only application ACKs are left.

@@ -8,8 +8,7 @@ use super::collect::{client_closed, Note, Notes};
 use super::event::Item;
 use super::feed::Feed;
 use crate::cause::Cause;
-use crate::client::woken::Woken;
-use crate::client::{Client, Fate, FateCause, Stop};
+use crate::client::{CallerStop, Client, Fate, FateCause};
 use crate::input::{InputError, Message};
 use crate::pace::{Pacer, Schedule};
 use order::Order;
@@ -33,13 +32,13 @@ const BATCH: usize = 64;
 /// run was interrupted), so a finite input is still read to its end and each message reported
 /// never-delivered with that cause instead of left uncounted. An abandon sets neither: nobody
 /// takes the results, so nothing more is read.
-pub(super) struct Halt {
+pub(super) struct ProducerControls {
     pub stop: CancellationToken,
     pub expired: CancellationToken,
     pub interrupted: CancellationToken,
 }
 
-impl Halt {
+impl ProducerControls {
     /// The cause the rest of a finite input ends with, once the stop came; `None` reads no more.
     fn unsent_cause(&self) -> Option<Cause> {
         if self.expired.is_cancelled() {
@@ -59,15 +58,14 @@ pub(super) async fn produce(
     pace: Option<Schedule>,
     (mut input, endless): (Feed, bool),
     notes: Notes,
-    halt: Halt,
+    controls: ProducerControls,
     mut gave_up: watch::Receiver<Option<Cause>>,
 ) {
-    let stop = halt.stop.clone();
+    let stop = controls.stop.clone();
     // The wait on the stop of every wait for room, made once.
-    let mut stopping = Stop {
+    let mut stopping = CallerStop {
         token: &stop,
         wait: pin!(stop.cancelled()),
-        gate: Woken::new(),
     };
     let mut pacer =
         pace.map(|s| Pacer::new(s, tokio::time::Instant::now()).restarting_after(STALL));
@@ -116,7 +114,7 @@ pub(super) async fn produce(
                 tokio::select! {
                     biased;
                     () = stop.cancelled(), if reading && unsent.is_none() => {
-                        if let (Some(cause), false) = (halt.unsent_cause(), endless) {
+                        if let (Some(cause), false) = (controls.unsent_cause(), endless) {
                             unsent = Some(cause);
                             continue;
                         }
@@ -197,7 +195,7 @@ pub(super) async fn produce(
         handles.clear();
         order.room_for(0).await;
         if !batch.is_empty() && unsent.is_none() && stop.is_cancelled() {
-            match (halt.unsent_cause(), endless) {
+            match (controls.unsent_cause(), endless) {
                 (Some(cause), false) => unsent = Some(cause),
                 _ => {
                     // Nothing more is read: the rest of the batch was never counted.

@@ -30,10 +30,7 @@ use bytes::Bytes;
 use commit::{Batch, Entry, Results};
 use intake::{Intake, Read};
 use ledger::Ledger;
-use std::future::{poll_fn, Future};
-use std::pin::pin;
 use std::sync::Arc;
-use std::task::Poll;
 use std::time::{Instant, SystemTime};
 use stop::Stops;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -169,7 +166,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                     None => Box::pin(self.process(&batch)).await,
                 };
                 drop(batch);
-                intake::give_back(frames);
+                drop(frames);
                 self.intake.served(&mut self.budget);
                 self.ledger.settle();
                 if let Some(end) = end {
@@ -303,35 +300,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
             let room = reading && self.intake.read_ahead_room();
             let stream = &mut *self.stream;
             let (intake, budget, stops) = (&mut self.intake, &mut self.budget, &mut self.stops);
-            // As a biased select over the immediate stop, the commit, and (with room) the graceful
-            // stop and reading ahead, in that order; the stops are only looked at unless the
-            // step is about to wait.
-            let step = {
-                let mut ahead = pin!(room.then(|| intake.read_ahead(stream, budget)));
-                poll_fn(|cx| {
-                    if stops.immediate.is_set() {
-                        return Poll::Ready(Step::Stop);
-                    }
-                    if let Poll::Ready(results) = commit.as_mut().poll(cx) {
-                        return Poll::Ready(Step::Committed(results));
-                    }
-                    if let Some(ahead) = ahead.as_mut().as_pin_mut() {
-                        if stops.graceful.is_set() {
-                            return Poll::Ready(Step::Graceful);
-                        }
-                        if let Poll::Ready(more) = ahead.poll(cx) {
-                            return Poll::Ready(Step::Ahead(more));
-                        }
-                    }
-                    if stops.immediate.arm(cx) {
-                        return Poll::Ready(Step::Stop);
-                    }
-                    if room && stops.graceful.arm(cx) {
-                        return Poll::Ready(Step::Graceful);
-                    }
-                    Poll::Pending
-                })
-                .await
+            let step = tokio::select! {
+                // An immediate stop before all, then the commit: reading ahead only fills the
+                // time it takes, and a graceful stop ends the reading, not the commit.
+                biased;
+                () = stops.immediate.set() => Step::Stop,
+                results = &mut commit => Step::Committed(results),
+                () = stops.graceful.set(), if room => Step::Graceful,
+                more = intake.read_ahead(stream, budget), if room => Step::Ahead(more),
             };
             match step {
                 Step::Stop => return Err(End::cause(Cause::Shutdown)),

@@ -8,8 +8,8 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Waker};
 use std::time::Duration;
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 /// A place's state when its connection is not idle.
@@ -38,8 +38,9 @@ impl Default for IdleList {
 struct Place {
     /// `BUSY`, `EVICTED`, or when the idle spell began: nanoseconds since the epoch, plus one.
     state: AtomicU64,
-    /// The connection's task, woken when it is evicted.
-    waker: Mutex<Option<Waker>>,
+    /// Told when the connection is evicted; a notice given while nobody waits is kept for the
+    /// next wait, so an eviction between a look and a wait is not missed.
+    evicted: Notify,
 }
 
 /// A connection's place, for as long as the connection is open: off the list on drop.
@@ -48,8 +49,6 @@ pub(crate) struct IdleEntry<'a> {
     list: &'a IdleList,
     id: u64,
     place: Arc<Place>,
-    /// The waker left in the place: while the task's is the same, there is nothing to update.
-    armed: Option<Waker>,
 }
 
 impl IdleList {
@@ -61,7 +60,6 @@ impl IdleList {
             list: self,
             id,
             place,
-            armed: None,
         }
     }
 
@@ -88,10 +86,7 @@ impl IdleList {
                     .state
                     .compare_exchange(state, EVICTED, Ordering::AcqRel, Ordering::Acquire);
             if evicted.is_ok() {
-                // The waker stays in place for the connection's next idle spell.
-                if let Some(waker) = &*lock(&place.waker) {
-                    waker.wake_by_ref();
-                }
+                place.evicted.notify_one();
                 return true;
             }
         }
@@ -128,15 +123,12 @@ impl IdleEntry<'_> {
         self.place.state.load(Ordering::Acquire) == EVICTED
     }
 
-    /// About to wait: the task in `cx` is woken on eviction. Whether it was evicted already.
-    pub(crate) fn arm(&mut self, cx: &mut Context<'_>) -> bool {
-        if !self.armed.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-            let waker = cx.waker().clone();
-            *lock(&self.place.waker) = Some(waker.clone());
-            self.armed = Some(waker);
+    /// Returns once the connection has been evicted in this idle spell.
+    pub(crate) async fn evicted(&self) {
+        // A notice kept from an earlier spell ends a wait too: look again.
+        while !self.is_evicted() {
+            self.place.evicted.notified().await;
         }
-        // Evicted before the waker was in place: the eviction's store is seen here.
-        self.is_evicted()
     }
 }
 
@@ -153,8 +145,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicBool;
-    use std::task::Wake;
 
     #[tokio::test(start_paused = true)]
     async fn the_longest_idle_past_the_minimum_is_evicted() {
@@ -185,31 +175,31 @@ mod tests {
         );
     }
 
-    struct Flag(AtomicBool);
-
-    impl Wake for Flag {
-        fn wake(self: Arc<Self>) {
-            self.0.store(true, Ordering::SeqCst);
-        }
-    }
-
-    #[test]
-    fn an_armed_connection_is_woken_by_its_eviction() {
+    #[tokio::test(start_paused = true)]
+    async fn a_waiting_connection_hears_its_eviction() {
         let list = IdleList::default();
-        let mut entry = list.join(7);
+        let entry = list.join(7);
         entry.enter();
-        let flag = Arc::new(Flag(AtomicBool::new(false)));
-        let waker = Waker::from(Arc::clone(&flag));
-        let mut cx = Context::from_waker(&waker);
-        assert!(!entry.arm(&mut cx));
         assert!(list.evict_oldest(Duration::ZERO));
-        assert!(flag.0.load(Ordering::SeqCst), "woken");
-        assert!(entry.arm(&mut cx) && entry.is_evicted());
-        // Evicted again in a later spell, the same waker is woken again.
-        flag.0.store(false, Ordering::SeqCst);
+        // Evicted before anything waited: the wait ends at once.
+        let quick = tokio::time::timeout(Duration::from_secs(1), entry.evicted());
+        assert!(quick.await.is_ok(), "an eviction before the wait is kept");
+        // A later spell: a wait under way is ended by the eviction, not by the notice kept from
+        // the first.
         entry.enter();
-        assert!(!entry.arm(&mut cx));
-        assert!(list.evict_oldest(Duration::ZERO));
-        assert!(flag.0.load(Ordering::SeqCst), "woken again");
+        entry.place.evicted.notify_one();
+        let waiting = tokio::time::timeout(Duration::from_secs(1), entry.evicted());
+        let evict = async {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            assert!(list.evict_oldest(Duration::ZERO));
+        };
+        let (waited, ()) = tokio::join!(waiting, evict);
+        assert!(
+            waited.is_ok() && entry.is_evicted(),
+            "woken by the eviction"
+        );
+        entry.enter();
+        let idle = tokio::time::timeout(Duration::from_secs(1), entry.evicted());
+        assert!(idle.await.is_err(), "not evicted in this spell");
     }
 }

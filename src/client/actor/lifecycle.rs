@@ -16,7 +16,7 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 /// A request to stop while not connected.
-type Stop = (Option<oneshot::Sender<DrainReport>>, FateCause);
+type Teardown = (Option<oneshot::Sender<DrainReport>>, FateCause);
 
 impl Actor {
     /// The actor's whole life.
@@ -31,7 +31,7 @@ impl Actor {
     }
 
     /// Handle a command while there is no connection. `Some` asks to stop.
-    fn idle_command(&mut self, cmd: Option<Command>) -> Option<Stop> {
+    fn idle_command(&mut self, cmd: Option<Command>) -> Option<Teardown> {
         match cmd {
             Some(Command::Send(p)) => self.accept(p),
             Some(Command::SendMany(ps)) => ps.into_iter().for_each(|p| self.accept(p)),
@@ -191,7 +191,7 @@ impl Actor {
     }
 
     /// Go to CLOSED from a non-draining state, settling everything.
-    fn stop(&mut self, (reply, cause): Stop) {
+    fn stop(&mut self, (reply, cause): Teardown) {
         let reason = match cause {
             FateCause::Closed => Reason::CloseRequested,
             _ => Reason::Destroyed,

@@ -7,14 +7,12 @@ use crate::client::fate::FateCause;
 use crate::client::life::End;
 use crate::client::state::{Reason, State};
 use crate::client::stats::LinkFailure;
-use crate::client::woken::Woken;
 use crate::client::Command;
 use crate::framing::{Decoded, FramingError, MllpCodec, Tolerance};
 use crate::sniff::{recognise, Recognised};
 use crate::tls::{describe, Seen, Side};
 use crate::transport::{BoxStream, Connection};
 use bytes::BytesMut;
-use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -147,7 +145,7 @@ async fn link_failure(
 /// lone LF follows (outside any frame, where MLLP receivers skip it): an HTTP server that waits
 /// for a line end before it answers then answers, and is recognised at once, not after the ACK
 /// timeout. Never more than half the ACK timeout.
-const NUDGE_AFTER: Duration = Duration::from_secs(2);
+const LONE_LF_AFTER: Duration = Duration::from_secs(2);
 
 /// One buffer being written and flushed, publishing how much of it the stream has taken so
 /// far: a reply to a frame is credited only once the whole frame was written. Its state lives
@@ -209,9 +207,30 @@ enum Turn {
     Timer,
 }
 
-/// The line-end nudge (see NUDGE_AFTER): when it goes out, and whether it was planned already
+/// The next event on the stream: the write in progress finished, or an item was read. One
+/// future for both directions, so one task drives the stream without splitting it (a split
+/// puts a lock around every read and write).
+async fn stream_turn(
+    write: &mut Option<WriteBatch>,
+    reader: &mut AckReader,
+    stream: &mut BoxStream,
+) -> Turn {
+    std::future::poll_fn(|cx| {
+        if let Some(w) = write.as_mut() {
+            if let Poll::Ready(result) = w.poll(stream, cx) {
+                if let Some(done) = write.take() {
+                    return Poll::Ready(Turn::Wrote(done, result));
+                }
+            }
+        }
+        reader.poll_next(stream, cx).map(Turn::Read)
+    })
+    .await
+}
+
+/// The lone LF (see LONE_LF_AFTER): when it goes out, and whether it was planned already
 /// (once per connection).
-struct Nudge {
+struct LoneLf {
     at: Option<Instant>,
     planned: bool,
 }
@@ -233,7 +252,7 @@ impl Actor {
         // The flight figures last published to the stats: queue depth, queue bytes, in flight.
         let mut published = (usize::MAX, 0, 0);
         let mut drain_deadline: Option<Instant> = None;
-        let mut nudge = Nudge {
+        let mut lone_lf = LoneLf {
             at: None,
             planned: !self.options.adapt_to_peer,
         };
@@ -241,15 +260,13 @@ impl Actor {
         let far = Instant::now() + Duration::from_secs(86_400 * 365);
         let sleep = tokio::time::sleep_until(far);
         tokio::pin!(sleep);
-        // Each turn of the loop is for one wait: the others are polled again only once woken.
-        let (mut reading, mut commands, mut timer) = (Woken::new(), Woken::new(), Woken::new());
         loop {
-            // The peer spoke: no nudge is due (and no clock is read for it every turn).
-            if nudge.at.is_some() && !reader.nothing_received {
-                nudge.at = None;
+            // The peer spoke: no lone LF is due (and no clock is read for it every turn).
+            if lone_lf.at.is_some() && !reader.nothing_received {
+                lone_lf.at = None;
             }
-            if write.is_none() && nudge.at.is_some_and(|at| at <= Instant::now()) {
-                nudge.at = None;
+            if write.is_none() && lone_lf.at.is_some_and(|at| at <= Instant::now()) {
+                lone_lf.at = None;
                 if reader.nothing_received {
                     let progress = self.flights.start_write();
                     let lf = BytesMut::from(&b"\n"[..]);
@@ -272,7 +289,7 @@ impl Actor {
                             return self.link_failed(failure);
                         }
                         Poll::Ready(Ok(())) => {
-                            self.wrote(w, &mut batch, &mut spare, &mut nudge, &reader);
+                            self.wrote(w, &mut batch, &mut spare, &mut lone_lf, &reader);
                             // The write was full: what it left may go now.
                             if full {
                                 continue;
@@ -302,7 +319,7 @@ impl Actor {
                 .flights
                 .next_deadline(last_inbound, drain_deadline)
                 .into_iter()
-                .chain(nudge.at)
+                .chain(lone_lf.at)
                 .min()
                 .unwrap_or(far);
             // Re-armed only for a sooner deadline (or once it fired): re-arming moves the timer
@@ -310,37 +327,23 @@ impl Actor {
             // at every deadline again, settles nothing before its time, and re-arms.
             if deadline < sleep.deadline() || sleep.is_elapsed() {
                 sleep.as_mut().reset(deadline);
-                timer.touch();
             }
-            // The write in progress first, then the ACK reader, the commands and the timer.
-            let rx = &mut self.rx;
-            let turn = std::future::poll_fn(|cx| {
-                if let Some(w) = write.as_mut() {
-                    if let Poll::Ready(result) = w.poll(&mut stream, cx) {
-                        if let Some(done) = write.take() {
-                            return Poll::Ready(Turn::Wrote(done, result));
-                        }
-                    }
-                }
-                if let Poll::Ready(item) = reading.poll(cx, |cx| reader.poll_next(&mut stream, cx))
-                {
-                    return Poll::Ready(Turn::Read(item));
-                }
-                if let Poll::Ready(cmd) = commands.poll(cx, |cx| rx.poll_recv(cx)) {
-                    return Poll::Ready(Turn::Command(cmd));
-                }
-                if let Poll::Ready(()) = timer.poll(cx, |cx| sleep.as_mut().poll(cx)) {
-                    return Poll::Ready(Turn::Timer);
-                }
-                Poll::Pending
-            });
-            match turn.await {
+            // The stream first (the write in progress, then the ACK reader), then the commands
+            // and the timer: ACKs already here free room before more frames are taken, and a
+            // timer settles nothing that an answer read in the same turn would have.
+            let turn = tokio::select! {
+                biased;
+                turn = stream_turn(&mut write, &mut reader, &mut stream) => turn,
+                cmd = self.rx.recv() => Turn::Command(cmd),
+                () = &mut sleep => Turn::Timer,
+            };
+            match turn {
                 Turn::Wrote(done, result) => {
                     if let Err(e) = result {
                         let failure = link_failure(&e, &mut reader, &mut stream, tls).await;
                         return self.link_failed(failure);
                     }
-                    self.wrote(done, &mut batch, &mut spare, &mut nudge, &reader);
+                    self.wrote(done, &mut batch, &mut spare, &mut lone_lf, &reader);
                 }
                 Turn::Read(item) => {
                     if let Some(seen) = reader.foreign.take() {
@@ -404,23 +407,23 @@ impl Actor {
     }
 
     /// A write went out whole: its buffer is kept for the next one, its frames' ACK clocks
-    /// start, and the first write to a peer that has said nothing plans the nudge.
+    /// start, and the first write to a peer that has said nothing plans the lone LF.
     fn wrote(
         &mut self,
         done: WriteBatch,
         batch: &mut Vec<u64>,
         spare: &mut BytesMut,
-        nudge: &mut Nudge,
+        lone_lf: &mut LoneLf,
         reader: &AckReader,
     ) {
         let flushed_at = done.flushed_at();
         let n = done.buf.len();
         *spare = done.buf;
         self.flights.on_flushed(&self.out, batch, n, flushed_at);
-        if !nudge.planned && reader.nothing_received {
-            nudge.planned = true;
-            let after = NUDGE_AFTER.min(self.options.ack_timeout / 2);
-            nudge.at = Some(Instant::now() + after);
+        if !lone_lf.planned && reader.nothing_received {
+            lone_lf.planned = true;
+            let after = LONE_LF_AFTER.min(self.options.ack_timeout / 2);
+            lone_lf.at = Some(Instant::now() + after);
         }
     }
 

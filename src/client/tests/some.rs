@@ -53,10 +53,9 @@ async fn hand_over(
             handles.push(rig.client.send_cancellable(p.clone(), cancel).await);
         }
     } else {
-        let mut stop = crate::client::Stop {
+        let mut stop = crate::client::CallerStop {
             token: cancel,
             wait: std::pin::pin!(cancel.cancelled()),
-            gate: crate::client::woken::Woken::new(),
         };
         let mut at = 0;
         while at < payloads.len() {

@@ -5,7 +5,7 @@
 use super::super::event::{Item, RunEvent, RunNote};
 use super::super::failed::{file_name, FailedOut};
 use super::super::feed::Input;
-use super::super::produce::{produce, Halt};
+use super::super::produce::{produce, ProducerControls};
 use super::super::totals::{Codes, Ending, RunSummary, Totals};
 use super::super::RunOptions;
 use super::{Batch, Note, Notes, Out, BATCH_EVENTS};
@@ -104,7 +104,7 @@ impl Collector {
     /// The producer on `input`, its notes to `notes`, stopped (and told why) by this
     /// collector.
     pub(super) fn producer(&self, input: Input, notes: Notes) -> impl Future<Output = ()> {
-        let halt = Halt {
+        let controls = ProducerControls {
             stop: self.stop.clone(),
             expired: self.expired.clone(),
             interrupted: self.interrupted.clone(),
@@ -116,7 +116,7 @@ impl Collector {
                 .and_then(|rate| Schedule::new(rate, 1, 0, Duration::ZERO)),
             input.into_parts(),
             notes,
-            halt,
+            controls,
             self.gave_up.clone(),
         )
     }

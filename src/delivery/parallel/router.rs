@@ -13,7 +13,6 @@ use super::link::{Entry, FromLink, Link, Pending};
 use super::routes::Routes;
 use super::{LinkEvent, LinkSummary, ParallelSummary, HOLD, HOLD_BYTES, LINK_AHEAD};
 use crate::cause::Cause;
-use crate::client::woken::Woken;
 use crate::client::{Fate, FateCause};
 use crate::input::{InputError, Message};
 use tokio::sync::mpsc;
@@ -97,14 +96,12 @@ impl Router {
             reading: true,
             ..Flow::default()
         };
-        // Made once and polled only once woken: waits made afresh each turn register with
-        // their token, and unregister, every time the loop goes round.
+        // Made once: waits made afresh each turn register with their token, and unregister,
+        // every time the loop goes round.
         let stop = controls.stop.cancelled();
         let destroy = controls.destroy.cancelled();
         let abandon = controls.abandon.cancelled();
         tokio::pin!(stop, destroy, abandon);
-        let mut gates: [Woken; 3] = std::array::from_fn(|_| Woken::new());
-        let [stopping, destroying, abandoning] = &mut gates;
         loop {
             let room = self.held < HOLD && self.held_bytes < HOLD_BYTES;
             tokio::select! {
@@ -117,15 +114,15 @@ impl Router {
                 () = &mut timer, if !flow.past_deadline => {
                     self.deadline_passed(&mut flow, &mut feed, endless).await;
                 }
-                () = stopping.wait(&mut stop), if !flow.stopped && !flow.destroyed => {
+                () = &mut stop, if !flow.stopped && !flow.destroyed => {
                     self.stopped(&mut flow, &mut feed, endless).await;
                 }
-                () = destroying.wait(&mut destroy), if !flow.destroyed => {
+                () = &mut destroy, if !flow.destroyed => {
                     flow.destroyed = true;
                     self.ended_now(&mut flow, &mut feed).await;
                     self.links.iter().for_each(|l| l.controls.destroy());
                 }
-                () = abandoning.wait(&mut abandon), if !flow.abandoned => {
+                () = &mut abandon, if !flow.abandoned => {
                     flow.abandoned = true;
                     self.ending.abandoned = !flow.input_done;
                     self.ending.interrupted |= flow.destroyed;

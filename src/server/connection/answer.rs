@@ -2,7 +2,7 @@
 //! ACK) is built into the write buffer, counted, and written out in one go.
 
 use super::commit::Entry;
-use super::stop::Stop;
+use super::stop::StopWait;
 use super::{End, Ledger, Part};
 use crate::ack::{self, AckCode, AckContext, AckTemplate, BuiltAck, Disposition, NackReason};
 use crate::cause::{classify_io, Cause};
@@ -14,34 +14,8 @@ use crate::server::limits::Buffered;
 use crate::server::{AckMode, Shared};
 use crate::warning::Warning;
 use bytes::Bytes;
-use std::future::{poll_fn, Future};
-use std::pin::{pin, Pin};
-use std::task::Poll;
-use std::time::Duration;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
-
-/// `limit` passed before the work was done.
-struct Elapsed;
-
-/// `work`, bounded by `limit` as `tokio::time::timeout` bounds it, except that the timer is
-/// set only once `work` has to wait: a write the socket takes at once reads no clock.
-async fn within<F: Future>(limit: Duration, work: F) -> Result<F::Output, Elapsed> {
-    let mut work = pin!(work);
-    // On the heap, made only for a write that waits: a connection's batch future stays small.
-    let mut timer: Option<Pin<Box<tokio::time::Sleep>>> = None;
-    poll_fn(|cx| {
-        if let Poll::Ready(out) = work.as_mut().poll(cx) {
-            return Poll::Ready(Ok(out));
-        }
-        let timer = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
-        match Some(timer.as_mut().poll(cx)) {
-            Some(Poll::Ready(())) => Poll::Ready(Err(Elapsed)),
-            _ => Poll::Pending,
-        }
-    })
-    .await
-}
 
 /// The answers of one connection: the ACKs built and not yet written, and what is reused from
 /// one ACK to the next.
@@ -308,7 +282,7 @@ impl<'a> Answers<'a> {
         stream: &mut S,
         budget: &mut Buffered,
         ledger: &mut Ledger<'_>,
-        immediate: &mut Stop<'_>,
+        immediate: &mut StopWait<'_>,
     ) -> Option<End> {
         if self.out.is_empty() {
             return None;
@@ -321,7 +295,7 @@ impl<'a> Answers<'a> {
             stream.write_all(out).await?;
             stream.flush().await
         };
-        let Some(result) = immediate.guard(within(limit, write)).await else {
+        let Some(result) = immediate.guard(tokio::time::timeout(limit, write)).await else {
             return Some(End::cause(Cause::Shutdown));
         };
         let written = self.out.len() as u64;
@@ -334,24 +308,7 @@ impl<'a> Answers<'a> {
             }
             Ok(Err(e)) => Some(End::cause(classify_io(&e))),
             // The peer does not take its ACKs.
-            Err(Elapsed) => Some(End::cause(Cause::DeadPeer)),
+            Err(_elapsed) => Some(End::cause(Cause::DeadPeer)),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test(start_paused = true)]
-    async fn the_bound_holds_from_the_first_wait() {
-        let limit = Duration::from_secs(30);
-        assert!(within(limit, async { 1 }).await.is_ok());
-        let started = tokio::time::Instant::now();
-        let stalled = within(limit, std::future::pending::<()>()).await;
-        assert!(stalled.is_err());
-        assert_eq!(started.elapsed(), limit, "timed out exactly at the limit");
-        let slow = tokio::time::sleep(limit - Duration::from_millis(1));
-        assert!(within(limit, slow).await.is_ok(), "done just within it");
     }
 }

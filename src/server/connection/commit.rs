@@ -8,21 +8,13 @@ use crate::framing::Frame;
 use crate::hl7::{self, Scan};
 use crate::server::policy::{Action, Decision};
 use crate::server::sink::{pad_results, Inbound, Reply, SinkFuture, SinkResult};
-use crate::server::spare;
 use crate::server::{AckMode, ServerConfig, Shared};
 use crate::warning::WarningCode;
-use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::SystemTime;
-
-thread_local! {
-    /// A batch's lists, lent out while it is served (see `spare`).
-    static MESSAGES: Cell<Vec<Inbound>> = const { Cell::new(Vec::new()) };
-    static ITEMS: Cell<Vec<Item<'static>>> = const { Cell::new(Vec::new()) };
-}
 
 /// What a complete frame costs besides its payload while it waits for its commit and answer
 /// (its message, header scan and decision), counted in the budget so tiny frames are not free.
@@ -74,12 +66,10 @@ impl<'f> Batch<'f> {
     /// ends the connection.
     pub(super) fn admit(frames: &'f [Frame], shared: &Shared, ledger: &mut Ledger<'_>) -> Self {
         let mut batch = Batch {
-            messages: spare::take(&MESSAGES),
-            items: spare::relend(spare::take(&ITEMS)),
+            messages: Vec::with_capacity(frames.len()),
+            items: Vec::with_capacity(frames.len()),
             close_after: false,
         };
-        batch.messages.reserve(frames.len());
-        batch.items.reserve(frames.len());
         let received_at = SystemTime::now();
         for frame in frames {
             for warning in &frame.warnings {
@@ -166,19 +156,6 @@ impl<'f> Batch<'f> {
                 refused: item.refusal,
                 too_large: item.oversized,
             })
-    }
-}
-
-impl Drop for Batch<'_> {
-    /// The lists go back to the thread, emptied: the messages (and so their payloads) are
-    /// dropped here as before.
-    fn drop(&mut self) {
-        spare::give(&MESSAGES, std::mem::take(&mut self.messages), spare::BATCH);
-        spare::give(
-            &ITEMS,
-            spare::relend(std::mem::take(&mut self.items)),
-            spare::BATCH,
-        );
     }
 }
 

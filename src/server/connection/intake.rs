@@ -8,12 +8,7 @@ use crate::cause::classify_io;
 use crate::framing::{Decoded, Frame, FramingError, MllpCodec};
 use crate::server::evict::IdleEntry;
 use crate::server::limits::Buffered;
-use crate::server::spare;
 use crate::server::Shared;
-use std::cell::Cell;
-use std::future::{poll_fn, Future};
-use std::pin::pin;
-use std::task::Poll;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::time::Instant;
 use tokio_util::codec::Decoder;
@@ -27,16 +22,6 @@ const MAX_BATCH: usize = 256;
 /// While a commit is in flight the connection keeps reading, up to this much buffered input: the
 /// next batch is ready when the commit returns, and a slow sink still pushes back on the peer.
 const READ_AHEAD: usize = 256 * 1024;
-
-thread_local! {
-    /// The decoded frames' list, lent out while its batch is served (see `spare`).
-    static FRAMES: Cell<Vec<Frame>> = const { Cell::new(Vec::new()) };
-}
-
-/// Give a batch's frames back once it has been served: the list is reused for the next.
-pub(super) fn give_back(frames: Vec<Frame>) {
-    spare::give(&FRAMES, frames, spare::BATCH);
-}
 
 /// What a read between batches came to.
 pub(super) enum Read {
@@ -109,7 +94,7 @@ impl<'a> Intake<'a> {
         ledger: &mut Ledger<'_>,
         budget: &mut Buffered,
     ) -> (Vec<Frame>, Option<FramingError>) {
-        let mut frames = spare::take(&FRAMES);
+        let mut frames = Vec::new();
         let mut fatal = None;
         while frames.len() < MAX_BATCH {
             let next = if self.eof {
@@ -127,10 +112,7 @@ impl<'a> Intake<'a> {
                 }
             }
         }
-        if frames.is_empty() {
-            // Nothing to serve: the list stays with the thread.
-            give_back(std::mem::take(&mut frames));
-        } else {
+        if !frames.is_empty() {
             // Counted as waiting before the buffer lets go of it: the total never dips.
             let held = self.buf.lend(frames.iter().map(|f| &f.payload[..]));
             budget.set(Part::Waiting, held + commit::overhead(&frames));
@@ -287,37 +269,24 @@ impl<'a> Intake<'a> {
         };
         // Idle: between frames, nothing buffered, nothing awaiting commit or answer.
         let evictable = lazy && self.codec.between_frames() && !unsent;
-        let mut hoarding = self.idle.as_mut().filter(|_| evictable);
+        let hoarding = self.idle.as_ref().filter(|_| evictable);
         if let Some(idle) = &hoarding {
             idle.enter();
         }
-        // As a biased select over the stops, the frame deadline, eviction and the read, in that
-        // order; the stops are only looked at unless the read is about to wait.
-        let result = {
-            let mut frame_deadline = pin!(frame_deadline);
-            let mut read = pin!(read);
-            poll_fn(|cx| {
-                if stops.either_set() {
-                    return Poll::Ready(None);
-                }
-                if frame_deadline.as_mut().poll(cx).is_ready() {
-                    return Poll::Ready(Some(Err(Read::FrameTimeout)));
-                }
-                if hoarding.as_ref().is_some_and(|idle| idle.is_evicted()) {
-                    return Poll::Ready(Some(Err(Read::Evicted)));
-                }
-                if let Poll::Ready(result) = read.as_mut().poll(cx) {
-                    return Poll::Ready(Some(Ok(result)));
-                }
-                if stops.arm_either(cx) {
-                    return Poll::Ready(None);
-                }
-                match hoarding.as_mut().is_some_and(|idle| idle.arm(cx)) {
-                    true => Poll::Ready(Some(Err(Read::Evicted))),
-                    false => Poll::Pending,
-                }
-            })
-            .await
+        let evicted = async {
+            match &hoarding {
+                Some(idle) => idle.evicted().await,
+                None => std::future::pending().await,
+            }
+        };
+        let result = tokio::select! {
+            // A stop before all, then the frame deadline and eviction: a peer trickling bytes
+            // does not hold off any of them.
+            biased;
+            () = stops.either_set() => None,
+            () = frame_deadline => Some(Err(Read::FrameTimeout)),
+            () = evicted => Some(Err(Read::Evicted)),
+            result = read => Some(Ok(result)),
         };
         if let Some(idle) = hoarding {
             idle.leave();

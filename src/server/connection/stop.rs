@@ -1,107 +1,45 @@
-//! The server's stops as one connection watches them. Each step looks at a stop first (a cheap
-//! check, as a biased `select!` would) and registers to be woken only when it is about to
-//! wait; the registration is made once per connection and kept, not made and dropped per step.
+//! The server's stops as one connection watches them: each through a wait made once for the
+//! whole connection, so a step that waits does not register with the token, and unregister,
+//! every time.
 
 use crate::server::Shutdown;
-use std::future::{poll_fn, Future};
-use std::pin::{pin, Pin};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::future::Future;
+use std::pin::Pin;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
-/// The waker a standing wait is registered with: the token's firing marks the stop set before
-/// it wakes the task, so once registered a look is a load, not the token's lock.
-struct Fired {
-    set: AtomicBool,
-    task: Waker,
-}
-
-impl Wake for Fired {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.set.store(true, Ordering::Release);
-        self.task.wake_by_ref();
-    }
-}
-
-/// One stop: its token, and the connection's standing wait for it.
-pub(super) struct Stop<'s> {
+/// One stop: its token, and the connection's wait for it.
+pub(super) struct StopWait<'s> {
     token: &'s CancellationToken,
-    /// On the heap so the connection can move; polled only when the connection is about to wait.
+    /// On the heap so the connection can move. Polled again after it is done, it is done again.
     wait: Pin<Box<WaitForCancellationFuture<'s>>>,
-    /// What `wait` was last polled with: while the task's waker is the same, the registration
-    /// stands and polling again would only confirm it.
-    armed: Option<Arc<Fired>>,
 }
 
-impl<'s> Stop<'s> {
-    fn new(token: &'s CancellationToken) -> Stop<'s> {
-        Stop {
+impl<'s> StopWait<'s> {
+    fn new(token: &'s CancellationToken) -> StopWait<'s> {
+        StopWait {
             token,
             wait: Box::pin(token.cancelled()),
-            armed: None,
         }
     }
 
-    /// The stop is set: a look, no wake-up registered.
+    /// The stop is set.
     pub(super) fn is_set(&self) -> bool {
-        match &self.armed {
-            // Marked within the token's cancel, before it returns or wakes anyone.
-            Some(fired) => fired.set.load(Ordering::Acquire),
-            None => self.token.is_cancelled(),
-        }
+        self.token.is_cancelled()
     }
 
-    /// About to wait: be woken when the stop is set. Whether it is set already; when the
-    /// standing registration already wakes this task, `false` without a look: every step looks
-    /// with [`Stop::is_set`] before it waits, and a stop set since wakes the task.
-    pub(super) fn arm(&mut self, cx: &mut Context<'_>) -> bool {
-        if self
-            .armed
-            .as_ref()
-            .is_some_and(|fired| fired.task.will_wake(cx.waker()))
-        {
-            return false;
-        }
-        let fired = Arc::new(Fired {
-            set: AtomicBool::new(false),
-            task: cx.waker().clone(),
-        });
-        let waker = Waker::from(fired.clone());
-        if self
-            .wait
-            .as_mut()
-            .poll(&mut Context::from_waker(&waker))
-            .is_ready()
-        {
-            self.armed = None;
-            return true;
-        }
-        self.armed = Some(fired);
-        false
+    /// Returns once the stop is set.
+    pub(super) fn set(&mut self) -> &mut Pin<Box<WaitForCancellationFuture<'s>>> {
+        &mut self.wait
     }
 
-    /// Run `work` until it ends (`Some`) or the stop is set (`None`), the stop looked at first
-    /// on every poll.
+    /// Run `work` until it ends (`Some`) or the stop is set (`None`).
     pub(super) async fn guard<F: Future>(&mut self, work: F) -> Option<F::Output> {
-        let mut work = pin!(work);
-        poll_fn(|cx| {
-            if self.is_set() {
-                return Poll::Ready(None);
-            }
-            if let Poll::Ready(out) = work.as_mut().poll(cx) {
-                return Poll::Ready(Some(out));
-            }
-            match self.arm(cx) {
-                true => Poll::Ready(None),
-                false => Poll::Pending,
-            }
-        })
-        .await
+        tokio::select! {
+            // The stop first: work that is ready does not outrun a stop already set.
+            biased;
+            () = &mut self.wait => None,
+            out = work => Some(out),
+        }
     }
 }
 
@@ -109,28 +47,26 @@ impl<'s> Stop<'s> {
 pub(super) struct Stops<'s> {
     pub(super) shutdown: &'s Shutdown,
     /// Drop everything at once.
-    pub(super) immediate: Stop<'s>,
+    pub(super) immediate: StopWait<'s>,
     /// Stop reading; what is under way is finished and answered.
-    pub(super) graceful: Stop<'s>,
+    pub(super) graceful: StopWait<'s>,
 }
 
 impl<'s> Stops<'s> {
     pub(super) fn new(shutdown: &'s Shutdown) -> Stops<'s> {
         Stops {
             shutdown,
-            immediate: Stop::new(&shutdown.immediate),
-            graceful: Stop::new(&shutdown.graceful),
+            immediate: StopWait::new(&shutdown.immediate),
+            graceful: StopWait::new(&shutdown.graceful),
         }
     }
 
-    /// Either stop is set: a look, no wake-up registered.
-    pub(super) fn either_set(&self) -> bool {
-        self.immediate.is_set() || self.graceful.is_set()
-    }
-
-    /// About to wait: be woken when either stop is set. Whether one is set already.
-    pub(super) fn arm_either(&mut self, cx: &mut Context<'_>) -> bool {
-        self.immediate.arm(cx) || self.graceful.arm(cx)
+    /// Returns once either stop is set.
+    pub(super) async fn either_set(&mut self) {
+        tokio::select! {
+            () = self.immediate.set() => {}
+            () = self.graceful.set() => {}
+        }
     }
 }
 
@@ -139,7 +75,7 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_guarded_step_ends_with_its_work_or_with_the_stop() {
         let shutdown = Shutdown::new();
         let mut stops = Stops::new(&shutdown);
@@ -154,24 +90,11 @@ mod tests {
         assert_eq!(stops.immediate.guard(forever).await, None);
         // Once set, the stop wins even over work that is ready.
         assert_eq!(stops.immediate.guard(async { 7 }).await, None);
-        assert!(stops.either_set() && stops.graceful.is_set());
+        assert!(stops.graceful.is_set());
     }
 
-    #[test]
-    fn an_armed_stop_is_seen_set_as_soon_as_its_token_is_cancelled() {
-        let shutdown = Shutdown::new();
-        let mut stops = Stops::new(&shutdown);
-        let mut cx = Context::from_waker(Waker::noop());
-        assert!(!stops.arm_either(&mut cx));
-        assert!(!stops.either_set());
-        shutdown.immediate.cancel();
-        // Both marked within the cancel, the child through its parent.
-        assert!(stops.immediate.is_set() && stops.graceful.is_set());
-        assert!(!stops.arm_either(&mut cx) || stops.either_set());
-    }
-
-    #[tokio::test]
-    async fn the_standing_wait_serves_many_steps() {
+    #[tokio::test(start_paused = true)]
+    async fn the_one_wait_serves_many_steps() {
         let shutdown = Shutdown::new();
         let mut stops = Stops::new(&shutdown);
         for i in 0..3 {
@@ -183,14 +106,11 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
             stopper.cancel();
         });
-        // As every step does: look, then arm.
-        let set = poll_fn(|cx| match stops.either_set() || stops.arm_either(cx) {
-            true => Poll::Ready(()),
-            false => Poll::Pending,
-        });
-        tokio::time::timeout(Duration::from_secs(5), set)
+        tokio::time::timeout(Duration::from_secs(5), stops.either_set())
             .await
             .expect("the graceful stop wakes the wait");
         assert!(!stops.immediate.is_set());
+        // Set, it stays set for every later step.
+        stops.either_set().await;
     }
 }

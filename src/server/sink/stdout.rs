@@ -5,7 +5,6 @@
 
 use super::{Inbound, Sink, SinkFuture, SinkResult};
 use crate::server::clock::Utc;
-use crate::server::spare;
 use crate::warning::WarningCode;
 use base64::Engine;
 use serde::Serialize;
@@ -25,22 +24,6 @@ pub enum OutputFormat {
 }
 
 type Writer = Arc<Mutex<Box<dyn Write + Send>>>;
-
-/// A rendering buffer kept for reuse holds at most this much room.
-const KEEP: usize = 256 * 1024;
-
-thread_local! {
-    /// The last batch's rendering buffer on this thread, when it was written in place: the next
-    /// batch renders into it rather than into a new one.
-    static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
-}
-
-/// A buffer for rendering `size` bytes or so to be written on this thread.
-fn spare_buffer(size: usize) -> Vec<u8> {
-    let mut out = spare::take(&SPARE);
-    out.reserve(size);
-    out
-}
 
 /// Prints messages to stdout (or any writer, for tests).
 pub struct StdoutSink {
@@ -121,9 +104,7 @@ impl StdoutSink {
     /// Write and flush `bytes` as one piece: committed, or failed with the write's error.
     async fn print(&self, bytes: Vec<u8>) -> SinkResult {
         let written = if self.prompt {
-            let written = write_flush(&self.writer, &bytes);
-            spare::give(&SPARE, bytes, KEEP);
-            written
+            write_flush(&self.writer, &bytes)
         } else {
             // Off the runtime's workers, and awaited so a stop can still cancel the commit: a
             // write stuck on a stalled pipe then holds one blocking thread, not the server.
@@ -265,11 +246,9 @@ impl Sink for StdoutSink {
             return None;
         }
         let size: usize = messages.iter().map(|m| m.payload.len() + 64).sum();
-        let mut out = spare_buffer(size);
+        let mut out = Vec::with_capacity(size);
         self.render_batch(messages, &mut out);
-        let written = write_flush(&self.writer, &out);
-        spare::give(&SPARE, out, KEEP);
-        Some(match written {
+        Some(match write_flush(&self.writer, &out) {
             Ok(()) => SinkResult::committed(),
             Err(e) => SinkResult::failed(e),
         })
@@ -279,10 +258,7 @@ impl Sink for StdoutSink {
         Box::pin(async move {
             let _turn = self.turn().await;
             let size = message.payload.len() + 64;
-            let mut out = match self.prompt {
-                true => spare_buffer(size),
-                false => Vec::with_capacity(size),
-            };
+            let mut out = Vec::with_capacity(size);
             self.render(message, &mut out);
             self.print(out).await
         })
@@ -292,11 +268,7 @@ impl Sink for StdoutSink {
         Box::pin(async move {
             let _turn = self.turn().await;
             let size: usize = messages.iter().map(|m| m.payload.len() + 64).sum();
-            // Written in place, the buffer comes back; sent to the blocking pool, it does not.
-            let mut out = match self.prompt {
-                true => spare_buffer(size),
-                false => Vec::with_capacity(size),
-            };
+            let mut out = Vec::with_capacity(size);
             self.render_batch(messages, &mut out);
             // One write for the batch: all committed together or none.
             let result = self.print(out).await;

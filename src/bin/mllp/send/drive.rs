@@ -5,7 +5,7 @@
 
 use super::live::Live;
 use super::render::Output;
-use super::signals::Stop;
+use super::signals::StopSignal;
 use crate::output::send::SendEvent;
 use mllp::delivery::{LinkEvent, ParallelRun, Run, RunControls, RunEvent, RunNote};
 use std::sync::OnceLock;
@@ -77,7 +77,7 @@ pub async fn events(
     run: &mut impl Delivery,
     output: &mut Output,
     live: &Live,
-    stopped_by: &OnceLock<Stop>,
+    stopped_by: &OnceLock<StopSignal>,
 ) {
     // Reset only when a line starts to linger: a timer made or moved per message would cost
     // about what the write it saves does.
@@ -138,7 +138,7 @@ fn abandon_if_unread(run: &impl Delivery) {
 }
 
 /// A note about the run, on stderr.
-fn say(live: &Live, note: RunNote, stopped_by: Option<Stop>) {
+fn say(live: &Live, note: RunNote, stopped_by: Option<StopSignal>) {
     if let (RunNote::Interrupted, Some(stop)) = (&note, stopped_by) {
         let human = || {
             format!(
@@ -171,9 +171,9 @@ fn say(live: &Live, note: RunNote, stopped_by: Option<Stop>) {
 }
 
 /// `interrupted by Ctrl-C`, `stopped by SIGTERM`.
-pub fn interruption(stop: Stop) -> String {
+pub fn interruption(stop: StopSignal) -> String {
     match stop {
-        Stop::CtrlC => format!("interrupted by {}", stop.name()),
-        Stop::Sigterm => format!("stopped by {}", stop.name()),
+        StopSignal::CtrlC => format!("interrupted by {}", stop.name()),
+        StopSignal::Sigterm => format!("stopped by {}", stop.name()),
     }
 }

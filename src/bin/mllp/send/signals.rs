@@ -16,43 +16,43 @@ pub fn stopping() -> CancellationToken {
 
 /// Which signal stopped the run: each is named as what it was, and has its own exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
+pub enum StopSignal {
     /// SIGINT, as Ctrl-C at a terminal sends it.
     CtrlC,
     /// SIGTERM, as a service manager or `kill` sends it.
     Sigterm,
 }
 
-impl Stop {
+impl StopSignal {
     /// How people know it: `Ctrl-C`, `SIGTERM`.
     pub fn name(self) -> &'static str {
         match self {
-            Stop::CtrlC => "Ctrl-C",
-            Stop::Sigterm => "SIGTERM",
+            StopSignal::CtrlC => "Ctrl-C",
+            StopSignal::Sigterm => "SIGTERM",
         }
     }
 
     /// The signal's own name, for machine-readable output.
     pub fn signal(self) -> &'static str {
         match self {
-            Stop::CtrlC => "SIGINT",
-            Stop::Sigterm => "SIGTERM",
+            StopSignal::CtrlC => "SIGINT",
+            StopSignal::Sigterm => "SIGTERM",
         }
     }
 
     /// How to stop at once, in the words of the signal that came.
     pub fn again(self) -> &'static str {
         match self {
-            Stop::CtrlC => "Ctrl-C again to stop at once",
-            Stop::Sigterm => "SIGTERM again to stop at once",
+            StopSignal::CtrlC => "Ctrl-C again to stop at once",
+            StopSignal::Sigterm => "SIGTERM again to stop at once",
         }
     }
 
     /// 130 after Ctrl-C, 143 after SIGTERM (128 + the signal's number, by convention).
     pub fn exit(self) -> Exit {
         match self {
-            Stop::CtrlC => Exit::Interrupted,
-            Stop::Sigterm => Exit::Terminated,
+            StopSignal::CtrlC => Exit::Interrupted,
+            StopSignal::Sigterm => Exit::Terminated,
         }
     }
 }
@@ -74,7 +74,7 @@ impl Signals {
 
     /// The signals turned into a run's controls, on a task of their own: the first drains (and
     /// is kept, so the run's words and exit code name it), the second stops at once.
-    pub fn drive(mut self, controls: RunControls) -> Arc<OnceLock<Stop>> {
+    pub fn drive(mut self, controls: RunControls) -> Arc<OnceLock<StopSignal>> {
         let stopped_by = Arc::new(OnceLock::new());
         tokio::spawn({
             let stopped_by = stopped_by.clone();
@@ -90,10 +90,10 @@ impl Signals {
     }
 
     /// The next signal, and which it was.
-    pub async fn next(&mut self) -> Stop {
+    pub async fn next(&mut self) -> StopSignal {
         tokio::select! {
-            () = arrival(&mut self.int) => Stop::CtrlC,
-            () = arrival(&mut self.term) => Stop::Sigterm,
+            () = arrival(&mut self.int) => StopSignal::CtrlC,
+            () = arrival(&mut self.term) => StopSignal::Sigterm,
         }
     }
 }

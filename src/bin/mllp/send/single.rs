@@ -4,7 +4,7 @@
 
 use super::live::Live;
 use super::render::Output;
-use super::signals::{Signals, Stop};
+use super::signals::{Signals, StopSignal};
 use super::summary;
 use crate::diag::count;
 use crate::exit::Exit;
@@ -35,7 +35,7 @@ fn finish(
     summary: &RunSummary,
     output: &mut Output,
     live: &Live,
-    stopped_by: Option<Stop>,
+    stopped_by: Option<StopSignal>,
 ) -> Exit {
     finish_with(summary, None, output, live, stopped_by)
 }
@@ -46,7 +46,7 @@ pub fn finish_with(
     links: Option<&[LinkSummary]>,
     output: &mut Output,
     live: &Live,
-    stopped_by: Option<Stop>,
+    stopped_by: Option<StopSignal>,
 ) -> Exit {
     let RunSummary {
         totals,

@@ -1,7 +1,7 @@
 //! The run's summary for people, from the library's totals and ending (the record is
 //! `crate::output::send::SendSummary`, the exit code `Totals::exit`).
 
-use super::signals::Stop;
+use super::signals::StopSignal;
 use crate::output::send::{hint, per_second, PoisonMessage};
 use mllp::client::Population;
 use mllp::delivery::{Ending, LinkSummary, Totals};
@@ -37,7 +37,7 @@ pub fn human(
     tally: &Totals,
     elapsed: Duration,
     ending: Ending,
-    stopped_by: Option<Stop>,
+    stopped_by: Option<StopSignal>,
     (poison, more): (&[PoisonMessage], u64),
 ) -> String {
     use crate::diag::{pack, TEXT_WIDTH};
