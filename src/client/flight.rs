@@ -7,6 +7,7 @@ mod correlate;
 mod peer;
 pub(crate) use peer::ignores_control_ids;
 mod queue;
+mod release2;
 mod timers;
 
 use super::fate::{Fate, FateCause};

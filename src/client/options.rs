@@ -3,7 +3,7 @@
 
 use super::backoff::{ExponentialBackoff, RetryStrategy};
 pub use super::options_error::OptionsError;
-use crate::framing::DEFAULT_MAX_FRAME;
+use crate::framing::{Release, DEFAULT_MAX_FRAME};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -119,6 +119,10 @@ pub struct ClientOptions {
     /// ends `unknown-fate` as a poison message (cause `peer-closed`) and the rest goes on.
     /// Default [`DEFAULT_MAX_POISON_CLOSES`].
     pub max_poison_closes: u32,
+    /// Which MLLP release the link speaks. Under Release 2 each frame is answered by a block
+    /// that names no message, so one frame at a time awaits its block on a connection (with
+    /// its application ACK, when its MSH-16 asks for one), whatever `pipeline` says.
+    pub release: Release,
 }
 
 /// Most charged rewrites of one message unless told otherwise (see
@@ -148,6 +152,7 @@ impl Default for ClientOptions {
             at_least_once: false,
             adapt_to_peer: true,
             max_poison_closes: DEFAULT_MAX_POISON_CLOSES,
+            release: Release::One,
         }
     }
 }

@@ -155,7 +155,7 @@ impl Flights {
     }
 
     /// A final reply settles `p`, already out of the table with its control ID given up.
-    fn credit(
+    pub(super) fn credit(
         &mut self,
         out: &mut Outbox,
         p: Box<Pending>,

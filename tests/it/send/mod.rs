@@ -15,6 +15,7 @@ mod flags;
 mod input;
 mod input_set;
 mod interrupt;
+mod mllp2;
 mod no_reconnect;
 mod order;
 mod output;

@@ -182,6 +182,16 @@ pub struct SendArgs {
     /// message it did not read goes again on the next connection.
     #[arg(long, help_heading = heading::FLOW)]
     pub no_pipeline: bool,
+    /// Speak MLLP Release 2 (commit and NAK blocks).
+    ///
+    /// A commit block (VT 0x06 FS CR) is the commit: accepted, or, when MSH-16 asks for an
+    /// application ACK, waiting for it as after a CA (each application ACK is answered with a
+    /// commit block). A NAK block (VT 0x15 FS CR) means nothing was kept: the message is
+    /// written again, at most --max-resends times, then ends negative. Blocks name no message,
+    /// so one message at a time awaits its block. A peer answering with HL7 ACKs instead is
+    /// named (MLLP_PEER_NOT_MLLP2).
+    #[arg(long, help_heading = heading::FLOW)]
+    pub mllp2: bool,
     /// Connections side by side; above 1 needs --order-key.
     ///
     /// Each connection has its own reconnects, window and backpressure; every message still

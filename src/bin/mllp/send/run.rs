@@ -230,6 +230,9 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     client_options.max_resends = args.max_resends;
     client_options.at_least_once = args.at_least_once;
     client_options.max_poison_closes = args.max_poison_closes;
+    if args.mllp2 {
+        client_options.release = mllp::framing::Release::Two;
+    }
     if let Err(err) = client_options.validate() {
         return Ok(Fatal::new(Exit::Usage, err).report());
     }
