@@ -13,6 +13,7 @@ pub mod eyeballs;
 mod handshake;
 pub mod message;
 mod record;
+mod release2;
 mod repeat;
 mod report;
 mod run;
