@@ -88,6 +88,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -l order-key -d 'What ke
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l rate -d 'Send at most this many messages per second (`200` or `200/s`)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l timeout -d 'Bound on the whole run, like curl\'s --max-time' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-resends -d 'Most times one message is written again' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l retry-on -d 'Make a negative answer transient (repeatable), e.g. AE:206' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-poison-closes -d 'Closes on one message that make it a poison message' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l failed-out -d 'Write each message not accepted to DIR, one file each' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l progress -d 'Progress bar on stderr: auto, always, never' -r -f -a "auto\t'When stderr is a terminal, and not under --json or --quiet'
@@ -263,6 +264,7 @@ json\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l tls -d 'Speak TLS, verifying the server against the system roots and --ca'
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l insecure -d 'Accept any server certificate (warns on every connect)'
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l send -d 'Send one message and wait for its ACK (proves MLLP is spoken)'
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l mllp2 -d 'Expect MLLP Release 2 (a commit or NAK block); implies --send'
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l json -d 'One JSON object per probe on stdout (then a summary after several)'
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -s v -l verbose -d 'More detail on stderr (repeat for more)'
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -s q -l quiet -d 'Only errors and the final summary on stderr'

@@ -2,6 +2,7 @@
 //! the current connection, which send holds each control ID, and settling sends out of it.
 //! ACK crediting is in `correlate`, the timers in `timers`, the write side in `batch`.
 
+mod again;
 mod batch;
 mod correlate;
 mod peer;

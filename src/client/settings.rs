@@ -99,6 +99,7 @@ impl LinkSettings {
             dead_peer_timeout: self.dead_peer_timeout,
             reconnect: self.reconnect(),
             release: self.release,
+            retry_backoff: self.backoff,
             ..ClientOptions::default()
         }
     }

@@ -164,6 +164,9 @@ impl Flights {
         now: Instant,
     ) {
         self.credited(p.id, p.written, now);
+        let Err(p) = self.try_again(p, code, &ack, now) else {
+            return;
+        };
         self.remember_settled(&p);
         let latency = p.latency(now);
         let fate = if code.is_positive() {

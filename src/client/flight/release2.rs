@@ -8,7 +8,6 @@
 //! other frame's. A frame whose block never comes (timed out, or its send cancelled) leaves the
 //! count unknowable: the connection ends, and the next one starts counting afresh.
 
-use super::queue::Queue;
 use super::Flights;
 use crate::ack::AckCode;
 use crate::cause::Cause;
@@ -100,9 +99,7 @@ impl Flights {
             // Nothing kept: written again while its budget lasts, then negative.
             Block::Nak if p.charged < self.options.max_resends => {
                 self.credited(id, written, now);
-                let mut again = vec![id];
-                again.extend(self.queue.take_all());
-                self.queue = Queue::of(again, &self.sends);
+                self.write_again(id);
             }
             Block::Nak => self.credit_block(out, id, AckCode::CE, ack, now),
         }

@@ -22,6 +22,7 @@ mod output;
 mod parallel;
 mod replay;
 mod resend;
+mod retry_on;
 mod stream;
 mod tls;
 mod truth;

@@ -234,6 +234,15 @@ pub struct SendArgs {
     /// frames written behind the one after which the peer closed, spend none of it.
     #[arg(long, value_name = "N", default_value_t = mllp::delivery::DEFAULT_MAX_RESENDS, help_heading = heading::FLOW)]
     pub max_resends: u32,
+    /// Make a negative answer transient (repeatable), e.g. AE:206.
+    ///
+    /// CODE is AE, AR, CE or CR; with :ERR-3, only an answer whose ERR-3 (its identifier, in
+    /// any ERR segment) is that code. Such an answer is transient: the message is written again
+    /// after the backoff (--backoff-initial, doubling, at most --backoff-max), at most
+    /// --max-resends times, then ends negative with the last answer. Without a rule every
+    /// negative answer is final. Example: --retry-on AE:206 (record locked).
+    #[arg(long, value_name = "CODE[:ERR-3]", value_parser = parse_retry_rule, help_heading = heading::FLOW)]
+    pub retry_on: Vec<mllp::client::RetryRule>,
     /// Closes on one message that make it a poison message.
     ///
     /// When the peer closes the connection with the oldest message written unanswered, that
@@ -270,6 +279,12 @@ pub struct SendArgs {
 /// The upstream fates a relay's store keeps, by the names its `status` column holds.
 fn statuses() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(mllp::relay::Status::ALL.map(|s| s.as_str()))
+}
+
+fn parse_retry_rule(value: &str) -> Result<mllp::client::RetryRule, String> {
+    value
+        .parse()
+        .map_err(|e: mllp::client::RetryRuleError| e.to_string())
 }
 
 fn parse_order_key(value: &str) -> Result<OrderKey, String> {

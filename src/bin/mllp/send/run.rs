@@ -230,6 +230,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     client_options.max_resends = args.max_resends;
     client_options.at_least_once = args.at_least_once;
     client_options.max_poison_closes = args.max_poison_closes;
+    client_options.retry_on = args.retry_on.clone();
     if args.mllp2 {
         client_options.release = mllp::framing::Release::Two;
     }
