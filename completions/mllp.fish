@@ -61,7 +61,9 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -l pace -d 'With --from-
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l speed -d 'With --pace original: the gaps this many times shorter' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l where -d 'Send only the messages for which FILTER holds (repeat: all must hold)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-gap -d 'With --pace original: wait at most this long between two messages' -r
-complete -c mllp -n "__fish_mllp_using_subcommand send" -l host -d 'Where to send: HOST or HOST:PORT' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l host -d 'Where to send: HOST or HOST:PORT; repeatable' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l failover-after -d 'Next --host after N failed connects in a row' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l failback-after -d 'Back to the first --host after this long away' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l port -d 'Port, when --host has none [default: 2575]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l connect-timeout -d 'Bound on TCP connect plus TLS handshake' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l ack-timeout -d 'Wait for an ACK, from the frame\'s flush' -r

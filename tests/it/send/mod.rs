@@ -10,6 +10,7 @@ mod connect;
 mod control_ids;
 mod enhanced;
 mod exit_codes;
+mod failover;
 mod fates;
 mod flags;
 mod input;

@@ -143,12 +143,23 @@ pub struct SendArgs {
     #[arg(long, help_heading = heading::INPUT)]
     pub dry_run: bool,
 
-    /// Where to send: HOST or HOST:PORT.
+    /// Where to send: HOST or HOST:PORT; repeatable.
     ///
     /// IPv6 in brackets: [fd00::7]:2575. A port both here and in --port is a usage error, and
-    /// so is a string that cannot be a host name or address.
-    #[arg(long, value_name = "HOST[:PORT]", env = "MLLP_HOST", value_parser = values::target(), required_unless_present = "dry_run", help_heading = heading::CONNECTION)]
-    pub host: Option<Target>,
+    /// so is a string that cannot be a host name or address. With several, the link moves to
+    /// the next when reconnecting gives up on one (or after --failover-after failed
+    /// connects), and pending messages go on the new connection as on any reconnect.
+    #[arg(long, value_name = "HOST[:PORT]", env = "MLLP_HOST", value_parser = values::target(), required_unless_present = "dry_run", action = clap::ArgAction::Append, help_heading = heading::CONNECTION)]
+    pub host: Vec<Target>,
+    /// Next --host after N failed connects in a row.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = heading::CONNECTION)]
+    pub failover_after: Option<u32>,
+    /// Back to the first --host after this long away.
+    ///
+    /// Taken at the next connect: a working connection to a later host is kept until it ends.
+    /// Default: never.
+    #[arg(long, value_name = "DURATION", value_parser = values::duration(), help_heading = heading::CONNECTION)]
+    pub failback_after: Option<Duration>,
     /// Port, when --host has none [default: 2575].
     #[arg(long, value_name = "PORT", env = "MLLP_PORT", value_parser = values::port(), help_heading = heading::CONNECTION)]
     pub port: Option<u16>,
