@@ -451,7 +451,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__listen)
-            opts="-v -q -h -V --host --port --allow-wildcard --proxy-protocol --proxy-from --format --out-dir --sqlite --postgres --exec --reject-exit-code --exec-timeout --exec-concurrency --ack --dedupe --dedupe-window --batch-ack --ack-delay --nack-rate --reject-rate --silent-rate --drop-after --seed --tls-cert --tls-key --client-ca --client-auth --tls-handshake-timeout --strict --max-frame-size --max-connections --max-connections-per-peer --frame-timeout --max-buffered --idle-timeout --evict-idle-after --drain-timeout --json --log-rate --log-rate-total --metrics --verbose --quiet --color --log-format --help --version"
+            opts="-v -q -h -V --host --port --allow-wildcard --proxy-protocol --proxy-from --format --out-dir --sqlite --postgres --exec --reject-exit-code --exec-timeout --exec-concurrency --ack --dedupe --dedupe-window --batch-ack --mllp2 --ack-delay --nack-rate --reject-rate --silent-rate --drop-after --seed --tls-cert --tls-key --client-ca --client-auth --tls-handshake-timeout --strict --max-frame-size --max-connections --max-connections-per-peer --frame-timeout --max-buffered --idle-timeout --evict-idle-after --drain-timeout --json --log-rate --log-rate-total --metrics --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -639,7 +639,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__probe)
-            opts="-v -q -h -V --host --port --timeout --connect-timeout --tls-timeout --ack-timeout --tls --ca --cert --key --server-name --insecure --send --message --banner-wait --count --interval --json --verbose --quiet --color --log-format --help --version"
+            opts="-v -q -h -V --host --port --timeout --connect-timeout --tls-timeout --ack-timeout --tls --ca --cert --key --server-name --insecure --send --message --mllp2 --banner-wait --count --interval --json --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -911,7 +911,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__send)
-            opts="-r -v -q -h -V --recursive --raw --batch --stream --max-frame-size --fresh-control-ids --max-input --from-db --since --until --type --control-id --status --pace --speed --where --check-hl7 --max-gap --dry-run --host --port --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --no-reconnect --max-retries --give-up-after --backoff-initial --backoff-max --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --correlate --window --window-bytes --no-pipeline --connections --order-key --rate --timeout --at-least-once --max-resends --max-poison-closes --json --print-ack --failed-out --progress --events --verbose --quiet --color --log-format --help --version"
+            opts="-r -v -q -h -V --recursive --raw --batch --stream --max-frame-size --fresh-control-ids --max-input --from-db --since --until --type --control-id --status --pace --speed --where --check-hl7 --max-gap --dry-run --host --failover-after --failback-after --port --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --no-reconnect --max-retries --give-up-after --backoff-initial --backoff-max --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --correlate --window --window-bytes --no-pipeline --mllp2 --connections --order-key --rate --timeout --at-least-once --max-resends --retry-on --max-poison-closes --json --print-ack --failed-out --progress --events --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -966,6 +966,14 @@ _mllp() {
                     return 0
                     ;;
                 --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --failover-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --failback-after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1066,6 +1074,10 @@ _mllp() {
                     return 0
                     ;;
                 --max-resends)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retry-on)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -61,7 +61,9 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -l pace -d 'With --from-
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l speed -d 'With --pace original: the gaps this many times shorter' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l where -d 'Send only the messages for which FILTER holds (repeat: all must hold)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-gap -d 'With --pace original: wait at most this long between two messages' -r
-complete -c mllp -n "__fish_mllp_using_subcommand send" -l host -d 'Where to send: HOST or HOST:PORT' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l host -d 'Where to send: HOST or HOST:PORT; repeatable' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l failover-after -d 'Next --host after N failed connects in a row' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l failback-after -d 'Back to the first --host after this long away' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l port -d 'Port, when --host has none [default: 2575]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l connect-timeout -d 'Bound on TCP connect plus TLS handshake' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l ack-timeout -d 'Wait for an ACK, from the frame\'s flush' -r
@@ -88,6 +90,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -l order-key -d 'What ke
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l rate -d 'Send at most this many messages per second (`200` or `200/s`)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l timeout -d 'Bound on the whole run, like curl\'s --max-time' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-resends -d 'Most times one message is written again' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l retry-on -d 'Make a negative answer transient (repeatable), e.g. AE:206' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-poison-closes -d 'Closes on one message that make it a poison message' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l failed-out -d 'Write each message not accepted to DIR, one file each' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l progress -d 'Progress bar on stderr: auto, always, never' -r -f -a "auto\t'When stderr is a terminal, and not under --json or --quiet'
@@ -109,6 +112,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -l no-reconnect -d 'Do n
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l tls -d 'Speak TLS, verifying the server against the system roots and --ca'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l insecure -d 'Accept any server certificate (warns on every connect)'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l no-pipeline -d 'One message at a time: write, wait for its ACK, then the next'
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l mllp2 -d 'Speak MLLP Release 2 (commit and NAK blocks)'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l at-least-once -d 'FIFO: also rewrite unanswered messages after a reconnect'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l json -d 'NDJSON on stdout: one record per message, then a summary record'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l print-ack -d 'Show each ACK payload (in --json, a field `ack`)'
@@ -172,6 +176,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand listen" -l allow-wildcard -d '
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l proxy-protocol -d 'Take peer addresses from a load balancer\'s PROXY header (v1 or v2)'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l dedupe -d 'Answer a repeated message positively without committing it again'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l batch-ack -d 'Commit a batch (FHS/BHS) as one unit and answer it with one ACK'
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l mllp2 -d 'Speak MLLP Release 2 (commit and NAK blocks)'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l strict -d 'Turn every framing tolerance off'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l json -d 'JSON: --log-format json, and --format json when stdout is the sink'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -s v -l verbose -d 'More detail on stderr (repeat for more)'
@@ -261,6 +266,7 @@ json\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l tls -d 'Speak TLS, verifying the server against the system roots and --ca'
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l insecure -d 'Accept any server certificate (warns on every connect)'
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l send -d 'Send one message and wait for its ACK (proves MLLP is spoken)'
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l mllp2 -d 'Expect MLLP Release 2 (a commit or NAK block); implies --send'
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l json -d 'One JSON object per probe on stdout (then a summary after several)'
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -s v -l verbose -d 'More detail on stderr (repeat for more)'
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -s q -l quiet -d 'Only errors and the final summary on stderr'

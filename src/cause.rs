@@ -101,11 +101,14 @@ pub enum Cause {
     /// Every message written on a connection had a reply naming another control ID, and none
     /// matched: the peer does not echo MSH-10 in MSA-2.
     AckControlIdMismatch,
+    /// A link speaking MLLP Release 2 had a Release 1 acknowledgement where a commit block was
+    /// due: the peer speaks the other release.
+    PeerNotMllp2,
 }
 
 impl Cause {
     /// Every cause, in the order of the enum.
-    pub const ALL: [Cause; 31] = [
+    pub const ALL: [Cause; 32] = [
         Cause::DnsNotFound,
         Cause::DnsFailed,
         Cause::PermissionDenied,
@@ -137,6 +140,7 @@ impl Cause {
         Cause::ProxyUntrusted,
         Cause::Shutdown,
         Cause::AckControlIdMismatch,
+        Cause::PeerNotMllp2,
     ];
 
     /// Its stable kebab-case name, as JSON and the text output give it.
@@ -173,6 +177,7 @@ impl Cause {
             Cause::ProxyUntrusted => "proxy-untrusted",
             Cause::Shutdown => "shutdown",
             Cause::AckControlIdMismatch => "ack-control-id-mismatch",
+            Cause::PeerNotMllp2 => "peer-not-mllp2",
         }
     }
 
@@ -186,6 +191,7 @@ impl Cause {
             | Cause::FramingFatal
             | Cause::UnsolicitedAck
             | Cause::AckControlIdMismatch
+            | Cause::PeerNotMllp2
             | Cause::DnsNotFound
             | Cause::PermissionDenied
             | Cause::ProxyHeader
@@ -233,6 +239,7 @@ impl Cause {
             Cause::ProxyUntrusted => Hint::Prose("the receiver takes PROXY headers only from its trusted proxy addresses: connect through the load balancer"),
             Cause::Shutdown => Hint::Prose("the receiver was shutting down"),
             Cause::AckControlIdMismatch => Hint::CorrelateInOrder,
+            Cause::PeerNotMllp2 => Hint::SpeakRelease1,
         }
     }
 }
@@ -285,7 +292,8 @@ mod tests {
                 "unsolicited-ack",
                 "proxy-header",
                 "proxy-untrusted",
-                "ack-control-id-mismatch"
+                "ack-control-id-mismatch",
+                "peer-not-mllp2"
             ]
         );
     }

@@ -64,6 +64,7 @@ mod options_error;
 mod outbox;
 mod pending;
 mod recent;
+mod retry;
 mod submit;
 pub(crate) use submit::CallerStop;
 
@@ -78,6 +79,7 @@ pub use options::{
     DEFAULT_MAX_POISON_CLOSES, DEFAULT_MAX_RESENDS,
 };
 pub use pending::asks_for_application_ack;
+pub use retry::{RetryRule, RetryRuleError};
 pub use settings::LinkSettings;
 pub use state::{Reason, State, Transition};
 pub use stats::{Latency, LinkFailure, Stats};

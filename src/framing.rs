@@ -34,6 +34,9 @@ use std::fmt;
 use tokio_util::codec::{Decoder, Encoder};
 
 mod decoder;
+mod release2;
+
+pub use release2::{Block, Release, ACK_BYTE, NAK_BYTE};
 
 use decoder::State;
 

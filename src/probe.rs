@@ -13,6 +13,7 @@ pub(crate) mod eyeballs;
 mod handshake;
 pub(crate) mod message;
 mod record;
+mod release2;
 mod repeat;
 mod report;
 mod run;

@@ -3,8 +3,10 @@
 //! [`Connector`], so its timing logic is testable over in-memory streams.
 
 mod classify;
+mod hosts;
 
 pub use classify::classify;
+pub use hosts::HostList;
 
 use crate::cause::{classify_io, Cause};
 use crate::resolve::{BoxFuture, Resolver, SystemResolver};

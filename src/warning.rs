@@ -84,6 +84,10 @@ pub enum WarningCode {
     /// MSH-18 names a character set that is not known: the text is read as UTF-8.
     #[serde(rename = "MLLP_CHARSET_UNKNOWN")]
     CharsetUnknown,
+    /// An HL7 acknowledgement where an MLLP Release 2 commit block was due: the peer speaks
+    /// Release 1.
+    #[serde(rename = "MLLP_PEER_NOT_MLLP2")]
+    PeerNotMllp2,
 }
 
 impl WarningCode {
@@ -114,6 +118,7 @@ impl WarningCode {
             WarningCode::BindAllInterfaces => "MLLP_BIND_ALL_INTERFACES",
             WarningCode::TextNotInCharset => "MLLP_TEXT_NOT_IN_CHARSET",
             WarningCode::CharsetUnknown => "MLLP_CHARSET_UNKNOWN",
+            WarningCode::PeerNotMllp2 => "MLLP_PEER_NOT_MLLP2",
         }
     }
 }

@@ -81,4 +81,6 @@ pub enum Hint {
     SendAgainAfterTimeout,
     /// Silence proves only reachability: exchange one test message.
     SendOneMessage,
+    /// The peer answers as MLLP Release 1 does: speak Release 1 to it.
+    SpeakRelease1,
 }

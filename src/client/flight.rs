@@ -2,11 +2,13 @@
 //! the current connection, which send holds each control ID, and settling sends out of it.
 //! ACK crediting is in `correlate`, the timers in `timers`, the write side in `batch`.
 
+mod again;
 mod batch;
 mod correlate;
 mod peer;
 pub(crate) use peer::ignores_control_ids;
 mod queue;
+mod release2;
 mod timers;
 
 use super::fate::{Fate, FateCause};

@@ -1,9 +1,10 @@
 //! Client options and their validation at creation: every problem is a typed error naming the
 //! option.
 
-use super::backoff::{ExponentialBackoff, RetryStrategy};
+use super::backoff::{BackoffConfig, ExponentialBackoff, RetryStrategy};
 pub use super::options_error::OptionsError;
-use crate::framing::DEFAULT_MAX_FRAME;
+use super::retry::RetryRule;
+use crate::framing::{Release, DEFAULT_MAX_FRAME};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -119,6 +120,17 @@ pub struct ClientOptions {
     /// ends `unknown-fate` as a poison message (cause `peer-closed`) and the rest goes on.
     /// Default [`DEFAULT_MAX_POISON_CLOSES`].
     pub max_poison_closes: u32,
+    /// Which MLLP release the link speaks. Under Release 2 each frame is answered by a block
+    /// that names no message, so one frame at a time awaits its block on a connection (with
+    /// its application ACK, when its MSH-16 asks for one), whatever `pipeline` says.
+    pub release: Release,
+    /// Answer-code rules: a negative answer one of them matches is transient, and the message
+    /// is written again after a pause (`retry_backoff`'s first delay, doubling, at most its
+    /// largest), at most `max_resends` times; then the last answer stands. Empty: every
+    /// negative answer is final.
+    pub retry_on: Vec<RetryRule>,
+    /// The pauses before a rewrite under `retry_on` (jitter unused).
+    pub retry_backoff: BackoffConfig,
 }
 
 /// Most charged rewrites of one message unless told otherwise (see
@@ -148,6 +160,9 @@ impl Default for ClientOptions {
             at_least_once: false,
             adapt_to_peer: true,
             max_poison_closes: DEFAULT_MAX_POISON_CLOSES,
+            release: Release::One,
+            retry_on: Vec::new(),
+            retry_backoff: BackoffConfig::default(),
         }
     }
 }

@@ -5,6 +5,7 @@ use super::{
     BackoffConfig, ClientOptions, ExponentialBackoff, GiveUpAfter, MaxRetries, Reconnect,
     RetryStrategy,
 };
+use crate::framing::Release;
 use crate::resolve::Resolver;
 use crate::tls::TlsClient;
 use crate::transport::TcpConnector;
@@ -34,6 +35,8 @@ pub struct LinkSettings {
     pub give_up_after: Duration,
     /// The delays between reconnect attempts.
     pub backoff: BackoffConfig,
+    /// Which MLLP release the link speaks.
+    pub release: Release,
 }
 
 impl Default for LinkSettings {
@@ -50,6 +53,7 @@ impl Default for LinkSettings {
             max_retries: None,
             give_up_after: Duration::from_secs(120),
             backoff: BackoffConfig::default(),
+            release: Release::One,
         }
     }
 }
@@ -94,6 +98,8 @@ impl LinkSettings {
             drain_timeout: self.drain_timeout,
             dead_peer_timeout: self.dead_peer_timeout,
             reconnect: self.reconnect(),
+            release: self.release,
+            retry_backoff: self.backoff,
             ..ClientOptions::default()
         }
     }

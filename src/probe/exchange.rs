@@ -6,7 +6,7 @@ use super::record::{failure, healthy, Run};
 use super::report::{ClientCertificate, Detail, PhaseName, Verdict};
 use crate::sniff::{recognise, PeerKind};
 use crate::cause::{Cause, Hint};
-use crate::framing::{encode_frame, Decoded, FramingError, MllpCodec, Tolerance};
+use crate::framing::{encode_frame, Decoded, FramingError, MllpCodec, Release, Tolerance};
 use crate::hl7::{scan, scan_ack};
 use crate::transport::{classify, BoxStream};
 use bytes::BytesMut;
@@ -127,6 +127,7 @@ pub(crate) async fn send_and_await_ack(
     payload: &[u8],
     limit: Duration,
     tls: bool,
+    release: Release,
     run: &mut Run,
 ) -> Result<Verdict, Verdict> {
     let control_id = scan(payload)
@@ -189,6 +190,12 @@ pub(crate) async fn send_and_await_ack(
                 Ok(None) => break,
                 Err(err) => return Err(ack_failed(run, started, ignored, framing_failure(&err))),
             };
+            if let Some(answer) = super::release2::answer(release, &decoded.payload) {
+                let verdict = answer.map_err(|v| ack_failed(run, started, ignored, v))?;
+                let code = verdict.ack_code.clone();
+                run.pass(PhaseName::Ack, started, ack_detail(code, true, ignored));
+                return Ok(verdict);
+            }
             let Some(ack) = scan_ack(&decoded.payload) else {
                 ignored += 1;
                 continue;

@@ -112,6 +112,7 @@ mod tests {
             tls: None,
             timeouts: Timeouts::chosen(Some(Duration::from_secs(2)), None, None, None, None),
             send: SendPhase::Nothing,
+            release: Default::default(),
         };
         let never = std::future::pending::<()>();
         let mut seen = Vec::new();

@@ -9,6 +9,7 @@ use super::record::{failure, Run};
 use super::report::{Detail, FailedAttempt, PhaseName, ProbeReport, Verdict, VerdictClass};
 use super::tls::ProbeTls;
 use crate::cause::{classify_io, Cause};
+use crate::framing::Release;
 use crate::resolve::Resolver;
 use crate::transport::{configure_socket, BoxStream};
 use bytes::Bytes;
@@ -70,6 +71,8 @@ pub struct ProbeConfig {
     pub timeouts: Timeouts,
     /// What to send, if anything.
     pub send: SendPhase,
+    /// Which MLLP release the answer comes in.
+    pub release: Release,
 }
 
 impl ProbeConfig {
@@ -121,7 +124,7 @@ async fn phases(config: &ProbeConfig, run: &mut Run) -> Result<Verdict, Verdict>
         SendPhase::Message(payload) => payload.clone(),
     };
     let tls = config.tls.is_some();
-    exchange::send_and_await_ack(&mut stream, &payload, t.ack, tls, run).await
+    exchange::send_and_await_ack(&mut stream, &payload, t.ack, tls, config.release, run).await
 }
 
 async fn resolve(

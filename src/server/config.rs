@@ -1,7 +1,7 @@
 //! Server options, validated once when the server is built.
 
 use crate::ack::AckCode;
-use crate::framing::{Tolerance, DEFAULT_MAX_FRAME};
+use crate::framing::{Release, Tolerance, DEFAULT_MAX_FRAME};
 use std::time::Duration;
 
 /// How the server answers.
@@ -63,6 +63,11 @@ pub struct ServerConfig {
     /// Expect a PROXY protocol header on every connection (from a load balancer) and take the
     /// peer's address from it. `None`: the socket's address is the peer's.
     pub proxy: Option<crate::server::proxy::ProxyProtocol>,
+    /// Which MLLP release the connections speak. Release 2 answers each frame with a block:
+    /// commit once the message is committed, NAK when nothing was kept; an application ACK
+    /// (enhanced mode) follows as an HL7 message, and the peer's blocks for it are read, not
+    /// committed.
+    pub release: Release,
 }
 
 impl Default for ServerConfig {
@@ -81,6 +86,7 @@ impl Default for ServerConfig {
             ack: AckMode::Auto,
             batch_ack: false,
             proxy: None,
+            release: Release::One,
         }
     }
 }

@@ -216,6 +216,7 @@ fn short_help_is_one_line_per_flag_with_one_placeholder_style() {
         "SEED",
         "CMD",
         "CODE",
+        "CODE[:ERR-3]",
         "ADDR",
         "FAULTS",
         "SHELL",

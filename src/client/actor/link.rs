@@ -8,7 +8,7 @@ use crate::client::life::End;
 use crate::client::state::{Reason, State};
 use crate::client::stats::LinkFailure;
 use crate::client::Command;
-use crate::framing::{Decoded, FramingError, MllpCodec, Tolerance};
+use crate::framing::{Decoded, FramingError, MllpCodec, Release, Tolerance};
 use crate::sniff::{recognise, Recognised};
 use crate::tls::{describe, Seen, Side};
 use crate::transport::{BoxStream, Connection};
@@ -445,6 +445,14 @@ impl Actor {
                 self.life.heard();
                 for w in &frame.warnings {
                     self.out.warn(w.code, w.byte_offset);
+                }
+                if self.options.release == Release::Two {
+                    return self.flights.on_release2(
+                        &mut self.out,
+                        frame.payload,
+                        frame.offset,
+                        now,
+                    );
                 }
                 return self
                     .flights

@@ -27,7 +27,7 @@ impl Flights {
     /// until pruned; unpruned, it would hold the next send back with nothing left to wake the loop.
     fn nothing_in_flight(&mut self) -> bool {
         self.prune_flight();
-        self.flight.is_empty() && self.sends.len() == self.queue.len()
+        self.flight.is_empty() && self.sends.len() == self.queue.len() && !self.awaits_block()
     }
 
     /// Whether the queue's head may only be written on a new connection (its control ID was
@@ -49,6 +49,18 @@ impl Flights {
     /// clock reading the frames were taken at, and whether frames that may go now were left for
     /// the next write (it was full).
     pub fn take_batch(
+        &mut self,
+        batch: &mut Vec<u64>,
+        spare: &mut BytesMut,
+    ) -> Option<(BytesMut, Instant, bool)> {
+        if self.here.owed_blocks == 0 {
+            return self.take_frames(batch, spare);
+        }
+        self.take_with_blocks(batch, spare)
+    }
+
+    /// [`Flights::take_batch`], frames only.
+    pub(super) fn take_frames(
         &mut self,
         batch: &mut Vec<u64>,
         spare: &mut BytesMut,

@@ -155,7 +155,7 @@ impl Flights {
     }
 
     /// A final reply settles `p`, already out of the table with its control ID given up.
-    fn credit(
+    pub(super) fn credit(
         &mut self,
         out: &mut Outbox,
         p: Box<Pending>,
@@ -164,6 +164,9 @@ impl Flights {
         now: Instant,
     ) {
         self.credited(p.id, p.written, now);
+        let Err(p) = self.try_again(p, code, &ack, now) else {
+            return;
+        };
         self.remember_settled(&p);
         let latency = p.latency(now);
         let fate = if code.is_positive() {

@@ -60,6 +60,10 @@ pub(crate) struct Here {
     pub careful: bool,
     /// When the link stops for `ack-control-id-mismatch`, if the evidence still stands then.
     pub mismatch_at: Option<Instant>,
+    /// MLLP Release 2: blocks received (block `k` answers the `k`-th frame written).
+    pub blocks: u64,
+    /// MLLP Release 2: commit blocks owed for the peer's messages, written with the next write.
+    pub owed_blocks: u32,
 }
 
 /// What the run learned of the peer.
@@ -84,7 +88,7 @@ impl Flights {
     /// Whether one frame at a time goes (pipeline off, the peer showed it needs that, or a
     /// careful connection has not had its answer yet).
     pub(super) fn one_at_a_time(&self) -> bool {
-        !self.options.pipeline || self.peer.one_at_a_time || self.careful_now()
+        !self.options.pipeline || self.peer.one_at_a_time || self.careful_now() || self.release2()
     }
 
     fn careful_now(&self) -> bool {

@@ -116,8 +116,9 @@ impl Flights {
                 self.give_up(cid);
                 self.settle(out, slot.id, fate);
             }
-            // FIFO: any later ACK on this connection could only be credited to the wrong send.
-            if fifo {
+            // FIFO: any later ACK on this connection could only be credited to the wrong send;
+            // Release 2: any later block.
+            if fifo || self.release2() {
                 return Some(End::Failed(Cause::AckTimeout));
             }
         }

@@ -6,7 +6,7 @@ use super::stop::StopWait;
 use super::{End, Ledger, Part};
 use crate::ack::{self, AckCode, AckContext, AckTemplate, BuiltAck, Disposition, NackReason};
 use crate::cause::{classify_io, Cause};
-use crate::framing::{close_frame, encode_frame_vec, VT};
+use crate::framing::{close_frame, encode_frame_vec, Block, Release, VT};
 use crate::hl7::{self, Shape};
 use crate::server::clock::Utc;
 use crate::server::event::NackWhy;
@@ -127,6 +127,7 @@ impl<'a> Answers<'a> {
             ledger.unanswered();
             return None;
         }
+        let start = self.out.len();
         shared.next_ack_control_id(&mut self.ack.control_id, &mut self.ack_counter);
         self.ack.forced = forced;
         let ctx = &self.ack;
@@ -134,8 +135,10 @@ impl<'a> Answers<'a> {
         let code = if batch {
             let Some(b) = ack::build_batch_ack(&message.payload, disposition, message.damaged, ctx)
             else {
-                // An inbound ACK: committed like any message, never answered.
+                // An inbound ACK: committed like any message, never answered (Release 2: but
+                // for its block).
                 ledger.inbound_ack();
+                self.block(start, None, disposition);
                 return None;
             };
             let built = BuiltAck {
@@ -169,8 +172,10 @@ impl<'a> Answers<'a> {
             );
             let Some((answered, unframed)) = answered else {
                 self.out.truncate(start);
-                // An inbound ACK: committed like any message, never answered.
+                // An inbound ACK: committed like any message, never answered (Release 2: but
+                // for its block).
                 ledger.inbound_ack();
+                self.block(start, None, disposition);
                 return None;
             };
             for code in &answered.warnings {
@@ -184,6 +189,7 @@ impl<'a> Answers<'a> {
             }
             self.count(answered.code, answered.reason, disposition, ledger)
         };
+        self.block(start, Some(code), disposition);
         // Enhanced mode: the application ACK follows the accept ACK, same MSA-2.
         if code.is_commit_level() && !batch {
             shared.next_ack_control_id(&mut self.ack.control_id, &mut self.ack_counter);
@@ -198,6 +204,19 @@ impl<'a> Answers<'a> {
             }
         }
         Some(code)
+    }
+
+    /// Release 2: the answer written since `start` (the HL7 ACK with `code`, or none for an
+    /// inbound ACK) becomes its block: commit only for a message committed and answered
+    /// positively, NAK otherwise.
+    fn block(&mut self, start: usize, code: Option<AckCode>, disposition: Disposition) {
+        if self.shared.config.release != Release::Two {
+            return;
+        }
+        let kept = disposition == Disposition::Committed && code.is_none_or(AckCode::is_positive);
+        self.out.truncate(start);
+        let block = if kept { Block::Commit } else { Block::Nak };
+        self.out.extend_from_slice(block.wire());
     }
 
     /// Frame answers that came from elsewhere into the write buffer as they are, and count

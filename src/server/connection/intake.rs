@@ -5,7 +5,7 @@ use super::buffer::{ReadBuf, Room};
 use super::stop::Stops;
 use super::{commit, scratch, End, Ledger, Part, Shutdown};
 use crate::cause::classify_io;
-use crate::framing::{Decoded, Frame, FramingError, MllpCodec};
+use crate::framing::{Block, Decoded, Frame, FramingError, MllpCodec, Release};
 use crate::server::evict::IdleEntry;
 use crate::server::limits::Buffered;
 use crate::server::Shared;
@@ -103,6 +103,10 @@ impl<'a> Intake<'a> {
                 self.codec.decode(self.buf.bytes())
             };
             match next {
+                // Release 2: the peer's block for an answer of ours, no message.
+                Ok(Some(Decoded::Frame(frame)))
+                    if self.shared.config.release == Release::Two
+                        && Block::of(&frame.payload).is_some() => {}
                 Ok(Some(Decoded::Frame(frame))) => frames.push(frame),
                 Ok(Some(Decoded::LateWarning { warning, .. })) => ledger.warn(warning),
                 Ok(None) => break,

@@ -9,6 +9,7 @@ mod guards;
 mod hosts;
 mod log_rate;
 mod metrics;
+mod mllp2;
 mod moved;
 mod output;
 mod postgres;

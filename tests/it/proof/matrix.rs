@@ -1,4 +1,5 @@
-//! The fault matrix: `send` (control-ID correlation into `listen --dedupe`, and FIFO) and
+//! The fault matrix: `send` (control-ID correlation into `listen --dedupe`, also over MLLP
+//! Release 2, and FIFO) and
 //! `soak --host`, each through the fault proxy into a real `listen`, under every way a link
 //! breaks and a restart of the receiving process (`--out-dir` and `--sqlite`). Every cell: the
 //! accounting closes, every message reported accepted is stored byte for byte, and no
@@ -33,7 +34,13 @@ impl Sender {
 
     /// Whether the receiver de-duplicates: the control-ID resend policy relies on it.
     fn dedupe(self) -> bool {
-        matches!(self, Sender::Send("control-id") | Sender::Soak)
+        matches!(self, Sender::Send(flags) if flags.starts_with("control-id"))
+            || self == Sender::Soak
+    }
+
+    /// MLLP Release 2 on both ends.
+    fn release2(self) -> bool {
+        matches!(self, Sender::Send(flags) if flags.contains("--mllp2"))
     }
 
     /// FIFO resends only what was never written, unless told to risk duplicates; control-ID
@@ -78,8 +85,9 @@ const SCENARIOS: [Scenario; 9] = [
     Scenario::Restart("out-dir"),
     Scenario::Restart("sqlite"),
 ];
-const SENDERS: [Sender; 4] = [
+const SENDERS: [Sender; 5] = [
     Sender::Send("control-id"),
+    Sender::Send("control-id --mllp2"),
     Sender::Send("fifo"),
     Sender::Send("fifo --at-least-once"),
     Sender::Soak,
@@ -137,6 +145,9 @@ async fn cell(scenario: Scenario, sender: Sender, size: Size, tag: &str) -> Row 
     let mut args = store.args();
     if sender.dedupe() {
         args.push("--dedupe".into());
+    }
+    if sender.release2() {
+        args.push("--mllp2".into());
     }
     let receiver = Receiver::start(args).await;
     let upstream = ([127, 0, 0, 1], receiver.port()).into();

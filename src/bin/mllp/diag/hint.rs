@@ -112,6 +112,10 @@ pub fn words(hint: &Hint) -> Cow<'static, str> {
         Hint::SendAgainAfterTimeout => {
             "the run's --timeout ran out before this message's turn: send it again"
         }
+        Hint::SpeakRelease1 => {
+            "the peer answers with HL7 ACKs (MLLP Release 1), not Release 2 commit blocks: \
+             send without --mllp2"
+        }
         Hint::SendOneMessage => {
             "add --send to exchange one test message: only an ACK shows the port speaks MLLP"
         }

@@ -41,6 +41,10 @@ pub fn meaning(code: WarningCode) -> &'static str {
         }
         W::TlsVerifyDisabled => "TLS certificate verification is disabled",
         W::BindAllInterfaces => "listening on every interface",
+        W::PeerNotMllp2 => {
+            "an HL7 ACK came where an MLLP Release 2 commit block was due: the peer speaks \
+             Release 1"
+        }
         _ => "a tolerated deviation from the protocol",
     }
 }

@@ -6,6 +6,7 @@ use crate::cli::global::heading;
 use crate::manual::LISTEN;
 use clap::{Args, ValueEnum};
 use mllp::ack::AckCode;
+use mllp::framing::Release;
 use mllp::framing::Tolerance;
 use mllp::server::ProxyProtocol;
 use mllp::server::{AckMode, DoubleOptions, Policy, ServerConfig, Sink};
@@ -112,6 +113,13 @@ pub struct ListenArgs {
     /// Commit a batch (FHS/BHS) as one unit and answer it with one ACK.
     #[arg(long, help_heading = heading::ANSWER)]
     pub batch_ack: bool,
+    /// Speak MLLP Release 2 (commit and NAK blocks).
+    ///
+    /// A commit block (VT 0x06 FS CR) once the message is committed, a NAK block (VT 0x15 FS
+    /// CR) when nothing of it was kept. An application ACK (MSH-15/16 enhanced mode) follows
+    /// as an HL7 message, and the sender's block for it is read, not committed.
+    #[arg(long, help_heading = heading::ANSWER)]
+    pub mllp2: bool,
 
     /// Hold every ACK back this long after the commit.
     #[arg(long, value_parser = crate::values::duration(), value_name = "DURATION", help_heading = heading::TEST_DOUBLE)]
@@ -316,6 +324,11 @@ impl ListenArgs {
             drain_timeout: self.drain_timeout,
             ack,
             batch_ack: self.batch_ack,
+            release: if self.mllp2 {
+                Release::Two
+            } else {
+                Release::One
+            },
             proxy: self.proxy_protocol.then(|| {
                 let mut proxy = ProxyProtocol::default();
                 if !self.proxy_from.is_empty() {

@@ -8,6 +8,7 @@ use crate::netargs::{resolver, Origin, TlsArgs};
 use crate::values;
 use anyhow::Context;
 use clap::Args;
+use mllp::framing::Release;
 use mllp::probe::{ProbeConfig, ProbeTls, SendPhase, Timeouts};
 use mllp::target::Target;
 use std::path::PathBuf;
@@ -54,6 +55,12 @@ pub struct ProbeArgs {
     /// Send the first message of FILE instead; implies --send.
     #[arg(long, value_name = "FILE", help_heading = heading::PROBE)]
     pub message: Option<PathBuf>,
+    /// Expect MLLP Release 2 (a commit or NAK block); implies --send.
+    ///
+    /// A commit block passes, a NAK block says the link works but the peer kept nothing, and
+    /// an HL7 ACK instead names a Release 1 peer (peer-not-mllp2).
+    #[arg(long, help_heading = heading::PROBE)]
+    pub mllp2: bool,
     /// A receiver stays silent until it is sent a message; bytes mean the peer is not MLLP.
     #[arg(long, value_name = "DURATION", value_parser = values::duration(), help_heading = heading::PROBE,
           help = with_default("Listen this long for unsolicited bytes (0 skips)", Timeouts::default().banner_wait))]
@@ -92,7 +99,7 @@ impl ProbeArgs {
             None => None,
             Some(options) => Some(ProbeTls::new(&options, &host).context("TLS configuration")?),
         };
-        let send = match (&self.message, self.send) {
+        let send = match (&self.message, self.send || self.mllp2) {
             (Some(path), _) => SendPhase::Message(mllp::probe::first_message(path)?),
             (None, true) => SendPhase::Synthetic,
             (None, false) => SendPhase::Nothing,
@@ -110,6 +117,11 @@ impl ProbeArgs {
                 self.banner_wait,
             ),
             send,
+            release: if self.mllp2 {
+                Release::Two
+            } else {
+                Release::One
+            },
         })
     }
 }

@@ -143,12 +143,23 @@ pub struct SendArgs {
     #[arg(long, help_heading = heading::INPUT)]
     pub dry_run: bool,
 
-    /// Where to send: HOST or HOST:PORT.
+    /// Where to send: HOST or HOST:PORT; repeatable.
     ///
     /// IPv6 in brackets: [fd00::7]:2575. A port both here and in --port is a usage error, and
-    /// so is a string that cannot be a host name or address.
-    #[arg(long, value_name = "HOST[:PORT]", env = "MLLP_HOST", value_parser = values::target(), required_unless_present = "dry_run", help_heading = heading::CONNECTION)]
-    pub host: Option<Target>,
+    /// so is a string that cannot be a host name or address. With several, the link moves to
+    /// the next when reconnecting gives up on one (or after --failover-after failed
+    /// connects), and pending messages go on the new connection as on any reconnect.
+    #[arg(long, value_name = "HOST[:PORT]", env = "MLLP_HOST", value_parser = values::target(), required_unless_present = "dry_run", action = clap::ArgAction::Append, help_heading = heading::CONNECTION)]
+    pub host: Vec<Target>,
+    /// Next --host after N failed connects in a row.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = heading::CONNECTION)]
+    pub failover_after: Option<u32>,
+    /// Back to the first --host after this long away.
+    ///
+    /// Taken at the next connect: a working connection to a later host is kept until it ends.
+    /// Default: never.
+    #[arg(long, value_name = "DURATION", value_parser = values::duration(), help_heading = heading::CONNECTION)]
+    pub failback_after: Option<Duration>,
     /// Port, when --host has none [default: 2575].
     #[arg(long, value_name = "PORT", env = "MLLP_PORT", value_parser = values::port(), help_heading = heading::CONNECTION)]
     pub port: Option<u16>,
@@ -182,6 +193,16 @@ pub struct SendArgs {
     /// message it did not read goes again on the next connection.
     #[arg(long, help_heading = heading::FLOW)]
     pub no_pipeline: bool,
+    /// Speak MLLP Release 2 (commit and NAK blocks).
+    ///
+    /// A commit block (VT 0x06 FS CR) is the commit: accepted, or, when MSH-16 asks for an
+    /// application ACK, waiting for it as after a CA (each application ACK is answered with a
+    /// commit block). A NAK block (VT 0x15 FS CR) means nothing was kept: the message is
+    /// written again, at most --max-resends times, then ends negative. Blocks name no message,
+    /// so one message at a time awaits its block. A peer answering with HL7 ACKs instead is
+    /// named (MLLP_PEER_NOT_MLLP2).
+    #[arg(long, help_heading = heading::FLOW)]
+    pub mllp2: bool,
     /// Connections side by side; above 1 needs --order-key.
     ///
     /// Each connection has its own reconnects, window and backpressure; every message still
@@ -224,6 +245,15 @@ pub struct SendArgs {
     /// frames written behind the one after which the peer closed, spend none of it.
     #[arg(long, value_name = "N", default_value_t = mllp::delivery::DEFAULT_MAX_RESENDS, help_heading = heading::FLOW)]
     pub max_resends: u32,
+    /// Make a negative answer transient (repeatable), e.g. AE:206.
+    ///
+    /// CODE is AE, AR, CE or CR; with :ERR-3, only an answer whose ERR-3 (its identifier, in
+    /// any ERR segment) is that code. Such an answer is transient: the message is written again
+    /// after the backoff (--backoff-initial, doubling, at most --backoff-max), at most
+    /// --max-resends times, then ends negative with the last answer. Without a rule every
+    /// negative answer is final. Example: --retry-on AE:206 (record locked).
+    #[arg(long, value_name = "CODE[:ERR-3]", value_parser = parse_retry_rule, help_heading = heading::FLOW)]
+    pub retry_on: Vec<mllp::client::RetryRule>,
     /// Closes on one message that make it a poison message.
     ///
     /// When the peer closes the connection with the oldest message written unanswered, that
@@ -260,6 +290,12 @@ pub struct SendArgs {
 /// The upstream fates a relay's store keeps, by the names its `status` column holds.
 fn statuses() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(mllp::relay::Status::ALL.map(|s| s.as_str()))
+}
+
+fn parse_retry_rule(value: &str) -> Result<mllp::client::RetryRule, String> {
+    value
+        .parse()
+        .map_err(|e: mllp::client::RetryRuleError| e.to_string())
 }
 
 fn parse_order_key(value: &str) -> Result<OrderKey, String> {

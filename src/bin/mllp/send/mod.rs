@@ -6,6 +6,7 @@
 mod args;
 mod drive;
 mod dry_run;
+mod failover;
 mod links;
 mod live;
 mod render;

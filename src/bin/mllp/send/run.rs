@@ -15,7 +15,6 @@ use mllp::input::{
 use mllp::pace::RecordedGaps;
 use mllp::target::Target;
 use std::io::IsTerminal;
-use std::sync::Arc;
 
 /// FIFO pairs replies with messages in order; a message whose MSH-16 asks for an application
 /// ACK gets two replies, and the second would be credited to the next message.
@@ -89,7 +88,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     if args.files.is_empty() && args.from_db.is_none() && std::io::stdin().is_terminal() {
         return input_error(&NO_INPUT);
     }
-    let (host, port) = match &args.host {
+    let (host, port) = match args.host.first() {
         Some(target) => match netargs::endpoint(target, args.port, args.origin) {
             Ok(endpoint) => endpoint,
             Err(err) => return input_error(&err),
@@ -230,14 +229,22 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
     client_options.max_resends = args.max_resends;
     client_options.at_least_once = args.at_least_once;
     client_options.max_poison_closes = args.max_poison_closes;
+    client_options.retry_on = args.retry_on.clone();
+    if args.mllp2 {
+        client_options.release = mllp::framing::Release::Two;
+    }
     if let Err(err) = client_options.validate() {
         return Ok(Fatal::new(Exit::Usage, err).report());
     }
     client_options.write_events = diag.verbose > 0;
-    let connector = args
+    let primary = args
         .link
         .settings()
         .connector(&host, port, tls, netargs::resolver()?);
+    let connector = match super::failover::connector(&args, primary, &mut client_options)? {
+        Ok(connector) => connector,
+        Err(err) => return input_error(&err),
+    };
     let options = RunOptions {
         rate: args.rate,
         // Counted from the start, input checking included.
@@ -276,7 +283,6 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
             Some((store, recorded)) => replay::paced(set, store, recorded, options.deadline),
             None => Input::from_set(set, stream),
         };
-        let connector = Arc::new(connector);
         if let Some(key) = order_key {
             let clients = (0..connections)
                 .map(|_| Client::new(connector.clone(), client_options.clone()))

@@ -33,11 +33,12 @@ fn variant(hint: &Hint) -> usize {
         Hint::CorrelateInOrder => 24,
         Hint::SendAgainAfterTimeout => 25,
         Hint::SendOneMessage => 26,
+        Hint::SpeakRelease1 => 27,
     }
 }
 
 /// How many arms `variant` has: a new variant needs an arm, a number and a case below.
-const VARIANTS: usize = 27;
+const VARIANTS: usize = 28;
 
 fn cases() -> Vec<(Hint, &'static str)> {
     vec![
@@ -158,6 +159,10 @@ fn cases() -> Vec<(Hint, &'static str)> {
         (
             Hint::SendOneMessage,
             "add --send to exchange one test message: only an ACK shows the port speaks MLLP",
+        ),
+        (
+            Hint::SpeakRelease1,
+            "the peer answers with HL7 ACKs (MLLP Release 1), not Release 2 commit blocks: send without --mllp2",
         ),
     ]
 }
