@@ -139,6 +139,7 @@ fn one_patient_stays_one_person_across_messages_files_and_runs_under_one_key() {
         ]
         .map(|p| get(m, p))
     };
+    let mut same_name = 0;
     for (i, patient) in patients.iter().enumerate() {
         // A01, A02, A08, A03: four files, one person.
         let ids: Vec<String> = (0..4).map(|k| format!("MSG{:08}", 1 + 4 * i + k)).collect();
@@ -151,10 +152,19 @@ fn one_patient_stays_one_person_across_messages_files_and_runs_under_one_key() {
             get(&first[&ids[0]], "PID-18.1")
         );
         let elsewhere = person(&another[&ids[0]]);
-        for (a, b) in people[0].iter().zip(&elsewhere) {
-            assert_ne!(a, b, "another key gave the same replacement");
+        for (n, (a, b)) in people[0].iter().zip(&elsewhere).enumerate() {
+            // A name is drawn from a list: two keys can draw the same one by chance.
+            match n {
+                1 | 2 | 8 => same_name += usize::from(a == b),
+                _ => assert_ne!(a, b, "another key gave the same replacement"),
+            }
         }
     }
+    assert!(
+        same_name * 10 <= patients.len() * 3,
+        "another key gave the same names {same_name} times in {}",
+        patients.len() * 3
+    );
 }
 
 #[test]
