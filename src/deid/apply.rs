@@ -5,7 +5,8 @@ use super::derive::Deriver;
 use super::policy::{Method, Policy};
 use super::replace::{date_offset, replace};
 use super::Key;
-use crate::hl7::{escape, Delimiters, Message, Path, Place, Segment, Value};
+use crate::hl7::charset::Charset;
+use crate::hl7::{escape, Delimiters, Message, Place, Segment, Value};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -37,7 +38,6 @@ pub struct Deidentifier {
     policy: Policy,
     /// For each segment a rule names: its rules' indexes, by field.
     segments: Vec<([u8; 3], Vec<usize>)>,
-    patient: Path,
 }
 
 /// What a run replaced: values per rule, never a value itself.
@@ -86,12 +86,10 @@ impl Deidentifier {
         for (_, rules) in &mut segments {
             rules.sort_by_key(|&i| (policy.rules()[i].path.field(), i));
         }
-        let patient = Path::of("PID", 3, Some(1), None);
         Deidentifier {
             deriver: Deriver::new(key),
             policy,
             segments,
-            patient: patient.unwrap_or_else(|| unreachable!("PID-3.1 is a path")),
         }
     }
 
@@ -150,12 +148,20 @@ impl Session<'_> {
             out,
             copied: 0,
             days: None,
+            patient: None,
+            charset: Charset::for_message(&parsed, None).unwrap_or(Charset::UTF_8),
         };
         for segment in parsed.segments() {
             // Names of three bytes compared as such: a call to compare slices cost more.
             let Ok(name) = <[u8; 3]>::try_from(segment.name()) else {
                 continue;
             };
+            // Each PID starts its patient (an A17 or A40 carries two): its dates and those of
+            // the segments after it move by that patient's offset.
+            if name == *b"PID" {
+                pass.patient = Some(segment);
+                pass.days = None;
+            }
             let group = self.deid.segments.iter().position(|(n, _)| *n == name);
             let Some(group) = group else {
                 continue;
@@ -264,7 +270,14 @@ impl Session<'_> {
         if method == Method::Keep {
             return;
         }
-        let original = leaf.decoded();
+        let original = match method {
+            // The name as text (MSH-18 decoded), so `Müller` reads alike in any character set.
+            Method::Name => {
+                let text = pass.charset.decode(&leaf.decoded()).into_string();
+                std::borrow::Cow::Owned(text.into_bytes())
+            }
+            _ => leaf.decoded(),
+        };
         let days = match method {
             Method::ShiftDate => pass.days(deid),
             _ => 0,
@@ -296,6 +309,24 @@ impl Session<'_> {
     }
 }
 
+/// Who a PID names, for the date offset: the PID-3 repetition typed MR (CX-5, the medical
+/// record number) when there is one, else the first repetition; its ID (CX-1), decoded.
+/// Engines disagree on the order of the other identifiers, never on the record number.
+fn patient_id(pid: Option<Segment<'_>>) -> Vec<u8> {
+    let Some(ids) = pid.and_then(|pid| pid.field(3)) else {
+        return Vec::new();
+    };
+    let typed = |r: &Value<'_>| {
+        r.component(5)
+            .is_some_and(|t| t.decoded().eq_ignore_ascii_case(b"MR"))
+    };
+    let chosen = ids.repetitions().find(typed).or(ids.repetitions().next());
+    chosen
+        .and_then(|r| r.component(1))
+        .map(|id| id.decoded().into_owned())
+        .unwrap_or_default()
+}
+
 /// One message's pass: what is copied so far, and the patient's date offset once needed.
 struct Pass<'a, 'o> {
     message: &'a [u8],
@@ -303,14 +334,21 @@ struct Pass<'a, 'o> {
     out: &'o mut Vec<u8>,
     copied: usize,
     days: Option<i64>,
+    /// The PID of the segments now read; before the first, the message's first PID.
+    patient: Option<Segment<'a>>,
+    /// MSH-18's: names are compared as text, whatever bytes carry them.
+    charset: Charset,
 }
 
 impl<'a> Pass<'a, '_> {
     fn days(&mut self, deid: &Deidentifier) -> i64 {
-        let (parsed, deriver) = (&self.parsed, &deid.deriver);
+        let parsed = &self.parsed;
+        let patient = self
+            .patient
+            .or_else(|| parsed.segments().find(|s| s.name() == b"PID"));
         *self
             .days
-            .get_or_insert_with(|| date_offset(deriver, &parsed.get(&deid.patient).decoded()))
+            .get_or_insert_with(|| date_offset(&deid.deriver, &patient_id(patient)))
     }
 
     /// Write `text` (escapes decoded) where `value` lies, escaped under `delimiters`; whether

@@ -40,20 +40,25 @@ pub(super) fn replace(
 /// the original's case (upper, lower or capitalised); an initial stays an initial. A value
 /// without a letter gets one of the same shape.
 fn name(deriver: &Deriver, text: &[u8], out: &mut Vec<u8>) {
-    let letters = text.iter().filter(|b| b.is_ascii_alphabetic()).count();
+    // UTF-8 (the caller decoded the message's character set); a byte that was not is kept
+    // apart by the lossy reading's replacement character.
+    let text = String::from_utf8_lossy(text);
+    let letters = text.chars().filter(|c| c.is_alphabetic()).count();
     if letters == 0 && text.is_ascii() {
-        return same_shape(deriver, text, out);
+        return same_shape(deriver, text.as_bytes(), out);
     }
-    let upper = text.to_ascii_uppercase();
-    let initial = letters == 1 && text.len() <= 2;
+    // One person whatever the case: `MÜLLER` and `Müller` give one replacement.
+    let folded = text.to_lowercase();
+    let initial = letters == 1 && text.chars().count() <= 2;
+    let letter = text.chars().find(|c| c.is_alphabetic());
     // Never the original: for an initial, never its letter.
     let same = |chosen: &str| match initial {
-        true => upper.iter().find(|b| b.is_ascii_alphabetic()) == chosen.as_bytes().first(),
-        false => chosen.as_bytes() == upper.as_slice(),
+        true => letter.is_some_and(|l| chosen.chars().next() == l.to_uppercase().next()),
+        false => chosen.to_lowercase() == folded,
     };
     let mut chosen = NAMES[0];
     for round in 0..=u8::MAX {
-        let d = deriver.digest(Domain::Name, round, &upper);
+        let d = deriver.digest(Domain::Name, round, folded.as_bytes());
         let at = u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]]);
         chosen = NAMES[(at % NAMES.len() as u64) as usize];
         if !same(chosen) {
@@ -65,11 +70,11 @@ fn name(deriver: &Deriver, text: &[u8], out: &mut Vec<u8>) {
         true => out.push(chosen.as_bytes()[0]),
         false => out.extend_from_slice(chosen.as_bytes()),
     }
-    if initial && text.ends_with(b".") {
+    if initial && text.ends_with('.') {
         out.push(b'.');
     }
-    let first_upper = text.first().is_some_and(u8::is_ascii_uppercase);
-    let any_lower = text.iter().any(u8::is_ascii_lowercase);
+    let first_upper = text.chars().next().is_some_and(char::is_uppercase);
+    let any_lower = text.chars().any(char::is_lowercase);
     match (first_upper, any_lower) {
         (false, true) => out[from..].make_ascii_lowercase(),
         (true, true) => out[from + 1..].make_ascii_lowercase(),

@@ -3,11 +3,16 @@
 
 use crate::hl7::{Message, Path};
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// The paths whose values make a message's key.
 #[derive(Debug, Clone)]
 pub struct KeyPaths {
     paths: Vec<Path>,
+    /// For each path, the messages that had no value there: a path no message has pairs
+    /// nothing, and is worth saying.
+    missing: Arc<[AtomicU64]>,
 }
 
 /// A message's key: each path's value, decoded. `Debug` shows its length alone.
@@ -25,7 +30,14 @@ impl KeyPaths {
             true => vec![Path::of("MSH", 10, None, None).unwrap_or_else(|| unreachable!())],
             false => paths,
         };
-        KeyPaths { paths }
+        let missing = paths.iter().map(|_| AtomicU64::new(0)).collect();
+        KeyPaths { paths, missing }
+    }
+
+    /// Each path with how many messages had no value for it so far.
+    pub fn missing(&self) -> impl Iterator<Item = (&Path, u64)> {
+        let counts = self.missing.iter().map(|n| n.load(Ordering::Relaxed));
+        self.paths.iter().zip(counts)
     }
 
     /// The paths.
@@ -40,11 +52,15 @@ impl KeyPaths {
             if i > 0 {
                 out.push(PATH_END);
             }
+            let before = out.len();
             for (j, value) in message.values(path).enumerate() {
                 if j > 0 {
                     out.push(VALUE_END);
                 }
                 out.extend_from_slice(&value.decoded());
+            }
+            if out[before..].iter().all(|&b| b == VALUE_END) {
+                self.missing[i].fetch_add(1, Ordering::Relaxed);
             }
         }
     }

@@ -53,10 +53,11 @@ impl Default for MirrorOptions {
 pub enum MirrorEvent {
     /// The shadow answered a message otherwise than the upstream.
     Diff {
-        /// MSH-10 of the message.
-        control_id: String,
-        /// MSH-9 of the message.
-        message_type: String,
+        /// MSH-10 of the message as it came (escapes not decoded): whoever shows it makes it
+        /// safe for a log line.
+        control_id: Bytes,
+        /// MSH-9 of the message as it came.
+        message_type: Bytes,
         /// The fields where the answers differ (`MSA-1`, `ERR(2)-3`).
         paths: Vec<String>,
     },
@@ -293,7 +294,7 @@ async fn settle(shared: Arc<Shared>, copy: Copy, handle: crate::client::SendHand
         let message = Message::new(&copy.payload);
         let field = |path: &str| {
             let path: Path = path.parse().expect("a constant path");
-            String::from_utf8_lossy(&message.get(&path).decoded()).into_owned()
+            Bytes::copy_from_slice(message.get(&path).raw())
         };
         let _ = shared.events.send(MirrorEvent::Diff {
             control_id: field("MSH-10"),
@@ -305,6 +306,17 @@ async fn settle(shared: Arc<Shared>, copy: Copy, handle: crate::client::SendHand
         outcome,
         ack: shadow,
     });
+}
+
+/// Whether a connection to `a` reaches a listener on `b`, or the other way: the same port and
+/// the same address, or one of them the wildcard (0.0.0.0, ::) and the other an address of this
+/// machine (one it can bind).
+pub fn same_listener(a: std::net::SocketAddr, b: std::net::SocketAddr) -> bool {
+    let local = |ip: std::net::IpAddr| std::net::UdpSocket::bind((ip, 0)).is_ok();
+    a.port() == b.port()
+        && (a.ip() == b.ip()
+            || (a.ip().is_unspecified() && local(b.ip()))
+            || (b.ip().is_unspecified() && local(a.ip())))
 }
 
 /// The final answer a fate carries, if any.

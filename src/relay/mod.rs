@@ -24,6 +24,7 @@ pub use mirror::{
     Compare, Compared, Counts, Ignore, Mirror, MirrorEvent, MirrorOptions, Outcome, Pending, Worker,
     DEFAULT_QUEUE,
 };
+pub use mirror::same_listener;
 pub use queue::{forward, Enqueue, ForwardOptions};
 pub use record::Recorder;
 pub use store::{PendingRow, Settlement, Status, Store, StoreError, Unreadable};

@@ -4,6 +4,7 @@
 mod crash;
 mod flags;
 mod mirror;
+mod mirror_guard;
 pub(crate) mod proc;
 mod replay;
 mod stall;

@@ -2,6 +2,7 @@
 //! stdin, framed captures and batches (split into their messages), and a receiver's or
 //! relay's SQLite store, each source with the name its output takes.
 
+use crate::diag::Diag;
 use mllp::input::{collect_inputs, InputError, InputSource, Message, SplitOptions, Splitter};
 use mllp::input::{StoreFilter, StoreRows};
 use std::fs::File;
@@ -11,6 +12,8 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone)]
 pub struct Source {
     pub kind: Kind,
+    /// Found in a directory the arguments named, rather than named itself.
+    pub walked: bool,
     /// The name an output written for this source takes, relative to the output directory:
     /// the file's path under the directory given, or its name.
     pub output_name: PathBuf,
@@ -50,6 +53,7 @@ pub fn collect(args: &[String], recursive: bool) -> Result<Vec<Source>, InputErr
             sources.push(match found {
                 InputSource::Stdin => Source {
                     kind: Kind::Stdin,
+                    walked: false,
                     output_name: PathBuf::from("stdin.hl7"),
                 },
                 InputSource::File(path) => {
@@ -62,11 +66,13 @@ pub fn collect(args: &[String], recursive: bool) -> Result<Vec<Source>, InputErr
                         name.push(".hl7");
                         Source {
                             kind: Kind::Store(path),
+                            walked: root.is_dir(),
                             output_name: name.into(),
                         }
                     } else {
                         Source {
                             kind: Kind::File(path),
+                            walked: root.is_dir(),
                             output_name,
                         }
                     }
@@ -152,4 +158,46 @@ pub fn chain(sources: &[Source], split: SplitOptions) -> Messages {
             }
         }
     }))
+}
+
+/// The sources without the files that hold no HL7 at all: a README or an empty file beside the
+/// messages in a directory is left out with a warning naming it; a file named itself is kept
+/// (it is read, and said to be wrong) unless `empty_is_none` and it is empty, which is then
+/// no messages.
+pub fn without_strays(sources: Vec<Source>, empty_is_none: bool, diag: &Diag) -> Vec<Source> {
+    sources
+        .into_iter()
+        .filter(|source| {
+            let Kind::File(path) = &source.kind else {
+                return true;
+            };
+            let first = source
+                .messages(SplitOptions::default())
+                .and_then(|mut m| m.next().transpose());
+            let empty = matches!(first, Err(InputError::NoMessages { .. }));
+            let not_hl7 = empty || matches!(first, Err(InputError::TextBeforeMsh { line: 1, .. }));
+            if !source.walked {
+                return !(empty && empty_is_none);
+            }
+            if not_hl7 {
+                let file = path.display().to_string();
+                let what = if empty {
+                    "empty"
+                } else {
+                    "not HL7 (no MSH first)"
+                };
+                diag.event(
+                    "warning",
+                    || {
+                        format!(
+                            "{} MLLP_NOT_HL7: {file}: {what}; left out",
+                            diag.paint("warning:", "33")
+                        )
+                    },
+                    serde_json::json!({ "code": "MLLP_NOT_HL7", "file": file }),
+                );
+            }
+            !not_hl7
+        })
+        .collect()
 }

@@ -1,6 +1,7 @@
 //! `mllp diff` through the binary: planted differences found and nothing else, in files,
 //! directories and stores; keys for engines that renumber; ignored paths; output for logs.
 
+mod edges;
 mod planted;
 mod stores;
 

@@ -220,10 +220,13 @@ async fn a_shadow_that_is_down_changes_no_answer_and_its_copies_are_counted() {
     );
     let ids: Vec<String> = (0..20).map(|i| format!("D{i}")).collect();
     send_all(&relay, &ids.iter().map(String::as_str).collect::<Vec<_>>()).await;
-    let m = mirror_stats(&relay, |m| m["queued"] == 20);
+    let mut events = until(&relay, |e| {
+        e["event"] == "relay_stats" && e["mirror"]["queued"] == 20
+    });
+    let m = events.last().unwrap()["mirror"].clone();
     assert_eq!(m["same"], 0, "{m}");
     assert_ne!(m["state"], "CONNECTED", "{m}");
-    let events = relay.terminate();
+    events.extend(relay.terminate());
     let summary = events
         .iter()
         .find(|e| e["event"] == "mirror_summary")

@@ -143,7 +143,7 @@ pub fn run(args: CheckArgs, diag: &Diag) -> anyhow::Result<Exit> {
         let _ = out.write_all(text.as_bytes());
     }
     let _ = out.flush();
-    if !args.json && !diag.quiet {
+    if !args.json {
         let mut said = format!(
             "checked {}: {} with errors, {} with warnings only",
             count(tally.messages, "message"),

@@ -9,10 +9,11 @@ use std::path::Path;
 
 /// The report: messages read, written and left out, then each path's replacements.
 pub fn report(diag: &Diag, done: &Done, report: &Report) {
-    if diag.quiet {
-        return;
-    }
-    let replaced: Vec<(String, u64)> = report.counts().map(|(p, n)| (p.to_string(), n)).collect();
+    // Quiet keeps the summary line, not each path's count.
+    let replaced: Vec<(String, u64)> = match diag.quiet {
+        true => Vec::new(),
+        false => report.counts().map(|(p, n)| (p.to_string(), n)).collect(),
+    };
     let event = DeidReport {
         event: "deid_report",
         read: done.read,

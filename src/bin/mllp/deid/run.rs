@@ -63,7 +63,7 @@ pub fn run(args: DeidArgs, diag: &Diag) -> anyhow::Result<Exit> {
         None => sources::collect(&args.files, args.recursive),
     };
     let sources = match sources {
-        Ok(sources) => sources,
+        Ok(sources) => sources::without_strays(sources, false, diag),
         Err(e) => return usage(&e),
     };
     if let Some(file) = &args.from_db {

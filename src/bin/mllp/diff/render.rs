@@ -193,7 +193,7 @@ impl Findings {
             let _ = writeln!(self.out, "{}", crate::output::line(&record));
         }
         let _ = self.out.flush();
-        if !self.json && !diag.quiet {
+        if !self.json {
             let event = SummaryEvent {
                 event: "diff_summary",
                 counts: *summary,

@@ -12,8 +12,14 @@ use mllp::input::SplitOptions;
 
 pub fn run(args: DiffArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let usage = |what: String| Ok(Fatal::new(Exit::Usage, what).report());
+    // An empty side (an empty file or directory) has no messages: the other side's are all
+    // only on theirs.
     let side = |arg: &str, name: &str| -> Result<Vec<Source>, String> {
-        sources::collect(&[arg.to_string()], true).map_err(|e| format!("side {name}: {e}"))
+        match sources::collect(&[arg.to_string()], true) {
+            Ok(found) => Ok(sources::without_strays(found, true, diag)),
+            Err(mllp::input::InputError::EmptyDirectory { .. }) => Ok(Vec::new()),
+            Err(e) => Err(format!("side {name}: {e}")),
+        }
     };
     let a = match side(&args.a, "A") {
         Ok(a) => a,
@@ -56,6 +62,21 @@ pub fn run(args: DiffArgs, diag: &Diag) -> anyhow::Result<Exit> {
         }
         Err(e) => return usage(e.to_string()),
     };
+    if !args.key.is_empty() {
+        for (path, missing) in pairing.keys.missing().filter(|(_, n)| *n > 0) {
+            diag.event(
+                "warning",
+                || {
+                    format!(
+                        "{} MLLP_KEY_MISSING: --key {path}: {} had no value there; check the path (is it in these messages?)",
+                        diag.paint("warning:", "33"),
+                        crate::diag::count(missing, "message"),
+                    )
+                },
+                serde_json::json!({ "code": "MLLP_KEY_MISSING", "path": path.to_string(), "messages": missing }),
+            );
+        }
+    }
     let exit = match summary.is_same() {
         true => Exit::Success,
         false => Exit::Negative,

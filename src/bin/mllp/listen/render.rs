@@ -212,7 +212,7 @@ fn header_text(field: &Option<bytes::Bytes>) -> Option<String> {
 
 /// [`header_text`] of a non-empty field, written in place: the usual printable ASCII field is
 /// copied as it is, anything else goes through the lossy path.
-fn push_header_text(text: &mut String, field: &[u8]) {
+pub(crate) fn push_header_text(text: &mut String, field: &[u8]) {
     if field.len() <= 64 && field.iter().all(|b| (0x20..0x7f).contains(b)) {
         // Printable ASCII is valid UTF-8 with no control characters.
         text.push_str(std::str::from_utf8(field).unwrap_or_default());

@@ -45,22 +45,22 @@ pub struct MirrorArgs {
     #[arg(long, value_name = "PATH", value_parser = ignore_path, requires = "mirror")]
     pub ignore: Vec<Ignore>,
     /// Speak TLS to the shadow (as --tls to the upstream).
-    #[arg(long)]
+    #[arg(long, requires = "mirror")]
     pub mirror_tls: bool,
     /// Extra CA certificate(s) for the shadow, PEM; implies --mirror-tls.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", requires = "mirror")]
     pub mirror_ca: Option<PathBuf>,
     /// Client certificate chain (PEM) for the shadow; needs --mirror-key.
-    #[arg(long, value_name = "FILE", requires = "mirror_key")]
+    #[arg(long, value_name = "FILE", requires_all = ["mirror", "mirror_key"])]
     pub mirror_cert: Option<PathBuf>,
     /// Client private key (PEM) for the shadow; needs --mirror-cert.
-    #[arg(long, value_name = "FILE", requires = "mirror_cert")]
+    #[arg(long, value_name = "FILE", requires_all = ["mirror", "mirror_cert"])]
     pub mirror_key: Option<PathBuf>,
     /// Name for SNI and the shadow's certificate (default: its host).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", requires = "mirror")]
     pub mirror_server_name: Option<String>,
     /// Accept any certificate from the shadow (warns on every connect).
-    #[arg(long)]
+    #[arg(long, requires = "mirror")]
     pub mirror_insecure: bool,
 }
 
@@ -107,6 +107,38 @@ impl MirrorArgs {
         }
         Ok(())
     }
+}
+
+/// A mirror that is the relay's own listener loops every copy back into the relay; one that
+/// is the upstream delivers every message to it twice. Both refused, by resolved address.
+pub fn not_a_loop(args: &super::args::RelayArgs) -> Result<(), String> {
+    use std::net::ToSocketAddrs;
+    let Some(mirror) = &args.mirror.mirror else {
+        return Ok(());
+    };
+    let resolve = |host: &str, port: u16| -> Vec<std::net::SocketAddr> {
+        (host, port)
+            .to_socket_addrs()
+            .map(|a| a.collect())
+            .unwrap_or_default()
+    };
+    let shadow = resolve(&mirror.host, mirror.port_or_default());
+    let meets = |other: &[std::net::SocketAddr]| {
+        shadow
+            .iter()
+            .any(|s| other.iter().any(|o| mllp::relay::same_listener(*s, *o)))
+    };
+    if args.listen.port != 0 && meets(&resolve(&args.listen.host, args.listen.port)) {
+        return Err(format!(
+            "--mirror {mirror} is the relay's own --listen address: every copy would come back into the relay; give the shadow engine's address"
+        ));
+    }
+    if meets(&resolve(&args.to.host, args.to.port_or_default())) {
+        return Err(format!(
+            "--mirror {mirror} is the --to address: the upstream would get every message twice; give the shadow engine's address"
+        ));
+    }
+    Ok(())
 }
 
 /// `--ignore`: a segment's name or a field path.
@@ -166,18 +198,26 @@ pub fn diffs(
             else {
                 continue;
             };
-            {
-                diag.event(
-                    "mirror_diff",
-                    || {
-                        format!(
-                            "mirror {to}: {message_type} {control_id}: answers differ in {}",
-                            paths.join(", ")
-                        )
-                    },
-                    json!({"mirror": to, "control_id": control_id, "message_type": message_type, "paths": paths}),
-                );
-            }
+            // Shown as the message line shows them: raw, control characters replaced, so a
+            // planted ESC or line feed cannot colour the terminal or forge a line.
+            let shown = |field: &[u8]| {
+                let mut text = String::new();
+                if !field.is_empty() {
+                    crate::listen::render::push_header_text(&mut text, field);
+                }
+                text
+            };
+            let (control_id, message_type) = (shown(control_id), shown(message_type));
+            diag.event(
+                "mirror_diff",
+                || {
+                    format!(
+                        "mirror {to}: {message_type} {control_id}: answers differ in {}",
+                        paths.join(", ")
+                    )
+                },
+                json!({"mirror": to, "control_id": control_id, "message_type": message_type, "paths": paths}),
+            );
         }
     })
 }

@@ -26,6 +26,9 @@ async fn serve(
     if let Err(e) = args.mirror.check() {
         return Ok(Fatal::new(Exit::Usage, e).report());
     }
+    if let Err(e) = super::mirror::not_a_loop(args) {
+        return Ok(Fatal::new(Exit::Usage, e).report());
+    }
     let config = mllp::server::ServerConfig {
         drain_timeout: link.drain_timeout,
         ..args.guards.config()
@@ -204,6 +207,14 @@ async fn serve(
     }
     let shutdown = Shutdown::new();
     let signals = crate::listen::watch_signals(shutdown.clone())?;
+    // When the stop began: the upstream's drain is timed from it.
+    let stop_began = {
+        let graceful = shutdown.graceful.clone();
+        tokio::spawn(async move {
+            graceful.cancelled().await;
+            tokio::time::Instant::now()
+        })
+    };
     let stats = crate::listen::run_server(&server, listener, tls, shutdown).await;
     signals.abort();
     stop.cancel();
@@ -216,10 +227,18 @@ async fn serve(
     }
     // Pass-through has drained with the server; a queue keeps what is pending for next time.
     client.destroy().await;
-    // The shadow has the drain timeout to answer what it was sent.
+    // The shadow answers while the upstream drains, and gets no longer than the upstream's
+    // drain took: a shadow that is down or never reads must not hold the stop.
+    let drained = match stop_began.is_finished() {
+        true => stop_began.await.map(|at| at.elapsed()).unwrap_or_default(),
+        false => {
+            stop_began.abort();
+            Duration::ZERO
+        }
+    };
     let mirrored = match mirror {
         Some((to, shown, worker, tasks)) => {
-            worker.finish(link.drain_timeout).await;
+            worker.finish(drained.min(link.drain_timeout)).await;
             if let Some(recorder) = &recording {
                 recorder.mirrored_written().await;
             }

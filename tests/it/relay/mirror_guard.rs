@@ -1,0 +1,228 @@
+//! `relay --mirror` against what an operator can get wrong or a sender can plant: a control ID
+//! that would forge a log line, a shadow that holds the stop, a mirror that loops back to the
+//! relay or to production, shadow TLS flags with no shadow.
+
+use super::proc::RelayProc;
+use crate::support::mllp_client::{adt, MllpClient};
+use crate::support::peer::{Behaviour, Peer, Script};
+use crate::support::peer_wire::{control_id, frame, Deframer};
+use std::io::Read;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use tokio::io::AsyncWriteExt;
+
+/// A shadow that answers every message `AE`, so each one is a difference.
+async fn refusing_shadow() -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut deframer = Deframer::canonical();
+                while let Some(message) = deframer.read_frame(&mut socket).await {
+                    let id = control_id(&message).unwrap_or_default();
+                    let ack = format!(
+                        "MSH|^~\\&|PEER|TEST|MLLP|TEST|20991231235959||ACK|S|P|2.5\rMSA|AE|{id}\r"
+                    );
+                    if socket.write_all(&frame(ack.as_bytes())).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// A port nothing listens on (bound, then let go).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Wait for `child` at most `limit`: its exit code, or None (then killed) and its stderr.
+fn wait(mut child: Child, limit: Duration) -> (Option<i32>, String) {
+    let started = Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    (code, stderr)
+}
+
+fn sigterm(child: &Child) {
+    let pid = child.id().to_string();
+    let sent = Command::new("kill").args(["-TERM", &pid]).status();
+    assert!(sent.is_ok_and(|s| s.success()), "SIGTERM to the relay");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_control_id_in_a_mirror_diff_line_is_shown_as_the_message_line_shows_it() {
+    let upstream = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
+    let shadow = refusing_shadow().await;
+    let port = free_port();
+    let child = Command::new(crate::support::mllp_bin())
+        .args(["relay", "-vv", "--listen", &format!("127.0.0.1:{port}")])
+        .args(["--to", &upstream.addr().to_string()])
+        .args(["--mirror", &shadow.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let mut client = loop {
+        match tokio::net::TcpStream::connect(addr).await {
+            Ok(_) => break MllpClient::connect(addr).await,
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    };
+    // ESC and an escaped line feed in MSH-10: raw, they would colour the terminal and start a
+    // second, forged log line.
+    let message = adt(b"C1\x1b[31mRAW\\X0A\\Z", "");
+    client.send(&message).await;
+    client.ack().await.expect("the upstream's answer");
+    // The difference is counted and written once the shadow answered.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    sigterm(&child);
+    let (code, stderr) = wait(child, Duration::from_secs(15));
+    assert!(code.is_some(), "the relay stops: {stderr}");
+    assert!(!stderr.contains('\x1b'), "no raw ESC in the log:\n{stderr}");
+    let shown = "C1?[31mRAW\\X0A\\Z";
+    let diff = stderr
+        .lines()
+        .find(|l| l.contains("answers differ"))
+        .unwrap_or_else(|| panic!("a mirror_diff line:\n{stderr}"));
+    assert!(diff.contains(shown), "{diff}");
+    let message_line = stderr.lines().find(|l| l.contains(": message ")).unwrap();
+    assert!(message_line.contains(shown), "{message_line}");
+    assert!(
+        !stderr.lines().any(|l| l.starts_with('Z')),
+        "no forged line:\n{stderr}"
+    );
+}
+
+/// A relay with `--drain-timeout 60s` and a shadow at `shadow`, 3 messages answered upstream,
+/// then stopped: it must exit well within the drain timeout; its summary.
+async fn stopped_with_shadow(shadow: &str) -> serde_json::Value {
+    let upstream = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
+    let mut relay = RelayProc::start(
+        &upstream.addr().to_string(),
+        &[
+            "--mirror",
+            shadow,
+            "--drain-timeout",
+            "60s",
+            "--backoff-max",
+            "200ms",
+        ],
+    );
+    let mut client = MllpClient::connect(relay.addr).await;
+    for id in ["S1", "S2", "S3"] {
+        client.send(&adt(id.as_bytes(), "")).await;
+        client.ack().await.expect("the upstream's answer");
+    }
+    // Long enough for the copies to reach a shadow that accepts them.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let pid = relay.pid().to_string();
+    let sent = Command::new("kill").args(["-TERM", &pid]).status();
+    assert!(sent.is_ok_and(|s| s.success()));
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut events = Vec::new();
+    let summary = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok(event) = relay.events.recv_timeout(left) else {
+            relay.kill();
+            panic!("the relay did not stop while the shadow held it; events: {events:?}");
+        };
+        if event["event"] == "mirror_summary" {
+            break event;
+        }
+        events.push(event);
+    };
+    summary
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shadow_that_is_down_costs_nothing_at_the_stop() {
+    let down = format!("127.0.0.1:{}", free_port());
+    let summary = stopped_with_shadow(&down).await;
+    assert_eq!(summary["shadow_skipped"], 3, "{summary}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shadow_that_never_reads_does_not_hold_the_stop_past_the_upstream() {
+    // Accepts the connection and never reads nor answers.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let summary = stopped_with_shadow(&addr).await;
+    assert_eq!(summary["shadow_unanswered"], 3, "{summary}");
+    drop(listener);
+}
+
+/// `mllp relay ARGS` refused before it listens: its exit code and stderr.
+fn refused(args: &[&str]) -> (Option<i32>, String) {
+    let child = Command::new(crate::support::mllp_bin())
+        .arg("relay")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait(child, Duration::from_secs(5))
+}
+
+#[test]
+fn a_mirror_that_is_the_relay_itself_or_its_upstream_is_refused() {
+    let port = free_port().to_string();
+    let listen = format!("127.0.0.1:{port}");
+    for (listen, to, mirror) in [
+        (listen.as_str(), "127.0.0.1:9", listen.as_str()),
+        (port.as_str(), "127.0.0.1:9", listen.as_str()),
+        (&format!("0.0.0.0:{port}"), "127.0.0.1:9", listen.as_str()),
+        (
+            &format!("[::]:{port}"),
+            "127.0.0.1:9",
+            &format!("localhost:{port}"),
+        ),
+        (listen.as_str(), "127.0.0.1:9", "127.0.0.1:9"),
+        (listen.as_str(), "localhost:9", "127.0.0.1:9"),
+    ] {
+        let (code, stderr) = refused(&["--listen", listen, "--to", to, "--mirror", mirror]);
+        assert_eq!(code, Some(2), "{listen} {to} {mirror}: {stderr}");
+        assert!(stderr.contains("--mirror"), "{stderr}");
+    }
+}
+
+#[test]
+fn shadow_tls_flags_without_a_mirror_are_refused() {
+    for args in [
+        &["--mirror-tls"][..],
+        &["--mirror-ca", "ca.pem"],
+        &["--mirror-insecure"],
+    ] {
+        let mut all = vec!["--listen", "0", "--to", "127.0.0.1:9"];
+        all.extend_from_slice(args);
+        let (code, stderr) = refused(&all);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("--mirror"), "{args:?}: {stderr}");
+    }
+}
