@@ -1,26 +1,33 @@
 //! Several receivers, one store: the throughput of `mllp listen --postgres` with one listener
 //! and with two on the same database, beside `--sqlite`, under the same load in the same run,
-//! with the commit groups each listener reports and what the database spent.
+//! with the commit groups each listener reports and the CPU each row cost: the database's (the
+//! whole cluster, and the backends serving the listeners) and the listeners'.
 //!
 //! `cargo bench --bench scale_out` (env: SCALE_CONNECTIONS 8, SCALE_WINDOW 16, SCALE_SECONDS 3,
-//! SCALE_RUNS 3; MLLP_BENCH_PG=URL uses that server, else a throw-away cluster is started with
+//! SCALE_RUNS 3; SCALE_MESSAGES=N sends N messages a row instead of running for a time;
+//! SCALE_BASELINE=PATH runs each PostgreSQL row with that build of `mllp` too, beside this one;
+//! MLLP_BENCH_PG=URL uses that server, else a throw-away cluster is started with
 //! `.ci/pg-cluster` with fsync on, and stopped at the end). Each connection sends a window of
 //! messages, reads every ACK, checks it is AA, and repeats; the connections are spread over the
 //! listeners of the row. The rows of a round run one after the other; rounds are interleaved,
-//! and each row's figure is the median over rounds, its ratio the median of the per-round ratios
-//! to `--sqlite`.
+//! and each row's figure is the median over rounds, its ratios the medians of the per-round
+//! ratios to `--sqlite` and to the same build's one listener.
 
+#[path = "scale_out/cluster.rs"]
+mod cluster;
 mod listener;
 // The tests' PostgreSQL helpers; the benchmark needs only some of them.
 #[allow(dead_code)]
 #[path = "../tests/it/support/pg.rs"]
 mod pg;
 
+use cluster::Cluster;
 use listener::Listener;
 use serde_json::Value;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -48,83 +55,6 @@ const ROWS: [(&str, &[&str], usize); 4] = [
         2,
     ),
 ];
-
-struct Cluster {
-    url: String,
-    /// The control script and the postmaster's data directory, when this run started it.
-    own: Option<(PathBuf, PathBuf, tempfile::TempDir)>,
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        if let Some((ctl, _, _)) = &self.own {
-            let _ = Command::new(ctl).arg("stop").stdout(Stdio::null()).status();
-        }
-    }
-}
-
-fn cluster() -> Option<Cluster> {
-    if let Ok(url) = std::env::var("MLLP_BENCH_PG") {
-        return Some(Cluster { url, own: None });
-    }
-    let dir = tempfile::tempdir().ok()?;
-    let _ = std::fs::set_permissions(
-        dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    );
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/pg-cluster");
-    let out = Command::new(script)
-        .arg(dir.path().join("pg"))
-        .env("PG_FSYNC", "on")
-        .stderr(Stdio::inherit())
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let value = |name: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix('='))
-            .map(str::to_string)
-    };
-    let ctl = PathBuf::from(value("MLLP_TEST_PG_CTL")?);
-    let data = dir.path().join("pg/data");
-    Some(Cluster {
-        url: value("MLLP_TEST_PG")?,
-        own: Some((ctl, data, dir)),
-    })
-}
-
-/// CPU seconds of the cluster's processes (the postmaster and its children) so far.
-fn cluster_cpu(data: &Path) -> Option<f64> {
-    let pid: u32 = std::fs::read_to_string(data.join("postmaster.pid"))
-        .ok()?
-        .lines()
-        .next()?
-        .trim()
-        .parse()
-        .ok()?;
-    let mut ticks = 0u64;
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // The fields after the command name, which is in parentheses.
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-            continue;
-        };
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        let (Some(own), Some(parent)) = (entry.file_name().to_str().map(str::to_string), f.get(1))
-        else {
-            continue;
-        };
-        if own == pid.to_string() || *parent == pid.to_string() {
-            ticks += f[11].parse::<u64>().unwrap_or(0) + f[12].parse::<u64>().unwrap_or(0);
-        }
-    }
-    Some(ticks as f64 / 100.0)
-}
 
 fn process_cpu(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -176,25 +106,42 @@ fn stop(mut l: Listener) -> Value {
     stats
 }
 
+/// How long a row runs: for a time, or until a number of messages were sent.
+#[derive(Clone, Copy)]
+enum Length {
+    Seconds(u64),
+    Messages(u64),
+}
+
 /// Each connection sends `window` messages, reads their ACKs (each must be AA), and repeats
-/// until `run` is over; connection `c` goes to listener `c % n`. Messages acknowledged.
+/// until the row's length is reached; connection `c` goes to listener `c % n`. Messages
+/// acknowledged.
 async fn drive(
     addrs: &[SocketAddr],
     connections: u64,
     window: u64,
-    run: Duration,
+    length: Length,
     base: u64,
 ) -> u64 {
     let start = Instant::now();
+    let claimed = Arc::new(AtomicU64::new(0));
     let mut tasks = Vec::new();
     for c in 0..connections {
         let addr = addrs[c as usize % addrs.len()];
+        let claimed = claimed.clone();
         tasks.push(tokio::spawn(async move {
             let mut stream = TcpStream::connect(addr).await.unwrap();
             let mut done = 0u64;
             let mut buf = vec![0u8; 64 * 1024];
             let mut pending = Vec::new();
-            while start.elapsed() < run {
+            loop {
+                let more = match length {
+                    Length::Seconds(s) => start.elapsed() < Duration::from_secs(s),
+                    Length::Messages(n) => claimed.fetch_add(window, Ordering::Relaxed) < n,
+                };
+                if !more {
+                    break;
+                }
                 let mut batch = Vec::new();
                 for i in 0..window {
                     batch.extend_from_slice(&message(base + c * 1_000_000_000 + done + i));
@@ -228,15 +175,57 @@ struct Sample {
     rate: f64,
     /// Mean rows per commit group, over the row's listeners.
     mean_group: f64,
-    sizes: String,
     wal_syncs_per_s: Option<f64>,
+    /// Cores used: the whole cluster, the listeners.
     pg_cpu: Option<f64>,
     listen_cpu: f64,
+    /// CPU microseconds per message: the whole cluster, its backends serving the row's
+    /// database, the listeners.
+    pg_us: Option<f64>,
+    backend_us: Option<f64>,
+    listen_us: f64,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
+}
+
+/// A row of the table: its store and listeners, and the build of `mllp` it runs.
+struct Row {
+    name: &'static str,
+    args: &'static [&'static str],
+    listeners: usize,
+    /// Run with the baseline build (`SCALE_BASELINE`), not this one.
+    baseline: bool,
+}
+
+/// The rows: `ROWS`, each PostgreSQL row also with the baseline build when there is one.
+fn rows(baseline: bool) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (name, args, listeners) in ROWS {
+        let row = |baseline| Row {
+            name,
+            args,
+            listeners,
+            baseline,
+        };
+        if baseline && args[0] == "--postgres" {
+            rows.push(row(true));
+        }
+        rows.push(row(false));
+    }
+    rows
+}
+
+/// The median of `f` over the samples that have it, with `digits`; `-` when none has.
+fn opt(s: &[Sample], f: &dyn Fn(&Sample) -> Option<f64>, digits: usize) -> String {
+    let v: Vec<f64> = s.iter().filter_map(f).collect();
+    if v.is_empty() {
+        "-".to_string()
+    } else {
+        format!("{:.*}", digits, median(v))
+    }
 }
 
 fn main() {
@@ -246,34 +235,52 @@ fn main() {
     }
     let connections = env_or("SCALE_CONNECTIONS", 8);
     let window = env_or("SCALE_WINDOW", 16);
-    let seconds = env_or("SCALE_SECONDS", 3);
+    let length = match std::env::var("SCALE_MESSAGES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        Some(n) => Length::Messages(n),
+        None => Length::Seconds(env_or("SCALE_SECONDS", 3)),
+    };
     let runs = env_or("SCALE_RUNS", 3).max(1);
-    let Some(cluster) = cluster() else {
+    let Some(cluster) = Cluster::start() else {
         println!("scale_out: skipped: no PostgreSQL (set MLLP_BENCH_PG, or install postgresql for .ci/pg-cluster)");
         return;
     };
-    let data = cluster.own.as_ref().map(|(_, d, _)| d.clone());
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let bin = env!("CARGO_BIN_EXE_mllp");
+    let baseline = std::env::var("SCALE_BASELINE").ok();
+    let rows = rows(baseline.is_some());
     let scratch = tempfile::tempdir().unwrap();
     println!(
-        "scale_out: {connections} connections, window {window}, {seconds} s per row, {runs} rounds; PostgreSQL {}",
-        if data.is_some() { "throw-away cluster, fsync on" } else { "from MLLP_BENCH_PG" }
+        "scale_out: {connections} connections, window {window}, {} per row, {runs} rounds; PostgreSQL {}{}",
+        match length {
+            Length::Seconds(s) => format!("{s} s"),
+            Length::Messages(n) => format!("{n} messages"),
+        },
+        if cluster.own() { "throw-away cluster, fsync on" } else { "from MLLP_BENCH_PG" },
+        baseline.as_deref().map_or(String::new(), |b| format!("; baseline build {b}")),
     );
-    let mut samples: Vec<Vec<Sample>> = ROWS.iter().map(|_| Vec::new()).collect();
+    let mut samples: Vec<Vec<Sample>> = rows.iter().map(|_| Vec::new()).collect();
     let mut base = 0u64;
     for round in 0..runs {
-        for (r, (name, args, listeners)) in ROWS.iter().enumerate() {
+        for (r, row) in rows.iter().enumerate() {
             let db = runtime.block_on(pg::fresh_database(&cluster.url, &format!("scale_{r}")));
+            let db_name = db.rsplit('/').next().unwrap().split('?').next().unwrap();
             let file = scratch.path().join(format!("rx{round}_{r}.db"));
-            let args: Vec<String> = args
+            let args: Vec<String> = row
+                .args
                 .iter()
                 .map(|a| {
                     a.replace("{db}", &db)
                         .replace("{file}", &file.to_string_lossy())
                 })
                 .collect();
-            let started: Vec<Listener> = (0..*listeners)
+            let bin = match (&baseline, row.baseline) {
+                (Some(b), true) => b.as_str(),
+                _ => bin,
+            };
+            let started: Vec<Listener> = (0..row.listeners)
                 .map(|_| start_listener(bin, &args))
                 .collect();
             let addrs: Vec<SocketAddr> = started.iter().map(|l| l.addr).collect();
@@ -281,32 +288,26 @@ fn main() {
             let syncs0 = uses_pg
                 .then(|| runtime.block_on(wal_syncs(&cluster.url)))
                 .flatten();
-            let pg0 = data.as_deref().and_then(cluster_cpu);
+            let pg0 = cluster.cpu();
             let cpu0: f64 = started.iter().map(|l| process_cpu(l.child.id())).sum();
             let t0 = Instant::now();
             base += 100_000_000_000;
-            let acked = runtime.block_on(drive(
-                &addrs,
-                connections,
-                window,
-                Duration::from_secs(seconds),
-                base,
-            ));
+            let acked = runtime.block_on(drive(&addrs, connections, window, length, base));
             let elapsed = t0.elapsed().as_secs_f64();
             let listen_cpu = started
                 .iter()
                 .map(|l| process_cpu(l.child.id()))
                 .sum::<f64>()
                 - cpu0;
-            let pg_cpu = match (pg0, data.as_deref().and_then(cluster_cpu)) {
-                (Some(a), Some(b)) if uses_pg => Some(b - a),
+            let pg_cpu = match (pg0, cluster.cpu()) {
+                (Some(a), Some(b)) if uses_pg => Some(b.since(&a, db_name)),
                 _ => None,
             };
             let syncs1 = uses_pg
                 .then(|| runtime.block_on(wal_syncs(&cluster.url)))
                 .flatten();
             let stats: Vec<Value> = started.into_iter().map(stop).collect();
-            let (groups, rows) = stats.iter().fold((0.0, 0.0), |(g, n), s| {
+            let (groups, committed) = stats.iter().fold((0.0, 0.0), |(g, n), s| {
                 let c = &s["commit_groups"];
                 (
                     g + c["groups"].as_f64().unwrap_or(0.0),
@@ -318,55 +319,75 @@ fn main() {
                 .map(|s| s["commit_groups"]["sizes"].to_string())
                 .collect::<Vec<_>>()
                 .join(" + ");
+            let per_message = |seconds: f64| seconds * 1e6 / acked.max(1) as f64;
             let sample = Sample {
                 rate: acked as f64 / elapsed,
-                mean_group: if groups > 0.0 { rows / groups } else { 0.0 },
-                sizes,
+                mean_group: if groups > 0.0 {
+                    committed / groups
+                } else {
+                    0.0
+                },
                 wal_syncs_per_s: match (syncs0, syncs1) {
                     (Some(a), Some(b)) => Some((b - a) as f64 / elapsed),
                     _ => None,
                 },
-                pg_cpu: pg_cpu.map(|c| c / elapsed),
+                pg_cpu: pg_cpu.map(|(all, _)| all / elapsed),
                 listen_cpu: listen_cpu / elapsed,
+                pg_us: pg_cpu.map(|(all, _)| per_message(all)),
+                backend_us: pg_cpu.map(|(_, backends)| per_message(backends)),
+                listen_us: per_message(listen_cpu),
             };
             println!(
-                "  round {}: {name:<34} {:>8.0} msg/s  group mean {:>6.1}  WAL syncs/s {:>6}  PG CPU {:>5}  listen CPU {:.2}  sizes {}",
+                "  round {}: {:<34} {:<8} {:>8.0} msg/s  group mean {:>6.1}  WAL syncs/s {:>6}  PG CPU {:>5} ({} us/msg, backends {})  listen CPU {:.2} ({:.1} us/msg)  sizes {sizes}",
                 round + 1,
+                row.name,
+                if row.baseline { "baseline" } else { "this" },
                 sample.rate,
                 sample.mean_group,
                 sample.wal_syncs_per_s.map_or("-".into(), |s| format!("{s:.0}")),
                 sample.pg_cpu.map_or("-".into(), |c| format!("{c:.2}")),
+                sample.pg_us.map_or("-".into(), |c| format!("{c:.1}")),
+                sample.backend_us.map_or("-".into(), |c| format!("{c:.1}")),
                 sample.listen_cpu,
-                sample.sizes
+                sample.listen_us,
             );
             samples[r].push(sample);
         }
     }
-    println!("\n| store | msg/s (median) | x --sqlite | rows per commit group | WAL syncs/s | PostgreSQL CPU (cores) | listeners' CPU (cores) |");
-    println!("|---|---|---|---|---|---|---|");
-    for (r, (name, _, _)) in ROWS.iter().enumerate() {
+    println!("\n| store | build | msg/s (median) | x --sqlite | x 1 listener | rows per commit group | WAL syncs/s | PostgreSQL CPU (cores) | PostgreSQL µs/msg (backends) | listeners' CPU (cores) | listeners' µs/msg |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    // The same build's one-listener PostgreSQL row, for the two-listener rows.
+    let single = |baseline: bool| {
+        rows.iter()
+            .position(|r| r.baseline == baseline && r.listeners == 1 && r.args[0] == "--postgres")
+    };
+    for (r, row) in rows.iter().enumerate() {
         let s = &samples[r];
-        let ratio = median(
-            s.iter()
-                .zip(&samples[0])
-                .map(|(a, b)| a.rate / b.rate)
-                .collect(),
-        );
-        let opt = |f: &dyn Fn(&Sample) -> Option<f64>, digits: usize| {
-            let v: Vec<f64> = s.iter().filter_map(f).collect();
-            if v.is_empty() {
-                "-".to_string()
-            } else {
-                format!("{:.*}", digits, median(v))
-            }
+        let ratio_to = |other: usize| {
+            median(
+                s.iter()
+                    .zip(&samples[other])
+                    .map(|(a, b)| a.rate / b.rate)
+                    .collect(),
+            )
+        };
+        let to_one = match single(row.baseline) {
+            Some(one) if row.listeners > 1 => format!("{:.2}", ratio_to(one)),
+            _ => "-".into(),
         };
         println!(
-            "| {name} | {:.0} | {ratio:.2} | {:.1} | {} | {} | {:.2} |",
+            "| {} | {} | {:.0} | {:.2} | {to_one} | {:.1} | {} | {} | {} ({}) | {:.2} | {:.1} |",
+            row.name,
+            if row.baseline { "baseline" } else { "this" },
             median(s.iter().map(|x| x.rate).collect()),
+            ratio_to(0),
             median(s.iter().map(|x| x.mean_group).collect()),
-            opt(&|x| x.wal_syncs_per_s, 0),
-            opt(&|x| x.pg_cpu, 2),
+            opt(s, &|x| x.wal_syncs_per_s, 0),
+            opt(s, &|x| x.pg_cpu, 2),
+            opt(s, &|x| x.pg_us, 1),
+            opt(s, &|x| x.backend_us, 1),
             median(s.iter().map(|x| x.listen_cpu).collect()),
+            median(s.iter().map(|x| x.listen_us).collect()),
         );
     }
 }

@@ -18,6 +18,7 @@ mod catalog;
 mod commit;
 pub(crate) mod conninfo;
 mod failure;
+mod inserts;
 mod tls;
 mod writer;
 

@@ -14,6 +14,7 @@ mod moved;
 mod output;
 mod postgres;
 mod postgres_crash;
+mod postgres_group;
 pub(crate) mod postgres_link;
 pub(crate) mod postgres_truth;
 mod proxy;

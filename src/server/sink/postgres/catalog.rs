@@ -41,13 +41,34 @@ const SCHEMA_LOCK: i64 = 0x6d6c_6c70;
 const INSERT: &str = "INSERT INTO messages
     (received_at, peer, msh3, msh4, control_id, msh7, message_type, bytes, payload, dedupe)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+/// A commit group as one statement, each row under an id taken from the sequence beforehand, so
+/// the ids it returns say exactly which rows it stored (RETURNING cannot name a row of the input
+/// otherwise, and its order is not promised). COPY would cost the server less per row, but it
+/// cannot say which rows a trigger dropped and aborts wholesale on one refused row.
+const INSERT_GROUP: &str = "INSERT INTO messages
+    (id, received_at, peer, msh3, msh4, control_id, msh7, message_type, bytes, payload, dedupe)
+    OVERRIDING SYSTEM VALUE
+    SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::text[],
+        $6::text[], $7::text[], $8::text[], $9::bigint[], $10::bytea[], $11::boolean[])";
+/// The sequence behind column `id`, when it has one.
+const SEQUENCE: &str = "SELECT pg_get_serial_sequence('messages', 'id')::regclass::oid";
 /// With de-duplication only the key's own index is a duplicate; any other constraint refuses.
 const ON_KEY: &str = " ON CONFLICT (msh3, msh4, control_id, msh7) WHERE dedupe DO NOTHING";
 const RETURNING: &str = " RETURNING id";
 const FIND_KEY: &str = "SELECT EXISTS (SELECT 1 FROM messages
     WHERE msh3 = $1 AND msh4 = $2 AND control_id = $3 AND msh7 = $4 AND dedupe)";
-/// Which of the ids just inserted are there: a trigger run after an INSERT may delete its row.
-const PRESENT: &str = "SELECT id FROM messages WHERE id = ANY($1)";
+/// Which of the ids just inserted are there (a trigger run after an INSERT, or a rule, may
+/// delete its row), or NULL when the table has no trigger and no rule of its own: then nothing
+/// else can have deleted them, as no other session sees rows not yet committed. Run after the
+/// INSERT in its transaction, which holds a lock that a new trigger or rule needs, so this
+/// reads every one that could have fired; the look-up of the ids, a B-tree descent a row, runs
+/// only when one is there.
+const PRESENT: &str = "SELECT CASE WHEN
+        EXISTS (SELECT 1 FROM pg_trigger WHERE NOT tgisinternal AND (tgrelid = 'messages'::regclass
+            OR tgrelid IN (SELECT relid FROM pg_partition_tree('messages'))))
+        OR EXISTS (SELECT 1 FROM pg_rewrite WHERE ev_class = 'messages'::regclass
+            OR ev_class IN (SELECT relid FROM pg_partition_tree('messages')))
+    THEN ARRAY(SELECT id FROM messages WHERE id = ANY($1)) END";
 const FIND_ROW: &str = "SELECT EXISTS (SELECT 1 FROM messages
     WHERE id = $1 AND received_at = $2 AND payload = $3)";
 
@@ -80,8 +101,18 @@ pub(super) struct Statements {
     pub(super) find_key: Statement,
     /// Whether row `id` is stored with this arrival time and payload.
     pub(super) find_row: Statement,
-    /// The ids of a list that are in the table.
+    /// The ids of a list that are in the table; NULL when none can have gone.
     pub(super) present: Statement,
+    /// A group in one statement, when column `id` has a sequence to take ids from.
+    pub(super) group: Option<GroupStatements>,
+}
+
+/// What inserts a commit group in one statement.
+pub(super) struct GroupStatements {
+    /// `$1` ids from the sequence.
+    pub(super) ids: Statement,
+    /// Insert the rows of arrays `$1` to `$11`; returns the ids stored.
+    pub(super) insert: Statement,
 }
 
 impl Statements {
@@ -97,8 +128,31 @@ impl Statements {
             find_key: client.prepare(FIND_KEY).await?,
             find_row: client.prepare(FIND_ROW).await?,
             present: client.prepare(PRESENT).await?,
+            group: group_statements(client, conflict).await?,
         })
     }
+}
+
+/// The group's statements, or `None` when column `id` takes its values from no sequence (a table
+/// prepared by hand): then each row is inserted by itself and its id comes back.
+async fn group_statements(
+    client: &Client,
+    conflict: &str,
+) -> Result<Option<GroupStatements>, tokio_postgres::Error> {
+    let sequence: Option<u32> = client.query_one(SEQUENCE, &[]).await?.get(0);
+    let Some(oid) = sequence else {
+        return Ok(None);
+    };
+    Ok(Some(GroupStatements {
+        ids: client
+            .prepare(&format!(
+                "SELECT nextval({oid}::oid::regclass) FROM generate_series(1, $1::int)"
+            ))
+            .await?,
+        insert: client
+            .prepare(&format!("{INSERT_GROUP}{conflict}{RETURNING}"))
+            .await?,
+    }))
 }
 
 /// Why the table cannot be used, before the server's name is known to the caller.

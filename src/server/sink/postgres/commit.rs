@@ -1,12 +1,14 @@
-//! One commit group as one transaction, and what each row became: stored (the INSERT returned
-//! its id), a duplicate (with de-duplication: nothing inserted, and a row of its key is there),
-//! or not stored (nothing inserted and no such row: a trigger or a rule dropped it, or inserted
-//! and gone again before COMMIT: a trigger run after the INSERT deleted it). A row the
-//! server refuses is named, so the group can be tried again without it. A COMMIT whose reply
-//! never came is settled by looking the rows themselves up, once the old transaction is over:
-//! it holds an advisory lock of the group's own random key, which a new session can take only
-//! after it ended (committed, rolled back, or lost with the server).
+//! One commit group as one transaction, and what each row became: stored (its id came back),
+//! a duplicate (with de-duplication: nothing inserted, and a row of its key is there), or not
+//! stored (nothing inserted and no such row: a trigger or a rule dropped it, or inserted and
+//! gone again before COMMIT: a trigger run after the INSERT deleted it). The rows go in as one
+//! statement; when the server refuses it, the group is tried again row by row, which names the
+//! refused row so the group can be tried once more without it. A COMMIT whose reply never came
+//! is settled by looking the rows themselves up, once the old transaction is over: it holds an
+//! advisory lock of the group's own random key, which a new session can take only after it
+//! ended (committed, rolled back, or lost with the server).
 
+use super::inserts::{self, Together};
 use super::{catalog, failure};
 use super::{Conn, Row, GROUP_TIMEOUT};
 use tokio::time::timeout;
@@ -37,6 +39,9 @@ pub(super) enum Outcome {
     },
     /// COMMIT sent, no reply: the transaction holding advisory lock `key` may have committed.
     Unknown { key: i64, fates: Vec<Fate> },
+    /// The group's one statement was refused, or could not say which row is which: rolled back,
+    /// nothing kept; to be tried again row by row.
+    Split,
 }
 
 fn not_committed(e: &tokio_postgres::Error) -> Outcome {
@@ -56,50 +61,65 @@ fn timed_out(what: &str) -> Outcome {
     }
 }
 
-/// One transaction for `rows`: BEGIN with synchronous commit and the group's lock, the inserts
-/// pipelined, the key lookups of rows not inserted, COMMIT; each step bounded by
-/// [`GROUP_TIMEOUT`].
-pub(super) async fn group(c: &Conn, rows: &[&Row]) -> Outcome {
+/// How a group's rows are inserted: in one statement, or each by its own (to name the row the
+/// server refuses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Insert {
+    Together,
+    Each,
+}
+
+/// One transaction for `rows`: BEGIN with synchronous commit and the group's lock, the inserts,
+/// the key lookups of rows not inserted, COMMIT; each step bounded by [`GROUP_TIMEOUT`].
+/// `Together` falls back to [`Outcome::Split`] when the statement cannot say which row is which.
+pub(super) async fn group(c: &Conn, rows: &[&Row], how: Insert) -> Outcome {
     let key: i64 = rand::random();
     let begin =
         format!("BEGIN; SET LOCAL synchronous_commit TO on; SELECT pg_advisory_xact_lock({key})");
-    match timeout(GROUP_TIMEOUT, c.client.batch_execute(&begin)).await {
-        Err(_) => return timed_out("BEGIN"),
-        Ok(Err(e)) => return not_committed(&e),
-        Ok(Ok(())) => {}
-    }
-    let inserts = rows.iter().map(|row| insert(c, row));
-    let inserted = match timeout(GROUP_TIMEOUT, futures_util::future::join_all(inserts)).await {
-        Err(_) => return timed_out("the inserts"),
-        Ok(inserted) => inserted,
-    };
-    if let Some((index, e)) = inserted
-        .iter()
-        .enumerate()
-        .find_map(|(i, r)| r.as_ref().err().map(|e| (i, e)))
-    {
-        if e.as_db_error().is_none() {
-            return not_committed(e);
+    let together = c
+        .statements
+        .group
+        .as_ref()
+        .filter(|_| how == Insert::Together);
+    // The ids come in BEGIN's round trip: sent behind it, they are taken inside the transaction.
+    let ids = async {
+        match together {
+            Some(g) => inserts::ids(c, g, rows.len()).await.map(Some),
+            None => Ok(None),
         }
-        // Rolled back first: the names the error may show are read from the catalog anew (a
-        // constraint added since), which an aborted transaction cannot do.
-        let _ = timeout(GROUP_TIMEOUT, c.client.batch_execute("ROLLBACK")).await;
-        let _ = timeout(GROUP_TIMEOUT, catalog::learn_names(&c.client)).await;
-        return refused(index, e, &inserted);
-    }
-    let mut fates = Vec::with_capacity(rows.len());
-    for (row, result) in rows.iter().zip(inserted) {
-        let fate = match result {
-            Ok(Some(id)) => Fate::Stored(id),
-            Ok(None) if row.dedupe => match find_key(c, row).await {
-                Ok(true) => Fate::Duplicate,
-                Ok(false) => Fate::Dropped,
-                Err(e) => return rolled_back(c, not_committed(&e)).await,
+    };
+    let ids = match timeout(GROUP_TIMEOUT, async {
+        tokio::join!(c.client.batch_execute(&begin), ids)
+    })
+    .await
+    {
+        Err(_) => return timed_out("BEGIN"),
+        Ok((Err(e), _)) => return not_committed(&e),
+        Ok((Ok(()), Err(e))) if e.as_db_error().is_some() => return split(c).await,
+        Ok((Ok(()), Err(e))) => return not_committed(&e),
+        Ok((Ok(()), Ok(ids))) => ids,
+    };
+    let inserted = match (together, ids) {
+        (Some(g), Some(ids)) => {
+            match timeout(GROUP_TIMEOUT, inserts::together(c, g, rows, &ids)).await {
+                Err(_) => return timed_out("the insert"),
+                Ok(Err(e)) => return not_committed(&e),
+                Ok(Ok(Together::Unsure)) => return split(c).await,
+                Ok(Ok(Together::Stored(stored))) => stored,
+            }
+        }
+        _ => match timeout(GROUP_TIMEOUT, inserts::each(c, rows)).await {
+            Err(_) => return timed_out("the inserts"),
+            Ok(inserted) => match refusal(c, &inserted).await {
+                Some(outcome) => return outcome,
+                None => inserted.into_iter().map(|r| r.ok().flatten()).collect(),
             },
-            _ => Fate::Dropped,
-        };
-        fates.push(fate);
-    }
+        },
+    };
+    let mut fates = match fates(c, rows, &inserted).await {
+        Ok(fates) => fates,
+        Err(e) => return rolled_back(c, not_committed(&e)).await,
+    };
     if let Err(outcome) = still_there(c, &mut fates).await {
         return rolled_back(c, outcome).await;
     }
@@ -110,6 +130,62 @@ pub(super) async fn group(c: &Conn, rows: &[&Row]) -> Outcome {
         // Sent, and no reply: it may have committed.
         _ => Outcome::Unknown { key, fates },
     }
+}
+
+/// The statement for the whole group was refused, or could not say which row is which: rolled
+/// back, to be tried again row by row.
+async fn split(c: &Conn) -> Outcome {
+    match timeout(GROUP_TIMEOUT, c.client.batch_execute("ROLLBACK")).await {
+        Ok(Ok(())) => Outcome::Split,
+        Ok(Err(e)) => not_committed(&e),
+        Err(_) => timed_out("ROLLBACK"),
+    }
+}
+
+/// When an insert of [`inserts::each`] failed: rolled back, the row the server refused, or the
+/// link's loss.
+async fn refusal(c: &Conn, inserted: &inserts::Inserted) -> Option<Outcome> {
+    let (index, e) = inserted
+        .iter()
+        .enumerate()
+        .find_map(|(i, r)| r.as_ref().err().map(|e| (i, e)))?;
+    if e.as_db_error().is_none() {
+        return Some(not_committed(e));
+    }
+    // Rolled back first: the names the error may show are read from the catalog anew (a
+    // constraint added since), which an aborted transaction cannot do.
+    let _ = timeout(GROUP_TIMEOUT, c.client.batch_execute("ROLLBACK")).await;
+    let _ = timeout(GROUP_TIMEOUT, catalog::learn_names(&c.client)).await;
+    Some(refused(index, e, inserted))
+}
+
+/// Each row's fate from its insert: stored under its id; else, with de-duplication, a duplicate
+/// when a row of its key is there (inserted before, by another listener, or earlier in this
+/// same group), dropped when not. The key look-ups are pipelined.
+async fn fates(
+    c: &Conn,
+    rows: &[&Row],
+    inserted: &[Option<i64>],
+) -> Result<Vec<Fate>, tokio_postgres::Error> {
+    let lookups = rows
+        .iter()
+        .zip(inserted)
+        .filter(|(row, id)| id.is_none() && row.dedupe)
+        .map(|(row, _)| find_key(c, row));
+    let mut found = futures_util::future::join_all(lookups).await.into_iter();
+    let mut fates = Vec::with_capacity(rows.len());
+    for (row, id) in rows.iter().zip(inserted) {
+        fates.push(match id {
+            Some(id) => Fate::Stored(*id),
+            None if row.dedupe => match found.next() {
+                Some(Ok(true)) => Fate::Duplicate,
+                Some(Err(e)) => return Err(e),
+                _ => Fate::Dropped,
+            },
+            None => Fate::Dropped,
+        });
+    }
+    Ok(fates)
 }
 
 /// Turn each row inserted but no longer in the table (deleted by a trigger after its INSERT,
@@ -127,7 +203,7 @@ async fn still_there(c: &Conn, fates: &mut [Fate]) -> Result<(), Outcome> {
     }
     let found = match timeout(
         GROUP_TIMEOUT,
-        c.client.query(&c.statements.present, &[&ids]),
+        c.client.query_one(&c.statements.present, &[&ids]),
     )
     .await
     {
@@ -135,7 +211,11 @@ async fn still_there(c: &Conn, fates: &mut [Fate]) -> Result<(), Outcome> {
         Ok(Err(e)) => return Err(not_committed(&e)),
         Ok(Ok(found)) => found,
     };
-    let present: std::collections::HashSet<i64> = found.iter().map(|r| r.get(0)).collect();
+    let Some(present) = found.get::<_, Option<Vec<i64>>>(0) else {
+        // No trigger or rule of the table's own: every row inserted is there.
+        return Ok(());
+    };
+    let present: std::collections::HashSet<i64> = present.into_iter().collect();
     for fate in fates.iter_mut() {
         if matches!(fate, Fate::Stored(id) if !present.contains(id)) {
             *fate = Fate::Dropped;
@@ -182,32 +262,6 @@ async fn rolled_back(c: &Conn, outcome: Outcome) -> Outcome {
     outcome
 }
 
-async fn insert(c: &Conn, row: &Row) -> Result<Option<i64>, tokio_postgres::Error> {
-    let bytes = row.payload.len() as i64;
-    let payload: &[u8] = &row.payload;
-    let dedupe = row.dedupe.then_some(true);
-    let f = &row.fields;
-    let found = c
-        .client
-        .query_opt(
-            &c.statements.insert,
-            &[
-                &row.received_at,
-                &row.peer,
-                &f[0],
-                &f[1],
-                &f[2],
-                &f[3],
-                &f[4],
-                &bytes,
-                &payload,
-                &dedupe,
-            ],
-        )
-        .await?;
-    Ok(found.map(|r| r.get(0)))
-}
-
 async fn find_key(c: &Conn, row: &Row) -> Result<bool, tokio_postgres::Error> {
     let f = &row.fields;
     let found = c
@@ -245,14 +299,18 @@ pub(super) async fn settled(
             .is_some_and(|c| *c == tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE);
         return if busy { Ok(None) } else { Err(e) };
     }
-    let mut stored = Vec::with_capacity(rows.len());
-    for (row, fate) in rows.iter().zip(fates) {
-        stored.push(match fate {
-            Fate::Stored(id) => find_row(c, row, *id).await?,
-            Fate::Duplicate => find_key(c, row).await?,
-            Fate::Dropped => false,
-        });
-    }
+    // Pipelined: a group of thousands of rows is looked up in about one round trip.
+    let lookups = rows.iter().zip(fates).map(|(row, fate)| async move {
+        match fate {
+            Fate::Stored(id) => find_row(c, row, *id).await,
+            Fate::Duplicate => find_key(c, row).await,
+            Fate::Dropped => Ok(false),
+        }
+    });
+    let stored = futures_util::future::join_all(lookups)
+        .await
+        .into_iter()
+        .collect::<Result<Vec<bool>, _>>()?;
     c.client.batch_execute("ROLLBACK").await?;
     Ok(Some(stored))
 }

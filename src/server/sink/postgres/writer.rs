@@ -5,7 +5,7 @@
 //! it is back. A COMMIT whose outcome is unknown is settled within [`SETTLE_MAX`]; past it the
 //! messages get no answer and their connections close (their fate is unknown to us too).
 
-use super::commit::{self, Fate, Outcome};
+use super::commit::{self, Fate, Insert, Outcome};
 use super::{connect, Conn, Job, Reports, Row, GROUP_ROWS, RETRIES};
 use super::{BACKOFF_FIRST, BACKOFF_MAX};
 use crate::cause::Cause;
@@ -213,6 +213,7 @@ fn answer(fate: &Fate) -> SinkResult {
 async fn commit_rows(link: &mut Link, rows: &[&Row], jobs: &[Job]) -> Vec<SinkResult> {
     let mut results: Vec<Option<SinkResult>> = vec![None; rows.len()];
     let (mut refused, mut retries) = (0, 0);
+    let mut how = Insert::Together;
     loop {
         let open: Vec<usize> = (0..rows.len()).filter(|&i| results[i].is_none()).collect();
         let Some(c) = link.conn.as_ref().filter(|_| !open.is_empty()) else {
@@ -225,15 +226,19 @@ async fn commit_rows(link: &mut Link, rows: &[&Row], jobs: &[Job]) -> Vec<SinkRe
             break;
         };
         let group: Vec<&Row> = open.iter().map(|&i| rows[i]).collect();
-        match commit::group(c, &group).await {
+        match commit::group(c, &group, how).await {
             Outcome::Committed(fates) => {
                 for (&i, fate) in open.iter().zip(&fates) {
                     results[i] = Some(answer(fate));
                 }
                 break;
             }
+            // Nothing kept: row by row names the row the server refuses.
+            Outcome::Split => how = Insert::Each,
             Outcome::Refused { index, why } if refused < REFUSED_MAX => {
                 refused += 1;
+                // The rest most likely goes in whole.
+                how = Insert::Together;
                 results[open[index]] = Some(SinkResult::failed(format!(
                     "postgres: the database refused this message: {why}"
                 )));
