@@ -5,17 +5,20 @@
 //! client's round trips through the relay and direct), plus the relay's peak RSS (VmHWM). Then
 //! store and forward: `mllp send` -> `mllp relay --queue` -> `mllp listen`, the rate the queue
 //! takes messages at (each committed to its file before the answer) and the rate they reach the
-//! upstream (until no row is pending), as ratios to pass-through.
+//! upstream (until no row is pending), as ratios to pass-through. Then `relay --mirror`: the
+//! pipelined rate with a healthy shadow (an `mllp listen`) as a ratio to the same relay without
+//! a mirror, and the one-at-a-time p50 with the shadow down (nothing listening) and stalled
+//! (connections taken, never read) as ratios to the relay without a mirror.
 //!
 //! `cargo bench --bench relay_e2e` (MESSAGES=N for the throughput runs, ROUNDS=N for the
-//! latency samples).
+//! latency samples, RUNS=N rounds whose medians are shown; MLLP_BASE=PATH measures another build
+//! too, each round both builds one after the other, in alternating order).
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_mllp");
 
 fn adt(i: usize) -> Vec<u8> {
     format!(
@@ -34,46 +37,64 @@ fn env(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// Start `mllp ARGS` and read the bound address from its first JSON event.
-fn spawn(args: &[&str]) -> (Child, SocketAddr) {
-    let mut child = Command::new(BIN)
-        .args(["--log-format", "json"])
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let event: serde_json::Value = serde_json::from_str(&first).unwrap();
-    let addr = event["addr"].as_str().unwrap().parse().unwrap();
-    std::thread::spawn(move || for _ in lines {});
-    (child, addr)
+/// One build of `mllp` under measurement.
+struct Build {
+    name: String,
+    bin: PathBuf,
 }
 
-fn listen() -> (Child, SocketAddr) {
-    spawn(&["listen", "--port", "0"])
-}
+impl Build {
+    /// Start `mllp ARGS` and read the bound address from its JSON events.
+    fn spawn(&self, args: &[&str]) -> (Child, SocketAddr) {
+        let mut child = Command::new(&self.bin)
+            .args(["--log-format", "json"])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let addr = loop {
+            let Some(Ok(line)) = lines.next() else {
+                panic!("mllp {args:?} ended before listening: {:?}", child.wait());
+            };
+            let event: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if let Some(addr) = event["addr"].as_str() {
+                break addr.parse().unwrap();
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        (child, addr)
+    }
 
-fn relay(to: SocketAddr) -> (Child, SocketAddr) {
-    spawn(&["relay", "--listen", "0", "--to", &to.to_string()])
-}
+    fn listen(&self) -> (Child, SocketAddr) {
+        self.spawn(&["listen", "--port", "0"])
+    }
 
-fn queue_relay(to: SocketAddr, file: &std::path::Path) -> (Child, SocketAddr) {
-    let file = file.to_str().unwrap();
-    spawn(&[
-        "relay",
-        "--listen",
-        "0",
-        "--to",
-        &to.to_string(),
-        "--queue",
-        file,
-    ])
+    fn relay(&self, to: SocketAddr, more: &[&str]) -> (Child, SocketAddr) {
+        let to = to.to_string();
+        self.spawn(&[&["relay", "--listen", "0", "--to", &to], more].concat())
+    }
+
+    /// `mllp send FILE` to `to`, window 64: messages per second.
+    fn send_rate(&self, file: &Path, messages: usize, to: SocketAddr) -> f64 {
+        let started = Instant::now();
+        let out = Command::new(&self.bin)
+            .args(["--quiet", "send", "--progress", "never", "--window", "64"])
+            .arg(file)
+            .args(["--host", &to.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let elapsed = started.elapsed();
+        assert!(out.status.success(), "send failed: {}", out.status);
+        messages as f64 / elapsed.as_secs_f64()
+    }
 }
 
 /// Rows of the queue `file` still pending.
-fn pending(file: &std::path::Path) -> i64 {
+fn pending(file: &Path) -> i64 {
     rusqlite::Connection::open(file)
         .and_then(|db| {
             db.query_row(
@@ -102,29 +123,14 @@ fn peak_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// `mllp send FILE` to `to`, window 64: messages per second.
-fn send_rate(file: &std::path::Path, messages: usize, to: SocketAddr) -> f64 {
-    let started = Instant::now();
-    let out = Command::new(BIN)
-        .args(["--quiet", "send", "--progress", "never", "--window", "64"])
-        .arg(file)
-        .args(["--host", &to.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
-        .unwrap();
-    let elapsed = started.elapsed();
-    assert!(out.status.success(), "send failed: {}", out.status);
-    messages as f64 / elapsed.as_secs_f64()
-}
-
-/// Round trips of one message at a time over one connection, each until its whole ACK frame.
+/// Round trips of one message at a time over one connection, each until its whole ACK frame,
+/// after a warm-up of 50.
 fn round_trips(to: SocketAddr, rounds: usize) -> Vec<Duration> {
     let mut tcp = TcpStream::connect(to).unwrap();
     tcp.set_nodelay(true).unwrap();
     let mut buf = [0u8; 4096];
     let mut times = Vec::with_capacity(rounds);
-    for i in 0..rounds {
+    for i in 0..rounds + 50 {
         let mut frame = vec![0x0b];
         frame.extend_from_slice(&adt(i + 1));
         frame.extend_from_slice(&[0x1c, 0x0d]);
@@ -136,9 +142,12 @@ fn round_trips(to: SocketAddr, rounds: usize) -> Vec<Duration> {
             assert!(n > 0, "the connection closed");
             got.extend_from_slice(&buf[..n]);
         }
-        times.push(started.elapsed());
+        if i >= 50 {
+            times.push(started.elapsed());
+        }
         assert!(got.windows(7).any(|w| w == b"MSA|AA|"), "not an AA");
     }
+    times.sort();
     times
 }
 
@@ -147,9 +156,151 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[i].as_secs_f64() * 1e6
 }
 
+/// A shadow that takes connections and never reads from them; they stay open.
+fn stalled() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    addr
+}
+
+/// A port nothing listens on.
+fn down() -> SocketAddr {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
+/// One round's figures of one build.
+#[derive(Default, Clone, Copy)]
+struct Figures {
+    direct: f64,
+    relayed: f64,
+    rss_mb: f64,
+    taken: f64,
+    through: f64,
+    mirrored: f64,
+    direct_p: (f64, f64),
+    relay_p: (f64, f64),
+    shadow_down_p50: f64,
+    shadow_stalled_p50: f64,
+}
+
+fn measure(build: &Build, file: &Path, messages: usize, rounds: usize, queue: &Path) -> Figures {
+    let mut f = Figures::default();
+    let (upstream, up) = build.listen();
+    let (shadow, shadow_at) = build.listen();
+    f.direct = build.send_rate(file, messages, up);
+    let (relay, via) = build.relay(up, &[]);
+    f.relayed = build.send_rate(file, messages, via);
+    f.rss_mb = peak_kib(relay.id()) as f64 / 1024.0;
+    let shadow_arg = shadow_at.to_string();
+    let (mirrored, mirrored_via) = build.relay(up, &["--mirror", &shadow_arg]);
+    f.mirrored = build.send_rate(file, messages, mirrored_via);
+    stop(mirrored);
+
+    let (queued, queued_via) = build.relay(up, &["--queue", queue.to_str().unwrap()]);
+    let started = Instant::now();
+    f.taken = build.send_rate(file, messages, queued_via);
+    while pending(queue) > 0 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    f.through = messages as f64 / started.elapsed().as_secs_f64();
+    stop(queued);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", queue.display()));
+    }
+
+    let direct = round_trips(up, rounds);
+    let relayed = round_trips(via, rounds);
+    f.direct_p = (percentile(&direct, 0.5), percentile(&direct, 0.99));
+    f.relay_p = (percentile(&relayed, 0.5), percentile(&relayed, 0.99));
+    for (shadow, p50) in [
+        (down(), &mut f.shadow_down_p50),
+        (stalled(), &mut f.shadow_stalled_p50),
+    ] {
+        let (relay, via) = build.relay(up, &["--mirror", &shadow.to_string()]);
+        *p50 = percentile(&round_trips(via, rounds), 0.5);
+        stop(relay);
+    }
+    stop(relay);
+    stop(shadow);
+    stop(upstream);
+    f
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(|a, b| a.total_cmp(b));
+    values[values.len() / 2]
+}
+
+fn report(build: &Build, rounds: usize, runs: &[Figures]) {
+    let m = |pick: fn(&Figures) -> f64| median(runs.iter().map(pick).collect());
+    println!(
+        "{}: medians of {} rounds (ratios: median of each round's ratio)",
+        build.name,
+        runs.len()
+    );
+    println!(
+        "  mllp send -> mllp listen, window 64                {:>9.0} msg/s",
+        m(|f| f.direct)
+    );
+    println!(
+        "  mllp send -> mllp relay -> mllp listen, window 64  {:>9.0} msg/s  {:.2}x direct  relay peak RSS {:.1} MB",
+        m(|f| f.relayed),
+        m(|f| f.relayed / f.direct),
+        m(|f| f.rss_mb)
+    );
+    println!(
+        "  relay --queue: taken {:>9.0} msg/s  {:.2}x pass-through; through {:>9.0} msg/s  {:.2}x",
+        m(|f| f.taken),
+        m(|f| f.taken / f.relayed),
+        m(|f| f.through),
+        m(|f| f.through / f.relayed)
+    );
+    println!(
+        "  relay --mirror, shadow an mllp listen: {:>9.0} msg/s  {:.2}x without --mirror",
+        m(|f| f.mirrored),
+        m(|f| f.mirrored / f.relayed)
+    );
+    println!("  one at a time, {rounds} round trips (us):  p50 / p99");
+    println!(
+        "    direct                 {:>8.0} / {:>8.0}",
+        m(|f| f.direct_p.0),
+        m(|f| f.direct_p.1)
+    );
+    println!(
+        "    through the relay      {:>8.0} / {:>8.0}",
+        m(|f| f.relay_p.0),
+        m(|f| f.relay_p.1)
+    );
+    println!(
+        "    added by the relay     {:>8.0} / {:>8.0}",
+        m(|f| f.relay_p.0 - f.direct_p.0),
+        m(|f| f.relay_p.1 - f.direct_p.1)
+    );
+    println!(
+        "    --mirror, shadow down  {:>8.0} p50  {:.2}x without --mirror",
+        m(|f| f.shadow_down_p50),
+        m(|f| f.shadow_down_p50 / f.relay_p.0)
+    );
+    println!(
+        "    --mirror, shadow stalled {:>6.0} p50  {:.2}x without --mirror",
+        m(|f| f.shadow_stalled_p50),
+        m(|f| f.shadow_stalled_p50 / f.relay_p.0)
+    );
+}
+
 fn main() {
     let messages = env("MESSAGES", 20_000);
     let rounds = env("ROUNDS", 2_000);
+    let runs = env("RUNS", 3).max(1);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("all.hl7");
     let mut all = std::io::BufWriter::new(std::fs::File::create(&file).unwrap());
@@ -158,54 +309,35 @@ fn main() {
     }
     drop(all);
     println!(
-        "relay_e2e: {messages} ADT messages of ~{} bytes, loopback, pass-through",
+        "relay_e2e: {messages} ADT messages of ~{} bytes, loopback",
         adt(1).len()
     );
-
-    let (upstream, up) = listen();
-    let direct = send_rate(&file, messages, up);
-    let (relayed_child, via) = relay(up);
-    let relayed = send_rate(&file, messages, via);
-    let relay_rss = peak_kib(relayed_child.id());
-    let queue = dir.path().join("q.db");
-    let (queued_child, queued_via) = queue_relay(up, &queue);
-    let started = Instant::now();
-    let taken = send_rate(&file, messages, queued_via);
-    while pending(&queue) > 0 {
-        std::thread::sleep(Duration::from_millis(5));
+    let mut builds = vec![Build {
+        name: "this build".into(),
+        bin: env!("CARGO_BIN_EXE_mllp").into(),
+    }];
+    if let Ok(base) = std::env::var("MLLP_BASE") {
+        builds.insert(
+            0,
+            Build {
+                name: format!("MLLP_BASE ({base})"),
+                bin: base.into(),
+            },
+        );
     }
-    let through = messages as f64 / started.elapsed().as_secs_f64();
-    stop(queued_child);
-
-    // Warm both paths, then sample one message at a time.
-    round_trips(up, 50);
-    round_trips(via, 50);
-    let mut direct_rt = round_trips(up, rounds);
-    let mut relay_rt = round_trips(via, rounds);
-    stop(relayed_child);
-    stop(upstream);
-    direct_rt.sort();
-    relay_rt.sort();
-    let (d50, d99) = (percentile(&direct_rt, 0.5), percentile(&direct_rt, 0.99));
-    let (r50, r99) = (percentile(&relay_rt, 0.5), percentile(&relay_rt, 0.99));
-
-    println!("  mllp send -> mllp listen, window 64              {direct:>10.0} msg/s");
-    println!(
-        "  mllp send -> mllp relay -> mllp listen, window 64 {relayed:>9.0} msg/s  {:.2}x direct  relay peak RSS {:.1} MB",
-        relayed / direct,
-        relay_rss as f64 / 1024.0
-    );
-    println!(
-        "  mllp send -> mllp relay --queue -> mllp listen  taken {taken:>9.0} msg/s  {:.2}x pass-through; through {through:>9.0} msg/s  {:.2}x",
-        taken / relayed,
-        through / relayed
-    );
-    println!("  one at a time, {rounds} round trips (us):  p50 / p99");
-    println!("    direct                 {d50:>8.0} / {d99:>8.0}");
-    println!("    through the relay      {r50:>8.0} / {r99:>8.0}");
-    println!(
-        "    added by the relay     {:>8.0} / {:>8.0}",
-        r50 - d50,
-        r99 - d99
-    );
+    let mut figures = vec![Vec::new(); builds.len()];
+    for run in 0..runs {
+        // Alternate which build goes first, so neither always gets the quieter moment.
+        let mut order: Vec<usize> = (0..builds.len()).collect();
+        if run % 2 == 1 {
+            order.reverse();
+        }
+        for i in order {
+            let queue = dir.path().join("q.db");
+            figures[i].push(measure(&builds[i], &file, messages, rounds, &queue));
+        }
+    }
+    for (build, runs) in builds.iter().zip(&figures) {
+        report(build, rounds, runs);
+    }
 }

@@ -11,7 +11,6 @@ use crate::server::sink::SinkFuture;
 use crate::server::{Inbound, Sink, SinkResult};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// Forwards every message upstream and answers with the upstream's answers.
@@ -58,23 +57,29 @@ impl Forward {
 
     async fn forward(&self, messages: &[Inbound]) -> Vec<SinkResult> {
         self.gauges.received(messages.len() as u64);
-        let deadline = Instant::now() + self.write_within;
+        // The deadline is watched here, by the batch's own future, not by a task of its own:
+        // once it passes, `expired` stops the waits for room in the window (those sends are
+        // never delivered, and refused downstream) and every send still unwritten is cancelled.
+        let deadline = tokio::time::sleep(self.write_within);
+        tokio::pin!(deadline);
         let expired = CancellationToken::new();
-        let timer = {
-            let expired = expired.clone();
-            tokio::spawn(async move {
-                tokio::time::sleep_until(deadline).await;
-                expired.cancel();
-            })
-        };
-        // A wait for room in the window ends at the deadline too: those sends are never
-        // delivered, and refused downstream.
         let mut copies: Vec<_> = match &self.mirror {
             Some(mirror) => messages.iter().map(|m| mirror.copy(&m.payload)).collect(),
             None => Vec::new(),
         };
-        let payloads: Vec<_> = messages.iter().map(|m| m.payload.clone()).collect();
-        let handles = self.client.send_many_cancellable(payloads, &expired).await;
+        let handles = {
+            // A function, not a closure: the future must be `Send` for every borrow of the batch.
+            let payloads = messages.iter().map(payload_of);
+            let sending = self.client.send_many_cancellable(payloads, &expired);
+            tokio::pin!(sending);
+            loop {
+                tokio::select! {
+                    biased;
+                    handles = &mut sending => break handles,
+                    () = &mut deadline, if !expired.is_cancelled() => expired.cancel(),
+                }
+            }
+        };
         let mut results = Vec::with_capacity(messages.len());
         let mut closing = false;
         for (i, (message, mut handle)) in messages.iter().zip(handles).enumerate() {
@@ -83,15 +88,14 @@ impl Forward {
                 // would never be read. Unwritten, it never reaches the upstream.
                 handle.cancel();
             }
-            let forwarded_at = SystemTime::now();
-            let (fate, commit) = settle(&mut handle, &expired).await;
+            let forwarded_at = self.record.is_some().then(SystemTime::now);
+            let (fate, commit) = settle(&mut handle, deadline.as_mut(), &expired).await;
             self.gauges.settled(gauges::latency(&fate));
             // `None` when there is no mirror; `Some(None)` when the copy was skipped.
             let compared = copies
                 .get_mut(i)
                 .map(|copy| copy.take().and_then(|copy| copy.answered(&fate)));
-            let upstream = Upstream::from_fate(&fate, commit);
-            if let Some(record) = &self.record {
+            if let (Some(record), Some(forwarded_at)) = (&self.record, forwarded_at) {
                 let row = record
                     .keep(message, &fate, handle.writes(), forwarded_at)
                     .await;
@@ -99,22 +103,26 @@ impl Forward {
                     record.mirrored(row, compared);
                 }
             }
-            let result = pass_through(upstream);
+            let result = pass_through(Upstream::from_fate(&fate, commit));
             closing |= matches!(
                 &result.reply,
                 crate::server::Reply::Relayed { close: Some(_), .. }
             );
             results.push(result);
         }
-        timer.abort();
         results
     }
 }
 
-/// Wait for a send's fate and its `CA`, if one comes; once `expired` fires, a send still not
-/// written is cancelled (it then ends never delivered).
+fn payload_of(message: &Inbound) -> bytes::Bytes {
+    message.payload.clone()
+}
+
+/// Wait for a send's fate and its `CA`, if one comes; once `deadline` passes (`expired` is then
+/// cancelled), a send still not written is cancelled (it then ends never delivered).
 async fn settle(
     handle: &mut SendHandle,
+    mut deadline: std::pin::Pin<&mut tokio::time::Sleep>,
     expired: &CancellationToken,
 ) -> (Fate, Option<crate::client::Commit>) {
     let commit = handle.take_committed();
@@ -123,6 +131,12 @@ async fn settle(
     let mut commit_done = false;
     let mut watching = true;
     loop {
+        if watching && expired.is_cancelled() {
+            watching = false;
+            if handle.writes() == 0 {
+                handle.cancel();
+            }
+        }
         tokio::select! {
             biased;
             c = &mut commit, if !commit_done => {
@@ -136,12 +150,7 @@ async fn settle(
                 }
                 return (fate, committed);
             }
-            _ = expired.cancelled(), if watching => {
-                watching = false;
-                if handle.writes() == 0 {
-                    handle.cancel();
-                }
-            }
+            () = &mut deadline, if watching => expired.cancel(),
         }
     }
 }

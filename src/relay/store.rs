@@ -1,6 +1,7 @@
 //! The relay's SQLite file (`--queue` and `--record`): table `queue`, one row per message with
 //! the columns of the receiver's `messages` table and the message's upstream fate. WAL and full
-//! synchronous commits: a row written is on disk before the downstream peer hears of it.
+//! synchronous commits for rows taken in: a row written is on disk before the downstream peer
+//! hears of it (what the forwarder writes after, attempts and fates, is not waited for).
 //!
 //! The file is the one the path names: no symbolic link is followed there, a table `queue` with
 //! other columns is refused at start, and at each commit group the path is checked against the
@@ -10,6 +11,7 @@
 //! generation: a row read from one is never settled in another. What goes wrong is said through
 //! the server's events (`store_error`), never dropped.
 
+mod fates;
 mod mirrored;
 mod rows;
 

@@ -1,6 +1,6 @@
 //! The relay with an upstream that takes connections and never reads from them, while 1,000
 //! downstream connections each push 32 messages of 64 KiB: what waits for the upstream counts
-//! in the budget, in pass-through and with a queue.
+//! in the budget, in pass-through and with a queue; and with a mirror whose shadow never reads.
 
 use crate::load::{flood, Load};
 use crate::proc::{Proc, ONE_AT_A_TIME};
@@ -55,5 +55,19 @@ async fn a_queue_with_an_upstream_that_does_not_read() {
     let (upstream, holder) = stalled().await;
     let relay = Proc::relay(upstream, &["--queue", queue.to_str().unwrap()]);
     crowd(&relay, "relay --queue", Load::CROWD).await;
+    holder.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long: run with --ignored"]
+async fn a_mirror_whose_shadow_does_not_read() {
+    let _alone = ONE_AT_A_TIME.lock().await;
+    let upstream = Proc::listen(&[]);
+    let (shadow, holder) = stalled().await;
+    let shadow = shadow.to_string();
+    let relay = Proc::relay(upstream.addr, &["--mirror", &shadow]);
+    // Every message answered by the upstream, every copy held for the shadow until the mirror's
+    // queue or its share of the budget is full: the copies count in the budget.
+    crowd(&relay, "relay --mirror, shadow not reading", Load::CROWD).await;
     holder.abort();
 }

@@ -205,56 +205,6 @@ impl Store {
         .await
     }
 
-    /// Write the fates of rows read from `generation`, in one transaction; `Ok(false)` leaves
-    /// rows of an earlier generation as they are in the file they were read from (moved away).
-    pub async fn settle(
-        &self,
-        generation: u64,
-        fates: Vec<(i64, Settlement)>,
-    ) -> Result<bool, String> {
-        self.with(move |open, _| {
-            if open.generation != generation {
-                return Ok(false);
-            }
-            let tx = open.db.transaction().map_err(|e| e.to_string())?;
-            for (id, s) in &fates {
-                settle_row(&tx, *id, s).map_err(|e| e.to_string())?;
-            }
-            tx.commit().map_err(|e| e.to_string())?;
-            Ok(true)
-        })
-        .await
-    }
-
-    /// Count one more attempt of each of rows `ids` of `generation`, and when each was first
-    /// forwarded.
-    pub async fn attempted(
-        &self,
-        generation: u64,
-        ids: Vec<i64>,
-        at: SystemTime,
-    ) -> Result<(), String> {
-        self.with(move |open, file| {
-            same_generation(open, generation, file)?;
-            let tx = open.db.transaction().map_err(|e| e.to_string())?;
-            {
-                let mut update = tx
-                    .prepare_cached(
-                        "UPDATE queue SET attempts = attempts + 1,
-                            forwarded_at = COALESCE(forwarded_at, ?1) WHERE id = ?2",
-                    )
-                    .map_err(|e| e.to_string())?;
-                for id in &ids {
-                    update
-                        .execute(params![stamp(at), id])
-                        .map_err(|e| e.to_string())?;
-                }
-            }
-            tx.commit().map_err(|e| e.to_string())
-        })
-        .await
-    }
-
     /// Up to `limit` pending rows after `after`, in arrival order; rows among them that cannot
     /// be read are set aside (status `unreadable`) and returned apart.
     pub async fn pending(
@@ -368,7 +318,7 @@ fn read_row(r: &rusqlite::Row<'_>, generation: u64, id: i64) -> Result<PendingRo
     })
 }
 
-fn settle_row(tx: &Transaction<'_>, id: i64, s: &Settlement) -> rusqlite::Result<()> {
+pub(super) fn settle_row(tx: &Transaction<'_>, id: i64, s: &Settlement) -> rusqlite::Result<()> {
     let changed = tx.execute(
         "UPDATE queue SET status = ?1, ack_code = ?2, ack = ?3, attempts = ?4,
             forwarded_at = ?5, settled_at = ?6 WHERE id = ?7",

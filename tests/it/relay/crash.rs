@@ -1,5 +1,6 @@
 //! The queue through two SIGKILLs of the relay: every message answered downstream reaches the
 //! upstream, and with the upstream's --dedupe none is stored twice. Both kills land mid-run.
+//! And a kill between the upstream's answer and the row's settle: the row is sent again.
 
 use super::proc::RelayProc;
 use crate::support::listen_proc::ListenProc;
@@ -105,5 +106,80 @@ async fn two_sigkills_lose_nothing_answered_and_store_nothing_twice() {
     }
     let twice: Vec<_> = stored.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "stored twice: {twice:?}");
+    drop(relay);
+}
+
+/// Rows of `queue` with `status`.
+fn with_status(queue: &std::path::Path, status: &str) -> i64 {
+    count(
+        queue,
+        &format!("SELECT COUNT(*) FROM queue WHERE status = '{status}'"),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_between_the_upstream_answer_and_the_settle_sends_the_row_again() {
+    use crate::support::mllp_client::{adt, MllpClient};
+    use crate::support::peer::{Behaviour, Peer, Script};
+    let dir = tempfile::tempdir().unwrap();
+    let queue = dir.path().join("q.db");
+    let q = queue.to_str().unwrap().to_string();
+    let upstream = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
+    let to = upstream.addr().to_string();
+    let args = ["--queue", q.as_str(), "--backoff-max", "200ms"];
+    let mut relay = RelayProc::start(&to, &args);
+    // The file refuses every fate: the upstream answers, the settle cannot be written.
+    let hold = "CREATE TRIGGER hold BEFORE UPDATE OF status ON queue
+        WHEN NEW.status <> 'pending' BEGIN SELECT RAISE(ABORT, 'held'); END";
+    rusqlite::Connection::open(&queue)
+        .unwrap()
+        .execute_batch(hold)
+        .unwrap();
+    let mut client = MllpClient::connect(relay.addr).await;
+    let message = adt(b"SETTLE1", "");
+    client.send(&message).await;
+    let answer = client.ack().await.expect("taken by the queue");
+    assert!(
+        String::from_utf8_lossy(&answer.payload).contains("MSA|AA|SETTLE1"),
+        "{answer:?}"
+    );
+    // Answered upstream, and its fate refused by the file at least once.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let event = relay
+            .events
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .expect("a store error for the fates");
+        let detail = event["detail"].as_str().unwrap_or_default();
+        if event["event"] == "store_error" && detail.contains("writing the fates") {
+            break;
+        }
+    }
+    assert_eq!(upstream.payloads(), vec![message.clone()]);
+    relay.kill();
+    assert_eq!(
+        with_status(&queue, "pending"),
+        1,
+        "still pending after the crash"
+    );
+
+    let db = rusqlite::Connection::open(&queue).unwrap();
+    db.execute_batch("DROP TRIGGER hold").unwrap();
+    drop(db);
+    let relay = RelayProc::start(&to, &args);
+    let started = Instant::now();
+    while with_status(&queue, "accepted") < 1 && started.elapsed() < Duration::from_secs(20) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        with_status(&queue, "accepted"),
+        1,
+        "settled after the restart"
+    );
+    assert_eq!(
+        upstream.payloads(),
+        vec![message.clone(), message],
+        "sent again, never lost"
+    );
     drop(relay);
 }

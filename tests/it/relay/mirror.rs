@@ -482,3 +482,56 @@ async fn a_record_keeps_both_answers_and_an_older_file_gains_the_columns() {
         ]
     );
 }
+
+/// An engine's answer with the payload marker in MSA-3 and ERR-8, each engine its own wording.
+fn marked(engine: &'static str) -> fn(&[u8]) -> Vec<u8> {
+    fn answer(message: &[u8], engine: &str) -> Vec<u8> {
+        let id = control_id(message).unwrap_or_default();
+        format!(
+            "MSH|^~\\&|{engine}|TEST|MLLP|TEST|20991231235959||ACK|{engine}-{id}|P|2.5\r\
+             MSA|AA|{id}|{engine} kept {MARKER}\r\
+             ERR|||0^Message accepted^HL70357|I||||{engine} saw {MARKER}\r"
+        )
+        .into_bytes()
+    }
+    match engine {
+        "OLD" => |m| answer(m, "OLD"),
+        _ => |m| answer(m, "NEW"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn differing_answers_with_text_show_no_payload_byte_in_any_event() {
+    let upstream = shadow(marked("OLD")).await;
+    let new = shadow(marked("NEW")).await;
+    let relay = RelayProc::start(&upstream.to_string(), &["--mirror", &new.to_string()]);
+    let mut client = MllpClient::connect(relay.addr).await;
+    for id in ["X1", "X2"] {
+        let message = format!(
+            "MSH|^~\\&|A|B|C|D|20240101000000||ADT^A01|{id}|P|2.5\rPID|1||{MARKER}||{MARKER}^PAT\r"
+        );
+        client.send(message.as_bytes()).await;
+        client.ack().await.expect("the upstream's answer");
+    }
+    // Every event is swept for the marker as it is read: the differences, the counts.
+    let mut events = until(&relay, |e| {
+        e["event"] == "relay_stats" && e["mirror"]["different"] == 2
+    });
+    events.extend(relay.terminate());
+    for event in &events {
+        assert_no_marker("relay event", &event.to_string(), MARKER);
+    }
+    let found = diffs(&events);
+    assert_eq!(found.len(), 2, "{events:?}");
+    assert!(
+        found
+            .iter()
+            .all(|(_, paths)| paths.contains(&"MSA-3".to_string())),
+        "{found:?}"
+    );
+    let summary = events
+        .iter()
+        .find(|e| e["event"] == "mirror_summary")
+        .expect("a summary at the stop");
+    assert_eq!(summary["different"], 2, "{summary}");
+}
