@@ -47,14 +47,15 @@ fn name(deriver: &Deriver, text: &[u8], out: &mut Vec<u8>) {
     if letters == 0 && text.is_ascii() {
         return same_shape(deriver, text.as_bytes(), out);
     }
-    // One person whatever the case: `MÜLLER` and `Müller` give one replacement.
-    let folded = text.to_lowercase();
+    // One person whatever the case: `MÜLLER` and `Müller` give one replacement. Upper case,
+    // so an ASCII name keeps the replacement earlier versions gave it under the same key.
+    let folded = text.to_uppercase();
     let initial = letters == 1 && text.chars().count() <= 2;
     let letter = text.chars().find(|c| c.is_alphabetic());
     // Never the original: for an initial, never its letter.
     let same = |chosen: &str| match initial {
         true => letter.is_some_and(|l| chosen.chars().next() == l.to_uppercase().next()),
-        false => chosen.to_lowercase() == folded,
+        false => chosen == folded,
     };
     let mut chosen = NAMES[0];
     for round in 0..=u8::MAX {
