@@ -11,7 +11,7 @@ use crate::support::peer_wire::frame;
 use crate::support::pg;
 use bytes::Bytes;
 use mllp::ack::Disposition;
-use mllp::server::sink::{CommitGroups, Inbound, PostgresSink, Sink, SinkResult};
+use mllp::server::{CommitGroups, Inbound, PostgresSink, Sink, SinkResult};
 use std::sync::Arc;
 
 /// A message with control ID `id`, as its sink sees it.
