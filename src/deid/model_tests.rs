@@ -19,7 +19,8 @@ enum Type {
     /// Address: street, other designation, city, postal code, other geographic designation,
     /// county (state and country stay).
     Xad,
-    /// Telephone: as written, e-mail, area code, local number, unformatted.
+    /// Telephone: as written, e-mail, area code, local number, extension, comment,
+    /// unformatted.
     Xtn,
     /// A date, moved.
     Date,
@@ -65,6 +66,8 @@ fn model_type(segment: &str, field: usize) -> Option<Type> {
         ("MRG", 1..=6) => Cx,
         ("MRG", 7) => Xpn,
         ("NTE", 3) => Whole,
+        ("ORC", 12) | ("OBR", 16) => Xcn,
+        ("ORC", 14) | ("OBR", 17) => Xtn,
         _ => return None,
     })
 }
@@ -73,7 +76,11 @@ fn model_type(segment: &str, field: usize) -> Option<Type> {
 /// identifies someone, and whether it is a date.
 fn identifying(segment: &str, f: usize, c: usize, obx2: &str) -> Option<Type> {
     if segment == "OBX" && f == 5 {
-        return ["TX", "FT", "ST"].contains(&obx2).then_some(Type::Whole);
+        let obx2 = obx2.to_ascii_uppercase();
+        if obx2 == "ED" {
+            return (c == 5).then_some(Type::Whole);
+        }
+        return ["TX", "FT", "ST"].contains(&obx2.as_str()).then_some(Type::Whole);
     }
     let t = model_type(segment, f)?;
     let hit = match t {
@@ -81,7 +88,7 @@ fn identifying(segment: &str, f: usize, c: usize, obx2: &str) -> Option<Type> {
         Type::Xcn => (1..=4).contains(&c),
         Type::Cx | Type::Date => c == 1,
         Type::Xad => [1, 2, 3, 5, 8, 9].contains(&c),
-        Type::Xtn => [1, 4, 6, 7, 12].contains(&c),
+        Type::Xtn => [1, 4, 6, 7, 8, 9, 12].contains(&c),
         Type::Whole => true,
     };
     hit.then_some(t)
@@ -148,9 +155,10 @@ fn field() -> impl Strategy<Value = String> {
 
 fn segment() -> impl Strategy<Value = String> {
     let name = prop::sample::select(vec![
-        "PID", "PD1", "NK1", "PV1", "GT1", "IN1", "IN2", "MRG", "NTE", "OBX", "EVN", "OBR", "ZXX",
+        "PID", "PD1", "NK1", "PV1", "GT1", "IN1", "IN2", "MRG", "NTE", "OBX", "EVN", "OBR", "ORC",
+        "ZXX",
     ]);
-    let obx2 = prop::sample::select(vec!["TX", "FT", "ST", "NM", "CE", ""]);
+    let obx2 = prop::sample::select(vec!["TX", "FT", "ST", "tx", "Ft", "ED", "NM", "CE", ""]);
     (name, obx2, prop::collection::vec(field(), 0..66)).prop_map(|(name, obx2, mut fields)| {
         if name == "OBX" && fields.len() > 2 {
             fields[1] = obx2.to_string();

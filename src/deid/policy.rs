@@ -39,7 +39,8 @@ impl Method {
     }
 }
 
-/// A condition on another field of the same segment: its first component is one of these.
+/// A condition on another field of the same segment: its first component is one of these,
+/// in any case (`tx` is `TX`: engines write codes both ways).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct When {
     /// The field read.
@@ -50,7 +51,9 @@ pub struct When {
 
 impl When {
     pub(super) fn holds(&self, first_component: &[u8]) -> bool {
-        self.values.iter().any(|v| v.as_bytes() == first_component)
+        self.values
+            .iter()
+            .any(|v| v.as_bytes().eq_ignore_ascii_case(first_component))
     }
 }
 

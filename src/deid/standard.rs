@@ -16,7 +16,8 @@ enum Kind {
     /// Address (XAD): street, other designation, city, postal code, other geographic
     /// designation, county; the state and country stay.
     Address,
-    /// Telephone (XTN): the number as written, e-mail, area code, local number, unformatted.
+    /// Telephone (XTN): the number as written, e-mail, area code, local number, extension,
+    /// the free-text comment, unformatted.
     Phone,
     /// A date or timestamp, moved by the patient's offset.
     Date,
@@ -141,6 +142,9 @@ const FIELDS: &[(&str, &[(usize, Kind)])] = {
             ],
         ),
         ("NTE", &[(3, Whole)]),
+        // The ordering provider and the callback phone of an order, as PV1-7 and PID-13.
+        ("ORC", &[(12, PersonWithId), (14, Phone)]),
+        ("OBR", &[(16, PersonWithId), (17, Phone)]),
     ]
 };
 
@@ -157,7 +161,7 @@ pub(super) fn rules() -> Vec<Rule> {
                 }
                 Kind::Id => (&[1], Method::Hash),
                 Kind::Address => (&[1, 2, 3, 5, 8, 9], Method::Hash),
-                Kind::Phone => (&[1, 4, 6, 7, 12], Method::Hash),
+                Kind::Phone => (&[1, 4, 6, 7, 8, 9, 12], Method::Hash),
                 Kind::Date => (&[1], Method::ShiftDate),
                 Kind::Whole => (&[], Method::Hash),
             };
@@ -176,6 +180,13 @@ pub(super) fn rules() -> Vec<Rule> {
         values: ["TX", "FT", "ST"].map(String::from).to_vec(),
     });
     rules.push(text);
+    // An encapsulated document (a scanned letter, a PDF report): its data goes, its type stays.
+    let mut document = rule("OBX", 5, Some(5), Method::Blank);
+    document.when = Some(When {
+        field: 2,
+        values: vec!["ED".to_string()],
+    });
+    rules.push(document);
     rules
 }
 

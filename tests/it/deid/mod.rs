@@ -2,6 +2,7 @@
 //! across messages, files and runs, dates that keep their intervals, the key and the policy.
 
 mod flags;
+mod orders;
 mod patients;
 mod replaced;
 
