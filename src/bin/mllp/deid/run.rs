@@ -186,8 +186,9 @@ fn unique_names(sources: &[Source]) -> Result<(), String> {
     for source in sources {
         if !seen.insert(&source.output_name) {
             return Err(format!(
-                "two inputs would both be written to {} under --out; give their directory with \
-                 --recursive (its layout is kept), or de-identify them in separate runs",
+                "two inputs would both be written to {} under --out; give one directory that holds \
+                 them both with --recursive (its layout is kept, so their names differ), or \
+                 de-identify them in separate runs",
                 source.output_name.display()
             ));
         }
