@@ -58,13 +58,27 @@ fn wait(mut child: Child, limit: Duration) -> (Option<i32>, String) {
         std::thread::sleep(Duration::from_millis(20));
     };
     let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    // None when the caller already reads it.
+    if let Some(mut taken) = child.stderr.take() {
+        taken.read_to_string(&mut stderr).unwrap();
+    }
     (code, stderr)
+}
+
+/// The child's stderr, a line at a time, as it is written.
+fn log_lines(child: &mut Child) -> std::sync::mpsc::Receiver<String> {
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    rx
 }
 
 fn sigterm(child: &Child) {
@@ -78,7 +92,7 @@ async fn a_control_id_in_a_mirror_diff_line_is_shown_as_the_message_line_shows_i
     let upstream = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
     let shadow = refusing_shadow().await;
     let port = free_port();
-    let child = Command::new(crate::support::mllp_bin())
+    let mut child = Command::new(crate::support::mllp_bin())
         .args(["relay", "-vv", "--listen", &format!("127.0.0.1:{port}")])
         .args(["--to", &upstream.addr().to_string()])
         .args(["--mirror", &shadow.to_string()])
@@ -99,10 +113,19 @@ async fn a_control_id_in_a_mirror_diff_line_is_shown_as_the_message_line_shows_i
     let message = adt(b"C1\x1b[31mRAW\\X0A\\Z", "");
     client.send(&message).await;
     client.ack().await.expect("the upstream's answer");
-    // The difference is counted and written once the shadow answered.
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    // Stop once the difference is logged: the log is read as it is written.
+    let lines = log_lines(&mut child);
+    let mut seen = String::new();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !seen.contains("answers differ") && Instant::now() < deadline {
+        if let Ok(line) = lines.recv_timeout(Duration::from_millis(100)) {
+            seen.push_str(&line);
+            seen.push('\n');
+        }
+    }
     sigterm(&child);
-    let (code, stderr) = wait(child, Duration::from_secs(15));
+    let (code, _) = wait(child, Duration::from_secs(15));
+    let stderr = seen + &lines.iter().collect::<Vec<_>>().join("\n");
     assert!(code.is_some(), "the relay stops: {stderr}");
     assert!(!stderr.contains('\x1b'), "no raw ESC in the log:\n{stderr}");
     let shown = "C1?[31mRAW\\X0A\\Z";
