@@ -9,6 +9,7 @@ use mllp::cause::Cause;
 use std::fmt::Display;
 use std::process::ExitCode;
 
+#[derive(Debug)]
 #[must_use = "a Fatal says nothing until reported"]
 pub struct Fatal {
     exit: Exit,

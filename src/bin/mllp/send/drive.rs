@@ -144,7 +144,7 @@ fn say(live: &Live, note: RunNote, stopped_by: Option<StopSignal>) {
             format!(
                 "mllp: {}: nothing more is sent; the rest of the input is reported; \
                  draining ({})",
-                interruption(stop),
+                stop.interruption(),
                 stop.again()
             )
         };
@@ -168,12 +168,4 @@ fn say(live: &Live, note: RunNote, stopped_by: Option<StopSignal>) {
         }
     };
     live.note(human, &SendEvent::note(&note));
-}
-
-/// `interrupted by Ctrl-C`, `stopped by SIGTERM`.
-pub fn interruption(stop: StopSignal) -> String {
-    match stop {
-        StopSignal::CtrlC => format!("interrupted by {}", stop.name()),
-        StopSignal::Sigterm => format!("stopped by {}", stop.name()),
-    }
 }

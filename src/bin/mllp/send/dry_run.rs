@@ -19,7 +19,7 @@ pub fn list(mut set: InputSet, args: &SendArgs, diag: &Diag, width: usize) -> an
         let message = match message {
             Ok(message) => message,
             Err(err) => {
-                return Ok(Fatal::new(Exit::Usage, super::run::refusal(&err))
+                return Ok(Fatal::new(Exit::Usage, super::inputs::refusal(&err))
                     .then("nothing was sent (--dry-run)")
                     .report())
             }

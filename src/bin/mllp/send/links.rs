@@ -6,7 +6,7 @@
 use super::live::Live;
 use super::render::Output;
 use super::signals::Signals;
-use super::single::finish_with;
+use super::summary;
 use crate::exit::Exit;
 use mllp::client::Client;
 use mllp::delivery::{Input, OrderKey, ParallelRun, RunOptions};
@@ -25,7 +25,7 @@ pub async fn run(
     let stopped_by = signals.drive(run.controls());
     super::drive::events(&mut run, &mut output, &live, &stopped_by).await;
     let summary = run.finish().await;
-    finish_with(
+    summary::finish(
         &summary.run,
         Some(&summary.links),
         &mut output,

@@ -53,7 +53,7 @@ struct LinkView {
 }
 
 impl Live {
-    pub fn new(args: &SendArgs, diag: &Diag, total: Option<u64>, plan: &super::run::Plan) -> Live {
+    pub fn new(args: &SendArgs, diag: &Diag, total: Option<u64>, plan: &super::plan::Plan) -> Live {
         let target = match args.progress {
             // A bar is not a JSON line: under `--log-format json` it is never drawn.
             _ if diag.json() => None,

@@ -1,14 +1,17 @@
-//! `mllp send`: `args` holds the flags, `run` checks the input before the first byte, builds
-//! the client and runs it over one link (`single`) or several (`links`), both through one event
-//! loop (`drive`); `render` writes each message's result, `live` the progress and events on
-//! stderr, `summary` the run's summary.
+//! `mllp send`, a straight line: `args` holds the flags, `plan` turns them into options without
+//! I/O, `run` checks the input before the first byte (`inputs`), builds the client and runs it
+//! over one link (`single`) or several (`links`), both through one event loop (`drive`);
+//! `render` writes each message's result, `live` the progress and events on stderr, `summary`
+//! the run's summary and exit code.
 
 mod args;
 mod drive;
 mod dry_run;
 mod failover;
+mod inputs;
 mod links;
 mod live;
+mod plan;
 mod render;
 mod replay;
 mod run;

@@ -48,6 +48,14 @@ impl StopSignal {
         }
     }
 
+    /// `interrupted by Ctrl-C`, `stopped by SIGTERM`.
+    pub fn interruption(self) -> String {
+        match self {
+            StopSignal::CtrlC => format!("interrupted by {}", self.name()),
+            StopSignal::Sigterm => format!("stopped by {}", self.name()),
+        }
+    }
+
     /// 130 after Ctrl-C, 143 after SIGTERM (128 + the signal's number, by convention).
     pub fn exit(self) -> Exit {
         match self {

@@ -1,10 +1,14 @@
 //! The run's summary for people, from the library's totals and ending (the record is
 //! `crate::output::send::SendSummary`, the exit code `Totals::exit`).
 
+use super::live::Live;
+use super::render::Output;
 use super::signals::StopSignal;
-use crate::output::send::{hint, per_second, PoisonMessage};
+use crate::diag::count;
+use crate::exit::Exit;
+use crate::output::send::{hint, per_second, LinkFigures, PoisonMessage, SendEvent, SendSummary};
 use mllp::client::Population;
-use mllp::delivery::{Ending, LinkSummary, Totals};
+use mllp::delivery::{Ending, LinkSummary, RunSummary, Totals};
 use mllp::input::InputSource;
 use std::time::Duration;
 
@@ -84,7 +88,7 @@ pub fn human(
         text.push_str(&format!("\n  gave up: {cause} ({}): {hint}", cause.class()));
     }
     if ending.interrupted {
-        let by = stopped_by.map_or("interrupted".to_string(), super::drive::interruption);
+        let by = stopped_by.map_or("interrupted".to_string(), StopSignal::interruption);
         text.push_str(&format!(
             "\n  {by}: the messages not sent then are never-delivered (interrupted)"
         ));
@@ -135,4 +139,65 @@ pub fn filtered(diag: &crate::diag::Diag, left_out: u64, kept: u64) {
         },
         serde_json::json!({ "filtered": left_out, "messages": kept }),
     );
+}
+
+/// Print the summary and decide the exit code; a count that does not close is a bug report.
+/// `links`: each link's share of a run over several.
+pub fn finish(
+    summary: &RunSummary,
+    links: Option<&[LinkSummary]>,
+    output: &mut Output,
+    live: &Live,
+    stopped_by: Option<StopSignal>,
+) -> Exit {
+    let RunSummary {
+        totals,
+        ending,
+        elapsed,
+    } = summary;
+    if !totals.adds_up() {
+        live.note(
+            || {
+                format!(
+                    "mllp: internal error: {} read but {} counted; please report this",
+                    count(totals.read, "message"),
+                    count(totals.settled(), "outcome")
+                )
+            },
+            &SendEvent::InternalError {
+                read: totals.read,
+                settled: totals.settled(),
+            },
+        );
+    }
+    let exit = match (crate::exit::exit_for(totals.observed(*ending)), stopped_by) {
+        (Exit::Interrupted, Some(stop)) => stop.exit(),
+        (exit, _) => exit,
+    };
+    let mut record = SendSummary::new(summary, exit);
+    record.poison = output.poison().0.to_vec();
+    record.links = links.map(|links| {
+        links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| LinkFigures::new(i, l))
+            .collect()
+    });
+    if output.json() {
+        output.summary_record(&record);
+    } else {
+        live.note(
+            || {
+                let poison = output.poison();
+                let mut text = human(totals, *elapsed, *ending, stopped_by, poison);
+                for (i, link) in links.unwrap_or_default().iter().enumerate() {
+                    text.push('\n');
+                    text.push_str(&link_line(i, link));
+                }
+                text
+            },
+            &SendEvent::Summary(&record),
+        );
+    }
+    exit
 }
