@@ -79,10 +79,12 @@ mod event;
 mod failed;
 mod feed;
 mod gate;
+mod inbox;
 mod key;
 mod parallel;
 mod produce;
 mod totals;
+mod why;
 
 pub use crate::client::{DEFAULT_MAX_POISON_CLOSES, DEFAULT_MAX_RESENDS};
 pub use event::{Item, MessageOutcome, RunEvent, RunNote};
@@ -91,6 +93,7 @@ pub use feed::Input;
 pub use key::{key_hash, OrderKey, OrderKeyError};
 pub use parallel::{LinkEvent, LinkSummary, ParallelRun, ParallelSummary};
 pub use totals::{Ending, RunSummary, Totals};
+pub use why::shown_cause;
 
 use crate::client::{Client, Stats};
 use std::sync::{Arc, Weak};
@@ -160,7 +163,7 @@ const EVENTS_AHEAD: usize = 1024;
 
 /// One delivery run, under way.
 pub struct Run {
-    events: mpsc::Receiver<collect::Batch>,
+    events: mpsc::Receiver<event::Batch>,
     /// The rest of the last batch taken, handed out before the next is taken.
     taken: std::vec::IntoIter<RunEvent>,
     controls: RunControls,
@@ -178,13 +181,13 @@ impl Run {
     pub fn start(client: Client, input: Input, options: RunOptions) -> Run {
         let client = Arc::new(client);
         let controls = RunControls::new();
-        let (tx, events) = mpsc::channel(collect::BATCHES_AHEAD);
+        let (tx, events) = mpsc::channel(event::BATCHES_AHEAD);
         let task = tokio::spawn(collect::collect(
             client.clone(),
             input,
             options,
             controls.clone(),
-            collect::Out(tx),
+            event::Out(tx),
         ));
         Run {
             events,
@@ -203,8 +206,8 @@ impl Run {
                 return Some(event);
             }
             match self.events.recv().await {
-                Some(collect::Batch::One(event)) => return Some(event),
-                Some(collect::Batch::Many(events)) => self.taken = events.into_iter(),
+                Some(event::Batch::One(event)) => return Some(event),
+                Some(event::Batch::Many(events)) => self.taken = events.into_iter(),
                 None => {
                     self.ended = true;
                     return None;
@@ -215,9 +218,9 @@ impl Run {
 
     /// The next events, as many as came together (for a reader that passes them on); `None`
     /// once the run is over. Not to be mixed with [`Run::next`] but for events it left.
-    async fn next_batch(&mut self) -> Option<collect::Batch> {
+    async fn next_batch(&mut self) -> Option<event::Batch> {
         if self.taken.len() > 0 {
-            return Some(collect::Batch::Many(
+            return Some(event::Batch::Many(
                 std::mem::take(&mut self.taken).collect(),
             ));
         }

@@ -6,114 +6,21 @@
 
 mod state;
 
-use super::event::RunEvent;
+use super::event::{Out, RunEvent};
+use super::inbox::{Note, Notes};
 use super::feed::Input;
 use super::totals::RunSummary;
 use super::{RunControls, RunOptions};
 use crate::cause::Cause;
 use crate::client::{Client, ClientEvent, Reason, State};
-use crate::input::InputError;
 use state::Collector;
 use std::collections::VecDeque;
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::time::Instant;
-
-/// What the producer tells the collector.
-pub(super) enum Note {
-    /// Outcomes, in input order, a run of them at a time (a batch at most): not yet counted,
-    /// their causes not yet decided. The collector does both in place and hands the Vec on.
-    Settled(Vec<RunEvent>),
-    /// One outcome, when it is the only one settled (each one at window 1): no Vec for it.
-    One(RunEvent),
-    InputEnd(Option<InputError>),
-}
-
-/// What the producer tells the collector, kept where the collector takes it after polling the
-/// producer: both run in one task, so a note is a push, not a channel hop and a wake-up.
-#[derive(Default)]
-struct Inbox {
-    notes: Mutex<VecDeque<Note>>,
-    /// Messages read so far (each is settled later): bumped per batch before any of them can
-    /// settle, so it counts every message a note in `notes` settles. An atomic, not under the
-    /// lock: at window 1 a batch is one message, and this is one lock a message fewer.
-    read: AtomicU64,
-}
-
-/// The producer's end of the inbox (and the collector's).
-#[derive(Clone, Default)]
-pub(super) struct Notes(Arc<Inbox>);
-
-impl Notes {
-    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Note>> {
-        // Nothing panics while holding the lock; a poisoned one holds whole notes.
-        self.0.notes.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    pub fn send(&self, note: Note) {
-        self.lock().push_back(note);
-    }
-
-    /// `n` more messages were read (each is settled later).
-    pub fn read(&self, n: u64) {
-        self.0.read.fetch_add(n, Ordering::Release);
-    }
-
-    /// Up to `most` notes into `into` (empty), in order; the count of messages read, which
-    /// counts every one they settle. The queues trade places when all of them go: no note is
-    /// moved to be taken.
-    fn take(&self, most: usize, into: &mut VecDeque<Note>) -> u64 {
-        let mut notes = self.lock();
-        if notes.len() <= most {
-            std::mem::swap(&mut *notes, into);
-        } else {
-            into.extend(notes.drain(..most));
-        }
-        // Read under the lock, after the notes: the count made before each of them was sent.
-        self.0.read.load(Ordering::Acquire)
-    }
-}
-
-/// Whether the client is gone for good (it gave up, or was closed).
-pub(super) fn client_closed(client: &Client) -> bool {
-    matches!(client.state(), State::Closed | State::Disconnected)
-}
-
-/// What the run's channel carries: one event, or a run of them handed over at once (the
-/// outcomes of one turn of the collector), so a burst of fates costs one channel send and one
-/// wake-up of the reader, not one each.
-#[derive(Debug)]
-pub(super) enum Batch<T = RunEvent> {
-    One(T),
-    Many(Vec<T>),
-}
-
-/// Events handed over in one batch at most, and batches the channel holds: the run is at most
-/// about [`EVENTS_AHEAD`](super::EVENTS_AHEAD) events ahead of its reader.
-pub(super) const BATCH_EVENTS: usize = 64;
-pub(super) const BATCHES_AHEAD: usize = super::EVENTS_AHEAD / BATCH_EVENTS;
-
-/// Where the run's events go; a reader that went away makes every send a no-op.
-#[derive(Clone)]
-pub(super) struct Out(pub mpsc::Sender<Batch>);
-
-impl Out {
-    async fn emit(&self, event: RunEvent) {
-        self.send(Batch::One(event)).await;
-    }
-
-    /// Straight into the channel when it has room (the usual case): no send future to move
-    /// the batch through, no semaphore wait to set up.
-    async fn send(&self, batch: Batch) {
-        if let Err(mpsc::error::TrySendError::Full(batch)) = self.0.try_send(batch) {
-            let _ = self.0.send(batch).await;
-        }
-    }
-}
 
 /// Notes taken in one turn of the loop at most, before the controls and the timers are looked
 /// at again: a burst of fates is taken at once rather than through a select each.

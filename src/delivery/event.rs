@@ -1,11 +1,12 @@
 //! What a run hands out as it goes: each message's one [`MessageOutcome`], the client's events, and
-//! [`RunNote`]s about the run as a whole.
+//! [`RunNote`]s about the run as a whole; and the channel that carries them, a batch at a time.
 
 use crate::cause::Cause;
 use crate::client::{ClientEvent, Fate, LinkFailure};
 use crate::input::{InputError, Message};
 use bytes::Bytes;
 use std::sync::Arc;
+use tokio::sync::mpsc;
 
 /// One message on its way, across rewrites. `Debug` shows the payload's length, never its bytes.
 #[derive(Clone)]
@@ -168,6 +169,38 @@ mod tests {
         #[test]
         fn the_control_id_is_the_first_headers_msh_10(payload in payload()) {
             prop_assert_eq!(item(payload.clone()).control_id(), reference(&payload));
+        }
+    }
+}
+
+/// What the run's channel carries: one event, or a run of them handed over at once (the
+/// outcomes of one turn of the collector), so a burst of fates costs one channel send and one
+/// wake-up of the reader, not one each.
+#[derive(Debug)]
+pub(super) enum Batch<T = RunEvent> {
+    One(T),
+    Many(Vec<T>),
+}
+
+/// Events handed over in one batch at most, and batches the channel holds: the run is at most
+/// about [`EVENTS_AHEAD`](super::EVENTS_AHEAD) events ahead of its reader.
+pub(super) const BATCH_EVENTS: usize = 64;
+pub(super) const BATCHES_AHEAD: usize = super::EVENTS_AHEAD / BATCH_EVENTS;
+
+/// Where the run's events go; a reader that went away makes every send a no-op.
+#[derive(Clone)]
+pub(super) struct Out(pub mpsc::Sender<Batch>);
+
+impl Out {
+    pub async fn emit(&self, event: RunEvent) {
+        self.send(Batch::One(event)).await;
+    }
+
+    /// Straight into the channel when it has room (the usual case): no send future to move
+    /// the batch through, no semaphore wait to set up.
+    pub async fn send(&self, batch: Batch) {
+        if let Err(mpsc::error::TrySendError::Full(batch)) = self.0.try_send(batch) {
+            let _ = self.0.send(batch).await;
         }
     }
 }

@@ -10,7 +10,7 @@ mod link;
 mod router;
 mod routes;
 
-use super::collect::{Batch, BATCHES_AHEAD};
+use super::event::{Batch, BATCHES_AHEAD};
 use super::event::RunEvent;
 use super::feed::Input;
 use super::key::OrderKey;

@@ -4,11 +4,13 @@
 
 mod order;
 
-use super::collect::{client_closed, Note, Notes};
+use super::inbox::{client_closed, Note, Notes};
 use super::event::Item;
 use super::feed::Feed;
+use super::totals::Ending;
+use super::why;
 use crate::cause::Cause;
-use crate::client::{CallerStop, Client, Fate, FateCause};
+use crate::client::{CallerStop, Client, Fate};
 use crate::input::{InputError, Message};
 use crate::pace::{Pacer, Schedule};
 use order::Order;
@@ -41,12 +43,65 @@ pub(super) struct ProducerControls {
 impl ProducerControls {
     /// The cause the rest of a finite input ends with, once the stop came; `None` reads no more.
     fn unsent_cause(&self) -> Option<Cause> {
-        if self.expired.is_cancelled() {
-            Some(Cause::RunTimeout)
-        } else if self.interrupted.is_cancelled() {
-            Some(Cause::Interrupted)
-        } else {
-            None
+        let ending = Ending {
+            timed_out: self.expired.is_cancelled(),
+            interrupted: self.interrupted.is_cancelled(),
+            ..Ending::default()
+        };
+        why::cause(None, &ending)
+    }
+}
+
+/// Where the producer stands with its input. The transitions are the methods below; each
+/// is taken in one place of [`produce`].
+#[derive(Debug)]
+enum Reading {
+    /// Taking messages and handing them to the client.
+    Open,
+    /// Stopped past the deadline or interrupted: the rest of a finite input is still read, and
+    /// each message reported never delivered with this cause, never sent.
+    Unsent(Cause),
+    /// An input error ended the reading: said once the batch in hand is settled (with `unsent`,
+    /// the cause it ends with, when the run had stopped sending).
+    Failed {
+        error: InputError,
+        unsent: Option<Cause>,
+    },
+    /// Nothing more is read; the fates still awaited pass on.
+    Over,
+}
+
+impl Reading {
+    /// Messages are still taken from the input.
+    fn reads(&self) -> bool {
+        matches!(self, Reading::Open | Reading::Unsent(_))
+    }
+
+    /// The cause the batch in hand ends with, never sent; `None` while the run sends.
+    fn unsent(&self) -> Option<Cause> {
+        match self {
+            Reading::Unsent(cause) => Some(*cause),
+            Reading::Failed { unsent, .. } => *unsent,
+            Reading::Open | Reading::Over => None,
+        }
+    }
+
+    /// An input error: no more is read.
+    fn failed(self, error: InputError) -> Reading {
+        let unsent = self.unsent();
+        Reading::Failed { error, unsent }
+    }
+
+    /// The stop came: with a cause (past the deadline, interrupted) the rest of a finite input
+    /// is reported unsent; without one (an abandon, an endless input) nothing more is read.
+    fn stopped(self, cause: Option<Cause>) -> Reading {
+        match (self, cause) {
+            (Reading::Open, Some(cause)) => Reading::Unsent(cause),
+            (Reading::Failed { error, .. }, Some(cause)) => Reading::Failed {
+                error,
+                unsent: Some(cause),
+            },
+            _ => Reading::Over,
         }
     }
 }
@@ -77,115 +132,59 @@ pub(super) async fn produce(
     } else {
         BATCH.min(window)
     };
+    let mut taking = Taking {
+        input: &mut input,
+        most,
+        read: 0,
+        // Taken from the input and not yet handed over (or reported unsent): counted read only
+        // when they are, so a batch cut short by an abandon leaves nothing counted and unsettled.
+        batch: Vec::with_capacity(most),
+        state: Reading::Open,
+    };
     let mut order = Order::new(notes.clone());
-    let mut reading = true;
-    // Past the deadline or interrupted: the rest of a finite input is read and reported with
-    // this cause, never sent.
-    let mut unsent: Option<Cause> = None;
-    let mut read = 0u64;
     // Payloads the splitter made hold no framing byte: the client need not look again.
-    let split = input.is_split();
-    // Taken from the input and not yet handed over (or reported unsent): counted read only
-    // when they are, so a batch cut short by an abandon leaves nothing counted and unsettled.
-    let mut batch: Vec<Item> = Vec::with_capacity(most);
+    let split = taking.input.is_split();
     // The handles of the batch handed over, kept between turns.
     let mut handles = Vec::with_capacity(most);
-    // An input error met while taking a batch: said once the batch is handed over.
-    let mut failed: Option<InputError> = None;
     // A stop is looked for before each batch (the waits between them are where another task on
     // this thread can have stopped the run, and a batch is at most `BATCH` messages, for a stop
     // from another thread). Never once per message.
     loop {
-        if batch.is_empty() {
-            if let Some(error) = failed.take() {
-                notes.send(Note::InputEnd(Some(error)));
-            }
+        if taking.batch.is_empty() {
             let stream_over = endless && gave_up.borrow().is_some();
-            let stopped = stop.is_cancelled();
-            // The messages of the chunk in hand are taken without waiting (after a stop only to
-            // be reported unsent).
-            if reading && !stream_over && (!stopped || unsent.is_some()) {
-                take_ready(&mut input, most, &mut batch, &mut read, &mut failed);
-                if failed.is_some() {
-                    reading = false;
-                }
-            }
-            if batch.is_empty() && failed.is_none() {
-                tokio::select! {
-                    biased;
-                    () = stop.cancelled(), if reading && unsent.is_none() => {
-                        if let (Some(cause), false) = (controls.unsent_cause(), endless) {
-                            unsent = Some(cause);
-                            continue;
-                        }
-                        reading = false;
-                        input.close();
-                        notes.send(Note::InputEnd(None));
-                        continue;
-                    }
-                    message = input.recv(), if reading && !stream_over => match message {
-                        Some(result) => {
-                            take(result, &mut batch, &mut read, &mut failed);
-                            if failed.is_some() {
-                                reading = false;
-                            } else {
-                                take_ready(&mut input, most, &mut batch, &mut read, &mut failed);
-                                reading = failed.is_none();
-                            }
-                        }
-                        None => {
-                            reading = false;
-                            notes.send(Note::InputEnd(None));
-                            continue;
-                        }
-                    },
-                    // Fates pass on while the input keeps the producer waiting.
-                    () = order.advance(), if !order.is_empty() => continue,
-                    () = std::future::ready(()), if reading && stream_over => {
-                        reading = false;
-                        notes.send(Note::InputEnd(None));
-                        continue;
-                    }
-                    // Input done, and every fate passed on.
-                    else => return,
-                }
-            }
-            if batch.is_empty() {
-                continue;
+            match taking.next_batch(&mut order, &notes, &controls, endless, stream_over).await {
+                Next::Batch => {}
+                Next::Again => continue,
+                Next::Done => return,
             }
         }
-        if let Some(cause) = unsent {
-            let fate = Fate::NeverDelivered {
-                cause: FateCause::Link(cause),
-            };
-            settle_unsent(&mut order, &notes, std::mem::take(&mut batch), fate).await;
+        let batch = &mut taking.batch;
+        if let Some(cause) = taking.state.unsent() {
+            let fate = why::never_handed_over(Some(cause));
+            settle_unsent(&mut order, &notes, std::mem::take(batch), fate).await;
             continue;
         }
         if client_closed(&client) {
             // Report why without asking the client: it gave up (or is closing after a stop).
             let wait =
                 tokio::time::timeout(Duration::from_secs(1), gave_up.wait_for(Option::is_some));
-            let cause = order
+            let gave_up = order
                 .meanwhile(wait)
                 .await
                 .ok()
                 .and_then(|r| r.ok().and_then(|c| *c));
-            let fate = Fate::NeverDelivered {
-                cause: cause.map_or(FateCause::Closed, FateCause::Link),
+            let ending = Ending {
+                gave_up,
+                ..Ending::default()
             };
-            settle_unsent(&mut order, &notes, std::mem::take(&mut batch), fate).await;
+            let fate = why::never_handed_over(why::cause(None, &ending));
+            settle_unsent(&mut order, &notes, std::mem::take(batch), fate).await;
             continue;
         }
         if let Some(pacer) = &mut pacer {
             order.meanwhile(pacer.tick()).await;
         }
-        let send = client.send_some(
-            &batch,
-            |item| &item.payload,
-            split,
-            &mut stopping,
-            &mut handles,
-        );
+        let send = client.send_some(batch, |item| &item.payload, split, &mut stopping, &mut handles);
         order.meanwhile(send).await;
         // What did not go waits for the next turn: room ran out, and the stop is looked at
         // before any more is handed over.
@@ -194,52 +193,132 @@ pub(super) async fn produce(
         order.sent(batch.drain(..taken), handles.drain(..taken));
         handles.clear();
         order.room_for(0).await;
-        if !batch.is_empty() && unsent.is_none() && stop.is_cancelled() {
-            match (controls.unsent_cause(), endless) {
-                (Some(cause), false) => unsent = Some(cause),
-                _ => {
-                    // Nothing more is read: the rest of the batch was never counted.
-                    batch.clear();
-                    failed = None;
-                    reading = false;
-                    input.close();
-                    notes.send(Note::InputEnd(None));
-                }
+        if !batch.is_empty() && taking.state.unsent().is_none() && stop.is_cancelled() {
+            let cause = controls.unsent_cause().filter(|_| !endless);
+            taking.state = std::mem::replace(&mut taking.state, Reading::Over).stopped(cause);
+            if let Reading::Over = taking.state {
+                // Nothing more is read: the rest of the batch was never counted.
+                taking.batch.clear();
+                taking.input.close();
+                taking.end(&notes, None);
             }
         }
     }
 }
 
-/// Take the messages of the chunk in hand that are ready, up to `most` in `batch`; an input
-/// error ends the taking, kept in `failed`.
-fn take_ready(
-    input: &mut Feed,
-    most: usize,
-    batch: &mut Vec<Item>,
-    read: &mut u64,
-    failed: &mut Option<InputError>,
-) {
-    while batch.len() < most && failed.is_none() {
-        match input.try_recv() {
-            Some(result) => take(result, batch, read, failed),
-            None => return,
-        }
-    }
+/// What the producer does next once its batch is empty.
+enum Next {
+    /// A batch is in hand.
+    Batch,
+    /// Look again (the state changed, or fates passed on).
+    Again,
+    /// The input is done and every fate passed on.
+    Done,
 }
 
-/// A message the input gave, numbered in the run's order; an error is kept in `failed`.
-fn take(
-    result: Result<Message, InputError>,
-    batch: &mut Vec<Item>,
-    read: &mut u64,
-    failed: &mut Option<InputError>,
-) {
-    match result {
-        Ok(message) => {
-            *read += 1;
-            batch.push(Item::new(message, *read));
+/// The input side of the producer: what it reads, the batch in hand, and where it stands.
+struct Taking<'a> {
+    input: &'a mut Feed,
+    /// Messages taken in one batch at most.
+    most: usize,
+    /// Messages taken so far, numbering each in the run's order.
+    read: u64,
+    batch: Vec<Item>,
+    state: Reading,
+}
+
+impl Taking<'_> {
+    /// Fill the empty batch: the messages of the chunk in hand at once, else the next one the
+    /// input gives, while fates pass on; the stop and the end of the input change the state.
+    async fn next_batch(
+        &mut self,
+        order: &mut Order,
+        notes: &Notes,
+        controls: &ProducerControls,
+        endless: bool,
+        stream_over: bool,
+    ) -> Next {
+        if let Reading::Failed { .. } = self.state {
+            let Reading::Failed { error, .. } = std::mem::replace(&mut self.state, Reading::Over)
+            else {
+                unreachable!("matched above")
+            };
+            notes.send(Note::InputEnd(Some(error)));
         }
-        Err(error) => *failed = Some(error),
+        let stopped = controls.stop.is_cancelled();
+        // After a stop, taken only to be reported unsent.
+        if self.state.reads() && !stream_over && (!stopped || self.state.unsent().is_some()) {
+            self.take_ready();
+        }
+        if !self.batch.is_empty() || matches!(self.state, Reading::Failed { .. }) {
+            return if self.batch.is_empty() {
+                Next::Again
+            } else {
+                Next::Batch
+            };
+        }
+        let open = matches!(self.state, Reading::Open);
+        tokio::select! {
+            biased;
+            () = controls.stop.cancelled(), if open => {
+                let cause = controls.unsent_cause().filter(|_| !endless);
+                self.state = std::mem::replace(&mut self.state, Reading::Over).stopped(cause);
+                if let Reading::Over = self.state {
+                    self.input.close();
+                    self.end(notes, None);
+                }
+                Next::Again
+            }
+            message = self.input.recv(), if self.state.reads() && !stream_over => match message {
+                Some(result) => {
+                    self.take(result);
+                    self.take_ready();
+                    if self.batch.is_empty() { Next::Again } else { Next::Batch }
+                }
+                None => {
+                    self.end(notes, None);
+                    Next::Again
+                }
+            },
+            // Fates pass on while the input keeps the producer waiting.
+            () = order.advance(), if !order.is_empty() => Next::Again,
+            () = std::future::ready(()), if self.state.reads() && stream_over => {
+                self.end(notes, None);
+                Next::Again
+            }
+            // Input done, and every fate passed on.
+            else => Next::Done,
+        }
+    }
+
+    /// Nothing more is read; the collector hears the input ended (with its error, if any).
+    fn end(&mut self, notes: &Notes, error: Option<InputError>) {
+        self.state = Reading::Over;
+        notes.send(Note::InputEnd(error));
+    }
+
+    /// Take the messages of the chunk in hand that are ready, up to `most`; an input error
+    /// ends the taking.
+    fn take_ready(&mut self) {
+        while self.batch.len() < self.most && self.state.reads() {
+            match self.input.try_recv() {
+                Some(result) => self.take(result),
+                None => return,
+            }
+        }
+    }
+
+    /// A message the input gave, numbered in the run's order; an error ends the reading.
+    fn take(&mut self, result: Result<Message, InputError>) {
+        match result {
+            Ok(message) => {
+                self.read += 1;
+                self.batch.push(Item::new(message, self.read));
+            }
+            Err(error) => {
+                self.state = std::mem::replace(&mut self.state, Reading::Over).failed(error);
+            }
+        }
     }
 }
 

@@ -1,16 +1,17 @@
 //! The collector's state: the count, how the run is ending, and the named steps that end it
 //! (abandon, stop, destroy, the deadline, the drain once only application ACKs are left), with
-//! the rules for the cause each outcome shows.
+//! each outcome counted, its cause decided (`why`) and kept where asked.
 
-use super::super::event::{Item, RunEvent, RunNote};
+use super::super::event::{Batch, Item, Out, RunEvent, RunNote, BATCH_EVENTS};
 use super::super::failed::{file_name, FailedOut};
 use super::super::feed::Input;
 use super::super::produce::{produce, ProducerControls};
 use super::super::totals::{Codes, Ending, RunSummary, Totals};
+use super::super::why;
 use super::super::RunOptions;
-use super::{Batch, Note, Notes, Out, BATCH_EVENTS};
+use super::super::inbox::{Note, Notes};
 use crate::cause::Cause;
-use crate::client::{Client, Fate, FateCause, Population};
+use crate::client::{Client, Fate, Population};
 use crate::pace::Schedule;
 use std::future::Future;
 use std::sync::Arc;
@@ -328,9 +329,12 @@ impl Collector {
             // Its own fate stands: the run's state is not looked at.
             Fate::Accepted { .. } => None,
             _ => {
-                let last_failure = *self.last_failure.borrow();
-                let gave_up = *self.gave_up.borrow();
-                final_cause(&outcome.fate, gave_up, &self.ending, last_failure)
+                let ending = Ending {
+                    gave_up: *self.gave_up.borrow(),
+                    last_failure: *self.last_failure.borrow(),
+                    ..self.ending
+                };
+                why::cause(Some(&outcome.fate), &ending)
             }
         };
         self.totals.record_with(&outcome.fate, &mut self.codes);
@@ -427,32 +431,4 @@ fn reserve(options: &RunOptions, totals: &Totals) -> Duration {
 fn only_app_acks_left(totals: &Totals, client: &Client) -> bool {
     let open = totals.read.saturating_sub(totals.settled());
     open > 0 && open == client.stats().awaiting_app_ack as u64
-}
-
-/// The cause a message's outcome shows when the run, not the link, ended it: the cause the
-/// client gave up on, `run-timeout` past the deadline, or after a stop the link's last failure,
-/// else `interrupted`. `None` keeps the fate's own cause.
-fn final_cause(
-    fate: &Fate,
-    gave_up: Option<Cause>,
-    ending: &Ending,
-    last_failure: Option<Cause>,
-) -> Option<Cause> {
-    let ended_by_us = |cause: &FateCause| {
-        matches!(
-            cause,
-            FateCause::Closed | FateCause::Destroyed | FateCause::Cancelled
-        )
-    };
-    match fate {
-        Fate::NeverDelivered { cause } | Fate::UnknownFate { cause, .. }
-            if ending.timed_out && ended_by_us(cause) =>
-        {
-            Some(Cause::RunTimeout)
-        }
-        Fate::NeverDelivered { cause } if ended_by_us(cause) => gave_up
-            .or(last_failure)
-            .or(ending.interrupted.then_some(Cause::Interrupted)),
-        _ => None,
-    }
 }

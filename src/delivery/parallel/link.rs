@@ -1,7 +1,7 @@
 //! What the router keeps of each link: the messages handed to it and not yet settled, by the
 //! link run's own numbering, its share of the run, and whether it has ended.
 
-use super::super::collect::Batch;
+use super::super::event::Batch;
 use super::super::totals::{RunSummary, Totals};
 use super::super::RunControls;
 use crate::input::Message;

@@ -3,17 +3,16 @@
 
 mod outcomes;
 
-use super::super::collect::Batch;
-use super::super::event::{Item, MessageOutcome, RunNote};
+use super::super::event::{Batch, Item, MessageOutcome, RunNote};
 use super::super::feed::Feed;
 use super::super::key::{key_hash, OrderKey};
 use super::super::totals::{Ending, RunSummary, Totals};
+use super::super::why;
 use super::super::{RunControls, RunOptions};
 use super::link::{Entry, FromLink, Link, Pending};
 use super::routes::Routes;
 use super::{LinkEvent, LinkSummary, ParallelSummary, HOLD, HOLD_BYTES, LINK_AHEAD};
 use crate::cause::Cause;
-use crate::client::{Fate, FateCause};
 use crate::input::{InputError, Message};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -53,25 +52,17 @@ struct Flow {
 impl Flow {
     /// The cause a message read now ends with, never sent; `None` while the run sends.
     fn unsent_cause(&self) -> Option<Cause> {
-        if self.past_deadline {
-            Some(Cause::RunTimeout)
-        } else if self.stopped || self.destroyed {
-            Some(Cause::Interrupted)
-        } else {
-            None
-        }
+        let ending = Ending {
+            timed_out: self.past_deadline,
+            interrupted: self.stopped || self.destroyed,
+            ..Ending::default()
+        };
+        why::cause(None, &ending)
     }
 
     /// Nothing more will be handed to a link.
     fn handing_over(&self) -> bool {
         self.reading && !self.past_deadline && !self.stopped && !self.destroyed
-    }
-}
-
-/// Never written: the run ended before the message's link took it.
-fn unsent(cause: Option<Cause>) -> Fate {
-    Fate::NeverDelivered {
-        cause: cause.map_or(FateCause::Closed, FateCause::Link),
     }
 }
 
@@ -327,7 +318,7 @@ impl Router {
     /// A routed message's fate without its link: never delivered. The caller has taken it out
     /// of what the router holds.
     async fn unsend(&mut self, p: Pending, cause: Option<Cause>) {
-        let fate = unsent(cause);
+        let fate = why::never_handed_over(cause);
         let outcome = MessageOutcome {
             item: Item::new(p.message, p.seq),
             fate,

@@ -5,8 +5,8 @@
 //! its own: at window 1 the ACK that settles a message also makes room for the next, and one
 //! wake-up of one task does both.
 
-use super::super::collect::{Note, Notes, BATCH_EVENTS};
-use super::super::event::{Item, MessageOutcome, RunEvent};
+use super::super::event::{Item, MessageOutcome, RunEvent, BATCH_EVENTS};
+use super::super::inbox::{Note, Notes};
 use crate::client::{Fate, SendHandle};
 use std::collections::VecDeque;
 use std::future::Future;

@@ -87,7 +87,7 @@ impl<'a> MessageRecord<'a> {
                 .map(String::from_utf8_lossy),
             attempts: item.attempts(),
             bytes: item.payload.len(),
-            cause: cause.map(Cause::as_str).or(fate.contract_cause()),
+            cause: mllp::delivery::shown_cause(fate, cause),
             cause_detail: fate.cause_detail().filter(|_| cause.is_none()),
             control_id: item.control_id(),
             error_code: answer

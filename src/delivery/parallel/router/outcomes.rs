@@ -2,12 +2,12 @@
 //! counted once (in its link's share too), its key released, kept in `--failed-out`; a link
 //! closing; the events handed out in batches.
 
-use super::super::super::collect::{Batch, BATCH_EVENTS};
-use super::super::super::event::{Item, MessageOutcome, RunEvent, RunNote};
+use super::super::super::event::{Batch, Item, MessageOutcome, RunEvent, RunNote, BATCH_EVENTS};
 use super::super::super::failed::file_name;
 use super::super::link::{Entry, FromLink};
 use super::super::LinkEvent;
-use super::{unsent, Router};
+use super::super::super::why;
+use super::Router;
 use crate::client::Population;
 use tokio::sync::mpsc;
 
@@ -58,7 +58,7 @@ impl Router {
         for e in left {
             let outcome = MessageOutcome {
                 item: Item::new(e.message, e.seq),
-                fate: unsent(None),
+                fate: why::never_handed_over(None),
                 cause: None,
             };
             self.settle(i, e.key, outcome).await;
