@@ -87,7 +87,7 @@ pub use tally::FateTally;
 
 use crate::ack::AckCode;
 use crate::transport::Connector;
-use admission::Admission;
+use admission::WindowRoom;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::AtomicU64;
@@ -98,12 +98,12 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 
 /// State shared between the handle side and the actor.
 #[derive(Debug)]
-pub(crate) struct Shared {
-    pub admission: Arc<Admission>,
+pub(crate) struct ClientShared {
+    pub admission: Arc<WindowRoom>,
     pub counters: Mutex<stats::Counters>,
 }
 
-impl Shared {
+impl ClientShared {
     pub fn counters(&self) -> std::sync::MutexGuard<'_, stats::Counters> {
         self.counters.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -139,7 +139,7 @@ pub struct Client {
     commands: mpsc::Sender<Command>,
     events: broadcast::Sender<ClientEvent>,
     first_events: Mutex<Option<broadcast::Receiver<ClientEvent>>>,
-    shared: Arc<Shared>,
+    shared: Arc<ClientShared>,
     options: Arc<ClientOptions>,
     next_id: AtomicU64,
 }
@@ -155,8 +155,8 @@ impl Client {
         let (events, first) = broadcast::channel(options.event_capacity);
         let capacity = options.window.count.unwrap_or(1024).clamp(1, 4096) + 8;
         let (commands, rx) = mpsc::channel(capacity);
-        let shared = Arc::new(Shared {
-            admission: Arc::new(Admission::new(options.window)),
+        let shared = Arc::new(ClientShared {
+            admission: Arc::new(WindowRoom::new(options.window)),
             counters: Mutex::new(stats::Counters::default()),
         });
         let actor = actor::Actor::new(

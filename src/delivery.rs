@@ -163,7 +163,7 @@ const EVENTS_AHEAD: usize = 1024;
 
 /// One delivery run, under way.
 pub struct Run {
-    events: mpsc::Receiver<event::Batch>,
+    events: mpsc::Receiver<event::EventBatch>,
     /// The rest of the last batch taken, handed out before the next is taken.
     taken: std::vec::IntoIter<RunEvent>,
     controls: RunControls,
@@ -206,8 +206,8 @@ impl Run {
                 return Some(event);
             }
             match self.events.recv().await {
-                Some(event::Batch::One(event)) => return Some(event),
-                Some(event::Batch::Many(events)) => self.taken = events.into_iter(),
+                Some(event::EventBatch::One(event)) => return Some(event),
+                Some(event::EventBatch::Many(events)) => self.taken = events.into_iter(),
                 None => {
                     self.ended = true;
                     return None;
@@ -218,9 +218,9 @@ impl Run {
 
     /// The next events, as many as came together (for a reader that passes them on); `None`
     /// once the run is over. Not to be mixed with [`Run::next`] but for events it left.
-    async fn next_batch(&mut self) -> Option<event::Batch> {
+    async fn next_batch(&mut self) -> Option<event::EventBatch> {
         if self.taken.len() > 0 {
-            return Some(event::Batch::Many(
+            return Some(event::EventBatch::Many(
                 std::mem::take(&mut self.taken).collect(),
             ));
         }

@@ -13,7 +13,7 @@ use super::options::ClientOptions;
 use super::outbox::Outbox;
 use super::pending::Pending;
 use super::state::{Reason, State};
-use super::{Command, Shared};
+use super::{Command, ClientShared};
 use crate::transport::Connector;
 use std::sync::Arc;
 use tokio::sync::{broadcast, mpsc};
@@ -34,7 +34,7 @@ impl Actor {
     pub fn new(
         connector: Arc<dyn Connector>,
         options: Arc<ClientOptions>,
-        shared: Arc<Shared>,
+        shared: Arc<ClientShared>,
         events: broadcast::Sender<ClientEvent>,
         rx: mpsc::Receiver<Command>,
     ) -> Self {

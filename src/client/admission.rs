@@ -34,7 +34,7 @@ struct Held {
 }
 
 #[derive(Debug)]
-pub(crate) struct Admission {
+pub(crate) struct WindowRoom {
     window: Window,
     held: Mutex<Held>,
     /// Callers in `admit_wait`: releases wake no one when it is zero.
@@ -53,14 +53,14 @@ impl Drop for WaitingGuard<'_> {
 /// The room one admitted send holds in the window, given back on drop.
 #[derive(Debug)]
 pub(crate) struct Room {
-    admission: Arc<Admission>,
+    admission: Arc<WindowRoom>,
     len: usize,
     /// Cleared by [`Room::give_back_quietly`]: whoever gives it back wakes the waiters later.
     wake: bool,
 }
 
 impl Room {
-    /// Give the room back without waking anyone yet: the caller calls [`Admission::wake`]
+    /// Give the room back without waking anyone yet: the caller calls [`WindowRoom::wake`]
     /// before it next waits, so waiters wake once for all the room freed.
     pub fn give_back_quietly(mut self) {
         self.wake = false;
@@ -79,9 +79,9 @@ pub(crate) enum Waited {
     Cancelled,
 }
 
-impl Admission {
+impl WindowRoom {
     pub fn new(window: Window) -> Self {
-        Admission {
+        WindowRoom {
             window,
             held: Mutex::new(Held::default()),
             waiting: AtomicUsize::new(0),
@@ -99,7 +99,7 @@ impl Admission {
         self.take(&mut held, len)
     }
 
-    /// Take room for each of `lens` in order under one lock, as [`Admission::try_admit`]
+    /// Take room for each of `lens` in order under one lock, as [`WindowRoom::try_admit`]
     /// would one at a time, up to the first that does not fit (left, with the rest, to the
     /// caller). Pushes one room per payload admitted onto `rooms`; returns how many.
     pub fn try_admit_many(
@@ -221,7 +221,7 @@ impl Admission {
 
 /// One caller's wait for room: its waker's slot, and its timer.
 struct Wait<'a> {
-    admission: &'a Arc<Admission>,
+    admission: &'a Arc<WindowRoom>,
     /// `(round, index)` of this waiter's slot in `Held::waiters`, while it is there.
     slot: Option<(u64, usize)>,
     /// Armed for this wait's deadline or an earlier one (a spare from a past wait): it is
@@ -307,8 +307,8 @@ impl Drop for Wait<'_> {
 mod tests {
     use super::*;
 
-    fn admission(count: Option<usize>, bytes: Option<usize>) -> Arc<Admission> {
-        Arc::new(Admission::new(Window { count, bytes }))
+    fn admission(count: Option<usize>, bytes: Option<usize>) -> Arc<WindowRoom> {
+        Arc::new(WindowRoom::new(Window { count, bytes }))
     }
 
     #[test]

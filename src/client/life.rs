@@ -14,7 +14,7 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 /// How the connected phase ended.
-pub(crate) enum End {
+pub(crate) enum LinkEnd {
     /// The link failed with this cause.
     Failed(Cause),
     /// Draining finished (every written send answered) or timed out.

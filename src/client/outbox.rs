@@ -5,14 +5,14 @@ use super::events::ClientEvent;
 use super::fate::{DrainReport, Fate};
 use super::fate_cell::FateTx;
 use super::pending::Pending;
-use super::Shared;
+use super::ClientShared;
 use crate::warning::{Warning, WarningCode};
 use std::sync::Arc;
 use std::time::SystemTime;
 use tokio::sync::broadcast;
 
 pub(crate) struct Outbox {
-    shared: Arc<Shared>,
+    shared: Arc<ClientShared>,
     events: broadcast::Sender<ClientEvent>,
     /// Collects what closing or destroying settles.
     report: Option<DrainReport>,
@@ -30,7 +30,7 @@ pub(crate) struct Outbox {
 }
 
 impl Outbox {
-    pub fn new(shared: Arc<Shared>, events: broadcast::Sender<ClientEvent>) -> Self {
+    pub fn new(shared: Arc<ClientShared>, events: broadcast::Sender<ClientEvent>) -> Self {
         Outbox {
             shared,
             events,
@@ -41,7 +41,7 @@ impl Outbox {
         }
     }
 
-    pub fn shared(&self) -> &Shared {
+    pub fn shared(&self) -> &ClientShared {
         &self.shared
     }
 

@@ -4,7 +4,7 @@
 use super::admission::Room;
 use super::fate::{AckPayload, Fate, FateCause};
 use super::fate_cell::FateTx;
-use super::{Commit, Shared};
+use super::{Commit, ClientShared};
 use crate::cause::Cause;
 use crate::hl7;
 use bytes::Bytes;
@@ -101,7 +101,7 @@ impl Pending {
     }
 
     /// Settle a send that never reached the actor.
-    pub fn settle_detached(self: Box<Self>, shared: &Shared, fate: Fate) {
+    pub fn settle_detached(self: Box<Self>, shared: &ClientShared, fate: Fate) {
         let Pending { room, fate_tx, .. } = *self;
         // Room first: a caller woken by the fate may send again at once.
         drop(room);

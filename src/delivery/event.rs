@@ -177,7 +177,7 @@ mod tests {
 /// outcomes of one turn of the collector), so a burst of fates costs one channel send and one
 /// wake-up of the reader, not one each.
 #[derive(Debug)]
-pub(super) enum Batch<T = RunEvent> {
+pub(super) enum EventBatch<T = RunEvent> {
     One(T),
     Many(Vec<T>),
 }
@@ -189,16 +189,16 @@ pub(super) const BATCHES_AHEAD: usize = super::EVENTS_AHEAD / BATCH_EVENTS;
 
 /// Where the run's events go; a reader that went away makes every send a no-op.
 #[derive(Clone)]
-pub(super) struct Out(pub mpsc::Sender<Batch>);
+pub(super) struct Out(pub mpsc::Sender<EventBatch>);
 
 impl Out {
     pub async fn emit(&self, event: RunEvent) {
-        self.send(Batch::One(event)).await;
+        self.send(EventBatch::One(event)).await;
     }
 
     /// Straight into the channel when it has room (the usual case): no send future to move
     /// the batch through, no semaphore wait to set up.
-    pub async fn send(&self, batch: Batch) {
+    pub async fn send(&self, batch: EventBatch) {
         if let Err(mpsc::error::TrySendError::Full(batch)) = self.0.try_send(batch) {
             let _ = self.0.send(batch).await;
         }

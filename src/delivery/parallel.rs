@@ -10,7 +10,7 @@ mod link;
 mod router;
 mod routes;
 
-use super::event::{Batch, BATCHES_AHEAD};
+use super::event::{EventBatch, BATCHES_AHEAD};
 use super::event::RunEvent;
 use super::feed::Input;
 use super::key::OrderKey;
@@ -61,7 +61,7 @@ pub struct ParallelSummary {
 /// A delivery run over several links, under way. Read its events to the end with
 /// [`ParallelRun::next`], then take [`ParallelRun::finish`].
 pub struct ParallelRun {
-    events: mpsc::Receiver<Batch<LinkEvent>>,
+    events: mpsc::Receiver<EventBatch<LinkEvent>>,
     /// The rest of the last batch taken, handed out before the next is taken.
     taken: std::vec::IntoIter<LinkEvent>,
     controls: RunControls,
@@ -142,8 +142,8 @@ impl ParallelRun {
                 return Some(event);
             }
             match self.events.recv().await {
-                Some(Batch::One(event)) => return Some(event),
-                Some(Batch::Many(events)) => self.taken = events.into_iter(),
+                Some(EventBatch::One(event)) => return Some(event),
+                Some(EventBatch::Many(events)) => self.taken = events.into_iter(),
                 None => {
                     self.ended = true;
                     return None;

@@ -153,7 +153,7 @@ pub(super) async fn produce(
         if taking.batch.is_empty() {
             let stream_over = endless && gave_up.borrow().is_some();
             match taking.next_batch(&mut order, &notes, &controls, endless, stream_over).await {
-                Next::Batch => {}
+                Next::EventBatch => {}
                 Next::Again => continue,
                 Next::Done => return,
             }
@@ -209,7 +209,7 @@ pub(super) async fn produce(
 /// What the producer does next once its batch is empty.
 enum Next {
     /// A batch is in hand.
-    Batch,
+    EventBatch,
     /// Look again (the state changed, or fates passed on).
     Again,
     /// The input is done and every fate passed on.
@@ -254,7 +254,7 @@ impl Taking<'_> {
             return if self.batch.is_empty() {
                 Next::Again
             } else {
-                Next::Batch
+                Next::EventBatch
             };
         }
         let open = matches!(self.state, Reading::Open);
@@ -273,7 +273,7 @@ impl Taking<'_> {
                 Some(result) => {
                     self.take(result);
                     self.take_ready();
-                    if self.batch.is_empty() { Next::Again } else { Next::Batch }
+                    if self.batch.is_empty() { Next::Again } else { Next::EventBatch }
                 }
                 None => {
                     self.end(notes, None);

@@ -2,7 +2,7 @@
 //! one message with its ACK. Every read is bounded in time and size.
 
 use super::handshake::session_verdict;
-use super::record::{failure, healthy, Run};
+use super::record::{failure, healthy, PhaseLog};
 use super::report::{ClientCertificate, Detail, PhaseName, Verdict};
 use crate::sniff::{recognise, PeerKind};
 use crate::cause::{Cause, Hint};
@@ -25,7 +25,7 @@ const LAST_LOOK: Duration = Duration::from_millis(500);
 
 /// A read or write failed: a TLS error (our client certificate refused, above all) through the
 /// TLS table, or a classified I/O error.
-fn read_failure(err: &io::Error, run: &mut Run, during: &str) -> Verdict {
+fn read_failure(err: &io::Error, run: &mut PhaseLog, during: &str) -> Verdict {
     if let Some(verdict) = session_verdict(err, run, during) {
         return verdict;
     }
@@ -47,7 +47,7 @@ pub(crate) async fn banner(
     stream: &mut BoxStream,
     wait: Duration,
     tls: bool,
-    run: &mut Run,
+    run: &mut PhaseLog,
 ) -> Result<Verdict, Verdict> {
     if wait.is_zero() {
         return Ok(healthy(
@@ -128,7 +128,7 @@ pub(crate) async fn send_and_await_ack(
     limit: Duration,
     tls: bool,
     release: Release,
-    run: &mut Run,
+    run: &mut PhaseLog,
 ) -> Result<Verdict, Verdict> {
     let control_id = scan(payload)
         .msh
@@ -315,7 +315,7 @@ fn ack_detail(code: Option<String>, matches: bool, ignored: usize) -> Option<Det
 }
 
 /// The ACK phase failed after the message went out: its fate is unknown.
-fn ack_failed(run: &mut Run, started: Instant, ignored: usize, verdict: Verdict) -> Verdict {
+fn ack_failed(run: &mut PhaseLog, started: Instant, ignored: usize, verdict: Verdict) -> Verdict {
     run.fail(
         PhaseName::Ack,
         started,

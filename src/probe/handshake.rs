@@ -1,7 +1,7 @@
 //! The TLS phase of a probe: the handshake, what it negotiated and what the certificate says,
 //! and for each way it fails, a verdict that says which and what to do.
 
-use super::record::{failure, Run};
+use super::record::{failure, PhaseLog};
 use super::report::{ClientCertificate, Detail, PhaseName, TlsDetail, Verdict};
 use crate::sniff::recognise;
 use super::tls::{ProbeTls, Recording};
@@ -36,7 +36,7 @@ pub(crate) fn tls_verdict(failed: TlsFailure, during: Option<&str>) -> Verdict {
 /// A read or write on the established session failed with a TLS error before the peer sent
 /// anything: under TLS 1.3 that is where a server refuses our client certificate. The table's
 /// verdict; `None` when the error is not TLS.
-pub(crate) fn session_verdict(err: &io::Error, run: &mut Run, during: &str) -> Option<Verdict> {
+pub(crate) fn session_verdict(err: &io::Error, run: &mut PhaseLog, during: &str) -> Option<Verdict> {
     rustls_error(err)?;
     let presented = run.presented_client_certificate();
     let seen = Seen {
@@ -55,7 +55,7 @@ pub(crate) async fn tls_phase(
     tls: &ProbeTls,
     tcp: TcpStream,
     limit: Duration,
-    run: &mut Run,
+    run: &mut PhaseLog,
 ) -> Result<BoxStream, Verdict> {
     tls.reset();
     let (recording, first_bytes) = Recording::new(tcp);

@@ -7,7 +7,7 @@ use tokio::time::Instant;
 
 /// Phases recorded so far.
 #[derive(Debug, Default)]
-pub(crate) struct Run {
+pub(crate) struct PhaseLog {
     pub phases: Vec<PhaseReport>,
     pub unknown_fate: bool,
 }
@@ -16,7 +16,7 @@ fn ms_since(started: Instant) -> f64 {
     started.elapsed().as_secs_f64() * 1000.0
 }
 
-impl Run {
+impl PhaseLog {
     pub fn pass(&mut self, name: PhaseName, started: Instant, detail: Option<Detail>) {
         self.push(name, started, detail, None);
     }

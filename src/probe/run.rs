@@ -5,7 +5,7 @@ use super::exchange;
 use super::eyeballs::{interleave, race};
 use super::handshake;
 use super::message::{synthetic_adt, unique_control_id};
-use super::record::{failure, Run};
+use super::record::{failure, PhaseLog};
 use super::report::{Detail, FailedAttempt, PhaseName, ProbeReport, Verdict, VerdictClass};
 use super::tls::ProbeTls;
 use crate::cause::{classify_io, Cause};
@@ -88,7 +88,7 @@ impl ProbeConfig {
 
 /// Runs one probe. Never fails: every failure is a phase and a verdict.
 pub async fn run(config: &ProbeConfig) -> ProbeReport {
-    let mut run = Run::default();
+    let mut run = PhaseLog::default();
     let verdict = match phases(config, &mut run).await {
         Ok(verdict) | Err(verdict) => verdict,
     };
@@ -106,7 +106,7 @@ pub async fn run(config: &ProbeConfig) -> ProbeReport {
     }
 }
 
-async fn phases(config: &ProbeConfig, run: &mut Run) -> Result<Verdict, Verdict> {
+async fn phases(config: &ProbeConfig, run: &mut PhaseLog) -> Result<Verdict, Verdict> {
     let t = config.timeouts;
     let addrs = resolve(config, run).await?;
     let tcp = connect(&addrs, t, run).await?;
@@ -129,7 +129,7 @@ async fn phases(config: &ProbeConfig, run: &mut Run) -> Result<Verdict, Verdict>
 
 async fn resolve(
     config: &ProbeConfig,
-    run: &mut Run,
+    run: &mut PhaseLog,
 ) -> Result<Vec<std::net::SocketAddr>, Verdict> {
     let started = Instant::now();
     let limit = config.timeouts.connect;
@@ -164,7 +164,7 @@ async fn resolve(
 async fn connect(
     addrs: &[std::net::SocketAddr],
     t: Timeouts,
-    run: &mut Run,
+    run: &mut PhaseLog,
 ) -> Result<TcpStream, Verdict> {
     let started = Instant::now();
     let order = interleave(addrs);

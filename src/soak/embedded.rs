@@ -3,7 +3,7 @@
 //! chaos policy, and taking the whole link down for a while when a drop strikes.
 
 use super::report::Accounting;
-use super::worker::End;
+use super::worker::WorkerEnd;
 use super::{ChaosPolicy, ChaosSpec, ControlIds, FaultKind, Ledger, LedgerSink, SoakTotals};
 use crate::server::sink::OutDirSink;
 use crate::server::{
@@ -116,7 +116,7 @@ impl Embedded {
 
     /// Stop, then check the ledger against what the sender counted: every accepted message
     /// committed, nothing committed that was never delivered, no more and no fewer commits.
-    pub(crate) async fn account(self, tally: &SoakTotals, ends: &[End], accounting: &mut Accounting) {
+    pub(crate) async fn account(self, tally: &SoakTotals, ends: &[WorkerEnd], accounting: &mut Accounting) {
         let ledger = self.ledger.clone();
         self.stop().await;
         let totals = ledger.totals();

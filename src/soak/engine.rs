@@ -8,7 +8,7 @@ use super::plan::{PlanError, SoakPlan, SoakTarget};
 use super::progress::{SoakUpdate, StoppedBy};
 use super::proxy::ChaosProxy;
 use super::report::Accounting;
-use super::worker::{Countdown, End, Worker};
+use super::worker::{Countdown, WorkerEnd, Worker};
 use super::{ControlIds, Embedded, EmbeddedError, SoakReport};
 use crate::client::{Client, OptionsError};
 use crate::pace::Schedule;
@@ -95,7 +95,7 @@ struct Running {
     /// Cancelled by the driver: the workers stop generating, and their settle wait is bounded.
     halt: CancellationToken,
     generated_all: Countdown,
-    workers: Vec<JoinHandle<End>>,
+    workers: Vec<JoinHandle<WorkerEnd>>,
     monitor: JoinHandle<monitor::Monitored>,
     embedded: Option<Embedded>,
     proxy: Option<ChaosProxy>,

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 const CHUNK: usize = 64 * 1024;
 const UPSTREAM_CONNECT: Duration = Duration::from_secs(10);
 
-struct Shared {
+struct ProxyShared {
     host: String,
     port: u16,
     resolver: Arc<dyn Resolver>,
@@ -52,7 +52,7 @@ impl ChaosProxy {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let (drops, drops_rx) = mpsc::channel(1);
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(ProxyShared {
             host,
             port,
             resolver,
@@ -84,7 +84,7 @@ impl Drop for ChaosProxy {
 async fn accept_loop(
     mut listener: TcpListener,
     addr: SocketAddr,
-    shared: Arc<Shared>,
+    shared: Arc<ProxyShared>,
     mut drops: mpsc::Receiver<Duration>,
     stop: CancellationToken,
 ) {
@@ -111,7 +111,7 @@ async fn accept_loop(
     }
 }
 
-async fn connect_upstream(shared: &Shared) -> Option<TcpStream> {
+async fn connect_upstream(shared: &ProxyShared) -> Option<TcpStream> {
     let addrs = shared
         .resolver
         .resolve(&shared.host, shared.port)
@@ -128,7 +128,7 @@ async fn connect_upstream(shared: &Shared) -> Option<TcpStream> {
 }
 
 /// One proxied connection. Both sockets close with a reset when the connection is cut.
-async fn serve(client: TcpStream, shared: Arc<Shared>, cut: CancellationToken) {
+async fn serve(client: TcpStream, shared: Arc<ProxyShared>, cut: CancellationToken) {
     let Some(upstream) = connect_upstream(&shared).await else {
         // The peer is unreachable: the sender sees its connection cut and retries.
         let _ = socket2::SockRef::from(&client).set_linger(Some(Duration::ZERO));
@@ -153,7 +153,7 @@ async fn serve(client: TcpStream, shared: Arc<Shared>, cut: CancellationToken) {
 async fn forward_requests(
     mut from: OwnedReadHalf,
     mut to: OwnedWriteHalf,
-    shared: &Shared,
+    shared: &ProxyShared,
     cut: &CancellationToken,
     delays: mpsc::Sender<Duration>,
 ) {

@@ -84,7 +84,7 @@ enum Generated {
 type Collected = (Vec<u64>, Vec<String>);
 
 /// What a connection leaves for the accounting.
-pub struct End {
+pub struct WorkerEnd {
     pub index: usize,
     /// Sequence numbers that ended never-delivered (checked against the ledger at the end).
     pub never_delivered: Vec<u64>,
@@ -104,7 +104,7 @@ impl Worker {
         self.generated_counter.clone()
     }
 
-    pub async fn run(self) -> End {
+    pub async fn run(self) -> WorkerEnd {
         let (tx, rx) = mpsc::channel::<InFlight>(self.window.max(64) * 2);
         let settled = Arc::new(AtomicU64::new(0));
         let collector = tokio::spawn(collect(
@@ -142,7 +142,7 @@ impl Worker {
         let (never_delivered, problems) = collected;
         closed.cancel();
         let _ = events.await;
-        End {
+        WorkerEnd {
             index: self.index,
             never_delivered,
             problems,

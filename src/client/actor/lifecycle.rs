@@ -5,7 +5,7 @@ use super::Actor;
 use crate::cause::Cause;
 use crate::client::events::ClientEvent;
 use crate::client::fate::{DrainReport, Fate, FateCause};
-use crate::client::life::End;
+use crate::client::life::LinkEnd;
 use crate::client::pending::Pending;
 use crate::client::state::{Reason, State};
 use crate::client::stats::LinkFailure;
@@ -134,9 +134,9 @@ impl Actor {
     }
 
     /// Decide what follows the connected phase. `true` to connect again.
-    async fn after_link(&mut self, end: End) -> bool {
+    async fn after_link(&mut self, end: LinkEnd) -> bool {
         match end {
-            End::Failed(cause) => {
+            LinkEnd::Failed(cause) => {
                 self.life.link_failed();
                 self.out.shared().counters().record_link_end(cause);
                 self.emit(ClientEvent::Error {
@@ -170,7 +170,7 @@ impl Actor {
                     }
                 }
             }
-            End::Drained { timed_out } => {
+            LinkEnd::Drained { timed_out } => {
                 if let Some(report) = self.out.report_mut() {
                     report.timed_out = timed_out;
                 }
@@ -179,7 +179,7 @@ impl Actor {
                 self.reply_closing();
                 false
             }
-            End::Destroy(reply, cause) => {
+            LinkEnd::Destroy(reply, cause) => {
                 self.stop((reply, cause));
                 false
             }

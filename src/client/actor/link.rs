@@ -7,7 +7,7 @@ use super::Actor;
 use stream::{link_failure, stream_turn, AckReader, Turn, WriteBatch};
 use crate::cause::{classify_io, Cause};
 use crate::client::fate::FateCause;
-use crate::client::life::End;
+use crate::client::life::LinkEnd;
 use crate::client::state::{Reason, State};
 use crate::client::stats::LinkFailure;
 use crate::client::Command;
@@ -52,7 +52,7 @@ struct Wire {
 }
 
 impl Actor {
-    pub(crate) async fn run_link(&mut self, conn: Connection) -> End {
+    pub(crate) async fn run_link(&mut self, conn: Connection) -> LinkEnd {
         self.flights.new_connection();
         self.life.link_started();
         // One task polls both directions in turn, so the stream needs no split (and no lock
@@ -84,7 +84,7 @@ impl Actor {
                 Ok(false) => {}
             }
             if self.state() == State::Draining && wire.write.is_none() && self.flights.is_empty() {
-                return End::Drained { timed_out: false };
+                return LinkEnd::Drained { timed_out: false };
             }
             self.publish(&mut wire);
             let deadline = self
@@ -118,7 +118,7 @@ impl Actor {
     /// The lone LF when it is due, else the next write when the link is up, written at once
     /// when the stream takes it. `Ok(true)`: a full write went out, and what it left may go
     /// now; `Err`: the connected phase ends.
-    async fn start_write(&mut self, wire: &mut Wire) -> Result<bool, End> {
+    async fn start_write(&mut self, wire: &mut Wire) -> Result<bool, LinkEnd> {
         // The peer spoke: no lone LF is due (and no clock is read for it every turn).
         if wire.lone_lf.at.is_some() && !wire.reader.nothing_received {
             wire.lone_lf.at = None;
@@ -162,7 +162,7 @@ impl Actor {
         // The next send's ID was given up on here and nothing else is outstanding: only a new
         // connection lets it go.
         if wire.write.is_none() && self.flights.waits_for_new_link() {
-            return Err(End::Failed(Cause::AckTimeout));
+            return Err(LinkEnd::Failed(Cause::AckTimeout));
         }
         Ok(false)
     }
@@ -181,7 +181,7 @@ impl Actor {
 
     /// One turn of the loop: a write done, an item read, a command, or the timer; `Some` ends
     /// the connected phase.
-    async fn on_turn(&mut self, turn: Turn, wire: &mut Wire) -> Option<End> {
+    async fn on_turn(&mut self, turn: Turn, wire: &mut Wire) -> Option<LinkEnd> {
         match turn {
             Turn::Wrote(done, result) => {
                 if let Err(e) = result {
@@ -221,7 +221,7 @@ impl Actor {
         &mut self,
         item: Result<Option<Decoded>, FramingError>,
         wire: &mut Wire,
-    ) -> Option<End> {
+    ) -> Option<LinkEnd> {
         if let Some(seen) = wire.reader.foreign.take() {
             self.flights.not_mllp(seen.kind);
             return Some(self.link_failed(LinkFailure {
@@ -270,10 +270,10 @@ impl Actor {
     }
 
     /// The link broke on a read or write: keep what went wrong for the stats.
-    fn link_failed(&mut self, failure: LinkFailure) -> End {
+    fn link_failed(&mut self, failure: LinkFailure) -> LinkEnd {
         let cause = failure.cause;
         self.out.shared().counters().record_link_failure(failure);
-        End::Failed(cause)
+        LinkEnd::Failed(cause)
     }
 
     /// One item from the ACK reader; `Some` ends the connected phase.
@@ -281,7 +281,7 @@ impl Actor {
         &mut self,
         item: Result<Option<Decoded>, FramingError>,
         now: Instant,
-    ) -> Option<End> {
+    ) -> Option<LinkEnd> {
         match item {
             Ok(Some(Decoded::Frame(frame))) => {
                 self.life.heard();
@@ -303,16 +303,16 @@ impl Actor {
             Ok(Some(Decoded::LateWarning { warning, .. })) => {
                 self.out.warn(warning.code, warning.byte_offset);
             }
-            Ok(None) => return Some(End::Failed(Cause::PeerClosed)),
+            Ok(None) => return Some(LinkEnd::Failed(Cause::PeerClosed)),
             // Closed in the middle of an answer: the link was lost, as by any close; the peer
             // still speaks MLLP.
-            Err(FramingError::Truncated { .. }) => return Some(End::Failed(Cause::PeerClosed)),
-            Err(FramingError::Io(e)) => return Some(End::Failed(classify_io(&e))),
+            Err(FramingError::Truncated { .. }) => return Some(LinkEnd::Failed(Cause::PeerClosed)),
+            Err(FramingError::Io(e)) => return Some(LinkEnd::Failed(classify_io(&e))),
             Err(err) => {
                 if let Some(code) = err.code() {
                     self.out.warn(code, None);
                 }
-                return Some(End::Failed(Cause::FramingFatal));
+                return Some(LinkEnd::Failed(Cause::FramingFatal));
             }
         }
         None
@@ -323,7 +323,7 @@ impl Actor {
         &mut self,
         cmd: Option<Command>,
         drain_deadline: &mut Option<Instant>,
-    ) -> Option<End> {
+    ) -> Option<LinkEnd> {
         match cmd {
             Some(Command::Send(p)) => self.accept(p),
             Some(Command::SendMany(ps)) => ps.into_iter().for_each(|p| self.accept(p)),
@@ -336,9 +336,9 @@ impl Actor {
                 }
             }
             Some(Command::Destroy(tx)) => {
-                return Some(End::Destroy(Some(tx), FateCause::Destroyed))
+                return Some(LinkEnd::Destroy(Some(tx), FateCause::Destroyed))
             }
-            None => return Some(End::Destroy(None, FateCause::ClientDropped)),
+            None => return Some(LinkEnd::Destroy(None, FateCause::ClientDropped)),
         }
         None
     }

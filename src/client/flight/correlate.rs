@@ -5,7 +5,7 @@ use super::Flights;
 use crate::ack::AckCode;
 use crate::cause::Cause;
 use crate::client::fate::{AckPayload, Fate};
-use crate::client::life::End;
+use crate::client::life::LinkEnd;
 use crate::client::options::Correlation;
 use crate::client::outbox::Outbox;
 use crate::client::pending::{AppAck, Pending};
@@ -26,7 +26,7 @@ impl Flights {
         payload: Bytes,
         offset: u64,
         now: Instant,
-    ) -> Option<End> {
+    ) -> Option<LinkEnd> {
         let at = Some(offset);
         let ack = AckPayload::new(payload);
         // A reply without a readable MSA cannot be credited to any send: say so, and let the
@@ -79,12 +79,12 @@ impl Flights {
                         .and_then(|p| p.written)
                         .is_some_and(|w| w.pipelined);
                     if self.dropped_pipelined(out, pipelined) {
-                        return Some(End::Failed(Cause::AckTimeout));
+                        return Some(LinkEnd::Failed(Cause::AckTimeout));
                     }
-                    return Some(End::Failed(Cause::UnsolicitedAck));
+                    return Some(LinkEnd::Failed(Cause::UnsolicitedAck));
                 }
                 if awaiting.is_none() {
-                    return Some(End::Failed(Cause::UnsolicitedAck));
+                    return Some(LinkEnd::Failed(Cause::UnsolicitedAck));
                 }
                 let slot = awaiting?;
                 self.flight.pop_front();

@@ -13,7 +13,7 @@
 
 use super::Flights;
 use crate::cause::Cause;
-use crate::client::life::End;
+use crate::client::life::LinkEnd;
 use crate::client::options::Correlation;
 use crate::client::outbox::Outbox;
 use crate::client::pending::Written;
@@ -178,13 +178,13 @@ impl Flights {
     }
 
     /// The mismatch grace is over: `Some` when the evidence still stands.
-    pub(super) fn mismatch_verdict(&mut self, now: Instant) -> Option<End> {
+    pub(super) fn mismatch_verdict(&mut self, now: Instant) -> Option<LinkEnd> {
         if self.here.mismatch_at.is_none_or(|at| at > now) {
             return None;
         }
         self.here.mismatch_at = None;
         self.ignores_control_ids()
-            .then_some(End::Failed(Cause::AckControlIdMismatch))
+            .then_some(LinkEnd::Failed(Cause::AckControlIdMismatch))
     }
 
     /// The peer's first bytes showed it is not MLLP.

@@ -12,7 +12,7 @@ use super::Flights;
 use crate::ack::AckCode;
 use crate::cause::Cause;
 use crate::client::fate::AckPayload;
-use crate::client::life::End;
+use crate::client::life::LinkEnd;
 use crate::client::outbox::Outbox;
 use crate::client::pending::AppAck;
 use crate::client::Commit;
@@ -41,7 +41,7 @@ impl Flights {
         payload: Bytes,
         offset: u64,
         now: Instant,
-    ) -> Option<End> {
+    ) -> Option<LinkEnd> {
         match Block::of(&payload) {
             Some(block) => self.on_block(out, block, payload, offset, now),
             None => self.on_release2_message(out, payload, offset, now),
@@ -55,14 +55,14 @@ impl Flights {
         payload: Bytes,
         offset: u64,
         now: Instant,
-    ) -> Option<End> {
+    ) -> Option<LinkEnd> {
         let progress = self.write_progress.load(Ordering::Relaxed);
         let link = self.link;
         let seq = self.here.blocks + 1;
         // A block before any frame awaits one answers nothing written here.
         if seq > self.here.written {
             out.warn(WarningCode::AckUnmatchedControlId, Some(offset));
-            return Some(End::Failed(Cause::UnsolicitedAck));
+            return Some(LinkEnd::Failed(Cause::UnsolicitedAck));
         }
         self.here.blocks = seq;
         let answered = self.flight.iter().position(|slot| {
@@ -77,7 +77,7 @@ impl Flights {
         let p = self.sends.get_mut(&id)?;
         if !p.written_on(link, progress) {
             out.warn(WarningCode::AckBeforeWrite, Some(offset));
-            return Some(End::Failed(Cause::UnsolicitedAck));
+            return Some(LinkEnd::Failed(Cause::UnsolicitedAck));
         }
         let ack = AckPayload::new(payload);
         let written = p.written;
@@ -132,7 +132,7 @@ impl Flights {
         payload: Bytes,
         offset: u64,
         now: Instant,
-    ) -> Option<End> {
+    ) -> Option<LinkEnd> {
         let Some((_, msa2)) = hl7::ack_reply(&payload) else {
             self.here.owed_blocks += 1;
             out.warn(WarningCode::ReplyNotAnAck, Some(offset));
@@ -143,7 +143,7 @@ impl Flights {
             .is_some_and(|p| p.commit.is_none() && p.written.is_some_and(|w| w.link == self.link));
         if names_unblocked || (self.here.blocks == 0 && self.awaits_block()) {
             out.warn(WarningCode::PeerNotMllp2, Some(offset));
-            return Some(End::Failed(Cause::PeerNotMllp2));
+            return Some(LinkEnd::Failed(Cause::PeerNotMllp2));
         }
         self.here.owed_blocks += 1;
         if holder.is_some_and(|p| p.commit.is_some()) {

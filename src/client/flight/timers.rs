@@ -5,7 +5,7 @@ use super::{Flights, Queue};
 use crate::ack::AckCode;
 use crate::cause::Cause;
 use crate::client::fate::{Fate, FateCause};
-use crate::client::life::End;
+use crate::client::life::LinkEnd;
 use crate::client::options::Correlation;
 use crate::client::outbox::Outbox;
 use crate::client::pending::AppAck;
@@ -68,17 +68,17 @@ impl Flights {
         out: &mut Outbox,
         last_inbound: Instant,
         drain: Option<Instant>,
-    ) -> Option<End> {
+    ) -> Option<LinkEnd> {
         let now = Instant::now();
         if self
             .options
             .dead_peer_timeout
             .is_some_and(|t| last_inbound + t <= now)
         {
-            return Some(End::Failed(Cause::DeadPeer));
+            return Some(LinkEnd::Failed(Cause::DeadPeer));
         }
         if drain.is_some_and(|d| d <= now) {
-            return Some(End::Drained { timed_out: true });
+            return Some(LinkEnd::Drained { timed_out: true });
         }
         self.hold_passed(now);
         if let Some(end) = self.mismatch_verdict(now) {
@@ -105,7 +105,7 @@ impl Flights {
                 }
                 if self.options.at_least_once {
                     out.shared().counters().record_ack_timeout();
-                    return Some(End::Failed(Cause::AckTimeout));
+                    return Some(LinkEnd::Failed(Cause::AckTimeout));
                 }
             }
             self.flight.pop_front();
@@ -119,7 +119,7 @@ impl Flights {
             // FIFO: any later ACK on this connection could only be credited to the wrong send;
             // Release 2: any later block.
             if fifo || self.release2() {
-                return Some(End::Failed(Cause::AckTimeout));
+                return Some(LinkEnd::Failed(Cause::AckTimeout));
             }
         }
         while let Some(&id) = self.app_wait.front() {

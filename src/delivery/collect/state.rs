@@ -2,7 +2,7 @@
 //! (abandon, stop, destroy, the deadline, the drain once only application ACKs are left), with
 //! each outcome counted, its cause decided (`why`) and kept where asked.
 
-use super::super::event::{Batch, Item, Out, RunEvent, RunNote, BATCH_EVENTS};
+use super::super::event::{EventBatch, Item, Out, RunEvent, RunNote, BATCH_EVENTS};
 use super::super::failed::{file_name, FailedOut};
 use super::super::feed::Input;
 use super::super::produce::{produce, ProducerControls};
@@ -259,8 +259,8 @@ impl Collector {
                 let kept = self.settled(&mut event);
                 if self.held.is_empty() {
                     // Alone (each one at window 1): straight into the channel when it has room.
-                    if let Err(mpsc::error::TrySendError::Full(Batch::One(event))) =
-                        self.out.0.try_send(Batch::One(event))
+                    if let Err(mpsc::error::TrySendError::Full(EventBatch::One(event))) =
+                        self.out.0.try_send(EventBatch::One(event))
                     {
                         self.held.push(event);
                     }
@@ -303,11 +303,11 @@ impl Collector {
             0 => return,
             // One event (each one at window 1): the buffer is kept, nothing allocated for it.
             1 => match self.held.pop() {
-                Some(event) => Batch::One(event),
+                Some(event) => EventBatch::One(event),
                 None => return,
             },
             // The next batch is most often a note's Vec, taken as it is: none is made here.
-            _ => Batch::Many(std::mem::take(&mut self.held)),
+            _ => EventBatch::Many(std::mem::take(&mut self.held)),
         };
         self.out.send(batch).await;
     }
@@ -381,7 +381,7 @@ impl Collector {
             .last_failure
             .filter(|f| ending.gave_up == Some(f.cause))
         {
-            out.send(Batch::One(RunEvent::Note(RunNote::GaveUp(failure))))
+            out.send(EventBatch::One(RunEvent::Note(RunNote::GaveUp(failure))))
                 .await;
         }
         RunSummary {

@@ -1,7 +1,7 @@
 //! What the router keeps of each link: the messages handed to it and not yet settled, by the
 //! link run's own numbering, its share of the run, and whether it has ended.
 
-use super::super::event::Batch;
+use super::super::event::EventBatch;
 use super::super::totals::{RunSummary, Totals};
 use super::super::RunControls;
 use crate::input::Message;
@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 /// What a link's run hands the router.
 pub(super) enum FromLink {
     /// Its run's events, a batch at a time as the run handed them out.
-    Events(Batch),
+    Events(EventBatch),
     Done(RunSummary),
 }
 

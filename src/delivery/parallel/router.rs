@@ -3,7 +3,7 @@
 
 mod outcomes;
 
-use super::super::event::{Batch, Item, MessageOutcome, RunNote};
+use super::super::event::{EventBatch, Item, MessageOutcome, RunNote};
 use super::super::feed::Feed;
 use super::super::key::{key_hash, OrderKey};
 use super::super::totals::{Ending, RunSummary, Totals};
@@ -26,7 +26,7 @@ pub(super) struct Router {
     pub(super) links: Vec<Link>,
     pub(super) routes: Routes,
     pub(super) options: RunOptions,
-    pub(super) out: mpsc::Sender<Batch<LinkEvent>>,
+    pub(super) out: mpsc::Sender<EventBatch<LinkEvent>>,
     /// Events made and not yet handed out, in order: sent as one batch at the end of a turn,
     /// or once [`BATCH_EVENTS`] are held.
     pub(super) held_events: Vec<LinkEvent>,

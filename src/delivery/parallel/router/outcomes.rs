@@ -2,7 +2,7 @@
 //! counted once (in its link's share too), its key released, kept in `--failed-out`; a link
 //! closing; the events handed out in batches.
 
-use super::super::super::event::{Batch, Item, MessageOutcome, RunEvent, RunNote, BATCH_EVENTS};
+use super::super::super::event::{EventBatch, Item, MessageOutcome, RunEvent, RunNote, BATCH_EVENTS};
 use super::super::super::failed::file_name;
 use super::super::link::{Entry, FromLink};
 use super::super::LinkEvent;
@@ -15,8 +15,8 @@ impl Router {
     /// What link `i` said; `true` once every link is done.
     pub(super) async fn heard(&mut self, i: usize, said: FromLink) -> bool {
         match said {
-            FromLink::Events(Batch::One(event)) => self.link_event(i, event).await,
-            FromLink::Events(Batch::Many(events)) => {
+            FromLink::Events(EventBatch::One(event)) => self.link_event(i, event).await,
+            FromLink::Events(EventBatch::Many(events)) => {
                 for event in events {
                     self.link_event(i, event).await;
                 }
@@ -109,10 +109,10 @@ impl Router {
             0 => return,
             // One event: the buffer is kept, nothing allocated for it.
             1 => match self.held_events.pop() {
-                Some(event) => Batch::One(event),
+                Some(event) => EventBatch::One(event),
                 None => return,
             },
-            n => Batch::Many(std::mem::replace(
+            n => EventBatch::Many(std::mem::replace(
                 &mut self.held_events,
                 Vec::with_capacity(n),
             )),
