@@ -5,7 +5,7 @@
 //! 1 and of 2,048 rows, and one of large messages cut over several statements. The sink is
 //! driven through the library, so each call is exactly one group; one test drives the binary.
 
-use crate::support::listen_proc::ListenProc;
+use crate::support::listen_proc::with_postgres;
 use crate::support::mllp_client::{marked, MllpClient};
 use crate::support::peer_wire::frame;
 use crate::support::pg;
@@ -222,17 +222,13 @@ async fn pipelined_messages_with_one_refused_are_answered_each_by_what_the_table
         return;
     };
     for dedupe in [false, true] {
-        let url = pg::fresh_database(&server, &format!("group_pipelined_{dedupe}")).await;
-        let mut args = vec!["--postgres", url.as_str()];
-        if dedupe {
-            args.push("--dedupe");
-        }
-        let listener = ListenProc::start(&args);
-        pg::connect(&url)
-            .await
-            .batch_execute("ALTER TABLE messages ADD CONSTRAINT no_p37 CHECK (control_id <> 'P37')")
-            .await
-            .unwrap();
+        let (url, listener) = with_postgres(
+            &server,
+            &format!("group_pipelined_{dedupe}"),
+            dedupe,
+            "ALTER TABLE messages ADD CONSTRAINT no_p37 CHECK (control_id <> 'P37')",
+        )
+        .await;
         let mut client = MllpClient::connect(listener.addr).await;
         let sent: Vec<Vec<u8>> = (0..200).map(|i| marked(&format!("P{i}"), "")).collect();
         // One write, so the listener reads them together and commits them in large groups.

@@ -4,7 +4,7 @@
 //! reuses), a server's error text never reaches stderr, and a role given only what
 //! docs/scale-out.md grants starts while one without INSERT is refused at start.
 
-use crate::support::listen_proc::{is, ListenProc};
+use crate::support::listen_proc::{is, with_postgres, ListenProc};
 use crate::support::mllp_client::{marked, MllpClient};
 use crate::support::no_payload::MARKER;
 use crate::support::pg;
@@ -33,22 +33,10 @@ async fn an_insert_a_trigger_drops_is_answered_negatively() {
         return;
     };
     for dedupe in [false, true] {
-        let url = pg::fresh_database(&server, &format!("drop_{dedupe}")).await;
-        let mut args = vec!["--postgres", url.as_str()];
-        if dedupe {
-            args.push("--dedupe");
-        }
-        let listener = ListenProc::start(&args);
-        pg::connect(&url)
-            .await
-            .batch_execute(
-                "CREATE FUNCTION drop_row() RETURNS trigger LANGUAGE plpgsql AS
+        let (url, listener) = with_postgres(&server, &format!("drop_{dedupe}"), dedupe, "CREATE FUNCTION drop_row() RETURNS trigger LANGUAGE plpgsql AS
                    $$ BEGIN IF NEW.control_id LIKE 'X%' THEN RETURN NULL; END IF; RETURN NEW; END $$;
                  CREATE TRIGGER drop_row BEFORE INSERT ON messages
-                   FOR EACH ROW EXECUTE FUNCTION drop_row();",
-            )
-            .await
-            .unwrap();
+                   FOR EACH ROW EXECUTE FUNCTION drop_row();",).await;
         let sent = [marked("K1", ""), marked("X1", ""), marked("X2", "")];
         let codes = answers(&listener, &sent).await;
         let stored: Vec<String> = pg::rows(&url).await.into_iter().map(|r| r.0).collect();
@@ -64,17 +52,13 @@ async fn a_row_an_extra_unique_constraint_refuses_is_answered_negatively() {
         return;
     };
     for dedupe in [false, true] {
-        let url = pg::fresh_database(&server, &format!("unique_{dedupe}")).await;
-        let mut args = vec!["--postgres", url.as_str()];
-        if dedupe {
-            args.push("--dedupe");
-        }
-        let listener = ListenProc::start(&args);
-        pg::connect(&url)
-            .await
-            .batch_execute("ALTER TABLE messages ADD CONSTRAINT one_id UNIQUE (control_id)")
-            .await
-            .unwrap();
+        let (url, listener) = with_postgres(
+            &server,
+            &format!("unique_{dedupe}"),
+            dedupe,
+            "ALTER TABLE messages ADD CONSTRAINT one_id UNIQUE (control_id)",
+        )
+        .await;
         // Two senders reusing one control ID: not duplicates of each other.
         let sent = [from("A", "U1"), from("B", "U1"), from("A", "U2")];
         let codes = answers(&listener, &sent).await;
@@ -96,19 +80,17 @@ async fn a_servers_error_text_never_reaches_stderr() {
     let Some(server) = pg::required("MLLP_TEST_PG") else {
         return;
     };
-    let url = pg::fresh_database(&server, "error_text").await;
-    let listener = ListenProc::start(&["--postgres", &url]);
-    pg::connect(&url)
-        .await
-        .batch_execute(
-            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS
-               $$ BEGIN RAISE EXCEPTION 'refused row: %', convert_from(NEW.payload, 'UTF8')
-                  USING DETAIL = convert_from(NEW.payload, 'UTF8'); END $$;
-             CREATE TRIGGER refuse BEFORE INSERT ON messages
-               FOR EACH ROW EXECUTE FUNCTION refuse();",
-        )
-        .await
-        .unwrap();
+    let (_, listener) = with_postgres(
+        &server,
+        "error_text",
+        false,
+        "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS
+           $$ BEGIN RAISE EXCEPTION 'refused row: %', convert_from(NEW.payload, 'UTF8')
+              USING DETAIL = convert_from(NEW.payload, 'UTF8'); END $$;
+         CREATE TRIGGER refuse BEFORE INSERT ON messages
+           FOR EACH ROW EXECUTE FUNCTION refuse();",
+    )
+    .await;
     let codes = answers(&listener, &[marked("E1", "")]).await;
     assert_eq!(codes, ["AE"]);
     let event = listener.wait_event(is("sink_error"));
@@ -127,21 +109,19 @@ async fn object_names_a_trigger_makes_up_are_withheld() {
     let Some(server) = pg::required("MLLP_TEST_PG") else {
         return;
     };
-    let url = pg::fresh_database(&server, "error_names").await;
-    let listener = ListenProc::start(&["--postgres", &url]);
     // Every name an error can carry, built from the row's payload (the part after `NTE|1||`).
-    pg::connect(&url)
-        .await
-        .batch_execute(
-            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS
+    let (_, listener) = with_postgres(
+        &server,
+        "error_names",
+        false,
+        "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS
                $$ DECLARE v text := split_part(convert_from(NEW.payload, 'UTF8'), 'NTE|1||', 2);
                   BEGIN RAISE EXCEPTION 'refused' USING COLUMN = v, TABLE = 'patient ' || v,
                     CONSTRAINT = v, SCHEMA = v, DATATYPE = v; END $$;
              CREATE TRIGGER refuse BEFORE INSERT ON messages
                FOR EACH ROW EXECUTE FUNCTION refuse();",
-        )
-        .await
-        .unwrap();
+    )
+    .await;
     let codes = answers(&listener, &[marked("N1", "")]).await;
     assert_eq!(codes, ["AE"]);
     let event = listener.wait_event(is("sink_error"));

@@ -239,3 +239,26 @@ impl Drop for ListenProc {
 pub fn is(event: &'static str) -> impl Fn(&Value) -> bool {
     move |v| v["event"] == event
 }
+
+/// `mllp listen --postgres` (with `--dedupe` when asked) storing into a fresh database named
+/// after `test`, and `sql` run there once the listener has made its table; the database's URL
+/// and the listener.
+pub async fn with_postgres(
+    server: &str,
+    test: &str,
+    dedupe: bool,
+    sql: &str,
+) -> (String, ListenProc) {
+    let url = super::pg::fresh_database(server, test).await;
+    let mut args = vec!["--postgres", url.as_str()];
+    if dedupe {
+        args.push("--dedupe");
+    }
+    let listener = ListenProc::start(&args);
+    super::pg::connect(&url)
+        .await
+        .batch_execute(sql)
+        .await
+        .unwrap();
+    (url, listener)
+}
