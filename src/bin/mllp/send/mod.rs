@@ -3,6 +3,7 @@
 //! loop (`drive`); `render` writes each message's result, `live` the progress and events on
 //! stderr, `summary` the run's summary.
 
+mod accept;
 mod args;
 mod drive;
 mod dry_run;

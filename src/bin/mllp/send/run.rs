@@ -245,6 +245,15 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         Ok(connector) => connector,
         Err(err) => return input_error(&err),
     };
+    let endpoint = Target {
+        host,
+        port: Some(port),
+    }
+    .to_string();
+    let (connector, endpoint) = match super::accept::connector(&args, connector, endpoint, diag)? {
+        Ok(accepting) => accepting,
+        Err(exit) => return Ok(exit),
+    };
     let options = RunOptions {
         rate: args.rate,
         // Counted from the start, input checking included.
@@ -255,11 +264,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         failed_out,
     };
     let plan = Plan {
-        endpoint: Target {
-            host,
-            port: Some(port),
-        }
-        .to_string(),
+        endpoint,
         gives_up: args.link.gives_up(),
     };
     let mut output = render::Output::new(&args, diag, width);
