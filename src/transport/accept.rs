@@ -295,3 +295,6 @@ impl AsyncWrite for InUse {
         Pin::new(&mut self.stream).poll_shutdown(cx)
     }
 }
+
+#[cfg(test)]
+mod tests;
