@@ -22,6 +22,7 @@ async fn accepting(dir: &std::path::Path, n: usize, rest: &[&str]) -> (Running, 
     let mut run = Running::start(cmd);
     let first: serde_json::Value = serde_json::from_str(&run.stderr_line().await).unwrap();
     assert_eq!(first["event"], "accepting", "{first}");
+    assert!(first["time"].is_string(), "{first}");
     let addr = first["addr"].as_str().unwrap().parse().unwrap();
     (run, addr)
 }

@@ -86,7 +86,7 @@ pub fn connector(
     diag.event(
         "accepting",
         || format!("accepting on {addr}"),
-        json!({ "addr": addr.to_string() }),
+        json!({ "addr": addr.to_string(), "time": now() }),
     );
     if mllp::server::is_wildcard(addr.ip()) {
         let message = "accepting on every interface: any host that can reach this machine can \
@@ -98,6 +98,11 @@ pub fn connector(
         .name("mllp-accept".into())
         .spawn(move || say_events(&diag, rx))?;
     Ok(Ok((Arc::new(accepting), format!("{addr} (accepting)"))))
+}
+
+/// When an event is said, as every event of `send` carries it (RFC 3339 UTC, milliseconds).
+fn now() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
 
 /// What the accepting side reports, until the connector is gone.
@@ -112,12 +117,12 @@ fn say_events(diag: &Diag, mut rx: tokio::sync::mpsc::Receiver<AcceptEvent>) {
                         diag.paint("warning:", "33")
                     )
                 },
-                json!({ "peer": peer.to_string(), "reason": "in-use" }),
+                json!({ "peer": peer.to_string(), "reason": "in-use", "time": now() }),
             ),
             AcceptEvent::Failed { error } => diag.event(
                 "accept_error",
                 || format!("{} accepting failed: {error}", diag.paint("warning:", "33")),
-                json!({ "error": error }),
+                json!({ "error": error, "time": now() }),
             ),
             _ => {}
         }
