@@ -62,6 +62,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -l speed -d 'With --pace
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l where -d 'Send only the messages for which FILTER holds (repeat: all must hold)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l max-gap -d 'With --pace original: wait at most this long between two messages' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l host -d 'Where to send: HOST or HOST:PORT; repeatable' -r
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l accept -d 'Wait for the engine to connect on [HOST:]PORT; send over that' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l failover-after -d 'Next --host after N failed connects in a row' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l failback-after -d 'Back to the first --host after this long away' -r
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l port -d 'Port, when --host has none [default: 2575]' -r
@@ -108,6 +109,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -l stream -d 'Read stdin
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l fresh-control-ids -d 'Give every message a unique MSH-10 of its own'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l check-hl7 -d 'Send nothing unless every message is well formed (as mllp check)'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l dry-run -d 'Check and list what would be sent; connect to nothing'
+complete -c mllp -n "__fish_mllp_using_subcommand send" -l allow-wildcard -d 'Allow a wildcard --accept address (warns)'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l no-reconnect -d 'Do not reconnect after a transient failure'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l tls -d 'Speak TLS, verifying the server against the system roots and --ca'
 complete -c mllp -n "__fish_mllp_using_subcommand send" -l insecure -d 'Accept any server certificate (warns on every connect)'
@@ -123,6 +125,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand send" -s h -l help -d 'Print h
 complete -c mllp -n "__fish_mllp_using_subcommand send" -s V -l version -d 'Print the version'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l host -d 'Address to bind (a wildcard needs --allow-wildcard)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l port -d 'Port to bind; 0 picks a free one' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l dial -d 'Connect out to HOST[:PORT] instead of listening (one endpoint)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l proxy-from -d 'Addresses trusted to send PROXY headers [default: loopback]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l format -d 'The stdout sink\'s format: hl7, json, raw [default: hl7]' -r -f -a "hl7\t'Segments as lines, a blank line after each message'
 json\t'One JSON object per message per line'
@@ -156,6 +159,10 @@ complete -c mllp -n "__fish_mllp_using_subcommand listen" -l client-auth -d 'Cli
 want\t''
 must\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l tls-handshake-timeout -d 'Bound on a client\'s TLS handshake' -r
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l ca -d 'Extra CA certificate(s) to trust, PEM; implies --tls' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l cert -d 'Client certificate chain (PEM) for mutual TLS; needs --key' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l key -d 'Client private key (PEM) for mutual TLS; needs --cert' -r -F
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l server-name -d 'Name for SNI and the certificate check (default: the host)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-frame-size -d 'Largest payload accepted (K, M, G suffixes)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-connections -d 'Connections open at once' -r
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l max-connections-per-peer -d 'Connections per address [default: --max-connections / 4]' -r
@@ -177,6 +184,8 @@ complete -c mllp -n "__fish_mllp_using_subcommand listen" -l proxy-protocol -d '
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l dedupe -d 'Answer a repeated message positively without committing it again'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l batch-ack -d 'Commit a batch (FHS/BHS) as one unit and answer it with one ACK'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l mllp2 -d 'Speak MLLP Release 2 (commit and NAK blocks)'
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l tls -d 'Speak TLS, verifying the server against the system roots and --ca'
+complete -c mllp -n "__fish_mllp_using_subcommand listen" -l insecure -d 'Accept any server certificate (warns on every connect)'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l strict -d 'Turn every framing tolerance off'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -l json -d 'JSON: --log-format json, and --format json when stdout is the sink'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -s v -l verbose -d 'More detail on stderr (repeat for more)'

@@ -21,13 +21,15 @@
 //! - [`target`]: `HOST[:PORT]` endpoints, checked by shape before any lookup.
 //! - [`resolve`]: name resolution, replaceable so that tests never query DNS.
 //! - [`tls`]: rustls configuration for both ends (ring provider, TLS 1.2 floor).
-//! - [`transport`]: connecting under one connect timeout, and the [`transport::Connector`] seam.
+//! - [`transport`]: connecting under one connect timeout, and the [`transport::Connector`] seam
+//!   (also over connections a peer opens: [`transport::AcceptConnector`]).
 //! - [`duration`]: durations rounded for people.
 //! - [`outcome`]: what a run observed (failure classes, unknown fates, negatives), as facts.
 //! - [`pace`]: when each message of a paced run is due, so latency counts from that moment.
 //! - [`client`]: the client core: link states, reconnects, ACK correlation, window, fates.
 //! - [`delivery`]: runs on the client: one outcome per message in input order, resends, totals.
-//! - [`server`]: the server core: accept loop, guards, [`server::Sink`]s, commit, de-duplication.
+//! - [`server`]: the server core: accept loop (or dialling out), guards, [`server::Sink`]s,
+//!   commit, de-duplication.
 //! - [`input`]: HL7 files and streams split into messages, checked before anything is sent.
 //! - [`sniff`]: what a peer's first bytes say it is when it is not MLLP (HTTP, SSH, SMTP, TLS).
 //! - [`relay`]: standing between a sender and an engine: the answer table, pass-through and

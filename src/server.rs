@@ -45,6 +45,7 @@ pub(crate) mod clock;
 mod config;
 mod connection;
 pub(crate) mod dedupe;
+mod dial;
 pub(crate) mod double;
 mod event;
 mod evict;
@@ -332,6 +333,31 @@ impl Server {
         // Connections watch `immediate` at every await, so this wait is short.
         shutdown.immediate.cancel();
         tracker.wait().await;
+        self.stats()
+    }
+
+    /// Receive by dialling out: connect through `connector` (to an engine that only accepts
+    /// connections and pushes messages down them), serve that connection as an accepted one,
+    /// and connect again after `backoff` whenever it ends or a connect fails, until
+    /// `shutdown`. `target` names the endpoint in events. Returns the final counters.
+    pub async fn dial(
+        &self,
+        connector: Arc<dyn crate::transport::Connector>,
+        target: impl Into<Arc<str>>,
+        backoff: crate::client::BackoffConfig,
+        shutdown: impl Into<Shutdown>,
+    ) -> StatsSnapshot {
+        let shutdown = shutdown.into();
+        let shared = &self.shared;
+        let target = target.into();
+        let dialling = ServerEvent::Dialling {
+            target: Arc::clone(&target),
+        };
+        shared.events.emit(dialling).await;
+        if let Some(reports) = shared.events.store_reports() {
+            shared.sink.report_to(reports);
+        }
+        dial::dial_until_stopped(shared, &*connector, target, backoff, &shutdown).await;
         self.stats()
     }
 

@@ -2,9 +2,11 @@
 //! connect timeout, every failure classified. The client reaches the network only through
 //! [`Connector`], so its timing logic is testable over in-memory streams.
 
+mod accept;
 mod classify;
 mod hosts;
 
+pub use accept::{AcceptConnector, AcceptEvent};
 pub use classify::classify;
 pub use hosts::HostList;
 

@@ -58,6 +58,35 @@ pub enum ServerEvent {
         /// The address the listener is bound to.
         addr: SocketAddr,
     },
+    /// Always the first event of [`crate::server::Server::dial`]: where it connects.
+    Dialling {
+        /// The endpoint dialled, `host:port`.
+        target: Arc<str>,
+    },
+    /// A connect of [`crate::server::Server::dial`] failed; the next one follows `retry_in`.
+    DialFailed {
+        /// The endpoint dialled, `host:port`.
+        target: Arc<str>,
+        /// Failed connects in a row, this one included.
+        attempt: u32,
+        /// The class of the failure (transient or permanent: dialling goes on either way).
+        cause: Cause,
+        /// The step that failed.
+        phase: crate::transport::Phase,
+        /// What failed, in words: host, address, OS or TLS error.
+        detail: String,
+        /// The wait before the next connect.
+        retry_in: std::time::Duration,
+    },
+    /// [`crate::server::Server::dial`] connected; the connection is served from now on.
+    Dialled {
+        /// The connection's ID within this server.
+        connection: ConnectionId,
+        /// The endpoint dialled, `host:port`.
+        target: Arc<str>,
+        /// What TLS negotiated; `None` on plain TCP.
+        tls: Option<Box<crate::tls::TlsSummary>>,
+    },
     /// A connection was accepted and is served from now on.
     ConnectionOpened {
         /// The connection's ID within this server.

@@ -187,6 +187,7 @@ fn closed_cause(events: &[ServerEvent]) -> (Cause, Option<WarningCode>) {
 
 use crate::warning::WarningCode;
 
+mod dial;
 mod guards;
 mod model;
 mod nack;

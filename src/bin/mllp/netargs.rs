@@ -71,9 +71,9 @@ pub fn origin(matches: Option<&clap::ArgMatches>) -> Origin {
     }
 }
 
-/// TLS flags of a client.
+/// TLS flags of a client; each command files them under its heading (`TLS`, or `listen`'s
+/// `Dial TLS`).
 #[derive(Debug, Clone, Args)]
-#[command(next_help_heading = heading::TLS)]
 pub struct TlsArgs {
     /// Speak TLS, verifying the server against the system roots and --ca.
     #[arg(long)]

@@ -5,6 +5,7 @@
 
 mod answers;
 mod basics;
+mod dial;
 mod guards;
 mod hosts;
 mod log_rate;

@@ -5,6 +5,7 @@
 //! (`--dry-run`, `--timeout`), order, parallel links, live streams, and what is printed around
 //! the records. No test finds the payload marker on stderr.
 
+mod accept;
 mod causes;
 mod connect;
 mod control_ids;

@@ -74,6 +74,13 @@ impl ListenProc {
         Self::launch_on(0, args, stdout, read_stdout, configure)
     }
 
+    /// Start `mllp --log-format json listen --dial ENGINE ARGS` and wait for its `dialling`
+    /// event; `addr` is then the engine's.
+    pub fn dialling(engine: SocketAddr, args: &[&str]) -> ListenProc {
+        let dial = ["--dial".to_string(), engine.to_string()];
+        Self::spawn(&dial, args, Stdio::piped(), true, |_| {})
+    }
+
     fn launch_on(
         port: u16,
         args: &[&str],
@@ -81,15 +88,23 @@ impl ListenProc {
         read_stdout: bool,
         configure: impl FnOnce(&mut Command),
     ) -> ListenProc {
+        let front = ["--port".to_string(), port.to_string()];
+        Self::spawn(&front, args, stdout, read_stdout, configure)
+    }
+
+    /// Start `mllp --log-format json listen FRONT ARGS`; the first event says where it listens
+    /// (`--port`) or what it dials (`--dial`).
+    fn spawn(
+        front: &[String],
+        args: &[&str],
+        stdout: Stdio,
+        read_stdout: bool,
+        configure: impl FnOnce(&mut Command),
+    ) -> ListenProc {
         let mut command = Command::new(super::mllp_bin());
         command
-            .args([
-                "--log-format",
-                "json",
-                "listen",
-                "--port",
-                &port.to_string(),
-            ])
+            .args(["--log-format", "json", "listen"])
+            .args(front)
             .args(args)
             .stdin(Stdio::null())
             .stdout(stdout)
@@ -121,8 +136,12 @@ impl ListenProc {
             })
         });
         let first = events.recv_timeout(WAIT).expect("no listening event");
-        assert_eq!(first["event"], "listening", "first event: {first}");
-        let addr = first["addr"].as_str().unwrap().parse().unwrap();
+        let addr = match first["event"].as_str() {
+            Some("listening") => &first["addr"],
+            Some("dialling") => &first["target"],
+            _ => panic!("first event: {first}"),
+        };
+        let addr = addr.as_str().unwrap().parse().unwrap();
         ListenProc {
             child,
             events,

@@ -19,6 +19,7 @@ pub mod peer_wire;
 pub mod pg;
 pub mod proc_sample;
 pub mod python_peer;
+pub mod reverse;
 pub mod run;
 pub mod screen;
 pub mod send_proc;

@@ -13,6 +13,8 @@ pub mod heading {
     pub const CONNECTION: &str = "Connection";
     /// TLS on a client link, or served by `listen`.
     pub const TLS: &str = "TLS";
+    /// `listen --dial`: TLS to the engine it connects to (what it serves takes `TLS`).
+    pub const DIAL_TLS: &str = "Dial TLS";
     /// `relay`: TLS served to the downstream peers (its upstream link takes `TLS`).
     pub const SERVED_TLS: &str = "Downstream TLS";
     /// `relay`: the shadow engine every message is copied to, and how answers are compared.
@@ -43,6 +45,7 @@ pub mod heading {
         INPUT,
         CONNECTION,
         TLS,
+        DIAL_TLS,
         SERVED_TLS,
         MIRROR,
         FLOW,

@@ -31,6 +31,17 @@ pub struct ListenArgs {
     /// Allow a wildcard --host or --metrics (warns MLLP_BIND_ALL_INTERFACES).
     #[arg(long, help_heading = heading::CONNECTION)]
     pub allow_wildcard: bool,
+    /// Connect out to HOST[:PORT] instead of listening (one endpoint).
+    ///
+    /// For an engine that only accepts connections and pushes messages down them. The
+    /// connection is served exactly as an accepted one (same sink, answers, guards and events);
+    /// when it ends, or a connect fails, the next connect follows the backoff (100ms doubling
+    /// to 30s; each connect and TLS handshake bounded by 10s), and dialling never gives up
+    /// while running: each failed connect is a line with its cause and class. One endpoint;
+    /// TLS with --tls, --ca, --cert, --key. Example:
+    /// mllp listen --dial engine.example:6661 --out-dir inbox
+    #[arg(long, value_name = "HOST[:PORT]", value_parser = crate::values::target(), conflicts_with_all = ["host", "port", "proxy_protocol", "tls_cert"], help_heading = heading::CONNECTION)]
+    pub dial: Option<mllp::target::Target>,
     /// Take peer addresses from a load balancer's PROXY header (v1 or v2).
     ///
     /// The client address it names is the peer of events, of --max-connections-per-peer and of
@@ -142,6 +153,9 @@ pub struct ListenArgs {
 
     #[command(flatten, next_help_heading = heading::TLS)]
     pub server_tls: ServerTlsArgs,
+    /// TLS to the engine --dial connects to.
+    #[command(flatten, next_help_heading = heading::DIAL_TLS)]
+    pub dial_tls: crate::netargs::TlsArgs,
     #[command(flatten)]
     pub guards: GuardArgs,
     /// On a stop, how long commits under way may take.

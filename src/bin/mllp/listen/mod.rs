@@ -4,6 +4,7 @@
 //! process's allocator and threads for serving.
 
 pub(crate) mod args;
+mod dial;
 mod memory;
 pub(crate) mod render;
 mod run;

@@ -2,6 +2,7 @@
 //! batches so a busy server pays one write per batch, not one per event.
 
 mod describe;
+mod dial;
 mod rate;
 mod stamp;
 mod stats;
@@ -124,12 +125,16 @@ fn render_on_thread(
                         continue;
                     }
                     push(&diag, &stamp, &event, answers, &mut text);
-                    if let ServerEvent::Listening { .. } = event {
+                    let first = matches!(
+                        event,
+                        ServerEvent::Listening { .. } | ServerEvent::Dialling { .. }
+                    );
+                    if first {
                         for what in &skipped {
                             push_skipped(&diag, &stamp, what, &mut text);
                         }
                     }
-                    if let (ServerEvent::Listening { .. }, Some(addr)) = (&event, metrics) {
+                    if let (true, Some(addr)) = (first, metrics) {
                         let (human, fields) = crate::prometheus::announcement_parts(addr);
                         text.push_str(&stamp.line(&diag, "metrics_listening", || human, fields));
                         text.push('\n');

@@ -87,13 +87,9 @@ async fn serve(
     let (policy, seed) = args.policy(memory)?;
     // The same replaceable resolver as every other command (MLLP_HOSTS_FILE).
     let resolver = crate::netargs::resolver()?;
-    let bound = mllp::server::bind_with(&*resolver, &args.host, args.port, args.allow_wildcard);
-    let listener = match bound.await {
-        Ok(listener) => listener,
-        Err(e @ BindError::Wildcard { .. }) => return Ok(wildcard_refused(&e).report()),
-        Err(e) => {
-            return Ok(Fatal::new(Exit::Permanent, &e).cause(e.cause()).report());
-        }
+    let link = match super::dial::open(args, resolver).await {
+        Ok(link) => link,
+        Err(exit) => return Ok(exit),
     };
     let metrics = match bind_metrics(args.metrics, args.allow_wildcard) {
         Ok(metrics) => metrics,
@@ -111,7 +107,7 @@ async fn serve(
         .build()?;
     let shutdown = Shutdown::new();
     let signals = watch_signals(shutdown.clone())?;
-    let stats = run_server(&server, listener, tls, shutdown).await;
+    let stats = link.serve(&server, tls, shutdown).await;
     signals.abort();
     drop(server);
     // The renderer ends when the last event sender (inside the server) is gone.

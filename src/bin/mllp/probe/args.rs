@@ -44,7 +44,7 @@ pub struct ProbeArgs {
           help = with_default("Bound on the wait for the ACK, from the write", Timeouts::default().ack))]
     pub ack_timeout: Option<Duration>,
 
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = heading::TLS)]
     pub tls: TlsArgs,
 
     /// Send one message and wait for its ACK (proves MLLP is spoken).

@@ -34,7 +34,7 @@ pub struct RelayArgs {
     pub timing: TimingArgs,
     #[command(flatten)]
     pub backoff: BackoffArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = heading::TLS)]
     pub tls: TlsArgs,
     #[command(flatten, next_help_heading = heading::SERVED_TLS)]
     pub server_tls: ServerTlsArgs,

@@ -149,8 +149,20 @@ pub struct SendArgs {
     /// so is a string that cannot be a host name or address. With several, the link moves to
     /// the next when reconnecting gives up on one (or after --failover-after failed
     /// connects), and pending messages go on the new connection as on any reconnect.
-    #[arg(long, value_name = "HOST[:PORT]", env = "MLLP_HOST", value_parser = values::target(), required_unless_present = "dry_run", action = clap::ArgAction::Append, help_heading = heading::CONNECTION)]
+    #[arg(long, value_name = "HOST[:PORT]", env = "MLLP_HOST", value_parser = values::target(), required_unless_present_any = ["dry_run", "accept"], action = clap::ArgAction::Append, help_heading = heading::CONNECTION)]
     pub host: Vec<Target>,
+    /// Wait for the engine to connect on [HOST:]PORT; send over that.
+    ///
+    /// For an engine that only dials out: the messages go down the connection it opens. HOST defaults to 127.0.0.1; a wildcard needs
+    /// --allow-wildcard. Each wait is bounded by --connect-timeout and retried as a connect
+    /// (a peer that never comes ends the messages never-delivered after --give-up-after); a
+    /// reconnect waits for the next connection. One connection at a time: another arriving
+    /// meanwhile is closed and said. Plain TCP. Example: mllp send --accept 6661 adt/*.hl7
+    #[arg(long, value_name = "[HOST:]PORT", value_parser = super::accept::parse_addr, conflicts_with_all = ["tls", "ca", "cert", "key", "server_name", "insecure"], help_heading = heading::CONNECTION)]
+    pub accept: Option<(String, u16)>,
+    /// Allow a wildcard --accept address (warns).
+    #[arg(long, requires = "accept", help_heading = heading::CONNECTION)]
+    pub allow_wildcard: bool,
     /// Next --host after N failed connects in a row.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = heading::CONNECTION)]
     pub failover_after: Option<u32>,
@@ -168,7 +180,7 @@ pub struct SendArgs {
     pub origin: Origin,
     #[command(flatten)]
     pub link: LinkArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = heading::TLS)]
     pub tls: TlsArgs,
 
     /// How ACKs are matched to messages (see --help).

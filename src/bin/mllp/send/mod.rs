@@ -4,6 +4,7 @@
 //! `render` writes each message's result, `live` the progress and events on stderr, `summary`
 //! the run's summary and exit code.
 
+mod accept;
 mod args;
 mod drive;
 mod dry_run;

@@ -8,7 +8,7 @@ use super::inputs::{self, Inputs};
 use super::live::Live;
 use super::plan::{self, Plan};
 use super::render::Output;
-use super::{dry_run, failover, links, single};
+use super::{accept, dry_run, failover, links, single};
 use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
 use crate::netargs;
@@ -47,7 +47,7 @@ pub fn run(args: SendArgs, diag: &Diag) -> anyhow::Result<Exit> {
         Ok(failed_out) => failed_out,
         Err(exit) => return Ok(exit),
     };
-    let connector = match connector(&args, &mut plan)? {
+    let connector = match connector(&args, &mut plan, diag)? {
         Ok(connector) => connector,
         Err(exit) => return Ok(exit),
     };
@@ -82,8 +82,13 @@ fn failed_out(args: &SendArgs, sources: &[InputSource]) -> Result<Option<FailedO
     })
 }
 
-/// The link's connector: TLS built for the first host, then the failover hosts behind it.
-fn connector(args: &SendArgs, plan: &mut Plan) -> anyhow::Result<Result<Arc<dyn Connector>, Exit>> {
+/// The link's connector: TLS built for the first host, then the failover hosts behind it, or
+/// under `--accept` the connection the engine opens.
+fn connector(
+    args: &SendArgs,
+    plan: &mut Plan,
+    diag: &Diag,
+) -> anyhow::Result<Result<Arc<dyn Connector>, Exit>> {
     let tls = match args.tls.options().map(|o| o.build(&plan.host)).transpose() {
         Ok(tls) => tls,
         Err(err) => {
@@ -99,11 +104,19 @@ fn connector(args: &SendArgs, plan: &mut Plan) -> anyhow::Result<Result<Arc<dyn 
         .link
         .settings()
         .connector(&plan.host, plan.port, tls, netargs::resolver()?);
-    Ok(
-        failover::connector(args, primary, &mut plan.client)?.map_err(|err| {
-            Fatal::new(Exit::Usage, err)
+    let connector = match failover::connector(args, primary, &mut plan.client)? {
+        Ok(connector) => connector,
+        Err(err) => {
+            return Ok(Err(Fatal::new(Exit::Usage, err)
                 .then("nothing was sent")
-                .report()
+                .report()))
+        }
+    };
+    let endpoint = std::mem::take(&mut plan.endpoint);
+    Ok(
+        accept::connector(args, connector, endpoint, diag)?.map(|(connector, endpoint)| {
+            plan.endpoint = endpoint;
+            connector
         }),
     )
 }

@@ -34,7 +34,7 @@ pub struct SoakArgs {
     pub port: Option<u16>,
     #[command(flatten)]
     pub link: LinkArgs,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = heading::TLS)]
     pub tls: TlsArgs,
 
     /// Connections, one client each.

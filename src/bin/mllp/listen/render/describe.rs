@@ -15,6 +15,9 @@ pub(super) fn describe(
     // Under --quiet only the address, security warnings, accept errors, the store's state, the
     // exec command's own stderr and the final stats are shown.
     let quiet = diag.quiet;
+    if let Some(line) = super::dial::describe(diag, event) {
+        return Some(line);
+    }
     Some(match event {
         ServerEvent::Listening { addr } => (
             "listening",
