@@ -237,7 +237,7 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             break
         }
         'mllp;probe' {
-            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Endpoint, instead of the positional one')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Endpoint instead of the positional; repeatable')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port if the endpoint has none [default: 2575]')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Connect, TLS and ACK timeouts at once (specific flags win)')
             [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Bound on resolving and connecting [default: 5s].')

@@ -230,7 +230,7 @@ set edit:completion:arg-completer[mllp] = {|@words|
             cand --version 'Print the version'
         }
         &'mllp;probe'= {
-            cand --host 'Endpoint, instead of the positional one'
+            cand --host 'Endpoint instead of the positional; repeatable'
             cand --port 'Port if the endpoint has none [default: 2575]'
             cand --timeout 'Connect, TLS and ACK timeouts at once (specific flags win)'
             cand --connect-timeout 'Bound on resolving and connecting [default: 5s].'

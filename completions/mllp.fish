@@ -244,7 +244,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand relay" -s v -l verbose -d 'Mor
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -s q -l quiet -d 'Only errors and the final summary on stderr'
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -s h -l help -d 'Print help (-h: one line per flag; --help: more detail)'
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -s V -l version -d 'Print the version'
-complete -c mllp -n "__fish_mllp_using_subcommand probe" -l host -d 'Endpoint, instead of the positional one' -r
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l host -d 'Endpoint instead of the positional; repeatable' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l port -d 'Port if the endpoint has none [default: 2575]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l timeout -d 'Connect, TLS and ACK timeouts at once (specific flags win)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l connect-timeout -d 'Bound on resolving and connecting [default: 5s].' -r
