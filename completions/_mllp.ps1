@@ -176,7 +176,9 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
         }
         'mllp;relay' {
             [CompletionResult]::new('--listen', '--listen', [CompletionResultType]::ParameterName, 'Where to listen: PORT or HOST:PORT (host default 127.0.0.1)')
-            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Where to forward: HOST or HOST:PORT [default port: 2575]')
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Where to forward: HOST[:PORT], repeatable [default port: 2575]')
+            [CompletionResult]::new('--failover-after', '--failover-after', [CompletionResultType]::ParameterName, 'Next --to after N failed connects in a row [default: 3]')
+            [CompletionResult]::new('--failback-after', '--failback-after', [CompletionResultType]::ParameterName, 'Back to the first --to after this long away')
             [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Bound on TCP connect plus TLS handshake')
             [CompletionResult]::new('--ack-timeout', '--ack-timeout', [CompletionResultType]::ParameterName, 'Wait for an ACK, from the frame''s flush')
             [CompletionResult]::new('--app-ack-timeout', '--app-ack-timeout', [CompletionResultType]::ParameterName, 'Wait for the application ACK after a CA')

@@ -170,7 +170,9 @@ set edit:completion:arg-completer[mllp] = {|@words|
         }
         &'mllp;relay'= {
             cand --listen 'Where to listen: PORT or HOST:PORT (host default 127.0.0.1)'
-            cand --to 'Where to forward: HOST or HOST:PORT [default port: 2575]'
+            cand --to 'Where to forward: HOST[:PORT], repeatable [default port: 2575]'
+            cand --failover-after 'Next --to after N failed connects in a row [default: 3]'
+            cand --failback-after 'Back to the first --to after this long away'
             cand --connect-timeout 'Bound on TCP connect plus TLS handshake'
             cand --ack-timeout 'Wait for an ACK, from the frame''s flush'
             cand --app-ack-timeout 'Wait for the application ACK after a CA'

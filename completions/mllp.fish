@@ -184,7 +184,9 @@ complete -c mllp -n "__fish_mllp_using_subcommand listen" -s q -l quiet -d 'Only
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -s h -l help -d 'Print help (-h: one line per flag; --help: more detail)'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -s V -l version -d 'Print the version'
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l listen -d 'Where to listen: PORT or HOST:PORT (host default 127.0.0.1)' -r
-complete -c mllp -n "__fish_mllp_using_subcommand relay" -l to -d 'Where to forward: HOST or HOST:PORT [default port: 2575]' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l to -d 'Where to forward: HOST[:PORT], repeatable [default port: 2575]' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l failover-after -d 'Next --to after N failed connects in a row [default: 3]' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l failback-after -d 'Back to the first --to after this long away' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l connect-timeout -d 'Bound on TCP connect plus TLS handshake' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l ack-timeout -d 'Wait for an ACK, from the frame\'s flush' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l app-ack-timeout -d 'Wait for the application ACK after a CA' -r
