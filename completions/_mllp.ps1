@@ -273,6 +273,8 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
         'mllp;soak' {
             [CompletionResult]::new('--template', '--template', [CompletionResultType]::ParameterName, 'Message templates: the first message of each FILE, in turn')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Peer to drive, HOST[:PORT] (default: embedded listener)')
+            [CompletionResult]::new('--failover-after', '--failover-after', [CompletionResultType]::ParameterName, 'Next --host after N failed connects in a row')
+            [CompletionResult]::new('--failback-after', '--failback-after', [CompletionResultType]::ParameterName, 'Back to the first --host after this long away (default: never)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, when --host has none [default: 2575]')
             [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Bound on TCP connect plus TLS handshake')
             [CompletionResult]::new('--ack-timeout', '--ack-timeout', [CompletionResultType]::ParameterName, 'Wait for an ACK, from the frame''s flush')

@@ -1163,7 +1163,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__soak)
-            opts="-c -v -q -h -V --template --allow-synthetic --host --port --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --no-reconnect --max-retries --give-up-after --backoff-initial --backoff-max --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --connections --rate --duration --messages --ramp-up --window --chaos --seed --out-dir --max-p99 --max-error-rate --min-throughput --report --json --live --report-interval --metrics --merge --verbose --quiet --color --log-format --help --version"
+            opts="-c -v -q -h -V --template --allow-synthetic --host --failover-after --failback-after --port --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --no-reconnect --max-retries --give-up-after --backoff-initial --backoff-max --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --connections --rate --duration --messages --ramp-up --window --chaos --seed --out-dir --max-p99 --max-error-rate --min-throughput --report --json --live --report-interval --metrics --merge --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1174,6 +1174,14 @@ _mllp() {
                     return 0
                     ;;
                 --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --failover-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --failback-after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

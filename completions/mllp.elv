@@ -265,6 +265,8 @@ set edit:completion:arg-completer[mllp] = {|@words|
         &'mllp;soak'= {
             cand --template 'Message templates: the first message of each FILE, in turn'
             cand --host 'Peer to drive, HOST[:PORT] (default: embedded listener)'
+            cand --failover-after 'Next --host after N failed connects in a row'
+            cand --failback-after 'Back to the first --host after this long away (default: never)'
             cand --port 'Port, when --host has none [default: 2575]'
             cand --connect-timeout 'Bound on TCP connect plus TLS handshake'
             cand --ack-timeout 'Wait for an ACK, from the frame''s flush'

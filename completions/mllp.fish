@@ -276,6 +276,8 @@ complete -c mllp -n "__fish_mllp_using_subcommand probe" -s h -l help -d 'Print 
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -s V -l version -d 'Print the version'
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l template -d 'Message templates: the first message of each FILE, in turn' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l host -d 'Peer to drive, HOST[:PORT] (default: embedded listener)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand soak" -l failover-after -d 'Next --host after N failed connects in a row' -r
+complete -c mllp -n "__fish_mllp_using_subcommand soak" -l failback-after -d 'Back to the first --host after this long away (default: never)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l port -d 'Port, when --host has none [default: 2575]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l connect-timeout -d 'Bound on TCP connect plus TLS handshake' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l ack-timeout -d 'Wait for an ACK, from the frame\'s flush' -r
