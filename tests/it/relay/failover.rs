@@ -5,29 +5,11 @@
 use super::proc::RelayProc;
 use crate::support::mllp_client::{adt, MllpClient};
 use crate::support::peer::{Behaviour, Peer, Script};
-use serde_json::Value;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn closed_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()
-}
-
-/// The events until `pred` accepts one, within a few seconds.
-fn until(relay: &RelayProc, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut seen = Vec::new();
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let Ok(event) = relay.events.recv_timeout(left) else {
-            panic!("no such event in time; seen: {seen:#?}");
-        };
-        let done = pred(&event);
-        seen.push(event);
-        if done {
-            return seen;
-        }
-    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -46,9 +28,7 @@ async fn an_upstream_that_refuses_hands_the_link_to_the_next() {
         "50ms",
     ];
     let relay = RelayProc::start(&a, &args);
-    let seen = until(&relay, |e| {
-        e["event"] == "upstream_state" && e["to"] == "CONNECTED"
-    });
+    let seen = relay.events_until(|e| e["event"] == "upstream_state" && e["to"] == "CONNECTED");
     let moved: Vec<_> = seen
         .iter()
         .filter(|e| e["event"] == "upstream_failover")
