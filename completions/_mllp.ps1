@@ -185,7 +185,9 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
         }
         'mllp;relay' {
             [CompletionResult]::new('--listen', '--listen', [CompletionResultType]::ParameterName, 'Where to listen: PORT or HOST:PORT (host default 127.0.0.1)')
-            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Where to forward: HOST or HOST:PORT [default port: 2575]')
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Where to forward: HOST[:PORT], repeatable [default port: 2575]')
+            [CompletionResult]::new('--failover-after', '--failover-after', [CompletionResultType]::ParameterName, 'Next --to after N failed connects in a row [default: 3]')
+            [CompletionResult]::new('--failback-after', '--failback-after', [CompletionResultType]::ParameterName, 'Back to the first --to after this long away')
             [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Bound on TCP connect plus TLS handshake')
             [CompletionResult]::new('--ack-timeout', '--ack-timeout', [CompletionResultType]::ParameterName, 'Wait for an ACK, from the frame''s flush')
             [CompletionResult]::new('--app-ack-timeout', '--app-ack-timeout', [CompletionResultType]::ParameterName, 'Wait for the application ACK after a CA')
@@ -246,7 +248,7 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             break
         }
         'mllp;probe' {
-            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Endpoint, instead of the positional one')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Endpoint instead of the positional; repeatable')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port if the endpoint has none [default: 2575]')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Connect, TLS and ACK timeouts at once (specific flags win)')
             [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Bound on resolving and connecting [default: 5s].')
@@ -280,6 +282,8 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
         'mllp;soak' {
             [CompletionResult]::new('--template', '--template', [CompletionResultType]::ParameterName, 'Message templates: the first message of each FILE, in turn')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Peer to drive, HOST[:PORT] (default: embedded listener)')
+            [CompletionResult]::new('--failover-after', '--failover-after', [CompletionResultType]::ParameterName, 'Next --host after N failed connects in a row')
+            [CompletionResult]::new('--failback-after', '--failback-after', [CompletionResultType]::ParameterName, 'Back to the first --host after this long away (default: never)')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port, when --host has none [default: 2575]')
             [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Bound on TCP connect plus TLS handshake')
             [CompletionResult]::new('--ack-timeout', '--ack-timeout', [CompletionResultType]::ParameterName, 'Wait for an ACK, from the frame''s flush')

@@ -737,7 +737,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__relay)
-            opts="-v -q -h -V --listen --allow-wildcard --to --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --backoff-initial --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --tls-cert --tls-key --client-ca --client-auth --tls-handshake-timeout --mirror --mirror-queue --mirror-compare --ignore --mirror-tls --mirror-ca --mirror-cert --mirror-key --mirror-server-name --mirror-insecure --strict --max-frame-size --max-connections --max-connections-per-peer --frame-timeout --max-buffered --idle-timeout --evict-idle-after --log-rate --log-rate-total --window --queue --max-queue --record --metrics --backoff-max --verbose --quiet --color --log-format --help --version"
+            opts="-v -q -h -V --listen --allow-wildcard --to --failover-after --failback-after --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --backoff-initial --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --tls-cert --tls-key --client-ca --client-auth --tls-handshake-timeout --mirror --mirror-queue --mirror-compare --ignore --mirror-tls --mirror-ca --mirror-cert --mirror-key --mirror-server-name --mirror-insecure --strict --max-frame-size --max-connections --max-connections-per-peer --frame-timeout --max-buffered --idle-timeout --evict-idle-after --log-rate --log-rate-total --window --queue --max-queue --record --metrics --backoff-max --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -748,6 +748,14 @@ _mllp() {
                     return 0
                     ;;
                 --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --failover-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --failback-after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1179,7 +1187,7 @@ _mllp() {
             return 0
             ;;
         mllp__subcmd__soak)
-            opts="-c -v -q -h -V --template --allow-synthetic --host --port --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --no-reconnect --max-retries --give-up-after --backoff-initial --backoff-max --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --connections --rate --duration --messages --ramp-up --window --chaos --seed --out-dir --max-p99 --max-error-rate --min-throughput --report --json --live --report-interval --metrics --merge --verbose --quiet --color --log-format --help --version"
+            opts="-c -v -q -h -V --template --allow-synthetic --host --failover-after --failback-after --port --connect-timeout --ack-timeout --app-ack-timeout --keepalive --dead-peer-timeout --drain-timeout --no-reconnect --max-retries --give-up-after --backoff-initial --backoff-max --backoff-multiplier --backoff-jitter --tls --ca --cert --key --server-name --insecure --connections --rate --duration --messages --ramp-up --window --chaos --seed --out-dir --max-p99 --max-error-rate --min-throughput --report --json --live --report-interval --metrics --merge --verbose --quiet --color --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1190,6 +1198,14 @@ _mllp() {
                     return 0
                     ;;
                 --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --failover-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --failback-after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -179,7 +179,9 @@ set edit:completion:arg-completer[mllp] = {|@words|
         }
         &'mllp;relay'= {
             cand --listen 'Where to listen: PORT or HOST:PORT (host default 127.0.0.1)'
-            cand --to 'Where to forward: HOST or HOST:PORT [default port: 2575]'
+            cand --to 'Where to forward: HOST[:PORT], repeatable [default port: 2575]'
+            cand --failover-after 'Next --to after N failed connects in a row [default: 3]'
+            cand --failback-after 'Back to the first --to after this long away'
             cand --connect-timeout 'Bound on TCP connect plus TLS handshake'
             cand --ack-timeout 'Wait for an ACK, from the frame''s flush'
             cand --app-ack-timeout 'Wait for the application ACK after a CA'
@@ -239,7 +241,7 @@ set edit:completion:arg-completer[mllp] = {|@words|
             cand --version 'Print the version'
         }
         &'mllp;probe'= {
-            cand --host 'Endpoint, instead of the positional one'
+            cand --host 'Endpoint instead of the positional; repeatable'
             cand --port 'Port if the endpoint has none [default: 2575]'
             cand --timeout 'Connect, TLS and ACK timeouts at once (specific flags win)'
             cand --connect-timeout 'Bound on resolving and connecting [default: 5s].'
@@ -272,6 +274,8 @@ set edit:completion:arg-completer[mllp] = {|@words|
         &'mllp;soak'= {
             cand --template 'Message templates: the first message of each FILE, in turn'
             cand --host 'Peer to drive, HOST[:PORT] (default: embedded listener)'
+            cand --failover-after 'Next --host after N failed connects in a row'
+            cand --failback-after 'Back to the first --host after this long away (default: never)'
             cand --port 'Port, when --host has none [default: 2575]'
             cand --connect-timeout 'Bound on TCP connect plus TLS handshake'
             cand --ack-timeout 'Wait for an ACK, from the frame''s flush'

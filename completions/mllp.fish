@@ -193,7 +193,9 @@ complete -c mllp -n "__fish_mllp_using_subcommand listen" -s q -l quiet -d 'Only
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -s h -l help -d 'Print help (-h: one line per flag; --help: more detail)'
 complete -c mllp -n "__fish_mllp_using_subcommand listen" -s V -l version -d 'Print the version'
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l listen -d 'Where to listen: PORT or HOST:PORT (host default 127.0.0.1)' -r
-complete -c mllp -n "__fish_mllp_using_subcommand relay" -l to -d 'Where to forward: HOST or HOST:PORT [default port: 2575]' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l to -d 'Where to forward: HOST[:PORT], repeatable [default port: 2575]' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l failover-after -d 'Next --to after N failed connects in a row [default: 3]' -r
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l failback-after -d 'Back to the first --to after this long away' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l connect-timeout -d 'Bound on TCP connect plus TLS handshake' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l ack-timeout -d 'Wait for an ACK, from the frame\'s flush' -r
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l app-ack-timeout -d 'Wait for the application ACK after a CA' -r
@@ -253,7 +255,7 @@ complete -c mllp -n "__fish_mllp_using_subcommand relay" -s v -l verbose -d 'Mor
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -s q -l quiet -d 'Only errors and the final summary on stderr'
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -s h -l help -d 'Print help (-h: one line per flag; --help: more detail)'
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -s V -l version -d 'Print the version'
-complete -c mllp -n "__fish_mllp_using_subcommand probe" -l host -d 'Endpoint, instead of the positional one' -r
+complete -c mllp -n "__fish_mllp_using_subcommand probe" -l host -d 'Endpoint instead of the positional; repeatable' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l port -d 'Port if the endpoint has none [default: 2575]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l timeout -d 'Connect, TLS and ACK timeouts at once (specific flags win)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -l connect-timeout -d 'Bound on resolving and connecting [default: 5s].' -r
@@ -283,6 +285,8 @@ complete -c mllp -n "__fish_mllp_using_subcommand probe" -s h -l help -d 'Print 
 complete -c mllp -n "__fish_mllp_using_subcommand probe" -s V -l version -d 'Print the version'
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l template -d 'Message templates: the first message of each FILE, in turn' -r -F
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l host -d 'Peer to drive, HOST[:PORT] (default: embedded listener)' -r
+complete -c mllp -n "__fish_mllp_using_subcommand soak" -l failover-after -d 'Next --host after N failed connects in a row' -r
+complete -c mllp -n "__fish_mllp_using_subcommand soak" -l failback-after -d 'Back to the first --host after this long away (default: never)' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l port -d 'Port, when --host has none [default: 2575]' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l connect-timeout -d 'Bound on TCP connect plus TLS handshake' -r
 complete -c mllp -n "__fish_mllp_using_subcommand soak" -l ack-timeout -d 'Wait for an ACK, from the frame\'s flush' -r

@@ -57,7 +57,7 @@ pub use embedded::{Embedded, EmbeddedError};
 pub use engine::{SoakError, SoakOutcome, SoakRun};
 pub use ledger::{Claim, ControlIds, Ledger, LedgerTotals, MAX_CONNECTIONS};
 pub(crate) use ledger::LedgerSink;
-pub use plan::{PlanError, SoakPlan, SoakTarget};
+pub use plan::{Backups, PlanError, SoakPlan, SoakTarget};
 pub use progress::{ConnSample, RecentLatency, Sample, SoakUpdate, StoppedBy};
 pub use report::{Accounting, ByteCounts, LatencyMs, ReportError, Second, SoakReport, SoakTotals};
 pub use template::{Template, TemplateError};

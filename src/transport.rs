@@ -3,10 +3,12 @@
 //! [`Connector`], so its timing logic is testable over in-memory streams.
 
 mod accept;
+mod attempt;
 mod classify;
 mod hosts;
 
 pub use accept::{AcceptConnector, AcceptEvent};
+pub use attempt::{Attempt, HostTurn, Move};
 pub use classify::classify;
 pub use hosts::HostList;
 
@@ -77,6 +79,15 @@ impl std::fmt::Debug for Connection {
 pub trait Connector: Send + Sync + 'static {
     /// Open one link: resolve, connect and any handshake, every failure classified.
     fn connect(&self) -> BoxFuture<'_, Result<Connection, LinkError>>;
+
+    /// A connect with the host it goes to, for the events to name (the client connects
+    /// through this).
+    fn attempt(&self) -> Attempt<'_> {
+        Attempt {
+            host: None,
+            connect: self.connect(),
+        }
+    }
 }
 
 /// The real connector: resolve, try each address in order, TCP_NODELAY and keepalive, then TLS.
@@ -98,6 +109,15 @@ pub struct TcpConnector {
 }
 
 impl TcpConnector {
+    /// `host:port`, an IPv6 address in brackets.
+    pub fn endpoint(&self) -> String {
+        crate::target::Target {
+            host: self.host.clone(),
+            port: Some(self.port),
+        }
+        .to_string()
+    }
+
     /// Plain TCP through the system resolver, no timeout, no keepalive.
     pub fn new(host: impl Into<String>, port: u16) -> Self {
         TcpConnector {
@@ -232,6 +252,17 @@ impl TcpConnector {
 }
 
 impl Connector for TcpConnector {
+    fn attempt(&self) -> Attempt<'_> {
+        Attempt {
+            host: Some(HostTurn {
+                endpoint: self.endpoint(),
+                index: 0,
+                moved: None,
+            }),
+            connect: self.connect(),
+        }
+    }
+
     fn connect(&self) -> BoxFuture<'_, Result<Connection, LinkError>> {
         Box::pin(async move {
             let mut phase = Phase::Resolve;

@@ -3,6 +3,7 @@
 
 use super::state::Transition;
 use crate::cause::{Cause, Class};
+use crate::transport::{HostTurn, Move};
 use crate::warning::{Warning, WarningCode};
 use std::fmt;
 use std::time::Duration;
@@ -13,6 +14,9 @@ use std::time::Duration;
 pub enum ClientEvent {
     /// Every transition of the link machine.
     StateChange(Transition),
+    /// A connect starts, to this host (when the connector says): `moved` when the link changed
+    /// hosts since the previous connect.
+    Host(HostTurn),
     /// A retry is scheduled: attempt `attempt` starts after `delay`.
     Reconnecting {
         /// The attempt's number within the reconnect episode, from 1.
@@ -44,6 +48,11 @@ impl fmt::Display for ClientEvent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ClientEvent::StateChange(t) => write!(f, "state {t}"),
+            ClientEvent::Host(turn) => match &turn.moved {
+                None => write!(f, "connecting to {}", turn.endpoint),
+                Some(Move::Failover { from }) => write!(f, "failover {from} -> {}", turn.endpoint),
+                Some(Move::Failback { from }) => write!(f, "failback {from} -> {}", turn.endpoint),
+            },
             ClientEvent::Reconnecting { attempt, delay } => {
                 let delay = crate::duration::Rounded(*delay);
                 write!(f, "reconnecting: attempt {attempt} in {delay}")

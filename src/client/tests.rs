@@ -9,6 +9,7 @@ mod link;
 mod many;
 mod model;
 mod pipeline_off;
+mod retry_model;
 mod some;
 mod tls_refusal;
 mod truth;

@@ -109,7 +109,8 @@ impl SoakRun {
         let ids = ControlIds::new(plan.seed ^ 0x5eed_cafe);
         let mut embedded = None;
         let mut proxy = None;
-        let connector = match &plan.target {
+        let mut hosts = None;
+        let connector: Arc<dyn crate::transport::Connector> = match &plan.target {
             SoakTarget::Embedded { out_dir } => {
                 let listener = Embedded::start(
                     ids,
@@ -138,11 +139,24 @@ impl SoakRun {
                     proxy = Some(started);
                     plan.connector("127.0.0.1", local, host)?
                 }
-                None => plan.connector(host, *port, host)?,
+                None => match plan.failover_connector(host, *port)? {
+                    Some(list) => {
+                        hosts = Some(list.clone());
+                        list
+                    }
+                    None => plan.connector(host, *port, host)?,
+                },
             },
         };
         let clients = (0..plan.connections)
-            .map(|index| Client::new(connector.clone(), plan.client_options(index)).map(Arc::new))
+            .map(|index| {
+                let mut options = plan.client_options(index);
+                // Over failover hosts the reconnect policy applies to each host in turn.
+                if let Some(hosts) = &hosts {
+                    options.reconnect.strategy = hosts.per_host(options.reconnect.strategy);
+                }
+                Client::new(connector.clone(), options).map(Arc::new)
+            })
             .collect::<Result<Vec<_>, _>>();
         let clients = match clients {
             Ok(clients) => clients,

@@ -6,7 +6,7 @@ use super::{ChaosSpec, FaultKind, Template, Thresholds};
 use crate::client::{ClientOptions, Correlation, LinkSettings, OnBackpressure, Window};
 use crate::resolve::{Resolver, SystemResolver};
 use crate::tls::{ClientTlsOptions, TlsConfigError};
-use crate::transport::Connector;
+use crate::transport::{Connector, HostList};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -72,6 +72,20 @@ pub struct SoakPlan {
     pub sample_every: Option<Duration>,
     /// Also send each settled message's result ([`SoakUpdate::Settled`](super::SoakUpdate)).
     pub per_message: bool,
+    /// Further hosts after a remote target's, in order: the connections move between them as
+    /// one link over failover hosts does ([`HostList`]). Empty: the target alone.
+    pub backups: Backups,
+}
+
+/// Failover hosts after the remote target's.
+#[derive(Debug, Clone, Default)]
+pub struct Backups {
+    /// Name (or address literal) and port of each, in order.
+    pub hosts: Vec<(String, u16)>,
+    /// Move on after this many failed connects in a row to one host.
+    pub failover_after: Option<u32>,
+    /// Back to the target's host at the first connect this long after leaving it.
+    pub failback_after: Option<Duration>,
 }
 
 impl Default for SoakPlan {
@@ -93,6 +107,7 @@ impl Default for SoakPlan {
             thresholds: Thresholds::default(),
             sample_every: None,
             per_message: false,
+            backups: Backups::default(),
         }
     }
 }
@@ -127,6 +142,10 @@ pub enum PlanError {
          bytes and cannot forge the peer's ACKs"
     )]
     NackNeedsEmbedded,
+    /// [`SoakPlan::backups`] without a remote target, or with chaos (the proxy stands in front
+    /// of one host).
+    #[error("failover hosts need a remote target and no chaos")]
+    Backups,
 }
 
 impl SoakPlan {
@@ -148,6 +167,9 @@ impl SoakPlan {
         if remote && !self.allow_synthetic && self.templates.iter().any(Template::is_builtin) {
             return Err(PlanError::Synthetic);
         }
+        if !self.backups.hosts.is_empty() && (!remote || self.chaos.is_some()) {
+            return Err(PlanError::Backups);
+        }
         if let (Some(chaos), true) = (&self.chaos, remote) {
             if chaos.get(FaultKind::Nack).is_some() {
                 return Err(PlanError::NackNeedsEmbedded);
@@ -168,7 +190,16 @@ impl SoakPlan {
                 (target.to_string(), tls.is_some())
             }
         };
-        serde_json::json!({
+        let backups: Vec<String> = (self.backups.hosts.iter())
+            .map(|(host, port)| {
+                crate::target::Target {
+                    host: host.clone(),
+                    port: Some(*port),
+                }
+                .to_string()
+            })
+            .collect();
+        let mut config = serde_json::json!({
             "target": target,
             "connections": self.connections,
             "rate": self.rate,
@@ -184,7 +215,11 @@ impl SoakPlan {
             "seed": self.seed.to_string(),
             "ack_timeout_s": self.link.ack_timeout.as_secs_f64(),
             "drain_timeout_s": self.link.drain_timeout.as_secs_f64(),
-        })
+        });
+        if !backups.is_empty() {
+            config["failover_hosts"] = backups.into();
+        }
+        config
     }
 
     /// Connection `index`'s client options: control-ID correlation, the plan's window, and a
@@ -218,6 +253,37 @@ impl SoakPlan {
         };
         let connector = self.link.connector(host, port, tls, self.resolver.clone());
         Ok(Arc::new(connector))
+    }
+
+    /// The connector to a remote target and its backups, behind one host list (`None` when
+    /// there are no backups: use [`SoakPlan::connector`]).
+    pub(super) fn failover_connector(
+        &self,
+        host: &str,
+        port: u16,
+    ) -> Result<Option<Arc<HostList>>, TlsConfigError> {
+        if self.backups.hosts.is_empty() {
+            return Ok(None);
+        }
+        let mut connectors = Vec::with_capacity(1 + self.backups.hosts.len());
+        for (host, port) in std::iter::once(&(host.to_string(), port)).chain(&self.backups.hosts) {
+            let tls = match &self.target {
+                SoakTarget::Remote { tls: Some(tls), .. } => Some(tls.build(host)?),
+                _ => None,
+            };
+            let resolver = self.resolver.clone();
+            connectors.push(self.link.connector(host, *port, tls, resolver));
+        }
+        let Some(mut list) = HostList::new(connectors) else {
+            return Ok(None);
+        };
+        if let Some(n) = self.backups.failover_after {
+            list = list.with_failover_after(n);
+        }
+        if let Some(d) = self.backups.failback_after {
+            list = list.with_failback_after(d);
+        }
+        Ok(Some(Arc::new(list)))
     }
 
     /// How long a connection's settle wait may see no fate at all: the client's own bounds.

@@ -4,7 +4,7 @@
 //! goes to the first again. Sends are unaffected by the move: pending ones go on the new
 //! connection as on any reconnect.
 
-use super::{Connection, Connector, LinkError, TcpConnector};
+use super::{Attempt, Connection, Connector, HostTurn, LinkError, Move, TcpConnector};
 use crate::client::{RetryContext, RetryStrategy};
 use crate::resolve::BoxFuture;
 use std::sync::{Arc, Mutex};
@@ -30,6 +30,8 @@ struct State {
     /// The reconnect policy's view starts afresh on a new host: the attempt number and time
     /// into the episode it had there (`None`: rebase at the next decision).
     base: Option<(u32, Duration)>,
+    /// The move since the last connect started, for the next one to report.
+    moved: Option<Move>,
 }
 
 impl HostList {
@@ -61,8 +63,30 @@ impl HostList {
     /// The host the next connect goes to, as `host:port`, and its place in the list.
     pub fn current(&self) -> (usize, String) {
         let i = self.lock().current;
-        let h = &self.hosts[i];
-        (i, format!("{}:{}", h.host, h.port))
+        (i, self.hosts[i].endpoint())
+    }
+
+    /// The host the next connect goes to, failing back first when it is time; and the move
+    /// that led there since the previous connect, said once.
+    fn pick(&self) -> HostTurn {
+        let mut s = self.lock();
+        let back = self
+            .failback_after
+            .zip(s.left_first)
+            .is_some_and(|(after, left)| left.elapsed() >= after);
+        if back && s.current != 0 {
+            let from = self.hosts[s.current].endpoint();
+            s.current = 0;
+            s.failures = 0;
+            s.left_first = None;
+            s.base = None;
+            s.moved = Some(Move::Failback { from });
+        }
+        HostTurn {
+            endpoint: self.hosts[s.current].endpoint(),
+            index: s.current,
+            moved: s.moved.take(),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -75,7 +99,9 @@ impl HostList {
         if next >= self.hosts.len() && !wrap {
             return false;
         }
+        let from = self.hosts[state.current].endpoint();
         state.current = next % self.hosts.len();
+        state.moved = Some(Move::Failover { from });
         state.failures = 0;
         state.base = None;
         state.left_first = match state.current {
@@ -97,21 +123,13 @@ impl HostList {
 
 impl Connector for HostList {
     fn connect(&self) -> BoxFuture<'_, Result<Connection, LinkError>> {
-        Box::pin(async move {
-            let i = {
-                let mut s = self.lock();
-                let back = self
-                    .failback_after
-                    .zip(s.left_first)
-                    .is_some_and(|(after, left)| left.elapsed() >= after);
-                if back {
-                    s.current = 0;
-                    s.failures = 0;
-                    s.left_first = None;
-                    s.base = None;
-                }
-                s.current
-            };
+        self.attempt().connect
+    }
+
+    fn attempt(&self) -> Attempt<'_> {
+        let turn = self.pick();
+        let i = turn.index;
+        let connect = Box::pin(async move {
             let result = self.hosts[i].connect().await;
             let mut s = self.lock();
             if s.current == i {
@@ -126,7 +144,11 @@ impl Connector for HostList {
                 }
             }
             result
-        })
+        });
+        Attempt {
+            host: Some(turn),
+            connect,
+        }
     }
 }
 

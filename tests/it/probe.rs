@@ -2,6 +2,7 @@
 //! class (and one for repeated probes); each test checks the class, the cause and the exit code
 //! in human and in JSON output.
 
+mod hosts;
 mod mllp2;
 mod ok;
 mod permanent;

@@ -2,6 +2,7 @@
 //! downstream. Pass-through answers byte for byte, an upstream down or silent, the queue.
 
 mod crash;
+mod failover;
 mod flags;
 mod mirror;
 mod mirror_guard;

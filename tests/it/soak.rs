@@ -1,5 +1,7 @@
 //! Integration tests: soak, driving the real binary against its embedded listener.
 
+mod failover;
+
 use crate::support::mllp;
 use crate::support::no_payload::{assert_no_marker, MARKER};
 use serde_json::Value;

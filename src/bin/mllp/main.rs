@@ -8,6 +8,7 @@ mod deid;
 mod diag;
 mod diff;
 mod exit;
+mod failover;
 mod generate;
 mod inspect;
 mod listen;

@@ -47,7 +47,11 @@ impl Actor {
     async fn connect_phase(&mut self) -> Option<Connection> {
         loop {
             let connector = self.connector.clone();
-            let attempt = connector.connect();
+            let attempt = connector.attempt();
+            if let Some(host) = attempt.host {
+                self.emit(ClientEvent::Host(host));
+            }
+            let attempt = attempt.connect;
             tokio::pin!(attempt);
             let result = loop {
                 tokio::select! {

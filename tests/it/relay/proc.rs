@@ -73,6 +73,24 @@ impl RelayProc {
         }
     }
 
+    /// The events until `pred` accepts one (the last), within a few seconds.
+    #[allow(dead_code)]
+    pub fn events_until(&self, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let Ok(event) = self.events.recv_timeout(left) else {
+                panic!("no such event in time; seen: {seen:#?}");
+            };
+            let done = pred(&event);
+            seen.push(event);
+            if done {
+                return seen;
+            }
+        }
+    }
+
     /// Its process id, for /proc.
     #[allow(dead_code)]
     pub fn pid(&self) -> u32 {

@@ -23,18 +23,7 @@ fn closed_port() -> u16 {
 
 /// The next event `pred` accepts, within a few seconds.
 fn next_event(relay: &RelayProc, pred: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut seen = Vec::new();
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let Ok(event) = relay.events.recv_timeout(left) else {
-            panic!("no such event in time; seen: {seen:#?}");
-        };
-        if pred(&event) {
-            return event;
-        }
-        seen.push(event);
-    }
+    relay.events_until(pred).pop().expect("the event accepted")
 }
 
 #[tokio::test]

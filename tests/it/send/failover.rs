@@ -54,7 +54,7 @@ async fn a_primary_that_refuses_hands_the_link_to_the_backup() {
 
 /// A primary that answers `n` messages on its first connection, then dies: the connection
 /// and the listening socket close, so later connects are refused.
-async fn dying_primary(n: usize) -> u16 {
+pub(super) async fn dying_primary(n: usize) -> u16 {
     use crate::support::peer_wire::{ack, frame, Deframer};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

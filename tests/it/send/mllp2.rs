@@ -3,11 +3,11 @@
 //! silence, and `mllp listen --mllp2` end to end.
 
 use super::{path, send, to, write};
+use crate::support::engine::scripted;
 use crate::support::listen_proc::ListenProc;
 use crate::support::peer::{Behaviour, Peer, Script};
-use crate::support::peer_wire::{ack, control_id, frame, message, Deframer};
+use crate::support::peer_wire::{ack, control_id, frame, message};
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const COMMIT: &[u8] = &[0x0b, 0x06, 0x1c, 0x0d];
 const NAK: &[u8] = &[0x0b, 0x15, 0x1c, 0x0d];
@@ -36,58 +36,35 @@ struct Seen {
 async fn engine(
     answer: impl Fn(usize) -> Answer + Send + Sync + 'static,
 ) -> (u16, Arc<Mutex<Seen>>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
     let seen = Arc::new(Mutex::new(Seen::default()));
-    let answer = Arc::new(answer);
     let state = seen.clone();
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut tcp, _)) = listener.accept().await else {
-                return;
+    let port = scripted(move |frames| {
+        let messages = frames.iter().filter(|f| f.len() != 1).count();
+        let mut reply = Vec::new();
+        for payload in frames {
+            if let [b] = payload[..] {
+                state.lock().unwrap().blocks.push(b);
+                continue;
+            }
+            let n = {
+                let mut s = state.lock().unwrap();
+                s.pipelined |= messages > 1;
+                s.messages.push(control_id(&payload).unwrap_or_default());
+                s.messages.len() - 1
             };
-            let (seen, answer) = (state.clone(), answer.clone());
-            tokio::spawn(async move {
-                let mut deframer = Deframer::default();
-                let mut buf = [0u8; 4096];
-                loop {
-                    let n = match tcp.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => n,
-                    };
-                    deframer.push(&buf[..n]);
-                    let mut frames = Vec::new();
-                    while let Some(payload) = deframer.next_frame() {
-                        frames.push(payload);
-                    }
-                    let messages = frames.iter().filter(|f| f.len() != 1).count();
-                    for payload in frames {
-                        if let [b] = payload[..] {
-                            seen.lock().unwrap().blocks.push(b);
-                            continue;
-                        }
-                        let n = {
-                            let mut s = seen.lock().unwrap();
-                            s.pipelined |= messages > 1;
-                            s.messages.push(control_id(&payload).unwrap_or_default());
-                            s.messages.len() - 1
-                        };
-                        let reply = match answer(n) {
-                            Answer::Commit => COMMIT.to_vec(),
-                            Answer::Nak => NAK.to_vec(),
-                            Answer::CommitThen(code) => {
-                                [COMMIT, &frame(&ack(&payload, code))[..]].concat()
-                            }
-                            Answer::Silence => continue,
-                        };
-                        if tcp.write_all(&reply).await.is_err() {
-                            return;
-                        }
-                    }
+            match answer(n) {
+                Answer::Commit => reply.extend(COMMIT),
+                Answer::Nak => reply.extend(NAK),
+                Answer::CommitThen(code) => {
+                    reply.extend(COMMIT);
+                    reply.extend(frame(&ack(&payload, code)));
                 }
-            });
+                Answer::Silence => {}
+            }
         }
-    });
+        reply
+    })
+    .await;
     (port, seen)
 }
 

@@ -12,6 +12,7 @@ mod control_ids;
 mod enhanced;
 mod exit_codes;
 mod failover;
+mod failover_events;
 mod fates;
 mod flags;
 mod input;

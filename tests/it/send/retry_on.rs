@@ -3,9 +3,9 @@
 //! runs without a rule stay final.
 
 use super::{path, send, to, write};
-use crate::support::peer_wire::{control_id, frame, message, Deframer};
+use crate::support::engine::scripted;
+use crate::support::peer_wire::{control_id, frame, message};
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// An ACK with `code` for `payload`, with ERR-3 `err3` when given.
 fn answer(payload: &[u8], code: &str, err3: Option<&str>) -> Vec<u8> {
@@ -22,43 +22,23 @@ fn answer(payload: &[u8], code: &str, err3: Option<&str>) -> Vec<u8> {
 async fn engine(
     script: impl Fn(&str, usize) -> (&'static str, Option<&'static str>) + Send + Sync + 'static,
 ) -> (u16, Arc<Mutex<Vec<String>>>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let kept = seen.clone();
-    tokio::spawn(async move {
-        let script = Arc::new(script);
-        loop {
-            let Ok((mut tcp, _)) = listener.accept().await else {
-                return;
+    let port = scripted(move |frames| {
+        let mut reply = Vec::new();
+        for payload in frames {
+            let id = control_id(&payload).unwrap_or_default();
+            let copy = {
+                let mut s = kept.lock().unwrap();
+                s.push(id.clone());
+                s.iter().filter(|i| **i == id).count() - 1
             };
-            let (seen, script) = (kept.clone(), script.clone());
-            tokio::spawn(async move {
-                let mut deframer = Deframer::default();
-                let mut buf = [0u8; 4096];
-                loop {
-                    let n = match tcp.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => n,
-                    };
-                    deframer.push(&buf[..n]);
-                    while let Some(payload) = deframer.next_frame() {
-                        let id = control_id(&payload).unwrap_or_default();
-                        let copy = {
-                            let mut s = seen.lock().unwrap();
-                            s.push(id.clone());
-                            s.iter().filter(|i| **i == id).count() - 1
-                        };
-                        let (code, err3) = script(&id, copy);
-                        let reply = frame(&answer(&payload, code, err3));
-                        if tcp.write_all(&reply).await.is_err() {
-                            return;
-                        }
-                    }
-                }
-            });
+            let (code, err3) = script(&id, copy);
+            reply.extend(frame(&answer(&payload, code, err3)));
         }
-    });
+        reply
+    })
+    .await;
     (port, seen)
 }
 

@@ -6,6 +6,7 @@
 pub mod adt;
 pub mod certs;
 pub mod crowd;
+pub mod engine;
 pub mod fault_proxy;
 pub mod haproxy;
 pub mod interop_peer;

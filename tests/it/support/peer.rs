@@ -151,8 +151,18 @@ impl Peer {
         Self::start(Script::always(Behaviour::NeverRead)).await
     }
 
+    /// A plain-TCP peer on a given port (one that refused connections until now).
+    pub async fn start_on(port: u16, script: Script) -> Peer {
+        let listener = TcpListener::bind(("127.0.0.1", port)).await.unwrap();
+        Self::serve(listener, script, None)
+    }
+
     async fn spawn(script: Script, tls: Option<TlsAcceptor>) -> Peer {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Self::serve(listener, script, tls)
+    }
+
+    fn serve(listener: TcpListener, script: Script, tls: Option<TlsAcceptor>) -> Peer {
         let addr = listener.local_addr().unwrap();
         let shared = Arc::new(Shared {
             record: Mutex::new(Record::default()),

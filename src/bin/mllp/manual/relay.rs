@@ -29,6 +29,10 @@ delaying or changing what the downstream peer is told.",
             "store and forward",
         ),
         (
+            "mllp relay --listen 2575 --to engine-a --to engine-b --failback-after 10m",
+            "failover upstreams, back to engine-a after 10 minutes away",
+        ),
+        (
             "mllp relay --listen 2575 --to engine --record trace.db",
             "keep a trace to share",
         ),

@@ -39,6 +39,10 @@ record with --json), a summary to stderr.",
             "... send only those, a new folder each run",
         ),
         (
+            "mllp send adt/ -r --host engine-a --host engine-b --failover-after 3",
+            "move to engine-b after 3 failed connects to engine-a",
+        ),
+        (
             "mllp send --from-db q.db --status negative --host engine",
             "a relay's dead letters, once more",
         ),

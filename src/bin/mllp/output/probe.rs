@@ -16,6 +16,34 @@ pub enum ProbeRecord<'a> {
     Probe(ProbeResult<'a>),
     /// After several probes (`--count`): their statistics.
     Summary(ProbeSummary<'a>),
+    /// After probing several hosts (`--host A --host B`): which of them answered.
+    Hosts(HostsRecord<'a>),
+}
+
+/// Which of several hosts answered, in the order given, and the exit code of the whole.
+#[derive(Debug, Clone, Serialize)]
+pub struct HostsRecord<'a> {
+    /// Hosts whose every probe passed.
+    pub answered: usize,
+    /// Each host's result.
+    pub hosts: &'a [HostResult],
+    /// The code the command exits with: the worst of the hosts'.
+    pub exit_code: u8,
+}
+
+/// One host's result among several.
+#[derive(Debug, Clone, Serialize)]
+pub struct HostResult {
+    /// `host:port` as probed.
+    pub target: String,
+    /// Every probe of it passed.
+    pub ok: bool,
+    /// The code a probe of it alone would exit with.
+    pub exit_code: u8,
+    /// The verdict's class and cause of its last probe.
+    pub class: VerdictClass,
+    /// The failure's cause, when its last probe failed.
+    pub cause: Option<Cause>,
 }
 
 /// One probe.
@@ -94,6 +122,9 @@ pub struct Banner<'a> {
 /// The statistics after repeated probes, and the exit code.
 #[derive(Debug, Clone, Serialize)]
 pub struct ProbeSummary<'a> {
+    /// `host:port`, when several hosts were probed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<&'a str>,
     /// `probes`, `ok`, `failed`, `loss_percent`, and per phase name its `count`, `min`,
     /// `median`, `p99` and `max` in milliseconds (`phases`).
     #[serde(flatten)]
@@ -135,8 +166,13 @@ impl<'a> ProbeRecord<'a> {
     }
 
     /// The statistics, and the exit code they come to.
-    pub fn summary(stats: &'a StatsSummary, exit: Exit) -> ProbeRecord<'a> {
+    pub fn summary(
+        stats: &'a StatsSummary,
+        exit: Exit,
+        target: Option<&'a str>,
+    ) -> ProbeRecord<'a> {
         ProbeRecord::Summary(ProbeSummary {
+            target,
             stats,
             exit_code: exit.code(),
         })
@@ -205,7 +241,7 @@ mod tests {
         stats.record(true, [("ack", 2.0)]);
         let summary = stats.summary();
         assert_eq!(
-            line(&ProbeRecord::summary(&summary, Exit::Success)),
+            line(&ProbeRecord::summary(&summary, Exit::Success, None)),
             concat!(
                 r#"{"exit_code":0,"failed":0,"loss_percent":0.0,"ok":1,"#,
                 r#""phases":{"ack":{"count":1,"max":2.0,"median":2.0,"min":2.0,"p99":2.0}},"#,

@@ -20,9 +20,12 @@ pub struct ProbeArgs {
     /// The endpoint, HOST or HOST:PORT (IPv6 literals in brackets: [fd00::7]:2575).
     #[arg(value_name = "HOST[:PORT]", value_parser = values::target(), required_unless_present = "host")]
     pub target: Option<Target>,
-    /// Endpoint, instead of the positional one.
-    #[arg(long, value_name = "HOST[:PORT]", env = "MLLP_HOST", value_parser = values::target(), help_heading = heading::CONNECTION)]
-    pub host: Option<Target>,
+    /// Endpoint instead of the positional; repeatable.
+    ///
+    /// With several (the failover hosts of a send, say), each is probed in turn, then one line
+    /// says which answered; the exit code is the worst of theirs.
+    #[arg(long, value_name = "HOST[:PORT]", env = "MLLP_HOST", value_parser = values::target(), action = clap::ArgAction::Append, help_heading = heading::CONNECTION)]
+    pub host: Vec<Target>,
     /// Port if the endpoint has none [default: 2575].
     ///
     /// A port both in the endpoint and here is a usage error.
@@ -87,14 +90,28 @@ fn with_default(text: &str, d: Duration) -> String {
 }
 
 impl ProbeArgs {
-    pub(super) fn config(&self) -> anyhow::Result<ProbeConfig> {
-        // The positional endpoint, or --host (from the command line or MLLP_HOST).
-        let (host, port) = endpoint_of(
+    /// One configuration for each host to probe, in the order given.
+    pub(super) fn configs(&self) -> anyhow::Result<Vec<ProbeConfig>> {
+        // The positional endpoint, or each --host (from the command line or MLLP_HOST).
+        let first = endpoint_of(
             self.target.as_ref(),
-            self.host.as_ref(),
+            self.host.first(),
             self.port,
             self.origin,
         )?;
+        let mut endpoints = vec![first];
+        if self.target.is_none() {
+            for host in self.host.iter().skip(1) {
+                endpoints.push(endpoint_of(None, Some(host), self.port, self.origin)?);
+            }
+        }
+        endpoints
+            .into_iter()
+            .map(|(host, port)| self.config(host, port))
+            .collect()
+    }
+
+    fn config(&self, host: String, port: u16) -> anyhow::Result<ProbeConfig> {
         let tls = match self.tls.options() {
             None => None,
             Some(options) => Some(ProbeTls::new(&options, &host).context("TLS configuration")?),

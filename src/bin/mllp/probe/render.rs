@@ -3,7 +3,7 @@
 //! per-message field shown).
 
 use crate::exit::Exit;
-use crate::output::probe::ProbeRecord;
+use crate::output::probe::{HostResult, HostsRecord, ProbeRecord};
 use mllp::probe::StatsSummary;
 use mllp::probe::{Detail, PhaseReport, ProbeReport, TlsDetail};
 use std::fmt::Write;
@@ -185,8 +185,33 @@ pub fn json(report: &ProbeReport, seq: Option<u32>) -> String {
     crate::output::line(&ProbeRecord::probe(report, seq))
 }
 
-pub fn json_summary(summary: &StatsSummary, exit: Exit) -> String {
-    crate::output::line(&ProbeRecord::summary(summary, exit))
+pub fn json_summary(summary: &StatsSummary, exit: Exit, target: Option<&str>) -> String {
+    crate::output::line(&ProbeRecord::summary(summary, exit, target))
+}
+
+/// After several hosts: which answered, one line each, in the order given.
+pub fn hosts_table(hosts: &[HostResult]) -> String {
+    let answered = hosts.iter().filter(|h| h.ok).count();
+    let mut out = format!("--- {answered} of {} hosts answer", hosts.len());
+    let width = hosts.iter().map(|h| h.target.len()).max().unwrap_or(0);
+    for host in hosts {
+        let verdict = match (host.ok, host.cause) {
+            (true, _) => "ok".to_string(),
+            (false, Some(cause)) => format!("FAILED {} ({cause})", host.class.as_str()),
+            (false, None) => format!("FAILED (exit {})", host.exit_code),
+        };
+        let _ = write!(out, "\n  {:<width$}  {verdict}", host.target);
+    }
+    out
+}
+
+/// After several hosts, as JSON: `{"type":"hosts",...}`.
+pub fn json_hosts(hosts: &[HostResult], exit: Exit) -> String {
+    crate::output::line(&ProbeRecord::Hosts(HostsRecord {
+        answered: hosts.iter().filter(|h| h.ok).count(),
+        hosts,
+        exit_code: exit.code(),
+    }))
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use clap::Args;
 use mllp::target::Target;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Debug, Args)]
 #[command(after_help = crate::manual::RELAY.short_after_help(), after_long_help = crate::manual::RELAY.long_after_help())]
@@ -27,9 +28,22 @@ pub struct RelayArgs {
     /// Allow a wildcard --listen (warns MLLP_BIND_ALL_INTERFACES).
     #[arg(long, help_heading = heading::CONNECTION)]
     pub allow_wildcard: bool,
-    /// Where to forward: HOST or HOST:PORT [default port: 2575].
-    #[arg(long, value_name = "HOST[:PORT]", value_parser = values::target(), help_heading = heading::CONNECTION)]
-    pub to: Target,
+    /// Where to forward: HOST[:PORT], repeatable [default port: 2575].
+    ///
+    /// With several, the upstream link moves to the next after --failover-after failed
+    /// connects in a row (it never gives up on a host), and what was pending goes on the new
+    /// connection as on any reconnect.
+    #[arg(long, value_name = "HOST[:PORT]", value_parser = values::target(), required = true, action = clap::ArgAction::Append, help_heading = heading::CONNECTION)]
+    pub to: Vec<Target>,
+    /// Next --to after N failed connects in a row [default: 3].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = heading::CONNECTION)]
+    pub failover_after: Option<u32>,
+    /// Back to the first --to after this long away.
+    ///
+    /// Taken at the next connect: a working connection to a later host is kept until it ends.
+    /// Default: never.
+    #[arg(long, value_name = "DURATION", value_parser = values::duration(), help_heading = heading::CONNECTION)]
+    pub failback_after: Option<Duration>,
     #[command(flatten)]
     pub timing: TimingArgs,
     #[command(flatten)]
@@ -74,6 +88,21 @@ pub struct RelayArgs {
 }
 
 impl RelayArgs {
+    /// The first `--to`: the upstream the relay prefers.
+    pub fn upstream(&self) -> &Target {
+        // clap requires one.
+        &self.to[0]
+    }
+
+    /// When the upstream link moves between `--to`s: it never gives up on one, so after
+    /// failed connects (3 unless said).
+    pub fn failover(&self) -> crate::failover::Rules {
+        crate::failover::Rules {
+            failover_after: Some(self.failover_after.unwrap_or(3)),
+            failback_after: self.failback_after,
+        }
+    }
+
     /// The upstream link: `send`'s waits and delays; it reconnects after every failure.
     pub fn link(&self) -> mllp::client::LinkSettings {
         self.timing.settings(&self.backoff)

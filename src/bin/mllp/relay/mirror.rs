@@ -133,7 +133,11 @@ pub fn not_a_loop(args: &super::args::RelayArgs) -> Result<(), String> {
             "--mirror {mirror} is the relay's own --listen address: every copy would come back into the relay; give the shadow engine's address"
         ));
     }
-    if meets(&resolve(&args.to.host, args.to.port_or_default())) {
+    if args
+        .to
+        .iter()
+        .any(|to| meets(&resolve(&to.host, to.port_or_default())))
+    {
         return Err(format!(
             "--mirror {mirror} is the --to address: the upstream would get every message twice; give the shadow engine's address"
         ));

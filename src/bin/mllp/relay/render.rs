@@ -8,6 +8,7 @@ use crate::diag::Diag;
 use mllp::cause::{Cause, Hint};
 use mllp::client::ClientEvent;
 use mllp::relay::Gauges;
+use mllp::transport::Move;
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -138,7 +139,7 @@ pub fn upstream(
 pub fn link_events(
     diag: Diag,
     mut events: broadcast::Receiver<ClientEvent>,
-    (side, to): (&'static str, String),
+    (side, mut to): (&'static str, String),
     announced: tokio::sync::oneshot::Receiver<()>,
     link: Arc<Mutex<Link>>,
 ) -> tokio::task::JoinHandle<()> {
@@ -158,6 +159,13 @@ pub fn link_events(
                 continue;
             }
             match &event {
+                // Over several `--to`s, the lines name the host of each connection.
+                ClientEvent::Host(turn) => {
+                    if let Some(moved) = &turn.moved {
+                        moved_on(&diag, side, moved, &turn.endpoint);
+                    }
+                    to.clone_from(&turn.endpoint);
+                }
                 ClientEvent::Error { cause, .. } => failure = Some(*cause),
                 ClientEvent::StateChange(t) if says_itself(t) => {
                     if let Some(cause) = failure.take() {
@@ -188,6 +196,20 @@ pub fn link_events(
             }
         }
     })
+}
+
+/// The link moved between hosts: `upstream: failover from A to B` (`upstream_failover` or
+/// `upstream_failback`, with `from` and `to`).
+fn moved_on(diag: &Diag, side: &str, moved: &Move, to: &str) {
+    let (name, from) = match moved {
+        Move::Failover { from } => ("failover", from),
+        Move::Failback { from } => ("failback", from),
+    };
+    diag.event(
+        &format!("{side}_{name}"),
+        || format!("{side}: {name} from {from} to {to}"),
+        json!({"from": from, "to": to}),
+    );
 }
 
 /// Whether a state change gets a line of its own: not the way into RECONNECTING (the failure's

@@ -37,7 +37,7 @@ async fn serve(
     let upstream_tls = match args
         .tls
         .options()
-        .map(|o| o.build(&args.to.host))
+        .map(|o| o.build(&args.upstream().host))
         .transpose()
     {
         Ok(tls) => tls,
@@ -46,15 +46,28 @@ async fn serve(
             return Ok(Fatal::new(Exit::Permanent, message).report());
         }
     };
-    let options = relay::client_options(
+    let mut options = relay::client_options(
         &link,
         Window {
             count: Some(args.window),
             bytes: None,
         },
     );
-    let (host, port) = (args.to.host.clone(), args.to.port_or_default());
-    let connector = link.connector(&host, port, upstream_tls, Arc::clone(&resolver));
+    let (host, port) = (&args.upstream().host, args.upstream().port_or_default());
+    let primary = link.connector(host, port, upstream_tls, Arc::clone(&resolver));
+    let more: Vec<_> = args.to[1..]
+        .iter()
+        .map(|t| (t.host.clone(), t.port_or_default()))
+        .collect();
+    let setup = (&args.tls, &link, &resolver);
+    let connector =
+        match crate::failover::connector(primary, &more, setup, args.failover(), &mut options) {
+            Ok(connector) => connector,
+            Err(e) => {
+                let message = format!("cannot load the upstream TLS material: {e}");
+                return Ok(Fatal::new(Exit::Permanent, message).report());
+            }
+        };
     let store = match args.queue.as_ref().or(args.record.as_ref()) {
         Some(file) => match Store::open(file) {
             Ok(store) => Some(store),
@@ -79,7 +92,7 @@ async fn serve(
         Ok(metrics) => metrics,
         Err(exit) => return Ok(exit),
     };
-    let client = match Client::new(Arc::new(connector), options) {
+    let client = match Client::new(connector, options) {
         Ok(client) => Arc::new(client),
         Err(e) => return Ok(Fatal::new(Exit::Usage, e).report()),
     };
@@ -107,7 +120,7 @@ async fn serve(
     let upstream_events = render::upstream(
         diag.clone(),
         client.subscribe(),
-        args.to.to_string(),
+        args.upstream().to_string(),
         upstream_announced,
         Arc::clone(&link_seen),
     );

@@ -1,10 +1,11 @@
 //! `send --host A --host B`: failover hosts, in order, behind one link
-//! ([`mllp::transport::HostList`]).
+//! ([`crate::failover`]).
 
 use super::args::SendArgs;
+use crate::failover::Rules;
 use crate::netargs;
 use mllp::client::ClientOptions;
-use mllp::transport::{Connector, HostList, TcpConnector};
+use mllp::transport::{Connector, TcpConnector};
 use std::sync::Arc;
 
 /// The link's connector: `primary` alone, or it and the further `--host`s with the failover
@@ -15,32 +16,25 @@ pub fn connector(
     primary: TcpConnector,
     options: &mut ClientOptions,
 ) -> anyhow::Result<Result<Arc<dyn Connector>, String>> {
-    if args.host.len() < 2 {
-        return Ok(Ok(Arc::new(primary)));
-    }
-    let settings = args.link.settings();
-    let mut hosts = vec![primary];
-    for target in &args.host[1..] {
-        let (host, port) = match netargs::endpoint(target, args.port, args.origin) {
-            Ok(endpoint) => endpoint,
+    let mut more = Vec::new();
+    for target in args.host.iter().skip(1) {
+        match netargs::endpoint(target, args.port, args.origin) {
+            Ok(endpoint) => more.push(endpoint),
             Err(err) => return Ok(Err(format!("--host {target}: {err}"))),
-        };
-        let tls = match args.tls.options().map(|o| o.build(&host)).transpose() {
-            Ok(tls) => tls,
-            Err(err) => return Ok(Err(format!("TLS configuration for --host {target}: {err}"))),
-        };
-        hosts.push(settings.connector(&host, port, tls, netargs::resolver()?));
+        }
     }
-    let Some(mut list) = HostList::new(hosts) else {
-        return Ok(Ok(Arc::new(TcpConnector::new("", 0))));
+    let rules = Rules {
+        failover_after: args.failover_after,
+        failback_after: args.failback_after,
     };
-    if let Some(n) = args.failover_after {
-        list = list.with_failover_after(n);
-    }
-    if let Some(d) = args.failback_after {
-        list = list.with_failback_after(d);
-    }
-    let list = Arc::new(list);
-    options.reconnect.strategy = list.per_host(options.reconnect.strategy.clone());
-    Ok(Ok(list))
+    let settings = args.link.settings();
+    let resolver = netargs::resolver()?;
+    let made = crate::failover::connector(
+        primary,
+        &more,
+        (&args.tls, &settings, &resolver),
+        rules,
+        options,
+    );
+    Ok(made.map_err(|err| format!("{err} (--host)")))
 }

@@ -20,7 +20,6 @@ pub async fn run(
     live: Live,
 ) -> Exit {
     let signals = Signals::install();
-    live.start();
     let mut run = ParallelRun::start(clients, input, options, key);
     let stopped_by = signals.drive(run.controls());
     super::drive::events(&mut run, &mut output, &live, &stopped_by).await;

@@ -10,7 +10,8 @@ use crate::output::diag::Diagnostic;
 use crate::output::send::SendEvent;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use mllp::cause::Class;
-use mllp::client::{ClientEvent, Fate, Reason, State};
+use mllp::client::{ClientEvent, Fate, State};
+use mllp::transport::{HostTurn, Move};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -50,6 +51,9 @@ struct LinkView {
     up: AtomicBool,
     /// This outage's first failure was said: the next is said only after a reconnect.
     said_failure: AtomicBool,
+    /// `host:port` of its latest connect, once one started (over `--host A --host B` it
+    /// changes).
+    host: std::sync::Mutex<Option<String>>,
 }
 
 impl Live {
@@ -92,11 +96,25 @@ impl Live {
         }
     }
 
+    fn view(&self, link: usize) -> &LinkView {
+        &self.links[link.min(self.links.len() - 1)]
+    }
+
+    /// `host:port` of the link's latest connect.
+    fn host(&self, link: usize) -> String {
+        let host = self
+            .view(link)
+            .host
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        host.clone().unwrap_or_else(|| self.endpoint.clone())
+    }
+
     /// `host:port`, and which link when there are several.
     fn endpoint(&self, link: usize) -> String {
         match self.links.len() {
-            1 => self.endpoint.clone(),
-            _ => format!("{} (link {link})", self.endpoint),
+            1 => self.host(link),
+            _ => format!("{} (link {link})", self.host(link)),
         }
     }
 
@@ -113,13 +131,28 @@ impl Live {
         }
     }
 
-    /// The run starts connecting.
-    pub fn start(&self) {
-        self.start_on(0);
-    }
-
-    fn start_on(&self, link: usize) {
+    /// A connect starts, to `turn`'s host: said under `-v`, and a move between hosts said
+    /// unless `--quiet` (`--events` has its own line for it).
+    fn connecting(&self, link: usize, turn: &HostTurn) {
+        *self
+            .view(link)
+            .host
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(turn.endpoint.clone());
         let endpoint = &self.endpoint(link);
+        let to = turn.endpoint.as_str();
+        let said = self.diag.verbose > 0 || (!self.diag.quiet && !self.events);
+        match &turn.moved {
+            Some(Move::Failover { from }) if said => self.note(
+                || format!("mllp: failover from {from} to {to}"),
+                &SendEvent::Failover { from, to },
+            ),
+            Some(Move::Failback { from }) if said => self.note(
+                || format!("mllp: failback from {from} to {to}"),
+                &SendEvent::Failback { from, to },
+            ),
+            _ => {}
+        }
         self.step(
             || format!("* connecting to {endpoint}"),
             &SendEvent::Connecting { endpoint },
@@ -154,8 +187,9 @@ impl Live {
     /// (unless `--quiet`), so a wrong port is never minutes of silence.
     fn link_step(&self, link: usize, event: &ClientEvent) {
         let endpoint = &self.endpoint(link);
-        let view = &self.links[link.min(self.links.len() - 1)];
+        let view = self.view(link);
         match event {
+            ClientEvent::Host(turn) => self.connecting(link, turn),
             ClientEvent::StateChange(t) if t.to == State::Connected => {
                 view.up.store(true, Ordering::Relaxed);
                 let recovered = view.said_failure.swap(false, Ordering::Relaxed);
@@ -165,11 +199,6 @@ impl Live {
                         &SendEvent::Connected { endpoint },
                     );
                 }
-            }
-            ClientEvent::StateChange(t)
-                if t.to == State::Connecting && t.reason == Reason::BackoffElapsed =>
-            {
-                self.start_on(link);
             }
             ClientEvent::Error { cause, class } => {
                 let was_up = view.up.swap(false, Ordering::Relaxed);
@@ -198,7 +227,7 @@ impl Live {
             ClientEvent::Reconnecting { attempt, delay } => {
                 self.step(
                     || format!("* retrying in {delay:.0?} (attempt {attempt})"),
-                    &SendEvent::client(event),
+                    &SendEvent::client(event, endpoint),
                 );
             }
             ClientEvent::Written { control_id, bytes } => {
@@ -268,6 +297,7 @@ impl Live {
     /// with `--events`.
     pub fn event_on(&self, link: usize, event: &ClientEvent) {
         self.link_step(link, event);
+        let host = &self.host(link);
         let diag = &self.diag;
         // `-vv` shows everything `--events` does.
         let events = self.events || diag.verbose > 1;
@@ -286,14 +316,16 @@ impl Live {
                 return
             }
             _ if !(events || !diag.quiet && matches!(event, ClientEvent::Warning(_))) => return,
-            ClientEvent::StateChange(t) => format!("state {} -> {} ({})", t.from, t.to, t.reason),
+            ClientEvent::StateChange(t) => {
+                format!("state {} -> {} ({}) on {host}", t.from, t.to, t.reason)
+            }
             ClientEvent::Reconnecting { attempt, delay } => {
                 let delay = mllp::duration::Rounded(*delay);
-                format!("reconnecting: attempt {attempt} in {delay}")
+                format!("reconnecting: attempt {attempt} in {delay} after {host}")
             }
             ClientEvent::Error { cause, class } => {
                 format!(
-                    "link error: {cause} ({class}): {}",
+                    "link error on {host}: {cause} ({class}): {}",
                     crate::diag::hint::for_cause(*cause)
                 )
             }
@@ -304,7 +336,7 @@ impl Live {
             1 => line,
             _ => format!("link {link}: {line}"),
         };
-        self.note(|| line, &SendEvent::client(event));
+        self.note(|| line, &SendEvent::client(event, host));
     }
 
     /// The bar, for writers that must not tear it (stdout on the same terminal).

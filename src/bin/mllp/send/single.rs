@@ -19,7 +19,6 @@ pub async fn run(
 ) -> Exit {
     // Before the first message goes out, so an early Ctrl-C is a drain, not a kill.
     let signals = Signals::install();
-    live.start();
     let mut run = Run::start(client, input, options);
     // The first signal names the interruption and decides its exit code.
     let stopped_by = signals.drive(run.controls());

@@ -6,7 +6,7 @@ use crate::netargs::{LinkArgs, TlsArgs};
 use crate::values;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use mllp::soak::{ChaosSpec, SoakPlan, SoakTarget, Template, Thresholds};
+use mllp::soak::{Backups, ChaosSpec, SoakPlan, SoakTarget, Template, Thresholds};
 use mllp::target::Target;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -27,8 +27,16 @@ pub struct SoakArgs {
     ///
     /// IPv6 in brackets: [fd00::7]:2575. Never taken from the environment, so that synthetic
     /// patients cannot reach an engine by accident.
-    #[arg(long, value_name = "HOST[:PORT]", value_parser = values::target(), help_heading = heading::CONNECTION)]
-    pub host: Option<Target>,
+    /// With several, the connections move to the next as send's link does (--failover-after,
+    /// --failback-after).
+    #[arg(long, value_name = "HOST[:PORT]", value_parser = values::target(), action = clap::ArgAction::Append, help_heading = heading::CONNECTION)]
+    pub host: Vec<Target>,
+    /// Next --host after N failed connects in a row.
+    #[arg(long, value_name = "N", requires = "host", value_parser = clap::value_parser!(u32).range(1..), help_heading = heading::CONNECTION)]
+    pub failover_after: Option<u32>,
+    /// Back to the first --host after this long away (default: never).
+    #[arg(long, value_name = "DURATION", requires = "host", value_parser = values::duration(), help_heading = heading::CONNECTION)]
+    pub failback_after: Option<Duration>,
     /// Port, when --host has none [default: 2575].
     #[arg(long, value_name = "PORT", requires = "host", value_parser = values::port(), help_heading = heading::CONNECTION)]
     pub port: Option<u16>,
@@ -132,17 +140,19 @@ impl SoakArgs {
         };
         // The load's own limits are said before any host is parsed or file read.
         load.validate().map_err(super::words::plan)?;
-        let target = match &self.host {
-            Some(host) => {
-                let origin = crate::netargs::Origin::default();
-                let (host, port) = crate::netargs::endpoint(host, self.port, origin)
-                    .map_err(anyhow::Error::msg)?;
-                SoakTarget::Remote {
-                    host,
-                    port,
-                    tls: self.tls.options(),
-                }
-            }
+        let origin = crate::netargs::Origin::default();
+        let mut endpoints = Vec::with_capacity(self.host.len());
+        for host in &self.host {
+            let endpoint = crate::netargs::endpoint(host, self.port, origin);
+            endpoints.push(endpoint.map_err(anyhow::Error::msg)?);
+        }
+        let mut endpoints = endpoints.into_iter();
+        let target = match endpoints.next() {
+            Some((host, port)) => SoakTarget::Remote {
+                host,
+                port,
+                tls: self.tls.options(),
+            },
             None => {
                 if self.tls.enabled() {
                     anyhow::bail!("TLS flags need --host: the embedded listener speaks plain TCP");
@@ -177,6 +187,11 @@ impl SoakArgs {
             link: self.link.settings(),
             resolver: crate::netargs::resolver()?,
             thresholds: self.thresholds(),
+            backups: Backups {
+                hosts: endpoints.collect(),
+                failover_after: self.failover_after,
+                failback_after: self.failback_after,
+            },
             ..load
         };
         plan.validate().map_err(super::words::plan)?;

@@ -58,6 +58,9 @@ fn plan_text(e: &PlanError) -> String {
                                          front of a real --host forwards bytes and cannot forge \
                                          the peer's ACKs"
             .into(),
+        PlanError::Backups => "a second --host needs no --chaos: the fault proxy stands in \
+                               front of one host"
+            .into(),
         other => other.to_string(),
     }
 }

@@ -6,6 +6,7 @@ use mllp::ack::AckCode;
 use mllp::cause::{Cause, Class};
 use mllp::client::{ClientEvent, State};
 use mllp::delivery::RunNote;
+use mllp::transport::Move;
 use mllp::warning::Warning;
 use serde::Serialize;
 
@@ -81,8 +82,24 @@ pub enum SendEvent<'a> {
         /// The link had been up: it was lost, rather than never made.
         connected_before: bool,
     },
+    /// The link moved to the next host: connects to `from` failed, or reconnecting gave up on it.
+    Failover {
+        /// `host:port` left.
+        from: &'a str,
+        /// `host:port` the next connect goes to.
+        to: &'a str,
+    },
+    /// The link went back to the first host, the failback time after leaving it.
+    Failback {
+        /// `host:port` left.
+        from: &'a str,
+        /// The first host.
+        to: &'a str,
+    },
     /// A reconnect attempt after a backoff (`-v`, `--events`).
     Reconnecting {
+        /// `host:port` the link last tried.
+        endpoint: &'a str,
         /// The attempt's number, from 1.
         attempt: u32,
         /// The backoff before it.
@@ -97,6 +114,8 @@ pub enum SendEvent<'a> {
     },
     /// `--events`: a transition of the link.
     StateChange {
+        /// `host:port` of the connection the transition is about.
+        endpoint: &'a str,
         /// The state left (`CONNECTING`, `CONNECTED`, ...).
         from: State,
         /// The state entered.
@@ -106,6 +125,8 @@ pub enum SendEvent<'a> {
     },
     /// `--events`: a link error and its class.
     LinkError {
+        /// `host:port` of the connection that failed.
+        endpoint: &'a str,
         /// The cause name.
         cause: Cause,
         /// `transient` or `permanent`.
@@ -140,20 +161,37 @@ impl<'a> SendEvent<'a> {
         }
     }
 
-    /// The `--events` line of a client event. Security warnings are shared diagnostics
-    /// ([`crate::output::diag::Diagnostic::SecurityWarning`]), not send events.
-    pub fn client(event: &ClientEvent) -> SendEvent<'a> {
+    /// The `--events` line of a client event of the connection to `endpoint`. Security
+    /// warnings are shared diagnostics ([`crate::output::diag::Diagnostic::SecurityWarning`]),
+    /// not send events.
+    pub fn client(event: &'a ClientEvent, endpoint: &'a str) -> SendEvent<'a> {
         match event {
+            ClientEvent::Host(turn) => match &turn.moved {
+                None => SendEvent::Connecting {
+                    endpoint: &turn.endpoint,
+                },
+                Some(Move::Failover { from }) => SendEvent::Failover {
+                    from,
+                    to: &turn.endpoint,
+                },
+                Some(Move::Failback { from }) => SendEvent::Failback {
+                    from,
+                    to: &turn.endpoint,
+                },
+            },
             ClientEvent::StateChange(t) => SendEvent::StateChange {
+                endpoint,
                 from: t.from,
                 to: t.to,
                 reason: t.reason.to_string(),
             },
             ClientEvent::Reconnecting { attempt, delay } => SendEvent::Reconnecting {
+                endpoint,
                 attempt: *attempt,
                 delay_ms: delay.as_millis() as u64,
             },
             ClientEvent::Error { cause, class } => SendEvent::LinkError {
+                endpoint,
                 cause: *cause,
                 class: *class,
             },

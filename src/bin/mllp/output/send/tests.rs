@@ -6,6 +6,7 @@ use bytes::Bytes;
 use mllp::cause::Class;
 use mllp::client::{AckPayload, ClientEvent, FateCause, LinkFailure, Reason, State, Transition};
 use mllp::delivery::{Ending, RunNote, Totals};
+use mllp::transport::{HostTurn, Move};
 use mllp::warning::{Warning, WarningCode};
 
 fn item() -> Item {
@@ -213,7 +214,7 @@ fn each_event_keeps_its_field_names() {
     for (event, expected) in cases {
         assert_eq!(line(&event), expected);
     }
-    let client = |e: ClientEvent| line(&SendEvent::client(&e));
+    let client = |e: ClientEvent| line(&SendEvent::client(&e, "h:1"));
     let transition = Transition {
         from: State::Connecting,
         to: State::Connected,
@@ -222,7 +223,7 @@ fn each_event_keeps_its_field_names() {
     assert_eq!(
         client(ClientEvent::StateChange(transition)),
         format!(
-            r#"{{"event":"state_change","from":"CONNECTING","reason":"{}","to":"CONNECTED"}}"#,
+            r#"{{"endpoint":"h:1","event":"state_change","from":"CONNECTING","reason":"{}","to":"CONNECTED"}}"#,
             Reason::Connected
         )
     );
@@ -232,7 +233,7 @@ fn each_event_keeps_its_field_names() {
     };
     assert_eq!(
         client(reconnecting),
-        r#"{"attempt":3,"delay_ms":250,"event":"reconnecting"}"#
+        r#"{"attempt":3,"delay_ms":250,"endpoint":"h:1","event":"reconnecting"}"#
     );
     let error = ClientEvent::Error {
         cause: Cause::DeadPeer,
@@ -240,12 +241,32 @@ fn each_event_keeps_its_field_names() {
     };
     assert_eq!(
         client(error),
-        r#"{"cause":"dead-peer","class":"transient","event":"link_error"}"#
+        r#"{"cause":"dead-peer","class":"transient","endpoint":"h:1","event":"link_error"}"#
     );
     let warning = Warning::at(WarningCode::LfAfterFs, 12);
     assert_eq!(
         client(ClientEvent::Warning(warning)),
         r#"{"byte_offset":12,"code":"MLLP_LF_AFTER_FS","event":"warning"}"#
+    );
+    let turn = |moved| {
+        ClientEvent::Host(HostTurn {
+            endpoint: "b:2".into(),
+            index: 1,
+            moved,
+        })
+    };
+    assert_eq!(
+        client(turn(None)),
+        r#"{"endpoint":"b:2","event":"connecting"}"#
+    );
+    let from = "a:1".to_string();
+    assert_eq!(
+        client(turn(Some(Move::Failover { from: from.clone() }))),
+        r#"{"event":"failover","from":"a:1","to":"b:2"}"#
+    );
+    assert_eq!(
+        client(turn(Some(Move::Failback { from }))),
+        r#"{"event":"failback","from":"a:1","to":"b:2"}"#
     );
     let written = ClientEvent::Written {
         control_id: None,

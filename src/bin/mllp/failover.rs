@@ -1,0 +1,52 @@
+//! Failover hosts for the commands that connect out (`send --host`, `relay --to`, `soak
+//! --host`): one link over the endpoints in order ([`mllp::transport::HostList`]), each with
+//! its own TLS name, and the reconnect policy applied to each host in turn.
+
+use crate::netargs::TlsArgs;
+use mllp::client::{ClientOptions, LinkSettings};
+use mllp::resolve::Resolver;
+use mllp::transport::{Connector, HostList, TcpConnector};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// When the link moves between hosts.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Rules {
+    /// After this many failed connects in a row to one host.
+    pub failover_after: Option<u32>,
+    /// Back to the first host at the first connect this long after leaving it.
+    pub failback_after: Option<Duration>,
+}
+
+/// The link's connector: `primary` alone, or it and the connectors to `more` with the failover
+/// `rules` (the reconnect policy of `options` then applies to each host in turn). `Err`: a
+/// host's TLS material refused, in words naming the host (the caller adds the flag).
+pub fn connector(
+    primary: TcpConnector,
+    more: &[(String, u16)],
+    (tls, settings, resolver): (&TlsArgs, &LinkSettings, &Arc<dyn Resolver>),
+    rules: Rules,
+    options: &mut ClientOptions,
+) -> Result<Arc<dyn Connector>, String> {
+    if more.is_empty() {
+        return Ok(Arc::new(primary));
+    }
+    let mut hosts = vec![primary];
+    for (host, port) in more {
+        let tls = match tls.options().map(|o| o.build(host)).transpose() {
+            Ok(tls) => tls,
+            Err(err) => return Err(format!("TLS configuration for {host}: {err}")),
+        };
+        hosts.push(settings.connector(host, *port, tls, Arc::clone(resolver)));
+    }
+    let mut list = HostList::new(hosts).ok_or("no host to connect to")?;
+    if let Some(n) = rules.failover_after {
+        list = list.with_failover_after(n);
+    }
+    if let Some(d) = rules.failback_after {
+        list = list.with_failback_after(d);
+    }
+    let list = Arc::new(list);
+    options.reconnect.strategy = list.per_host(options.reconnect.strategy.clone());
+    Ok(list)
+}

@@ -1,0 +1,74 @@
+//! `relay --to A --to B`: an upstream that refuses hands the link to the next after
+//! `--failover-after` failed connects; each message is still answered downstream only after
+//! an upstream committed it, and the events name each connection's host.
+
+use super::proc::RelayProc;
+use crate::support::mllp_client::{adt, MllpClient};
+use crate::support::peer::{Behaviour, Peer, Script};
+use std::time::Duration;
+
+fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_upstream_that_refuses_hands_the_link_to_the_next() {
+    let a = format!("127.0.0.1:{}", closed_port());
+    let backup = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
+    let b = format!("127.0.0.1:{}", backup.port());
+    let args = [
+        "--to",
+        b.as_str(),
+        "--failover-after",
+        "2",
+        "--backoff-initial",
+        "10ms",
+        "--backoff-max",
+        "50ms",
+    ];
+    let relay = RelayProc::start(&a, &args);
+    let seen = relay.events_until(|e| e["event"] == "upstream_state" && e["to"] == "CONNECTED");
+    let moved: Vec<_> = seen
+        .iter()
+        .filter(|e| e["event"] == "upstream_failover")
+        .collect();
+    assert_eq!(moved.len(), 1, "{seen:#?}");
+    assert_eq!(
+        (&moved[0]["from"], &moved[0]["to"]),
+        (&a.clone().into(), &b.clone().into())
+    );
+    let failures: Vec<_> = seen
+        .iter()
+        .filter(|e| e["event"] == "upstream_reconnecting")
+        .collect();
+    assert!(failures.iter().all(|e| e["upstream"] == a), "{seen:#?}");
+    assert_eq!(seen.last().unwrap()["upstream"], b, "{seen:#?}");
+
+    let mut client = MllpClient::connect(relay.addr).await;
+    for i in 0..3 {
+        let id = format!("FO{i}");
+        client.send(&adt(id.as_bytes(), "")).await;
+        let ack = client.ack().await.expect("an answer");
+        assert_eq!(ack.code, "AA");
+        assert_eq!(ack.control_id, id.as_bytes());
+    }
+    assert_eq!(backup.payloads().len(), 3);
+}
+
+#[test]
+fn several_upstreams_take_failover_flags_and_refuse_a_bad_one() {
+    let run = |args: &[&str]| {
+        let mut all = vec!["relay", "--listen", "0", "--to", "127.0.0.1:1"];
+        all.extend(args);
+        crate::support::mllp()
+            .args(all)
+            .timeout(Duration::from_secs(10))
+            .output()
+            .unwrap()
+    };
+    let zero = run(&["--to", "127.0.0.1:2", "--failover-after", "0"]);
+    assert_eq!(zero.status.code(), Some(2));
+    let bad = run(&["--to", "not a host"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
