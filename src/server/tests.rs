@@ -190,6 +190,7 @@ use crate::warning::WarningCode;
 mod guards;
 mod model;
 mod nack;
+mod overlap;
 mod read_ahead;
 
 #[tokio::test]
