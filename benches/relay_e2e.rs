@@ -11,8 +11,9 @@
 //! (connections taken, never read) as ratios to the relay without a mirror.
 //!
 //! `cargo bench --bench relay_e2e` (MESSAGES=N for the throughput runs, ROUNDS=N for the
-//! latency samples, RUNS=N rounds whose medians are shown; MLLP_BASE=PATH measures another build
-//! too, each round both builds one after the other, in alternating order).
+//! latency samples, RUNS=N rounds whose medians are shown, TRIPLES=N sends direct, through the
+//! relay and through the mirroring relay in turn a round, 3 by default; MLLP_BASE=PATH measures
+//! another build too, each round both builds one after the other, in alternating order).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -186,6 +187,10 @@ struct Figures {
     taken: f64,
     through: f64,
     mirrored: f64,
+    /// Ratios of sends made one after the other, the median of a round's: relay to direct,
+    /// mirror to relay.
+    relay_ratio: f64,
+    mirror_ratio: f64,
     direct_p: (f64, f64),
     relay_p: (f64, f64),
     shadow_down_p50: f64,
@@ -196,14 +201,30 @@ fn measure(build: &Build, file: &Path, messages: usize, rounds: usize, queue: &P
     let mut f = Figures::default();
     let (upstream, up) = build.listen();
     let (shadow, shadow_at) = build.listen();
-    f.direct = build.send_rate(file, messages, up);
     let (relay, via) = build.relay(up, &[]);
-    f.relayed = build.send_rate(file, messages, via);
-    f.rss_mb = peak_kib(relay.id()) as f64 / 1024.0;
     let shadow_arg = shadow_at.to_string();
-    let (mirrored, mirrored_via) = build.relay(up, &["--mirror", &shadow_arg]);
-    f.mirrored = build.send_rate(file, messages, mirrored_via);
-    stop(mirrored);
+    let (mirroring, mirrored_via) = build.relay(up, &["--mirror", &shadow_arg]);
+    // Direct, through the relay and through the mirroring relay one right after the other,
+    // several times: each ratio is taken between sends a moment apart, so a build starting
+    // elsewhere on the machine moves both sides of it (one send each swung the mirror's
+    // ratio from 0.4x to 0.8x).
+    let mut samples: [Vec<f64>; 3] = Default::default();
+    let (mut relay_ratios, mut mirror_ratios) = (Vec::new(), Vec::new());
+    for _ in 0..env("TRIPLES", 3).max(1) {
+        let direct = build.send_rate(file, messages, up);
+        let relayed = build.send_rate(file, messages, via);
+        let mirrored = build.send_rate(file, messages, mirrored_via);
+        relay_ratios.push(relayed / direct);
+        mirror_ratios.push(mirrored / relayed);
+        for (kept, rate) in samples.iter_mut().zip([direct, relayed, mirrored]) {
+            kept.push(rate);
+        }
+    }
+    let [direct, relayed, mirrored] = samples;
+    (f.direct, f.relayed, f.mirrored) = (median(direct), median(relayed), median(mirrored));
+    (f.relay_ratio, f.mirror_ratio) = (median(relay_ratios), median(mirror_ratios));
+    f.rss_mb = peak_kib(relay.id()) as f64 / 1024.0;
+    stop(mirroring);
 
     let (queued, queued_via) = build.relay(up, &["--queue", queue.to_str().unwrap()]);
     let started = Instant::now();
@@ -254,7 +275,7 @@ fn report(build: &Build, rounds: usize, runs: &[Figures]) {
     println!(
         "  mllp send -> mllp relay -> mllp listen, window 64  {:>9.0} msg/s  {:.2}x direct  relay peak RSS {:.1} MB",
         m(|f| f.relayed),
-        m(|f| f.relayed / f.direct),
+        m(|f| f.relay_ratio),
         m(|f| f.rss_mb)
     );
     println!(
@@ -267,7 +288,7 @@ fn report(build: &Build, rounds: usize, runs: &[Figures]) {
     println!(
         "  relay --mirror, shadow an mllp listen: {:>9.0} msg/s  {:.2}x without --mirror",
         m(|f| f.mirrored),
-        m(|f| f.mirrored / f.relayed)
+        m(|f| f.mirror_ratio)
     );
     println!("  one at a time, {rounds} round trips (us):  p50 / p99");
     println!(

@@ -21,6 +21,10 @@ pub struct Forward {
     record: Option<Arc<Recorder>>,
     gauges: Arc<Gauges>,
     mirror: Option<Mirror>,
+    /// Taken while a batch is handed to the upstream link, in the order the batches asked
+    /// (the lock is fair): a connection's next batch, started while this one waits for room in
+    /// the window, goes after it.
+    handing: tokio::sync::Mutex<()>,
 }
 
 impl Forward {
@@ -33,6 +37,7 @@ impl Forward {
             record: None,
             gauges: Arc::default(),
             mirror: None,
+            handing: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -70,7 +75,10 @@ impl Forward {
         let handles = {
             // A function, not a closure: the future must be `Send` for every borrow of the batch.
             let payloads = messages.iter().map(payload_of);
-            let sending = self.client.send_many_cancellable(payloads, &expired);
+            let sending = async {
+                let _turn = self.handing.lock().await;
+                self.client.send_many_cancellable(payloads, &expired).await
+            };
             tokio::pin!(sending);
             loop {
                 tokio::select! {
@@ -167,6 +175,13 @@ impl Sink for Forward {
 
     fn commit_batch<'a>(&'a self, messages: &'a [Inbound]) -> SinkFuture<'a, Vec<SinkResult>> {
         Box::pin(self.forward(messages))
+    }
+
+    /// A connection's batches are handed upstream in the order they start, each answered with
+    /// its own upstream answers, so the next may start while one waits for them. Not while
+    /// recording: the record keeps each connection's rows in arrival order.
+    fn overlapping(&self) -> bool {
+        self.record.is_none()
     }
 
     fn report_to(&self, reports: crate::server::StoreReports) {

@@ -13,24 +13,29 @@
 use super::gauges::{self, Gauges};
 use super::mirror::Mirror;
 use super::record::settlement;
-use super::store::{PendingRow, Status, Store};
+use super::store::{PendingRow, Status, Store, Taken, Taking};
 use crate::client::{Client, Fate};
 use crate::server::sink::SinkFuture;
 use crate::server::{Inbound, Reply, Sink, SinkResult, StoreReports};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
-use tokio::sync::Notify;
+use tokio::sync::{oneshot, Notify};
 use tokio_util::sync::CancellationToken;
 
 /// MSA-3 of the refusal of a message the full queue could not take.
 pub const QUEUE_FULL_TEXT: &str = "Relay queue full (queue-full): nothing kept";
 
-/// Commits messages to the queue.
+/// Commits messages to the queue: the batches taken in while a commit is under way (from any
+/// connection, or the next of the same one) go together in the next, one synced commit for all.
 pub struct Enqueue {
     store: Store,
     max_pending: Option<u64>,
     wake: Arc<Notify>,
     gauges: Arc<Gauges>,
+    /// Batches waiting for the next commit, in the order they came.
+    waiting: Mutex<Vec<(Taking, oneshot::Sender<Taken>)>>,
+    /// Held by the commit under way: one at a time, in the order they asked (the lock is fair).
+    committing: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Enqueue {
@@ -41,7 +46,38 @@ impl Enqueue {
             max_pending,
             wake,
             gauges: Arc::default(),
+            waiting: Mutex::default(),
+            committing: Arc::default(),
         }
+    }
+
+    /// Commit `messages` with whatever else is waiting: what became of them.
+    async fn take(&self, messages: &[Inbound]) -> Taken {
+        let (answer, taken) = oneshot::channel();
+        let batch = (Taking::of(messages), answer);
+        self.waiting.lock().unwrap_or_else(|p| p.into_inner()).push(batch);
+        let turn = Arc::clone(&self.committing).lock_owned().await;
+        let group = std::mem::take(&mut *self.waiting.lock().unwrap_or_else(|p| p.into_inner()));
+        if !group.is_empty() {
+            // A task of its own, holding the turn: a connection that ends meanwhile drops its
+            // wait, never the commit of the others' rows nor their answers.
+            let (store, max_pending) = (self.store.clone(), self.max_pending);
+            tokio::spawn(async move {
+                let _turn = turn;
+                let (batches, answers): (Vec<_>, Vec<_>) = group.into_iter().unzip();
+                let len = batches.len();
+                let taken = match store.insert(batches, max_pending).await {
+                    Ok(taken) => taken,
+                    Err(e) => vec![Err(e); len],
+                };
+                for (answer, taken) in answers.into_iter().zip(taken) {
+                    let _ = answer.send(taken);
+                }
+            });
+        }
+        taken
+            .await
+            .unwrap_or_else(|_| Err("the commit task ended without an answer".into()))
     }
 
     /// Count what is taken in `gauges`.
@@ -64,7 +100,7 @@ impl Sink for Enqueue {
     fn commit_batch<'a>(&'a self, messages: &'a [Inbound]) -> SinkFuture<'a, Vec<SinkResult>> {
         Box::pin(async move {
             let len = messages.len();
-            match self.store.insert(messages, self.max_pending).await {
+            match self.take(messages).await {
                 Ok(Some(_)) => {
                     self.gauges.received(len as u64);
                     self.wake.notify_one();

@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
 
 pub use rows::{PendingRow, Settlement, Unreadable};
+pub(crate) use rows::{Taken, Taking};
 
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS queue (
     id INTEGER PRIMARY KEY,

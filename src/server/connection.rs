@@ -12,6 +12,7 @@ mod answer;
 mod buffer;
 mod close;
 mod commit;
+mod flight;
 mod intake;
 mod ledger;
 mod scratch;
@@ -28,6 +29,7 @@ use crate::warning::WarningCode;
 use answer::Answers;
 use bytes::Bytes;
 use commit::{Batch, Entry, Results};
+use flight::Flights;
 use intake::{Intake, Read};
 use ledger::Ledger;
 use std::sync::Arc;
@@ -109,6 +111,7 @@ pub(crate) async fn serve<S>(
         budget: shared.limits.account(&admission.peer),
         stream: &mut stream,
         stops: Stops::new(shutdown),
+        flights: Flights::default(),
     };
     let end = conn.run().await;
     conn.ledger.send_events().await;
@@ -150,6 +153,8 @@ struct InboundLink<'a, S> {
     stream: &'a mut S,
     /// The server's stops, watched with a wait registered once for the whole connection.
     stops: Stops<'a>,
+    /// Batches committed while earlier ones still are, when the sink allows it.
+    flights: Flights<'a>,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
@@ -158,6 +163,23 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
             let (frames, fatal) = self.intake.decode(&mut self.ledger, &mut self.budget);
             if !frames.is_empty() {
                 let batch = Batch::admit(&frames, self.shared, &mut self.ledger);
+                if fatal.is_none()
+                    && !self.stops.immediate.is_set()
+                    && self.flights.takes(self.shared, &batch)
+                {
+                    let (held, timed) = (self.intake.lent(), self.ledger.per_message());
+                    if self.flights.full() {
+                        if let Some(end) = self.land_one().await {
+                            return end;
+                        }
+                    }
+                    self.flights.start(self.shared, batch, held, timed);
+                    continue;
+                }
+                // Every batch before this one is answered first.
+                if let Some(end) = self.land_all().await {
+                    return end;
+                }
                 let end = match self.answer_now(&batch) {
                     Some(Some(cause)) => Some(self.send().await.unwrap_or(End::cause(cause))),
                     Some(None) => self.finish(&batch).await,
@@ -175,6 +197,19 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                 if fatal.is_none() {
                     // Input read ahead during the commit (frames, end of stream) is decoded
                     // before waiting for more: the peer may be waiting for these ACKs.
+                    continue;
+                }
+            }
+            if !self.flights.is_empty() {
+                let reading = fatal.is_none() && !self.intake.eof() && !self.intake.has_ended();
+                let end = match reading {
+                    true => self.land_or_read().await,
+                    false => self.land_all().await,
+                };
+                if let Some(end) = end {
+                    return end;
+                }
+                if reading {
                     continue;
                 }
             }

@@ -362,6 +362,15 @@ pub trait Sink: Send + Sync + 'static {
         None
     }
 
+    /// Optional, for speed only: whether a connection may start a batch's commit while its
+    /// earlier batches are still being committed. A sink that says yes keeps one connection's
+    /// commits in the order they were first polled (the server polls each once as it starts
+    /// it) and never waits for a later one to finish an earlier one. Answers are still written
+    /// in arrival order, each after its own commit. `false` (the default): one at a time.
+    fn overlapping(&self) -> bool {
+        false
+    }
+
     /// Called when a run starts, after `Listening`: where to report the store's state (a
     /// database link lost and back). Most sinks have nothing to report.
     fn report_to(&self, _reports: crate::server::StoreReports) {}

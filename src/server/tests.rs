@@ -191,6 +191,7 @@ mod dial;
 mod guards;
 mod model;
 mod nack;
+mod overlap;
 mod read_ahead;
 
 #[tokio::test]

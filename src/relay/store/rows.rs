@@ -76,7 +76,7 @@ fn row_values(m: &Inbound) -> RowValues {
 /// Insert `rows` as `pending` in `tx`; their ids. A row the database did not store (a trigger
 /// dropped it, or deleted it after its INSERT) fails the whole group.
 fn insert_rows(
-    tx: &Transaction<'_>,
+    tx: &rusqlite::Connection,
     rows: &[RowValues],
 ) -> rusqlite::Result<Result<Vec<i64>, String>> {
     let mut insert = tx.prepare_cached(
@@ -144,43 +144,68 @@ impl Open {
     }
 }
 
+/// One batch's rows, made from its messages as it is taken in.
+pub(crate) struct Taking(Vec<RowValues>);
+
+impl Taking {
+    pub(crate) fn of(messages: &[Inbound]) -> Taking {
+        Taking(messages.iter().map(row_values).collect())
+    }
+}
+
+/// What became of one batch of a group: its new ids in order, `None` when the queue had no
+/// room for it (nothing kept), `Err` when nothing of it was kept.
+pub(crate) type Taken = Result<Option<Vec<i64>>, String>;
+
+/// Insert `rows` as pending in a savepoint of `tx`, unless that would make more than
+/// `max_pending` rows pending; a refused row keeps nothing of the batch.
+fn insert_batch(tx: &mut Transaction<'_>, rows: &[RowValues], max_pending: Option<u64>) -> Taken {
+    let inserted = (|| {
+        let batch = tx.savepoint()?;
+        if let Some(max) = max_pending {
+            let pending: i64 = batch.query_row(
+                "SELECT COUNT(*) FROM queue WHERE status = 'pending'",
+                [],
+                |r| r.get(0),
+            )?;
+            if pending as u64 + rows.len() as u64 > max {
+                return Ok(Ok(None));
+            }
+        }
+        // Dropped unreleased, the savepoint rolls back.
+        let ids = match insert_rows(&batch, rows)? {
+            Ok(ids) => ids,
+            Err(why) => return Ok(Err(why)),
+        };
+        batch.commit()?;
+        Ok(Ok(Some(ids)))
+    })();
+    inserted.map_err(|e: rusqlite::Error| e.to_string())?
+}
+
 impl Store {
-    /// Insert `messages` as pending rows in one transaction, unless that would make more than
-    /// `max_pending` rows pending: then nothing is inserted and `Ok(None)`. The new ids, in
-    /// order. `Err` keeps nothing (a file moved meanwhile has its rows taken back).
-    pub async fn insert(
+    /// Insert the rows of `batches` as pending, all in one transaction and one synced commit,
+    /// in order: each batch whole or not at all (see [`Taken`]). `Err` keeps nothing of any
+    /// (the commit failed, or the file moved meanwhile and its rows were taken back).
+    pub(crate) async fn insert(
         &self,
-        messages: &[Inbound],
+        batches: Vec<Taking>,
         max_pending: Option<u64>,
-    ) -> Result<Option<Vec<i64>>, String> {
-        let rows: Vec<_> = messages.iter().map(row_values).collect();
+    ) -> Result<Vec<Taken>, String> {
         self.with(move |open, file| {
             open.check(file)?;
-            let committed = (|| {
-                let tx = open.db.transaction()?;
-                if let Some(max) = max_pending {
-                    let pending: i64 = tx.query_row(
-                        "SELECT COUNT(*) FROM queue WHERE status = 'pending'",
-                        [],
-                        |r| r.get(0),
-                    )?;
-                    if pending as u64 + rows.len() as u64 > max {
-                        return Ok(Ok(None));
-                    }
-                }
-                let ids = match insert_rows(&tx, &rows)? {
-                    Ok(ids) => ids,
-                    Err(why) => return Ok(Err(why)),
-                };
-                tx.commit()?;
-                Ok(Ok(Some(ids)))
-            })()
-            .map_err(|e: rusqlite::Error| e.to_string())??;
+            let mut tx = open.db.transaction().map_err(|e| e.to_string())?;
+            let taken: Vec<Taken> = batches
+                .iter()
+                .map(|batch| insert_batch(&mut tx, &batch.0, max_pending))
+                .collect();
+            tx.commit().map_err(|e| e.to_string())?;
             super::file::fold_wal(&open.db);
-            match committed {
-                Some(ids) if !super::file::is_at(file, open.id) => Err(open.take_back(&ids, file)),
-                other => Ok(other),
+            if !super::file::is_at(file, open.id) {
+                let ids: Vec<i64> = taken.iter().flatten().flatten().flatten().copied().collect();
+                return Err(open.take_back(&ids, file));
             }
+            Ok(taken)
         })
         .await
     }

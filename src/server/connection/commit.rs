@@ -144,6 +144,25 @@ impl<'f> Batch<'f> {
         })
     }
 
+    /// Whether the batch may be committed while earlier ones still are: every message goes to
+    /// the sink and is answered as soon as it is committed, and none ends the connection.
+    pub(super) fn may_overlap(&self) -> bool {
+        !self.close_after
+            && self.items.iter().all(|item| {
+                chosen(item)
+                    && item.decision.ack_delay.is_none()
+                    && !item.decision.silent
+                    && !item.decision.reset
+            })
+    }
+
+    /// The messages and their decisions, in arrival order, for a commit that outlives the
+    /// frames (the header scans are made again from each message for its answer).
+    pub(super) fn into_parts(self) -> (Vec<Inbound>, Vec<Decision>) {
+        let decisions = self.items.iter().map(|item| item.decision).collect();
+        (self.messages, decisions)
+    }
+
     /// The messages in arrival order.
     pub(super) fn entries(&self) -> impl Iterator<Item = Entry<'_, 'f>> {
         self.messages

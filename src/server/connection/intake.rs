@@ -53,6 +53,10 @@ pub(super) struct Intake<'a> {
     /// When the first byte after the last complete frame arrived: the frame deadline runs from
     /// here. `None` between frames.
     frame_started: Option<Instant>,
+    /// What the frames decoded and not yet answered hold of the budget, all batches together.
+    waiting: usize,
+    /// What the last batch decoded holds of it.
+    lent: usize,
 }
 
 impl<'a> Intake<'a> {
@@ -67,12 +71,19 @@ impl<'a> Intake<'a> {
             busy: false,
             ended: None,
             frame_started: None,
+            waiting: 0,
+            lent: 0,
         }
     }
 
     /// The peer has ended its side of the stream.
     pub(super) fn eof(&self) -> bool {
         self.eof
+    }
+
+    /// A read ahead failed: the connection ends once what is buffered is answered.
+    pub(super) fn has_ended(&self) -> bool {
+        self.ended.is_some()
     }
 
     /// The failure of a read ahead, once: the connection ends with it.
@@ -116,21 +127,39 @@ impl<'a> Intake<'a> {
                 }
             }
         }
+        self.lent = 0;
         if !frames.is_empty() {
             // Counted as waiting before the buffer lets go of it: the total never dips.
             let held = self.buf.lend(frames.iter().map(|f| &f.payload[..]));
-            budget.set(Part::Waiting, held + commit::overhead(&frames));
+            self.lent = held + commit::overhead(&frames);
+            self.waiting += self.lent;
+            budget.set(Part::Waiting, self.waiting);
         }
         self.track_partial_frame(budget);
         (frames, fatal)
     }
 
+    /// What the last frames decoded hold of the budget, for a batch answered later.
+    pub(super) fn lent(&self) -> usize {
+        self.lent
+    }
+
     /// The batch of the last frames decoded is served and its frames are gone: their memory,
     /// where it is still the buffer's, is held as partial again.
     pub(super) fn served(&mut self, budget: &mut Buffered) {
-        self.buf.returned();
+        self.served_part(self.lent, budget);
+    }
+
+    /// A batch whose frames held `held` is served and its frames are gone. The allocation they
+    /// were cut from is the buffer's own again once no batch holds any frame of it (until then a
+    /// later batch's frames may be counting it).
+    pub(super) fn served_part(&mut self, held: usize, budget: &mut Buffered) {
+        self.waiting = self.waiting.saturating_sub(held);
+        if self.waiting == 0 {
+            self.buf.returned();
+        }
         budget.set(Part::Partial, self.buf.held());
-        budget.set(Part::Waiting, 0);
+        budget.set(Part::Waiting, self.waiting);
     }
 
     /// After decoding: start or stop the frame deadline, and hold just the buffer's own memory.

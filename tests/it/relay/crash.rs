@@ -183,3 +183,65 @@ async fn a_crash_between_the_upstream_answer_and_the_settle_sends_the_row_again(
     );
     drop(relay);
 }
+
+#[tokio::test]
+async fn a_sigkill_of_the_relay_passing_batches_through_loses_nothing_answered() {
+    // Batches handed upstream while earlier ones wait for their answers: a kill mid-run must
+    // leave every message answered downstream stored upstream.
+    let dir = tempfile::tempdir().unwrap();
+    let rx = dir.path().join("rx.db");
+    let input = dir.path().join("in.hl7");
+    std::fs::write(&input, messages("P", 1000)).unwrap();
+    let upstream = ListenProc::start(&["--sqlite", rx.to_str().unwrap(), "--ack-delay", "2ms"]);
+    let to = upstream.addr.to_string();
+    let args = ["--backoff-max", "200ms"];
+    let mut relay = RelayProc::start(&to, &args);
+    let port = relay.addr.port();
+    let mut send = tokio::process::Command::new(crate::support::mllp_bin());
+    send.arg("send")
+        .arg(&input)
+        .args(["--host", &format!("127.0.0.1:{port}"), "--json"])
+        .args(["--window", "64", "--backoff-max", "200ms"])
+        .args(["--give-up-after", "30s"]);
+    let sending = tokio::spawn(finish(send, None));
+    let started = Instant::now();
+    while count(&rx, "SELECT COUNT(*) FROM messages") < 100
+        && started.elapsed() < Duration::from_secs(20)
+    {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    relay.kill();
+    let upstream_at_kill = count(&rx, "SELECT COUNT(*) FROM messages");
+    assert!(
+        !sending.is_finished(),
+        "the sender finished before the kill"
+    );
+    assert!(
+        (100..1000).contains(&upstream_at_kill),
+        "{upstream_at_kill} upstream at the kill"
+    );
+    let relay = RelayProc::start_at(port, &to, &args);
+    let run = sending.await.unwrap();
+    let accepted: Vec<String> = run
+        .messages()
+        .iter()
+        .filter(|m| m["outcome"] == "accepted")
+        .map(|m| m["control_id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(accepted.len() >= 500, "most answered: {}", accepted.len());
+    let db = rusqlite::Connection::open(&rx).unwrap();
+    let stored: std::collections::HashSet<String> = db
+        .prepare("SELECT control_id FROM messages")
+        .unwrap()
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for id in &accepted {
+        assert!(
+            stored.contains(id),
+            "{id} was answered downstream and is not upstream"
+        );
+    }
+    drop(relay);
+}

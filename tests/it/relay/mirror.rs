@@ -13,6 +13,15 @@ use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 
+/// A relay to `upstream` mirroring to `shadow`, with `more` flags.
+fn mirrored(upstream: SocketAddr, shadow: SocketAddr, more: &[&str]) -> RelayProc {
+    let shadow = shadow.to_string();
+    RelayProc::start(
+        &upstream.to_string(),
+        &[&["--mirror", &shadow], more].concat(),
+    )
+}
+
 /// A shadow that answers each message with what `answer` makes of it.
 async fn shadow(answer: fn(&[u8]) -> Vec<u8>) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -114,10 +123,7 @@ fn diffs(events: &[Value]) -> Vec<(String, Vec<String>)> {
 async fn planted_differences_are_found_by_their_fields_and_nothing_else() {
     let upstream = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
     let shadow = shadow(planted).await;
-    let relay = RelayProc::start(
-        &upstream.addr().to_string(),
-        &["--mirror", &shadow.to_string()],
-    );
+    let relay = mirrored(upstream.addr(), shadow, &[]);
     send_all(&relay, &["M1", "M2", "M3", "M4", "M5"]).await;
     let mut events = until(&relay, |e| {
         e["event"] == "relay_stats" && e["mirror"]["same"] == 2 && e["mirror"]["different"] == 3
@@ -166,17 +172,10 @@ async fn planted_differences_are_found_by_their_fields_and_nothing_else() {
 async fn the_whole_ack_is_compared_but_its_time_its_id_and_the_ignored_paths() {
     let upstream = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
     let shadow = shadow(planted).await;
-    let to = shadow.to_string();
-    let relay = RelayProc::start(
-        &upstream.addr().to_string(),
-        &[
-            "--mirror",
-            &to,
-            "--mirror-compare",
-            "ack",
-            "--ignore",
-            "ERR",
-        ],
+    let relay = mirrored(
+        upstream.addr(),
+        shadow,
+        &["--mirror-compare", "ack", "--ignore", "ERR"],
     );
     send_all(&relay, &["M1", "M3", "M4", "M5"]).await;
     let events = until(&relay, |e| {
@@ -207,16 +206,10 @@ async fn a_shadow_that_is_down_changes_no_answer_and_its_copies_are_counted() {
         .unwrap()
         .local_addr()
         .unwrap();
-    let relay = RelayProc::start(
-        &upstream.addr().to_string(),
-        &[
-            "--mirror",
-            &down.to_string(),
-            "--backoff-max",
-            "200ms",
-            "--drain-timeout",
-            "500ms",
-        ],
+    let relay = mirrored(
+        upstream.addr(),
+        down,
+        &["--backoff-max", "200ms", "--drain-timeout", "500ms"],
     );
     let ids: Vec<String> = (0..20).map(|i| format!("D{i}")).collect();
     send_all(&relay, &ids.iter().map(String::as_str).collect::<Vec<_>>()).await;
@@ -246,16 +239,10 @@ async fn a_stalled_shadow_changes_no_answer_and_a_full_mirror_queue_skips_copies
     for behaviour in [Behaviour::NeverRead, Behaviour::Stall] {
         let upstream = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
         let shadow = Peer::start(Script::always(behaviour)).await;
-        let relay = RelayProc::start(
-            &upstream.addr().to_string(),
-            &[
-                "--mirror",
-                &shadow.addr().to_string(),
-                "--mirror-queue",
-                "3",
-                "--drain-timeout",
-                "300ms",
-            ],
+        let relay = mirrored(
+            upstream.addr(),
+            shadow.addr(),
+            &["--mirror-queue", "3", "--drain-timeout", "300ms"],
         );
         let ids: Vec<String> = (0..10).map(|i| format!("S{i}")).collect();
         send_all(&relay, &ids.iter().map(String::as_str).collect::<Vec<_>>()).await;
@@ -287,10 +274,7 @@ async fn a_stalled_shadow_changes_no_answer_and_a_full_mirror_queue_skips_copies
 async fn a_slow_shadow_delays_no_answer_and_is_compared_when_it_answers() {
     let upstream = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
     let slow = ListenProc::start(&["--ack-delay", "1500ms"]);
-    let relay = RelayProc::start(
-        &upstream.addr().to_string(),
-        &["--mirror", &slow.addr.to_string()],
-    );
+    let relay = mirrored(upstream.addr(), slow.addr, &[]);
     let mut client = MllpClient::connect(relay.addr).await;
     for id in ["W1", "W2", "W3"] {
         let message = adt(id.as_bytes(), "");
@@ -312,16 +296,10 @@ async fn a_slow_shadow_delays_no_answer_and_is_compared_when_it_answers() {
 async fn copies_past_half_the_byte_budget_are_skipped_and_the_downstream_keeps_reading() {
     let upstream = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
     let shadow = Peer::start(Script::always(Behaviour::NeverRead)).await;
-    let relay = RelayProc::start(
-        &upstream.addr().to_string(),
-        &[
-            "--mirror",
-            &shadow.addr().to_string(),
-            "--max-buffered",
-            "1MiB",
-            "--drain-timeout",
-            "300ms",
-        ],
+    let relay = mirrored(
+        upstream.addr(),
+        shadow.addr(),
+        &["--max-buffered", "1MiB", "--drain-timeout", "300ms"],
     );
     // 100 KiB each: half the budget takes four copies (with their book-keeping), no more.
     let filler = "X".repeat(100 * 1024);
@@ -382,14 +360,10 @@ async fn in_queue_mode_each_row_is_copied_once_settled_and_compared() {
     let queue = dir.path().join("q.db");
     let upstream = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
     let shadow = shadow(planted).await;
-    let relay = RelayProc::start(
-        &upstream.addr().to_string(),
-        &[
-            "--queue",
-            queue.to_str().unwrap(),
-            "--mirror",
-            &shadow.to_string(),
-        ],
+    let relay = mirrored(
+        upstream.addr(),
+        shadow,
+        &["--queue", queue.to_str().unwrap()],
     );
     let mut client = MllpClient::connect(relay.addr).await;
     for id in ["M1", "M2", "M3"] {
@@ -437,16 +411,10 @@ async fn a_record_keeps_both_answers_and_an_older_file_gains_the_columns() {
         .unwrap();
     let upstream = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
     let shadow = shadow(planted).await;
-    let relay = RelayProc::start(
-        &upstream.addr().to_string(),
-        &[
-            "--record",
-            record.to_str().unwrap(),
-            "--mirror",
-            &shadow.to_string(),
-            "--mirror-queue",
-            "2",
-        ],
+    let relay = mirrored(
+        upstream.addr(),
+        shadow,
+        &["--record", record.to_str().unwrap(), "--mirror-queue", "2"],
     );
     send_all(&relay, &["M1", "M2"]).await;
     until(&relay, |e| {
@@ -504,7 +472,7 @@ fn marked(engine: &'static str) -> fn(&[u8]) -> Vec<u8> {
 async fn differing_answers_with_text_show_no_payload_byte_in_any_event() {
     let upstream = shadow(marked("OLD")).await;
     let new = shadow(marked("NEW")).await;
-    let relay = RelayProc::start(&upstream.to_string(), &["--mirror", &new.to_string()]);
+    let relay = mirrored(upstream, new, &[]);
     let mut client = MllpClient::connect(relay.addr).await;
     for id in ["X1", "X2"] {
         let message = format!(

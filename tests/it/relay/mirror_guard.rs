@@ -143,8 +143,12 @@ async fn a_control_id_in_a_mirror_diff_line_is_shown_as_the_message_line_shows_i
 }
 
 /// A relay with `--drain-timeout 60s` and a shadow at `shadow`, 3 messages answered upstream,
-/// then stopped: it must exit well within the drain timeout; its summary.
-async fn stopped_with_shadow(shadow: &str) -> serde_json::Value {
+/// then stopped once its figures say `ready` of the mirror (read from its log, not waited for
+/// a fixed time): it must exit well within the drain timeout; its summary.
+async fn stopped_with_shadow(
+    shadow: &str,
+    ready: fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
     let upstream = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
     let mut relay = RelayProc::start(
         &upstream.addr().to_string(),
@@ -162,13 +166,24 @@ async fn stopped_with_shadow(shadow: &str) -> serde_json::Value {
         client.send(&adt(id.as_bytes(), "")).await;
         client.ack().await.expect("the upstream's answer");
     }
-    // Long enough for the copies to reach a shadow that accepts them.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut events = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok(event) = relay.events.recv_timeout(left) else {
+            panic!("the mirror's figures never said it was ready; events: {events:?}");
+        };
+        let stats = event["event"] == "relay_stats";
+        let done = stats && ready(&event["mirror"]);
+        events.push(event);
+        if done {
+            break;
+        }
+    }
     let pid = relay.pid().to_string();
     let sent = Command::new("kill").args(["-TERM", &pid]).status();
     assert!(sent.is_ok_and(|s| s.success()));
     let deadline = Instant::now() + Duration::from_secs(15);
-    let mut events = Vec::new();
     let summary = loop {
         let left = deadline.saturating_duration_since(Instant::now());
         let Ok(event) = relay.events.recv_timeout(left) else {
@@ -186,7 +201,8 @@ async fn stopped_with_shadow(shadow: &str) -> serde_json::Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shadow_that_is_down_costs_nothing_at_the_stop() {
     let down = format!("127.0.0.1:{}", free_port());
-    let summary = stopped_with_shadow(&down).await;
+    // Every copy handed to the mirror, none of them written.
+    let summary = stopped_with_shadow(&down, |m| m["queued"] == 3).await;
     assert_eq!(summary["shadow_skipped"], 3, "{summary}");
 }
 
@@ -195,7 +211,9 @@ async fn a_shadow_that_never_reads_does_not_hold_the_stop_past_the_upstream() {
     // Accepts the connection and never reads nor answers.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
-    let summary = stopped_with_shadow(&addr).await;
+    // Connected with every copy handed over: a connected link writes each as it comes.
+    let summary =
+        stopped_with_shadow(&addr, |m| m["queued"] == 3 && m["state"] == "CONNECTED").await;
     assert_eq!(summary["shadow_unanswered"], 3, "{summary}");
     drop(listener);
 }
