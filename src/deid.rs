@@ -22,7 +22,9 @@ mod date;
 mod derive;
 mod key;
 mod names;
+mod plan;
 mod policy;
+mod remember;
 mod replace;
 mod shape;
 mod standard;
@@ -33,5 +35,7 @@ pub use policy::{Method, Policy, PolicyError, RawPolicy, RawRule, Rule, When};
 
 #[cfg(test)]
 mod model_tests;
+#[cfg(test)]
+mod plan_tests;
 #[cfg(test)]
 mod tests;

@@ -2,19 +2,21 @@
 //! lies, everything else (delimiters, segment order and terminators, MSH) byte for byte.
 
 use super::derive::Deriver;
+use super::plan::{plans, SegmentPlan, Table};
 use super::policy::{Method, Policy};
+use super::remember::Remembered;
 use super::replace::{date_offset, replace};
 use super::Key;
 use crate::hl7::charset::Charset;
 use crate::hl7::{escape, Delimiters, Message, Place, Segment, Value};
-use std::collections::HashMap;
 use std::fmt;
 
 /// Replacements remembered at most, per session, and the longest original remembered: values
 /// recur (a patient's address in PID, NK1, GT1 and IN1, a doctor in every visit), and a lookup
-/// costs a fraction of an HMAC; free text rarely recurs. About 200 bytes an entry at most: a
-/// session holds at most about 13 MB of them.
-const REMEMBERED: usize = 1 << 16;
+/// costs a fraction of an HMAC; free text rarely recurs. Few enough that the table stays in
+/// the CPU's cache (a lookup that waits for memory costs what deriving afresh does): under
+/// 1 MB a session.
+const REMEMBERED: usize = 1 << 12;
 const REMEMBERED_LEN: usize = 64;
 
 /// Replaces the values a [`Policy`] names, under a [`Key`]; each thread works through a
@@ -36,8 +38,8 @@ const REMEMBERED_LEN: usize = 64;
 pub struct Deidentifier {
     deriver: Deriver,
     policy: Policy,
-    /// For each segment a rule names: its rules' indexes, by field.
-    segments: Vec<([u8; 3], Vec<usize>)>,
+    /// For each segment a rule names: its rules, by field.
+    segments: Vec<SegmentPlan>,
 }
 
 /// What a run replaced: values per rule, never a value itself.
@@ -75,22 +77,20 @@ impl Report {
 impl Deidentifier {
     /// Replace under `key` what `policy` names.
     pub fn new(key: &Key, policy: Policy) -> Deidentifier {
-        let mut segments: Vec<([u8; 3], Vec<usize>)> = Vec::new();
-        for (i, rule) in policy.rules().iter().enumerate() {
-            let name = *rule.path.segment();
-            match segments.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, rules)) => rules.push(i),
-                None => segments.push((name, vec![i])),
-            }
-        }
-        for (_, rules) in &mut segments {
-            rules.sort_by_key(|&i| (policy.rules()[i].path.field(), i));
-        }
         Deidentifier {
             deriver: Deriver::new(key),
+            segments: plans(&policy),
             policy,
-            segments,
         }
+    }
+
+    /// The same, every rule held against each value in turn: what the plan is tested against.
+    #[cfg(test)]
+    pub(super) fn held_against_each_value(mut self) -> Deidentifier {
+        for segment in &mut self.segments {
+            segment.fields.iter_mut().for_each(|f| f.table = None);
+        }
+        self
     }
 
     /// The policy applied.
@@ -112,8 +112,7 @@ impl Deidentifier {
                 paths: rules.iter().map(|r| r.path.to_string()).collect(),
                 counts: vec![0; rules.len()],
             },
-            remembered: HashMap::new(),
-            most,
+            remembered: Remembered::new(most),
             key: Vec::new(),
             text: Vec::new(),
             here: Vec::new(),
@@ -128,8 +127,7 @@ pub struct Session<'d> {
     deid: &'d Deidentifier,
     report: Report,
     /// Method, date offset and original -> replacement (escape sequences decoded).
-    remembered: HashMap<Box<[u8]>, Box<[u8]>>,
-    most: usize,
+    remembered: Remembered,
     key: Vec<u8>,
     text: Vec<u8>,
     here: Vec<usize>,
@@ -162,7 +160,7 @@ impl Session<'_> {
                 pass.patient = Some(segment);
                 pass.days = None;
             }
-            let group = self.deid.segments.iter().position(|(n, _)| *n == name);
+            let group = self.deid.segments.iter().position(|s| s.name == name);
             let Some(group) = group else {
                 continue;
             };
@@ -183,47 +181,75 @@ impl Session<'_> {
     }
 
     fn segment<'a>(&mut self, pass: &mut Pass<'a, '_>, segment: Segment<'a>, group: usize) {
-        let deid = self.deid;
-        let rules = &deid.segments[group].1;
-        let (name, occurrence) = (segment.name(), self.seen[group]);
-        // The rules for this occurrence whose condition holds, still in field order.
-        self.here.clear();
-        for &i in rules {
-            let rule = &deid.policy.rules()[i];
-            if !rule.path.reaches(name, occurrence, rule.path.field()) {
-                continue;
-            }
-            if let Some(when) = &rule.when {
-                let value = segment.field(when.field).and_then(|f| f.component(1));
-                let value = value.map(|v| v.decoded()).unwrap_or_default();
-                if !when.holds(&value) {
-                    continue;
-                }
-            }
-            self.here.push(i);
-        }
-        let Some(&last) = self.here.last() else {
+        let plan = &self.deid.segments[group];
+        let Some(last) = plan.fields.last() else {
             return;
         };
-        let last_field = deid.policy.rules()[last].path.field();
-        let here = std::mem::take(&mut self.here);
-        let mut from = 0;
+        let (name, occurrence) = (segment.name(), self.seen[group]);
+        let mut plans = plan.fields.iter().peekable();
         for (n, field) in segment.fields() {
-            if n > last_field {
+            if n > last.field {
                 break;
             }
-            let start = from;
-            while from < here.len() && deid.policy.rules()[here[from]].path.field() == n {
-                from += 1;
-            }
+            while plans.next_if(|p| p.field < n).is_some() {}
+            let Some(fp) = plans.next_if(|p| p.field == n) else {
+                continue;
+            };
             // The delimiters themselves are never replaced.
-            if (segment.is_header() && n <= 2) || start == from || field.is_empty() {
+            if (segment.is_header() && n <= 2) || field.is_empty() {
                 continue;
             }
-            let at = Place::field(name, occurrence, n);
-            self.field(pass, at, field, &here[start..from]);
+            match &fp.table {
+                // One rule blanking the whole field: the field goes, separators and all.
+                Some(Table::Blank(rule)) => {
+                    pass.put(field, &[], &field.delimiters());
+                    self.report.counts[*rule] += 1;
+                }
+                Some(table) => self.walk(pass, field, table),
+                None => {
+                    let mut here = std::mem::take(&mut self.here);
+                    here.clear();
+                    // The rules for this occurrence whose condition holds.
+                    for &i in &plan.rules[fp.rules.clone()] {
+                        let rule = &self.deid.policy.rules()[i];
+                        if !rule.path.reaches(name, occurrence, n) {
+                            continue;
+                        }
+                        if let Some(when) = &rule.when {
+                            let value = segment.field(when.field).and_then(|f| f.component(1));
+                            let value = value.map(|v| v.decoded()).unwrap_or_default();
+                            if !when.holds(&value) {
+                                continue;
+                            }
+                        }
+                        here.push(i);
+                    }
+                    if !here.is_empty() {
+                        self.field(pass, Place::field(name, occurrence, n), field, &here);
+                    }
+                    self.here = here;
+                }
+            }
         }
-        self.here = here;
+    }
+
+    /// A field whose components' rules are known: each component a rule replaces, each of
+    /// its subcomponents replaced; the others never split.
+    fn walk<'a>(&mut self, pass: &mut Pass<'a, '_>, field: Value<'a>, table: &Table) {
+        for repetition in field.repetitions() {
+            for (c, component) in repetition.components().enumerate() {
+                let Some(rule) = table.component(c + 1) else {
+                    continue;
+                };
+                for leaf in component.subcomponents() {
+                    // Empty, or HL7's explicit null: nothing to replace.
+                    if leaf.is_empty() || leaf.raw() == b"\"\"" {
+                        continue;
+                    }
+                    self.leaf(pass, leaf, rule);
+                }
+            }
+        }
     }
 
     fn field<'a>(
@@ -270,13 +296,15 @@ impl Session<'_> {
         if method == Method::Keep {
             return;
         }
-        let original = match method {
+        let decoded = leaf.decoded();
+        let named;
+        let original: &[u8] = match method {
             // The name as text (MSH-18 decoded), so `Müller` reads alike in any character set.
             Method::Name => {
-                let text = pass.charset.decode(&leaf.decoded()).into_string();
-                std::borrow::Cow::Owned(text.into_bytes())
+                named = pass.charset.decode(&decoded).into_cow();
+                named.as_bytes()
             }
-            _ => leaf.decoded(),
+            _ => &decoded,
         };
         let days = match method {
             Method::ShiftDate => pass.days(deid),
@@ -288,17 +316,13 @@ impl Session<'_> {
             self.key.clear();
             self.key.push(method as u8);
             self.key.extend_from_slice(&days.to_le_bytes());
-            self.key.extend_from_slice(&original);
-            match self.remembered.get(self.key.as_slice()) {
+            self.key.extend_from_slice(original);
+            match self.remembered.get(&self.key) {
                 Some(known) => self.text.extend_from_slice(known),
                 None => {
-                    replace(method, &deid.deriver, &original, days, &mut self.text);
-                    if original.len() <= REMEMBERED_LEN && self.most > 0 {
-                        if self.remembered.len() >= self.most {
-                            self.remembered.clear();
-                        }
-                        let key = self.key.as_slice().into();
-                        self.remembered.insert(key, self.text.as_slice().into());
+                    replace(method, &deid.deriver, original, days, &mut self.text);
+                    if original.len() <= REMEMBERED_LEN {
+                        self.remembered.insert(&self.key, &self.text);
                     }
                 }
             }

@@ -167,7 +167,7 @@ fn segment() -> impl Strategy<Value = String> {
     })
 }
 
-fn message() -> impl Strategy<Value = Vec<u8>> {
+pub(super) fn message() -> impl Strategy<Value = Vec<u8>> {
     prop::collection::vec(segment(), 1..8).prop_map(|segments| {
         let mut text = String::from("MSH|^~\\&|A|B|C|D|20240101||ADT^A01^ADT_A01|C1|P|2.5");
         for s in segments {

@@ -166,7 +166,7 @@ fn value() -> impl Strategy<Value = String> {
     ]
 }
 
-fn segment() -> impl Strategy<Value = String> {
+pub(super) fn segment() -> impl Strategy<Value = String> {
     let name = prop_oneof![
         Just("PID"),
         Just("NK1"),

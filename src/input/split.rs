@@ -83,6 +83,9 @@ pub struct Splitter<R> {
     /// Whole lines and messages are taken from the reader's buffer at once where that gives
     /// what reading line by line would (see `fast`); off only to test the two against each other.
     fast: bool,
+    /// Batch envelope segments (FHS, BHS, BTS, FTS) come out too, each on its own (see
+    /// [`Splitter::keeping_envelope`]).
+    envelope: bool,
     /// The message last given out by [`Splitter::next_record`] whole from the reader's buffer:
     /// its bytes and lines, consumed on the next call.
     pending: fast::Whole,
@@ -136,6 +139,7 @@ impl<R: BufRead> Splitter<R> {
             index: 0,
             peak_capacity: 0,
             fast: true,
+            envelope: false,
             pending: fast::Whole {
                 len: 0,
                 lines: 0,
@@ -143,6 +147,15 @@ impl<R: BufRead> Splitter<R> {
             },
             held: None,
         }
+    }
+
+    /// Give out each batch envelope segment (FHS, BHS, BTS, FTS) outside a batch kept whole
+    /// as an item of its own, between the messages it stands between, so a batch file can be
+    /// written back whole: its payload is the segment and its terminator, its index the
+    /// message's before it. Callers tell it by its name ([`crate::hl7::is_envelope_segment`]).
+    pub fn keeping_envelope(mut self) -> Self {
+        self.envelope = true;
+        self
     }
 
     /// Read line by line only: what the whole-run paths are tested against.

@@ -104,6 +104,23 @@ impl Source {
 
     /// The source's messages. Segment ends are kept as they are (`raw`) when asked.
     pub fn messages(&self, split: SplitOptions) -> Result<Messages, InputError> {
+        self.items(split, false)
+    }
+
+    /// As [`Source::messages`], with each batch envelope segment (FHS, BHS, BTS, FTS) of a
+    /// file given out on its own between them.
+    pub fn messages_and_envelope(&self, split: SplitOptions) -> Result<Messages, InputError> {
+        self.items(split, true)
+    }
+
+    fn items(&self, split: SplitOptions, envelope: bool) -> Result<Messages, InputError> {
+        let splitter = |name: &str, read: Box<dyn std::io::Read>| {
+            let splitter = Splitter::from_read(name, read, split);
+            match envelope {
+                true => splitter.keeping_envelope(),
+                false => splitter,
+            }
+        };
         let name = self.name();
         let read_error = |error| InputError::Read {
             name: name.clone(),
@@ -112,9 +129,9 @@ impl Source {
         Ok(match &self.kind {
             Kind::File(path) => {
                 let file = File::open(path).map_err(read_error)?;
-                Box::new(Splitter::from_read(&name, file, split))
+                Box::new(splitter(&name, Box::new(file)))
             }
-            Kind::Stdin => Box::new(Splitter::from_read("-", std::io::stdin(), split)),
+            Kind::Stdin => Box::new(splitter("-", Box::new(std::io::stdin()))),
             Kind::Store(path) => {
                 let store_error = |e: mllp::input::StoreReadError| InputError::Read {
                     name: e.file,

@@ -71,6 +71,9 @@ impl<R: BufRead> Splitter<R> {
             }
             LineKind::BatchHeader(_) | LineKind::BatchTrailer(_) => {
                 self.close(start);
+                if self.envelope {
+                    self.envelope_segment(line, offset, end);
+                }
                 self.buf.clear();
             }
             LineKind::Other => {
@@ -140,6 +143,21 @@ impl<R: BufRead> Splitter<R> {
             LineEnd::FrameEnd | LineEnd::Eof => self.buf.extend_from_slice(&[CR]),
         }
         self.peak_capacity = self.peak_capacity.max(self.buf.capacity());
+    }
+
+    /// The envelope segment now alone in `buf`, given out on its own with its terminator.
+    fn envelope_segment(&mut self, line: u64, offset: u64, end: LineEnd) {
+        let rewritten = !self.options.raw && !matches!(end, LineEnd::Terminator(Terminator::Cr));
+        self.append_end(end);
+        let segment = Message {
+            source: self.name.clone(),
+            index: self.index,
+            line,
+            offset,
+            payload: Bytes::copy_from_slice(&self.buf),
+            original_control_id: None,
+        };
+        self.ready.push_back((segment, !rewritten));
     }
 
     /// Complete the open message with `buf[..upto]`; bytes after `upto` stay in `buf`.

@@ -1,6 +1,7 @@
 //! `mllp deid` through the binary: what is replaced and what stays, one person under one key
 //! across messages, files and runs, dates that keep their intervals, the key and the policy.
 
+mod batch;
 mod flags;
 mod orders;
 mod patients;

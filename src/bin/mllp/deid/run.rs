@@ -9,7 +9,7 @@ use crate::exit::Exit;
 use crate::sources::{self, Kind, Source};
 use crate::stdout::Out;
 use mllp::deid::{Deidentifier, Key, KeyError, Policy, RawPolicy, Session};
-use mllp::hl7::Filters;
+use mllp::hl7::{is_envelope_segment, Filters};
 use mllp::input::SplitOptions;
 use std::collections::HashSet;
 use std::io::{BufWriter, Write};
@@ -141,7 +141,10 @@ impl Job<'_> {
             raw: true,
             ..SplitOptions::default()
         };
-        let messages = source.messages(split).map_err(|e| e.to_string())?;
+        // A batch file's envelope is written back where it stood, so a batch gives a batch.
+        let messages = source
+            .messages_and_envelope(split)
+            .map_err(|e| e.to_string())?;
         let mut file = match output {
             Output::Dir(dir) => {
                 Some(OutFile::create(dir, &source.output_name).map_err(|e| {
@@ -152,6 +155,10 @@ impl Job<'_> {
         };
         for message in messages {
             let message = message.map_err(|e| e.to_string())?;
+            if is_envelope_segment(&message.payload) {
+                write(&mut file, output, &message.payload)?;
+                continue;
+            }
             self.done.read += 1;
             if !self.filters.admits(&message.payload) {
                 self.done.filtered_out += 1;
@@ -159,16 +166,7 @@ impl Job<'_> {
             }
             self.buf.clear();
             self.session.apply(&message.payload, &mut self.buf);
-            let written = match (&mut file, &mut *output) {
-                (Some(file), _) => file
-                    .write(&self.buf)
-                    .map_err(|e| format!("{}: {e}", file.path().display())),
-                (None, Output::Stdout(out)) => {
-                    out.write_all(&self.buf).map_err(|e| format!("stdout: {e}"))
-                }
-                (None, Output::Dir(_)) => Ok(()),
-            };
-            written?;
+            write(&mut file, output, &self.buf)?;
             self.done.written += 1;
         }
         if let Some(file) = file {
@@ -177,6 +175,17 @@ impl Job<'_> {
             self.done.files += 1;
         }
         Ok(())
+    }
+}
+
+/// `bytes` to the input's file under --out, or to stdout.
+fn write(file: &mut Option<OutFile>, output: &mut Output, bytes: &[u8]) -> Result<(), String> {
+    match (file, output) {
+        (Some(file), _) => file
+            .write(bytes)
+            .map_err(|e| format!("{}: {e}", file.path().display())),
+        (None, Output::Stdout(out)) => out.write_all(bytes).map_err(|e| format!("stdout: {e}")),
+        (None, Output::Dir(_)) => Ok(()),
     }
 }
 
