@@ -140,12 +140,16 @@ async fn exchange(sink: Arc<dyn Sink>, quiet: Duration) -> (Vec<Vec<u8>>, bool) 
     let mut codec = MllpCodec::new(Tolerance::RECEIVER, 1 << 20);
     let mut buf = BytesMut::new();
     let mut answers = Vec::new();
+    // The first answer may wait on a synced commit of a busy disk: given ten seconds; after it,
+    // `quiet` says no more is coming.
+    let mut wait = quiet.max(Duration::from_secs(10));
     let closed = loop {
-        match tokio::time::timeout(quiet, client.read_buf(&mut buf)).await {
+        match tokio::time::timeout(wait, client.read_buf(&mut buf)).await {
             Ok(Ok(0)) | Ok(Err(_)) => break true,
             Ok(Ok(_)) => {
                 while let Ok(Some(Decoded::Frame(f))) = codec.decode(&mut buf) {
                     answers.push(f.payload.to_vec());
+                    wait = quiet;
                 }
             }
             Err(_) => break false,
