@@ -156,3 +156,17 @@ async fn with_every_host_down_the_reconnect_limits_still_end_the_run() {
         assert!(records.iter().all(|r| r["outcome"] == "never-delivered"));
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn failover_flags_with_one_host_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = input(dir.path(), 1);
+    for flag in [["--failover-after", "2"], ["--failback-after", "1s"]] {
+        let mut args = quick();
+        args.extend(["--host", "127.0.0.1:9", flag[0], flag[1], &file].map(String::from));
+        let run = send(&args).await;
+        assert_eq!(run.code, 2, "{flag:?}: {}{}", run.stdout, run.stderr);
+        assert!(run.stderr.contains(flag[0]), "{}", run.stderr);
+        assert!(run.stderr.contains("more than once"), "{}", run.stderr);
+    }
+}
