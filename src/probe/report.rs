@@ -164,8 +164,11 @@ pub struct TlsDetail {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum VerdictClass {
-    /// The link works (a negative ACK included: the peer answered).
+    /// The link works and the peer answered positively (or, without a message, accepted it).
     Ok,
+    /// The peer answered, negatively (`AE`, `AR`, `CE`, `CR`): the link works, the message
+    /// was refused.
+    Negative,
     /// It failed, and trying again may work.
     Transient,
     /// It failed, and will fail the same way until something changes.
@@ -177,6 +180,7 @@ impl VerdictClass {
     pub fn as_str(self) -> &'static str {
         match self {
             VerdictClass::Ok => "ok",
+            VerdictClass::Negative => "negative",
             VerdictClass::Transient => "transient",
             VerdictClass::Permanent => "permanent",
         }
@@ -195,7 +199,7 @@ impl From<Class> for VerdictClass {
 /// How a probe ended: its class, the cause when it failed, what was seen and what to do.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
-    /// `ok`, `transient` or `permanent`.
+    /// `ok`, `negative`, `transient` or `permanent`.
     pub class: VerdictClass,
     /// The failure's cause, when it failed.
     pub cause: Option<Cause>,
@@ -225,7 +229,7 @@ pub struct ProbeReport {
 }
 
 impl ProbeReport {
-    /// The verdict is ok and the ACK, if any, positive.
+    /// The verdict is ok: the ACK, if any, positive.
     pub fn ok(&self) -> bool {
         self.verdict.class == VerdictClass::Ok && !self.negative
     }

@@ -89,13 +89,17 @@ impl ProbeConfig {
 /// Runs one probe. Never fails: every failure is a phase and a verdict.
 pub async fn run(config: &ProbeConfig) -> ProbeReport {
     let mut run = PhaseLog::default();
-    let verdict = match phases(config, &mut run).await {
+    let mut verdict = match phases(config, &mut run).await {
         Ok(verdict) | Err(verdict) => verdict,
     };
     let negative = verdict.class == VerdictClass::Ok
         && verdict.ack_code.as_deref().is_some_and(|code| {
             crate::ack::AckCode::parse(code.as_bytes()).is_none_or(|c| !c.is_positive())
         });
+    if negative {
+        // The peer answered, but not positively: not `ok`, as the exit code says.
+        verdict.class = VerdictClass::Negative;
+    }
     ProbeReport {
         target: config.target(),
         tls: config.tls.is_some(),

@@ -3,6 +3,11 @@
 //! host, it moves to the next one; after `failback_after` away from the first, the next connect
 //! goes to the first again. Sends are unaffected by the move: pending ones go on the new
 //! connection as on any reconnect.
+//!
+//! With `failover_after`, the reconnect policy sees one episode across the hosts (its backoff
+//! grows and its limits count across the moves, and giving up ends the link), since the moves
+//! wrap around and a fresh policy per host would never give up. Without it, each host gets the
+//! whole policy in turn and giving up on the last ends the link.
 
 use super::{Attempt, Connection, Connector, HostTurn, LinkError, Move, TcpConnector};
 use crate::client::{RetryContext, RetryStrategy};
@@ -161,6 +166,9 @@ struct PerHost {
 
 impl RetryStrategy for PerHost {
     fn next_delay(&self, ctx: &RetryContext) -> Option<Duration> {
+        if self.hosts.failover_after.is_some() {
+            return self.inner.next_delay(ctx);
+        }
         let mut s = self.hosts.lock();
         // This host's share of the episode: the attempts and time since the link came to it.
         let (attempts, elapsed) = *s

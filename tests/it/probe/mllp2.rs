@@ -25,7 +25,7 @@ async fn a_commit_block_passes_and_a_release_1_peer_is_named() {
     // A forced negative answer: a NAK block, the link works.
     let refusing = ListenProc::start(&["--mllp2", "--ack", "AE"]);
     let target = format!("engine.test:{}", refusing.addr.port());
-    let report = expect(&[&target, "--mllp2"], &s.hosts(), "ok", None, 1).await;
+    let report = expect(&[&target, "--mllp2"], &s.hosts(), "negative", None, 1).await;
     assert_eq!(phase(&report, "ack")["ack_code"], "CE");
 
     let peer = Peer::start(Script::always(Behaviour::Ack("AA"))).await;

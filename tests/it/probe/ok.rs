@@ -77,12 +77,19 @@ async fn tls_and_mutual_tls_peers_answer_ok_with_certificate_details() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_negative_ack_is_ok_for_the_link_and_exits_1() {
+async fn a_negative_ack_is_its_own_verdict_and_exits_1() {
     let s = Scratch::new();
     let peer = Peer::start(Script::always(Behaviour::Ack("AE"))).await;
     let target = format!("127.0.0.1:{}", peer.port());
     let message = s.message();
-    let report = expect(&[&target, "--message", &message], &s.hosts(), "ok", None, 1).await;
+    let report = expect(
+        &[&target, "--message", &message],
+        &s.hosts(),
+        "negative",
+        None,
+        1,
+    )
+    .await;
     assert_eq!(report["verdict"]["ack_code"], "AE");
     assert_eq!(report["ok"], false);
 }

@@ -112,3 +112,61 @@ async fn a_primary_that_dies_mid_run_leaves_no_message_without_its_fate() {
     // What the primary did not answer went to the backup, each once.
     assert!(backup.payloads().len() >= 4, "{}", backup.payloads().len());
 }
+
+/// Two loopback ports nothing listens on.
+fn two_closed() -> (u16, u16) {
+    let a = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let b = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let ports = (
+        a.local_addr().unwrap().port(),
+        b.local_addr().unwrap().port(),
+    );
+    drop((a, b));
+    ports
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_every_host_down_the_reconnect_limits_still_end_the_run() {
+    for limit in [["--give-up-after", "1s"], ["--max-retries", "4"]] {
+        let (a, b) = two_closed();
+        let dir = tempfile::tempdir().unwrap();
+        let file = input(dir.path(), 2);
+        let mut args = quick();
+        args.extend(
+            [
+                "--host",
+                &format!("127.0.0.1:{a}"),
+                "--host",
+                &format!("127.0.0.1:{b}"),
+                "--failover-after",
+                "1",
+                limit[0],
+                limit[1],
+                &file,
+            ]
+            .map(String::from),
+        );
+        // Bouncing between the hosts for ever is the failure this guards against.
+        let run = tokio::time::timeout(std::time::Duration::from_secs(20), send(&args))
+            .await
+            .unwrap_or_else(|_| panic!("{limit:?}: the run did not end"));
+        assert_eq!(run.code, 4, "{limit:?}: {}{}", run.stdout, run.stderr);
+        let records = run.messages();
+        assert_eq!(records.len(), 2, "{}", run.stdout);
+        assert!(records.iter().all(|r| r["outcome"] == "never-delivered"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn failover_flags_with_one_host_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = input(dir.path(), 1);
+    for flag in [["--failover-after", "2"], ["--failback-after", "1s"]] {
+        let mut args = quick();
+        args.extend(["--host", "127.0.0.1:9", flag[0], flag[1], &file].map(String::from));
+        let run = send(&args).await;
+        assert_eq!(run.code, 2, "{flag:?}: {}{}", run.stdout, run.stderr);
+        assert!(run.stderr.contains(flag[0]), "{}", run.stderr);
+        assert!(run.stderr.contains("more than once"), "{}", run.stderr);
+    }
+}

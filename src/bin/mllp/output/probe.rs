@@ -23,8 +23,10 @@ pub enum ProbeRecord<'a> {
 /// Which of several hosts answered, in the order given, and the exit code of the whole.
 #[derive(Debug, Clone, Serialize)]
 pub struct HostsRecord<'a> {
-    /// Hosts whose every probe passed.
+    /// Hosts whose last probe got an answer, positive or negative.
     pub answered: usize,
+    /// Hosts whose every probe passed (answered positively).
+    pub positive: usize,
     /// Each host's result.
     pub hosts: &'a [HostResult],
     /// The code the command exits with: the worst of the hosts'.
@@ -40,10 +42,17 @@ pub struct HostResult {
     pub ok: bool,
     /// The code a probe of it alone would exit with.
     pub exit_code: u8,
-    /// The verdict's class and cause of its last probe.
+    /// The verdict's class of its last probe.
     pub class: VerdictClass,
     /// The failure's cause, when its last probe failed.
     pub cause: Option<Cause>,
+}
+
+impl HostResult {
+    /// Its last probe got an answer (a negative one included).
+    pub fn answered(&self) -> bool {
+        matches!(self.class, VerdictClass::Ok | VerdictClass::Negative)
+    }
 }
 
 /// One probe.
@@ -60,14 +69,14 @@ pub struct ProbeResult<'a> {
     pub ok: bool,
     /// `resolve`, `connect`, `tls`, `send`, `ack`, in order, as far as the probe got.
     pub phases: Vec<Phase<'a>>,
-    /// `class` (`ok`, `transient`, `permanent`), `cause`, `hint`, `detail`, `ack_code`.
+    /// `class` (`ok`, `negative`, `transient`, `permanent`), `cause`, `hint`, `detail`, `ack_code`.
     pub verdict: VerdictRecord<'a>,
 }
 
 /// How the probe ended, its hint worded as the table says it.
 #[derive(Debug, Clone, Serialize)]
 pub struct VerdictRecord<'a> {
-    /// `ok`, `transient` or `permanent`.
+    /// `ok`, `negative`, `transient` or `permanent`.
     pub class: VerdictClass,
     /// The failure's cause, when it failed.
     pub cause: Option<Cause>,

@@ -191,14 +191,18 @@ pub fn json_summary(summary: &StatsSummary, exit: Exit, target: Option<&str>) ->
 
 /// After several hosts: which answered, one line each, in the order given.
 pub fn hosts_table(hosts: &[HostResult]) -> String {
-    let answered = hosts.iter().filter(|h| h.ok).count();
-    let mut out = format!("--- {answered} of {} hosts answer", hosts.len());
+    let answered = hosts.iter().filter(|h| h.answered()).count();
+    let positive = hosts.iter().filter(|h| h.ok).count();
+    let mut out = format!(
+        "--- {answered} of {} hosts answer, {positive} positively",
+        hosts.len()
+    );
     let width = hosts.iter().map(|h| h.target.len()).max().unwrap_or(0);
     for host in hosts {
         let verdict = match (host.ok, host.cause) {
             (true, _) => "ok".to_string(),
             (false, Some(cause)) => format!("FAILED {} ({cause})", host.class.as_str()),
-            (false, None) => format!("FAILED (exit {})", host.exit_code),
+            (false, None) => format!("FAILED {} (exit {})", host.class.as_str(), host.exit_code),
         };
         let _ = write!(out, "\n  {:<width$}  {verdict}", host.target);
     }
@@ -208,7 +212,8 @@ pub fn hosts_table(hosts: &[HostResult]) -> String {
 /// After several hosts, as JSON: `{"type":"hosts",...}`.
 pub fn json_hosts(hosts: &[HostResult], exit: Exit) -> String {
     crate::output::line(&ProbeRecord::Hosts(HostsRecord {
-        answered: hosts.iter().filter(|h| h.ok).count(),
+        answered: hosts.iter().filter(|h| h.answered()).count(),
+        positive: hosts.iter().filter(|h| h.ok).count(),
         hosts,
         exit_code: exit.code(),
     }))

@@ -16,6 +16,19 @@ pub fn connector(
     primary: TcpConnector,
     options: &mut ClientOptions,
 ) -> anyhow::Result<Result<Arc<dyn Connector>, String>> {
+    // With one host they would do nothing: say so rather than accept them silently.
+    if args.host.len() < 2 {
+        let flag = match (args.failover_after, args.failback_after) {
+            (Some(_), _) => Some("--failover-after"),
+            (None, Some(_)) => Some("--failback-after"),
+            (None, None) => None,
+        };
+        if let Some(flag) = flag {
+            return Ok(Err(format!(
+                "{flag} moves the link between hosts: give --host more than once (in order of preference)"
+            )));
+        }
+    }
     let mut more = Vec::new();
     for target in args.host.iter().skip(1) {
         match netargs::endpoint(target, args.port, args.origin) {
