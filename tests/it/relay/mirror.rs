@@ -23,7 +23,7 @@ fn mirrored(upstream: SocketAddr, shadow: SocketAddr, more: &[&str]) -> RelayPro
 }
 
 /// A shadow that answers each message with what `answer` makes of it.
-async fn shadow(answer: fn(&[u8]) -> Vec<u8>) -> SocketAddr {
+pub(super) async fn shadow(answer: fn(&[u8]) -> Vec<u8>) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {

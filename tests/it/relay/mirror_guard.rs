@@ -5,33 +5,19 @@
 use super::proc::RelayProc;
 use crate::support::mllp_client::{adt, MllpClient};
 use crate::support::peer::{Behaviour, Peer, Script};
-use crate::support::peer_wire::{control_id, frame, Deframer};
+use crate::support::peer_wire::control_id;
 use std::io::Read;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use tokio::io::AsyncWriteExt;
 
 /// A shadow that answers every message `AE`, so each one is a difference.
 async fn refusing_shadow() -> std::net::SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let mut deframer = Deframer::canonical();
-                while let Some(message) = deframer.read_frame(&mut socket).await {
-                    let id = control_id(&message).unwrap_or_default();
-                    let ack = format!(
-                        "MSH|^~\\&|PEER|TEST|MLLP|TEST|20991231235959||ACK|S|P|2.5\rMSA|AE|{id}\r"
-                    );
-                    if socket.write_all(&frame(ack.as_bytes())).await.is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    addr
+    super::mirror::shadow(|message| {
+        let id = control_id(message).unwrap_or_default();
+        format!("MSH|^~\\&|PEER|TEST|MLLP|TEST|20991231235959||ACK|S|P|2.5\rMSA|AE|{id}\r")
+            .into_bytes()
+    })
+    .await
 }
 
 /// A port nothing listens on (bound, then let go).
