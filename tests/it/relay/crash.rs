@@ -71,12 +71,7 @@ async fn two_sigkills_lose_nothing_answered_and_store_nothing_twice() {
         relay = RelayProc::start_at(port, &to, &args);
     }
     let run = sending.await.unwrap();
-    let accepted: Vec<String> = run
-        .messages()
-        .iter()
-        .filter(|m| m["outcome"] == "accepted")
-        .map(|m| m["control_id"].as_str().unwrap().to_string())
-        .collect();
+    let accepted = run.accepted_ids();
     assert!(
         accepted.len() >= 100,
         "most were answered: {}",
@@ -222,12 +217,7 @@ async fn a_sigkill_of_the_relay_passing_batches_through_loses_nothing_answered()
     );
     let relay = RelayProc::start_at(port, &to, &args);
     let run = sending.await.unwrap();
-    let accepted: Vec<String> = run
-        .messages()
-        .iter()
-        .filter(|m| m["outcome"] == "accepted")
-        .map(|m| m["control_id"].as_str().unwrap().to_string())
-        .collect();
+    let accepted = run.accepted_ids();
     assert!(accepted.len() >= 500, "most answered: {}", accepted.len());
     let db = rusqlite::Connection::open(&rx).unwrap();
     let stored: std::collections::HashSet<String> = db

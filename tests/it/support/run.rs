@@ -40,6 +40,15 @@ impl Run {
         records
     }
 
+    /// The control IDs of the messages that ended accepted, in record order.
+    pub fn accepted_ids(&self) -> Vec<String> {
+        self.messages()
+            .iter()
+            .filter(|m| m["outcome"] == "accepted")
+            .map(|m| m["control_id"].as_str().unwrap().to_string())
+            .collect()
+    }
+
     pub fn summary(&self) -> Value {
         self.records().pop().expect("a summary record")
     }
