@@ -71,8 +71,14 @@ struct Harness {
 
 fn harness(config: ServerConfig, sink: ScriptedSink) -> Harness {
     let sink = Arc::new(sink);
+    serving(config, sink.clone(), sink)
+}
+
+/// A server over `serve`'s sink on one in-memory connection; `sink` is the scripted one the
+/// test reads back (a default one when the server's sink is another kind).
+fn serving(config: ServerConfig, serve: Arc<dyn Sink>, sink: Arc<ScriptedSink>) -> Harness {
     let (tx, events) = mpsc::channel(1024);
-    let server = Server::builder(config, sink.clone() as Arc<dyn Sink>)
+    let server = Server::builder(config, serve)
         .events(tx)
         .build()
         .unwrap();

@@ -60,27 +60,7 @@ fn gated(overlapping: bool) -> (Harness, Arc<Gated>) {
         overlapping,
         ..Gated::default()
     });
-    let (tx, events) = mpsc::channel(1024);
-    let server = Server::builder(ServerConfig::default(), sink.clone() as Arc<dyn Sink>)
-        .events(tx)
-        .build()
-        .unwrap();
-    let (client, server_side) = tokio::io::duplex(64 * 1024);
-    let shutdown = Shutdown::new();
-    let stop = shutdown.clone();
-    let task = tokio::spawn(async move {
-        server.serve(server_side, "test-peer", &stop).await;
-        server.stats()
-    });
-    let h = Harness {
-        client,
-        events,
-        shutdown,
-        task,
-        sink: Arc::default(),
-        decoder: MllpCodec::new(Tolerance::ACK_READER, 1 << 20),
-        buf: BytesMut::new(),
-    };
+    let h = serving(ServerConfig::default(), sink.clone(), Arc::default());
     (h, sink)
 }
 
