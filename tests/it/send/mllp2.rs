@@ -2,7 +2,7 @@
 //! NAK blocks, an HL7 acknowledgement that follows and wants its own block, a Release 1 peer,
 //! silence, and `mllp listen --mllp2` end to end.
 
-use super::{path, send, to, write};
+use super::{marked_input as input, path, send, to, write};
 use crate::support::engine::scripted;
 use crate::support::listen_proc::ListenProc;
 use crate::support::peer::{Behaviour, Peer, Script};
@@ -66,14 +66,6 @@ async fn engine(
     })
     .await;
     (port, seen)
-}
-
-fn input(dir: &std::path::Path, ids: &[&str]) -> String {
-    let bytes: Vec<u8> = ids
-        .iter()
-        .flat_map(|id| message(id, "PAYLOADMARKER7Q3"))
-        .collect();
-    path(&write(dir, "in.hl7", &bytes))
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -83,6 +83,15 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     p
 }
 
+/// `in.hl7` in `dir`: one message a control ID, each carrying the payload marker; its path.
+fn marked_input(dir: &Path, ids: &[&str]) -> String {
+    let bytes: Vec<u8> = ids
+        .iter()
+        .flat_map(|id| crate::support::peer_wire::message(id, "PAYLOADMARKER7Q3"))
+        .collect();
+    path(&write(dir, "in.hl7", &bytes))
+}
+
 fn ids(payloads: &[Vec<u8>]) -> Vec<String> {
     payloads.iter().filter_map(|p| control_id(p)).collect()
 }

@@ -2,9 +2,9 @@
 //! means "try later": written again after the backoff while the budget lasts; other answers and
 //! runs without a rule stay final.
 
-use super::{path, send, to, write};
+use super::{marked_input as input, send, to};
 use crate::support::engine::scripted;
-use crate::support::peer_wire::{control_id, frame, message};
+use crate::support::peer_wire::{control_id, frame};
 use std::sync::{Arc, Mutex};
 
 /// An ACK with `code` for `payload`, with ERR-3 `err3` when given.
@@ -40,14 +40,6 @@ async fn engine(
     })
     .await;
     (port, seen)
-}
-
-fn input(dir: &std::path::Path, ids: &[&str]) -> String {
-    let bytes: Vec<u8> = ids
-        .iter()
-        .flat_map(|id| message(id, "PAYLOADMARKER7Q3"))
-        .collect();
-    path(&write(dir, "in.hl7", &bytes))
 }
 
 /// Locked twice, then accepted.
