@@ -155,3 +155,39 @@ pub fn charset() -> Value<mllp::hl7::Charset, String> {
         "8859/1",
     )
 }
+
+/// An address to bind: `PORT` (on 127.0.0.1) or `HOST:PORT`.
+pub fn bind_addr(text: &str) -> Result<(String, u16), String> {
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        let port = text.parse().map_err(|_| format!("{text}: not a port"))?;
+        return Ok(("127.0.0.1".to_string(), port));
+    }
+    // The port split off here: 0 (any free port) is a port to bind, not one to connect to.
+    let Some((host, port)) = text.rsplit_once(':').filter(|(h, _)| !h.ends_with(':')) else {
+        return Err(format!("{text}: give the port, as PORT or HOST:PORT"));
+    };
+    let port = port
+        .parse()
+        .map_err(|_| format!("{text}: the port must be a number from 0 to 65535"))?;
+    let target = mllp::target::Target::parse(host).map_err(|e| e.to_string())?;
+    if target.port.is_some() {
+        return Err(format!(
+            "{text}: an IPv6 address goes in brackets: [::1]:{port}"
+        ));
+    }
+    Ok((target.host, port))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bind_addr;
+
+    #[test]
+    fn a_port_alone_is_loopback_and_port_0_picks_one() {
+        assert_eq!(bind_addr("6661").unwrap(), ("127.0.0.1".into(), 6661));
+        assert_eq!(bind_addr("0.0.0.0:0").unwrap(), ("0.0.0.0".into(), 0));
+        assert_eq!(bind_addr("[::1]:0").unwrap(), ("::1".into(), 0));
+        assert!(bind_addr("host").is_err());
+        assert!(bind_addr("host:99999").is_err());
+    }
+}

@@ -13,28 +13,6 @@ use std::sync::Arc;
 /// The link's connector and the words for where it goes.
 type Link = (Arc<dyn Connector>, String);
 
-/// `PORT` (on 127.0.0.1) or `HOST:PORT`.
-pub fn parse_addr(text: &str) -> Result<(String, u16), String> {
-    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
-        let port = text.parse().map_err(|_| format!("{text}: not a port"))?;
-        return Ok(("127.0.0.1".to_string(), port));
-    }
-    // The port split off here: 0 (any free port) is a port to bind, not one to connect to.
-    let Some((host, port)) = text.rsplit_once(':').filter(|(h, _)| !h.ends_with(':')) else {
-        return Err(format!("{text}: give the port, as PORT or HOST:PORT"));
-    };
-    let port = port
-        .parse()
-        .map_err(|_| format!("{text}: the port must be a number from 0 to 65535"))?;
-    let target = mllp::target::Target::parse(host).map_err(|e| e.to_string())?;
-    if target.port.is_some() {
-        return Err(format!(
-            "{text}: an IPv6 address goes in brackets: [::1]:{port}"
-        ));
-    }
-    Ok((target.host, port))
-}
-
 /// Under `--accept`, the accepting connector in place of `connector` and the endpoint words for
 /// the lines that say where the link goes; otherwise both as they are. `Err`: a refusal, already
 /// reported, and its exit code.
@@ -126,19 +104,5 @@ fn say_events(diag: &Diag, mut rx: tokio::sync::mpsc::Receiver<AcceptEvent>) {
             ),
             _ => {}
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_addr;
-
-    #[test]
-    fn a_port_alone_is_loopback_and_port_0_picks_one() {
-        assert_eq!(parse_addr("6661").unwrap(), ("127.0.0.1".into(), 6661));
-        assert_eq!(parse_addr("0.0.0.0:0").unwrap(), ("0.0.0.0".into(), 0));
-        assert_eq!(parse_addr("[::1]:0").unwrap(), ("::1".into(), 0));
-        assert!(parse_addr("host").is_err());
-        assert!(parse_addr("host:99999").is_err());
     }
 }

@@ -158,7 +158,7 @@ pub struct SendArgs {
     /// (a peer that never comes ends the messages never-delivered after --give-up-after); a
     /// reconnect waits for the next connection. One connection at a time: another arriving
     /// meanwhile is closed and said. Plain TCP. Example: mllp send --accept 6661 adt/*.hl7
-    #[arg(long, value_name = "[HOST:]PORT", value_parser = super::accept::parse_addr, conflicts_with_all = ["tls", "ca", "cert", "key", "server_name", "insecure"], help_heading = heading::CONNECTION)]
+    #[arg(long, value_name = "[HOST:]PORT", value_parser = values::bind_addr, conflicts_with_all = ["tls", "ca", "cert", "key", "server_name", "insecure"], help_heading = heading::CONNECTION)]
     pub accept: Option<(String, u16)>,
     /// Allow a wildcard --accept address (warns).
     #[arg(long, requires = "accept", help_heading = heading::CONNECTION)]
