@@ -81,12 +81,21 @@ pub trait Connector: Send + Sync + 'static {
     fn connect(&self) -> BoxFuture<'_, Result<Connection, LinkError>>;
 
     /// A connect with the host it goes to, for the events to name (the client connects
-    /// through this).
-    fn attempt(&self) -> Attempt<'_> {
+    /// through this). `last`: the host (its place in the list) this link's previous
+    /// connection went to, so that each link that changes hosts is told so.
+    fn attempt(&self, last: Option<usize>) -> Attempt<'_> {
+        let _ = last;
         Attempt {
             host: None,
             connect: self.connect(),
         }
+    }
+
+    /// A connection made by [`Connector::attempt`] to host `index` failed. `answered`: it
+    /// proved useful (something came back on it, or nothing was written on it); one that took
+    /// frames and answered nothing counts as a failed connect to that host.
+    fn link_ended(&self, index: usize, answered: bool) {
+        let _ = (index, answered);
     }
 }
 
@@ -252,7 +261,7 @@ impl TcpConnector {
 }
 
 impl Connector for TcpConnector {
-    fn attempt(&self) -> Attempt<'_> {
+    fn attempt(&self, _last: Option<usize>) -> Attempt<'_> {
         Attempt {
             host: Some(HostTurn {
                 endpoint: self.endpoint(),

@@ -28,6 +28,9 @@ pub(crate) struct Actor {
     flights: Flights,
     out: Outbox,
     life: Lifecycle,
+    /// The host (its place in the connector's list) of the last connect: the connector says
+    /// when the next goes elsewhere, and hears how a connection to it ended.
+    host: Option<usize>,
 }
 
 impl Actor {
@@ -45,6 +48,7 @@ impl Actor {
             out: Outbox::new(shared, events),
             rx,
             life: Lifecycle::new(),
+            host: None,
         }
     }
 

@@ -102,9 +102,14 @@ impl Lifecycle {
 
     /// The connection failed: it ends the reconnect episode when it proved useful.
     pub fn link_failed(&mut self) {
-        if self.heard_on_link || !self.wrote_on_link {
+        if self.proved_useful() {
             self.episode = None;
         }
+    }
+
+    /// Something came back on the current connection, or it had nothing to carry.
+    pub fn proved_useful(&self) -> bool {
+        self.heard_on_link || !self.wrote_on_link
     }
 
     /// Whether a reconnect episode is under way.

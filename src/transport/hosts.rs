@@ -1,6 +1,7 @@
 //! Failover hosts: one link over an ordered list of endpoints. It connects to the current host;
 //! after `failover_after` failed connects in a row, or when the reconnect policy gives up on that
-//! host, it moves to the next one; after `failback_after` away from the first, the next connect
+//! host, it moves to the next one (a connection that took frames and ended before a single
+//! answer came back counts as a failed connect: a proxy whose engine is down accepts and closes); after `failback_after` away from the first, the next connect
 //! goes to the first again. Sends are unaffected by the move: pending ones go on the new
 //! connection as on any reconnect.
 //!
@@ -35,8 +36,8 @@ struct State {
     /// The reconnect policy's view starts afresh on a new host: the attempt number and time
     /// into the episode it had there (`None`: rebase at the next decision).
     base: Option<(u32, Duration)>,
-    /// The move since the last connect started, for the next one to report.
-    moved: Option<Move>,
+    /// The link came to the current host by failing back (else by failing over).
+    failed_back: bool,
 }
 
 impl HostList {
@@ -72,25 +73,31 @@ impl HostList {
     }
 
     /// The host the next connect goes to, failing back first when it is time; and the move
-    /// that led there since the previous connect, said once.
-    fn pick(&self) -> HostTurn {
+    /// from `last`, the host of the link's previous connection, when it was another.
+    fn pick(&self, last: Option<usize>) -> HostTurn {
         let mut s = self.lock();
         let back = self
             .failback_after
             .zip(s.left_first)
             .is_some_and(|(after, left)| left.elapsed() >= after);
         if back && s.current != 0 {
-            let from = self.hosts[s.current].endpoint();
             s.current = 0;
             s.failures = 0;
             s.left_first = None;
             s.base = None;
-            s.moved = Some(Move::Failback { from });
+            s.failed_back = true;
         }
+        let moved = last.filter(|&l| l != s.current).map(|l| {
+            let from = self.hosts[l].endpoint();
+            match s.failed_back {
+                true => Move::Failback { from },
+                false => Move::Failover { from },
+            }
+        });
         HostTurn {
             endpoint: self.hosts[s.current].endpoint(),
             index: s.current,
-            moved: s.moved.take(),
+            moved,
         }
     }
 
@@ -104,9 +111,8 @@ impl HostList {
         if next >= self.hosts.len() && !wrap {
             return false;
         }
-        let from = self.hosts[state.current].endpoint();
         state.current = next % self.hosts.len();
-        state.moved = Some(Move::Failover { from });
+        state.failed_back = false;
         state.failures = 0;
         state.base = None;
         state.left_first = match state.current {
@@ -124,35 +130,60 @@ impl HostList {
             hosts: self.clone(),
         })
     }
+
+    /// Without reconnecting: each host tried once, in order, and giving up after the last.
+    /// A failure on one (a failed connect, or a connection lost) moves the link to the next at
+    /// once.
+    pub fn once_each(self: &Arc<Self>) -> Arc<dyn RetryStrategy> {
+        Arc::new(OnceEach(self.clone()))
+    }
 }
 
 impl Connector for HostList {
     fn connect(&self) -> BoxFuture<'_, Result<Connection, LinkError>> {
-        self.attempt().connect
+        self.attempt(None).connect
     }
 
-    fn attempt(&self) -> Attempt<'_> {
-        let turn = self.pick();
+    fn attempt(&self, last: Option<usize>) -> Attempt<'_> {
+        let turn = self.pick(last);
         let i = turn.index;
         let connect = Box::pin(async move {
             let result = self.hosts[i].connect().await;
-            let mut s = self.lock();
-            if s.current == i {
-                match &result {
-                    Ok(_) => s.failures = 0,
-                    Err(_) => {
-                        s.failures += 1;
-                        if self.failover_after.is_some_and(|n| s.failures >= n) {
-                            self.move_on(&mut s, true);
-                        }
-                    }
-                }
+            // A connect that succeeds proves nothing yet: the connection's end says whether
+            // the host answered (`link_ended`).
+            if result.is_err() {
+                self.failed(i);
             }
             result
         });
         Attempt {
             host: Some(turn),
             connect,
+        }
+    }
+
+    fn link_ended(&self, index: usize, answered: bool) {
+        if answered {
+            let mut s = self.lock();
+            if s.current == index {
+                s.failures = 0;
+            }
+        } else {
+            self.failed(index);
+        }
+    }
+}
+
+impl HostList {
+    /// A failed connect to host `i`: counted while the link is still on it (another link's
+    /// count may have moved it already), and the link moves on at `failover_after` in a row.
+    fn failed(&self, i: usize) {
+        let mut s = self.lock();
+        if s.current == i {
+            s.failures += 1;
+            if self.failover_after.is_some_and(|n| s.failures >= n) {
+                self.move_on(&mut s, true);
+            }
         }
     }
 }
@@ -202,3 +233,15 @@ impl RetryStrategy for PerHost {
 
 #[cfg(test)]
 mod tests;
+
+/// See [`HostList::once_each`].
+#[derive(Debug)]
+struct OnceEach(Arc<HostList>);
+
+impl RetryStrategy for OnceEach {
+    fn next_delay(&self, _: &RetryContext) -> Option<Duration> {
+        let hosts = &self.0;
+        let mut s = hosts.lock();
+        hosts.move_on(&mut s, false).then_some(Duration::ZERO)
+    }
+}

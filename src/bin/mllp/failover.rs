@@ -1,6 +1,7 @@
 //! Failover hosts for the commands that connect out (`send --host`, `relay --to`, `soak
 //! --host`): one link over the endpoints in order ([`mllp::transport::HostList`]), each with
-//! its own TLS name, and the reconnect policy applied to each host in turn.
+//! its own TLS name, and the reconnect policy applied to each host in turn (without
+//! reconnecting, each host tried once, in order).
 
 use crate::netargs::TlsArgs;
 use mllp::client::{ClientOptions, LinkSettings};
@@ -47,6 +48,14 @@ pub fn connector(
         list = list.with_failback_after(d);
     }
     let list = Arc::new(list);
-    options.reconnect.strategy = list.per_host(options.reconnect.strategy.clone());
+    options.reconnect.strategy = match options.reconnect.enabled {
+        true => list.per_host(options.reconnect.strategy.clone()),
+        // Reconnecting off still moves the link on once per host: the next host is what the
+        // list of them is for.
+        false => {
+            options.reconnect.enabled = true;
+            list.once_each()
+        }
+    };
     Ok(list)
 }

@@ -161,6 +161,8 @@ pub struct TimingArgs {
 #[command(next_help_heading = heading::CONNECTION)]
 pub struct GiveUpArgs {
     /// Do not reconnect after a transient failure.
+    ///
+    /// With several --host, each is still tried once, in order.
     #[arg(long)]
     pub no_reconnect: bool,
     /// Stop after N failed reconnect attempts in a row.

@@ -23,6 +23,9 @@ impl Actor {
     pub async fn run(mut self) {
         while let Some(conn) = self.connect_phase().await {
             let end = self.run_link(conn).await;
+            if let (LinkEnd::Failed(_), Some(host)) = (&end, self.host) {
+                self.connector.link_ended(host, self.life.proved_useful());
+            }
             if !self.after_link(end).await {
                 break;
             }
@@ -47,8 +50,9 @@ impl Actor {
     async fn connect_phase(&mut self) -> Option<Connection> {
         loop {
             let connector = self.connector.clone();
-            let attempt = connector.attempt();
+            let attempt = connector.attempt(self.host);
             if let Some(host) = attempt.host {
+                self.host = Some(host.index);
                 self.emit(ClientEvent::Host(host));
             }
             let attempt = attempt.connect;

@@ -71,3 +71,43 @@ async fn the_policy_gives_up_on_each_host_in_turn_and_on_the_last_for_good() {
     // Two attempts per host (the one that moves counts as the next host's first).
     assert_eq!(on, [0, 0, 1, 1, 2, 2]);
 }
+
+#[tokio::test]
+async fn connections_that_end_unanswered_count_as_failed_connects_and_each_link_hears_of_the_move(
+) {
+    let a = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let b = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let (pa, pb) = (a.local_addr().unwrap().port(), b.local_addr().unwrap().port());
+    let hosts = HostList::new(vec![to(pa), to(pb)])
+        .unwrap()
+        .with_failover_after(2);
+    // Connects that succeed prove nothing; an answered end starts the count again.
+    hosts.attempt(None).connect.await.unwrap();
+    hosts.link_ended(0, false);
+    hosts.link_ended(0, true);
+    hosts.link_ended(0, false);
+    assert_eq!(hosts.current().0, 0, "not two in a row");
+    hosts.link_ended(0, false);
+    assert_eq!(hosts.current().0, 1, "two in a row move the link");
+    // Each link whose last connection was to the first host is told of the move; a link new
+    // to the list is not.
+    for last in [Some(0), Some(0)] {
+        let turn = hosts.attempt(last).host.unwrap();
+        let from = format!("127.0.0.1:{pa}");
+        assert_eq!(turn.moved, Some(Move::Failover { from }));
+    }
+    assert_eq!(hosts.attempt(None).host.unwrap().moved, None);
+    assert_eq!(hosts.attempt(Some(1)).host.unwrap().moved, None);
+}
+
+#[tokio::test]
+async fn without_reconnecting_each_host_is_tried_once_in_order() {
+    let hosts = Arc::new(HostList::new(vec![to(1), to(2), to(3)]).unwrap());
+    let policy = hosts.once_each();
+    let mut on = vec![hosts.current().0];
+    while let Some(delay) = policy.next_delay(&ctx(1)) {
+        assert_eq!(delay, Duration::ZERO);
+        on.push(hosts.current().0);
+    }
+    assert_eq!(on, [0, 1, 2]);
+}

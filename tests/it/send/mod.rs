@@ -13,6 +13,7 @@ mod enhanced;
 mod exit_codes;
 mod failover;
 mod failover_events;
+mod failover_faults;
 mod fates;
 mod flags;
 mod input;

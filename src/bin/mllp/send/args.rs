@@ -164,13 +164,16 @@ pub struct SendArgs {
     #[arg(long, requires = "accept", help_heading = heading::CONNECTION)]
     pub allow_wildcard: bool,
     /// Next --host after N failed connects in a row.
+    ///
+    /// A connection that took messages and ended before a single answer counts as a failed
+    /// connect. Not with --no-reconnect, which tries each --host once, in order.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = heading::CONNECTION)]
     pub failover_after: Option<u32>,
     /// Back to the first --host after this long away.
     ///
     /// Taken at the next connect: a working connection to a later host is kept until it ends.
     /// Default: never.
-    #[arg(long, value_name = "DURATION", value_parser = values::duration(), help_heading = heading::CONNECTION)]
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration(), help_heading = heading::CONNECTION)]
     pub failback_after: Option<Duration>,
     /// Port, when --host has none [default: 2575].
     #[arg(long, value_name = "PORT", env = "MLLP_PORT", value_parser = values::port(), help_heading = heading::CONNECTION)]

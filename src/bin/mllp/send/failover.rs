@@ -18,14 +18,19 @@ pub fn connector(
 ) -> anyhow::Result<Result<Arc<dyn Connector>, String>> {
     // With one host they would do nothing: say so rather than accept them silently.
     if args.host.len() < 2 {
-        let flag = match (args.failover_after, args.failback_after) {
-            (Some(_), _) => Some("--failover-after"),
-            (None, Some(_)) => Some("--failback-after"),
-            (None, None) => None,
-        };
-        if let Some(flag) = flag {
+        if let Some(flag) = failover_flag(args) {
             return Ok(Err(format!(
                 "{flag} moves the link between hosts: give --host more than once (in order of preference)"
+            )));
+        }
+    }
+    // Without reconnecting each host gets one connect: there is no count to reach, and no
+    // coming back.
+    if args.link.giving_up.no_reconnect {
+        if let Some(flag) = failover_flag(args) {
+            return Ok(Err(format!(
+                "{flag} with --no-reconnect: each --host is tried once, in order; \
+                 leave out {flag}, or --no-reconnect to keep trying"
             )));
         }
     }
@@ -50,4 +55,13 @@ pub fn connector(
         options,
     );
     Ok(made.map_err(|err| format!("{err} (--host)")))
+}
+
+/// The first failover flag given, if any.
+fn failover_flag(args: &SendArgs) -> Option<&'static str> {
+    match (args.failover_after, args.failback_after) {
+        (Some(_), _) => Some("--failover-after"),
+        (None, Some(_)) => Some("--failback-after"),
+        (None, None) => None,
+    }
 }
