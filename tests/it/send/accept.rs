@@ -148,3 +148,24 @@ async fn a_wildcard_needs_allow_wildcard_and_tls_flags_are_refused() {
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("--accept"), "{}", run.stderr);
 }
+
+#[tokio::test]
+async fn an_address_in_use_is_refused_before_anything_is_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = path(&write(dir.path(), "in.hl7", &messages("U", 2)));
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let run = send(&args(&["--accept", &addr, "--json", &file])).await;
+    // As any other address on the command line that cannot be used: nothing was read from the
+    // engine, nothing sent, so no message has a fate to report.
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(
+        run.stderr.contains(&format!("--accept {addr}")),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("in use"), "{}", run.stderr);
+    assert!(run.stderr.contains("another port"), "{}", run.stderr);
+    assert!(run.stderr.contains("nothing was sent"), "{}", run.stderr);
+}

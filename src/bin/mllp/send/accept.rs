@@ -50,6 +50,20 @@ pub fn connector(
         Err(e @ BindError::Wildcard { .. }) => {
             return Ok(Err(crate::listen::wildcard_refused(&e).report()))
         }
+        // An address that cannot be listened on is refused as the command line's, before
+        // anything is sent: no message has a fate yet, so none is reported.
+        Err(BindError::Io { source, .. }) => {
+            let what = match source.kind() {
+                std::io::ErrorKind::AddrInUse => {
+                    "the address is in use: give another port (0 picks a free one, said on the \
+                     accepting line) or stop what listens there"
+                }
+                _ => "give an address of this machine and a port this user may listen on",
+            };
+            let message = format!("--accept {host}:{port}: cannot listen there: {source}; {what}");
+            let refused = Fatal::new(Exit::Usage, message);
+            return Ok(Err(refused.then("nothing was sent").report()));
+        }
         Err(e) => {
             let refused = Fatal::new(Exit::Permanent, format!("--accept: {e}")).cause(e.cause());
             return Ok(Err(refused.then("nothing was sent").report()));
