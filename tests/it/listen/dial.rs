@@ -126,3 +126,26 @@ async fn release_2_on_a_dialled_connection_answers_with_commit_blocks() {
     );
     assert_eq!(ids(&store.messages()), ids(&sent));
 }
+
+#[test]
+fn flags_that_mean_nothing_for_one_dialled_connection_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    for flag in [
+        &["--max-connections", "5"][..],
+        &["--max-connections-per-peer", "2"][..],
+        &["--evict-idle-after", "5s"][..],
+        &["--client-auth", "must"][..],
+    ] {
+        let output = crate::support::mllp()
+            .args(["listen", "--dial", "127.0.0.1:9", "--out-dir", out])
+            .args(flag)
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{flag:?}: {stderr}");
+        assert!(stderr.contains(flag[0]), "{flag:?}: {stderr}");
+        assert!(!stderr.contains("--tls-cert"), "{flag:?}: {stderr}");
+    }
+}

@@ -15,7 +15,9 @@ pub fn meaning(code: WarningCode) -> &'static str {
             "a VT inside a payload: the bytes before it were discarded, the rest flagged damaged"
         }
         W::EmptyPayload => "an empty frame (VT FS), nothing to deliver",
-        W::FrameTooLarge => "a frame over the size limit: the connection cannot continue",
+        W::FrameTooLarge => {
+            "a frame over the size limit: dropped, nothing kept (a receiver answers it AR)"
+        }
         W::PayloadContainsVt => "a payload holding a VT byte cannot be framed",
         W::PayloadContainsFs => "a payload holding an FS byte cannot be framed",
         W::AckUnmatchedControlId => "an ACK named a control ID no message in flight has",

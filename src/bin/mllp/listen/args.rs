@@ -40,7 +40,7 @@ pub struct ListenArgs {
     /// while running: each failed connect is a line with its cause and class. One endpoint;
     /// TLS with --tls, --ca, --cert, --key. Example:
     /// mllp listen --dial engine.example:6661 --out-dir inbox
-    #[arg(long, value_name = "HOST[:PORT]", value_parser = crate::values::target(), conflicts_with_all = ["host", "port", "proxy_protocol", "tls_cert"], help_heading = heading::CONNECTION)]
+    #[arg(long, value_name = "HOST[:PORT]", value_parser = crate::values::target(), conflicts_with_all = ["host", "port", "proxy_protocol", "tls_cert", "tls_key", "max_connections", "max_connections_per_peer", "evict_idle_after", "client_auth", "client_ca"], help_heading = heading::CONNECTION)]
     pub dial: Option<mllp::target::Target>,
     /// Take peer addresses from a load balancer's PROXY header (v1 or v2).
     ///

@@ -2,7 +2,6 @@
 //! to an engine that only accepts ([`mllp::server::Server::dial`]).
 
 use super::args::ListenArgs;
-use super::run::{run_server, wildcard_refused};
 use crate::diag::Fatal;
 use crate::exit::Exit;
 use mllp::client::BackoffConfig;
@@ -59,6 +58,30 @@ pub async fn open(args: &ListenArgs, resolver: Arc<dyn Resolver>) -> Result<Link
         port: Some(port),
     };
     Ok(Link::Dial(Arc::new(connector), endpoint.to_string()))
+}
+
+/// A wildcard bind refused, with the flag that allows it.
+pub(crate) fn wildcard_refused(e: &BindError) -> Fatal {
+    let message = format!("{e}; pass --allow-wildcard if that is intended");
+    Fatal::new(Exit::Usage, message).code("MLLP_BIND_ALL_INTERFACES")
+}
+
+/// `server` on `listener` until `shutdown`, with TLS when there is an acceptor. Shared with
+/// `relay`.
+pub async fn run_server(
+    server: &Server,
+    listener: tokio::net::TcpListener,
+    tls: Option<TlsAcceptor>,
+    shutdown: Shutdown,
+) -> StatsSnapshot {
+    match tls {
+        Some(acceptor) => {
+            server
+                .run_with(listener, Arc::new(acceptor), shutdown)
+                .await
+        }
+        None => server.run(listener, shutdown).await,
+    }
 }
 
 impl Link {

@@ -11,5 +11,6 @@ mod run;
 mod setup;
 
 pub use args::ListenArgs;
+pub(crate) use dial::{run_server, wildcard_refused};
 pub use run::run;
-pub(crate) use run::{bind_metrics, run_server, serve_on_runtime, watch_signals, wildcard_refused};
+pub(crate) use run::{bind_metrics, serve_on_runtime, watch_signals};

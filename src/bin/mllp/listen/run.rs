@@ -8,7 +8,7 @@ use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
 use crate::prometheus::MetricsError;
 use anyhow::Context;
-use mllp::server::{BindError, Server, ServerConfig, Shutdown, StatsSnapshot};
+use mllp::server::{Server, ServerConfig, Shutdown};
 use mllp::tls::{TlsAcceptor, TlsConfigError};
 use std::future::Future;
 use std::sync::Arc;
@@ -17,24 +17,6 @@ use std::time::Duration;
 pub fn run(args: ListenArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let config = args.config()?;
     serve_on_runtime(args.tls(), |tls| serve(&args, config, tls, diag))
-}
-
-/// `server` on `listener` until `shutdown`, with TLS when there is an acceptor. Shared with
-/// `relay`.
-pub async fn run_server(
-    server: &Server,
-    listener: tokio::net::TcpListener,
-    tls: Option<TlsAcceptor>,
-    shutdown: Shutdown,
-) -> StatsSnapshot {
-    match tls {
-        Some(acceptor) => {
-            server
-                .run_with(listener, Arc::new(acceptor), shutdown)
-                .await
-        }
-        None => server.run(listener, shutdown).await,
-    }
 }
 
 /// The TLS material loaded (or its failure said, as permanent), then `serve` on a runtime of
@@ -138,12 +120,6 @@ fn postgres_refused(e: &mllp::server::PostgresError) -> Exit {
         ),
     };
     Fatal::new(exit, message).cause(e.cause()).report()
-}
-
-/// A wildcard bind refused, with the flag that allows it.
-pub(crate) fn wildcard_refused(e: &BindError) -> Fatal {
-    let message = format!("{e}; pass --allow-wildcard if that is intended");
-    Fatal::new(Exit::Usage, message).code("MLLP_BIND_ALL_INTERFACES")
 }
 
 /// Start the Prometheus endpoint on `addr`, if given, under the wildcard rule of the listener;
