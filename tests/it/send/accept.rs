@@ -106,6 +106,12 @@ async fn an_engine_that_never_connects_leaves_every_message_never_delivered() {
     // Never-delivered after a transient failure: the transient exit, as for a host that
     // never answers.
     assert_eq!(run.code, 4, "{}", run.stderr);
+    // Words for waiting for the engine, not for connecting out to it.
+    let summary = run.summary();
+    let hint = summary["hint"].as_str().unwrap_or_default();
+    assert!(hint.contains("no engine connected"), "{summary}");
+    assert!(!run.stderr.contains("routing"), "{}", run.stderr);
+    assert!(!run.stderr.contains("cannot connect"), "{}", run.stderr);
 }
 
 #[tokio::test(flavor = "multi_thread")]

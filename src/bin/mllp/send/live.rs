@@ -38,6 +38,8 @@ pub struct Live {
     diag: Diag,
     /// `host:port`, as the lines name it.
     endpoint: String,
+    /// `--accept`: a connect is waiting for the engine to connect.
+    accepting: bool,
     /// What follows a failure (`retrying; giving up after 2m`).
     gives_up: String,
     /// Each link's own view: one, or one per `--connections`.
@@ -89,6 +91,7 @@ impl Live {
             events: args.events,
             diag: diag.clone(),
             endpoint: plan.endpoint.clone(),
+            accepting: args.accept.is_some(),
             gives_up: plan.gives_up.clone(),
             links: (0..args.connections.max(1))
                 .map(|_| LinkView::default())
@@ -116,6 +119,11 @@ impl Live {
             1 => self.host(link),
             _ => format!("{} (link {link})", self.host(link)),
         }
+    }
+
+    /// Whether the link waits for the engine to connect (`--accept`).
+    pub fn accepting(&self) -> bool {
+        self.accepting
     }
 
     /// Links up now, of all (for the bar of a run over several).
@@ -209,6 +217,8 @@ impl Live {
                 };
                 let what = if was_up {
                     format!("link to {endpoint} lost")
+                } else if self.accepting {
+                    format!("no engine connected to {endpoint}")
                 } else {
                     format!("cannot connect to {endpoint}")
                 };

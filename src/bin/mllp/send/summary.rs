@@ -7,6 +7,7 @@ use super::signals::StopSignal;
 use crate::diag::count;
 use crate::exit::Exit;
 use crate::output::send::{hint, per_second, LinkFigures, PoisonMessage, SendEvent, SendSummary};
+use mllp::cause::Cause;
 use mllp::client::Population;
 use mllp::delivery::{Ending, LinkSummary, RunSummary, Totals};
 use mllp::input::InputSource;
@@ -35,6 +36,19 @@ fn poison_lines(poison: &[PoisonMessage], more: u64) -> String {
     text
 }
 
+/// What would help (see [`hint`]); under `--accept` a connect timeout is an engine that did
+/// not connect in time, not a host that did not answer.
+fn hint_for(ending: &Ending, accepting: bool) -> Option<String> {
+    match ending.gave_up.or(ending.last_failure) {
+        Some(Cause::ConnectTimeout) if accepting => Some(ACCEPT_TIMEOUT.to_string()),
+        _ => hint(ending),
+    }
+}
+
+/// The hint for an engine that never connected under `--accept`.
+const ACCEPT_TIMEOUT: &str = "no engine connected within the connect timeout: check the \
+                                  address and port the engine dials, and the firewalls between";
+
 /// The summary for people, on stderr.
 /// Laid out for an 80-column terminal: lines break between items, never inside a word.
 pub fn human(
@@ -43,6 +57,7 @@ pub fn human(
     ending: Ending,
     stopped_by: Option<StopSignal>,
     (poison, more): (&[PoisonMessage], u64),
+    accepting: bool,
 ) -> String {
     use crate::diag::{pack, TEXT_WIDTH};
     let populations: Vec<String> = Population::ALL
@@ -83,7 +98,7 @@ pub fn human(
     lines.extend(pack(&counts, TEXT_WIDTH, "  ", "; "));
     let mut text = lines.join("\n");
     text.push_str(&poison_lines(poison, more));
-    let hint = hint(&ending).unwrap_or_default();
+    let hint = hint_for(&ending, accepting).unwrap_or_default();
     if let Some(cause) = ending.gave_up {
         text.push_str(&format!("\n  gave up: {cause} ({}): {hint}", cause.class()));
     }
@@ -175,6 +190,7 @@ pub fn finish(
         (exit, _) => exit,
     };
     let mut record = SendSummary::new(summary, exit);
+    record.hint = hint_for(ending, live.accepting());
     record.poison = output.poison().0.to_vec();
     record.links = links.map(|links| {
         links
@@ -189,7 +205,14 @@ pub fn finish(
         live.note(
             || {
                 let poison = output.poison();
-                let mut text = human(totals, *elapsed, *ending, stopped_by, poison);
+                let mut text = human(
+                    totals,
+                    *elapsed,
+                    *ending,
+                    stopped_by,
+                    poison,
+                    live.accepting(),
+                );
                 for (i, link) in links.unwrap_or_default().iter().enumerate() {
                     text.push('\n');
                     text.push_str(&link_line(i, link));
