@@ -16,6 +16,7 @@
 
 mod catalog;
 mod commit;
+mod copy;
 pub(crate) mod conninfo;
 mod failure;
 mod inserts;
@@ -30,6 +31,7 @@ use conninfo::ConnInfo;
 pub use conninfo::ConnInfoError;
 pub use failure::Failure;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 pub use tls::connector as tls_connector;
@@ -139,6 +141,9 @@ struct Conn {
     client: Client,
     statements: catalog::Statements,
     closed: oneshot::Receiver<String>,
+    /// Whether groups may go in by COPY: cleared, for the connection's life, once the table is
+    /// found to have a trigger or a rule of its own.
+    copying: AtomicBool,
 }
 
 impl PostgresSink {
@@ -261,6 +266,7 @@ async fn with_statements(
         client,
         statements,
         closed,
+        copying: AtomicBool::new(true),
     })
 }
 

@@ -2,7 +2,8 @@
 //! and keeps every answer true where one statement cannot say which row failed: a row refused or
 //! dropped in the middle of a group (answered negatively, the rest committed), duplicates of
 //! each other within a group under de-duplication (one stored, the others duplicates), groups of
-//! 1 and of 2,048 rows, and one of large messages cut over several statements. The sink is
+//! 1 and of 2,048 rows, and one of large messages cut over several statements; a group copied
+//! holds what one inserted holds, and rows a trigger moves to other ids are found. The sink is
 //! driven through the library, so each call is exactly one group; one test drives the binary.
 
 use crate::support::listen_proc::with_postgres;
@@ -289,4 +290,79 @@ async fn rows_a_trigger_or_a_rule_deletes_after_the_insert_are_answered_negative
             assert_eq!(ids(&pg::rows(&url).await), ["K1", "K3", "K4", "K6"]);
         }
     }
+}
+
+/// Every column of every row, as text, in the order of the ids.
+async fn columns(url: &str) -> Vec<String> {
+    pg::connect(url)
+        .await
+        .query(
+            "SELECT row(received_at, peer, msh3, msh4, control_id, msh7, message_type, bytes,
+                 encode(payload, 'hex'), dedupe)::text FROM messages ORDER BY id",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_group_copied_holds_what_the_insert_stores_column_for_column() {
+    // Without a trigger the group goes in by COPY; the statement counter (a trigger) makes the
+    // other sink insert it: the two tables must hold the same values.
+    let Some((inserted, by_insert)) = sink("copy_values_insert", false).await else {
+        return;
+    };
+    let server = pg::required("MLLP_TEST_PG").unwrap();
+    let copied = pg::fresh_database(&server, "copy_values_copy").await;
+    let by_copy = PostgresSink::open(&copied, false).await.unwrap();
+    let payloads: [&[u8]; 4] = [
+        &marked("C1", ""),
+        "MSH|^~\\&|APPÄ|FAC|RCV|FAC|20240101120000||ADT^A01|C2|P|2.5\rPID|1\r".as_bytes(),
+        b"MSH|^~\\&|APP|F\xffAC|RCV|FAC|||ADT^A01|C3|P|2.5\r",
+        b"MSH|^~\\&|APP\r",
+    ];
+    // One arrival before 2000, from where the server counts its timestamps, and one after.
+    let at = [1, 1_700_000_000_123_456, 2, 3]
+        .map(|us| std::time::UNIX_EPOCH + std::time::Duration::from_micros(us));
+    let sent: Vec<Inbound> = payloads
+        .iter()
+        .zip(at)
+        .map(|(p, at)| {
+            let mut m = inbound_of(p.to_vec());
+            m.received_at = at;
+            m
+        })
+        .collect();
+    assert_eq!(fates(&by_copy.commit_batch(&sent).await), ["stored"; 4]);
+    assert_eq!(fates(&by_insert.commit_batch(&sent).await), ["stored"; 4]);
+    assert_eq!(statements(&inserted).await, 1, "inserted, not copied");
+    let (copied, inserted) = (columns(&copied).await, columns(&inserted).await);
+    assert_eq!(copied.len(), 4);
+    assert_eq!(copied, inserted);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rows_a_trigger_moves_to_other_ids_are_answered_stored() {
+    // The ids given are not where the rows are: only the rows themselves, inserted each by its
+    // own statement, can say they were kept.
+    let Some((url, sink)) = sink("group_moved", false).await else {
+        return;
+    };
+    let admin = pg::connect(&url).await;
+    admin
+        .batch_execute(
+            "DROP TRIGGER count_insert ON messages;
+             CREATE FUNCTION move_row() RETURNS trigger LANGUAGE plpgsql AS
+               $$ BEGIN NEW.id := NEW.id + 1000000; RETURN NEW; END $$;
+             CREATE TRIGGER move_row BEFORE INSERT ON messages
+               FOR EACH ROW EXECUTE FUNCTION move_row();",
+        )
+        .await
+        .unwrap();
+    let sent = ["M1", "M2", "M3"].map(inbound);
+    assert_eq!(fates(&sink.commit_batch(&sent).await), ["stored"; 3]);
+    assert_eq!(ids(&pg::rows(&url).await), ["M1", "M2", "M3"]);
 }

@@ -2,6 +2,7 @@
 //! is missing created (under an advisory lock, so listeners starting together do not race), its
 //! columns and the role's privileges checked; and the statements every connection prepares.
 
+use super::copy;
 use super::failure::{self, Failure};
 use super::PostgresError;
 use tokio_postgres::{Client, Statement};
@@ -43,8 +44,8 @@ const INSERT: &str = "INSERT INTO messages
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
 /// A commit group as one statement, each row under an id taken from the sequence beforehand, so
 /// the ids it returns say exactly which rows it stored (RETURNING cannot name a row of the input
-/// otherwise, and its order is not promised). COPY would cost the server less per row, but it
-/// cannot say which rows a trigger dropped and aborts wholesale on one refused row.
+/// otherwise, and its order is not promised). Where COPY can be used it costs the server less a
+/// row (see `copy`); this is the way with de-duplication, triggers or rules.
 const INSERT_GROUP: &str = "INSERT INTO messages
     (id, received_at, peer, msh3, msh4, control_id, msh7, message_type, bytes, payload, dedupe)
     OVERRIDING SYSTEM VALUE
@@ -113,6 +114,9 @@ pub(super) struct GroupStatements {
     pub(super) ids: Statement,
     /// Insert the rows of arrays `$1` to `$11`; returns the ids stored.
     pub(super) insert: Statement,
+    /// COPY into the table, when its rows can go in that way: without de-duplication, into
+    /// columns of the types the binary rows carry.
+    pub(super) copy: Option<Statement>,
 }
 
 impl Statements {
@@ -152,7 +156,34 @@ async fn group_statements(
         insert: client
             .prepare(&format!("{INSERT_GROUP}{conflict}{RETURNING}"))
             .await?,
+        copy: if conflict.is_empty() {
+            copy_statement(client).await?
+        } else {
+            None
+        },
     }))
+}
+
+/// The COPY of the group's rows, when every column it fills has the type its binary row
+/// carries (a table prepared by hand may differ: then the INSERT converts).
+async fn copy_statement(client: &Client) -> Result<Option<Statement>, tokio_postgres::Error> {
+    let names: Vec<&str> = copy::COLUMNS.iter().map(|(name, _)| *name).collect();
+    let names = names.join(", ");
+    let select = client
+        .prepare(&format!("SELECT {names} FROM messages"))
+        .await?;
+    let same = select
+        .columns()
+        .iter()
+        .zip(&copy::COLUMNS)
+        .all(|(column, (_, ty))| column.type_() == ty);
+    if !same {
+        return Ok(None);
+    }
+    let statement = client
+        .prepare(&format!("COPY messages ({names}) FROM STDIN (FORMAT binary)"))
+        .await?;
+    Ok(Some(statement))
 }
 
 /// Why the table cannot be used, before the server's name is known to the caller.

@@ -8,9 +8,11 @@
 //! advisory lock of the group's own random key, which a new session can take only after it
 //! ended (committed, rolled back, or lost with the server).
 
+use super::copy;
 use super::inserts::{self, Together};
 use super::{catalog, failure};
 use super::{Conn, Row, GROUP_TIMEOUT};
+use std::sync::atomic::Ordering;
 use tokio::time::timeout;
 
 /// What became of one row inside the transaction.
@@ -39,8 +41,8 @@ pub(super) enum Outcome {
     },
     /// COMMIT sent, no reply: the transaction holding advisory lock `key` may have committed.
     Unknown { key: i64, fates: Vec<Fate> },
-    /// The group's one statement was refused, or could not say which row is which: rolled back,
-    /// nothing kept; to be tried again row by row.
+    /// The group's COPY or one statement was refused, or could not say which row is which, or
+    /// COPY met a trigger or a rule: rolled back, nothing kept; to be tried again the next way.
     Split,
 }
 
@@ -61,26 +63,36 @@ fn timed_out(what: &str) -> Outcome {
     }
 }
 
-/// How a group's rows are inserted: in one statement, or each by its own (to name the row the
-/// server refuses).
+/// How a group's rows are inserted: by COPY, in one statement, or each by its own (to name the
+/// row the server refuses); each way falls back to the next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Insert {
+    Copy,
     Together,
     Each,
 }
 
+impl Insert {
+    /// The way to try after this one could not say which row is which.
+    pub(super) fn slower(self) -> Insert {
+        match self {
+            Insert::Copy => Insert::Together,
+            Insert::Together | Insert::Each => Insert::Each,
+        }
+    }
+}
+
 /// One transaction for `rows`: BEGIN with synchronous commit and the group's lock, the inserts,
 /// the key lookups of rows not inserted, COMMIT; each step bounded by [`GROUP_TIMEOUT`].
-/// `Together` falls back to [`Outcome::Split`] when the statement cannot say which row is which.
+/// `Copy` and `Together` fall back to [`Outcome::Split`] when they cannot say which row is which.
 pub(super) async fn group(c: &Conn, rows: &[&Row], how: Insert) -> Outcome {
     let key: i64 = rand::random();
     let begin =
         format!("BEGIN; SET LOCAL synchronous_commit TO on; SELECT pg_advisory_xact_lock({key})");
-    let together = c
-        .statements
-        .group
-        .as_ref()
-        .filter(|_| how == Insert::Together);
+    let together = c.statements.group.as_ref().filter(|_| how != Insert::Each);
+    let copy = together
+        .and_then(|g| g.copy.as_ref())
+        .filter(|_| how == Insert::Copy && c.copying.load(Ordering::Relaxed));
     // The ids come in BEGIN's round trip: sent behind it, they are taken inside the transaction.
     let ids = async {
         match together {
@@ -101,7 +113,13 @@ pub(super) async fn group(c: &Conn, rows: &[&Row], how: Insert) -> Outcome {
     };
     let inserted = match (together, ids) {
         (Some(g), Some(ids)) => {
-            match timeout(GROUP_TIMEOUT, inserts::together(c, g, rows, &ids)).await {
+            let statement = async {
+                match copy {
+                    Some(copy) => copy::rows(c, copy, rows, &ids).await,
+                    None => inserts::together(c, g, rows, &ids).await,
+                }
+            };
+            match timeout(GROUP_TIMEOUT, statement).await {
                 Err(_) => return timed_out("the insert"),
                 Ok(Err(e)) => return not_committed(&e),
                 Ok(Ok(Together::Unsure)) => return split(c).await,
@@ -120,8 +138,14 @@ pub(super) async fn group(c: &Conn, rows: &[&Row], how: Insert) -> Outcome {
         Ok(fates) => fates,
         Err(e) => return rolled_back(c, not_committed(&e)).await,
     };
-    if let Err(outcome) = still_there(c, &mut fates).await {
-        return rolled_back(c, outcome).await;
+    match still_there(c, &mut fates).await {
+        Err(outcome) => return rolled_back(c, outcome).await,
+        // COPY ran no rule, and a trigger may have moved a row to another id: the INSERT says.
+        Ok(true) if copy.is_some() => {
+            c.copying.store(false, Ordering::Relaxed);
+            return split(c).await;
+        }
+        Ok(_) => {}
     }
     match timeout(GROUP_TIMEOUT, c.client.batch_execute("COMMIT")).await {
         Ok(Ok(())) => Outcome::Committed(fates),
@@ -190,7 +214,8 @@ async fn fates(
 
 /// Turn each row inserted but no longer in the table (deleted by a trigger after its INSERT,
 /// within this transaction) into [`Fate::Dropped`]: one look-up for the group, before COMMIT.
-async fn still_there(c: &Conn, fates: &mut [Fate]) -> Result<(), Outcome> {
+/// Whether the table has a trigger or a rule of its own (`false` too when nothing was inserted).
+async fn still_there(c: &Conn, fates: &mut [Fate]) -> Result<bool, Outcome> {
     let ids: Vec<i64> = fates
         .iter()
         .filter_map(|f| match f {
@@ -199,7 +224,7 @@ async fn still_there(c: &Conn, fates: &mut [Fate]) -> Result<(), Outcome> {
         })
         .collect();
     if ids.is_empty() {
-        return Ok(());
+        return Ok(false);
     }
     let found = match timeout(
         GROUP_TIMEOUT,
@@ -213,7 +238,7 @@ async fn still_there(c: &Conn, fates: &mut [Fate]) -> Result<(), Outcome> {
     };
     let Some(present) = found.get::<_, Option<Vec<i64>>>(0) else {
         // No trigger or rule of the table's own: every row inserted is there.
-        return Ok(());
+        return Ok(false);
     };
     let present: std::collections::HashSet<i64> = present.into_iter().collect();
     for fate in fates.iter_mut() {
@@ -221,7 +246,7 @@ async fn still_there(c: &Conn, fates: &mut [Fate]) -> Result<(), Outcome> {
             *fate = Fate::Dropped;
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// The outcome of the first failed insert: the row the server refused, named by the first error

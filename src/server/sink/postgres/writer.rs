@@ -213,7 +213,7 @@ fn answer(fate: &Fate) -> SinkResult {
 async fn commit_rows(link: &mut Link, rows: &[&Row], jobs: &[Job]) -> Vec<SinkResult> {
     let mut results: Vec<Option<SinkResult>> = vec![None; rows.len()];
     let (mut refused, mut retries) = (0, 0);
-    let mut how = Insert::Together;
+    let mut how = Insert::Copy;
     loop {
         let open: Vec<usize> = (0..rows.len()).filter(|&i| results[i].is_none()).collect();
         let Some(c) = link.conn.as_ref().filter(|_| !open.is_empty()) else {
@@ -233,12 +233,12 @@ async fn commit_rows(link: &mut Link, rows: &[&Row], jobs: &[Job]) -> Vec<SinkRe
                 }
                 break;
             }
-            // Nothing kept: row by row names the row the server refuses.
-            Outcome::Split => how = Insert::Each,
+            // Nothing kept: the next way, at last row by row, which names the row refused.
+            Outcome::Split => how = how.slower(),
             Outcome::Refused { index, why } if refused < REFUSED_MAX => {
                 refused += 1;
                 // The rest most likely goes in whole.
-                how = Insert::Together;
+                how = Insert::Copy;
                 results[open[index]] = Some(SinkResult::failed(format!(
                     "postgres: the database refused this message: {why}"
                 )));
