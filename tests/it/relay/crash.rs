@@ -1,6 +1,7 @@
 //! The queue through two SIGKILLs of the relay: every message answered downstream reaches the
 //! upstream, and with the upstream's --dedupe none is stored twice. Both kills land mid-run.
-//! And a kill between the upstream's answer and the row's settle: the row is sent again.
+//! And a kill between the upstream's answer and the row's settle: the row is sent again; and
+//! kills while several connections' batches share one synced commit.
 
 use super::proc::RelayProc;
 use crate::support::listen_proc::ListenProc;
@@ -233,5 +234,86 @@ async fn a_sigkill_of_the_relay_passing_batches_through_loses_nothing_answered()
             "{id} was answered downstream and is not upstream"
         );
     }
+    drop(relay);
+}
+
+#[tokio::test]
+async fn sigkills_amid_commits_shared_by_several_connections_lose_nothing_answered() {
+    // Eight connections at once: their batches go to the file together, one synced commit for
+    // all, each answered once that commit is on disk. A kill between the commit and the
+    // answers, or amid the commit, must leave every message answered downstream upstream.
+    let dir = tempfile::tempdir().unwrap();
+    let queue = dir.path().join("q.db");
+    let rx = dir.path().join("rx.db");
+    let input = dir.path().join("in.hl7");
+    std::fs::write(&input, messages("G", 1600)).unwrap();
+    let upstream = ListenProc::start(&["--sqlite", rx.to_str().unwrap(), "--dedupe"]);
+    let to = upstream.addr.to_string();
+    let q = queue.to_str().unwrap().to_string();
+    let args = ["--queue", q.as_str(), "--backoff-max", "200ms"];
+    let mut relay = RelayProc::start(&to, &args);
+    let port = relay.addr.port();
+    let mut send = tokio::process::Command::new(crate::support::mllp_bin());
+    send.arg("send")
+        .arg(&input)
+        .args(["--host", &format!("127.0.0.1:{port}"), "--json"])
+        .args([
+            "--connections",
+            "8",
+            "--order-key",
+            "none",
+            "--window",
+            "16",
+        ])
+        .args(["--backoff-max", "200ms", "--give-up-after", "30s"]);
+    let sending = tokio::spawn(finish(send, None));
+    for at in [200, 700] {
+        let started = Instant::now();
+        while count(&queue, "SELECT COUNT(*) FROM queue") < at
+            && started.elapsed() < Duration::from_secs(20)
+        {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        relay.kill();
+        let queued = count(&queue, "SELECT COUNT(*) FROM queue");
+        if sending.is_finished() {
+            let run = sending.await.unwrap();
+            panic!(
+                "the sender finished before the kill at {queued}: {}\n{}",
+                run.stderr,
+                run.stdout.lines().last().unwrap_or_default()
+            );
+        }
+        assert!(
+            queued >= at && queued < 1600,
+            "{queued} rows queued at the kill"
+        );
+        relay = RelayProc::start_at(port, &to, &args);
+    }
+    let run = sending.await.unwrap();
+    let accepted = run.accepted_ids();
+    assert!(accepted.len() >= 800, "most answered: {}", accepted.len());
+    let started = Instant::now();
+    while count(
+        &queue,
+        "SELECT COUNT(*) FROM queue WHERE status = 'pending'",
+    ) > 0
+        && started.elapsed() < Duration::from_secs(30)
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let db = rusqlite::Connection::open(&rx).unwrap();
+    let stored: std::collections::HashSet<String> = db
+        .prepare("SELECT control_id FROM messages")
+        .unwrap()
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let missing: Vec<_> = accepted.iter().filter(|id| !stored.contains(*id)).collect();
+    assert!(
+        missing.is_empty(),
+        "answered downstream and not upstream: {missing:?}"
+    );
     drop(relay);
 }

@@ -327,6 +327,13 @@ fn exited(pid: u32) -> bool {
 
 #[tokio::test]
 async fn rows_of_a_queue_moved_while_idle_are_in_its_main_file_after_a_stop() {
+    // Moved a while after the last answer, and at once (the stop comes before any pause).
+    for pause in [300, 0] {
+        moved_then_stopped(Duration::from_millis(pause)).await;
+    }
+}
+
+async fn moved_then_stopped(pause: Duration) {
     let dir = tempfile::tempdir().unwrap();
     let queue = dir.path().join("q.db");
     let relay = RelayProc::start("127.0.0.1:9", &["--queue", queue.to_str().unwrap()]);
@@ -340,10 +347,10 @@ async fn rows_of_a_queue_moved_while_idle_are_in_its_main_file_after_a_stop() {
         }
     }
     assert!(!positive.is_empty());
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    tokio::time::sleep(pause).await;
     let moved = dir.path().join("q.db.1");
     std::fs::rename(&queue, &moved).unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    tokio::time::sleep(pause).await;
     let term = std::process::Command::new("kill")
         .args(["-TERM", &relay.pid().to_string()])
         .status()
@@ -361,7 +368,7 @@ async fn rows_of_a_queue_moved_while_idle_are_in_its_main_file_after_a_stop() {
     for id in &positive {
         assert!(
             kept.contains(id),
-            "{id} answered AA is in no main file: {kept:?}"
+            "{id} answered AA is in no main file ({pause:?}): {kept:?}"
         );
     }
 }
