@@ -33,6 +33,14 @@ pub fn plan(args: &RelayArgs, resolver: &Arc<dyn Resolver>) -> Result<Plan, Exit
             return Err(Fatal::new(Exit::Usage, e).report());
         }
     }
+    let given = crate::failover::Rules {
+        failover_after: args.failover_after,
+        failback_after: args.failback_after,
+    };
+    // With one upstream they would do nothing: say so rather than accept them silently.
+    if let Some(refused) = given.refused_for_one(args.to.len(), "--to") {
+        return Err(Fatal::new(Exit::Usage, refused).report());
+    }
     let config = ServerConfig {
         drain_timeout: link.drain_timeout,
         ..args.guards.config()
