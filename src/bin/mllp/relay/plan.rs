@@ -89,6 +89,13 @@ fn upstream(
     let connector =
         crate::failover::connector(primary, &more, setup, args.failover(), &mut options)
             .map_err(|e| refused(&e))?;
+    if let Some(after) = args.failover().failover_after.filter(|_| args.to.len() > 1) {
+        // A message every host closes on is a poison message; one only the first closes on
+        // is the first host's fault: each host gets its failed connects before the message
+        // is given up.
+        let every_host = after.saturating_mul(args.to.len() as u32);
+        options.max_poison_closes = options.max_poison_closes.max(every_host);
+    }
     Ok((connector, options))
 }
 
