@@ -75,14 +75,20 @@ impl Upstream {
     }
 }
 
-/// Why the downstream connection closes when the upstream left a message unanswered.
+/// Why the downstream connection closes when the upstream left a message unanswered: the
+/// public cause of the send's fate, so the close says what truly happened upstream.
 fn close_cause(cause: FateCause) -> Cause {
     match cause {
         FateCause::Link(cause) => cause,
-        FateCause::AppAckTimeout => Cause::AckTimeout,
+        FateCause::AppAckTimeout | FateCause::DrainTimeout => Cause::AckTimeout,
         // Written just as the relay gave up waiting for the link: as unknown as an ACK timeout.
         FateCause::Cancelled => Cause::ConnectTimeout,
-        _ => Cause::Shutdown,
+        // The upstream closed before answering it, each time it was written alone.
+        FateCause::Poison => Cause::PeerClosed,
+        FateCause::NotMllp(_) | FateCause::PayloadContainsFramingByte => Cause::FramingFatal,
+        FateCause::TwoPhaseUnavailable => Cause::FifoUnsafe,
+        // The upstream link was closed under it: the relay is stopping.
+        FateCause::Closed | FateCause::Destroyed | FateCause::ClientDropped => Cause::Shutdown,
     }
 }
 

@@ -19,6 +19,24 @@ pub struct Rules {
     pub failback_after: Option<Duration>,
 }
 
+impl Rules {
+    /// With one host the rules would do nothing: the words refusing them (`hosts` is the flag
+    /// that names the hosts, e.g. `--host`), or `None` when there are several hosts or no rule.
+    pub fn refused_for_one(&self, count: usize, hosts: &str) -> Option<String> {
+        if count >= 2 {
+            return None;
+        }
+        let flag = match (self.failover_after, self.failback_after) {
+            (Some(_), _) => "--failover-after",
+            (None, Some(_)) => "--failback-after",
+            (None, None) => return None,
+        };
+        Some(format!(
+            "{flag} moves the link between hosts: give {hosts} more than once (in order of preference)"
+        ))
+    }
+}
+
 /// The link's connector: `primary` alone, or it and the connectors to `more` with the failover
 /// `rules` (the reconnect policy of `options` then applies to each host in turn). `Err`: a
 /// host's TLS material refused, in words naming the host (the caller adds the flag).

@@ -235,3 +235,27 @@ fn a_ca_that_was_the_final_answer_is_passed_on_once() {
         }
     );
 }
+
+/// The downstream close names the upstream's own cause, never a stop the relay is not making.
+#[test]
+fn an_unanswered_message_closes_downstream_with_its_true_cause() {
+    let unknown = |cause| Fate::UnknownFate {
+        cause,
+        flushed_at: std::time::SystemTime::UNIX_EPOCH,
+        elapsed: Duration::ZERO,
+        bytes: 1,
+    };
+    for (cause, expected) in [
+        (FateCause::Poison, Cause::PeerClosed),
+        (FateCause::Link(Cause::AckTimeout), Cause::AckTimeout),
+        (FateCause::AppAckTimeout, Cause::AckTimeout),
+        (FateCause::DrainTimeout, Cause::AckTimeout),
+        (FateCause::Destroyed, Cause::Shutdown),
+    ] {
+        assert_eq!(
+            Upstream::from_fate(&unknown(cause), None),
+            Upstream::Unanswered { cause: expected },
+            "{cause:?}"
+        );
+    }
+}

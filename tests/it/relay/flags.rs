@@ -66,3 +66,14 @@ fn unloadable_tls_material_exits_5_naming_the_file_before_listening() {
     assert!(stderr.contains("/nonexistent/relay.pem"), "{stderr}");
     assert!(!stderr.contains("listening on"), "{stderr}");
 }
+
+#[test]
+fn failover_flags_with_one_upstream_are_refused() {
+    for args in [&["--failover-after", "2"][..], &["--failback-after", "1m"]] {
+        let (code, stderr) = relay(args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(args[0]), "{args:?}: {stderr}");
+        assert!(stderr.contains("give --to more than once"), "{stderr}");
+        assert!(!stderr.contains("listening on"), "{stderr}");
+    }
+}

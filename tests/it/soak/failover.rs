@@ -44,3 +44,20 @@ fn a_refusing_first_host_hands_every_connection_to_the_next() {
     let stderr = String::from_utf8_lossy(&chaos.stderr);
     assert!(stderr.contains("--chaos"), "{stderr}");
 }
+
+#[test]
+fn failover_flags_with_one_host_are_refused() {
+    for flags in [&["--failover-after", "2"][..], &["--failback-after", "1m"]] {
+        let run = crate::support::mllp()
+            .args(["soak", "--host", "127.0.0.1:9", "--allow-synthetic"])
+            .args(["--messages", "1"])
+            .args(flags)
+            .timeout(std::time::Duration::from_secs(10))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{flags:?}: {stderr}");
+        assert!(stderr.contains(flags[0]), "{stderr}");
+        assert!(stderr.contains("give --host more than once"), "{stderr}");
+    }
+}

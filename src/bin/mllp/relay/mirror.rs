@@ -109,13 +109,11 @@ impl MirrorArgs {
     }
 }
 
-/// A mirror that is the relay's own listener loops every copy back into the relay; one that
-/// is the upstream delivers every message to it twice. Both refused, by resolved address.
-pub fn not_a_loop(args: &super::args::RelayArgs) -> Result<(), String> {
+/// A mirror that is the relay's own listener (`listen`: host, port) loops every copy back into
+/// the relay; one that is an upstream (`to`) delivers every message to it twice. Both refused,
+/// by resolved address.
+pub fn not_a_loop(mirror: &Target, listen: (&str, u16), to: &[Target]) -> Result<(), String> {
     use std::net::ToSocketAddrs;
-    let Some(mirror) = &args.mirror.mirror else {
-        return Ok(());
-    };
     let resolve = |host: &str, port: u16| -> Vec<std::net::SocketAddr> {
         (host, port)
             .to_socket_addrs()
@@ -128,13 +126,12 @@ pub fn not_a_loop(args: &super::args::RelayArgs) -> Result<(), String> {
             .iter()
             .any(|s| other.iter().any(|o| mllp::relay::same_listener(*s, *o)))
     };
-    if args.listen.port != 0 && meets(&resolve(&args.listen.host, args.listen.port)) {
+    if listen.1 != 0 && meets(&resolve(listen.0, listen.1)) {
         return Err(format!(
             "--mirror {mirror} is the relay's own --listen address: every copy would come back into the relay; give the shadow engine's address"
         ));
     }
-    if args
-        .to
+    if to
         .iter()
         .any(|to| meets(&resolve(&to.host, to.port_or_default())))
     {

@@ -16,13 +16,13 @@ pub fn connector(
     primary: TcpConnector,
     options: &mut ClientOptions,
 ) -> anyhow::Result<Result<Arc<dyn Connector>, String>> {
+    let rules = Rules {
+        failover_after: args.failover_after,
+        failback_after: args.failback_after,
+    };
     // With one host they would do nothing: say so rather than accept them silently.
-    if args.host.len() < 2 {
-        if let Some(flag) = failover_flag(args) {
-            return Ok(Err(format!(
-                "{flag} moves the link between hosts: give --host more than once (in order of preference)"
-            )));
-        }
+    if let Some(refused) = rules.refused_for_one(args.host.len(), "--host") {
+        return Ok(Err(refused));
     }
     // Without reconnecting each host gets one connect: there is no count to reach, and no
     // coming back.
@@ -41,10 +41,6 @@ pub fn connector(
             Err(err) => return Ok(Err(format!("--host {target}: {err}"))),
         }
     }
-    let rules = Rules {
-        failover_after: args.failover_after,
-        failback_after: args.failback_after,
-    };
     let settings = args.link.settings();
     let resolver = netargs::resolver()?;
     let made = crate::failover::connector(

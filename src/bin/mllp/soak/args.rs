@@ -140,6 +140,14 @@ impl SoakArgs {
         };
         // The load's own limits are said before any host is parsed or file read.
         load.validate().map_err(super::words::plan)?;
+        let rules = crate::failover::Rules {
+            failover_after: self.failover_after,
+            failback_after: self.failback_after,
+        };
+        // With one host they would do nothing: say so rather than accept them silently.
+        if let Some(refused) = rules.refused_for_one(self.host.len(), "--host") {
+            anyhow::bail!(refused);
+        }
         let origin = crate::netargs::Origin::default();
         let mut endpoints = Vec::with_capacity(self.host.len());
         for host in &self.host {
