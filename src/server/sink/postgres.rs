@@ -19,6 +19,8 @@ mod commit;
 pub(crate) mod conninfo;
 mod failure;
 mod inserts;
+#[cfg(feature = "sqlite")]
+mod rows;
 mod tls;
 mod writer;
 
@@ -29,6 +31,8 @@ use crate::server::StoreReports;
 use conninfo::ConnInfo;
 pub use conninfo::ConnInfoError;
 pub use failure::Failure;
+#[cfg(feature = "sqlite")]
+pub use rows::PostgresRows;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
