@@ -58,6 +58,7 @@ mod actor;
 mod admission;
 mod fate_cell;
 mod flight;
+mod hosts;
 pub(crate) use flight::ignores_control_ids;
 mod life;
 mod options_error;
@@ -73,6 +74,7 @@ pub use backoff::{
     RetryStrategy,
 };
 pub use events::ClientEvent;
+pub use hosts::HostList;
 pub use fate::{AckPayload, DrainReport, Fate, FateCause, Population, Refusal, Settled};
 pub use options::{
     ClientOptions, Correlation, OnBackpressure, OptionsError, Reconnect, Window,

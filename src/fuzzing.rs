@@ -255,3 +255,6 @@ pub fn split_input(data: &[u8]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

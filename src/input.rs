@@ -7,8 +7,8 @@
 //!   sending, taken from where the index says.
 //! - [`ControlIds`]: the messages' MSH-10 as given (an empty one refused) or fresh ones.
 //! - [`StoreRows`]: the messages of a receiver's or relay's SQLite store, filtered and each row
-//!   checked as a file of its payload would be, for replay; [`PostgresRows`] those of a
-//!   `listen --postgres` store.
+//!   checked as a file of its payload would be, for replay (those of a `listen --postgres`
+//!   store: [`crate::server::PostgresRows`]).
 //! - [`SharedControlIds`]: control IDs several messages share, counted in a temporary file so a
 //!   dry run of any size holds bounded memory.
 
@@ -20,8 +20,6 @@ mod idle;
 mod index;
 mod message;
 mod natural;
-#[cfg(all(feature = "postgres", feature = "sqlite"))]
-mod pg_store;
 mod reader;
 mod set;
 #[cfg(feature = "sqlite")]
@@ -36,8 +34,6 @@ pub use error::InputError;
 pub use idle::STREAM_IDLE;
 pub use message::{Message, SplitOptions, DEFAULT_MAX_MESSAGE};
 pub use natural::natural_cmp;
-#[cfg(all(feature = "postgres", feature = "sqlite"))]
-pub use pg_store::PostgresRows;
 pub use set::{InputOptions, InputSet, Messages, Summary, DEFAULT_MAX_INPUT};
 #[cfg(feature = "sqlite")]
 pub use shared_ids::SharedControlIds;

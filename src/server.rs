@@ -68,6 +68,8 @@ pub use sink::{
 };
 #[cfg(feature = "postgres")]
 pub use sink::{ConnInfoError, Failure, PostgresError, PostgresSink};
+#[cfg(all(feature = "postgres", feature = "sqlite"))]
+pub use sink::PostgresRows;
 #[cfg(feature = "sqlite")]
 pub use sink::{SqliteError, SqliteSink};
 pub use proxy::{Cidr, CidrError, ProxyProtocol};

@@ -5,12 +5,10 @@
 mod accept;
 mod attempt;
 mod classify;
-mod hosts;
 
 pub use accept::{AcceptConnector, AcceptEvent};
 pub use attempt::{Attempt, HostTurn, Move};
 pub use classify::classify;
-pub use hosts::HostList;
 
 use crate::cause::{classify_io, Cause};
 use crate::resolve::{BoxFuture, Resolver, SystemResolver};

@@ -24,6 +24,8 @@ pub use groups::CommitGroups;
 pub use out_dir::OutDirSink;
 #[cfg(feature = "postgres")]
 pub use postgres::{ConnInfoError, Failure, PostgresError, PostgresSink};
+#[cfg(all(feature = "postgres", feature = "sqlite"))]
+pub use postgres::PostgresRows;
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteError, SqliteSink};
 pub use stdout::{OutputFormat, StdoutSink};

@@ -8,7 +8,6 @@
 use super::{Connection, Connector, LinkError, Phase};
 use crate::cause::Cause;
 use crate::resolve::BoxFuture;
-use crate::server::Accept;
 use crate::tls::TlsAcceptor;
 use std::io;
 use std::net::SocketAddr;
@@ -224,11 +223,11 @@ async fn accept_loop(
                 tls: None,
                 security_warnings: Vec::new(),
             }),
-            Some(acceptor) => match Accept::accept(acceptor, tcp).await {
-                Ok(accepted) => Ok(Connection {
-                    stream: Box::new(accepted.stream),
+            Some(acceptor) => match acceptor.accept(tcp).await {
+                Ok((stream, accepted)) => Ok(Connection {
+                    stream: Box::new(stream),
                     peer: Some(peer),
-                    tls: accepted.tls.map(|t| t.tls),
+                    tls: Some(accepted.tls),
                     security_warnings: Vec::new(),
                 }),
                 Err(e) => Err(LinkError {

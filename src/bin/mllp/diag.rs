@@ -4,12 +4,11 @@
 //! (`event`, `emit`) with JSON fields.
 
 pub mod fatal;
-pub mod hint;
 pub mod warnings;
 
 pub use fatal::Fatal;
 
-use crate::cli::global::{ColorChoice, GlobalArgs, LogFormat};
+use crate::global::{ColorChoice, GlobalArgs, LogFormat};
 use crate::output::diag::Diagnostic;
 use serde::Serialize;
 use serde_json::Value;

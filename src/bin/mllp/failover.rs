@@ -1,12 +1,13 @@
 //! Failover hosts for the commands that connect out (`send --host`, `relay --to`, `soak
-//! --host`): one link over the endpoints in order ([`mllp::transport::HostList`]), each with
+//! --host`): one link over the endpoints in order ([`mllp::client::HostList`]), each with
 //! its own TLS name, and the reconnect policy applied to each host in turn (without
 //! reconnecting, each host tried once, in order).
 
 use crate::netargs::TlsArgs;
+use mllp::client::HostList;
 use mllp::client::{ClientOptions, LinkSettings};
 use mllp::resolve::Resolver;
-use mllp::transport::{Connector, HostList, TcpConnector};
+use mllp::transport::{Connector, TcpConnector};
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -3,12 +3,11 @@
 //! subsections), each command's `Manual` the DESCRIPTION, EXIT STATUS, ENVIRONMENT, FILES and
 //! EXAMPLES.
 
-use crate::cli::global::heading;
-use crate::cli::Cli;
 use crate::exit::Exit;
+use crate::global::heading;
 use crate::manual::{self, Manual};
 use anyhow::Context;
-use clap::{Args, CommandFactory};
+use clap::Args;
 use clap_complete::Shell;
 use std::path::PathBuf;
 
@@ -28,8 +27,8 @@ pub struct ManArgs {
     pub dir: Option<PathBuf>,
 }
 
-pub fn completions(args: CompletionsArgs) -> anyhow::Result<Exit> {
-    let mut cmd = Cli::command();
+/// The completion script of `cmd` (the whole command line) for the shell `args` names.
+pub fn completions(args: CompletionsArgs, mut cmd: clap::Command) -> anyhow::Result<Exit> {
     // Rendered first: the generator panics on a failed write.
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "mllp", &mut script);
@@ -37,8 +36,9 @@ pub fn completions(args: CompletionsArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-pub fn man(args: ManArgs) -> anyhow::Result<Exit> {
-    let pages = pages().context("rendering the man pages")?;
+/// The man pages of `cmd` (the whole command line), to stdout or into a directory.
+pub fn man(args: ManArgs, cmd: clap::Command) -> anyhow::Result<Exit> {
+    let pages = pages(cmd).context("rendering the man pages")?;
     match args.dir {
         None => crate::stdout::write_all(&pages[0].1)?,
         Some(dir) => {
@@ -72,8 +72,8 @@ fn manual_for(name: &str) -> Option<&'static Manual> {
 }
 
 /// `(file name, page)`, `mllp.1` first.
-fn pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
-    let mut cmd = Cli::command().disable_help_subcommand(true);
+fn pages(cmd: clap::Command) -> std::io::Result<Vec<(String, Vec<u8>)>> {
+    let mut cmd = cmd.disable_help_subcommand(true);
     cmd.build();
     let mut pages = vec![page(&cmd, Some(&manual::MLLP))?];
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {

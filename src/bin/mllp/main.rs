@@ -10,6 +10,8 @@ mod diff;
 mod exit;
 mod failover;
 mod generate;
+mod global;
+mod hint;
 mod inspect;
 mod listen;
 mod manual;
@@ -61,7 +63,7 @@ fn parse() -> Result<cli::Cli, clap::Error> {
 fn run(mut cli: cli::Cli) -> anyhow::Result<exit::Exit> {
     // `listen --json` is the habit of the other commands: JSON diagnostics too.
     if matches!(&cli.command, cli::Command::Listen(args) if args.json) {
-        cli.global.log_format = cli::LogFormat::Json;
+        cli.global.log_format = global::LogFormat::Json;
     }
     let diag = diag::Diag::new(&cli.global);
     match cli.command {
@@ -74,7 +76,7 @@ fn run(mut cli: cli::Cli) -> anyhow::Result<exit::Exit> {
         cli::Command::Check(args) => check::run(*args, &diag),
         cli::Command::Diff(args) => diff::run(*args, &diag),
         cli::Command::Deid(args) => deid::run(*args, &diag),
-        cli::Command::Completions(args) => generate::completions(args),
-        cli::Command::Man(args) => generate::man(args),
+        cli::Command::Completions(args) => generate::completions(args, cli::Cli::command()),
+        cli::Command::Man(args) => generate::man(args, cli::Cli::command()),
     }
 }

@@ -2,7 +2,7 @@
 //! and their environment defaults), TLS, timeouts and reconnects, and the name resolver. What
 //! they build is the library's (`mllp::target`, `mllp::client::LinkSettings`).
 
-use crate::cli::global::heading;
+use crate::global::heading;
 use crate::values;
 use anyhow::Context;
 use clap::Args;

@@ -20,6 +20,8 @@ mod copy;
 pub(crate) mod conninfo;
 mod failure;
 mod inserts;
+#[cfg(feature = "sqlite")]
+mod rows;
 mod tls;
 mod writer;
 
@@ -30,6 +32,8 @@ use crate::server::StoreReports;
 use conninfo::ConnInfo;
 pub use conninfo::ConnInfoError;
 pub use failure::Failure;
+#[cfg(feature = "sqlite")]
+pub use rows::PostgresRows;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};

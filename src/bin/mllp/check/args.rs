@@ -1,6 +1,6 @@
 //! `mllp check`'s flags: the inputs (shared with `show`) and the site's profile.
 
-use crate::cli::global::heading;
+use crate::global::heading;
 use crate::inspect::InspectArgs;
 use crate::manual::CHECK;
 use clap::Args;

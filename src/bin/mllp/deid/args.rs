@@ -1,6 +1,6 @@
 //! `mllp deid`'s flags: the inputs, where the output goes, the key and the policy.
 
-use crate::cli::global::heading;
+use crate::global::heading;
 use crate::manual::DEID;
 use crate::values;
 use clap::Args;

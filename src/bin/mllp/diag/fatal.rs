@@ -76,11 +76,12 @@ impl Fatal {
 /// A command line clap refused. Help and version go to stdout as clap prints them; an error is
 /// a JSON event when the arguments ask for `--log-format json`, else clap's own text.
 pub fn parse_error(err: clap::Error) -> ExitCode {
-    let json = crate::cli::log_format_in(std::env::args_os()) == Some(crate::cli::LogFormat::Json);
+    let json =
+        crate::global::log_format_in(std::env::args_os()) == Some(crate::global::LogFormat::Json);
     if !err.use_stderr() || !json {
         err.exit();
     }
-    super::set_format(crate::cli::LogFormat::Json);
+    super::set_format(crate::global::LogFormat::Json);
     let kind = err.kind();
     let message = match kind {
         clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {

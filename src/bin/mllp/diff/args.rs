@@ -1,7 +1,7 @@
 //! `mllp diff`'s flags: the two sides, what pairs their messages, what is compared, and what
 //! is shown.
 
-use crate::cli::global::heading;
+use crate::global::heading;
 use crate::manual::DIFF;
 use crate::values;
 use clap::Args;

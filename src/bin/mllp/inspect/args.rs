@@ -1,6 +1,6 @@
 //! The input flags of `show` and `check`: what to read and which messages of it.
 
-use crate::cli::global::heading;
+use crate::global::heading;
 use crate::values;
 use clap::Args;
 use mllp::hl7::{Charset, Filter, Filters};

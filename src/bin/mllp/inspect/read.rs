@@ -6,9 +6,10 @@
 use super::InspectArgs;
 use mllp::hl7::Filters;
 use mllp::input::{
-    collect_inputs, InputError, InputSource, Message, PostgresRows, SplitOptions, Splitter,
-    StoreFilter, StoreReadError, StoreRows,
+    collect_inputs, InputError, InputSource, Message, SplitOptions, Splitter, StoreFilter,
+    StoreReadError, StoreRows,
 };
+use mllp::server::PostgresRows;
 use std::fs::File;
 use std::io::Read;
 

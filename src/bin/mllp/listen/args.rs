@@ -2,7 +2,7 @@
 //! server configuration, the sink, the policy and the TLS acceptor.
 
 use super::setup::{self, Commit, Memory, SetupError};
-use crate::cli::global::heading;
+use crate::global::heading;
 use crate::manual::LISTEN;
 use clap::{Args, ValueEnum};
 use mllp::ack::AckCode;

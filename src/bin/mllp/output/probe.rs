@@ -93,7 +93,7 @@ impl<'a> VerdictRecord<'a> {
         VerdictRecord {
             class: verdict.class,
             cause: verdict.cause,
-            hint: crate::diag::hint::words(&verdict.hint),
+            hint: crate::hint::words(&verdict.hint),
             detail: &verdict.detail,
             ack_code: verdict.ack_code.as_deref(),
         }

@@ -284,7 +284,7 @@ impl LinkFigures {
 /// link's last failure.
 pub fn hint(ending: &Ending) -> Option<String> {
     let cause = ending.gave_up.or(ending.last_failure)?;
-    Some(crate::diag::hint::for_cause(cause).into_owned())
+    Some(crate::hint::for_cause(cause).into_owned())
 }
 
 /// `messages` per second over `elapsed`, to one decimal; 0 for no time at all.

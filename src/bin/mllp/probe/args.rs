@@ -1,7 +1,7 @@
 //! `mllp probe`'s flags: the endpoint, each phase's timeout (defaults from the library), TLS,
 //! what to send, how often, and the probe configuration they make.
 
-use crate::cli::global::heading;
+use crate::global::heading;
 use crate::manual::PROBE;
 use crate::netargs::endpoint_of;
 use crate::netargs::{resolver, Origin, TlsArgs};

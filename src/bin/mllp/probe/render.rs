@@ -41,7 +41,7 @@ pub fn table(report: &ProbeReport) -> String {
     let cause = verdict.cause.map(|c| format!(" ({c})")).unwrap_or_default();
     let _ = writeln!(out, "verdict: {}{cause}", verdict.class.as_str());
     let _ = writeln!(out, "  {}", verdict.detail);
-    let _ = write!(out, "  hint: {}", crate::diag::hint::words(&verdict.hint));
+    let _ = write!(out, "  hint: {}", crate::hint::words(&verdict.hint));
     out
 }
 

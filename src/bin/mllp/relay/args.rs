@@ -3,7 +3,7 @@
 //! the upstream link reconnects for as long as the relay runs); the relay's own are where to
 //! listen and forward, the window, and the queue or record file.
 
-use crate::cli::global::heading;
+use crate::global::heading;
 use crate::listen::args::{GuardArgs, LogRateArgs, ServerTlsArgs};
 use crate::netargs::{BackoffArgs, TimingArgs, TlsArgs};
 use crate::values;

@@ -2,8 +2,8 @@
 //! what is compared), and the mirror as the relay shows it: `mirror_diff` lines, its counts in
 //! `relay_stats`, the live status and the summary at the stop.
 
-use crate::cli::global::heading;
 use crate::diag::Diag;
+use crate::global::heading;
 use crate::netargs::TlsArgs;
 use crate::values;
 use clap::{Args, ValueEnum};

@@ -260,6 +260,6 @@ fn hint(cause: Cause) -> std::borrow::Cow<'static, str> {
             "the upstream's ACKs do not name the messages' control IDs (MSH-10 in MSA-2), and \
              the relay pairs answers by control ID: have the upstream echo them",
         ),
-        hint => crate::diag::hint::words(&hint),
+        hint => crate::hint::words(&hint),
     }
 }

@@ -1,7 +1,7 @@
 //! `mllp send`'s flags: the inputs and how they are read, where to send, the flow of messages
 //! on the link, and what is shown.
 
-use crate::cli::global::heading;
+use crate::global::heading;
 use crate::manual::SEND;
 use crate::netargs::{LinkArgs, Origin, TlsArgs};
 use crate::values;

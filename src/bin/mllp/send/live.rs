@@ -336,7 +336,7 @@ impl Live {
             ClientEvent::Error { cause, class } => {
                 format!(
                     "link error on {host}: {cause} ({class}): {}",
-                    crate::diag::hint::for_cause(*cause)
+                    crate::hint::for_cause(*cause)
                 )
             }
             ClientEvent::Warning(w) => format!("warning {}", crate::diag::warnings::human(w)),

@@ -1,6 +1,6 @@
 //! `mllp show`'s flags: the inputs (shared with `check`) and what is shown of each message.
 
-use crate::cli::global::heading;
+use crate::global::heading;
 use crate::inspect::InspectArgs;
 use crate::manual::SHOW;
 use crate::values;

@@ -1,6 +1,6 @@
 //! The flags of `mllp soak`, and the library's plan they describe.
 
-use crate::cli::global::heading;
+use crate::global::heading;
 use crate::manual::SOAK;
 use crate::netargs::{LinkArgs, TlsArgs};
 use crate::values;

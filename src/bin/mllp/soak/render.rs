@@ -41,7 +41,7 @@ pub fn human(r: &SoakReport) -> String {
         if cause.class() == Class::Permanent {
             line(format!(
                 "  {cause} (permanent): {}",
-                crate::diag::hint::for_cause(cause)
+                crate::hint::for_cause(cause)
             ));
         }
     }

@@ -96,7 +96,7 @@ pub(super) fn describe(
             detail,
             hint,
         } => {
-            let hint = hint.as_ref().map(crate::diag::hint::words);
+            let hint = hint.as_ref().map(crate::hint::words);
             let mut line =
                 format!("connection {connection} from {peer}: TLS handshake failed ({cause}): {detail}");
             if let Some(hint) = &hint {

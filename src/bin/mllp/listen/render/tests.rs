@@ -1,7 +1,7 @@
 //! The listen renderer's lines, human and JSON, event by event.
 
 use super::*;
-use crate::cli::global::LogFormat;
+use crate::global::LogFormat;
 use mllp::ack::{AckCode, NackReason};
 use mllp::cause::{Cause, Hint};
 use mllp::server::NackWhy;

@@ -1,10 +1,8 @@
-//! The command line: global flags and the subcommand list. Each subcommand's flags live beside
+//! The command line: the global flags and the subcommand list. Each subcommand's flags live beside
 //! its implementation.
 
-pub mod global;
-
+use crate::global::GlobalArgs;
 use clap::{Parser, Subcommand};
-pub use global::{log_format_in, GlobalArgs, LogFormat};
 
 /// MLLP for HL7 v2: send, receive, probe and soak-test HL7 links.
 #[derive(Debug, Parser)]

@@ -1,9 +1,8 @@
 //! Messages read back from a `listen --postgres` store: table `messages`, in arrival order (by
 //! row id), a page of rows at a time, each named by its row (`user@host:5432/db#17`).
 
-use super::message::Message;
-use super::store::{StoreFilter, StoreReadError, Stored, PAGE_ROWS};
-use crate::server::sink::postgres::conninfo;
+use super::conninfo;
+use crate::input::{Message, StoreFilter, StoreReadError, Stored, PAGE_ROWS};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -44,7 +43,7 @@ impl PostgresRows {
             what,
         };
         let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-        let tls = crate::server::sink::postgres::tls_connector(&info, home.as_deref())
+        let tls = super::tls_connector(&info, home.as_deref())
             .map_err(|e| fail(format!("TLS settings: {e}")))?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

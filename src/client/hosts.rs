@@ -10,8 +10,8 @@
 //! wrap around and a fresh policy per host would never give up. Without it, each host gets the
 //! whole policy in turn and giving up on the last ends the link.
 
-use super::{Attempt, Connection, Connector, HostTurn, LinkError, Move, TcpConnector};
-use crate::client::{RetryContext, RetryStrategy};
+use super::{RetryContext, RetryStrategy};
+use crate::transport::{Attempt, Connection, Connector, HostTurn, LinkError, Move, TcpConnector};
 use crate::resolve::BoxFuture;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -226,7 +226,7 @@ impl RetryStrategy for PerHost {
         Some(self.inner.next_delay(&fresh).unwrap_or(Duration::ZERO))
     }
 
-    fn validate(&self) -> Result<(), crate::client::OptionsError> {
+    fn validate(&self) -> Result<(), super::OptionsError> {
         self.inner.validate()
     }
 }
