@@ -26,12 +26,14 @@ mod plan;
 mod policy;
 mod remember;
 mod replace;
+mod rule;
 mod shape;
 mod standard;
 
 pub use apply::{Deidentifier, Report, Session};
 pub use key::{readable_by_others, Key, KeyError, KEY_BYTES};
-pub use policy::{Method, Policy, PolicyError, RawPolicy, RawRule, Rule, When};
+pub use policy::{Policy, PolicyError, RawPolicy, RawRule};
+pub use rule::{Method, Rule, When};
 
 #[cfg(test)]
 mod model_tests;
