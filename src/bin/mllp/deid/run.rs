@@ -3,7 +3,7 @@
 
 use super::args::DeidArgs;
 use super::output::{check_dir, OutFile, Output};
-use super::render;
+use super::render::{self, Done};
 use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
 use crate::sources::{self, Kind, Source};
@@ -17,15 +17,6 @@ use std::path::Path;
 
 const NO_KEY: &str = "no key: pass --key-file FILE (make one with `mllp deid --new-key FILE` \
     and keep it: the same key gives the same replacements in every run)";
-
-/// What one run did.
-#[derive(Debug, Default)]
-pub struct Done {
-    pub read: u64,
-    pub written: u64,
-    pub filtered_out: u64,
-    pub files: u64,
-}
 
 pub fn run(args: DeidArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let usage = |what: &dyn std::fmt::Display| Ok(Fatal::new(Exit::Usage, what).report());
