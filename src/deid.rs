@@ -18,6 +18,7 @@
 //! `keep` keeps.
 
 mod apply;
+mod batch;
 mod date;
 mod derive;
 mod key;
@@ -31,6 +32,7 @@ mod shape;
 mod standard;
 
 pub use apply::{Deidentifier, Report, Session};
+pub use batch::batch_trailer;
 pub use key::{readable_by_others, Key, KeyError, KEY_BYTES};
 pub use policy::{Policy, PolicyError, RawPolicy, RawRule};
 pub use rule::{Method, Rule, When};

@@ -8,7 +8,7 @@ use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
 use crate::sources::{self, Kind, Source};
 use crate::stdout::Out;
-use mllp::deid::{Deidentifier, Key, KeyError, Policy, RawPolicy, Session};
+use mllp::deid::{batch_trailer, Deidentifier, Key, KeyError, Policy, RawPolicy, Session};
 use mllp::hl7::{is_envelope_segment, Filters};
 use mllp::input::SplitOptions;
 use std::collections::HashSet;
@@ -144,17 +144,32 @@ impl Job<'_> {
             }
             Output::Stdout(_) => None,
         };
+        // Messages of the current batch left out by --where: its trailer's count then says
+        // what was written.
+        let (mut batch_written, mut batch_left_out) = (0, 0);
         for message in messages {
             let message = message.map_err(|e| e.to_string())?;
             if is_envelope_segment(&message.payload) {
-                write(&mut file, output, &message.payload)?;
+                match message.payload.get(..3) {
+                    Some(b"BTS") if batch_left_out > 0 => {
+                        self.buf.clear();
+                        batch_trailer(&message.payload, batch_written, &mut self.buf);
+                        write(&mut file, output, &self.buf)?;
+                    }
+                    _ => write(&mut file, output, &message.payload)?,
+                }
+                if matches!(message.payload.get(..3), Some(b"BHS" | b"BTS")) {
+                    (batch_written, batch_left_out) = (0, 0);
+                }
                 continue;
             }
             self.done.read += 1;
             if !self.filters.admits(&message.payload) {
                 self.done.filtered_out += 1;
+                batch_left_out += 1;
                 continue;
             }
+            batch_written += 1;
             self.buf.clear();
             self.session.apply(&message.payload, &mut self.buf);
             write(&mut file, output, &self.buf)?;
