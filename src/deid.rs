@@ -18,6 +18,7 @@
 //! `keep` keeps.
 
 mod apply;
+mod batch;
 mod date;
 mod derive;
 mod key;
@@ -26,12 +27,15 @@ mod plan;
 mod policy;
 mod remember;
 mod replace;
+mod rule;
 mod shape;
 mod standard;
 
 pub use apply::{Deidentifier, Report, Session};
+pub use batch::batch_trailer;
 pub use key::{readable_by_others, Key, KeyError, KEY_BYTES};
-pub use policy::{Method, Policy, PolicyError, RawPolicy, RawRule, Rule, When};
+pub use policy::{Policy, PolicyError, RawPolicy, RawRule};
+pub use rule::{Method, Rule, When};
 
 #[cfg(test)]
 mod model_tests;

@@ -3,12 +3,14 @@
 
 use super::derive::Deriver;
 use super::plan::{plans, SegmentPlan, Table};
-use super::policy::{Method, Policy};
+use super::policy::Policy;
+use super::rule::Method;
 use super::remember::Remembered;
 use super::replace::{date_offset, replace};
 use super::Key;
 use crate::hl7::charset::Charset;
 use crate::hl7::{escape, Delimiters, Message, Place, Segment, Value};
+use std::borrow::Cow;
 use std::fmt;
 
 /// Replacements remembered at most, per session, and the longest original remembered: values
@@ -202,7 +204,7 @@ impl Session<'_> {
             match &fp.table {
                 // One rule blanking the whole field: the field goes, separators and all.
                 Some(Table::Blank(rule)) => {
-                    pass.put(field, &[], &field.delimiters());
+                    pass.put(field.raw(), &[], &field.delimiters());
                     self.report.counts[*rule] += 1;
                 }
                 Some(table) => self.walk(pass, field, table),
@@ -233,22 +235,35 @@ impl Session<'_> {
         }
     }
 
-    /// A field whose components' rules are known: each component a rule replaces, each of
-    /// its subcomponents replaced; the others never split.
+    /// A field whose components' rules are known, read in one pass over its bytes: each
+    /// subcomponent of a component a rule replaces handed on, the others passed over, and
+    /// whether it holds an escape sequence noted on the way.
     fn walk<'a>(&mut self, pass: &mut Pass<'a, '_>, field: Value<'a>, table: &Table) {
-        for repetition in field.repetitions() {
-            for (c, component) in repetition.components().enumerate() {
-                let Some(rule) = table.component(c + 1) else {
-                    continue;
-                };
-                for leaf in component.subcomponents() {
-                    // Empty, or HL7's explicit null: nothing to replace.
-                    if leaf.is_empty() || leaf.raw() == b"\"\"" {
-                        continue;
-                    }
-                    self.leaf(pass, leaf, rule);
-                }
+        let d = field.delimiters();
+        let raw = field.raw();
+        let mut component = 1;
+        let mut rule = table.component(1);
+        let (mut start, mut escaped) = (0, false);
+        for (at, &b) in raw.iter().enumerate() {
+            if b != d.repetition && b != d.component && b != d.subcomponent {
+                escaped |= b == d.escape;
+                continue;
             }
+            if let Some(rule) = rule {
+                self.leaf(pass, &raw[start..at], escaped, rule, &d);
+            }
+            (start, escaped) = (at + 1, false);
+            // A repetition starts again at its first component; a subcomponent stays in its.
+            if b == d.repetition {
+                component = 1;
+                rule = table.component(1);
+            } else if b == d.component {
+                component += 1;
+                rule = table.component(component);
+            }
+        }
+        if let Some(rule) = rule {
+            self.leaf(pass, &raw[start..], escaped, rule, &d);
         }
     }
 
@@ -264,7 +279,7 @@ impl Session<'_> {
         if let [only] = rules {
             let rule = &policy.rules()[*only];
             if rule.method == Method::Blank && rule.path.depth() == crate::hl7::Depth::Field {
-                pass.put(field, &[], &field.delimiters());
+                pass.put(field.raw(), &[], &field.delimiters());
                 self.report.counts[*only] += 1;
                 return;
             }
@@ -272,10 +287,6 @@ impl Session<'_> {
         for (r, repetition) in field.repetitions().enumerate() {
             for (c, component) in repetition.components().enumerate() {
                 for (s, leaf) in component.subcomponents().enumerate() {
-                    // Empty, or HL7's explicit null: nothing to replace.
-                    if leaf.is_empty() || leaf.raw() == b"\"\"" {
-                        continue;
-                    }
                     let place = Place {
                         repetition: Some(r + 1),
                         component: Some(c + 1),
@@ -283,20 +294,36 @@ impl Session<'_> {
                         ..at
                     };
                     if let Some(rule) = policy.decide(rules, &place) {
-                        self.leaf(pass, leaf, rule);
+                        self.leaf(pass, leaf.raw(), true, rule, &leaf.delimiters());
                     }
                 }
             }
         }
     }
 
-    fn leaf<'a>(&mut self, pass: &mut Pass<'a, '_>, leaf: Value<'a>, rule: usize) {
+    /// One value (a subcomponent's bytes as written; `escaped` when they may hold an escape
+    /// sequence) replaced under `rule`.
+    fn leaf<'a>(
+        &mut self,
+        pass: &mut Pass<'a, '_>,
+        raw: &'a [u8],
+        escaped: bool,
+        rule: usize,
+        delimiters: &Delimiters,
+    ) {
+        // Empty, or HL7's explicit null: nothing to replace.
+        if raw.is_empty() || raw == b"\"\"" {
+            return;
+        }
         let deid = self.deid;
         let method = deid.policy.rules()[rule].method;
         if method == Method::Keep {
             return;
         }
-        let decoded = leaf.decoded();
+        let decoded = match escaped {
+            true => escape::decode(raw, delimiters),
+            false => Cow::Borrowed(raw),
+        };
         let named;
         let original: &[u8] = match method {
             // The name as text (MSH-18 decoded), so `Müller` reads alike in any character set.
@@ -315,7 +342,8 @@ impl Session<'_> {
             // Method, offset and original: what the replacement depends on.
             self.key.clear();
             self.key.push(method as u8);
-            self.key.extend_from_slice(&days.to_le_bytes());
+            // An offset is -365 to 0 days: two bytes hold it.
+            self.key.extend_from_slice(&(days as i16).to_le_bytes());
             self.key.extend_from_slice(original);
             match self.remembered.get(&self.key) {
                 Some(known) => self.text.extend_from_slice(known),
@@ -327,7 +355,7 @@ impl Session<'_> {
                 }
             }
         }
-        if pass.put(leaf, &self.text, &leaf.delimiters()) {
+        if pass.put(raw, &self.text, delimiters) {
             self.report.counts[rule] += 1;
         }
     }
@@ -375,10 +403,9 @@ impl<'a> Pass<'a, '_> {
             .get_or_insert_with(|| date_offset(&deid.deriver, &patient_id(patient)))
     }
 
-    /// Write `text` (escapes decoded) where `value` lies, escaped under `delimiters`; whether
-    /// that changed the bytes.
-    fn put(&mut self, value: Value<'a>, text: &[u8], delimiters: &Delimiters) -> bool {
-        let raw = value.raw();
+    /// Write `text` (escapes decoded) where `raw` (a value of the message) lies, escaped under
+    /// `delimiters`; whether that changed the bytes.
+    fn put(&mut self, raw: &'a [u8], text: &[u8], delimiters: &Delimiters) -> bool {
         let start = raw.as_ptr() as usize - self.message.as_ptr() as usize;
         self.out
             .extend_from_slice(&self.message[self.copied..start]);

@@ -3,7 +3,8 @@
 //! reach no deeper than a component, which rule decides each component, so a value is never
 //! held against the rules one by one.
 
-use super::policy::{Method, Policy};
+use super::policy::Policy;
+use super::rule::Method;
 use crate::hl7::{Depth, Path, Place};
 
 /// One segment's rules, by field.

@@ -4,7 +4,7 @@
 use super::date;
 use super::derive::{Deriver, Domain};
 use super::names::NAMES;
-use super::policy::Method;
+use super::rule::Method;
 use super::shape::same_shape;
 
 /// The patient's date offset in days, earlier by 1 to 365: from the patient's identifier, so

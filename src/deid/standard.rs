@@ -1,7 +1,7 @@
 //! The standard rules: the identifying fields of the common segments, by the data type that
 //! says which of a field's components identify someone.
 
-use super::policy::{Method, Rule, When};
+use super::rule::{Method, Rule, When};
 use crate::hl7::Path;
 
 /// How one field identifies someone.

@@ -68,3 +68,62 @@ fn a_batch_file_keeps_its_envelope_and_passes_check() {
         );
     }
 }
+
+#[test]
+fn a_batch_with_messages_left_out_counts_the_messages_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = new_key(dir.path(), "site.key");
+    let first = [
+        adt("M1", "4711235", "QUIGLEYSON"),
+        adt("M2", "4711236", "QUIGLEYSON"),
+        adt("M3", "9922113", "HARTWELLIN"),
+    ]
+    .concat();
+    let second = [
+        adt("M4", "5511235", "ABERNATHY"),
+        adt("M5", "5511236", "ABERNATHY"),
+    ]
+    .concat();
+    let bhs =
+        |id: &str| format!("BHS|^~\\&|ADT|GOODHEALTH|LAB|GOODHEALTH|20240105090000||||{id}\r");
+    let batch = format!(
+        "FHS|^~\\&|ADT|GOODHEALTH|LAB|GOODHEALTH|20240105090000||day.hl7|night run|F1\r\
+         {}{first}BTS|3|first\r{}{second}BTS|2\rFTS|2\r",
+        bhs("B1"),
+        bhs("B2")
+    );
+    let input = dir.path().join("day.hl7");
+    std::fs::write(&input, &batch).unwrap();
+    let out = dir.path().join("out");
+    // M2 and M4 left out: one message from each batch.
+    let run = deid(&[
+        input.as_os_str(),
+        OsStr::new("--key-file"),
+        key.as_os_str(),
+        OsStr::new("--where"),
+        OsStr::new("MSH-10!=M2"),
+        OsStr::new("--where"),
+        OsStr::new("MSH-10!=M4"),
+        OsStr::new("--out"),
+        out.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let written = std::fs::read_to_string(out.join("day.hl7")).unwrap();
+    assert_eq!(written.matches("MSH|").count(), 3, "{written:?}");
+    // Each trailer counts its own batch's messages written; the rest of it, and the file's
+    // count of batches, as they were.
+    assert!(written.contains("\rBTS|2|first\rBHS|"), "{written:?}");
+    assert!(written.ends_with("\rBTS|1\rFTS|2\r"), "{written:?}");
+    let check = mllp()
+        .arg("check")
+        .arg(out.join("day.hl7"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
+}

@@ -1,11 +1,19 @@
 //! What `deid` says on stderr: the report (replacements per path, never a value), and the
 //! lines about keys.
 
-use super::run::Done;
 use crate::diag::Diag;
 use crate::output::deid::{DeidReport, KeyEvent};
 use mllp::deid::Report;
 use std::path::Path;
+
+/// What one run did.
+#[derive(Debug, Default)]
+pub struct Done {
+    pub read: u64,
+    pub written: u64,
+    pub filtered_out: u64,
+    pub files: u64,
+}
 
 /// The report: messages read, written and left out, then each path's replacements.
 pub fn report(diag: &Diag, done: &Done, report: &Report) {

@@ -3,12 +3,12 @@
 
 use super::args::DeidArgs;
 use super::output::{check_dir, OutFile, Output};
-use super::render;
+use super::render::{self, Done};
 use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
 use crate::sources::{self, Kind, Source};
 use crate::stdout::Out;
-use mllp::deid::{Deidentifier, Key, KeyError, Policy, RawPolicy, Session};
+use mllp::deid::{batch_trailer, Deidentifier, Key, KeyError, Policy, RawPolicy, Session};
 use mllp::hl7::{is_envelope_segment, Filters};
 use mllp::input::SplitOptions;
 use std::collections::HashSet;
@@ -17,15 +17,6 @@ use std::path::Path;
 
 const NO_KEY: &str = "no key: pass --key-file FILE (make one with `mllp deid --new-key FILE` \
     and keep it: the same key gives the same replacements in every run)";
-
-/// What one run did.
-#[derive(Debug, Default)]
-pub struct Done {
-    pub read: u64,
-    pub written: u64,
-    pub filtered_out: u64,
-    pub files: u64,
-}
 
 pub fn run(args: DeidArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let usage = |what: &dyn std::fmt::Display| Ok(Fatal::new(Exit::Usage, what).report());
@@ -153,17 +144,32 @@ impl Job<'_> {
             }
             Output::Stdout(_) => None,
         };
+        // Messages of the current batch left out by --where: its trailer's count then says
+        // what was written.
+        let (mut batch_written, mut batch_left_out) = (0, 0);
         for message in messages {
             let message = message.map_err(|e| e.to_string())?;
             if is_envelope_segment(&message.payload) {
-                write(&mut file, output, &message.payload)?;
+                match message.payload.get(..3) {
+                    Some(b"BTS") if batch_left_out > 0 => {
+                        self.buf.clear();
+                        batch_trailer(&message.payload, batch_written, &mut self.buf);
+                        write(&mut file, output, &self.buf)?;
+                    }
+                    _ => write(&mut file, output, &message.payload)?,
+                }
+                if matches!(message.payload.get(..3), Some(b"BHS" | b"BTS")) {
+                    (batch_written, batch_left_out) = (0, 0);
+                }
                 continue;
             }
             self.done.read += 1;
             if !self.filters.admits(&message.payload) {
                 self.done.filtered_out += 1;
+                batch_left_out += 1;
                 continue;
             }
+            batch_written += 1;
             self.buf.clear();
             self.session.apply(&message.payload, &mut self.buf);
             write(&mut file, output, &self.buf)?;
