@@ -7,13 +7,11 @@
 //! other columns is refused at start, and at each commit group the path is checked against the
 //! open file (device, inode). A file moved, replaced or deleted is checkpointed (its rows stay
 //! in it, wherever it is) and let go, the path opened anew, and that group refused; a group
-//! whose file moved while it was written is taken back out of it. Committed rows are folded from
-//! the WAL into the main file once writes pause, and at the end (see [`fold`]). Each opening of a file is a
+//! whose file moved while it was written is taken back out of it. Each opening of a file is a
 //! generation: a row read from one is never settled in another. What goes wrong is said through
 //! the server's events (`store_error`), never dropped.
 
 mod fates;
-mod fold;
 mod mirrored;
 mod rows;
 
@@ -133,8 +131,6 @@ struct Open {
     db: Connection,
     id: file::Identity,
     generation: u64,
-    /// The path the file was opened at, to fold a file moved away before it is closed.
-    path: PathBuf,
 }
 
 /// The open file, shared by the committing connections, the forwarder and the recorder.
@@ -143,8 +139,6 @@ pub struct Store {
     open: Arc<Mutex<Open>>,
     file: PathBuf,
     reports: Arc<OnceLock<StoreReports>>,
-    /// Told of every write: the WAL is folded into the main file once they pause.
-    written: Arc<OnceLock<Arc<tokio::sync::Notify>>>,
 }
 
 fn stamp(at: SystemTime) -> String {
@@ -185,11 +179,9 @@ impl Store {
                 db,
                 id,
                 generation: 0,
-                path: file.to_path_buf(),
             })),
             file: file.to_path_buf(),
             reports: Arc::default(),
-            written: Arc::default(),
         })
     }
 

@@ -15,23 +15,20 @@ impl Store {
         generation: u64,
         fates: Vec<(i64, Settlement)>,
     ) -> Result<bool, String> {
-        let settled = self
-            .with(move |open, _| {
-                if open.generation != generation {
-                    return Ok(false);
+        self.with(move |open, _| {
+            if open.generation != generation {
+                return Ok(false);
+            }
+            unsynced(open, |open| {
+                let tx = open.db.transaction().map_err(|e| e.to_string())?;
+                for (id, s) in &fates {
+                    settle_row(&tx, *id, s).map_err(|e| e.to_string())?;
                 }
-                unsynced(open, |open| {
-                    let tx = open.db.transaction().map_err(|e| e.to_string())?;
-                    for (id, s) in &fates {
-                        settle_row(&tx, *id, s).map_err(|e| e.to_string())?;
-                    }
-                    tx.commit().map_err(|e| e.to_string())
-                })?;
-                Ok(true)
-            })
-            .await;
-        self.wrote();
-        settled
+                tx.commit().map_err(|e| e.to_string())
+            })?;
+            Ok(true)
+        })
+        .await
     }
 
     /// Count one more attempt of each of rows `ids` of `generation`, and when each was first

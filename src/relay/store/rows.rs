@@ -192,7 +192,7 @@ impl Store {
         batches: Vec<Taking>,
         max_pending: Option<u64>,
     ) -> Result<Vec<Taken>, String> {
-        let taken = self.with(move |open, file| {
+        self.with(move |open, file| {
             open.check(file)?;
             let mut tx = open.db.transaction().map_err(|e| e.to_string())?;
             let taken: Vec<Taken> = batches
@@ -200,15 +200,14 @@ impl Store {
                 .map(|batch| insert_batch(&mut tx, &batch.0, max_pending))
                 .collect();
             tx.commit().map_err(|e| e.to_string())?;
+            super::file::fold_wal(&open.db);
             if !super::file::is_at(file, open.id) {
                 let ids: Vec<i64> = taken.iter().flatten().flatten().flatten().copied().collect();
                 return Err(open.take_back(&ids, file));
             }
             Ok(taken)
         })
-        .await;
-        self.wrote();
-        taken
+        .await
     }
 
     /// Keep one message already settled (a pass-through record), in one transaction. Returns
