@@ -5,7 +5,8 @@
 //! client's round trips through the relay and direct), plus the relay's peak RSS (VmHWM). Then
 //! store and forward: `mllp send` -> `mllp relay --queue` -> `mllp listen`, the rate the queue
 //! takes messages at (each committed to its file before the answer) and the rate they reach the
-//! upstream (until no row is pending), as ratios to pass-through. Then `relay --mirror`: the
+//! upstream (until no row is pending), as ratios to pass-through, from one connection and from
+//! eight (`send --connections 8`, against pass-through from eight). Then `relay --mirror`: the
 //! pipelined rate with a healthy shadow (an `mllp listen`) as a ratio to the same relay without
 //! a mirror, and the one-at-a-time p50 with the shadow down (nothing listening) and stalled
 //! (connections taken, never read) as ratios to the relay without a mirror.
@@ -79,9 +80,29 @@ impl Build {
 
     /// `mllp send FILE` to `to`, window 64: messages per second.
     fn send_rate(&self, file: &Path, messages: usize, to: SocketAddr) -> f64 {
+        self.send_rate_over(1, file, messages, to)
+    }
+
+    /// `mllp send FILE` to `to` over `connections`, window 64 each: messages per second.
+    fn send_rate_over(
+        &self,
+        connections: usize,
+        file: &Path,
+        messages: usize,
+        to: SocketAddr,
+    ) -> f64 {
+        let mut send = Command::new(&self.bin);
+        send.args(["--quiet", "send", "--progress", "never", "--window", "64"]);
+        if connections > 1 {
+            send.args([
+                "--connections",
+                &connections.to_string(),
+                "--order-key",
+                "none",
+            ]);
+        }
         let started = Instant::now();
-        let out = Command::new(&self.bin)
-            .args(["--quiet", "send", "--progress", "never", "--window", "64"])
+        let out = send
             .arg(file)
             .args(["--host", &to.to_string()])
             .stdout(Stdio::null())
@@ -186,6 +207,10 @@ struct Figures {
     rss_mb: f64,
     taken: f64,
     through: f64,
+    /// Pass-through and the queue from eight connections.
+    relayed_8: f64,
+    taken_8: f64,
+    through_8: f64,
     mirrored: f64,
     /// Ratios of sends made one after the other, the median of a round's: relay to direct,
     /// mirror to relay.
@@ -226,17 +251,9 @@ fn measure(build: &Build, file: &Path, messages: usize, rounds: usize, queue: &P
     f.rss_mb = peak_kib(relay.id()) as f64 / 1024.0;
     stop(mirroring);
 
-    let (queued, queued_via) = build.relay(up, &["--queue", queue.to_str().unwrap()]);
-    let started = Instant::now();
-    f.taken = build.send_rate(file, messages, queued_via);
-    while pending(queue) > 0 {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    f.through = messages as f64 / started.elapsed().as_secs_f64();
-    stop(queued);
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", queue.display()));
-    }
+    f.relayed_8 = build.send_rate_over(8, file, messages, via);
+    (f.taken, f.through) = queued(build, up, 1, file, messages, queue);
+    (f.taken_8, f.through_8) = queued(build, up, 8, file, messages, queue);
 
     let direct = round_trips(up, rounds);
     let relayed = round_trips(via, rounds);
@@ -254,6 +271,30 @@ fn measure(build: &Build, file: &Path, messages: usize, rounds: usize, queue: &P
     stop(shadow);
     stop(upstream);
     f
+}
+
+/// `relay --queue` from `connections`: the rate it takes messages at, and the rate they reach
+/// the upstream (until no row is pending).
+fn queued(
+    build: &Build,
+    up: SocketAddr,
+    connections: usize,
+    file: &Path,
+    messages: usize,
+    queue: &Path,
+) -> (f64, f64) {
+    let (queued, queued_via) = build.relay(up, &["--queue", queue.to_str().unwrap()]);
+    let started = Instant::now();
+    let taken = build.send_rate_over(connections, file, messages, queued_via);
+    while pending(queue) > 0 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let through = messages as f64 / started.elapsed().as_secs_f64();
+    stop(queued);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", queue.display()));
+    }
+    (taken, through)
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
@@ -284,6 +325,14 @@ fn report(build: &Build, rounds: usize, runs: &[Figures]) {
         m(|f| f.taken / f.relayed),
         m(|f| f.through),
         m(|f| f.through / f.relayed)
+    );
+    println!(
+        "  from 8 connections: pass-through {:>9.0} msg/s; relay --queue taken {:>9.0} msg/s  {:.2}x; through {:>9.0} msg/s  {:.2}x",
+        m(|f| f.relayed_8),
+        m(|f| f.taken_8),
+        m(|f| f.taken_8 / f.relayed_8),
+        m(|f| f.through_8),
+        m(|f| f.through_8 / f.relayed_8)
     );
     println!(
         "  relay --mirror, shadow an mllp listen: {:>9.0} msg/s  {:.2}x without --mirror",
