@@ -135,47 +135,10 @@ pub(crate) async fn send_and_await_ack(
         .and_then(|m| m.control_id())
         .map(|id| String::from_utf8_lossy(id).into_owned())
         .unwrap_or_default();
-    let mut frame = BytesMut::new();
-    if let Err(err) = encode_frame(payload, &mut frame) {
-        let detail = format!("the message cannot be framed: {err}");
-        run.fail(PhaseName::Send, Instant::now(), None, &detail);
-        return Err(failure(
-            Cause::FramingFatal,
-            detail,
-            Hint::Prose("remove VT and FS bytes from the message"),
-        ));
-    }
+    let frame = frame_message(payload, run)?;
     let started = Instant::now();
     let deadline = started + limit;
-    let write = async {
-        stream.write_all(&frame).await?;
-        stream.flush().await
-    };
-    let send_detail = Some(Detail::Send {
-        bytes: payload.len(),
-        control_id: control_id.clone(),
-    });
-    match tokio::time::timeout_at(deadline, write).await {
-        Ok(Ok(())) => run.pass(PhaseName::Send, started, send_detail),
-        Ok(Err(err)) => {
-            let verdict = read_failure(&err, run, "while sending");
-            run.fail(PhaseName::Send, started, send_detail, &verdict.detail);
-            return Err(verdict);
-        }
-        Err(_) => {
-            let detail = format!(
-                "the peer did not take the message within {}",
-                humantime::format_duration(limit)
-            );
-            run.fail(PhaseName::Send, started, send_detail, &detail);
-            run.unknown_fate = true;
-            return Err(failure(
-                Cause::AckTimeout,
-                detail,
-                Hint::Prose("the peer stopped reading: check the peer process"),
-            ));
-        }
-    }
+    send_frame(stream, &frame, payload.len(), &control_id, limit, started, run).await?;
     let mut ignored = 0usize;
     // ACKs naming another control ID than ours.
     let mut unmatched = 0u32;
@@ -222,55 +185,141 @@ pub(crate) async fn send_and_await_ack(
             return Ok(acknowledged(code));
         }
         let read = tokio::time::timeout_at(deadline, stream.read_buf(&mut buf)).await;
-        let verdict = match read {
-            Err(_) => match last_look(stream, &mut buf, first_read).await {
-                Some(verdict) => verdict,
-                None => failure(
-                    Cause::AckTimeout,
-                    format!(
-                        "no ACK within {}{}",
-                        humantime::format_duration(limit),
-                        ignored_note(ignored)
-                    ),
-                    Cause::AckTimeout.hint(),
-                ),
-            },
-            Ok(Ok(0)) => failure(
-                Cause::PeerClosed,
+        let verdict = read_verdict(
+            read,
+            stream,
+            &mut buf,
+            &mut first_read,
+            ignored,
+            limit,
+            tls,
+            run,
+        );
+        if let Some(verdict) = verdict.await {
+            return Err(ack_failed(run, started, ignored, verdict));
+        }
+    }
+}
+
+/// `payload` as one frame; a message holding VT or FS fails the send phase.
+fn frame_message(payload: &[u8], run: &mut PhaseLog) -> Result<BytesMut, Verdict> {
+    let mut frame = BytesMut::new();
+    if let Err(err) = encode_frame(payload, &mut frame) {
+        let detail = format!("the message cannot be framed: {err}");
+        run.fail(PhaseName::Send, Instant::now(), None, &detail);
+        return Err(failure(
+            Cause::FramingFatal,
+            detail,
+            Hint::Prose("remove VT and FS bytes from the message"),
+        ));
+    }
+    Ok(frame)
+}
+
+/// The send phase: `frame` written and flushed within `limit` from `started`.
+async fn send_frame(
+    stream: &mut BoxStream,
+    frame: &[u8],
+    bytes: usize,
+    control_id: &str,
+    limit: Duration,
+    started: Instant,
+    run: &mut PhaseLog,
+) -> Result<(), Verdict> {
+    let write = async {
+        stream.write_all(frame).await?;
+        stream.flush().await
+    };
+    let send_detail = Some(Detail::Send {
+        bytes,
+        control_id: control_id.to_owned(),
+    });
+    match tokio::time::timeout_at(started + limit, write).await {
+        Ok(Ok(())) => {
+            run.pass(PhaseName::Send, started, send_detail);
+            Ok(())
+        }
+        Ok(Err(err)) => {
+            let verdict = read_failure(&err, run, "while sending");
+            run.fail(PhaseName::Send, started, send_detail, &verdict.detail);
+            Err(verdict)
+        }
+        Err(_) => {
+            let detail = format!(
+                "the peer did not take the message within {}",
+                humantime::format_duration(limit)
+            );
+            run.fail(PhaseName::Send, started, send_detail, &detail);
+            run.unknown_fate = true;
+            Err(failure(
+                Cause::AckTimeout,
+                detail,
+                Hint::Prose("the peer stopped reading: check the peer process"),
+            ))
+        }
+    }
+}
+
+/// What a read while waiting for the ACK says: `None` to decode what came and read on, or the
+/// verdict that ends the wait.
+#[allow(clippy::too_many_arguments)]
+async fn read_verdict(
+    read: Result<io::Result<usize>, tokio::time::error::Elapsed>,
+    stream: &mut BoxStream,
+    buf: &mut BytesMut,
+    first_read: &mut bool,
+    ignored: usize,
+    limit: Duration,
+    tls: bool,
+    run: &mut PhaseLog,
+) -> Option<Verdict> {
+Some(match read {
+        Err(_) => match last_look(stream, buf, *first_read).await {
+            Some(verdict) => verdict,
+            None => failure(
+                Cause::AckTimeout,
                 format!(
-                    "the peer closed the connection before answering{}",
+                    "no ACK within {}{}",
+                    humantime::format_duration(limit),
                     ignored_note(ignored)
                 ),
-                // Ending a plain connection after our bytes without a word is what a TLS
-                // server does with bytes that are not a TLS handshake.
-                maybe_tls(
-                    Hint::Prose(
-                        "the peer took the message and hung up without an ACK: check the \
-                         peer's logs",
-                    ),
-                    tls,
-                ),
+                Cause::AckTimeout.hint(),
             ),
-            Ok(Ok(_)) if first_read => {
-                first_read = false;
-                match recognise(&buf) {
-                    Some(r) if r.kind != PeerKind::Mllp => {
-                        not_mllp(r.kind, r.first_byte, "the answer")
-                    }
-                    _ => continue,
+        },
+        Ok(Ok(0)) => failure(
+            Cause::PeerClosed,
+            format!(
+                "the peer closed the connection before answering{}",
+                ignored_note(ignored)
+            ),
+            // Ending a plain connection after our bytes without a word is what a TLS
+            // server does with bytes that are not a TLS handshake.
+            maybe_tls(
+                Hint::Prose(
+                    "the peer took the message and hung up without an ACK: check the \
+                     peer's logs",
+                ),
+                tls,
+            ),
+        ),
+        Ok(Ok(_)) if *first_read => {
+            *first_read = false;
+            match recognise(buf) {
+                Some(r) if r.kind != PeerKind::Mllp => {
+                    not_mllp(r.kind, r.first_byte, "the answer")
                 }
+                _ => return None,
             }
-            Ok(Ok(_)) => continue,
-            Ok(Err(err)) => {
-                let mut verdict = read_failure(&err, run, "while waiting for the ACK");
-                if verdict.cause == Some(Cause::ConnectionReset) {
-                    verdict.hint = maybe_tls(verdict.hint, tls);
-                }
-                verdict
+        }
+        Ok(Ok(_)) => return None,
+        Ok(Err(err)) => {
+            let mut verdict = read_failure(&err, run, "while waiting for the ACK");
+            if verdict.cause == Some(Cause::ConnectionReset) {
+                verdict.hint = maybe_tls(verdict.hint, tls);
             }
-        };
-        return Err(ack_failed(run, started, ignored, verdict));
-    }
+            verdict
+        }
+    })
 }
 
 /// No ACK came: end our side of the stream and listen a moment longer. A server that waits for

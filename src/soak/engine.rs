@@ -101,12 +101,17 @@ struct Running {
     proxy: Option<ChaosProxy>,
 }
 
-impl SoakRun {
-    /// Check the plan, start the peer, the connections and the monitor. Must be called inside
-    /// a tokio runtime. Errors name the option at fault as the command line spells it.
-    pub async fn start(plan: SoakPlan) -> Result<SoakRun, SoakError> {
-        plan.validate()?;
-        let ids = ControlIds::new(plan.seed ^ 0x5eed_cafe);
+/// Where the messages go: the embedded listener, a chaos proxy before the remote peer, failover
+/// hosts, or the peer itself; with what must be stopped or shared afterwards.
+struct Peer {
+    connector: Arc<dyn crate::transport::Connector>,
+    embedded: Option<Embedded>,
+    proxy: Option<ChaosProxy>,
+    hosts: Option<Arc<crate::client::HostList>>,
+}
+
+impl Peer {
+    async fn start(plan: &SoakPlan, ids: ControlIds) -> Result<Peer, SoakError> {
         let mut embedded = None;
         let mut proxy = None;
         let mut hosts = None;
@@ -148,16 +153,64 @@ impl SoakRun {
                 },
             },
         };
-        let clients = (0..plan.connections)
-            .map(|index| {
-                let mut options = plan.client_options(index);
-                // Over failover hosts the reconnect policy applies to each host in turn.
-                if let Some(hosts) = &hosts {
-                    options.reconnect.strategy = hosts.per_host(options.reconnect.strategy);
-                }
-                Client::new(connector.clone(), options).map(Arc::new)
-            })
-            .collect::<Result<Vec<_>, _>>();
+        Ok(Peer {
+            connector,
+            embedded,
+            proxy,
+            hosts,
+        })
+    }
+}
+
+/// One client per connection, over failover hosts with the reconnect policy per host.
+fn clients(
+    plan: &SoakPlan,
+    connector: &Arc<dyn crate::transport::Connector>,
+    hosts: Option<&Arc<crate::client::HostList>>,
+) -> Result<Vec<Arc<Client>>, OptionsError> {
+(0..plan.connections)
+        .map(|index| {
+            let mut options = plan.client_options(index);
+            // Over failover hosts the reconnect policy applies to each host in turn.
+            if let Some(hosts) = hosts {
+                options.reconnect.strategy = hosts.per_host(options.reconnect.strategy);
+            }
+            Client::new(connector.clone(), options).map(Arc::new)
+        })
+        .collect()
+}
+
+/// Connection `index`'s share of the messages, its schedule under a rate, and how long it waits
+/// before starting under a ramp-up without one.
+fn pacing(plan: &SoakPlan, index: usize) -> (Option<u64>, Option<Schedule>, Duration) {
+    let n = plan.connections;
+    let budget = plan
+        .messages
+        .map(|m| m / n as u64 + u64::from((index as u64) < m % n as u64));
+    let ramp_up = plan.ramp_up.unwrap_or_default();
+    let schedule = plan
+        .rate
+        .and_then(|rate| Schedule::new(rate, n, index, ramp_up));
+    let delay_start = match (plan.rate, ramp_up.is_zero()) {
+        (None, false) => ramp_up.mul_f64(index as f64 / n as f64),
+        _ => Duration::ZERO,
+    };
+    (budget, schedule, delay_start)
+}
+
+impl SoakRun {
+    /// Check the plan, start the peer, the connections and the monitor. Must be called inside
+    /// a tokio runtime. Errors name the option at fault as the command line spells it.
+    pub async fn start(plan: SoakPlan) -> Result<SoakRun, SoakError> {
+        plan.validate()?;
+        let ids = ControlIds::new(plan.seed ^ 0x5eed_cafe);
+        let Peer {
+            connector,
+            mut embedded,
+            proxy,
+            hosts,
+        } = Peer::start(&plan, ids).await?;
+        let clients = clients(&plan, &connector, hosts.as_ref());
         let clients = match clients {
             Ok(clients) => clients,
             Err(e) => {
@@ -178,18 +231,7 @@ impl SoakRun {
         let mut conns = Vec::new();
         let mut workers = Vec::new();
         for (index, client) in clients.into_iter().enumerate() {
-            let n = plan.connections;
-            let budget = plan
-                .messages
-                .map(|m| m / n as u64 + u64::from((index as u64) < m % n as u64));
-            let ramp_up = plan.ramp_up.unwrap_or_default();
-            let schedule = plan
-                .rate
-                .and_then(|rate| Schedule::new(rate, n, index, ramp_up));
-            let delay_start = match (plan.rate, ramp_up.is_zero()) {
-                (None, false) => ramp_up.mul_f64(index as f64 / n as f64),
-                _ => Duration::ZERO,
-            };
+            let (budget, schedule, delay_start) = pacing(&plan, index);
             let worker = Worker {
                 index,
                 client: client.clone(),

@@ -70,7 +70,8 @@ enum Kind<'e> {
     /// The peer found nothing acceptable in what we offered.
     Refused(A),
     Alert(A),
-    Other(&'e E),
+    /// Any other error: worded from the error itself.
+    Other,
 }
 
 fn kind(err: &E) -> Kind<'_> {
@@ -104,15 +105,23 @@ fn kind(err: &E) -> Kind<'_> {
         E::InvalidMessage(_) | E::InappropriateMessage { .. } => Kind::NotTls,
         E::InappropriateHandshakeMessage { .. } | E::PeerMisbehaved(_) => Kind::Misbehaved,
         E::DecryptError => Kind::Decrypt,
-        other => Kind::Other(other),
+        _ => Kind::Other,
     }
 }
 
 /// The table: a rustls error, from `side`, with what else is known.
 pub fn describe(err: &E, side: Side, seen: Seen<'_>) -> TlsFailure {
+    let kind = kind(err);
+    certificate(err, &kind, side, seen)
+        .or_else(|| negotiation(&kind, side))
+        .unwrap_or_else(|| refusal(err, &kind, side, seen))
+}
+
+/// The rows about certificates: ours refused, the peer's refused or missing.
+fn certificate(err: &E, kind: &Kind<'_>, side: Side, seen: Seen<'_>) -> Option<TlsFailure> {
     use Side::{Client, Server};
     let handshake = Cause::TlsHandshake;
-    match (kind(err), side) {
+    Some(match (kind, side) {
         (Kind::Certificate(cert), Client) => server_certificate(cert, seen.peer_certificate),
         (Kind::Certificate(cert), Server) if ca_used_as_end_entity(cert) => TlsFailure::new(
             Cause::TlsVerify,
@@ -169,6 +178,15 @@ pub fn describe(err: &E, side: Side, seen: Seen<'_>) -> TlsFailure {
                 Hint::ClientMustTrustUs,
             )
         }
+        _ => return None,
+    })
+}
+
+/// The rows about what the two ends could not agree on: versions, suites, the protocol itself.
+fn negotiation(kind: &Kind<'_>, side: Side) -> Option<TlsFailure> {
+    use Side::{Client, Server};
+    let handshake = Cause::TlsHandshake;
+    Some(match (kind, side) {
         (Kind::NoVersion, Client) => TlsFailure::new(
             handshake,
             "no TLS version in common with the peer (this client speaks TLS 1.2 and 1.3)",
@@ -230,6 +248,15 @@ pub fn describe(err: &E, side: Side, seen: Seen<'_>) -> TlsFailure {
             "TLS decryption of the client's data failed",
             Hint::Prose("check what sits between the client and us: something may alter the traffic"),
         ),
+        _ => return None,
+    })
+}
+
+/// The rows left: the peer refused or ended the handshake with an alert, or another error.
+fn refusal(err: &E, kind: &Kind<'_>, side: Side, seen: Seen<'_>) -> TlsFailure {
+    use Side::{Client, Server};
+    let handshake = Cause::TlsHandshake;
+    match (kind, side) {
         // A TLS 1.2 server that asked for a certificate and got none often says only this.
         (Kind::Refused(alert), Client)
             if seen.certificate_requested == Some(true)
@@ -270,14 +297,14 @@ pub fn describe(err: &E, side: Side, seen: Seen<'_>) -> TlsFailure {
             format!("client sent TLS alert {alert:?}"),
             Hint::Prose("check the client's logs"),
         ),
-        (Kind::Other(other), Client) => TlsFailure::new(
+        (_, Client) => TlsFailure::new(
             handshake,
-            format!("TLS error: {other}"),
+            format!("TLS error: {err}"),
             Hint::Prose("check the peer's TLS configuration and logs"),
         ),
-        (Kind::Other(other), Server) => TlsFailure::new(
+        (_, Server) => TlsFailure::new(
             handshake,
-            format!("TLS error with the client: {other}"),
+            format!("TLS error with the client: {err}"),
             Hint::Prose("check the client's TLS configuration"),
         ),
     }

@@ -49,107 +49,152 @@ impl Flights {
         };
         let progress = self.write_progress.load(Ordering::Relaxed);
         let id = match self.options.correlation {
-            Correlation::Fifo => {
-                let head = self.flight.front().copied();
-                let matches = head
-                    .and_then(|slot| self.sends.get(&slot.id))
-                    .is_some_and(|p| p.control_id.as_deref() == Some(msa2));
-                // A reply naming a message this run already settled, on this connection or an
-                // earlier one: a repeat (some receivers answer every earlier message again with
-                // each new one) or a stale reply from before a reconnect. Crediting it to the
-                // send at its place would report a delivery its receiver never confirmed.
-                if !matches && self.settled_ids.contains(msa2) {
-                    out.warn(WarningCode::AckUnmatchedControlId, at);
-                    return None;
-                }
-                // A reply naming a message written after the oldest one awaiting answers out of
-                // order, and a reply while nothing written awaits one answers what the peer has
-                // not read: pairing in order would credit the wrong message, and every later one.
-                let awaiting = head.filter(|slot| {
-                    self.sends
-                        .get(&slot.id)
-                        .is_none_or(|p| p.written_on(self.link, progress))
-                });
-                if !matches && self.names_a_later_one(msa2) {
-                    // A peer that answered frames here before and now names a later one skipped
-                    // the oldest: it drops what comes with another frame in one read. What it
-                    // dropped goes again, one at a time, on the next connection.
-                    let pipelined = head
-                        .and_then(|slot| self.sends.get(&slot.id))
-                        .and_then(|p| p.written)
-                        .is_some_and(|w| w.pipelined);
-                    if self.dropped_pipelined(out, pipelined) {
-                        return Some(LinkEnd::Failed(Cause::AckTimeout));
-                    }
-                    return Some(LinkEnd::Failed(Cause::UnsolicitedAck));
-                }
-                if awaiting.is_none() {
-                    return Some(LinkEnd::Failed(Cause::UnsolicitedAck));
-                }
-                let slot = awaiting?;
-                self.flight.pop_front();
-                // A cancelled send's slot: its ACK is consumed here, credited to no one.
-                self.sends.get(&slot.id)?;
-                if !matches {
-                    out.warn(WarningCode::AckControlIdMismatch, at);
-                }
-                slot.id
-            }
+            Correlation::Fifo => match self.fifo_reply(out, msa2, at, progress) {
+                Ok(id) => id,
+                Err(end) => return end,
+            },
             Correlation::ControlId => {
-                // Taken out of the map at once: the reply settles the send that holds the ID
-                // (the usual case) and its settling gives the ID up; put back when it does not.
-                let Some((cid, id)) = self.by_control.remove_entry(msa2) else {
-                    let code = if self.late.contains(msa2) {
-                        WarningCode::AckAfterTimeout
-                    } else {
-                        WarningCode::AckUnmatchedControlId
-                    };
-                    out.warn(code, at);
-                    if code == WarningCode::AckUnmatchedControlId {
-                        self.unmatched(now);
-                    }
-                    return None;
-                };
-                let link = self.link;
-                // One lookup for the send, whether it stays or is taken out to be settled.
-                let Entry::Occupied(mut entry) = self.sends.entry(id) else {
-                    self.by_control.insert(cid, id);
-                    return None;
-                };
-                let p = entry.get_mut();
-                if !p.written_on(link, progress) {
-                    self.by_control.insert(cid, id);
-                    out.warn(WarningCode::AckBeforeWrite, at);
-                    return None;
-                }
-                if code == AckCode::CA {
-                    if p.commit.is_some() {
-                        self.by_control.insert(cid, id);
-                        out.warn(WarningCode::AckCommitAlreadyReported, at);
-                        return None;
-                    }
-                    if p.app_ack != AppAck::Never {
-                        let written = p.written;
-                        let latency = p.latency(now);
-                        p.commit = Some((ack.clone(), now));
-                        p.notify_commit(Commit { code, ack, latency });
-                        self.by_control.insert(cid, id);
-                        self.credited(id, written, now);
-                        out.shared().counters().record_commit();
-                        self.app_wait.push_back(id);
-                        return None;
-                    }
-                }
-                let p = entry.remove();
-                self.pass_on_control_id(&cid, true);
-                self.credit(out, p, code, ack, now);
-                return None;
+                let (cid, id) = self.take_control_id(out, msa2, at, now)?;
+                return self.control_id_reply(out, (cid, id), (code, ack), at, progress, now);
             }
         };
         let p = self.sends.remove(&id)?;
         if let Some(cid) = &p.control_id {
             self.release_control_id(cid, id);
         }
+        self.credit(out, p, code, ack, now);
+        None
+    }
+
+    /// In FIFO mode: the send a reply answers, the oldest awaiting one; `Err` when the reply
+    /// settles nothing (with `Some` when it ends the link).
+    fn fifo_reply(
+        &mut self,
+        out: &mut Outbox,
+        msa2: &[u8],
+        at: Option<u64>,
+        progress: usize,
+    ) -> Result<u64, Option<LinkEnd>> {
+        let head = self.flight.front().copied();
+        let matches = head
+            .and_then(|slot| self.sends.get(&slot.id))
+            .is_some_and(|p| p.control_id.as_deref() == Some(msa2));
+        // A reply naming a message this run already settled, on this connection or an
+        // earlier one: a repeat (some receivers answer every earlier message again with
+        // each new one) or a stale reply from before a reconnect. Crediting it to the
+        // send at its place would report a delivery its receiver never confirmed.
+        if !matches && self.settled_ids.contains(msa2) {
+            out.warn(WarningCode::AckUnmatchedControlId, at);
+            return Err(None);
+        }
+        // A reply naming a message written after the oldest one awaiting answers out of
+        // order, and a reply while nothing written awaits one answers what the peer has
+        // not read: pairing in order would credit the wrong message, and every later one.
+        let awaiting = head.filter(|slot| {
+            self.sends
+                .get(&slot.id)
+                .is_none_or(|p| p.written_on(self.link, progress))
+        });
+        if !matches && self.names_a_later_one(msa2) {
+            // A peer that answered frames here before and now names a later one skipped
+            // the oldest: it drops what comes with another frame in one read. What it
+            // dropped goes again, one at a time, on the next connection.
+            let pipelined = head
+                .and_then(|slot| self.sends.get(&slot.id))
+                .and_then(|p| p.written)
+                .is_some_and(|w| w.pipelined);
+            if self.dropped_pipelined(out, pipelined) {
+                return Err(Some(LinkEnd::Failed(Cause::AckTimeout)));
+            }
+            return Err(Some(LinkEnd::Failed(Cause::UnsolicitedAck)));
+        }
+        if awaiting.is_none() {
+            return Err(Some(LinkEnd::Failed(Cause::UnsolicitedAck)));
+        }
+        let Some(slot) = awaiting else {
+            return Err(None);
+        };
+        self.flight.pop_front();
+        // A cancelled send's slot: its ACK is consumed here, credited to no one.
+        if !self.sends.contains_key(&slot.id) {
+            return Err(None);
+        }
+        if !matches {
+            out.warn(WarningCode::AckControlIdMismatch, at);
+        }
+        Ok(slot.id)
+    }
+
+    /// In control-ID mode: the control ID a reply names and the send holding it, taken out of
+    /// the map at once: the reply settles that send (the usual case) and its settling gives the
+    /// ID up; put back when it does not. `None` (after a warning) when no send holds it.
+    fn take_control_id(
+        &mut self,
+        out: &mut Outbox,
+        msa2: &[u8],
+        at: Option<u64>,
+        now: Instant,
+    ) -> Option<(Bytes, u64)> {
+        // Taken out of the map at once: the reply settles the send that holds the ID
+        // (the usual case) and its settling gives the ID up; put back when it does not.
+        let entry = self.by_control.remove_entry(msa2);
+        if entry.is_none() {
+            let code = if self.late.contains(msa2) {
+                WarningCode::AckAfterTimeout
+            } else {
+                WarningCode::AckUnmatchedControlId
+            };
+            out.warn(code, at);
+            if code == WarningCode::AckUnmatchedControlId {
+                self.unmatched(now);
+            }
+        }
+        entry
+    }
+
+    /// In control-ID mode: the reply to send `id`, holding control ID `cid`: a commit ACK noted
+    /// while the application ACK is awaited, or a final reply credited.
+    fn control_id_reply(
+        &mut self,
+        out: &mut Outbox,
+        (cid, id): (Bytes, u64),
+        (code, ack): (AckCode, AckPayload),
+        at: Option<u64>,
+        progress: usize,
+        now: Instant,
+    ) -> Option<LinkEnd> {
+        let link = self.link;
+        // One lookup for the send, whether it stays or is taken out to be settled.
+        let Entry::Occupied(mut entry) = self.sends.entry(id) else {
+            self.by_control.insert(cid, id);
+            return None;
+        };
+        let p = entry.get_mut();
+        if !p.written_on(link, progress) {
+            self.by_control.insert(cid, id);
+            out.warn(WarningCode::AckBeforeWrite, at);
+            return None;
+        }
+        if code == AckCode::CA {
+            if p.commit.is_some() {
+                self.by_control.insert(cid, id);
+                out.warn(WarningCode::AckCommitAlreadyReported, at);
+                return None;
+            }
+            if p.app_ack != AppAck::Never {
+                let written = p.written;
+                let latency = p.latency(now);
+                p.commit = Some((ack.clone(), now));
+                p.notify_commit(Commit { code, ack, latency });
+                self.by_control.insert(cid, id);
+                self.credited(id, written, now);
+                out.shared().counters().record_commit();
+                self.app_wait.push_back(id);
+                return None;
+            }
+        }
+        let p = entry.remove();
+        self.pass_on_control_id(&cid, true);
         self.credit(out, p, code, ack, now);
         None
     }

@@ -2,8 +2,9 @@
 
 use super::{header_text, message_line, unsafe_on_terminal, Answers};
 use crate::diag::Diag;
-use mllp::server::ServerEvent;
 use mllp::server::EXEC_STDERR_LINE_MAX;
+use mllp::server::{ConnectionId, ServerEvent};
+use mllp::tls::AcceptedTls;
 use serde_json::{json, Value};
 
 /// An event's name, human line and JSON fields; `None` when this verbosity hides it.
@@ -12,68 +13,46 @@ pub(super) fn describe(
     event: &ServerEvent,
     answers: Answers,
 ) -> Option<(&'static str, String, Value)> {
-    // Under --quiet only the address, security warnings, accept errors, the store's state, the
-    // exec command's own stderr and the final stats are shown.
-    let quiet = diag.quiet;
     if let Some(line) = super::dial::describe(diag, event) {
         return Some(line);
     }
-    Some(match event {
-        ServerEvent::Listening { addr } => (
+    if let ServerEvent::Listening { addr } = event {
+        return Some((
             "listening",
             format!("listening on {addr}"),
             json!({ "addr": addr.to_string() }),
-        ),
-        _ if quiet
-            && !matches!(
-                event,
-                ServerEvent::SecurityWarning { .. }
-                    | ServerEvent::AcceptError { .. }
-                    | ServerEvent::ExecStderr { .. }
-                    | ServerEvent::StoreLost { .. }
-                    | ServerEvent::StoreRestored { .. }
-                    | ServerEvent::StoreError { .. }
-            ) =>
-        {
-            return None
-        }
+        ));
+    }
+    if diag.quiet && !shown_when_quiet(event) {
+        return None;
+    }
+    connection(diag, event)
+        .or_else(|| message(diag, event, answers))
+        .or_else(|| store(diag, event))
+}
+
+/// Under --quiet only the address, security warnings, accept errors, the store's state, the
+/// exec command's own stderr and the final stats are shown.
+fn shown_when_quiet(event: &ServerEvent) -> bool {
+    matches!(
+        event,
+        ServerEvent::SecurityWarning { .. }
+            | ServerEvent::AcceptError { .. }
+            | ServerEvent::ExecStderr { .. }
+            | ServerEvent::StoreLost { .. }
+            | ServerEvent::StoreRestored { .. }
+            | ServerEvent::StoreError { .. }
+    )
+}
+
+/// A connection's life: opened, closed, its handshake or accept failing, its warnings.
+fn connection(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, Value)> {
+    Some(match event {
         ServerEvent::ConnectionOpened {
             connection,
             peer,
             tls,
-        } => {
-            let subject = tls.as_ref().and_then(|t| t.client_subject.clone());
-            let authorized = tls.as_ref().map(|t| t.client_cert_verified);
-            let human = match (tls, &subject) {
-                (None, _) => format!("connection {connection} opened from {peer}"),
-                (Some(t), None) => {
-                    format!(
-                        "connection {connection} opened from {peer} ({}, no client certificate)",
-                        t.tls.version
-                    )
-                }
-                (Some(t), Some(subject)) => format!(
-                    "connection {connection} opened from {peer} ({}, client {subject}, {})",
-                    t.tls.version,
-                    if t.client_cert_verified {
-                        "authorized"
-                    } else {
-                        "not authorized"
-                    }
-                ),
-            };
-            (
-                "connection_opened",
-                human,
-                json!({
-                    "connection": connection,
-                    "peer": &**peer,
-                    "tls": tls,
-                    "subject": subject,
-                    "authorized": authorized,
-                }),
-            )
-        }
+        } => opened(*connection, peer, tls.as_deref()),
         ServerEvent::ConnectionClosed {
             connection,
             peer,
@@ -97,8 +76,9 @@ pub(super) fn describe(
             hint,
         } => {
             let hint = hint.as_ref().map(crate::hint::words);
-            let mut line =
-                format!("connection {connection} from {peer}: TLS handshake failed ({cause}): {detail}");
+            let mut line = format!(
+                "connection {connection} from {peer}: TLS handshake failed ({cause}): {detail}"
+            );
             if let Some(hint) = &hint {
                 line.push_str("; hint: ");
                 line.push_str(hint);
@@ -135,6 +115,17 @@ pub(super) fn describe(
             ),
             json!({ "connection": connection, "code": warning.code, "byte_offset": warning.byte_offset }),
         ),
+        _ => return None,
+    })
+}
+
+/// A message and what it was answered.
+fn message(
+    diag: &Diag,
+    event: &ServerEvent,
+    answers: Answers,
+) -> Option<(&'static str, String, Value)> {
+    Some(match event {
         ServerEvent::Message {
             connection,
             bytes,
@@ -197,6 +188,13 @@ pub(super) fn describe(
             },
             json!({ "connection": connection, "detail": detail }),
         ),
+        _ => return None,
+    })
+}
+
+/// The security warnings, the store's state and the exec command's stderr.
+fn store(diag: &Diag, event: &ServerEvent) -> Option<(&'static str, String, Value)> {
+    Some(match event {
         ServerEvent::SecurityWarning { code } => (
             "security_warning",
             format!("{} {code}", diag.paint("warning:", "1;33")),
@@ -248,4 +246,43 @@ pub(super) fn describe(
         }
         _ => return None,
     })
+}
+
+/// `connection_opened`: who connected, and what the TLS handshake established.
+fn opened(
+    connection: ConnectionId,
+    peer: &str,
+    tls: Option<&AcceptedTls>,
+) -> (&'static str, String, Value) {
+    let subject = tls.as_ref().and_then(|t| t.client_subject.clone());
+    let authorized = tls.as_ref().map(|t| t.client_cert_verified);
+    let human = match (tls, &subject) {
+        (None, _) => format!("connection {connection} opened from {peer}"),
+        (Some(t), None) => {
+            format!(
+                "connection {connection} opened from {peer} ({}, no client certificate)",
+                t.tls.version
+            )
+        }
+        (Some(t), Some(subject)) => format!(
+            "connection {connection} opened from {peer} ({}, client {subject}, {})",
+            t.tls.version,
+            if t.client_cert_verified {
+                "authorized"
+            } else {
+                "not authorized"
+            }
+        ),
+    };
+    (
+        "connection_opened",
+        human,
+        json!({
+            "connection": connection,
+            "peer": peer,
+            "tls": tls,
+            "subject": subject,
+            "authorized": authorized,
+        }),
+    )
 }
