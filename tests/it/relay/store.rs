@@ -326,14 +326,15 @@ fn exited(pid: u32) -> bool {
 }
 
 #[tokio::test]
-async fn rows_of_a_queue_moved_while_idle_are_in_its_main_file_after_a_stop() {
-    // Moved a while after the last answer, and at once (the stop comes before any pause).
-    for pause in [300, 0] {
-        moved_then_stopped(Duration::from_millis(pause)).await;
+async fn rows_of_a_queue_moved_are_in_its_main_file_after_a_stop_or_a_kill() {
+    // Moved a while after the last answer, and at once (the stop comes before any pause); a
+    // kill -9 at once gives the relay no moment to fold its WAL into the file it had open.
+    for (pause, signal) in [(300, "-TERM"), (0, "-TERM"), (0, "-KILL")] {
+        moved_then_stopped(Duration::from_millis(pause), signal).await;
     }
 }
 
-async fn moved_then_stopped(pause: Duration) {
+async fn moved_then_stopped(pause: Duration, signal: &str) {
     let dir = tempfile::tempdir().unwrap();
     let queue = dir.path().join("q.db");
     let relay = RelayProc::start("127.0.0.1:9", &["--queue", queue.to_str().unwrap()]);
@@ -352,10 +353,13 @@ async fn moved_then_stopped(pause: Duration) {
     std::fs::rename(&queue, &moved).unwrap();
     tokio::time::sleep(pause).await;
     let term = std::process::Command::new("kill")
-        .args(["-TERM", &relay.pid().to_string()])
+        .args([signal, &relay.pid().to_string()])
         .status()
         .unwrap();
-    assert!(term.success() && exited(relay.pid()), "relay stopped");
+    assert!(
+        term.success() && exited(relay.pid()),
+        "relay stopped ({signal})"
+    );
     // The main file alone, read without any WAL beside it.
     let alone = tempfile::tempdir().unwrap();
     let copy = alone.path().join("copy.db");
@@ -368,7 +372,7 @@ async fn moved_then_stopped(pause: Duration) {
     for id in &positive {
         assert!(
             kept.contains(id),
-            "{id} answered AA is in no main file ({pause:?}): {kept:?}"
+            "{id} answered AA is in no main file ({pause:?}, {signal}): {kept:?}"
         );
     }
 }
