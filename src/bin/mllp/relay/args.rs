@@ -44,7 +44,7 @@ pub struct RelayArgs {
     /// Default: never.
     #[arg(long, value_name = "DURATION", value_parser = values::duration(), help_heading = heading::CONNECTION)]
     pub failback_after: Option<Duration>,
-    /// Answer the downstream peer in MLLP Release 2 (commit and NAK blocks).
+    /// Answer downstream in MLLP Release 2 (commit, NAK blocks).
     ///
     /// A commit block (VT 0x06 FS CR) only once the message is kept: after the upstream's
     /// final positive answer, or with --queue once its row is on disk. A NAK block (VT 0x15 FS
@@ -53,7 +53,7 @@ pub struct RelayArgs {
     /// answer never came.
     #[arg(long, help_heading = heading::CONNECTION)]
     pub mllp2_downstream: bool,
-    /// Speak MLLP Release 2 to the upstream (as send --mllp2).
+    /// Speak MLLP Release 2 upstream (as send --mllp2).
     ///
     /// Its commit block is the final positive answer; a NAK block means nothing was kept: the
     /// message is written again, then answered negatively downstream. One message at a time
