@@ -153,3 +153,34 @@ fn a_release_2_upstream_with_a_mirror_is_refused() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `--queue` with a Release 2 downstream: the commit block comes once the row is on disk, with
+/// the upstream down; a SIGKILL right after it loses nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_queue_commit_block_means_the_row_survives_a_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let queue = dir.path().join("q.db");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let down = closed.local_addr().unwrap().to_string();
+    drop(closed);
+    let args = [
+        &FAST[..],
+        &["--mllp2-downstream", "--queue", queue.to_str().unwrap()],
+    ]
+    .concat();
+    let mut relay = RelayProc::start(&down, &args);
+    assert_eq!(
+        raw_exchange(&relay, "Q1").await,
+        Some(COMMIT[1..2].to_vec())
+    );
+    relay.kill();
+    let db = rusqlite::Connection::open(&queue).unwrap();
+    let pending: i64 = db
+        .query_row(
+            "SELECT COUNT(*) FROM queue WHERE status = 'pending'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(pending, 1);
+}
