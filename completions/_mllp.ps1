@@ -232,6 +232,8 @@ Register-ArgumentCompleter -Native -CommandName 'mllp' -ScriptBlock {
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour output: auto, always, never')
             [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Diagnostics on stderr as human or json lines')
             [CompletionResult]::new('--allow-wildcard', '--allow-wildcard', [CompletionResultType]::ParameterName, 'Allow a wildcard --listen (warns MLLP_BIND_ALL_INTERFACES)')
+            [CompletionResult]::new('--mllp2-downstream', '--mllp2-downstream', [CompletionResultType]::ParameterName, 'Answer downstream in MLLP Release 2 (commit, NAK blocks)')
+            [CompletionResult]::new('--mllp2-upstream', '--mllp2-upstream', [CompletionResultType]::ParameterName, 'Speak MLLP Release 2 upstream (as send --mllp2)')
             [CompletionResult]::new('--tls', '--tls', [CompletionResultType]::ParameterName, 'Speak TLS, verifying the server against the system roots and --ca')
             [CompletionResult]::new('--insecure', '--insecure', [CompletionResultType]::ParameterName, 'Accept any server certificate (warns on every connect)')
             [CompletionResult]::new('--mirror-tls', '--mirror-tls', [CompletionResultType]::ParameterName, 'Speak TLS to the shadow (as --tls to the upstream)')

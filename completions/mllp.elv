@@ -226,6 +226,8 @@ set edit:completion:arg-completer[mllp] = {|@words|
             cand --color 'When to colour output: auto, always, never'
             cand --log-format 'Diagnostics on stderr as human or json lines'
             cand --allow-wildcard 'Allow a wildcard --listen (warns MLLP_BIND_ALL_INTERFACES)'
+            cand --mllp2-downstream 'Answer downstream in MLLP Release 2 (commit, NAK blocks)'
+            cand --mllp2-upstream 'Speak MLLP Release 2 upstream (as send --mllp2)'
             cand --tls 'Speak TLS, verifying the server against the system roots and --ca'
             cand --insecure 'Accept any server certificate (warns on every connect)'
             cand --mirror-tls 'Speak TLS to the shadow (as --tls to the upstream)'

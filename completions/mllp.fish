@@ -246,6 +246,8 @@ never\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l log-format -d 'Diagnostics on stderr as human or json lines' -r -f -a "human\t''
 json\t''"
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l allow-wildcard -d 'Allow a wildcard --listen (warns MLLP_BIND_ALL_INTERFACES)'
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l mllp2-downstream -d 'Answer downstream in MLLP Release 2 (commit, NAK blocks)'
+complete -c mllp -n "__fish_mllp_using_subcommand relay" -l mllp2-upstream -d 'Speak MLLP Release 2 upstream (as send --mllp2)'
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l tls -d 'Speak TLS, verifying the server against the system roots and --ca'
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l insecure -d 'Accept any server certificate (warns on every connect)'
 complete -c mllp -n "__fish_mllp_using_subcommand relay" -l mirror-tls -d 'Speak TLS to the shadow (as --tls to the upstream)'

@@ -220,6 +220,10 @@ impl Flights {
             .foreign
             .map_or(FateCause::Link(cause), FateCause::NotMllp);
         let rewrites = self.rewrites_written();
+        // A permanent failure (an answer naming another message, a stray answer) would come
+        // back with every rewrite: what was written ends here even when a link that never
+        // gives up connects again; what was not written waits for it.
+        let rewriting = reconnecting && cause.class() != crate::cause::Class::Permanent;
         for id in self.ordered_ids() {
             let Some(p) = self.sends.get_mut(&id) else {
                 continue;
@@ -241,7 +245,8 @@ impl Flights {
                 let past_cap = !p.free_rewrite && p.charged >= self.options.max_resends;
                 (!reconnecting || past_cap).then_some(Fate::NeverDelivered { cause: link_cause })
             } else {
-                self.after_drop(p, link_cause, reconnecting, now)
+                let again = if p.written.is_some() { rewriting } else { reconnecting };
+                self.after_drop(p, link_cause, again, now)
             };
             if let Some(fate) = fate {
                 self.settle(out, id, fate);

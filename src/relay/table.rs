@@ -5,12 +5,16 @@
 
 use crate::ack::{AckCode, Disposition};
 use crate::cause::Cause;
+use crate::framing::Block;
 use crate::client::{Commit, Fate, FateCause};
 use crate::server::{Reply, SinkResult};
 use bytes::Bytes;
 
 /// MSA-3 of the refusal of a message the relay could not hand on.
 pub const UNAVAILABLE_TEXT: &str = "Upstream unavailable (upstream-unavailable): nothing kept";
+
+/// MSA-3 of the answer to a message a Release 2 upstream answered with a NAK block.
+pub const NAK_TEXT: &str = "Upstream kept nothing (NAK block)";
 
 /// What became of one message handed upstream, as far as its answers go.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +102,14 @@ pub fn pass_through(upstream: Upstream) -> SinkResult {
         Upstream::NotWritten { cause } => {
             SinkResult::failed(format!("upstream-unavailable: {cause}"))
                 .replying(Reply::Saying(UNAVAILABLE_TEXT))
+        }
+        Upstream::Answered { commit: None, last } if Block::of(&last).is_some() => {
+            match Block::of(&last) {
+                // A Release 2 upstream committed it and has no HL7 answer to follow: the
+                // relay answers it kept, as its own table says (a commit block, or an AA).
+                Some(Block::Commit) => SinkResult::committed(),
+                _ => SinkResult::failed("upstream: NAK block").replying(Reply::Saying(NAK_TEXT)),
+            }
         }
         Upstream::Answered { commit, last } => {
             let disposition = disposition_of(&last);

@@ -6,6 +6,7 @@ mod failover;
 mod flags;
 mod mirror;
 mod mirror_guard;
+mod mllp2;
 pub(crate) mod proc;
 mod replay;
 mod stall;

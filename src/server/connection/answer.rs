@@ -220,7 +220,8 @@ impl<'a> Answers<'a> {
     }
 
     /// Frame answers that came from elsewhere into the write buffer as they are, and count
-    /// them by their MSA-1; the first one's code, if it has a known one.
+    /// them by their MSA-1; the first one's code, if it has a known one. Each in this
+    /// connection's release: a Release 1 peer gets no block, a Release 2 peer a block first.
     pub(super) fn pass_on(
         &mut self,
         acks: &[Bytes],
@@ -231,15 +232,34 @@ impl<'a> Answers<'a> {
             ledger.unanswered();
             return None;
         }
+        let release2 = self.shared.config.release == Release::Two;
         let mut first = None;
         for (i, payload) in acks.iter().enumerate() {
+            let block = Block::of(payload);
+            if !release2 && block.is_some() {
+                // A Release 1 peer never reads a block: the HL7 answer after it, if any, is
+                // what it is told.
+                continue;
+            }
+            let code = hl7::ack_reply(payload).and_then(|(code, _)| AckCode::parse(code));
+            if release2 && i == 0 && block.is_none() {
+                // Release 2: the first answer is the frame's block, commit only for a positive
+                // code; an application answer after it goes as an ordinary message.
+                let kept = code.is_some_and(AckCode::is_positive);
+                let block = if kept { Block::Commit } else { Block::Nak };
+                self.out.extend_from_slice(block.wire());
+                if let Some(code) = code {
+                    ledger.ack(code);
+                }
+                first = code;
+                continue;
+            }
             if let Err(e) = encode_frame_vec(payload, &mut self.out) {
                 // An answer holding a framing byte cannot be passed on intact: say so, send
                 // nothing of it.
                 ledger.warn(Warning::new(e.code));
                 continue;
             }
-            let code = hl7::ack_reply(payload).and_then(|(code, _)| AckCode::parse(code));
             if let Some(code) = code {
                 ledger.ack(code);
             }

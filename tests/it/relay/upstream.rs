@@ -233,3 +233,103 @@ async fn pass_through_says_nothing_is_committed() {
         assert!(!event.to_string().contains("commit"), "{event}");
     }
 }
+
+/// An upstream whose answers name another control ID fails permanently: the message written
+/// there ends at once with unknown fate (the downstream connection ends unanswered, with that
+/// cause), never rewritten for ever, and the stats count it once.
+#[tokio::test]
+async fn an_upstream_naming_other_control_ids_ends_the_message_unknown_not_rewritten() {
+    let peer = Peer::start(Script::always(Behaviour::WrongId("AA"))).await;
+    let relay = RelayProc::start(
+        &peer.addr().to_string(),
+        &[
+            "--backoff-initial",
+            "20ms",
+            "--backoff-max",
+            "100ms",
+            "--ack-timeout",
+            "3s",
+        ],
+    );
+    let mut client = MllpClient::connect(relay.addr).await;
+    client.send(&adt(b"W1", "")).await;
+    let answer = client.ack_within(Duration::from_secs(10)).await;
+    assert!(matches!(answer, Ok(None)), "no answer, closed");
+    let closed = next_event(&relay, |e| e["event"] == "connection_closed");
+    assert_eq!(closed["cause"], "ack-control-id-mismatch", "{closed}");
+    // Written once or twice (the first connection's verdict comes after a short grace), never
+    // again after the permanent failure.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        peer.payloads().len() <= 2,
+        "{} writes",
+        peer.payloads().len()
+    );
+    let events = relay.terminate();
+    let stats = events
+        .iter()
+        .find(|e| e["event"] == "stats")
+        .expect("stats");
+    assert_eq!(stats["messages"], 1, "{stats}");
+    assert_eq!(stats["unanswered"], 1, "{stats}");
+    assert_eq!(
+        stats["failed_upstream"], 0,
+        "counted once, as unanswered: {stats}"
+    );
+}
+
+/// An upstream mixing AA, AE, AR, silence, closes and answers naming other control IDs: each
+/// message the relay received is counted in exactly one fate of its stats.
+#[tokio::test]
+async fn every_message_received_is_counted_in_one_fate() {
+    use crate::support::peer::Step;
+    let script = Script::then(
+        vec![
+            Behaviour::Steps(&[Step::Ack("AA"), Step::Ack("AE"), Step::Silent, Step::Close]),
+            Behaviour::WrongId("AA"),
+            Behaviour::Steps(&[Step::Ack("AR"), Step::Close]),
+        ],
+        Behaviour::Ack("AA"),
+    );
+    let peer = Peer::start(script).await;
+    let relay = RelayProc::start(
+        &peer.addr().to_string(),
+        &[
+            "--backoff-initial",
+            "20ms",
+            "--backoff-max",
+            "100ms",
+            "--ack-timeout",
+            "1s",
+        ],
+    );
+    let sent = 9;
+    let mut answered = 0;
+    for i in 0..sent {
+        let mut client = MllpClient::connect(relay.addr).await;
+        client.send(&adt(format!("M{i}").as_bytes(), "")).await;
+        if let Ok(Some(_)) = client.ack_within(Duration::from_secs(10)).await {
+            answered += 1;
+        }
+    }
+    let events = relay.terminate();
+    let stats = events
+        .iter()
+        .find(|e| e["event"] == "stats")
+        .expect("stats");
+    let n = |key: &str| stats[key].as_u64().unwrap_or(0);
+    assert_eq!(n("messages"), sent, "{stats}");
+    let fates = [
+        "accepted_upstream",
+        "rejected_upstream",
+        "failed_upstream",
+        "refused",
+        "unanswered",
+    ];
+    assert_eq!(fates.iter().map(|k| n(k)).sum::<u64>(), sent, "{stats}");
+    assert_eq!(n("unanswered"), sent - answered, "{stats}");
+    assert!(
+        n("unanswered") >= 2 && n("accepted_upstream") >= 4,
+        "{stats}"
+    );
+}

@@ -44,6 +44,24 @@ pub struct RelayArgs {
     /// Default: never.
     #[arg(long, value_name = "DURATION", value_parser = values::duration(), help_heading = heading::CONNECTION)]
     pub failback_after: Option<Duration>,
+    /// Answer downstream in MLLP Release 2 (commit, NAK blocks).
+    ///
+    /// A commit block (VT 0x06 FS CR) only once the message is kept: after the upstream's
+    /// final positive answer, or with --queue once its row is on disk. A NAK block (VT 0x15 FS
+    /// CR) when nothing was kept. An application ACK from the upstream follows the commit
+    /// block as an HL7 message. No answer, and the connection closed, when the upstream's
+    /// answer never came.
+    #[arg(long, help_heading = heading::CONNECTION)]
+    pub mllp2_downstream: bool,
+    /// Speak MLLP Release 2 upstream (as send --mllp2).
+    ///
+    /// Its commit block is the final positive answer; a NAK block means nothing was kept: the
+    /// message is written again, then answered negatively downstream. One message at a time
+    /// awaits its block. A downstream peer speaking Release 1 gets an AA the relay builds once
+    /// the commit block came, or the upstream's application ACK when one follows. An upstream
+    /// answering with HL7 ACKs is named (peer-not-mllp2). Not with --mirror.
+    #[arg(long, conflicts_with = "mirror", help_heading = heading::CONNECTION)]
+    pub mllp2_upstream: bool,
     #[command(flatten)]
     pub timing: TimingArgs,
     #[command(flatten)]

@@ -6,6 +6,7 @@ use super::args::RelayArgs;
 use crate::diag::Fatal;
 use crate::exit::Exit;
 use mllp::client::{Client, ClientOptions, LinkSettings, Window};
+use mllp::framing::Release;
 use mllp::relay::{self, Store};
 use mllp::resolve::Resolver;
 use mllp::server::ServerConfig;
@@ -43,6 +44,7 @@ pub fn plan(args: &RelayArgs, resolver: &Arc<dyn Resolver>) -> Result<Plan, Exit
     }
     let config = ServerConfig {
         drain_timeout: link.drain_timeout,
+        release: release(args.mllp2_downstream),
         ..args.guards.config()
     };
     let (connector, options) = upstream(args, &link, resolver)?;
@@ -79,6 +81,7 @@ fn upstream(
         .transpose()
         .map_err(|e| refused(&e))?;
     let mut options = relay::client_options(link, window(args));
+    options.release = release(args.mllp2_upstream);
     let (host, port) = (&args.upstream().host, args.upstream().port_or_default());
     let primary = link.connector(host, port, upstream_tls, Arc::clone(resolver));
     let more: Vec<_> = args.to[1..]
@@ -131,5 +134,14 @@ fn window(args: &RelayArgs) -> Window {
     Window {
         count: Some(args.window),
         bytes: None,
+    }
+}
+
+/// The MLLP release a side speaks.
+fn release(two: bool) -> Release {
+    if two {
+        Release::Two
+    } else {
+        Release::One
     }
 }

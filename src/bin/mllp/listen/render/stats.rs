@@ -23,8 +23,20 @@ fn outcomes(answers: Answers) -> [(&'static str, &'static str); 3] {
     }
 }
 
+/// Passing messages on, a message the upstream left unanswered is neither kept nor failed:
+/// its fate is unknown, and it is counted once, as unanswered (the server also counts it under
+/// the disposition the relay gave it, a failed commit).
+fn one_fate_each(stats: &StatsSnapshot, answers: Answers) -> StatsSnapshot {
+    let mut stats = stats.clone();
+    if answers == Answers::PassedOn {
+        stats.commit_failed = stats.commit_failed.saturating_sub(stats.unanswered);
+    }
+    stats
+}
+
 /// The final counters, one event (with the test double's seed, when one ran).
 pub fn stats(diag: &Diag, stats: &StatsSnapshot, seed: Option<u64>, answers: Answers) {
+    let stats = &one_fate_each(stats, answers);
     let mut fields = serde_json::to_value(stats).unwrap_or(Value::Null);
     if let Value::Object(map) = &mut fields {
         if let Some(seed) = seed {
