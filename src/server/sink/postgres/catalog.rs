@@ -2,9 +2,9 @@
 //! is missing created (under an advisory lock, so listeners starting together do not race), its
 //! columns and the role's privileges checked; and the statements every connection prepares.
 
-use super::copy;
 use super::failure::{self, Failure};
 use super::PostgresError;
+use tokio_postgres::types::Type;
 use tokio_postgres::{Client, Statement};
 
 const TABLE: &str = "CREATE TABLE IF NOT EXISTS messages (
@@ -164,10 +164,25 @@ async fn group_statements(
     }))
 }
 
+/// The columns COPY fills, in order, and the type each must have for the binary rows below.
+pub(super) const COPY_COLUMNS: [(&str, Type); 11] = [
+    ("id", Type::INT8),
+    ("received_at", Type::TIMESTAMPTZ),
+    ("peer", Type::TEXT),
+    ("msh3", Type::TEXT),
+    ("msh4", Type::TEXT),
+    ("control_id", Type::TEXT),
+    ("msh7", Type::TEXT),
+    ("message_type", Type::TEXT),
+    ("bytes", Type::INT8),
+    ("payload", Type::BYTEA),
+    ("dedupe", Type::BOOL),
+];
+
 /// The COPY of the group's rows, when every column it fills has the type its binary row
 /// carries (a table prepared by hand may differ: then the INSERT converts).
 async fn copy_statement(client: &Client) -> Result<Option<Statement>, tokio_postgres::Error> {
-    let names: Vec<&str> = copy::COLUMNS.iter().map(|(name, _)| *name).collect();
+    let names: Vec<&str> = COPY_COLUMNS.iter().map(|(name, _)| *name).collect();
     let names = names.join(", ");
     let select = client
         .prepare(&format!("SELECT {names} FROM messages"))
@@ -175,7 +190,7 @@ async fn copy_statement(client: &Client) -> Result<Option<Statement>, tokio_post
     let same = select
         .columns()
         .iter()
-        .zip(&copy::COLUMNS)
+        .zip(&COPY_COLUMNS)
         .all(|(column, (_, ty))| column.type_() == ty);
     if !same {
         return Ok(None);

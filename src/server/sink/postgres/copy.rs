@@ -6,28 +6,14 @@
 //! its own (the commit checks that after the COPY, under its lock): then every row copied is
 //! there, under the id it was given.
 
+use super::catalog::COPY_COLUMNS;
 use super::inserts::Together;
 use super::{Conn, Row};
 use bytes::{BufMut, Bytes, BytesMut};
 use futures_util::SinkExt;
 use std::time::SystemTime;
-use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::types::ToSql;
 use tokio_postgres::Statement;
-
-/// The columns COPY fills, in order, and the type each must have for the binary rows below.
-pub(super) const COLUMNS: [(&str, Type); 11] = [
-    ("id", Type::INT8),
-    ("received_at", Type::TIMESTAMPTZ),
-    ("peer", Type::TEXT),
-    ("msh3", Type::TEXT),
-    ("msh4", Type::TEXT),
-    ("control_id", Type::TEXT),
-    ("msh7", Type::TEXT),
-    ("message_type", Type::TEXT),
-    ("bytes", Type::INT8),
-    ("payload", Type::BYTEA),
-    ("dedupe", Type::BOOL),
-];
 
 /// The binary format's signature, flags and header extension length.
 const HEADER: &[u8] = b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0";
@@ -73,7 +59,7 @@ pub(super) async fn rows(
 }
 
 /// One row of the binary format: the field count, then each field's length and bytes (-1 for
-/// NULL), in the order of [`COLUMNS`].
+/// NULL), in the order of [`COPY_COLUMNS`].
 fn encode(buf: &mut BytesMut, row: &Row, id: i64) -> Result<(), Box<dyn std::error::Error + Sync + Send>> {
     let bytes = row.payload.len() as i64;
     let payload: &[u8] = &row.payload;
@@ -93,7 +79,7 @@ fn encode(buf: &mut BytesMut, row: &Row, id: i64) -> Result<(), Box<dyn std::err
         &dedupe,
     ];
     buf.put_i16(values.len() as i16);
-    for (value, (_, ty)) in values.iter().zip(&COLUMNS) {
+    for (value, (_, ty)) in values.iter().zip(&COPY_COLUMNS) {
         let at = buf.len();
         buf.put_i32(0);
         let len = match value.to_sql_checked(ty, buf)? {
