@@ -134,7 +134,6 @@ async fn a_primary_that_closes_at_once_never_passes_for_a_stop() {
 /// A connection that closes before any answer counts toward `--failover-after`: the relay moves
 /// to B and delivers everything there, each `AA` after B's.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs a close before any answer counted as a failed connect by the shared failover"]
 async fn a_primary_that_closes_at_once_hands_everything_to_the_next() {
     let (answered, backup, _) = through_a_closing_primary(5).await;
     let expected: Vec<String> = (0..5).map(|i| format!("FA{i}")).collect();
