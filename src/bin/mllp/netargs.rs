@@ -170,7 +170,8 @@ pub struct GiveUpArgs {
     pub max_retries: Option<u32>,
     /// Stop reconnecting after this long.
     ///
-    /// Counted from the last working connection; the messages left end never-delivered.
+    /// Counted from the last working connection; no attempt starts after it (one under way
+    /// ends within --connect-timeout); the messages left end never-delivered.
     #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = values::duration())]
     pub give_up_after: Duration,
 }
