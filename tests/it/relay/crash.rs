@@ -79,21 +79,7 @@ async fn two_sigkills_lose_nothing_answered_and_store_nothing_twice() {
         accepted.len()
     );
 
-    let started = Instant::now();
-    while count(
-        &queue,
-        "SELECT COUNT(*) FROM queue WHERE status = 'pending'",
-    ) > 0
-        && started.elapsed() < Duration::from_secs(30)
-    {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let db = rusqlite::Connection::open(&rx).unwrap();
-    let mut stored: HashMap<String, i64> = HashMap::new();
-    let mut rows = db.prepare("SELECT control_id FROM messages").unwrap();
-    for id in rows.query_map([], |r| r.get::<_, String>(0)).unwrap() {
-        *stored.entry(id.unwrap()).or_default() += 1;
-    }
+    let stored = upstream_once_drained(&queue, &rx).await;
     for id in &accepted {
         assert!(
             stored.contains_key(id),
@@ -103,6 +89,27 @@ async fn two_sigkills_lose_nothing_answered_and_store_nothing_twice() {
     let twice: Vec<_> = stored.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "stored twice: {twice:?}");
     drop(relay);
+}
+
+/// The upstream's control IDs, each with how often it was stored, once the queue has no
+/// pending row left (or after 30 s).
+async fn upstream_once_drained(
+    queue: &std::path::Path,
+    rx: &std::path::Path,
+) -> HashMap<String, i64> {
+    let started = Instant::now();
+    while count(queue, "SELECT COUNT(*) FROM queue WHERE status = 'pending'") > 0
+        && started.elapsed() < Duration::from_secs(30)
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let db = rusqlite::Connection::open(rx).unwrap();
+    let mut stored: HashMap<String, i64> = HashMap::new();
+    let mut rows = db.prepare("SELECT control_id FROM messages").unwrap();
+    for id in rows.query_map([], |r| r.get::<_, String>(0)).unwrap() {
+        *stored.entry(id.unwrap()).or_default() += 1;
+    }
+    stored
 }
 
 /// Rows of `queue` with `status`.
@@ -293,24 +300,11 @@ async fn sigkills_amid_commits_shared_by_several_connections_lose_nothing_answer
     let run = sending.await.unwrap();
     let accepted = run.accepted_ids();
     assert!(accepted.len() >= 800, "most answered: {}", accepted.len());
-    let started = Instant::now();
-    while count(
-        &queue,
-        "SELECT COUNT(*) FROM queue WHERE status = 'pending'",
-    ) > 0
-        && started.elapsed() < Duration::from_secs(30)
-    {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let db = rusqlite::Connection::open(&rx).unwrap();
-    let stored: std::collections::HashSet<String> = db
-        .prepare("SELECT control_id FROM messages")
-        .unwrap()
-        .query_map([], |r| r.get::<_, String>(0))
-        .unwrap()
-        .map(Result::unwrap)
+    let stored = upstream_once_drained(&queue, &rx).await;
+    let missing: Vec<_> = accepted
+        .iter()
+        .filter(|id| !stored.contains_key(*id))
         .collect();
-    let missing: Vec<_> = accepted.iter().filter(|id| !stored.contains(*id)).collect();
     assert!(
         missing.is_empty(),
         "answered downstream and not upstream: {missing:?}"
