@@ -10,7 +10,7 @@ mod template;
 pub(crate) mod tests;
 
 pub use batch::{build_batch_ack, BuiltBatchAck};
-pub use ids::{hl7_timestamp, next_control_id};
+pub(crate) use ids::{hl7_timestamp, next_control_id};
 pub(crate) use template::AckTemplate;
 
 use crate::hl7::{self, Shape};
@@ -76,11 +76,11 @@ impl AckCode {
         matches!(self, AckCode::AA | AckCode::CA)
     }
     /// An accept (commit) acknowledgement code: CA, CE, CR.
-    pub fn is_commit_level(self) -> bool {
+    pub(crate) fn is_commit_level(self) -> bool {
         matches!(self, AckCode::CA | AckCode::CE | AckCode::CR)
     }
     /// The same answer at application level (`CA` -> `AA`, `CE` -> `AE`, `CR` -> `AR`).
-    pub fn application_level(self) -> AckCode {
+    pub(crate) fn application_level(self) -> AckCode {
         match self {
             AckCode::CA => AckCode::AA,
             AckCode::CE => AckCode::AE,
@@ -273,7 +273,7 @@ pub(crate) fn answer_into(
 
 /// MSH-16 (application acknowledgement type) asks for an application ACK for this outcome:
 /// `AL` always, `ER` only on failure, `SU` only on success; `NE`, empty or anything else never.
-pub fn wants_application_ack(msh: &hl7::Msh<'_>, success: bool) -> bool {
+pub(crate) fn wants_application_ack(msh: &hl7::Msh<'_>, success: bool) -> bool {
     match msh.application_ack_type() {
         Some(b"AL") => true,
         Some(b"ER") => !success,

@@ -251,7 +251,7 @@ impl fmt::Display for Cause {
 }
 
 /// The one table from OS errors to causes. Anything it does not name is `network-error`.
-pub fn classify_io(err: &io::Error) -> Cause {
+pub(crate) fn classify_io(err: &io::Error) -> Cause {
     use io::ErrorKind as K;
     match err.kind() {
         K::ConnectionRefused => Cause::ConnectionRefused,

@@ -74,8 +74,8 @@ pub use backoff::{
     RetryStrategy,
 };
 pub use events::ClientEvent;
-pub use hosts::HostList;
 pub use fate::{AckPayload, DrainReport, Fate, FateCause, Population, Refusal, Settled};
+pub use hosts::HostList;
 pub use options::{
     ClientOptions, Correlation, OnBackpressure, OptionsError, Reconnect, Window,
     DEFAULT_MAX_POISON_CLOSES, DEFAULT_MAX_RESENDS,
@@ -106,7 +106,7 @@ pub(crate) struct ClientShared {
 }
 
 impl ClientShared {
-    pub fn counters(&self) -> std::sync::MutexGuard<'_, stats::Counters> {
+    pub(crate) fn counters(&self) -> std::sync::MutexGuard<'_, stats::Counters> {
         self.counters.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -272,7 +272,10 @@ impl SendHandle {
 
     /// [`SendHandle::committed`] as a future that owns what it waits on, so the handle stays
     /// free to be awaited for its fate, or cancelled, meanwhile (a relay waits on both).
-    pub fn take_committed(&mut self) -> impl Future<Output = Option<Commit>> + Send + 'static {
+    #[cfg(feature = "sqlite")]
+    pub(crate) fn take_committed(
+        &mut self,
+    ) -> impl Future<Output = Option<Commit>> + Send + 'static {
         let commit = self.commit.take();
         async move { commit?.await.ok() }
     }

@@ -33,7 +33,7 @@ mod standard;
 
 pub use apply::{Deidentifier, Report, Session};
 pub use batch::batch_trailer;
-pub use key::{readable_by_others, Key, KeyError, KEY_BYTES};
+pub use key::{readable_by_others, Key, KeyError};
 pub use policy::{Policy, PolicyError, RawPolicy, RawRule};
 pub use rule::{Method, Rule, When};
 

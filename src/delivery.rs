@@ -90,7 +90,7 @@ pub use crate::client::{DEFAULT_MAX_POISON_CLOSES, DEFAULT_MAX_RESENDS};
 pub use event::{Item, MessageOutcome, RunEvent, RunNote};
 pub use failed::{FailedOut, FailedOutError};
 pub use feed::Input;
-pub use key::{key_hash, OrderKey, OrderKeyError};
+pub use key::{OrderKey, OrderKeyError};
 pub use parallel::{LinkEvent, LinkSummary, ParallelRun, ParallelSummary};
 pub use totals::{Ending, RunSummary, Totals};
 pub use why::shown_cause;

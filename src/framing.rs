@@ -36,7 +36,7 @@ use tokio_util::codec::{Decoder, Encoder};
 mod decoder;
 mod release2;
 
-pub use release2::{Block, Release, ACK_BYTE, NAK_BYTE};
+pub use release2::{Block, Release};
 
 use decoder::State;
 
@@ -314,23 +314,13 @@ impl MllpCodec {
         self
     }
 
-    /// Stream offset of the next byte the decoder has not consumed.
-    pub fn stream_offset(&self) -> u64 {
-        self.offset
-    }
-
     /// Nothing of a next frame has been consumed: not a VT, not even whitespace, since the
     /// last frame ended (or since the start).
-    pub fn between_frames(&self) -> bool {
+    pub(crate) fn between_frames(&self) -> bool {
         matches!(
             self.state,
             State::Idle | State::AfterFs { .. } | State::Ended
         ) && self.pending.is_empty()
-    }
-
-    /// Frames delivered so far.
-    pub fn frames_decoded(&self) -> u64 {
-        self.next_index
     }
 
     /// The deviations this codec's reader tolerates.

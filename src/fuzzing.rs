@@ -12,10 +12,10 @@ use bytes::BytesMut;
 use tokio_util::codec::Decoder;
 
 /// What a decoder yields for a stream: items, then at most one error (as its message).
-pub type DecodeOutcome = Vec<Result<Decoded, String>>;
+pub(crate) type DecodeOutcome = Vec<Result<Decoded, String>>;
 
 /// Feed `chunks` one by one to a fresh decoder, then signal end of stream.
-pub fn decode_chunks<'a>(
+pub(crate) fn decode_chunks<'a>(
     tolerance: Tolerance,
     max_frame: usize,
     chunks: impl IntoIterator<Item = &'a [u8]>,
@@ -49,7 +49,7 @@ pub fn decode_chunks<'a>(
 }
 
 /// Split `stream` into chunks whose lengths come from a small generator seeded by `seed`.
-pub fn split_by_seed(stream: &[u8], seed: u8) -> Vec<&[u8]> {
+pub(crate) fn split_by_seed(stream: &[u8], seed: u8) -> Vec<&[u8]> {
     let mut state = u32::from(seed) | 0x100;
     let max_len = usize::from(seed % 23) + 1;
     let mut chunks = Vec::new();
@@ -156,7 +156,7 @@ fn check_invariants(stream: &[u8], max_frame: usize, outcome: &DecodeOutcome) {
 
 /// What the input splitter yields: (index, line, offset, payload) per message, then at most one
 /// error (as its message).
-pub type SplitOutcome = Vec<Result<(u64, u64, u64, Vec<u8>), String>>;
+pub(crate) type SplitOutcome = Vec<Result<(u64, u64, u64, Vec<u8>), String>>;
 
 /// A reader handing out `chunks` one per read.
 struct ChunkReader<'a> {
@@ -180,7 +180,7 @@ impl std::io::Read for ChunkReader<'_> {
 }
 
 /// Split `chunks` (read one per read, through a buffer of `buffer` bytes) with `options`.
-pub fn split_chunks(
+pub(crate) fn split_chunks(
     options: crate::input::SplitOptions,
     buffer: usize,
     chunks: Vec<&[u8]>,

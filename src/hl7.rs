@@ -39,14 +39,13 @@ pub use charset::{Charset, Text, UnknownCharset};
 pub use check::{
     Allowed, Checker, Code, Finding, Profile, ProfileError, RawAllowed, RawProfile, Severity,
 };
-pub use fields::{field_def, segment_fields, FieldDef, FieldType};
 pub use delimiters::Delimiters;
+pub use fields::{field_def, FieldDef, FieldType};
 pub use filter::{Filter, FilterError, Filters};
 pub use header::Msh;
 pub use lookup::Values;
 pub use message::{Message, Segment};
-pub use path::{Depth, Place};
-pub use path::{Occurrence, Path, PathError};
+pub use path::{Depth, Occurrence, Path, PathError, Place};
 pub use segments::{is_envelope_segment, segments};
 pub use shape::{scan, split_batch, Scan, Shape};
 pub use value::{Parts, Value};

@@ -31,12 +31,12 @@ mod store;
 pub use collect::{collect_inputs, InputSource};
 pub use control_id::{lacks_control_id, ControlIdCount, ControlIds, SharedControlId};
 pub use error::InputError;
-pub use idle::STREAM_IDLE;
-pub use message::{Message, SplitOptions, DEFAULT_MAX_MESSAGE};
-pub use natural::natural_cmp;
-pub use set::{InputOptions, InputSet, Messages, Summary, DEFAULT_MAX_INPUT};
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use message::DEFAULT_MAX_MESSAGE;
+pub use message::{Message, SplitOptions};
+pub use set::{InputOptions, InputSet, Messages, Summary};
 #[cfg(feature = "sqlite")]
 pub use shared_ids::SharedControlIds;
 pub use split::Splitter;
 #[cfg(feature = "sqlite")]
-pub use store::{read_store, StoreFilter, StoreReadError, StoreRows, Stored, PAGE_ROWS};
+pub use store::{StoreFilter, StoreReadError, StoreRows, Stored, PAGE_ROWS};

@@ -102,7 +102,7 @@
 //! other). The repository's `docs/library.md` walks through sending, receiving and connecting,
 //! and `docs/architecture.md` maps the modules and the paths a message takes through them.
 
-#![warn(missing_docs, unnameable_types)]
+#![warn(missing_docs, unnameable_types, unreachable_pub)]
 
 #[cfg(not(unix))]
 compile_error!("mllp builds on Unix only: its stores use Unix file operations");

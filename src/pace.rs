@@ -64,7 +64,7 @@ pub async fn wait_gap(gap: Duration, deadline: Option<Instant>, hurry: &Cancella
 
 /// Due times of one connection's messages, relative to the start of the run.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Schedule {
+pub(crate) struct Schedule {
     /// This connection's share of the rate, messages per second.
     rate: f64,
     /// Where this connection sits in the even spread.
@@ -75,7 +75,7 @@ pub struct Schedule {
 impl Schedule {
     /// Connection `index` of `connections` sharing `total_rate` per second; the rate climbs
     /// linearly from zero over `ramp_up`. `None` when the rate is not positive and finite.
-    pub fn new(
+    pub(crate) fn new(
         total_rate: f64,
         connections: usize,
         index: usize,
@@ -93,7 +93,7 @@ impl Schedule {
     }
 
     /// When message `n` (from 0) is due.
-    pub fn due(&self, n: u64) -> Duration {
+    pub(crate) fn due(&self, n: u64) -> Duration {
         let n = n as f64;
         let ramp = self.ramp_up.as_secs_f64();
         // During a linear ramp the count by time t is rate * t^2 / (2 * ramp).
@@ -117,7 +117,7 @@ fn secs(s: f64) -> Duration {
 /// Waits for each due time in turn. Behind schedule it does not wait, so the messages a stall
 /// held back go out at once, and their latency still counts from when they were due.
 #[derive(Debug)]
-pub struct Pacer {
+pub(crate) struct Pacer {
     schedule: Schedule,
     start: Instant,
     next: u64,
@@ -128,7 +128,7 @@ pub struct Pacer {
 impl Pacer {
     /// A pacer whose first message is due at `start` plus the schedule's first due time; behind
     /// schedule it catches up however far behind.
-    pub fn new(schedule: Schedule, start: Instant) -> Pacer {
+    pub(crate) fn new(schedule: Schedule, start: Instant) -> Pacer {
         Pacer {
             schedule,
             start,
@@ -140,13 +140,13 @@ impl Pacer {
     /// Catch up at most `stall` worth of messages: further behind, start the schedule afresh
     /// from now, so a sender back from an outage never bursts. For sending at a rate, not for
     /// measuring latency from due times.
-    pub fn restarting_after(mut self, stall: Duration) -> Pacer {
+    pub(crate) fn restarting_after(mut self, stall: Duration) -> Pacer {
         self.restart_after = Some(stall);
         self
     }
 
     /// The next message's due time, after waiting for it.
-    pub async fn tick(&mut self) -> Instant {
+    pub(crate) async fn tick(&mut self) -> Instant {
         let mut due = self.start + self.schedule.due(self.next);
         if let Some(stall) = self.restart_after {
             let now = Instant::now();
@@ -159,11 +159,6 @@ impl Pacer {
         self.next += 1;
         tokio::time::sleep_until(due).await;
         due
-    }
-
-    /// The due time of the message after the last tick, without waiting.
-    pub fn peek(&self) -> Instant {
-        self.start + self.schedule.due(self.next)
     }
 }
 

@@ -20,7 +20,7 @@ mod run;
 pub(crate) mod stats;
 mod tls;
 
-pub use message::{first_message, synthetic_adt, unique_control_id};
+pub use message::first_message;
 pub use repeat::{repeat, Series};
 pub use report::{
     ClientCertificate, Detail, FailedAttempt, PhaseName, PhaseReport, ProbeReport, TlsDetail,

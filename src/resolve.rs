@@ -12,7 +12,7 @@ mod hosts;
 pub use hosts::HostsError;
 
 /// A boxed, sendable future: what the [`Resolver`] and connector traits return.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A failed resolution. Carries the host name (configuration, not payload).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -55,7 +55,7 @@ pub trait Resolver: Send + Sync + std::fmt::Debug + 'static {
 }
 
 /// Parses an IP literal (bracketed IPv6 too), so literals never reach a resolver.
-pub fn ip_literal(host: &str, port: u16) -> Option<SocketAddr> {
+pub(crate) fn ip_literal(host: &str, port: u16) -> Option<SocketAddr> {
     let bare = host
         .strip_prefix('[')
         .and_then(|h| h.strip_suffix(']'))

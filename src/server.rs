@@ -55,24 +55,25 @@ pub(crate) mod proxy;
 pub(crate) mod sink;
 mod stats;
 
-pub use accept::{Accept, AcceptError, AcceptFuture, Accepted, PlainTcp};
+pub use accept::{Accept, AcceptError, Accepted};
+pub(crate) use accept::{AcceptFuture, PlainTcp};
 pub use bind::{bind, bind_with, is_wildcard, BindError};
-pub use config::{AckMode, ConfigError, ServerConfig, DEFAULT_FRAME_TIMEOUT, DEFAULT_MAX_BUFFERED};
+pub use config::{AckMode, ConfigError, ServerConfig};
 pub use dedupe::{DedupeMemory, DedupePolicy, DedupeSink};
 pub use double::{DoubleError, DoubleOptions, TestDouble};
 pub use event::{ConnectionId, NackWhy, ServerEvent, StoreReports};
 pub use policy::{Action, CommitAll, Decision, Policy};
+pub use proxy::{Cidr, CidrError, ProxyProtocol};
+#[cfg(all(feature = "postgres", feature = "sqlite"))]
+pub use sink::PostgresRows;
 pub use sink::{
-    CommitGroups, DedupeKey, DiscardSink, ExecOptions, ExecSink, Inbound, OutDirSink, OutputFormat,
-    Reply, Sink, SinkFuture, SinkResult, StdoutSink, EXEC_STDERR_LINE_MAX,
+    CommitGroups, DiscardSink, ExecOptions, ExecSink, Inbound, OutDirSink, OutputFormat, Reply,
+    Sink, SinkResult, StdoutSink, EXEC_STDERR_LINE_MAX,
 };
 #[cfg(feature = "postgres")]
 pub use sink::{ConnInfoError, Failure, PostgresError, PostgresSink};
-#[cfg(all(feature = "postgres", feature = "sqlite"))]
-pub use sink::PostgresRows;
 #[cfg(feature = "sqlite")]
 pub use sink::{SqliteError, SqliteSink};
-pub use proxy::{Cidr, CidrError, ProxyProtocol};
 pub use stats::StatsSnapshot;
 
 use event::Events;

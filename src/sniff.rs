@@ -40,7 +40,7 @@ pub struct Recognised {
 
 impl PeerKind {
     /// How the verdict describes this peer.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             PeerKind::Mllp => "the peer sent an MLLP frame unprompted",
             PeerKind::Http => "an HTTP server answers on this port",
@@ -52,7 +52,7 @@ impl PeerKind {
     }
 
     /// What to do about it.
-    pub fn hint(self) -> Hint {
+    pub(crate) fn hint(self) -> Hint {
         match self {
             PeerKind::Tls => Hint::TurnTlsOn,
             PeerKind::Mllp => Hint::Prose(
@@ -65,7 +65,7 @@ impl PeerKind {
 
 impl PeerKind {
     /// Its short name, as a fate's `cause_detail` gives it: `http`, `ssh`, `smtp`, `tls`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             PeerKind::Mllp => "mllp",
             PeerKind::Http => "http",
@@ -77,7 +77,7 @@ impl PeerKind {
     }
 
     /// A peer recognised as something other than an MLLP receiver.
-    pub fn is_foreign(self) -> bool {
+    pub(crate) fn is_foreign(self) -> bool {
         !matches!(self, PeerKind::Mllp | PeerKind::Unknown)
     }
 }
@@ -102,7 +102,7 @@ const HTTP_METHODS: [&[u8]; 9] = [
 
 /// Recognises a peer from the first bytes it sent; `None` for no bytes. Leading whitespace is
 /// skipped only for the text protocols (some MLLP peers send a stray CR/LF before a frame).
-pub fn recognise(bytes: &[u8]) -> Option<Recognised> {
+pub(crate) fn recognise(bytes: &[u8]) -> Option<Recognised> {
     let first_byte = *bytes.first()?;
     let text = bytes.trim_ascii_start();
     let kind = if matches!(bytes, [0x15 | 0x16, 0x03, ..]) {

@@ -13,10 +13,8 @@ mod verify;
 
 pub use asked::CertificateAsked;
 pub use cert::CertSummary;
-pub use failure::{
-    describe, describe_handshake_io, refuses_client_certificate, rustls_error, session_cause, Seen,
-    Side, TlsFailure,
-};
+pub use failure::{describe, session_cause, Seen, Side, TlsFailure};
+pub(crate) use failure::{describe_handshake_io, refuses_client_certificate, rustls_error};
 pub use server::{AcceptedTls, ClientAuth, ServerTlsOptions, TlsAcceptError, TlsAcceptor};
 
 use rustls::crypto::CryptoProvider;
@@ -210,7 +208,7 @@ impl ClientTlsOptions {
     /// The server-certificate verifier `client_config` installs: WebPKI against the configured
     /// roots, with every certificate of the CA file also trusted as itself (pinned), or the
     /// accept-anything verifier under `insecure`. For callers that wrap it.
-    pub fn server_verifier(
+    pub(crate) fn server_verifier(
         &self,
     ) -> Result<Arc<dyn rustls::client::danger::ServerCertVerifier>, TlsConfigError> {
         if self.insecure {

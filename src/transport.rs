@@ -26,7 +26,7 @@ use tokio::net::TcpStream;
 pub trait AsyncStream: AsyncRead + AsyncWrite + Send + Unpin {}
 impl<T: AsyncRead + AsyncWrite + Send + Unpin> AsyncStream for T {}
 /// The stream a [`Connection`] carries.
-pub type BoxStream = Box<dyn AsyncStream>;
+pub(crate) type BoxStream = Box<dyn AsyncStream>;
 
 /// Which step of establishing a connection failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -300,7 +300,7 @@ impl Connector for TcpConnector {
 
 /// TCP_NODELAY on (MLLP frames are small and answered one by one), and TCP keepalive with
 /// `interval` as both idle time and probe interval when set.
-pub fn configure_socket(stream: &TcpStream, keepalive: Option<Duration>) -> io::Result<()> {
+pub(crate) fn configure_socket(stream: &TcpStream, keepalive: Option<Duration>) -> io::Result<()> {
     stream.set_nodelay(true)?;
     if let Some(interval) = keepalive {
         let params = TcpKeepalive::new()

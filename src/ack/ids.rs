@@ -7,7 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// A control ID unique across this process (a counter) and across processes (process start
 /// time and process id): letters and digits plus one `-`, at most 20 characters for years to
 /// come (HL7 v2.5 caps MSH-10 at 20).
-pub fn next_control_id() -> String {
+pub(crate) fn next_control_id() -> String {
     static PREFIX: OnceLock<String> = OnceLock::new();
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let prefix = PREFIX.get_or_init(|| {
@@ -39,7 +39,7 @@ fn base36(mut n: u64) -> String {
 }
 
 /// `YYYYMMDDHHMMSS` in UTC; times before 1970 read as 1970.
-pub fn hl7_timestamp(time: SystemTime) -> String {
+pub(crate) fn hl7_timestamp(time: SystemTime) -> String {
     let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let (days, rem) = (secs / 86_400, secs % 86_400);
     let (year, month, day) = civil_from_days(days);

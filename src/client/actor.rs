@@ -34,7 +34,7 @@ pub(crate) struct Actor {
 }
 
 impl Actor {
-    pub fn new(
+    pub(crate) fn new(
         connector: Arc<dyn Connector>,
         options: Arc<ClientOptions>,
         shared: Arc<ClientShared>,
@@ -52,28 +52,28 @@ impl Actor {
         }
     }
 
-    pub fn emit(&self, event: ClientEvent) {
+    pub(crate) fn emit(&self, event: ClientEvent) {
         self.out.emit(event);
     }
 
-    pub fn state(&self) -> State {
+    pub(crate) fn state(&self) -> State {
         self.life.state()
     }
 
-    pub fn transition(&mut self, to: State, reason: Reason) {
+    pub(crate) fn transition(&mut self, to: State, reason: Reason) {
         self.life.transition(&self.out, to, reason);
     }
 
     /// Take in a new send, or settle it at once when it cannot be taken.
-    pub fn accept(&mut self, p: Box<Pending>) {
+    pub(crate) fn accept(&mut self, p: Box<Pending>) {
         self.flights.admit(&mut self.out, p, self.life.is_open());
     }
 
-    pub fn cancel(&mut self, id: u64, now: Instant) {
+    pub(crate) fn cancel(&mut self, id: u64, now: Instant) {
         self.flights.cancel(&mut self.out, id, now);
     }
 
-    pub fn settle_all(&mut self, cause: FateCause) {
+    pub(crate) fn settle_all(&mut self, cause: FateCause) {
         self.flights.settle_all(&mut self.out, cause);
     }
 }

@@ -62,7 +62,7 @@ pub(crate) struct Room {
 impl Room {
     /// Give the room back without waking anyone yet: the caller calls [`WindowRoom::wake`]
     /// before it next waits, so waiters wake once for all the room freed.
-    pub fn give_back_quietly(mut self) {
+    pub(crate) fn give_back_quietly(mut self) {
         self.wake = false;
     }
 }
@@ -80,7 +80,7 @@ pub(crate) enum Waited {
 }
 
 impl WindowRoom {
-    pub fn new(window: Window) -> Self {
+    pub(crate) fn new(window: Window) -> Self {
         WindowRoom {
             window,
             held: Mutex::new(Held::default()),
@@ -94,7 +94,7 @@ impl WindowRoom {
 
     /// Take room for one payload of `len` bytes if there is some. A payload larger than the
     /// byte window is admitted alone, or it could never be sent.
-    pub fn try_admit(self: &Arc<Self>, len: usize) -> Option<Room> {
+    pub(crate) fn try_admit(self: &Arc<Self>, len: usize) -> Option<Room> {
         let mut held = self.lock();
         self.take(&mut held, len)
     }
@@ -102,7 +102,7 @@ impl WindowRoom {
     /// Take room for each of `lens` in order under one lock, as [`WindowRoom::try_admit`]
     /// would one at a time, up to the first that does not fit (left, with the rest, to the
     /// caller). Pushes one room per payload admitted onto `rooms`; returns how many.
-    pub fn try_admit_many(
+    pub(crate) fn try_admit_many(
         self: &Arc<Self>,
         lens: impl IntoIterator<Item = usize>,
         rooms: &mut Vec<Room>,
@@ -140,7 +140,7 @@ impl WindowRoom {
 
     /// Wait for room, at most `limit`, or until `cancel`. Dropping this future mid-wait takes
     /// no room and leaves no waiter counted.
-    pub async fn admit_wait(
+    pub(crate) async fn admit_wait(
         self: &Arc<Self>,
         len: usize,
         limit: Duration,
@@ -192,7 +192,7 @@ impl WindowRoom {
     }
 
     /// Wake the callers waiting for room, if any.
-    pub fn wake(&self) {
+    pub(crate) fn wake(&self) {
         // Read after the update under the lock: a waiter whose check missed it is counted.
         if self.waiting.load(Ordering::SeqCst) > 0 {
             Self::wake_all(&mut self.lock());
@@ -208,13 +208,13 @@ impl WindowRoom {
     }
 
     #[cfg(test)]
-    pub fn held(&self) -> (usize, usize) {
+    pub(crate) fn held(&self) -> (usize, usize) {
         let held = self.lock();
         (held.count, held.bytes)
     }
 
     #[cfg(test)]
-    pub fn waiting(&self) -> usize {
+    pub(crate) fn waiting(&self) -> usize {
         self.waiting.load(Ordering::SeqCst)
     }
 }

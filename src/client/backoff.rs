@@ -35,7 +35,7 @@ impl Default for BackoffConfig {
 
 impl BackoffConfig {
     /// The un-jittered delay before attempt `attempt` (1-based), capped.
-    pub fn base_delay(&self, attempt: u32) -> Duration {
+    pub(crate) fn base_delay(&self, attempt: u32) -> Duration {
         let exp = attempt.saturating_sub(1).min(64) as i32;
         let secs = self.initial.as_secs_f64() * self.multiplier.powi(exp);
         let cap = self.max.as_secs_f64();

@@ -113,7 +113,7 @@ pub enum Refusal {
 
 impl Refusal {
     /// The kebab-case name the outputs use (`window-full`, `wait-timed-out`).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Refusal::WindowFull => "window-full",
             Refusal::WaitTimedOut => "wait-timed-out",

@@ -76,14 +76,14 @@ pub(crate) struct FateTx(Option<At>);
 
 impl FateTx {
     /// Hand over the send's one fate.
-    pub fn send(mut self, fate: Fate) {
+    pub(crate) fn send(mut self, fate: Fate) {
         if let Some(at) = self.0.take() {
             close(at.cell(), Some(fate));
         }
     }
 
     /// The send's frame was written once more.
-    pub fn count_write(&self) {
+    pub(crate) fn count_write(&self) {
         if let Some(at) = &self.0 {
             at.cell().writes.fetch_add(1, Ordering::Relaxed);
         }
@@ -117,7 +117,7 @@ pub(crate) struct FateRx(At);
 
 impl FateRx {
     /// The fate once given; `Ready(None)` when the settling side was dropped without one.
-    pub fn poll_fate(&mut self, cx: &mut Context<'_>) -> Poll<Option<Fate>> {
+    pub(crate) fn poll_fate(&mut self, cx: &mut Context<'_>) -> Poll<Option<Fate>> {
         let mut slot = self.0.cell().slot();
         if let Some(fate) = slot.fate.take() {
             return Poll::Ready(Some(fate));
@@ -133,7 +133,7 @@ impl FateRx {
     }
 
     /// Times the send's frame was written so far.
-    pub fn writes(&self) -> u32 {
+    pub(crate) fn writes(&self) -> u32 {
         self.0.cell().writes.load(Ordering::Relaxed)
     }
 }

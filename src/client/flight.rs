@@ -73,7 +73,7 @@ pub(crate) struct Flights {
 }
 
 impl Flights {
-    pub fn new(options: Arc<ClientOptions>) -> Self {
+    pub(crate) fn new(options: Arc<ClientOptions>) -> Self {
         Flights {
             options,
             sends: Sends::default(),
@@ -97,20 +97,20 @@ impl Flights {
     }
 
     /// A new connection is up: its number, and no control ID given up on it yet.
-    pub fn new_connection(&mut self) {
+    pub(crate) fn new_connection(&mut self) {
         self.link += 1;
         self.given_up_here.clear();
         self.begin_here();
     }
 
     /// No unsettled send is left.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.sends.is_empty()
     }
 
     /// Take in a new send, or settle it at once when it cannot be taken (`open` is false once
     /// the client drains or closed).
-    pub fn admit(&mut self, out: &mut Outbox, p: Box<Pending>, open: bool) {
+    pub(crate) fn admit(&mut self, out: &mut Outbox, p: Box<Pending>, open: bool) {
         let id = p.id;
         let fifo = self.fifo();
         let refuse = if !open {
@@ -142,7 +142,7 @@ impl Flights {
     }
 
     /// Decide a send's fate and take it out of the table.
-    pub fn settle(&mut self, out: &mut Outbox, id: u64, fate: Fate) {
+    pub(crate) fn settle(&mut self, out: &mut Outbox, id: u64, fate: Fate) {
         let Some(p) = self.sends.remove(&id) else {
             return;
         };
@@ -161,7 +161,7 @@ impl Flights {
     }
 
     /// Cancel one send: never delivered if unwritten, unknown if written, committed-only after `CA`.
-    pub fn cancel(&mut self, out: &mut Outbox, id: u64, now: Instant) {
+    pub(crate) fn cancel(&mut self, out: &mut Outbox, id: u64, now: Instant) {
         let Some(p) = self.sends.get(&id) else {
             return;
         };
@@ -180,7 +180,7 @@ impl Flights {
     }
 
     /// Settle every pending send as cut off by `cause` (CA'd ones as committed-only).
-    pub fn settle_all(&mut self, out: &mut Outbox, cause: FateCause) {
+    pub(crate) fn settle_all(&mut self, out: &mut Outbox, cause: FateCause) {
         let now = Instant::now();
         for id in self.ordered_ids() {
             let fate = self.sends[&id].cut_off(cause, now);
@@ -192,7 +192,7 @@ impl Flights {
     }
 
     /// Draining: nothing more is written; unwritten sends are never delivered.
-    pub fn cut_off_queue(&mut self, out: &mut Outbox) {
+    pub(crate) fn cut_off_queue(&mut self, out: &mut Outbox) {
         let now = Instant::now();
         for id in self.queue.take_all() {
             if let Some(p) = self.sends.get(&id) {
@@ -204,7 +204,7 @@ impl Flights {
 
     /// What a dropped link does to pending sends; `reconnecting` when another connection follows.
     /// Every send that stays goes again on the next connection, in admission order.
-    pub fn on_drop(&mut self, out: &mut Outbox, cause: Cause, reconnecting: bool) {
+    pub(crate) fn on_drop(&mut self, out: &mut Outbox, cause: Cause, reconnecting: bool) {
         let now = Instant::now();
         // What the close says of the peer: where the frames it never read start, and a poison
         // message to give up on.

@@ -11,8 +11,8 @@
 //! whole policy in turn and giving up on the last ends the link.
 
 use super::{RetryContext, RetryStrategy};
-use crate::transport::{Attempt, Connection, Connector, HostTurn, LinkError, Move, TcpConnector};
 use crate::resolve::BoxFuture;
+use crate::transport::{Attempt, Connection, Connector, HostTurn, LinkError, Move, TcpConnector};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;

@@ -46,7 +46,7 @@ pub(crate) struct Lifecycle {
 }
 
 impl Lifecycle {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Lifecycle {
             state: State::Connecting,
             episode: None,
@@ -57,19 +57,19 @@ impl Lifecycle {
         }
     }
 
-    pub fn state(&self) -> State {
+    pub(crate) fn state(&self) -> State {
         self.state
     }
 
     /// Whether new sends are still taken (not draining, disconnected or closed).
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         !matches!(
             self.state,
             State::Draining | State::Disconnected | State::Closed
         )
     }
 
-    pub fn transition(&mut self, out: &Outbox, to: State, reason: Reason) {
+    pub(crate) fn transition(&mut self, out: &Outbox, to: State, reason: Reason) {
         match state::apply(self.state, to, reason) {
             Ok(t) => {
                 self.state = to;
@@ -82,48 +82,48 @@ impl Lifecycle {
     }
 
     /// A connection is up.
-    pub fn connected(&mut self, now: Instant) {
+    pub(crate) fn connected(&mut self, now: Instant) {
         self.last_success = Some(now);
     }
 
     /// The connected phase begins: nothing written or heard on this connection yet.
-    pub fn link_started(&mut self) {
+    pub(crate) fn link_started(&mut self) {
         self.wrote_on_link = false;
         self.heard_on_link = false;
     }
 
-    pub fn wrote(&mut self) {
+    pub(crate) fn wrote(&mut self) {
         self.wrote_on_link = true;
     }
 
-    pub fn heard(&mut self) {
+    pub(crate) fn heard(&mut self) {
         self.heard_on_link = true;
     }
 
     /// The connection failed: it ends the reconnect episode when it proved useful.
-    pub fn link_failed(&mut self) {
+    pub(crate) fn link_failed(&mut self) {
         if self.proved_useful() {
             self.episode = None;
         }
     }
 
     /// Something came back on the current connection, or it had nothing to carry.
-    pub fn proved_useful(&self) -> bool {
+    pub(crate) fn proved_useful(&self) -> bool {
         self.heard_on_link || !self.wrote_on_link
     }
 
     /// Whether a reconnect episode is under way.
-    pub fn retrying(&self) -> bool {
+    pub(crate) fn retrying(&self) -> bool {
         self.episode.is_some()
     }
 
     /// The current attempt of the episode (1 when none).
-    pub fn attempt(&self) -> u32 {
+    pub(crate) fn attempt(&self) -> u32 {
         self.episode.map_or(1, |e| e.attempt)
     }
 
     /// Ask the strategy for the next delay; `None` when reconnect is off or it says stop.
-    pub fn retry_delay(&mut self, reconnect: &Reconnect, cause: Cause) -> Option<Duration> {
+    pub(crate) fn retry_delay(&mut self, reconnect: &Reconnect, cause: Cause) -> Option<Duration> {
         if !reconnect.enabled {
             return None;
         }
@@ -153,12 +153,15 @@ impl Lifecycle {
     }
 
     /// Callers waiting for the close to end.
-    pub fn add_closing(&mut self, reply: impl IntoIterator<Item = oneshot::Sender<DrainReport>>) {
+    pub(crate) fn add_closing(
+        &mut self,
+        reply: impl IntoIterator<Item = oneshot::Sender<DrainReport>>,
+    ) {
         self.closing.extend(reply);
     }
 
     /// Tell every caller waiting for the close.
-    pub fn reply_closing(&mut self, report: DrainReport) {
+    pub(crate) fn reply_closing(&mut self, report: DrainReport) {
         for tx in self.closing.drain(..) {
             let _ = tx.send(report.clone());
         }

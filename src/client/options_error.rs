@@ -14,7 +14,7 @@ pub struct OptionsError {
 
 impl OptionsError {
     /// The error for `option` and its `problem`.
-    pub fn new(option: &'static str, problem: &'static str) -> Self {
+    pub(crate) fn new(option: &'static str, problem: &'static str) -> Self {
         OptionsError { option, problem }
     }
 }

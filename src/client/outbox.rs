@@ -30,7 +30,7 @@ pub(crate) struct Outbox {
 }
 
 impl Outbox {
-    pub fn new(shared: Arc<ClientShared>, events: broadcast::Sender<ClientEvent>) -> Self {
+    pub(crate) fn new(shared: Arc<ClientShared>, events: broadcast::Sender<ClientEvent>) -> Self {
         Outbox {
             shared,
             events,
@@ -41,22 +41,22 @@ impl Outbox {
         }
     }
 
-    pub fn shared(&self) -> &ClientShared {
+    pub(crate) fn shared(&self) -> &ClientShared {
         &self.shared
     }
 
-    pub fn emit(&self, event: ClientEvent) {
+    pub(crate) fn emit(&self, event: ClientEvent) {
         // No subscriber is fine: events are also counted in the stats.
         let _ = self.events.send(event);
     }
 
-    pub fn warn(&self, code: WarningCode, byte_offset: Option<u64>) {
+    pub(crate) fn warn(&self, code: WarningCode, byte_offset: Option<u64>) {
         self.shared.counters().record_warning(code);
         self.emit(ClientEvent::Warning(Warning { code, byte_offset }));
     }
 
     /// Decide a send's fate: give back its room, count it, tell its handle and the report.
-    pub fn settle(&mut self, p: Box<Pending>, fate: Fate) {
+    pub(crate) fn settle(&mut self, p: Box<Pending>, fate: Fate) {
         let id = p.id;
         let committed = p.commit.is_some();
         let fate_tx = p.release(self.read_wall.is_some());
@@ -74,26 +74,26 @@ impl Outbox {
     }
 
     /// Start collecting a drain report, unless one is being collected already.
-    pub fn start_report(&mut self) {
+    pub(crate) fn start_report(&mut self) {
         self.report.get_or_insert_with(DrainReport::default);
     }
 
     /// The report being collected, if any.
-    pub fn report_mut(&mut self) -> Option<&mut DrainReport> {
+    pub(crate) fn report_mut(&mut self) -> Option<&mut DrainReport> {
         self.report.as_mut()
     }
 
     /// The report collected so far (empty when none was), ending its collection.
-    pub fn take_report(&mut self) -> DrainReport {
+    pub(crate) fn take_report(&mut self) -> DrainReport {
         self.report.take().unwrap_or_default()
     }
 
     /// Credit a read's worth of ACKs under one wall-clock reading, waking waiters once after.
-    pub fn begin_read(&mut self) {
+    pub(crate) fn begin_read(&mut self) {
         self.read_wall = Some(SystemTime::now());
     }
 
-    pub fn end_read(&mut self) {
+    pub(crate) fn end_read(&mut self) {
         let wall = self.read_wall.take();
         self.settled_one = false;
         if let (Some(wall), false) = (wall, self.settled.is_empty()) {

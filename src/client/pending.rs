@@ -60,7 +60,7 @@ impl Pending {
     /// A new send, boxed once: it moves from the caller to the actor, into the flight table
     /// and out to be settled, and a whole `Pending` is large enough that copying it at each
     /// of those steps costs more than the one allocation.
-    pub fn new(id: u64, payload: Bytes, room: Room, fate_tx: FateTx) -> Box<Self> {
+    pub(crate) fn new(id: u64, payload: Bytes, room: Room, fate_tx: FateTx) -> Box<Self> {
         let (control_id, msh16) = read_msh(&payload);
         let control_id = control_id
             .filter(|c| !c.is_empty())
@@ -84,7 +84,7 @@ impl Pending {
 
     /// Where its `CA` goes, for a send whose MSH-16 asks for an application ACK (only those
     /// report a commit, so only those get a channel for it); `None` for the others.
-    pub fn commit_channel(&mut self) -> Option<oneshot::Receiver<Commit>> {
+    pub(crate) fn commit_channel(&mut self) -> Option<oneshot::Receiver<Commit>> {
         if self.app_ack == AppAck::Never {
             return None;
         }
@@ -95,13 +95,13 @@ impl Pending {
 
     /// Its frame was completely handed to connection `link`, whose current write has put
     /// `progress` bytes of its buffer out: only then can a reply on that connection be its own.
-    pub fn written_on(&self, link: u64, progress: usize) -> bool {
+    pub(crate) fn written_on(&self, link: u64, progress: usize) -> bool {
         self.written
             .is_some_and(|w| w.link == link && (w.flushed.is_some() || w.end <= progress))
     }
 
     /// Settle a send that never reached the actor.
-    pub fn settle_detached(self: Box<Self>, shared: &ClientShared, fate: Fate) {
+    pub(crate) fn settle_detached(self: Box<Self>, shared: &ClientShared, fate: Fate) {
         let Pending { room, fate_tx, .. } = *self;
         // Room first: a caller woken by the fate may send again at once.
         drop(room);
@@ -111,7 +111,7 @@ impl Pending {
 
     /// Give back its room (`quietly`: without waking waiters, who are woken once after a read's
     /// worth of ACKs) and hand over where its fate goes; the rest is dropped.
-    pub fn release(self: Box<Self>, quietly: bool) -> FateTx {
+    pub(crate) fn release(self: Box<Self>, quietly: bool) -> FateTx {
         let Pending { room, fate_tx, .. } = *self;
         if quietly {
             room.give_back_quietly();
@@ -120,25 +120,25 @@ impl Pending {
     }
 
     /// Its frame was written once more (the count its handle reports).
-    pub fn count_write(&self) {
+    pub(crate) fn count_write(&self) {
         self.fate_tx.count_write();
     }
 
-    pub fn notify_commit(&mut self, commit: Commit) {
+    pub(crate) fn notify_commit(&mut self, commit: Commit) {
         if let Some(tx) = self.commit_tx.take() {
             let _ = tx.send(commit);
         }
     }
 
     /// From the last flush (or write start) to now.
-    pub fn latency(&self, now: Instant) -> Duration {
+    pub(crate) fn latency(&self, now: Instant) -> Duration {
         self.written
             .map(|w| now - w.flushed.map_or(w.started, |(at, _)| at))
             .unwrap_or_default()
     }
 
     /// The fate of a written send whose ACK will not come.
-    pub fn unknown(&self, cause: FateCause, now: Instant) -> Fate {
+    pub(crate) fn unknown(&self, cause: FateCause, now: Instant) -> Fate {
         let w = self
             .written
             .expect("unknown fate is only for written sends");
@@ -152,7 +152,7 @@ impl Pending {
     }
 
     /// The fate of a send cut off by `cause`, by what had happened to it so far.
-    pub fn cut_off(&self, cause: FateCause, now: Instant) -> Fate {
+    pub(crate) fn cut_off(&self, cause: FateCause, now: Instant) -> Fate {
         if let Some((ack, at)) = &self.commit {
             Fate::CommittedOnly {
                 cause: match cause {
@@ -207,7 +207,7 @@ pub fn asks_for_application_ack(payload: &[u8]) -> bool {
 }
 
 impl AppAck {
-    pub fn of(msh16: Option<&[u8]>) -> AppAck {
+    pub(crate) fn of(msh16: Option<&[u8]>) -> AppAck {
         match msh16.unwrap_or_default() {
             b"" | b"\"\"" | b"NE" => AppAck::Never,
             b"ER" => AppAck::OnError,

@@ -58,7 +58,7 @@ pub(crate) struct RecentIds {
 
 impl RecentIds {
     const CAPACITY: usize = 4096;
-    pub fn insert(&mut self, id: Bytes) {
+    pub(crate) fn insert(&mut self, id: Bytes) {
         if let Some(index) = &mut self.index {
             *index.entry(id.clone()).or_default() += 1;
         }
@@ -80,7 +80,7 @@ impl RecentIds {
             }
         }
     }
-    pub fn contains(&mut self, id: &[u8]) -> bool {
+    pub(crate) fn contains(&mut self, id: &[u8]) -> bool {
         let order = &self.order;
         let index = self.index.get_or_insert_with(|| {
             let mut index = CidMap::default();

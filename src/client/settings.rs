@@ -67,7 +67,7 @@ impl LinkSettings {
 
     /// The same policy with the backoff's jitter drawn from `seed`, so that a run can be
     /// repeated exactly and each of several links jitters on its own.
-    pub fn reconnect_seeded(&self, seed: u64) -> Reconnect {
+    pub(crate) fn reconnect_seeded(&self, seed: u64) -> Reconnect {
         self.reconnect_from(ExponentialBackoff::seeded(self.backoff, seed))
     }
 

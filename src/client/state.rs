@@ -55,7 +55,7 @@ impl fmt::Display for State {
 
 /// The legal transitions of the link machine, and no others. DISCONNECTED never goes
 /// back to RECONNECTING; CLOSED has no way out.
-pub const TRANSITIONS: &[(State, &[State])] = &[
+pub(crate) const TRANSITIONS: &[(State, &[State])] = &[
     (
         State::Connecting,
         &[State::Connected, State::Reconnecting, State::Closed],
@@ -76,7 +76,7 @@ pub const TRANSITIONS: &[(State, &[State])] = &[
 ];
 
 /// Whether the table allows `from -> to`.
-pub fn is_legal(from: State, to: State) -> bool {
+pub(crate) fn is_legal(from: State, to: State) -> bool {
     TRANSITIONS
         .iter()
         .find(|(state, _)| *state == from)
@@ -141,7 +141,7 @@ impl fmt::Display for Transition {
 /// A transition the table does not allow: a bug in the caller, reported instead of applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("illegal link transition {from} -> {to}")]
-pub struct IllegalTransition {
+pub(crate) struct IllegalTransition {
     /// The state the link was in.
     pub from: State,
     /// The state asked for.
@@ -149,7 +149,11 @@ pub struct IllegalTransition {
 }
 
 /// Apply `from -> to` for `reason`: the transition event, or the refusal.
-pub fn apply(from: State, to: State, reason: Reason) -> Result<Transition, IllegalTransition> {
+pub(crate) fn apply(
+    from: State,
+    to: State,
+    reason: Reason,
+) -> Result<Transition, IllegalTransition> {
     if is_legal(from, to) {
         Ok(Transition { from, to, reason })
     } else {

@@ -133,75 +133,85 @@ impl Default for Counters {
 
 impl Counters {
     /// The link's state machine moved to `state`.
-    pub fn record_state(&mut self, state: State) {
+    pub(crate) fn record_state(&mut self, state: State) {
         self.state = state;
     }
 
     /// A connection came up at `at`.
-    pub fn record_connected(&mut self, at: SystemTime) {
+    pub(crate) fn record_connected(&mut self, at: SystemTime) {
         self.last_connected = Some(at);
     }
 
     /// A connect attempt, or the link, failed with a detail worth keeping.
-    pub fn record_link_failure(&mut self, failure: LinkFailure) {
+    pub(crate) fn record_link_failure(&mut self, failure: LinkFailure) {
         self.last_failure = Some(failure);
     }
 
     /// The link ended with `cause`: a detail kept from an earlier failure with another cause
     /// must not pass for this one's.
-    pub fn record_link_end(&mut self, cause: Cause) {
+    pub(crate) fn record_link_end(&mut self, cause: Cause) {
         if self.last_failure.as_ref().map(|f| f.cause) != Some(cause) {
             self.last_failure = None;
         }
     }
 
     /// A reconnect attempt is scheduled.
-    pub fn record_reconnect(&mut self) {
+    pub(crate) fn record_reconnect(&mut self) {
         self.reconnect_attempts += 1;
     }
 
     /// A warning was raised.
-    pub fn record_warning(&mut self, code: WarningCode) {
+    pub(crate) fn record_warning(&mut self, code: WarningCode) {
         *self.warnings_by_code.entry(code).or_default() += 1;
     }
 
     /// A write of `frames` frames, `bytes` bytes in all, was flushed (a resend counts again).
-    pub fn record_written(&mut self, frames: u64, bytes: u64) {
+    pub(crate) fn record_written(&mut self, frames: u64, bytes: u64) {
         self.sent += frames;
         self.bytes_out += bytes;
     }
 
     /// `bytes` more came from the peer.
-    pub fn record_received(&mut self, bytes: u64) {
+    pub(crate) fn record_received(&mut self, bytes: u64) {
         self.bytes_in += bytes;
     }
 
     /// A written frame's ACK did not come in time.
-    pub fn record_ack_timeout(&mut self) {
+    pub(crate) fn record_ack_timeout(&mut self) {
         self.timed_out += 1;
     }
 
     /// A send was committed (`CA`) and now waits for its application ACK.
-    pub fn record_commit(&mut self) {
+    pub(crate) fn record_commit(&mut self) {
         self.awaiting_app_ack += 1;
     }
 
     /// The depth and bytes of the queue and the sends in flight, as the flight table has them.
-    pub fn record_flight(&mut self, queue_depth: usize, queue_bytes: usize, in_flight: usize) {
+    pub(crate) fn record_flight(
+        &mut self,
+        queue_depth: usize,
+        queue_bytes: usize,
+        in_flight: usize,
+    ) {
         self.queue_depth = queue_depth;
         self.queue_bytes = queue_bytes;
         self.in_flight = in_flight;
     }
 
     /// A send's fate was decided before the actor held it (refused, never delivered).
-    pub fn record_fate(&mut self, fate: &Fate) {
+    pub(crate) fn record_fate(&mut self, fate: &Fate) {
         self.record_settled(fate, false, None);
     }
 
     /// A send's fate was decided; `committed` when it was waiting for its application ACK, with
     /// the wall-clock time of the read that brought its ACK (read once for all the ACKs of
     /// that read) when there is one.
-    pub fn record_settled(&mut self, fate: &Fate, committed: bool, wall: Option<SystemTime>) {
+    pub(crate) fn record_settled(
+        &mut self,
+        fate: &Fate,
+        committed: bool,
+        wall: Option<SystemTime>,
+    ) {
         let (population, acked, micros) = counted(fate);
         if committed {
             self.awaiting_app_ack -= 1;
@@ -220,7 +230,7 @@ impl Counters {
     /// `wall`, the read's wall-clock time: counted as [`Counters::record_settled`] of each, a
     /// run of equal latencies recorded at once (sends flushed together and answered in one
     /// read share theirs).
-    pub fn record_settled_all<'a>(
+    pub(crate) fn record_settled_all<'a>(
         &mut self,
         settled: impl IntoIterator<Item = (&'a Fate, bool)>,
         wall: SystemTime,
@@ -252,16 +262,16 @@ impl Counters {
     }
 
     /// The link's current state.
-    pub fn state(&self) -> State {
+    pub(crate) fn state(&self) -> State {
         self.state
     }
 
     /// The latency histogram (microseconds).
-    pub fn latency(&self) -> &Histogram<u64> {
+    pub(crate) fn latency(&self) -> &Histogram<u64> {
         &self.latency
     }
 
-    pub fn snapshot(&self) -> Stats {
+    pub(crate) fn snapshot(&self) -> Stats {
         let ms = |q: f64| self.latency.value_at_quantile(q) as f64 / 1000.0;
         let latency = if self.latency.is_empty() {
             Latency::default()

@@ -61,7 +61,8 @@ impl Client {
 
     /// As [`Client::send_many`]; `cancel` aborts the waits for room of the sends not yet
     /// admitted (each is then never delivered).
-    pub async fn send_many_cancellable<I>(
+    #[cfg(feature = "sqlite")]
+    pub(crate) async fn send_many_cancellable<I>(
         &self,
         payloads: I,
         cancel: &CancellationToken,

@@ -4,9 +4,9 @@
 use super::derive::Deriver;
 use super::plan::{plans, SegmentPlan, Table};
 use super::policy::Policy;
-use super::rule::Method;
 use super::remember::Remembered;
 use super::replace::{date_offset, replace};
+use super::rule::Method;
 use super::Key;
 use crate::hl7::charset::Charset;
 use crate::hl7::{escape, Delimiters, Message, Place, Segment, Value};

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Bytes in a key.
-pub const KEY_BYTES: usize = 32;
+pub(crate) const KEY_BYTES: usize = 32;
 
 /// A de-identification key. `Debug` never shows it.
 #[derive(Clone, PartialEq, Eq)]
@@ -59,14 +59,14 @@ impl Key {
     }
 
     /// The key as its file holds it: 64 hexadecimal digits and a newline.
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let mut text: String = self.0.iter().map(|b| format!("{b:02x}")).collect();
         text.push('\n');
         text
     }
 
     /// A key from its file's text: 64 hexadecimal digits, whitespace around them ignored.
-    pub fn from_text(path: &Path, text: &[u8]) -> Result<Key, KeyError> {
+    pub(crate) fn from_text(path: &Path, text: &[u8]) -> Result<Key, KeyError> {
         let malformed = |what| KeyError::Malformed {
             path: path.to_path_buf(),
             what,

@@ -7,8 +7,8 @@
 mod state;
 
 use super::event::{Out, RunEvent};
-use super::inbox::{Note, Notes};
 use super::feed::Input;
+use super::inbox::{Note, Notes};
 use super::totals::RunSummary;
 use super::{RunControls, RunOptions};
 use crate::cause::Cause;

@@ -192,13 +192,13 @@ pub(super) const BATCHES_AHEAD: usize = super::EVENTS_AHEAD / BATCH_EVENTS;
 pub(super) struct Out(pub mpsc::Sender<EventBatch>);
 
 impl Out {
-    pub async fn emit(&self, event: RunEvent) {
+    pub(crate) async fn emit(&self, event: RunEvent) {
         self.send(EventBatch::One(event)).await;
     }
 
     /// Straight into the channel when it has room (the usual case): no send future to move
     /// the batch through, no semaphore wait to set up.
-    pub async fn send(&self, batch: EventBatch) {
+    pub(crate) async fn send(&self, batch: EventBatch) {
         if let Err(mpsc::error::TrySendError::Full(batch)) = self.0.try_send(batch) {
             let _ = self.0.send(batch).await;
         }

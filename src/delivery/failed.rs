@@ -123,7 +123,7 @@ impl FailedOut {
 
     /// What writing one more file is likely to cost, from the writes so far, twice over: a
     /// busy disk's writes vary widely, and a deadline planned on the average is overrun.
-    pub fn cost_per_file(&self) -> Duration {
+    pub(crate) fn cost_per_file(&self) -> Duration {
         Duration::from_nanos(self.cost_ns.load(Ordering::Relaxed)).saturating_mul(2)
     }
 
@@ -144,7 +144,7 @@ impl FailedOut {
 }
 
 /// `(7, in/adt.hl7#2)` -> `000007-in_adt.hl7#2.hl7`; `(1, -#1)` -> `000001-stdin#1.hl7`.
-pub fn file_name(seq: u64, label: &str) -> String {
+pub(crate) fn file_name(seq: u64, label: &str) -> String {
     let label = label
         .strip_prefix("-#")
         .map_or_else(|| label.to_string(), |rest| format!("stdin#{rest}"));

@@ -98,7 +98,7 @@ pub(super) enum Feed {
 impl Feed {
     /// The next message, `None` at the end of the input. Cancel-safe: a message is taken out of
     /// the chunk only when this returns.
-    pub async fn recv(&mut self) -> Option<Result<Message, InputError>> {
+    pub(crate) async fn recv(&mut self) -> Option<Result<Message, InputError>> {
         match self {
             Feed::Chunks { chunks, current } => loop {
                 if let Some(message) = current.next() {
@@ -112,7 +112,7 @@ impl Feed {
 
     /// The next message of the chunk in hand, without waiting; `None` when a wait (or the
     /// end) comes first. What [`Feed::recv`] would give next, when it is `Some`.
-    pub fn try_recv(&mut self) -> Option<Result<Message, InputError>> {
+    pub(crate) fn try_recv(&mut self) -> Option<Result<Message, InputError>> {
         match self {
             Feed::Chunks { current, .. } => current.next(),
             Feed::Channel(messages) => messages.try_recv().ok().map(Ok),
@@ -120,12 +120,12 @@ impl Feed {
     }
 
     /// Whether every message comes from the crate's splitter, which lets no VT or FS through.
-    pub fn is_split(&self) -> bool {
+    pub(crate) fn is_split(&self) -> bool {
         matches!(self, Feed::Chunks { .. })
     }
 
     /// Read no more: messages not yet taken are never counted as read.
-    pub fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         match self {
             Feed::Chunks { chunks, current } => {
                 chunks.close();

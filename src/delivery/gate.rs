@@ -51,12 +51,12 @@ impl<T> Default for Gate<T> {
 
 impl<T> Gate<T> {
     /// The link holding `key`: the one its message out went to.
-    pub fn holder(&self, key: u64) -> Option<usize> {
+    pub(crate) fn holder(&self, key: u64) -> Option<usize> {
         self.out.get(&key).copied()
     }
 
     /// `key`, held, is now held by `link` (its message out moved there before it went out).
-    pub fn hold(&mut self, key: u64, link: usize) {
+    pub(crate) fn hold(&mut self, key: u64, link: usize) {
         if let Some(holder) = self.out.get_mut(&key) {
             *holder = link;
         }
@@ -64,7 +64,7 @@ impl<T> Gate<T> {
 
     /// A message of `key` arrives for `link`: it may go now (returned), or it waits behind its
     /// key (which a link holds already: give `link` as [`Gate::holder`] says).
-    pub fn admit(&mut self, key: u64, link: usize, item: T) -> Option<T> {
+    pub(crate) fn admit(&mut self, key: u64, link: usize, item: T) -> Option<T> {
         if let std::collections::hash_map::Entry::Vacant(free) = self.out.entry(key) {
             free.insert(link);
             return Some(item);
@@ -75,7 +75,7 @@ impl<T> Gate<T> {
     }
 
     /// The message of `key` that was out settled: the next of that key may go (returned).
-    pub fn settle(&mut self, key: u64) -> Option<T> {
+    pub(crate) fn settle(&mut self, key: u64) -> Option<T> {
         let Some(queue) = self.waiting.get_mut(&key) else {
             self.out.remove(&key);
             return None;
@@ -90,12 +90,12 @@ impl<T> Gate<T> {
 
     /// Messages waiting.
     #[cfg(test)]
-    pub fn held(&self) -> usize {
+    pub(crate) fn held(&self) -> usize {
         self.held
     }
 
     /// Every message waiting, taken out (the run is ending: they get their fate unsent).
-    pub fn drain(&mut self) -> Vec<T> {
+    pub(crate) fn drain(&mut self) -> Vec<T> {
         self.held = 0;
         self.waiting.drain().flat_map(|(_, q)| q).collect()
     }

@@ -39,19 +39,19 @@ impl Notes {
         self.0.notes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn send(&self, note: Note) {
+    pub(crate) fn send(&self, note: Note) {
         self.lock().push_back(note);
     }
 
     /// `n` more messages were read (each is settled later).
-    pub fn read(&self, n: u64) {
+    pub(crate) fn read(&self, n: u64) {
         self.0.read.fetch_add(n, Ordering::Release);
     }
 
     /// Up to `most` notes into `into` (empty), in order; the count of messages read, which
     /// counts every one they settle. The queues trade places when all of them go: no note is
     /// moved to be taken.
-    pub fn take(&self, most: usize, into: &mut VecDeque<Note>) -> u64 {
+    pub(crate) fn take(&self, most: usize, into: &mut VecDeque<Note>) -> u64 {
         let mut notes = self.lock();
         if notes.len() <= most {
             std::mem::swap(&mut *notes, into);

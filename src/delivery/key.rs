@@ -61,7 +61,7 @@ impl fmt::Display for OrderKey {
 
 /// The hash of a key's value (absent and empty hash alike): FNV-1a, stable across runs and
 /// builds. Messages whose values hash alike wait for each other.
-pub fn key_hash(value: Option<&[u8]>) -> u64 {
+pub(crate) fn key_hash(value: Option<&[u8]>) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in value.unwrap_or_default() {
         h ^= u64::from(b);

@@ -10,8 +10,8 @@ mod link;
 mod router;
 mod routes;
 
-use super::event::{EventBatch, BATCHES_AHEAD};
 use super::event::RunEvent;
+use super::event::{EventBatch, BATCHES_AHEAD};
 use super::feed::Input;
 use super::key::OrderKey;
 use super::totals::{Ending, RunSummary, Totals};

@@ -4,9 +4,9 @@
 
 mod order;
 
-use super::inbox::{client_closed, Note, Notes};
 use super::event::Item;
 use super::feed::Feed;
+use super::inbox::{client_closed, Note, Notes};
 use super::totals::Ending;
 use super::why;
 use crate::cause::Cause;
@@ -184,7 +184,13 @@ pub(super) async fn produce(
         if let Some(pacer) = &mut pacer {
             order.meanwhile(pacer.tick()).await;
         }
-        let send = client.send_some(batch, |item| &item.payload, split, &mut stopping, &mut handles);
+        let send = client.send_some(
+            batch,
+            |item| &item.payload,
+            split,
+            &mut stopping,
+            &mut handles,
+        );
         order.meanwhile(send).await;
         // What did not go waits for the next turn: room ran out, and the stop is looked at
         // before any more is handed over.

@@ -27,9 +27,9 @@ pub enum Block {
 }
 
 /// The payload byte of a commit block.
-pub const ACK_BYTE: u8 = 0x06;
+pub(crate) const ACK_BYTE: u8 = 0x06;
 /// The payload byte of a negative block.
-pub const NAK_BYTE: u8 = 0x15;
+pub(crate) const NAK_BYTE: u8 = 0x15;
 
 impl Block {
     /// The block a de-framed payload is, if it is one: exactly its one byte.

@@ -234,7 +234,7 @@ impl<'a> Text<'a> {
     }
 
     /// The text, borrowed where it could be.
-    pub fn into_cow(self) -> Cow<'a, str> {
+    pub(crate) fn into_cow(self) -> Cow<'a, str> {
         self.text
     }
 

@@ -34,7 +34,7 @@ impl Default for Delimiters {
 
 impl Delimiters {
     /// Delimiters from a field separator and MSH-2; characters MSH-2 leaves out take the defaults.
-    pub fn from_header(field: u8, encoding_characters: &[u8]) -> Delimiters {
+    pub(crate) fn from_header(field: u8, encoding_characters: &[u8]) -> Delimiters {
         let defaults = Delimiters::default();
         let at = |i: usize, default: u8| encoding_characters.get(i).copied().unwrap_or(default);
         Delimiters {
@@ -50,7 +50,7 @@ impl Delimiters {
     /// The delimiters a header segment (MSH, FHS or BHS) declares: MSH-1, and MSH-2 up to the
     /// next field separator (or the segment's end, a CR or LF). A segment that ends at its
     /// name declares the defaults.
-    pub fn of_header(segment: &[u8]) -> Delimiters {
+    pub(crate) fn of_header(segment: &[u8]) -> Delimiters {
         let Some(&field) = segment.get(3).filter(|&&b| b != b'\r' && b != b'\n') else {
             return Delimiters::default();
         };
@@ -60,7 +60,7 @@ impl Delimiters {
     }
 
     /// The four encoding characters, as an MSH-2 that declares all of them.
-    pub fn encoding_characters(&self) -> [u8; 4] {
+    pub(crate) fn encoding_characters(&self) -> [u8; 4] {
         [
             self.component,
             self.repetition,
@@ -71,7 +71,7 @@ impl Delimiters {
 
     /// `byte` is one of the separators (field, component, repetition, subcomponent) or the
     /// escape character.
-    pub fn is_delimiter(&self, byte: u8) -> bool {
+    pub(crate) fn is_delimiter(&self, byte: u8) -> bool {
         byte == self.field
             || byte == self.component
             || byte == self.repetition

@@ -11,7 +11,7 @@ use super::Delimiters;
 use std::borrow::Cow;
 
 /// `raw` with its escape sequences decoded; borrowed when it holds none.
-pub fn decode<'a>(raw: &'a [u8], delimiters: &Delimiters) -> Cow<'a, [u8]> {
+pub(crate) fn decode<'a>(raw: &'a [u8], delimiters: &Delimiters) -> Cow<'a, [u8]> {
     let esc = delimiters.escape;
     let Some(first) = memchr::memchr(esc, raw) else {
         return Cow::Borrowed(raw);
@@ -48,7 +48,7 @@ pub fn decode<'a>(raw: &'a [u8], delimiters: &Delimiters) -> Cow<'a, [u8]> {
 
 /// Append `text` written under `delimiters`: each delimiter byte as its escape sequence, a CR
 /// as `\.br\`, an LF as `\X0A\`, the rest as it is. [`decode`] gives `text` back.
-pub fn encode(text: &[u8], delimiters: &Delimiters, out: &mut Vec<u8>) {
+pub(crate) fn encode(text: &[u8], delimiters: &Delimiters, out: &mut Vec<u8>) {
     let esc = delimiters.escape;
     for &b in text {
         let sequence: &[u8] = match b {

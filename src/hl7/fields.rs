@@ -86,7 +86,7 @@ const SEGMENTS: &[(&[u8; 3], &[FieldDef])] = &[
 ];
 
 /// The fields of `segment`, from field 1; `None` for a segment the table does not name.
-pub fn segment_fields(segment: &[u8]) -> Option<&'static [FieldDef]> {
+pub(crate) fn segment_fields(segment: &[u8]) -> Option<&'static [FieldDef]> {
     SEGMENTS
         .iter()
         .find(|(name, _)| &name[..] == segment)

@@ -207,15 +207,15 @@ impl<'a> Msh<'a> {
         self.field(9)
     }
     /// MSH-7, the date and time of the message.
-    pub fn date_time(&self) -> Option<&'a [u8]> {
+    pub(crate) fn date_time(&self) -> Option<&'a [u8]> {
         self.field(7)
     }
     /// MSH-15, the accept acknowledgement type (`AL`, `NE`, `ER`, `SU`, or absent).
-    pub fn accept_ack_type(&self) -> Option<&'a [u8]> {
+    pub(crate) fn accept_ack_type(&self) -> Option<&'a [u8]> {
         self.field(15)
     }
     /// MSH-16, the application acknowledgement type (`AL`, `NE`, `ER`, `SU`, or absent).
-    pub fn application_ack_type(&self) -> Option<&'a [u8]> {
+    pub(crate) fn application_ack_type(&self) -> Option<&'a [u8]> {
         self.field(16)
     }
     /// MSH-9's first component is `ACK`.
@@ -229,10 +229,5 @@ impl<'a> Msh<'a> {
         field.get(..3) == Some(b"ACK")
             && !matches!(component, b'A' | b'C' | b'K')
             && field.get(3).is_none_or(|&b| b == component)
-    }
-    /// MSH-15 or MSH-16 present and not empty.
-    pub fn is_enhanced(&self) -> bool {
-        let present = |f: Option<&[u8]>| f.is_some_and(|v| !v.is_empty());
-        present(self.accept_ack_type()) || present(self.application_ack_type())
     }
 }

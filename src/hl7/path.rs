@@ -55,7 +55,8 @@ impl Path {
     }
 
     /// The path names a repetition (`PID-3(2)`, `PID-3(*)`), not just the field (`PID-3`).
-    pub fn names_repetition(&self) -> bool {
+    #[cfg(feature = "sqlite")]
+    pub(crate) fn names_repetition(&self) -> bool {
         self.repetition.is_some()
     }
 
@@ -81,19 +82,6 @@ impl Path {
     /// The path can name more than one value (it says `*`).
     pub fn is_multiple(&self) -> bool {
         self.occurrence == Some(Occurrence::Every) || self.repetition == Some(Occurrence::Every)
-    }
-
-    /// The path with only its segment and field (`PID-3` of `PID(2)-3(*).1`): the field's
-    /// place in the tables, for looking up its name.
-    pub fn field_only(&self) -> Path {
-        Path {
-            segment: self.segment,
-            occurrence: None,
-            field: self.field,
-            repetition: None,
-            component: None,
-            subcomponent: None,
-        }
     }
 
     /// A path of the first occurrence, first repetition, of `segment`'s `field`, with an

@@ -20,7 +20,6 @@ fn msh_fields_follow_hl7_numbering() {
     assert_eq!(msh.accept_ack_type(), Some(&b"AL"[..]));
     assert_eq!(msh.application_ack_type(), Some(&b"NE"[..]));
     assert_eq!(msh.field(17), None);
-    assert!(msh.is_enhanced());
     assert!(!msh.is_ack());
     assert_eq!(msh.delimiters, Delimiters::default());
 }

@@ -7,7 +7,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 /// How long a streamed input must be quiet before the message it ends with is sent.
-pub const STREAM_IDLE: Duration = Duration::from_millis(300);
+pub(crate) const STREAM_IDLE: Duration = Duration::from_millis(300);
 
 /// Chunks read ahead of the splitter, at most.
 const AHEAD: usize = 4;

@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 /// Largest message accepted by default: the wire layer's maximum frame.
-pub const DEFAULT_MAX_MESSAGE: usize = crate::framing::DEFAULT_MAX_FRAME;
+pub(crate) const DEFAULT_MAX_MESSAGE: usize = crate::framing::DEFAULT_MAX_FRAME;
 
 /// How to split.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,7 +5,7 @@ use std::path::Path;
 
 /// Compare two texts run by run: digit runs by their value, other characters one by one. Names
 /// equal that way (`x#01`, `x#1`) fall back to plain byte order, so the order is total.
-pub fn natural_cmp(a: &str, b: &str) -> Ordering {
+pub(crate) fn natural_cmp(a: &str, b: &str) -> Ordering {
     let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
     loop {
         match (x.first(), y.first()) {
@@ -32,7 +32,7 @@ pub fn natural_cmp(a: &str, b: &str) -> Ordering {
 }
 
 /// Paths in natural order of their text.
-pub fn natural_path_cmp(a: &Path, b: &Path) -> Ordering {
+pub(crate) fn natural_path_cmp(a: &Path, b: &Path) -> Ordering {
     natural_cmp(&a.to_string_lossy(), &b.to_string_lossy())
 }
 

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
 /// Largest stdin spooled by default: 1 GiB.
-pub const DEFAULT_MAX_INPUT: u64 = 1024 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_INPUT: u64 = 1024 * 1024 * 1024;
 
 const READ_BUFFER: usize = 64 * 1024;
 
@@ -62,8 +62,6 @@ pub struct Summary {
 }
 
 enum Ready {
-    /// Messages read already (from a store).
-    Loaded(Vec<Message>),
     /// The matching rows of a store, read a page at a time on each pass; once checked, the
     /// last row id the check read up to.
     #[cfg(feature = "sqlite")]
@@ -128,15 +126,6 @@ impl InputSet {
         self
     }
 
-    /// Messages already read (from a store), in order, as one source.
-    pub fn of_messages(messages: Vec<Message>, options: InputOptions) -> Self {
-        InputSet {
-            sources: vec![Ready::Loaded(messages)],
-            options,
-            filters: Filters::default(),
-        }
-    }
-
     /// The matching rows of the store `file`, as one source read a page at a time.
     #[cfg(feature = "sqlite")]
     pub fn of_store(file: PathBuf, filter: StoreFilter, options: InputOptions) -> Self {
@@ -155,17 +144,6 @@ impl InputSet {
         let options = self.options;
         for source in &self.sources {
             match source {
-                Ready::Loaded(messages) => {
-                    for message in messages.iter() {
-                        if !self.filters.admits(&message.payload) {
-                            summary.filtered += 1;
-                            continue;
-                        }
-                        check(&options, &message.payload, || message.label())?;
-                        summary.messages += 1;
-                        summary.bytes += message.payload.len() as u64;
-                    }
-                }
                 Ready::Stream(_) => summary.unvalidated_stdin = true,
                 #[cfg(feature = "sqlite")]
                 Ready::Store(file, filter, checked) => {
@@ -210,7 +188,6 @@ impl InputSet {
         };
         Messages {
             sources: self.sources.iter_mut(),
-            loaded: [].iter(),
             replay: None,
             #[cfg(feature = "sqlite")]
             rows: None,
@@ -230,6 +207,7 @@ fn lock<T>(checked: &Checked<T>) -> std::sync::MutexGuard<'_, Option<T>> {
 
 /// What the check refuses in one message beyond its splitting: an MSH-10 no ACK could name,
 /// unless fresh ones are given.
+#[cfg(feature = "sqlite")]
 fn check(
     options: &InputOptions,
     payload: &[u8],
@@ -316,7 +294,6 @@ fn spool(reader: impl Read, max: u64) -> Result<File, InputError> {
 /// Iterator over the messages of an [`InputSet`]; ends after the first error.
 pub struct Messages<'a> {
     sources: std::slice::IterMut<'a, Ready>,
-    loaded: std::slice::Iter<'a, Message>,
     /// The current source, checked: its messages from the check's index.
     replay: Option<Replay<'a>>,
     #[cfg(feature = "sqlite")]
@@ -336,10 +313,6 @@ impl<'a> Messages<'a> {
         let source = self.sources.next()?;
         self.unchecked = matches!(source, Ready::Stream(_));
         let opened = match source {
-            Ready::Loaded(messages) => {
-                self.loaded = messages.iter();
-                return Some(Ok(()));
-            }
             #[cfg(feature = "sqlite")]
             Ready::Store(file, filter, checked) => {
                 let last = *checked.get_mut().unwrap_or_else(PoisonError::into_inner);
@@ -395,12 +368,6 @@ impl Iterator for Messages<'_> {
             return None;
         }
         loop {
-            if let Some(message) = self.loaded.next() {
-                if !self.filters.admits(&message.payload) {
-                    continue;
-                }
-                return Some(Ok(self.ready(message.clone())));
-            }
             if let Some(replay) = self.replay.as_mut() {
                 match replay.next() {
                     Some(Ok(message)) if !self.filters.admits(&message.payload) => continue,

@@ -55,12 +55,6 @@ impl From<StoreReadError> for InputError {
     }
 }
 
-/// Read the matching messages of `file` in arrival order (by row id), all at once, each
-/// checked with the default split options.
-pub fn read_store(file: &Path, filter: &StoreFilter) -> Result<Vec<Stored>, InputError> {
-    StoreRows::open(file, filter.clone(), SplitOptions::default())?.collect()
-}
-
 /// A row's columns as a page holds them, its payload not yet read.
 #[derive(Debug)]
 struct Row {

@@ -4,10 +4,10 @@
 use super::handshake::session_verdict;
 use super::record::{failure, healthy, PhaseLog};
 use super::report::{ClientCertificate, Detail, PhaseName, Verdict};
-use crate::sniff::{recognise, PeerKind};
 use crate::cause::{Cause, Hint};
 use crate::framing::{encode_frame, Decoded, FramingError, MllpCodec, Release, Tolerance};
 use crate::hl7::{scan, scan_ack};
+use crate::sniff::{recognise, PeerKind};
 use crate::transport::{classify, BoxStream};
 use bytes::BytesMut;
 use std::io;
@@ -138,7 +138,16 @@ pub(crate) async fn send_and_await_ack(
     let frame = frame_message(payload, run)?;
     let started = Instant::now();
     let deadline = started + limit;
-    send_frame(stream, &frame, payload.len(), &control_id, limit, started, run).await?;
+    send_frame(
+        stream,
+        &frame,
+        payload.len(),
+        &control_id,
+        limit,
+        started,
+        run,
+    )
+    .await?;
     let mut ignored = 0usize;
     // ACKs naming another control ID than ours.
     let mut unmatched = 0u32;
@@ -305,9 +314,7 @@ Some(match read {
         Ok(Ok(_)) if *first_read => {
             *first_read = false;
             match recognise(buf) {
-                Some(r) if r.kind != PeerKind::Mllp => {
-                    not_mllp(r.kind, r.first_byte, "the answer")
-                }
+                Some(r) if r.kind != PeerKind::Mllp => not_mllp(r.kind, r.first_byte, "the answer"),
                 _ => return None,
             }
         }

@@ -10,11 +10,11 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 /// RFC 8305's recommended delay before starting the next attempt.
-pub const DEFAULT_STAGGER: Duration = Duration::from_millis(250);
+pub(crate) const DEFAULT_STAGGER: Duration = Duration::from_millis(250);
 
 /// One connection attempt and how it ended.
 #[derive(Debug)]
-pub struct Attempt {
+pub(crate) struct Attempt {
     /// The address tried.
     pub addr: SocketAddr,
     /// `None` for the attempt that won, or one abandoned when another won.
@@ -23,7 +23,7 @@ pub struct Attempt {
 
 /// Alternates address families, keeping the resolver's order within each family and starting
 /// with the family of the first address.
-pub fn interleave(addrs: &[SocketAddr]) -> Vec<SocketAddr> {
+pub(crate) fn interleave(addrs: &[SocketAddr]) -> Vec<SocketAddr> {
     let Some(first) = addrs.first() else {
         return Vec::new();
     };
@@ -44,7 +44,7 @@ pub fn interleave(addrs: &[SocketAddr]) -> Vec<SocketAddr> {
 /// Races connection attempts over `addrs` (already in the order to try). Returns the winner and
 /// every attempt that failed before it, or every failure when none succeeded. Unbounded in time:
 /// the caller wraps it in its connect timeout.
-pub async fn race<S, F, Fut>(
+pub(crate) async fn race<S, F, Fut>(
     addrs: &[SocketAddr],
     stagger: Duration,
     connect: F,

@@ -8,7 +8,7 @@ use std::time::SystemTime;
 
 /// A control ID no other probe run is likely to reuse: `MLLPPROBE`, the Unix time in
 /// milliseconds, and a random suffix (MSH-10 allows 199 characters; this stays under 40).
-pub fn unique_control_id(now: SystemTime) -> String {
+pub(crate) fn unique_control_id(now: SystemTime) -> String {
     let millis = now
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_millis())
@@ -19,7 +19,7 @@ pub fn unique_control_id(now: SystemTime) -> String {
 
 /// A minimal ADT^A01 (HL7 2.5) with processing ID `D` (debugging), so receivers that honour
 /// MSH-11 keep it out of production. The patient is obviously synthetic.
-pub fn synthetic_adt(control_id: &str, now: SystemTime) -> Bytes {
+pub(crate) fn synthetic_adt(control_id: &str, now: SystemTime) -> Bytes {
     let stamp = hl7_timestamp(now);
     Bytes::from(format!(
         "MSH|^~\\&|MLLP-PROBE|MLLP|RECEIVER|RECEIVER|{stamp}||ADT^A01^ADT_A01|{control_id}|D|2.5\r\

@@ -17,11 +17,17 @@ fn ms_since(started: Instant) -> f64 {
 }
 
 impl PhaseLog {
-    pub fn pass(&mut self, name: PhaseName, started: Instant, detail: Option<Detail>) {
+    pub(crate) fn pass(&mut self, name: PhaseName, started: Instant, detail: Option<Detail>) {
         self.push(name, started, detail, None);
     }
 
-    pub fn fail(&mut self, name: PhaseName, started: Instant, detail: Option<Detail>, error: &str) {
+    pub(crate) fn fail(
+        &mut self,
+        name: PhaseName,
+        started: Instant,
+        detail: Option<Detail>,
+        error: &str,
+    ) {
         self.push(name, started, detail, Some(error.to_string()));
     }
 
@@ -37,7 +43,7 @@ impl PhaseLog {
 
     /// Updates what the TLS phase says about our client certificate; a refusal seen after the
     /// handshake (TLS 1.3 reports it on the first read) fails the TLS phase after the fact.
-    pub fn client_certificate(&mut self, state: ClientCertificate, error: Option<&str>) {
+    pub(crate) fn client_certificate(&mut self, state: ClientCertificate, error: Option<&str>) {
         let Some(phase) = self.phases.iter_mut().find(|p| p.name == PhaseName::Tls) else {
             return;
         };
@@ -50,7 +56,7 @@ impl PhaseLog {
         }
     }
 
-    pub fn presented_client_certificate(&self) -> bool {
+    pub(crate) fn presented_client_certificate(&self) -> bool {
         self.phases.iter().any(|p| {
             matches!(&p.detail, Some(Detail::Tls(tls))
                 if tls.client_certificate == ClientCertificate::Presented)

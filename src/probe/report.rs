@@ -1,8 +1,8 @@
 //! What one probe found: its phases, each timed, and the verdict. `Serialize` gives the phases'
 //! fields in `probe --json` (the command's `output::probe`, which also words the verdict's hint).
 
-use crate::sniff::Recognised;
 use crate::cause::{Cause, Class, Hint};
+use crate::sniff::Recognised;
 use crate::tls::CertSummary;
 use serde::Serialize;
 

@@ -138,7 +138,7 @@ impl ProbeTls {
     }
 
     /// The server name as text: a DNS name, or an IP address.
-    pub fn server_name_text(&self) -> String {
+    pub(crate) fn server_name_text(&self) -> String {
         match &self.server_name {
             ServerName::DnsName(name) => name.as_ref().to_string(),
             ServerName::IpAddress(ip) => std::net::IpAddr::from(*ip).to_string(),

@@ -95,7 +95,7 @@ impl Gauges {
 }
 
 /// The ACK latency of a send's fate, when an answer came.
-pub fn latency(fate: &crate::client::Fate) -> Option<Duration> {
+pub(crate) fn latency(fate: &crate::client::Fate) -> Option<Duration> {
     use crate::client::Fate;
     match fate {
         Fate::Accepted { latency, .. }

@@ -9,7 +9,8 @@
 pub(crate) mod compare;
 mod tally;
 
-pub use compare::{differences, Compare, Ignore};
+pub(crate) use compare::differences;
+pub use compare::{Compare, Ignore};
 pub use tally::{Counts, Outcome};
 
 use crate::client::{Client, Fate};

@@ -21,10 +21,9 @@ pub(crate) mod upstream;
 pub use forward::Forward;
 pub use gauges::{Gauges, Reading};
 pub use mirror::{
-    Compare, Compared, Counts, Ignore, Mirror, MirrorEvent, MirrorOptions, Outcome, Pending, Worker,
-    DEFAULT_QUEUE,
+    same_listener, Compare, Compared, Counts, Ignore, Mirror, MirrorEvent, MirrorOptions, Outcome,
+    Pending, Worker, DEFAULT_QUEUE,
 };
-pub use mirror::same_listener;
 pub use queue::{forward, Enqueue, ForwardOptions};
 pub use record::Recorder;
 pub use store::{PendingRow, Settlement, Status, Store, StoreError, Unreadable};

@@ -23,7 +23,7 @@ use tokio::sync::{oneshot, Notify};
 use tokio_util::sync::CancellationToken;
 
 /// MSA-3 of the refusal of a message the full queue could not take.
-pub const QUEUE_FULL_TEXT: &str = "Relay queue full (queue-full): nothing kept";
+pub(crate) const QUEUE_FULL_TEXT: &str = "Relay queue full (queue-full): nothing kept";
 
 /// Commits messages to the queue: the batches taken in while a commit is under way (from any
 /// connection, or the next of the same one) go together in the next, one synced commit for all.

@@ -40,7 +40,7 @@ impl Recorder {
     }
 
     /// Say failed writes through `reports`, once a second while there are new ones.
-    pub fn report_to(&self, reports: StoreReports) {
+    pub(crate) fn report_to(&self, reports: StoreReports) {
         self.store.report_to(reports);
         let (store, failed) = (self.store.clone(), Arc::clone(&self.failed));
         tokio::spawn(async move {
@@ -130,7 +130,7 @@ impl Failed {
 }
 
 /// A fate as a row's upstream columns (`forwarded_at` left for the caller).
-pub fn settlement(fate: &Fate, attempts: u32) -> Settlement {
+pub(crate) fn settlement(fate: &Fate, attempts: u32) -> Settlement {
     let (status, code, ack) = match fate {
         Fate::Accepted { code, ack, .. } => (Status::Accepted, Some(*code), Some(ack)),
         Fate::Negative { code, ack, .. } => (Status::Negative, Some(*code), Some(ack)),

@@ -191,7 +191,7 @@ impl Store {
     }
 
     /// Where store errors are said from now on (the server's events).
-    pub fn report_to(&self, reports: StoreReports) {
+    pub(crate) fn report_to(&self, reports: StoreReports) {
         let _ = self.reports.set(reports);
     }
 

@@ -5,16 +5,17 @@
 
 use crate::ack::{AckCode, Disposition};
 use crate::cause::Cause;
-use crate::framing::Block;
 use crate::client::{Commit, Fate, FateCause};
+use crate::framing::Block;
 use crate::server::{Reply, SinkResult};
 use bytes::Bytes;
 
 /// MSA-3 of the refusal of a message the relay could not hand on.
-pub const UNAVAILABLE_TEXT: &str = "Upstream unavailable (upstream-unavailable): nothing kept";
+pub(crate) const UNAVAILABLE_TEXT: &str =
+    "Upstream unavailable (upstream-unavailable): nothing kept";
 
 /// MSA-3 of the answer to a message a Release 2 upstream answered with a NAK block.
-pub const NAK_TEXT: &str = "Upstream kept nothing (NAK block)";
+pub(crate) const NAK_TEXT: &str = "Upstream kept nothing (NAK block)";
 
 /// What became of one message handed upstream, as far as its answers go.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +49,7 @@ pub enum Upstream {
 
 impl Upstream {
     /// Read a send's fate and, if one came, its `CA`.
-    pub fn from_fate(fate: &Fate, commit: Option<Commit>) -> Upstream {
+    pub(crate) fn from_fate(fate: &Fate, commit: Option<Commit>) -> Upstream {
         let commit = commit.map(|c| c.ack.bytes().clone());
         match fate {
             Fate::Accepted { ack, .. } | Fate::Negative { ack, .. } => {

@@ -29,13 +29,13 @@ pub fn client_options(link: &LinkSettings, window: Window) -> ClientOptions {
 /// fixed while the relay runs, and the relay has no one to hand its messages to meanwhile.
 /// The failure is still reported with its class; only the decision to stop is taken away.
 #[derive(Debug)]
-pub struct Persistent {
+pub(crate) struct Persistent {
     backoff: ExponentialBackoff,
 }
 
 impl Persistent {
     /// Every attempt delayed as `backoff` delays a transient failure's.
-    pub fn new(backoff: ExponentialBackoff) -> Persistent {
+    pub(crate) fn new(backoff: ExponentialBackoff) -> Persistent {
         Persistent { backoff }
     }
 }

@@ -4,7 +4,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A broken-down UTC instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Utc {
+pub(crate) struct Utc {
     /// The year, e.g. 2024.
     pub year: i64,
     /// The month, 1 to 12.
@@ -23,7 +23,7 @@ pub struct Utc {
 
 impl Utc {
     /// Break `t` down; an instant before 1970 (a broken clock) reads as the epoch.
-    pub fn from_system(t: SystemTime) -> Utc {
+    pub(crate) fn from_system(t: SystemTime) -> Utc {
         // Before 1970 only on a broken clock: clamp to the epoch rather than fail.
         let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
         let secs = d.as_secs() as i64;
@@ -41,7 +41,7 @@ impl Utc {
     }
 
     /// HL7 DTM to the second: `20240131235959`.
-    pub fn hl7(&self) -> String {
+    pub(crate) fn hl7(&self) -> String {
         format!(
             "{:04}{:02}{:02}{:02}{:02}{:02}",
             self.year, self.month, self.day, self.hour, self.minute, self.second
@@ -49,7 +49,7 @@ impl Utc {
     }
 
     /// RFC 3339 with microseconds: `2024-01-31T23:59:59.123456Z`.
-    pub fn rfc3339(&self) -> String {
+    pub(crate) fn rfc3339(&self) -> String {
         format!(
             "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z",
             self.year, self.month, self.day, self.hour, self.minute, self.second, self.micros
@@ -57,7 +57,7 @@ impl Utc {
     }
 
     /// Sortable and safe in file names: `20240131T235959.123456Z`.
-    pub fn file_stamp(&self) -> String {
+    pub(crate) fn file_stamp(&self) -> String {
         format!(
             "{:04}{:02}{:02}T{:02}{:02}{:02}.{:06}Z",
             self.year, self.month, self.day, self.hour, self.minute, self.second, self.micros

@@ -17,11 +17,11 @@ pub enum AckMode {
 }
 
 /// Default of [`ServerConfig::frame_timeout`].
-pub const DEFAULT_FRAME_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_FRAME_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default of [`ServerConfig::evict_idle_after`].
-pub const DEFAULT_EVICT_IDLE_AFTER: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_EVICT_IDLE_AFTER: Duration = Duration::from_secs(60);
 /// Default of [`ServerConfig::max_buffered`]: 256 MiB.
-pub const DEFAULT_MAX_BUFFERED: usize = 256 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_BUFFERED: usize = 256 * 1024 * 1024;
 
 #[derive(Debug, Clone)]
 /// How the server reads, answers and bounds its connections; [`ServerConfig::validate`] checks it.
@@ -132,7 +132,7 @@ impl ServerConfig {
     }
 
     /// Connections one peer address may hold open at once.
-    pub fn per_peer_connections(&self) -> usize {
+    pub(crate) fn per_peer_connections(&self) -> usize {
         self.max_connections_per_peer
             .unwrap_or(self.max_connections / 4)
             .min(self.max_connections)
@@ -142,7 +142,7 @@ impl ServerConfig {
     /// Bytes of partly received frames one peer address may hold: its share of the
     /// connections, applied to the budget, and never less than one largest frame (or the
     /// whole budget, if that is smaller).
-    pub fn per_peer_buffered(&self) -> usize {
+    pub(crate) fn per_peer_buffered(&self) -> usize {
         let share = (self.max_buffered as u128 * self.per_peer_connections() as u128
             / self.max_connections.max(1) as u128) as usize;
         share.max(self.max_frame.min(self.max_buffered))

@@ -9,7 +9,7 @@
 
 mod journal;
 
-pub use journal::JOURNAL_NAME;
+pub(crate) use journal::JOURNAL_NAME;
 
 use super::policy::{Action, Decision, Policy};
 use super::sink::out_dir::OutDirSink;

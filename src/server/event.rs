@@ -225,7 +225,7 @@ pub struct StoreReports(mpsc::WeakSender<ServerEvent>);
 impl StoreReports {
     /// Send `event` (a store event, a command's stderr line), waiting for room like every other
     /// event.
-    pub async fn send(&self, event: ServerEvent) {
+    pub(crate) async fn send(&self, event: ServerEvent) {
         if let Some(tx) = self.0.upgrade() {
             let _ = tx.send(event).await;
         }

@@ -94,7 +94,7 @@ impl Cidr {
 
 /// What a valid header said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Header {
+pub(crate) enum Header {
     /// A proxied connection from this client.
     Proxied(SocketAddr),
     /// The proxy's own connection (v2 LOCAL, v1 UNKNOWN): its health check.
@@ -104,7 +104,7 @@ pub enum Header {
 /// Why a connection was closed before its first MLLP byte.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum ProxyError {
+pub(crate) enum ProxyError {
     #[error("not from a trusted proxy address")]
     /// The connection came from an address not in the trusted list.
     Untrusted,
@@ -126,7 +126,11 @@ impl ProxyProtocol {
     }
 
     /// Read the header of a connection from `peer`, within the timeout.
-    pub(crate) async fn read(&self, tcp: &mut TcpStream, peer: SocketAddr) -> Result<Header, ProxyError> {
+    pub(crate) async fn read(
+        &self,
+        tcp: &mut TcpStream,
+        peer: SocketAddr,
+    ) -> Result<Header, ProxyError> {
         if !self.trusts(peer.ip()) {
             return Err(ProxyError::Untrusted);
         }

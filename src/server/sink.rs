@@ -22,10 +22,10 @@ use std::time::SystemTime;
 pub use exec::{ExecOptions, ExecSink, EXEC_STDERR_LINE_MAX};
 pub use groups::CommitGroups;
 pub use out_dir::OutDirSink;
-#[cfg(feature = "postgres")]
-pub use postgres::{ConnInfoError, Failure, PostgresError, PostgresSink};
 #[cfg(all(feature = "postgres", feature = "sqlite"))]
 pub use postgres::PostgresRows;
+#[cfg(feature = "postgres")]
+pub use postgres::{ConnInfoError, Failure, PostgresError, PostgresSink};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteError, SqliteSink};
 pub use stdout::{OutputFormat, StdoutSink};
@@ -156,19 +156,14 @@ impl Inbound {
     }
 
     /// MSH-10 as a slice of the payload.
-    pub fn control_id_bytes(&self) -> Option<Bytes> {
+    pub(crate) fn control_id_bytes(&self) -> Option<Bytes> {
         self.shared(self.header.control_id)
-    }
-
-    /// MSH-9 as a slice of the payload.
-    pub fn message_type_bytes(&self) -> Option<Bytes> {
-        self.shared(self.header.message_type)
     }
 
     /// The identity de-duplication remembers: MSH-3, MSH-4, MSH-10 and MSH-7. `None` for what
     /// is never de-duplicated: an empty MSH-10, a batch or concatenated frame, an inbound ACK, a
     /// damaged frame.
-    pub fn dedupe_key(&self) -> Option<DedupeKey> {
+    pub(crate) fn dedupe_key(&self) -> Option<DedupeKey> {
         let control_id = self.control_id_bytes().filter(|c: &Bytes| !c.is_empty())?;
         if self.shape != Shape::Single || self.is_ack || self.damaged {
             return None;
@@ -183,12 +178,12 @@ impl Inbound {
     }
 
     /// MSH-10, as text with invalid UTF-8 replaced; empty without one.
-    pub fn control_id_lossy(&self) -> String {
+    pub(crate) fn control_id_lossy(&self) -> String {
         lossy(self.control_id())
     }
 
     /// MSH-9, as text with invalid UTF-8 replaced; empty without one.
-    pub fn message_type_lossy(&self) -> String {
+    pub(crate) fn message_type_lossy(&self) -> String {
         lossy(self.message_type())
     }
 }
@@ -236,7 +231,7 @@ impl HeaderSpans {
 /// A message's duplicate key, each field as written: a different sender (MSH-3, MSH-4) reusing a
 /// control ID and time is a different message.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct DedupeKey {
+pub(crate) struct DedupeKey {
     /// MSH-3.
     pub sending_application: Bytes,
     /// MSH-4.
@@ -329,13 +324,13 @@ impl SinkResult {
         }
     }
     /// Answered with `reply` instead of the table's answer.
-    pub fn replying(self, reply: Reply) -> Self {
+    pub(crate) fn replying(self, reply: Reply) -> Self {
         SinkResult { reply, ..self }
     }
 }
 
 /// A boxed future a sink returns.
-pub type SinkFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub(crate) type SinkFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Where messages are committed. Implementations must be durable (or as durable as they claim)
 /// when the future resolves: the ACK follows at once.

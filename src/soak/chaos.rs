@@ -31,7 +31,7 @@ pub enum FaultKind {
 
 impl FaultKind {
     /// Every kind, in judging order.
-    pub const ALL: [FaultKind; 5] = [
+    pub(crate) const ALL: [FaultKind; 5] = [
         FaultKind::Drop,
         FaultKind::Reset,
         FaultKind::Nack,
@@ -40,7 +40,7 @@ impl FaultKind {
     ];
 
     /// The stable name, as written in a chaos spec and in JSON.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             FaultKind::Drop => "drop",
             FaultKind::Reset => "reset",
@@ -186,7 +186,7 @@ impl ChaosSpec {
 }
 
 /// The decision for the faults that struck one message.
-pub fn decision_for(faults: &[Fault]) -> Decision {
+pub(crate) fn decision_for(faults: &[Fault]) -> Decision {
     let mut decision = Decision::default();
     for fault in faults {
         match fault.kind {

@@ -11,7 +11,7 @@ const RUN_LEN: usize = 6;
 const CONN_DIGITS: usize = 3;
 const SEQ_DIGITS: usize = 10;
 /// Length of every control ID of a run, in bytes.
-pub const CONTROL_ID_LEN: usize = RUN_LEN + CONN_DIGITS + SEQ_DIGITS;
+pub(crate) const CONTROL_ID_LEN: usize = RUN_LEN + CONN_DIGITS + SEQ_DIGITS;
 /// Connections a run can number.
 pub const MAX_CONNECTIONS: usize = 999;
 
@@ -177,7 +177,7 @@ impl Ledger {
     }
 
     /// Whether message `seq` of connection `conn` was committed.
-    pub fn is_committed(&self, conn: usize, seq: u64) -> bool {
+    pub(crate) fn is_committed(&self, conn: usize, seq: u64) -> bool {
         self.slot(conn)
             .and_then(|entries| entries.get(seq as usize).copied())
             .is_some_and(|e| e & COMMITTED != 0)
@@ -196,14 +196,14 @@ impl Ledger {
 /// A de-duplicating sink over a [`Ledger`]: commits to memory, or to `inner` (an out-dir sink).
 /// A duplicate is answered as committed; a message whose first copy is still being committed
 /// elsewhere is answered as a failure, never falsely positive.
-pub struct LedgerSink {
+pub(crate) struct LedgerSink {
     ledger: Arc<Ledger>,
     inner: Option<Arc<dyn Sink>>,
 }
 
 impl LedgerSink {
     /// A sink recording in `ledger`, committing through `inner` when given.
-    pub fn new(ledger: Arc<Ledger>, inner: Option<Arc<dyn Sink>>) -> LedgerSink {
+    pub(crate) fn new(ledger: Arc<Ledger>, inner: Option<Arc<dyn Sink>>) -> LedgerSink {
         LedgerSink { ledger, inner }
     }
 

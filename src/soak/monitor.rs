@@ -50,7 +50,7 @@ pub(super) struct Monitored {
 
 impl Monitored {
     /// The per-connection tallies merged.
-    pub fn total(&self) -> SoakTotals {
+    pub(crate) fn total(&self) -> SoakTotals {
         let mut total = SoakTotals::default();
         for t in &self.tallies {
             total.merge(t);

@@ -3,10 +3,10 @@
 //! and written into the report as its `config`.
 
 use super::{ChaosSpec, FaultKind, Template, Thresholds};
+use crate::client::HostList;
 use crate::client::{ClientOptions, Correlation, LinkSettings, OnBackpressure, Window};
 use crate::resolve::{Resolver, SystemResolver};
 use crate::tls::{ClientTlsOptions, TlsConfigError};
-use crate::client::HostList;
 use crate::transport::Connector;
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -34,7 +34,7 @@ struct ProxyShared {
 }
 
 /// A running proxy. Dropping it (or [`ChaosProxy::stop`]) ends it.
-pub struct ChaosProxy {
+pub(crate) struct ChaosProxy {
     addr: SocketAddr,
     stop: CancellationToken,
 }
@@ -42,7 +42,7 @@ pub struct ChaosProxy {
 impl ChaosProxy {
     /// Listen on 127.0.0.1 (a free port) and forward to `host:port`. A `nack` fault is ignored:
     /// a byte proxy cannot answer for the peer (callers refuse it up front).
-    pub async fn start(
+    pub(crate) async fn start(
         host: String,
         port: u16,
         resolver: Arc<dyn Resolver>,
@@ -66,11 +66,11 @@ impl ChaosProxy {
         Ok(ChaosProxy { addr, stop })
     }
 
-    pub fn addr(&self) -> SocketAddr {
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.addr
     }
 
-    pub fn stop(self) {
+    pub(crate) fn stop(self) {
         self.stop.cancel();
     }
 }

@@ -13,16 +13,16 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Latency range recorded, in microseconds: 1 us to 1 hour, 3 significant digits.
-pub const LATENCY_MAX_US: u64 = 3_600_000_000;
+pub(crate) const LATENCY_MAX_US: u64 = 3_600_000_000;
 
 /// An empty latency histogram with the bounds every soak histogram shares (1 us to
 /// [`LATENCY_MAX_US`], 3 significant digits), so any two merge.
-pub fn new_histogram() -> Histogram<u64> {
+pub(crate) fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, LATENCY_MAX_US, 3).expect("constant histogram bounds are valid")
 }
 
 /// Record one latency, clamped into the histogram's range.
-pub fn record(histogram: &mut Histogram<u64>, latency: Duration) {
+pub(crate) fn record(histogram: &mut Histogram<u64>, latency: Duration) {
     let micros = (latency.as_micros() as u64).clamp(1, LATENCY_MAX_US);
     histogram.saturating_record(micros);
 }
@@ -136,7 +136,7 @@ impl SoakTotals {
     }
 
     /// The outcome counters only (no histogram, no seconds): cheap enough for every redraw.
-    pub fn merge_counts(&mut self, other: &SoakTotals) {
+    pub(crate) fn merge_counts(&mut self, other: &SoakTotals) {
         self.fates.merge(&other.fates);
         self.reconnects += other.reconnects;
         add_map(&mut self.errors_by_cause, &other.errors_by_cause);
@@ -352,7 +352,7 @@ impl SoakReport {
     }
 
     /// Fraction of generated messages that did not end accepted.
-    pub fn error_rate(&self) -> f64 {
+    pub(crate) fn error_rate(&self) -> f64 {
         if self.generated == 0 {
             0.0
         } else {
@@ -402,7 +402,7 @@ impl SoakReport {
 }
 
 /// The histogram as the report carries it: HDR V2 encoding, base64.
-pub fn encode_histogram(histogram: &Histogram<u64>) -> String {
+pub(crate) fn encode_histogram(histogram: &Histogram<u64>) -> String {
     let mut bytes = Vec::new();
     // Writing to a Vec cannot fail for a histogram of this size.
     let _ = V2Serializer::new().serialize(histogram, &mut bytes);
@@ -410,7 +410,7 @@ pub fn encode_histogram(histogram: &Histogram<u64>) -> String {
 }
 
 /// Read a histogram [`encode_histogram`] wrote, re-homed into the standard bounds.
-pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, ReportError> {
+pub(crate) fn decode_histogram(text: &str) -> Result<Histogram<u64>, ReportError> {
     let bytes = base64::engine::general_purpose::STANDARD.decode(text.trim())?;
     let decoded: Histogram<u64> = Deserializer::new()
         .deserialize(&mut bytes.as_slice())

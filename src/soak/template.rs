@@ -7,7 +7,7 @@ use bytes::{BufMut, BytesMut};
 use std::ops::Range;
 
 /// The built-in message: synthetic patient, processing ID `T` (training).
-pub const BUILTIN: &str = "MSH|^~\\&|MLLP-SOAK|SOAK|RECEIVER|RECEIVER|20000101000000||ADT^A01^ADT_A01|SOAK0000000000000001|T|2.5\r\
+pub(crate) const BUILTIN: &str = "MSH|^~\\&|MLLP-SOAK|SOAK|RECEIVER|RECEIVER|20000101000000||ADT^A01^ADT_A01|SOAK0000000000000001|T|2.5\r\
 EVN|A01|20000101000000\r\
 PID|1||SOAK000001^^^SOAK^MR||SYNTHETIC^PATIENT^^^^^L||19700101|U\r\
 PV1|1|I|SOAK^001^01\r";
@@ -55,7 +55,7 @@ impl Template {
     }
 
     /// Whether this is the built-in synthetic message.
-    pub fn is_builtin(&self) -> bool {
+    pub(crate) fn is_builtin(&self) -> bool {
         self.builtin
     }
 
@@ -122,7 +122,7 @@ impl Template {
     }
 
     /// Length of a rendering with fields of these lengths.
-    pub fn rendered_len(&self, timestamp: usize, control_id: usize) -> usize {
+    pub(crate) fn rendered_len(&self, timestamp: usize, control_id: usize) -> usize {
         self.bytes.len() - self.msh7.len() - self.msh10.len() + timestamp + control_id
     }
 

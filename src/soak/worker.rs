@@ -24,13 +24,13 @@ const NEVER_DELIVERED_CHECKED: usize = 100_000;
 
 /// Counts workers that have finished generating; fires when all have.
 #[derive(Clone)]
-pub struct Countdown {
+pub(crate) struct Countdown {
     left: Arc<AtomicUsize>,
     token: CancellationToken,
 }
 
 impl Countdown {
-    pub fn new(n: usize) -> Countdown {
+    pub(crate) fn new(n: usize) -> Countdown {
         Countdown {
             left: Arc::new(AtomicUsize::new(n)),
             token: CancellationToken::new(),
@@ -41,12 +41,12 @@ impl Countdown {
             self.token.cancel();
         }
     }
-    pub async fn done(&self) {
+    pub(crate) async fn done(&self) {
         self.token.cancelled().await
     }
 }
 
-pub struct Worker {
+pub(crate) struct Worker {
     pub index: usize,
     pub client: Arc<Client>,
     pub templates: Arc<Vec<Template>>,
@@ -84,7 +84,7 @@ enum Generated {
 type Collected = (Vec<u64>, Vec<String>);
 
 /// What a connection leaves for the accounting.
-pub struct WorkerEnd {
+pub(crate) struct WorkerEnd {
     pub index: usize,
     /// Sequence numbers that ended never-delivered (checked against the ledger at the end).
     pub never_delivered: Vec<u64>,
@@ -100,11 +100,11 @@ struct InFlight {
 
 impl Worker {
     /// The count of messages generated so far, shared with the monitor.
-    pub fn generated(&self) -> Arc<AtomicU64> {
+    pub(crate) fn generated(&self) -> Arc<AtomicU64> {
         self.generated_counter.clone()
     }
 
-    pub async fn run(self) -> WorkerEnd {
+    pub(crate) async fn run(self) -> WorkerEnd {
         let (tx, rx) = mpsc::channel::<InFlight>(self.window.max(64) * 2);
         let settled = Arc::new(AtomicU64::new(0));
         let collector = tokio::spawn(collect(

@@ -50,7 +50,7 @@ impl CertificateAsked {
     }
 
     /// Whether the server asked for a client certificate in the last handshake.
-    pub fn get(&self) -> bool {
+    pub(crate) fn get(&self) -> bool {
         self.0.asked.load(Ordering::Relaxed)
     }
 

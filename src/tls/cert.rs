@@ -26,7 +26,7 @@ pub struct CertSummary {
 impl CertSummary {
     /// Parses a DER certificate; `None` when it does not parse (the handshake verified or
     /// rejected it already; a summary is a courtesy).
-    pub fn from_der(der: &CertificateDer<'_>) -> Option<CertSummary> {
+    pub(crate) fn from_der(der: &CertificateDer<'_>) -> Option<CertSummary> {
         Self::at(der, SystemTime::now())
     }
 

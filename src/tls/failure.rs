@@ -190,8 +190,10 @@ fn negotiation(kind: &Kind<'_>, side: Side) -> Option<TlsFailure> {
         (Kind::NoVersion, Client) => TlsFailure::new(
             handshake,
             "no TLS version in common with the peer (this client speaks TLS 1.2 and 1.3)",
-            Hint::Prose("enable TLS 1.2 or 1.3 on the peer; a peer limited to older versions needs a TLS \
-             1.2 terminator in front of it"),
+            Hint::Prose(
+                "enable TLS 1.2 or 1.3 on the peer; a peer limited to older versions needs a TLS \
+             1.2 terminator in front of it",
+            ),
         ),
         (Kind::NoVersion, Server) => TlsFailure::new(
             handshake,
@@ -201,12 +203,16 @@ fn negotiation(kind: &Kind<'_>, side: Side) -> Option<TlsFailure> {
         (Kind::NoCipher, Client) => TlsFailure::new(
             handshake,
             "no cipher suite in common with the peer",
-            Hint::Prose("enable a modern suite on the peer (ECDHE with AES-GCM or ChaCha20-Poly1305)"),
+            Hint::Prose(
+                "enable a modern suite on the peer (ECDHE with AES-GCM or ChaCha20-Poly1305)",
+            ),
         ),
         (Kind::NoCipher, Server) => TlsFailure::new(
             handshake,
             "client offered no cipher suite we accept",
-            Hint::Prose("the client must enable a modern suite (ECDHE with AES-GCM or ChaCha20-Poly1305)"),
+            Hint::Prose(
+                "the client must enable a modern suite (ECDHE with AES-GCM or ChaCha20-Poly1305)",
+            ),
         ),
         (Kind::Incompatible(other), Client) => TlsFailure::new(
             handshake,
@@ -246,7 +252,9 @@ fn negotiation(kind: &Kind<'_>, side: Side) -> Option<TlsFailure> {
         (Kind::Decrypt, Server) => TlsFailure::new(
             handshake,
             "TLS decryption of the client's data failed",
-            Hint::Prose("check what sits between the client and us: something may alter the traffic"),
+            Hint::Prose(
+                "check what sits between the client and us: something may alter the traffic",
+            ),
         ),
         _ => return None,
     })
@@ -311,14 +319,14 @@ fn refusal(err: &E, kind: &Kind<'_>, side: Side, seen: Seen<'_>) -> TlsFailure {
 }
 
 /// The rustls error inside an I/O error from a TLS stream, if that is what it is.
-pub fn rustls_error(err: &io::Error) -> Option<&E> {
+pub(crate) fn rustls_error(err: &io::Error) -> Option<&E> {
     err.get_ref().and_then(|e| e.downcast_ref::<E>())
 }
 
 /// An I/O error from a TLS handshake: a rustls error goes through [`describe`]; an end of
 /// stream is `tls-handshake` (a peer that hangs up on a ClientHello does not speak TLS there,
 /// or refused us); other OS errors through the OS table.
-pub fn describe_handshake_io(err: &io::Error, side: Side, seen: Seen<'_>) -> TlsFailure {
+pub(crate) fn describe_handshake_io(err: &io::Error, side: Side, seen: Seen<'_>) -> TlsFailure {
     if let Some(tls) = rustls_error(err) {
         return describe(tls, side, seen);
     }
@@ -355,7 +363,7 @@ pub fn session_cause(err: &io::Error, nothing_received: bool) -> Cause {
 }
 
 /// Whether a session error is the server's refusal of our client certificate.
-pub fn refuses_client_certificate(err: &io::Error) -> bool {
+pub(crate) fn refuses_client_certificate(err: &io::Error) -> bool {
     rustls_error(err).is_some_and(|tls| {
         matches!(
             kind(tls),

@@ -20,7 +20,7 @@ type Teardown = (Option<oneshot::Sender<DrainReport>>, FateCause);
 
 impl Actor {
     /// The actor's whole life.
-    pub async fn run(mut self) {
+    pub(crate) async fn run(mut self) {
         while let Some(conn) = self.connect_phase().await {
             let end = self.run_link(conn).await;
             if let (LinkEnd::Failed(_), Some(host)) = (&end, self.host) {

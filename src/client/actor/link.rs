@@ -4,7 +4,6 @@
 mod stream;
 
 use super::Actor;
-use stream::{link_failure, stream_turn, AckReader, Turn, WriteBatch};
 use crate::cause::{classify_io, Cause};
 use crate::client::fate::FateCause;
 use crate::client::life::LinkEnd;
@@ -16,6 +15,7 @@ use crate::transport::{BoxStream, Connection};
 use bytes::BytesMut;
 use std::task::Poll;
 use std::time::Duration;
+use stream::{link_failure, stream_turn, AckReader, Turn, WriteBatch};
 use tokio::time::Instant;
 
 /// How long after the first write a peer that has sent nothing at all may stay silent before a

@@ -18,7 +18,7 @@ const WRITE_BYTES: usize = 256 * 1024;
 
 impl Flights {
     /// A write begins: its progress starts from nothing, published through the returned counter.
-    pub fn start_write(&self) -> Arc<AtomicUsize> {
+    pub(crate) fn start_write(&self) -> Arc<AtomicUsize> {
         self.write_progress.store(0, Ordering::Relaxed);
         self.write_progress.clone()
     }
@@ -32,7 +32,7 @@ impl Flights {
 
     /// Whether the queue's head may only be written on a new connection (its control ID was
     /// given up on here) and nothing written here is still outstanding.
-    pub fn waits_for_new_link(&self) -> bool {
+    pub(crate) fn waits_for_new_link(&self) -> bool {
         let Some(head) = self.queue.front().and_then(|id| self.sends.get(&id)) else {
             return false;
         };
@@ -48,7 +48,7 @@ impl Flights {
     /// `spare` (the last write's) when it is big enough, so a write allocates none. With it, the
     /// clock reading the frames were taken at, and whether frames that may go now were left for
     /// the next write (it was full).
-    pub fn take_batch(
+    pub(crate) fn take_batch(
         &mut self,
         batch: &mut Vec<u64>,
         spare: &mut BytesMut,
@@ -141,7 +141,7 @@ impl Flights {
 
     /// The batch is on the wire: its ACK clocks start now (`at`, when the clock was read for it
     /// already).
-    pub fn on_flushed(
+    pub(crate) fn on_flushed(
         &mut self,
         out: &Outbox,
         batch: &mut Vec<u64>,
@@ -179,7 +179,7 @@ impl Flights {
     }
 
     /// The queue's depth and bytes and how many sends are in flight, for the stats.
-    pub fn figures(&self) -> (usize, usize, usize) {
+    pub(crate) fn figures(&self) -> (usize, usize, usize) {
         let in_flight = self.sends.len() - self.queue.len().min(self.sends.len());
         (self.queue.len(), self.queue.bytes(), in_flight)
     }

@@ -20,7 +20,7 @@ use tokio::time::Instant;
 
 impl Flights {
     /// One inbound frame on the client: an ACK to credit, or a warning. `Some` ends the link.
-    pub fn on_ack(
+    pub(crate) fn on_ack(
         &mut self,
         out: &mut Outbox,
         payload: Bytes,

@@ -188,7 +188,7 @@ impl Flights {
     }
 
     /// The peer's first bytes showed it is not MLLP.
-    pub fn not_mllp(&mut self, kind: PeerKind) {
+    pub(crate) fn not_mllp(&mut self, kind: PeerKind) {
         self.here.foreign = Some(kind);
     }
 

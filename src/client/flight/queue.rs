@@ -14,7 +14,7 @@ pub(super) struct Queue {
 
 impl Queue {
     /// `ids` in that order, their lengths read from `sends` (an id no longer there counts none).
-    pub fn of(ids: impl IntoIterator<Item = u64>, sends: &Sends) -> Queue {
+    pub(crate) fn of(ids: impl IntoIterator<Item = u64>, sends: &Sends) -> Queue {
         let mut queue = Queue::default();
         for id in ids {
             queue.push_back(id, sends.get(&id).map_or(0, |p| p.payload.len()));
@@ -22,40 +22,40 @@ impl Queue {
         queue
     }
 
-    pub fn push_back(&mut self, id: u64, len: usize) {
+    pub(crate) fn push_back(&mut self, id: u64, len: usize) {
         self.entries.push_back((id, len));
         self.bytes += len;
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
     /// Payload bytes queued.
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         self.bytes
     }
 
-    pub fn front(&self) -> Option<u64> {
+    pub(crate) fn front(&self) -> Option<u64> {
         self.entries.front().map(|&(id, _)| id)
     }
 
-    pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
+    pub(crate) fn ids(&self) -> impl Iterator<Item = u64> + '_ {
         self.entries.iter().map(|&(id, _)| id)
     }
 
     /// Take the first `n` ids off.
-    pub fn drop_front(&mut self, n: usize) {
+    pub(crate) fn drop_front(&mut self, n: usize) {
         for (_, len) in self.entries.drain(..n) {
             self.bytes -= len;
         }
     }
 
-    pub fn remove(&mut self, id: u64) {
+    pub(crate) fn remove(&mut self, id: u64) {
         let bytes = &mut self.bytes;
         self.entries.retain(|&(q, len)| {
             let keep = q != id;
@@ -67,12 +67,12 @@ impl Queue {
     }
 
     /// Every id, in order, leaving the queue empty.
-    pub fn take_all(&mut self) -> Vec<u64> {
+    pub(crate) fn take_all(&mut self) -> Vec<u64> {
         self.bytes = 0;
         self.entries.drain(..).map(|(id, _)| id).collect()
     }
 
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.entries.clear();
         self.bytes = 0;
     }

@@ -35,7 +35,7 @@ impl Flights {
 
     /// One inbound frame under Release 2: a block to credit, or an HL7 message to answer with
     /// a commit block. `Some` ends the link.
-    pub fn on_release2(
+    pub(crate) fn on_release2(
         &mut self,
         out: &mut Outbox,
         payload: Bytes,

@@ -35,7 +35,7 @@ impl Flights {
 
     /// The earliest deadline of the connected phase. Deadlines in each list are monotone, so
     /// the fronts are enough.
-    pub fn next_deadline(
+    pub(crate) fn next_deadline(
         &mut self,
         last_inbound: Instant,
         drain: Option<Instant>,
@@ -63,7 +63,7 @@ impl Flights {
     }
 
     /// Fire every deadline that has passed. `Some` ends the connected phase.
-    pub fn on_timers(
+    pub(crate) fn on_timers(
         &mut self,
         out: &mut Outbox,
         last_inbound: Instant,

@@ -16,16 +16,16 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_util::codec::Decoder;
 
 /// Marker that must never appear in any diagnostic.
-pub const MARKER: &str = "PAYLOADMARKER";
+pub(crate) const MARKER: &str = "PAYLOADMARKER";
 
-pub enum Plan {
+pub(crate) enum Plan {
     Accept,
     /// Accept over a link that buffers at most this many bytes each way.
     AcceptSmall(usize),
     Fail(Cause),
 }
 
-pub struct TestConnector {
+pub(crate) struct TestConnector {
     plans: Mutex<VecDeque<Plan>>,
     peers: mpsc::UnboundedSender<Peer>,
 }
@@ -64,13 +64,13 @@ impl Connector for TestConnector {
     }
 }
 
-pub struct Rig {
+pub(crate) struct Rig {
     pub client: Client,
     pub events: broadcast::Receiver<ClientEvent>,
     pub peers: mpsc::UnboundedReceiver<Peer>,
 }
 
-pub fn rig(plans: Vec<Plan>, options: ClientOptions) -> Rig {
+pub(crate) fn rig(plans: Vec<Plan>, options: ClientOptions) -> Rig {
     let (tx, peers) = mpsc::unbounded_channel();
     let connector = Arc::new(TestConnector {
         plans: Mutex::new(plans.into()),
@@ -86,12 +86,12 @@ pub fn rig(plans: Vec<Plan>, options: ClientOptions) -> Rig {
 }
 
 impl Rig {
-    pub async fn peer(&mut self) -> Peer {
+    pub(crate) async fn peer(&mut self) -> Peer {
         self.peers.recv().await.expect("a connection")
     }
 
     /// Every event so far (the clock is paused, so "so far" is well defined after a yield).
-    pub fn drain_events(&mut self) -> Vec<ClientEvent> {
+    pub(crate) fn drain_events(&mut self) -> Vec<ClientEvent> {
         let mut out = vec![];
         while let Ok(e) = self.events.try_recv() {
             out.push(e);
@@ -99,7 +99,7 @@ impl Rig {
         out
     }
 
-    pub async fn wait_state(&mut self, state: State) -> Vec<ClientEvent> {
+    pub(crate) async fn wait_state(&mut self, state: State) -> Vec<ClientEvent> {
         let mut seen = vec![];
         loop {
             let e = self.events.recv().await.expect("event");
@@ -112,7 +112,7 @@ impl Rig {
     }
 }
 
-pub fn states(events: &[ClientEvent]) -> Vec<(State, State)> {
+pub(crate) fn states(events: &[ClientEvent]) -> Vec<(State, State)> {
     events
         .iter()
         .filter_map(|e| match e {
@@ -123,7 +123,7 @@ pub fn states(events: &[ClientEvent]) -> Vec<(State, State)> {
 }
 
 /// The state changes with their reasons.
-pub fn transitions(events: &[ClientEvent]) -> Vec<(State, State, Reason)> {
+pub(crate) fn transitions(events: &[ClientEvent]) -> Vec<(State, State, Reason)> {
     events
         .iter()
         .filter_map(|e| match e {
@@ -133,7 +133,7 @@ pub fn transitions(events: &[ClientEvent]) -> Vec<(State, State, Reason)> {
         .collect()
 }
 
-pub fn warnings(events: &[ClientEvent]) -> Vec<&'static str> {
+pub(crate) fn warnings(events: &[ClientEvent]) -> Vec<&'static str> {
     events
         .iter()
         .filter_map(|e| match e {
@@ -144,27 +144,27 @@ pub fn warnings(events: &[ClientEvent]) -> Vec<&'static str> {
 }
 
 /// An HL7 message with control ID `cid`; enhanced when `msh15` is not empty.
-pub fn msg(cid: &str, msh15: &str) -> Bytes {
+pub(crate) fn msg(cid: &str, msh15: &str) -> Bytes {
     Bytes::from(format!(
         "MSH|^~\\&|A|B|C|D|20240101120000||ADT^A01|{cid}|P|2.5|||{msh15}|\rPID|1||{MARKER}\r"
     ))
 }
 
 /// An HL7 message with control ID `cid`, MSH-15 `msh15` and MSH-16 `msh16`.
-pub fn msg2(cid: &str, msh15: &str, msh16: &str) -> Bytes {
+pub(crate) fn msg2(cid: &str, msh15: &str, msh16: &str) -> Bytes {
     Bytes::from(format!(
         "MSH|^~\\&|A|B|C|D|20240101120000||ADT^A01|{cid}|P|2.5|||{msh15}|{msh16}\rPID|1||{MARKER}\r"
     ))
 }
 
-pub fn ack(code: &str, cid: &str) -> Bytes {
+pub(crate) fn ack(code: &str, cid: &str) -> Bytes {
     Bytes::from(format!(
         "MSH|^~\\&|C|D|A|B|20240101120000||ACK^A01|R{cid}|P|2.5\rMSA|{code}|{cid}|{MARKER}\r"
     ))
 }
 
 /// The far end of a duplex link.
-pub struct Peer {
+pub(crate) struct Peer {
     stream: DuplexStream,
     codec: MllpCodec,
     buf: BytesMut,
@@ -180,7 +180,7 @@ impl Peer {
     }
 
     /// The next frame's payload; `None` when the client closed the link.
-    pub async fn read(&mut self) -> Option<Bytes> {
+    pub(crate) async fn read(&mut self) -> Option<Bytes> {
         loop {
             // The client's lone LF after a long first silence (an HTTP server's line end) is
             // outside any frame: a receiver skips it.
@@ -198,7 +198,7 @@ impl Peer {
 
     /// The frames of one read from the link (at least one; `None` when the client closed it),
     /// as a receiver that takes a buffer at a time sees them.
-    pub async fn read_chunk(&mut self) -> Option<Vec<Bytes>> {
+    pub(crate) async fn read_chunk(&mut self) -> Option<Vec<Bytes>> {
         let mut frames = vec![];
         loop {
             while self.codec.between_frames() && self.buf.first() == Some(&b'\n') {
@@ -222,13 +222,13 @@ impl Peer {
     }
 
     /// Bytes as they are, no framing.
-    pub async fn write_raw(&mut self, bytes: &[u8]) -> bool {
+    pub(crate) async fn write_raw(&mut self, bytes: &[u8]) -> bool {
         self.stream.write_all(bytes).await.is_ok()
     }
 
     /// Raw bytes up to and including the first LF, as a line-reading server takes them;
     /// `None` when the client closed the link first.
-    pub async fn read_line(&mut self) -> Option<Vec<u8>> {
+    pub(crate) async fn read_line(&mut self) -> Option<Vec<u8>> {
         loop {
             if let Some(at) = self.buf.iter().position(|b| *b == b'\n') {
                 return Some(self.buf.split_to(at + 1).to_vec());
@@ -240,7 +240,7 @@ impl Peer {
     }
 
     /// Read `n` frames, returning their control IDs.
-    pub async fn read_ids(&mut self, n: usize) -> Vec<String> {
+    pub(crate) async fn read_ids(&mut self, n: usize) -> Vec<String> {
         let mut ids = vec![];
         for _ in 0..n {
             let p = self.read().await.expect("a frame");
@@ -252,13 +252,13 @@ impl Peer {
     }
 
     /// Write an ACK; `false` when the client already closed the link.
-    pub async fn try_write_ack(&mut self, code: &str, cid: &str) -> bool {
+    pub(crate) async fn try_write_ack(&mut self, code: &str, cid: &str) -> bool {
         let mut buf = BytesMut::new();
         encode_frame(&ack(code, cid), &mut buf).unwrap();
         self.stream.write_all(&buf).await.is_ok()
     }
 
-    pub async fn write_ack(&mut self, code: &str, cid: &str) {
+    pub(crate) async fn write_ack(&mut self, code: &str, cid: &str) {
         let mut buf = BytesMut::new();
         encode_frame(&ack(code, cid), &mut buf).unwrap();
         self.stream.write_all(&buf).await.unwrap();
@@ -266,14 +266,14 @@ impl Peer {
 }
 
 /// A payload's control ID.
-pub fn cid_of(payload: &[u8]) -> String {
+pub(crate) fn cid_of(payload: &[u8]) -> String {
     let scan = crate::hl7::scan(payload);
     let cid = scan.msh.and_then(|m| m.control_id()).unwrap_or_default();
     String::from_utf8_lossy(cid).into_owned()
 }
 
 /// Send one message per control ID, in order; the handles in the same order.
-pub async fn send_all<I: AsRef<str>>(
+pub(crate) async fn send_all<I: AsRef<str>>(
     client: &Client,
     ids: impl IntoIterator<Item = I>,
 ) -> Vec<SendHandle> {
@@ -285,7 +285,7 @@ pub async fn send_all<I: AsRef<str>>(
 }
 
 /// Await every handle; check that each fate's Display/Debug is payload-free.
-pub async fn fates(handles: Vec<SendHandle>) -> Vec<Fate> {
+pub(crate) async fn fates(handles: Vec<SendHandle>) -> Vec<Fate> {
     let mut out = vec![];
     for h in handles {
         let fate = h.await;
@@ -295,12 +295,12 @@ pub async fn fates(handles: Vec<SendHandle>) -> Vec<Fate> {
     out
 }
 
-pub fn assert_clean<T: std::fmt::Debug + std::fmt::Display>(value: &T) {
+pub(crate) fn assert_clean<T: std::fmt::Debug + std::fmt::Display>(value: &T) {
     assert!(!format!("{value}").contains(MARKER), "{value}");
     assert!(!format!("{value:?}").contains(MARKER), "{value:?}");
 }
 
-pub fn populations(fates: &[Fate]) -> BTreeMap<Population, usize> {
+pub(crate) fn populations(fates: &[Fate]) -> BTreeMap<Population, usize> {
     let mut m = BTreeMap::new();
     for f in fates {
         *m.entry(f.population()).or_default() += 1;
@@ -309,7 +309,7 @@ pub fn populations(fates: &[Fate]) -> BTreeMap<Population, usize> {
 }
 
 /// The stats' population counts must equal the fates seen.
-pub fn assert_accounts(client: &Client, fates: &[Fate]) {
+pub(crate) fn assert_accounts(client: &Client, fates: &[Fate]) {
     let stats = client.stats();
     let total: u64 = stats.by_population.values().sum();
     assert_eq!(total as usize, fates.len(), "{:?}", stats.by_population);

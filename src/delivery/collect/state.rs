@@ -5,11 +5,11 @@
 use super::super::event::{EventBatch, Item, Out, RunEvent, RunNote, BATCH_EVENTS};
 use super::super::failed::{file_name, FailedOut};
 use super::super::feed::Input;
+use super::super::inbox::{Note, Notes};
 use super::super::produce::{produce, ProducerControls};
 use super::super::totals::{Codes, Ending, RunSummary, Totals};
 use super::super::why;
 use super::super::RunOptions;
-use super::super::inbox::{Note, Notes};
 use crate::cause::Cause;
 use crate::client::{Client, Fate, Population};
 use crate::pace::Schedule;

@@ -44,7 +44,7 @@ pub(super) struct Order {
 }
 
 impl Order {
-    pub fn new(notes: Notes) -> Order {
+    pub(crate) fn new(notes: Notes) -> Order {
         Order {
             notes,
             items: VecDeque::new(),
@@ -54,7 +54,7 @@ impl Order {
     }
 
     /// Messages handed to the client, each with its handle, in order.
-    pub fn sent(&mut self, items: Drain<'_, Item>, handles: Drain<'_, SendHandle>) {
+    pub(crate) fn sent(&mut self, items: Drain<'_, Item>, handles: Drain<'_, SendHandle>) {
         debug_assert_eq!(items.len(), handles.len());
         // One push each, not an extend: at window 1 the batch is a single message.
         for (item, handle) in items.zip(handles) {
@@ -64,23 +64,23 @@ impl Order {
     }
 
     /// A message never handed over, with its fate.
-    pub fn decided(&mut self, item: Item, fate: Fate) {
+    pub(crate) fn decided(&mut self, item: Item, fate: Fate) {
         self.items.push_back(item);
         self.waits.push_back(Wait::Decided(fate));
     }
 
     /// Whether `n` more fit before the oldest must be passed on.
-    pub fn has_room(&self, n: usize) -> bool {
+    pub(crate) fn has_room(&self, n: usize) -> bool {
         self.items.is_empty() || self.items.len() + n <= ORDER_QUEUE
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
 
     /// Pass on every fate at the front that is settled; the oldest unsettled one wakes this
     /// task when it settles. `true` when any was passed on.
-    pub fn poll_settled(&mut self, cx: &mut Context<'_>) -> bool {
+    pub(crate) fn poll_settled(&mut self, cx: &mut Context<'_>) -> bool {
         let mut passed = false;
         loop {
             let (fate, writes) = match self.waits.front_mut() {
@@ -132,7 +132,7 @@ impl Order {
     }
 
     /// Await `wait`, passing fates on as they settle meanwhile.
-    pub async fn meanwhile<F: Future>(&mut self, wait: F) -> F::Output {
+    pub(crate) async fn meanwhile<F: Future>(&mut self, wait: F) -> F::Output {
         let mut wait = pin!(wait);
         std::future::poll_fn(|cx| {
             self.poll_settled(cx);
@@ -142,7 +142,7 @@ impl Order {
     }
 
     /// Ready once at least one fate was passed on (never while the order is empty).
-    pub async fn advance(&mut self) {
+    pub(crate) async fn advance(&mut self) {
         std::future::poll_fn(|cx| {
             if self.poll_settled(cx) {
                 Poll::Ready(())
@@ -154,7 +154,7 @@ impl Order {
     }
 
     /// Wait until `n` more fit.
-    pub async fn room_for(&mut self, n: usize) {
+    pub(crate) async fn room_for(&mut self, n: usize) {
         while !self.has_room(n) {
             self.advance().await;
         }

@@ -3,7 +3,7 @@
 
 /// `YYYY[MM[DD[HH[MM[SS[.S[S[S[S]]]]]]]]][+/-ZZZZ]`, each part in its range (the day within its
 /// month).
-pub fn is_timestamp(value: &[u8]) -> bool {
+pub(crate) fn is_timestamp(value: &[u8]) -> bool {
     let (time, zone) = match value.iter().position(|&b| b == b'+' || b == b'-') {
         Some(at) => (&value[..at], Some(&value[at + 1..])),
         None => (value, None),
@@ -35,7 +35,7 @@ pub fn is_timestamp(value: &[u8]) -> bool {
 }
 
 /// `YYYY[MM[DD]]`, the month and the day within range.
-pub fn is_date(value: &[u8]) -> bool {
+pub(crate) fn is_date(value: &[u8]) -> bool {
     if !matches!(value.len(), 4 | 6 | 8) || !all_digits(value) {
         return false;
     }
@@ -66,12 +66,12 @@ fn is_zone(zone: &[u8]) -> bool {
 }
 
 /// A sequence ID: a whole number, digits only.
-pub fn is_sequence_id(value: &[u8]) -> bool {
+pub(crate) fn is_sequence_id(value: &[u8]) -> bool {
     !value.is_empty() && all_digits(value)
 }
 
 /// A number: an optional sign, digits with an optional decimal point, at least one digit.
-pub fn is_number(value: &[u8]) -> bool {
+pub(crate) fn is_number(value: &[u8]) -> bool {
     let unsigned = match value.first() {
         Some(b'+' | b'-') => &value[1..],
         _ => value,

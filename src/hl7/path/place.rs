@@ -75,7 +75,7 @@ impl Path {
     }
 
     /// As rules, this path takes in everything `other` does.
-    pub fn takes_in(&self, other: &Path) -> bool {
+    pub(crate) fn takes_in(&self, other: &Path) -> bool {
         let every = |o: Option<Occurrence>| matches!(o, None | Some(Occurrence::Every));
         let same = |a: Option<Occurrence>, b: Option<Occurrence>| every(a) || a == b;
         let part = |a: Option<usize>, b: Option<usize>| a.is_none() || a == b;
@@ -88,7 +88,7 @@ impl Path {
     }
 
     /// The path is a segment's name and a field number, nothing more (`OBX-2`).
-    pub fn is_field(&self) -> bool {
+    pub(crate) fn is_field(&self) -> bool {
         self.occurrence.is_none()
             && self.repetition.is_none()
             && self.component.is_none()

@@ -66,7 +66,7 @@ type Leaf = (Vec<u8>, usize, usize, usize, usize, usize);
 /// The field-level paths where `upstream` and `shadow` differ under `compare`, in message
 /// order; empty when they agree. `None` stands for no answer, which differs from any answer
 /// that says something.
-pub fn differences(
+pub(crate) fn differences(
     upstream: Option<&[u8]>,
     shadow: Option<&[u8]>,
     compare: &Compare,

@@ -292,7 +292,7 @@ impl Store {
     }
 
     /// The oldest pending row's id, if any.
-    pub async fn first_pending(&self) -> Result<Option<i64>, String> {
+    pub(crate) async fn first_pending(&self) -> Result<Option<i64>, String> {
         self.with(|open, _| {
             open.db
                 .query_row(

@@ -24,7 +24,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// The journal's name inside `--out-dir`; a dot file, so `*.hl7` readers never see it.
-pub const JOURNAL_NAME: &str = ".mllp-dedupe.journal";
+pub(crate) const JOURNAL_NAME: &str = ".mllp-dedupe.journal";
 
 /// One committed file and its key.
 pub(crate) type Entry = (String, Option<DedupeKey>);

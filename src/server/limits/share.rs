@@ -20,7 +20,8 @@ impl BudgetShare {
 
     /// Hold `bytes` more until the returned guard is dropped; `None`, holding nothing more,
     /// when they would pass the budget or this share.
-    pub fn try_hold(&self, bytes: usize) -> Option<Held> {
+    #[cfg(any(test, feature = "sqlite"))]
+    pub(crate) fn try_hold(&self, bytes: usize) -> Option<Held> {
         let mut account = super::lock(&self.account);
         // Held as bytes that do not free themselves: a stalled holder may keep them for good,
         // so no connection waits for them to come back.

@@ -16,8 +16,8 @@
 
 mod catalog;
 mod commit;
-mod copy;
 pub(crate) mod conninfo;
+mod copy;
 mod failure;
 mod inserts;
 #[cfg(feature = "sqlite")]
@@ -38,7 +38,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
-pub use tls::connector as tls_connector;
+pub(crate) use tls::connector as tls_connector;
 use tokio::sync::{mpsc, oneshot};
 use tokio_postgres::Client;
 use tokio_postgres_rustls::MakeRustlsConnect;

@@ -55,7 +55,7 @@ impl StdoutSink {
     }
 
     /// Print to `writer`, which may block: its writes are moved off the runtime's workers.
-    pub fn with_writer(
+    pub(crate) fn with_writer(
         format: OutputFormat,
         writer: Box<dyn Write + Send>,
     ) -> std::io::Result<StdoutSink> {

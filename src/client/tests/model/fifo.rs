@@ -15,7 +15,7 @@ struct Message {
     written: Option<u64>,
 }
 
-pub struct FifoModel {
+pub(crate) struct FifoModel {
     t: Timeouts,
     now: u64,
     messages: Vec<Message>,
@@ -30,7 +30,7 @@ pub struct FifoModel {
 }
 
 impl FifoModel {
-    pub fn new(t: Timeouts, pipeline: bool) -> FifoModel {
+    pub(crate) fn new(t: Timeouts, pipeline: bool) -> FifoModel {
         FifoModel {
             t,
             pipeline,

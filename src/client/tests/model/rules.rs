@@ -4,7 +4,7 @@
 
 /// What MSH-16 asks for after a `CA`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AfterCa {
+pub(crate) enum AfterCa {
     /// Absent, empty, `""`, `NE`: the `CA` is final.
     Nothing,
     /// `AL` (and any other value): the application ACK decides; silence is committed-only.
@@ -16,7 +16,7 @@ pub enum AfterCa {
 }
 
 impl AfterCa {
-    pub fn of(msh16: &str) -> AfterCa {
+    pub(crate) fn of(msh16: &str) -> AfterCa {
         match msh16 {
             "" | "\"\"" | "NE" => AfterCa::Nothing,
             "ER" => AfterCa::OnlyErrors,
@@ -28,7 +28,7 @@ impl AfterCa {
 
 /// A message's fate: its population and, when an answer decided it, the code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Accepted(&'static str),
     Negative(&'static str),
     CommittedOnly,
@@ -37,7 +37,7 @@ pub enum Outcome {
 }
 
 /// One mode's rules, as the driver plays a script against them.
-pub trait Rules {
+pub(crate) trait Rules {
     /// Each submitted message's outcome (`None`: still open) and how often it was written.
     fn outcomes(&self) -> Vec<(Option<Outcome>, u32)>;
     fn submit(&mut self, cid: &str, msh16: &str);
@@ -48,7 +48,7 @@ pub trait Rules {
     fn advance(&mut self, ms: u64);
 }
 
-pub struct Timeouts {
+pub(crate) struct Timeouts {
     pub ack: u64,
     pub app_ack: u64,
     pub drain: u64,
@@ -66,7 +66,7 @@ struct Message {
     committed: Option<u64>,
 }
 
-pub struct Model {
+pub(crate) struct Model {
     t: Timeouts,
     now: u64,
     messages: Vec<Message>,
@@ -84,7 +84,7 @@ pub struct Model {
 }
 
 impl Model {
-    pub fn new(t: Timeouts, pipeline: bool, max_resends: u32) -> Model {
+    pub(crate) fn new(t: Timeouts, pipeline: bool, max_resends: u32) -> Model {
         Model {
             t,
             pipeline,
@@ -130,7 +130,7 @@ impl Model {
         }
     }
 
-    pub fn submit(&mut self, cid: &str, msh16: &str) {
+    pub(crate) fn submit(&mut self, cid: &str, msh16: &str) {
         self.messages.push(Message {
             cid: cid.to_string(),
             after_ca: AfterCa::of(msh16),
@@ -172,7 +172,7 @@ impl Model {
         }
     }
 
-    pub fn reply(&mut self, cid: &str, code: &str) {
+    pub(crate) fn reply(&mut self, cid: &str, code: &str) {
         if self.closed {
             return;
         }
@@ -211,7 +211,7 @@ impl Model {
         }
     }
 
-    pub fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         if self.closed || self.draining.is_some() {
             return;
         }
@@ -224,7 +224,7 @@ impl Model {
     }
 
     /// The peer closed the link (or the client renewed it).
-    pub fn link_failed(&mut self) {
+    pub(crate) fn link_failed(&mut self) {
         if self.closed {
             return;
         }
@@ -268,7 +268,7 @@ impl Model {
         deadlines.into_iter().min()
     }
 
-    pub fn advance(&mut self, ms: u64) {
+    pub(crate) fn advance(&mut self, ms: u64) {
         let until = self.now + ms;
         while !self.closed {
             let Some(at) = self.next_deadline().filter(|&at| at <= until) else {
@@ -358,7 +358,7 @@ impl Rules for Model {
 }
 
 /// The six MSA-1 codes the rules know; anything else settles nothing.
-pub fn known_code(code: &str) -> Option<&'static str> {
+pub(crate) fn known_code(code: &str) -> Option<&'static str> {
     ["AA", "AE", "AR", "CA", "CE", "CR"]
         .into_iter()
         .find(|known| *known == code)

@@ -6,7 +6,7 @@ use tokio::io::AsyncReadExt;
 use tokio::process::ChildStdout;
 
 /// The longest wording kept, in bytes.
-pub const WORDS_MAX: usize = 80;
+pub(crate) const WORDS_MAX: usize = 80;
 /// Of the first line, at most this much is looked at.
 const LINE_MAX: usize = 1024;
 

@@ -12,7 +12,7 @@ use tokio_postgres::Config;
 
 /// libpq's `sslmode`s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SslMode {
+pub(crate) enum SslMode {
     /// No TLS.
     Disable,
     /// TLS if the server insists (here: as `prefer`).
@@ -75,7 +75,7 @@ pub enum ConnInfoError {
 
 /// Everything needed to connect.
 #[derive(Clone)]
-pub struct ConnInfo {
+pub(crate) struct ConnInfo {
     /// Host, port, user, database and password for the driver.
     pub config: Config,
     /// The `sslmode` asked for.
@@ -97,7 +97,7 @@ impl std::fmt::Debug for ConnInfo {
 
 impl ConnInfo {
     /// Where the connection goes, for diagnostics: `user@host:port/db`, never the password.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let host = match self.config.get_hosts().first() {
             Some(Host::Tcp(h)) => h.clone(),
             Some(Host::Unix(p)) => p.display().to_string(),
@@ -114,7 +114,10 @@ impl ConnInfo {
 
 /// Read `url`, then fill what it leaves out from `env` (the `PG*` variables) and the password
 /// file, as libpq does. `env` is a parameter so tests need not touch the process environment.
-pub fn resolve(url: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<ConnInfo, ConnInfoError> {
+pub(crate) fn resolve(
+    url: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ConnInfo, ConnInfoError> {
     let (rest, extracted) = take_libpq_only(url);
     let rest = with_env_port(&rest, env("PGPORT").as_deref());
     let mut config = Config::from_str(&rest).map_err(|e| ConnInfoError::Parse {

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// The connector for `info`; an error names the root file and what was wrong with it.
-pub fn connector(info: &ConnInfo, home: Option<&Path>) -> Result<MakeRustlsConnect, String> {
+pub(crate) fn connector(info: &ConnInfo, home: Option<&Path>) -> Result<MakeRustlsConnect, String> {
     let default_root = home.map(|h| h.join(".postgresql/root.crt"));
     let root_file: Option<PathBuf> = match info.root_cert.as_deref() {
         Some("system") => None,
