@@ -2,14 +2,16 @@
 //! lies, everything else (delimiters, segment order and terminators, MSH) byte for byte.
 
 use super::derive::Deriver;
+use super::pass::Pass;
 use super::plan::{plans, SegmentPlan, Table};
 use super::policy::Policy;
-use super::remember::Remembered;
-use super::replace::{date_offset, replace};
+use super::remember::{Hashed, Remembered};
+use super::replace::replace;
+use super::report::Report;
 use super::rule::Method;
+use super::scan::Fields;
 use super::Key;
-use crate::hl7::charset::Charset;
-use crate::hl7::{escape, Delimiters, Message, Place, Segment, Value};
+use crate::hl7::{escape, segments, Delimiters, Message, Place, Segment, Value};
 use std::borrow::Cow;
 use std::fmt;
 
@@ -44,38 +46,6 @@ pub struct Deidentifier {
     segments: Vec<SegmentPlan>,
 }
 
-/// What a run replaced: values per rule, never a value itself.
-#[derive(Debug, Clone, Default)]
-pub struct Report {
-    paths: Vec<String>,
-    counts: Vec<u64>,
-}
-
-impl Report {
-    /// Values replaced under each rule's path, in the policy's order; rules that replaced
-    /// nothing left out.
-    pub fn counts(&self) -> impl Iterator<Item = (&str, u64)> + '_ {
-        self.paths
-            .iter()
-            .zip(&self.counts)
-            .filter(|(_, &n)| n > 0)
-            .map(|(p, &n)| (p.as_str(), n))
-    }
-
-    /// Values replaced under the rule of `path`, as the policy writes it.
-    pub fn replaced(&self, path: &str) -> u64 {
-        self.paths
-            .iter()
-            .position(|p| p == path)
-            .map_or(0, |i| self.counts[i])
-    }
-
-    /// Values replaced in all.
-    pub fn total(&self) -> u64 {
-        self.counts.iter().sum()
-    }
-}
-
 impl Deidentifier {
     /// Replace under `key` what `policy` names.
     pub fn new(key: &Key, policy: Policy) -> Deidentifier {
@@ -98,6 +68,10 @@ impl Deidentifier {
     /// The policy applied.
     pub fn policy(&self) -> &Policy {
         &self.policy
+    }
+
+    pub(super) fn deriver(&self) -> &Deriver {
+        &self.deriver
     }
 
     /// A session: one thread's work, with its report.
@@ -140,22 +114,29 @@ pub struct Session<'d> {
 impl Session<'_> {
     /// Append `message` de-identified to `out`.
     pub fn apply(&mut self, message: &[u8], out: &mut Vec<u8>) {
-        let parsed = Message::new(message);
         self.seen.iter_mut().for_each(|n| *n = 0);
-        let mut pass = Pass {
-            message,
-            parsed,
-            out,
-            copied: 0,
-            days: None,
-            patient: None,
-            charset: Charset::for_message(&parsed, None).unwrap_or(Charset::UTF_8),
-        };
-        for segment in parsed.segments() {
-            // Names of three bytes compared as such: a call to compare slices cost more.
-            let Ok(name) = <[u8; 3]>::try_from(segment.name()) else {
+        let mut pass = Pass::new(message, out);
+        pass.out.reserve(message.len() + message.len() / 8);
+        // Each segment under the delimiters of the header before it, as `Message` reads them.
+        let mut delimiters = Message::new(message).delimiters();
+        for (_, bytes) in segments(message) {
+            let Some(&[a, b, c]) = bytes.first_chunk::<3>() else {
                 continue;
             };
+            let name = [a, b, c];
+            let header = matches!(&name, b"MSH" | b"FHS" | b"BHS") && bytes.len() > 3;
+            if header {
+                delimiters = Delimiters::of_header(bytes);
+            }
+            // A name of three bytes: a header's first three, or those the first field
+            // separator follows.
+            let three = header
+                || (bytes.get(3).is_none_or(|&s| s == delimiters.field)
+                    && !name.contains(&delimiters.field));
+            if !three {
+                continue;
+            }
+            let segment = Segment::new(bytes, delimiters);
             // Each PID starts its patient (an A17 or A40 carries two): its dates and those of
             // the segments after it move by that patient's offset.
             if name == *b"PID" {
@@ -167,9 +148,9 @@ impl Session<'_> {
                 continue;
             };
             self.seen[group] += 1;
-            self.segment(&mut pass, segment, group);
+            self.segment(&mut pass, segment, header, &delimiters, group);
         }
-        pass.out.extend_from_slice(&message[pass.copied..]);
+        pass.finish();
     }
 
     /// What the session has replaced so far.
@@ -182,14 +163,26 @@ impl Session<'_> {
         self.report = report;
     }
 
-    fn segment<'a>(&mut self, pass: &mut Pass<'a, '_>, segment: Segment<'a>, group: usize) {
+    fn segment<'a>(
+        &mut self,
+        pass: &mut Pass<'a, '_>,
+        segment: Segment<'a>,
+        header: bool,
+        d: &Delimiters,
+        group: usize,
+    ) {
         let plan = &self.deid.segments[group];
         let Some(last) = plan.fields.last() else {
             return;
         };
-        let (name, occurrence) = (segment.name(), self.seen[group]);
+        // Fields 1 on (2 on in a header, whose first is the separator itself) after the name.
+        let Some(rest) = segment.bytes().get(4..) else {
+            return;
+        };
+        let d = *d;
+        let (name, occurrence) = (plan.name, self.seen[group]);
         let mut plans = plan.fields.iter().peekable();
-        for (n, field) in segment.fields() {
+        for (n, raw) in Fields::new(rest, d.field, if header { 2 } else { 1 }) {
             if n > last.field {
                 break;
             }
@@ -198,23 +191,23 @@ impl Session<'_> {
                 continue;
             };
             // The delimiters themselves are never replaced.
-            if (segment.is_header() && n <= 2) || field.is_empty() {
+            if (header && n <= 2) || raw.is_empty() {
                 continue;
             }
             match &fp.table {
                 // One rule blanking the whole field: the field goes, separators and all.
                 Some(Table::Blank(rule)) => {
-                    pass.put(field.raw(), &[], &field.delimiters());
+                    pass.put(raw, &[], &d);
                     self.report.counts[*rule] += 1;
                 }
-                Some(table) => self.walk(pass, field, table),
+                Some(table) => self.walk(pass, raw, &d, table),
                 None => {
                     let mut here = std::mem::take(&mut self.here);
                     here.clear();
                     // The rules for this occurrence whose condition holds.
                     for &i in &plan.rules[fp.rules.clone()] {
                         let rule = &self.deid.policy.rules()[i];
-                        if !rule.path.reaches(name, occurrence, n) {
+                        if !rule.path.reaches(&name, occurrence, n) {
                             continue;
                         }
                         if let Some(when) = &rule.when {
@@ -226,8 +219,8 @@ impl Session<'_> {
                         }
                         here.push(i);
                     }
-                    if !here.is_empty() {
-                        self.field(pass, Place::field(name, occurrence, n), field, &here);
+                    if let (false, Some(field)) = (here.is_empty(), segment.field(n)) {
+                        self.field(pass, Place::field(&name, occurrence, n), field, &here);
                     }
                     self.here = here;
                 }
@@ -238,9 +231,8 @@ impl Session<'_> {
     /// A field whose components' rules are known, read in one pass over its bytes: each
     /// subcomponent of a component a rule replaces handed on, the others passed over, and
     /// whether it holds an escape sequence noted on the way.
-    fn walk<'a>(&mut self, pass: &mut Pass<'a, '_>, field: Value<'a>, table: &Table) {
-        let d = field.delimiters();
-        let raw = field.raw();
+    fn walk<'a>(&mut self, pass: &mut Pass<'a, '_>, raw: &'a [u8], d: &Delimiters, table: &Table) {
+        let d = *d;
         let mut component = 1;
         let mut rule = table.component(1);
         let (mut start, mut escaped) = (0, false);
@@ -328,7 +320,7 @@ impl Session<'_> {
         let original: &[u8] = match method {
             // The name as text (MSH-18 decoded), so `Müller` reads alike in any character set.
             Method::Name => {
-                named = pass.charset.decode(&decoded).into_cow();
+                named = pass.charset().decode(&decoded).into_cow();
                 named.as_bytes()
             }
             _ => &decoded,
@@ -345,12 +337,13 @@ impl Session<'_> {
             // An offset is -365 to 0 days: two bytes hold it.
             self.key.extend_from_slice(&(days as i16).to_le_bytes());
             self.key.extend_from_slice(original);
-            match self.remembered.get(&self.key) {
+            let hashed = Hashed::of(&self.key);
+            match self.remembered.find(hashed, &self.key) {
                 Some(known) => self.text.extend_from_slice(known),
                 None => {
                     replace(method, &deid.deriver, original, days, &mut self.text);
                     if original.len() <= REMEMBERED_LEN {
-                        self.remembered.insert(&self.key, &self.text);
+                        self.remembered.insert(hashed, &self.key, &self.text);
                     }
                 }
             }
@@ -358,67 +351,6 @@ impl Session<'_> {
         if pass.put(raw, &self.text, delimiters) {
             self.report.counts[rule] += 1;
         }
-    }
-}
-
-/// Who a PID names, for the date offset: the PID-3 repetition typed MR (CX-5, the medical
-/// record number) when there is one, else the first repetition; its ID (CX-1), decoded.
-/// Engines disagree on the order of the other identifiers, never on the record number.
-fn patient_id(pid: Option<Segment<'_>>) -> Vec<u8> {
-    let Some(ids) = pid.and_then(|pid| pid.field(3)) else {
-        return Vec::new();
-    };
-    let typed = |r: &Value<'_>| {
-        r.component(5)
-            .is_some_and(|t| t.decoded().eq_ignore_ascii_case(b"MR"))
-    };
-    let chosen = ids.repetitions().find(typed).or(ids.repetitions().next());
-    chosen
-        .and_then(|r| r.component(1))
-        .map(|id| id.decoded().into_owned())
-        .unwrap_or_default()
-}
-
-/// One message's pass: what is copied so far, and the patient's date offset once needed.
-struct Pass<'a, 'o> {
-    message: &'a [u8],
-    parsed: Message<'a>,
-    out: &'o mut Vec<u8>,
-    copied: usize,
-    days: Option<i64>,
-    /// The PID of the segments now read; before the first, the message's first PID.
-    patient: Option<Segment<'a>>,
-    /// MSH-18's: names are compared as text, whatever bytes carry them.
-    charset: Charset,
-}
-
-impl<'a> Pass<'a, '_> {
-    fn days(&mut self, deid: &Deidentifier) -> i64 {
-        let parsed = &self.parsed;
-        let patient = self
-            .patient
-            .or_else(|| parsed.segments().find(|s| s.name() == b"PID"));
-        *self
-            .days
-            .get_or_insert_with(|| date_offset(&deid.deriver, &patient_id(patient)))
-    }
-
-    /// Write `text` (escapes decoded) where `raw` (a value of the message) lies, escaped under
-    /// `delimiters`; whether that changed the bytes.
-    fn put(&mut self, raw: &'a [u8], text: &[u8], delimiters: &Delimiters) -> bool {
-        let start = raw.as_ptr() as usize - self.message.as_ptr() as usize;
-        self.out
-            .extend_from_slice(&self.message[self.copied..start]);
-        let from = self.out.len();
-        let plain = !text
-            .iter()
-            .any(|&b| delimiters.is_delimiter(b) || b == b'\r' || b == b'\n');
-        match plain && delimiters.truncation.is_none() {
-            true => self.out.extend_from_slice(text),
-            false => escape::encode(text, delimiters, self.out),
-        }
-        self.copied = start + raw.len();
-        self.out[from..] != *raw
     }
 }
 

@@ -10,21 +10,29 @@ const PROBES: usize = 16;
 /// allows are never offered.
 pub(super) struct Remembered {
     most: usize,
-    /// For each slot, entry number plus one (0: none) in the low half and the top of its
-    /// original's hash in the high half, so a slot of another original is passed over without
-    /// reading its entry; twice `most`, a power of two. Four bytes a slot, so the table of a
-    /// session's few thousand stays in the CPU's nearest cache.
-    slots: Vec<u32>,
-    entries: Vec<Entry>,
-    /// Each entry's original, then its replacement.
+    len: usize,
+    /// For each slot, where its entry starts in `bytes` plus one (0: none) in the low half and
+    /// the top of its original's hash in the high half: a slot of another original is passed
+    /// over without reading its entry, and a hit reads the slot and then one entry's bytes,
+    /// side by side. Twice `most`, a power of two.
+    slots: Vec<u64>,
+    /// Each entry: its original's length and its replacement's (a byte each), the original,
+    /// the replacement.
     bytes: Vec<u8>,
 }
 
+/// An original's hash, computed once for the lookup and the insert that follows a miss.
 #[derive(Clone, Copy)]
-struct Entry {
-    at: u32,
-    original: u32,
-    replacement: u32,
+pub(super) struct Hashed(u64);
+
+impl Hashed {
+    pub(super) fn of(original: &[u8]) -> Hashed {
+        Hashed(hash(original))
+    }
+
+    fn tag(self) -> u64 {
+        self.0 >> 32
+    }
 }
 
 impl Remembered {
@@ -32,35 +40,41 @@ impl Remembered {
     pub(super) fn new(most: usize) -> Remembered {
         Remembered {
             most: most.min(usize::from(u16::MAX)),
+            len: 0,
             slots: Vec::new(),
-            entries: Vec::new(),
             bytes: Vec::new(),
         }
     }
 
     pub(super) fn len(&self) -> usize {
-        self.entries.len()
+        self.len
     }
 
     /// The replacement remembered for `original`.
+    #[cfg(test)]
     pub(super) fn get(&self, original: &[u8]) -> Option<&[u8]> {
-        if self.entries.is_empty() {
+        self.find(Hashed::of(original), original)
+    }
+
+    /// The replacement remembered for `original`, whose hash is `hashed`.
+    #[inline]
+    pub(super) fn find(&self, hashed: Hashed, original: &[u8]) -> Option<&[u8]> {
+        if self.len == 0 {
             return None;
         }
-        let hash = hash(original);
         let mask = self.slots.len() - 1;
-        let mut at = hash as usize & mask;
+        let mut at = hashed.0 as usize & mask;
         for _ in 0..PROBES {
             let slot = self.slots[at];
             if slot == 0 {
                 return None;
             }
-            if slot >> 16 == (hash >> 48) as u32 {
-                let entry = self.entries[(slot & 0xffff) as usize - 1];
-                let start = entry.at as usize;
-                let middle = start + entry.original as usize;
-                if self.bytes[start..middle] == *original {
-                    return Some(&self.bytes[middle..middle + entry.replacement as usize]);
+            if slot >> 32 == hashed.tag() {
+                let start = (slot as u32) as usize - 1;
+                let (o, r) = (self.bytes[start] as usize, self.bytes[start + 1] as usize);
+                let entry = &self.bytes[start + 2..start + 2 + o + r];
+                if entry[..o] == *original {
+                    return Some(&entry[o..]);
                 }
             }
             at = (at + 1) & mask;
@@ -68,30 +82,31 @@ impl Remembered {
         None
     }
 
-    /// Remember `replacement` for `original` (not remembered yet).
-    pub(super) fn insert(&mut self, original: &[u8], replacement: &[u8]) {
+    /// Remember `replacement` for `original` (not remembered yet; `hashed` its hash). Either
+    /// longer than a byte can count is not remembered.
+    pub(super) fn insert(&mut self, hashed: Hashed, original: &[u8], replacement: &[u8]) {
+        let (Ok(o), Ok(r)) = (u8::try_from(original.len()), u8::try_from(replacement.len()))
+        else {
+            return;
+        };
         if self.most == 0 {
             return;
         }
-        // Each entry's bytes are bounded by the caller's longest original and its replacement;
-        // the buffer's bound is checked too, so no input grows it without end.
-        let full = self.entries.len() >= self.most || self.bytes.len() >= self.most * 256;
+        // Each entry's bytes are bounded by a byte's count twice: the buffer's bound is
+        // checked too, so no input grows it without end.
+        let full = self.len >= self.most || self.bytes.len() >= self.most * 256;
         if full || self.slots.is_empty() {
             self.clear();
         }
-        let hash = hash(original);
         let mask = self.slots.len() - 1;
-        let mut at = hash as usize & mask;
+        let mut at = hashed.0 as usize & mask;
         for _ in 0..PROBES {
             if self.slots[at] == 0 {
-                self.entries.push(Entry {
-                    at: self.bytes.len() as u32,
-                    original: original.len() as u32,
-                    replacement: replacement.len() as u32,
-                });
+                self.slots[at] = hashed.tag() << 32 | (self.bytes.len() as u64 + 1);
+                self.bytes.extend_from_slice(&[o, r]);
                 self.bytes.extend_from_slice(original);
                 self.bytes.extend_from_slice(replacement);
-                self.slots[at] = ((hash >> 48) as u32) << 16 | self.entries.len() as u32;
+                self.len += 1;
                 return;
             }
             at = (at + 1) & mask;
@@ -105,7 +120,7 @@ impl Remembered {
         } else {
             self.slots.fill(0);
         }
-        self.entries.clear();
+        self.len = 0;
         self.bytes.clear();
     }
 }
@@ -158,7 +173,7 @@ mod tests {
                         if model.len() >= most {
                             model.clear();
                         }
-                        r.insert(&original, &replacement);
+                        r.insert(Hashed::of(&original), &original, &replacement);
                         model.insert(original, replacement);
                     }
                 }
@@ -170,7 +185,7 @@ mod tests {
     #[test]
     fn remembers_nothing_with_room_for_none() {
         let mut r = Remembered::new(0);
-        r.insert(b"DOE", b"ROE");
+        r.insert(Hashed::of(b"DOE"), b"DOE", b"ROE");
         assert_eq!(r.get(b"DOE"), None);
     }
 }

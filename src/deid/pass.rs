@@ -1,0 +1,98 @@
+//! One message's pass: the output written up to each replaced value, the patient whose dates
+//! move, and the message's character set once a name needs it.
+
+use super::apply::Deidentifier;
+use super::replace::date_offset;
+use crate::hl7::charset::Charset;
+use crate::hl7::{escape, Delimiters, Message, Segment, Value};
+
+/// One message's pass: what is copied so far, and the patient's date offset once needed.
+pub(super) struct Pass<'a, 'o> {
+    pub(super) message: &'a [u8],
+    pub(super) out: &'o mut Vec<u8>,
+    /// Bytes of the message written to `out` so far.
+    pub(super) copied: usize,
+    pub(super) days: Option<i64>,
+    /// The PID of the segments now read; before the first, the message's first PID.
+    pub(super) patient: Option<Segment<'a>>,
+    /// MSH-18's, read when a name first needs it: names are compared as text, whatever bytes
+    /// carry them.
+    pub(super) charset: Option<Charset>,
+}
+
+impl<'a, 'o> Pass<'a, 'o> {
+    pub(super) fn new(message: &'a [u8], out: &'o mut Vec<u8>) -> Pass<'a, 'o> {
+        Pass {
+            message,
+            out,
+            copied: 0,
+            days: None,
+            patient: None,
+            charset: None,
+        }
+    }
+
+    /// The message's character set, as MSH-18 names it (UTF-8 when it names none it knows).
+    pub(super) fn charset(&mut self) -> Charset {
+        let message = self.message;
+        *self.charset.get_or_insert_with(|| {
+            Charset::for_message(&Message::new(message), None).unwrap_or(Charset::UTF_8)
+        })
+    }
+
+    /// The date offset of the patient of the segments now read.
+    pub(super) fn days(&mut self, deid: &Deidentifier) -> i64 {
+        if let Some(days) = self.days {
+            return days;
+        }
+        let message = Message::new(self.message);
+        let patient = self
+            .patient
+            .or_else(|| message.segments().find(|s| s.name() == b"PID"));
+        *self
+            .days
+            .insert(date_offset(deid.deriver(), &patient_id(patient)))
+    }
+
+    /// Write `text` (escapes decoded) where `raw` (a value of the message) lies, escaped under
+    /// `delimiters`; whether that changed the bytes.
+    #[inline]
+    pub(super) fn put(&mut self, raw: &'a [u8], text: &[u8], delimiters: &Delimiters) -> bool {
+        let start = raw.as_ptr() as usize - self.message.as_ptr() as usize;
+        self.out
+            .extend_from_slice(&self.message[self.copied..start]);
+        let from = self.out.len();
+        let plain = !text
+            .iter()
+            .any(|&b| delimiters.is_delimiter(b) || b == b'\r' || b == b'\n');
+        match plain && delimiters.truncation.is_none() {
+            true => self.out.extend_from_slice(text),
+            false => escape::encode(text, delimiters, self.out),
+        }
+        self.copied = start + raw.len();
+        self.out[from..] != *raw
+    }
+
+    /// The rest of the message, after the last value replaced.
+    pub(super) fn finish(self) {
+        self.out.extend_from_slice(&self.message[self.copied..]);
+    }
+}
+
+/// Who a PID names, for the date offset: the PID-3 repetition typed MR (CX-5, the medical
+/// record number) when there is one, else the first repetition; its ID (CX-1), decoded.
+/// Engines disagree on the order of the other identifiers, never on the record number.
+fn patient_id(pid: Option<Segment<'_>>) -> Vec<u8> {
+    let Some(ids) = pid.and_then(|pid| pid.field(3)) else {
+        return Vec::new();
+    };
+    let typed = |r: &Value<'_>| {
+        r.component(5)
+            .is_some_and(|t| t.decoded().eq_ignore_ascii_case(b"MR"))
+    };
+    let chosen = ids.repetitions().find(typed).or(ids.repetitions().next());
+    chosen
+        .and_then(|r| r.component(1))
+        .map(|id| id.decoded().into_owned())
+        .unwrap_or_default()
+}
