@@ -69,7 +69,7 @@ impl Forward {
         tokio::pin!(deadline);
         let expired = CancellationToken::new();
         let mut copies: Vec<_> = match &self.mirror {
-            Some(mirror) => messages.iter().map(|m| mirror.copy(&m.payload)).collect(),
+            Some(mirror) => mirror.copy_many(messages.iter().map(|m| &m.payload[..])),
             None => Vec::new(),
         };
         let handles = {

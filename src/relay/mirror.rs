@@ -13,7 +13,7 @@ pub(crate) use compare::differences;
 pub use compare::{Compare, Ignore};
 pub use tally::{Counts, Outcome};
 
-use crate::client::{Client, Fate};
+use crate::client::{Client, Fate, SendHandle};
 use crate::hl7::{Message, Path};
 use crate::server::{BudgetShare, Held};
 use bytes::Bytes;
@@ -97,7 +97,8 @@ pub struct Mirror {
 }
 
 struct Shared {
-    copies: mpsc::UnboundedSender<Copy>,
+    /// Copies go to the worker a batch at a time: one hand-over for all of a batch's.
+    copies: mpsc::UnboundedSender<Vec<Copy>>,
     /// One permit per place in the queue: a copy holds one until compared.
     places: Arc<Semaphore>,
     queue: usize,
@@ -184,6 +185,41 @@ impl Mirror {
     /// A copy of `payload` for the shadow, when there is a place and room for it; `None` (counted
     /// skipped) when not. Never waits.
     pub fn copy(&self, payload: &[u8]) -> Option<Pending> {
+        self.copy_many([payload]).pop().flatten()
+    }
+
+    /// Copies of `payloads` for the shadow, in order, handed to the worker together: one entry
+    /// each, `None` (counted skipped) for each with no place or no room. Never waits.
+    pub fn copy_many<'p>(
+        &self,
+        payloads: impl IntoIterator<Item = &'p [u8]>,
+    ) -> Vec<Option<Pending>> {
+        let mut copies = Vec::new();
+        let pendings: Vec<Option<Pending>> = payloads
+            .into_iter()
+            .map(|payload| {
+                let (copy, pending) = self.take(payload)?;
+                copies.push(copy);
+                Some(pending)
+            })
+            .collect();
+        if copies.is_empty() {
+            return pendings;
+        }
+        let taken = copies.len();
+        if self.shared.copies.send(copies).is_err() {
+            // The worker has stopped: the copies go nowhere.
+            for _ in 0..taken {
+                self.shared.tally.add(Outcome::ShadowSkipped);
+            }
+            return pendings.into_iter().map(|_| None).collect();
+        }
+        pendings
+    }
+
+    /// One copy of `payload`, holding its place and its bytes, and where its upstream answer
+    /// goes; `None` (counted skipped) when there is no place or no room.
+    fn take(&self, payload: &[u8]) -> Option<(Copy, Pending)> {
         let shared = &self.shared;
         let Ok(place) = Arc::clone(&shared.places).try_acquire_owned() else {
             shared.tally.add(Outcome::ShadowSkipped);
@@ -210,16 +246,11 @@ impl Mirror {
             _place: place,
             _held: held,
         };
-        if let Err(refused) = shared.copies.send(copy) {
-            // The worker has stopped: the copy goes nowhere.
-            drop(refused);
-            shared.tally.add(Outcome::ShadowSkipped);
-            return None;
-        }
-        Some(Pending {
+        let pending = Pending {
             upstream: upstream_tx,
             compared: Some(compared_rx),
-        })
+        };
+        Some((copy, pending))
     }
 }
 
@@ -242,37 +273,64 @@ impl Worker {
     }
 }
 
-/// Hand each copy to the shadow in order, and start waiting for its comparison.
+/// Copies taken from the queue for one hand-over to the shadow's link, at most.
+const GATHER: usize = 1024;
+
+/// Hand the copies to the shadow in order, all those waiting together, and start waiting for
+/// their comparisons.
 async fn hand_over(
     shared: Arc<Shared>,
     client: Arc<Client>,
-    mut copies: mpsc::UnboundedReceiver<Copy>,
+    mut copies: mpsc::UnboundedReceiver<Vec<Copy>>,
     stop: CancellationToken,
     tracker: TaskTracker,
 ) {
     loop {
-        let copy = tokio::select! {
+        let batch = tokio::select! {
             biased;
             _ = stop.cancelled() => break,
-            copy = copies.recv() => copy,
+            batch = copies.recv() => batch,
         };
-        let Some(copy) = copy else { break };
-        let handle = client.send_cancellable(copy.payload.clone(), &stop).await;
-        tracker.spawn(settle(Arc::clone(&shared), copy, handle));
+        let Some(mut batch) = batch else { break };
+        // Copies queued meanwhile go with these: one command to the link, one write.
+        while batch.len() < GATHER {
+            match copies.try_recv() {
+                Ok(more) => batch.extend(more),
+                Err(_) => break,
+            }
+        }
+        // A function, not a closure: the task's future must be `Send` for every borrow.
+        let payloads = batch.iter().map(payload_of);
+        let handles = client.send_many_cancellable(payloads, &stop).await;
+        tracker.spawn(settle_all(Arc::clone(&shared), batch, handles));
     }
     // Stopping: what is still queued never went to the shadow.
     copies.close();
-    while let Ok(copy) = copies.try_recv() {
-        shared.tally.add(Outcome::ShadowSkipped);
-        let _ = copy.compared.send(Compared {
-            outcome: Outcome::ShadowSkipped,
-            ack: None,
-        });
+    while let Ok(batch) = copies.try_recv() {
+        for copy in batch {
+            shared.tally.add(Outcome::ShadowSkipped);
+            let _ = copy.compared.send(Compared {
+                outcome: Outcome::ShadowSkipped,
+                ack: None,
+            });
+        }
+    }
+}
+
+fn payload_of(copy: &Copy) -> Bytes {
+    copy.payload.clone()
+}
+
+/// Compare the copies handed over together, in order, as each has both answers: one task for
+/// the batch rather than one a copy.
+async fn settle_all(shared: Arc<Shared>, copies: Vec<Copy>, handles: Vec<SendHandle>) {
+    for (copy, handle) in copies.into_iter().zip(handles) {
+        settle(&shared, copy, handle).await;
     }
 }
 
 /// Wait for both answers of one copy and compare them.
-async fn settle(shared: Arc<Shared>, copy: Copy, handle: crate::client::SendHandle) {
+async fn settle(shared: &Shared, copy: Copy, handle: SendHandle) {
     let fate = handle.await;
     let shadow = final_answer(&fate);
     let (outcome, paths) = match (&fate, &shadow) {

@@ -66,6 +66,11 @@ impl ReadBuf {
         self.bytes.is_empty()
     }
 
+    /// Nothing buffered and no allocation of its own: a read may land in the scratch block.
+    pub(super) fn is_unallocated(&self) -> bool {
+        self.alloc == 0 && self.bytes.is_empty()
+    }
+
     /// What the buffer holds of the budget itself: its allocation, unless a batch holds that;
     /// a scratch piece's bytes.
     pub(super) fn held(&self) -> usize {

@@ -350,19 +350,36 @@ impl<'a> Intake<'a> {
         stream: &mut S,
         budget: &mut Buffered,
     ) -> Option<usize> {
+        // A peer sending one message at a time: the read for its next one lands in the
+        // thread's scratch block, as between messages, rather than in a buffer of its own made
+        // and freed again for every message.
+        let lazy = self.buf.is_unallocated() && !self.busy;
         // Only within the budget: the commit under way gives room back when it ends.
-        let granted = self.make_room(budget, READ_CHUNK);
+        let granted = match lazy {
+            true => {
+                let granted = budget.grant(Part::Partial, FIRST_READ);
+                budget.set(Part::Partial, 0);
+                granted
+            }
+            false => self.make_room(budget, READ_CHUNK),
+        };
         if granted == 0 {
             return None;
         }
-        let mut within = (&mut *stream).take(granted as u64);
-        match within.read_buf(self.buf.bytes()).await {
+        let read = match lazy {
+            true => scratch::read_once(stream, granted, self.buf.bytes()).await,
+            false => {
+                let mut within = (&mut *stream).take(granted as u64);
+                within.read_buf(self.buf.bytes()).await
+            }
+        };
+        match read {
             Ok(0) => {
                 self.eof = true;
                 None
             }
             Ok(n) => {
-                self.busy = true;
+                self.busy = !lazy || n >= FIRST_READ;
                 Some(n)
             }
             Err(e) => {

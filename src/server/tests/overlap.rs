@@ -143,3 +143,43 @@ async fn batches_in_flight_are_answered_before_the_end_of_the_stream_closes() {
     let events = h.events_until_close().await;
     assert_eq!(closed_cause(&events), (Cause::PeerClosed, None));
 }
+
+/// A peer sending one message at a time, its commit waiting: what the connection holds of the
+/// budget meanwhile is about that message, not a read-ahead buffer made for the next one (which
+/// would be made and freed again for every message).
+#[tokio::test(start_paused = true)]
+async fn one_message_at_a_time_holds_no_read_ahead_buffer_while_it_waits() {
+    let sink = Arc::new(Gated {
+        overlapping: true,
+        ..Gated::default()
+    });
+    let server = Arc::new(
+        Server::builder(ServerConfig::default(), sink.clone())
+            .build()
+            .unwrap(),
+    );
+    let (mut client, server_side) = tokio::io::duplex(64 * 1024);
+    let shutdown = Shutdown::new();
+    let task = {
+        let (server, stop) = (Arc::clone(&server), shutdown.clone());
+        tokio::spawn(async move { server.serve(server_side, "test-peer", &stop).await })
+    };
+    for id in ["a", "b"] {
+        let message = frame(&msg(id, ""));
+        client.write_all(&message).await.unwrap();
+        sink.started.notified().await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        let held = server.shared.limits.buffered();
+        assert!(
+            held < 4096,
+            "{held} bytes held for a frame of {} bytes",
+            message.len()
+        );
+        sink.open(id, true);
+        let mut ack = [0u8; 512];
+        let n = client.read(&mut ack).await.unwrap();
+        assert!(ack[..n].windows(6).any(|w| w == b"MSA|AA"), "answered");
+    }
+    drop(client);
+    task.await.unwrap();
+}
