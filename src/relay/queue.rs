@@ -13,76 +13,61 @@
 use super::gauges::{self, Gauges};
 use super::mirror::Mirror;
 use super::record::settlement;
-use super::store::{PendingRow, Status, Store, Taken, Taking};
+use super::store::{PendingRow, RowValues, Status, Store, Taking};
 use crate::client::{Client, Fate};
-use crate::server::sink::SinkFuture;
-use crate::server::{Inbound, Reply, Sink, SinkResult, StoreReports};
+use crate::server::sink::groups::{submit, GroupCounter, Job};
+use crate::server::sink::{CommitGroups, SinkFuture};
+use crate::server::{Inbound, Sink, SinkResult, StoreReports};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
-use tokio::sync::{oneshot, Notify};
+use tokio::sync::{mpsc, Notify};
+use writer::Writer;
+
+mod writer;
 use tokio_util::sync::CancellationToken;
 
 /// MSA-3 of the refusal of a message the full queue could not take.
 pub(crate) const QUEUE_FULL_TEXT: &str = "Relay queue full (queue-full): nothing kept";
 
-/// Commits messages to the queue: the batches taken in while a commit is under way (from any
-/// connection, or the next of the same one) go together in the next, one synced commit for all.
+/// Commits messages to the queue through one writer: the batches taken in while a commit is
+/// under way (from any connection, or the next of the same one) go together in the next, one
+/// synced commit for all.
 pub struct Enqueue {
+    jobs: mpsc::Sender<Job<RowValues>>,
+    /// The writer, until the first batch starts it on the runtime.
+    writer: Mutex<Option<(Writer, mpsc::Receiver<Job<RowValues>>)>>,
     store: Store,
-    max_pending: Option<u64>,
-    wake: Arc<Notify>,
-    gauges: Arc<Gauges>,
-    /// Batches waiting for the next commit, in the order they came.
-    waiting: Mutex<Vec<(Taking, oneshot::Sender<Taken>)>>,
-    /// Held by the commit under way: one at a time, in the order they asked (the lock is fair).
-    committing: Arc<tokio::sync::Mutex<()>>,
+    groups: Arc<GroupCounter>,
 }
+
+/// Batches waiting for the writer at most: beyond, committers wait for room.
+const WAITING: usize = 1024;
 
 impl Enqueue {
     /// `wake` is notified after each commit, for the forwarder.
     pub fn new(store: Store, max_pending: Option<u64>, wake: Arc<Notify>) -> Enqueue {
-        Enqueue {
-            store,
+        let (jobs, rx) = mpsc::channel(WAITING);
+        let groups = Arc::new(GroupCounter::default());
+        let writer = Writer {
+            store: store.clone(),
             max_pending,
             wake,
             gauges: Arc::default(),
-            waiting: Mutex::default(),
-            committing: Arc::default(),
+            groups: Arc::clone(&groups),
+        };
+        Enqueue {
+            jobs,
+            writer: Mutex::new(Some((writer, rx))),
+            store,
+            groups,
         }
-    }
-
-    /// Commit `messages` with whatever else is waiting: what became of them.
-    async fn take(&self, messages: &[Inbound]) -> Taken {
-        let (answer, taken) = oneshot::channel();
-        let batch = (Taking::of(messages), answer);
-        self.waiting.lock().unwrap_or_else(|p| p.into_inner()).push(batch);
-        let turn = Arc::clone(&self.committing).lock_owned().await;
-        let group = std::mem::take(&mut *self.waiting.lock().unwrap_or_else(|p| p.into_inner()));
-        if !group.is_empty() {
-            // A task of its own, holding the turn: a connection that ends meanwhile drops its
-            // wait, never the commit of the others' rows nor their answers.
-            let (store, max_pending) = (self.store.clone(), self.max_pending);
-            tokio::spawn(async move {
-                let _turn = turn;
-                let (batches, answers): (Vec<_>, Vec<_>) = group.into_iter().unzip();
-                let len = batches.len();
-                let taken = match store.insert(batches, max_pending).await {
-                    Ok(taken) => taken,
-                    Err(e) => vec![Err(e); len],
-                };
-                for (answer, taken) in answers.into_iter().zip(taken) {
-                    let _ = answer.send(taken);
-                }
-            });
-        }
-        taken
-            .await
-            .unwrap_or_else(|_| Err("the commit task ended without an answer".into()))
     }
 
     /// Count what is taken in `gauges`.
     pub fn gauged(mut self, gauges: Arc<Gauges>) -> Enqueue {
-        self.gauges = gauges;
+        if let Some((writer, _)) = self.writer.get_mut().unwrap_or_else(|p| p.into_inner()) {
+            writer.gauges = gauges;
+        }
         self
     }
 }
@@ -98,26 +83,28 @@ impl Sink for Enqueue {
     }
 
     fn commit_batch<'a>(&'a self, messages: &'a [Inbound]) -> SinkFuture<'a, Vec<SinkResult>> {
-        Box::pin(async move {
-            let len = messages.len();
-            match self.take(messages).await {
-                Ok(Some(_)) => {
-                    self.gauges.received(len as u64);
-                    self.wake.notify_one();
-                    vec![SinkResult::committed(); len]
-                }
-                Ok(None) => {
-                    let full =
-                        SinkResult::failed("queue-full").replying(Reply::Saying(QUEUE_FULL_TEXT));
-                    vec![full; len]
-                }
-                Err(e) => vec![SinkResult::failed(format!("queue: {e}")); len],
-            }
-        })
+        let start = self.writer.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some((writer, rx)) = start {
+            // A task of its own: a connection that ends meanwhile drops its wait, never the
+            // commit of the others' rows nor their answers. It ends with the sink.
+            tokio::spawn(writer.run(rx));
+        }
+        let rows = Taking::of(messages).0;
+        Box::pin(submit(&self.jobs, rows, "queue: the writer stopped"))
+    }
+
+    /// A connection's next batch joins the next commit while its earlier one is written: the
+    /// writer commits batches in the order they came, so its rows keep their arrival order.
+    fn overlapping(&self) -> bool {
+        true
     }
 
     fn report_to(&self, reports: StoreReports) {
         self.store.report_to(reports);
+    }
+
+    fn commit_groups(&self) -> Option<CommitGroups> {
+        Some(self.groups.snapshot())
     }
 }
 
@@ -336,3 +323,6 @@ async fn pause(stop: &CancellationToken, pause: Duration) {
         _ = tokio::time::sleep(pause) => {}
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
 
 pub use rows::{PendingRow, Settlement, Unreadable};
-pub(crate) use rows::{Taken, Taking};
+pub(crate) use rows::{RowValues, Taken, Taking};
 
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS queue (
     id INTEGER PRIMARY KEY,

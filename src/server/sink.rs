@@ -2,7 +2,7 @@
 //! The server writes an ACK only after the sink has returned.
 
 pub(crate) mod exec;
-mod groups;
+pub(crate) mod groups;
 pub(crate) mod out_dir;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;

@@ -7,6 +7,7 @@ mod flags;
 mod mirror;
 mod mirror_guard;
 mod mllp2;
+mod order;
 pub(crate) mod proc;
 mod replay;
 mod stall;

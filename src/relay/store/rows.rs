@@ -56,7 +56,8 @@ fn text(bytes: Option<&[u8]>) -> Option<Value> {
     })
 }
 
-type RowValues = (String, String, [Option<Value>; 5], bytes::Bytes);
+/// One message as the values of its row.
+pub(crate) type RowValues = (String, String, [Option<Value>; 5], bytes::Bytes);
 
 fn row_values(m: &Inbound) -> RowValues {
     (
@@ -145,7 +146,7 @@ impl Open {
 }
 
 /// One batch's rows, made from its messages as it is taken in.
-pub(crate) struct Taking(Vec<RowValues>);
+pub(crate) struct Taking(pub(crate) Vec<RowValues>);
 
 impl Taking {
     pub(crate) fn of(messages: &[Inbound]) -> Taking {
