@@ -1,12 +1,14 @@
 //! Several receivers, one store: the throughput of `mllp listen --postgres` with one listener
 //! and with two on the same database, beside `--sqlite`, under the same load in the same run,
 //! with the commit groups each listener reports and the CPU each row cost: the database's (the
-//! whole cluster, and the backends serving the listeners) and the listeners'.
+//! whole cluster, and the backends serving the listeners), the listeners', the senders' (this
+//! process), and the cores the whole machine was busy meanwhile, ours and everyone else's.
 //!
 //! `cargo bench --bench scale_out` (env: SCALE_CONNECTIONS 8, SCALE_WINDOW 16, SCALE_SECONDS 3,
 //! SCALE_RUNS 3; SCALE_MESSAGES=N sends N messages a row instead of running for a time;
 //! SCALE_BASELINE=PATH runs each PostgreSQL row with that build of `mllp` too, beside this one;
-//! MLLP_BENCH_PG=URL uses that server, else a throw-away cluster is started with
+//! MLLP_BENCH_PG=URL uses that server, measured when MLLP_BENCH_PG_DATA names its data
+//! directory, else a throw-away cluster is started with
 //! `.ci/pg-cluster` with fsync on, and stopped at the end). Each connection sends a window of
 //! messages, reads every ACK, checks it is AA, and repeats; the connections are spread over the
 //! listeners of the row. The rows of a round run one after the other; rounds are interleaved,
@@ -65,6 +67,22 @@ fn process_cpu(pid: u32) -> f64 {
         .filter_map(|&i| f.get(i)?.parse::<u64>().ok())
         .sum();
     ticks as f64 / 100.0
+}
+
+/// The machine's CPU ticks so far: busy (neither idle nor waiting for I/O), and all.
+fn machine_cpu() -> (u64, u64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let ticks: Vec<u64> = stat
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    let all: u64 = ticks.iter().take(8).sum();
+    let idle = ticks.get(3).copied().unwrap_or(0) + ticks.get(4).copied().unwrap_or(0);
+    (all - idle, all)
 }
 
 /// WAL syncs (fsyncs of the write-ahead log) so far; PostgreSQL 14 and later.
@@ -184,6 +202,12 @@ struct Sample {
     pg_us: Option<f64>,
     backend_us: Option<f64>,
     listen_us: f64,
+    /// CPU microseconds per message of the senders (this process).
+    send_us: f64,
+    /// Cores the whole machine was busy, and those of them not ours (neither the cluster, the
+    /// listeners nor the senders: other work on the machine).
+    machine_cpu: f64,
+    others_cpu: Option<f64>,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -290,10 +314,14 @@ fn main() {
                 .flatten();
             let pg0 = cluster.cpu();
             let cpu0: f64 = started.iter().map(|l| process_cpu(l.child.id())).sum();
+            let send0 = process_cpu(std::process::id());
+            let machine0 = machine_cpu();
             let t0 = Instant::now();
             base += 100_000_000_000;
             let acked = runtime.block_on(drive(&addrs, connections, window, length, base));
             let elapsed = t0.elapsed().as_secs_f64();
+            let machine1 = machine_cpu();
+            let send_cpu = process_cpu(std::process::id()) - send0;
             let listen_cpu = started
                 .iter()
                 .map(|l| process_cpu(l.child.id()))
@@ -320,6 +348,9 @@ fn main() {
                 .collect::<Vec<_>>()
                 .join(" + ");
             let per_message = |seconds: f64| seconds * 1e6 / acked.max(1) as f64;
+            // Ticks of all cores over the row's wall time: how many cores the machine has.
+            let cores = (machine1.1 - machine0.1) as f64 / 100.0 / elapsed;
+            let busy = (machine1.0 - machine0.0) as f64 / 100.0 / elapsed;
             let sample = Sample {
                 rate: acked as f64 / elapsed,
                 mean_group: if groups > 0.0 {
@@ -336,9 +367,13 @@ fn main() {
                 pg_us: pg_cpu.map(|(all, _)| per_message(all)),
                 backend_us: pg_cpu.map(|(_, backends)| per_message(backends)),
                 listen_us: per_message(listen_cpu),
+                send_us: per_message(send_cpu),
+                machine_cpu: busy,
+                others_cpu: pg_cpu
+                    .map(|(all, _)| (busy - (all + listen_cpu + send_cpu) / elapsed).max(0.0)),
             };
             println!(
-                "  round {}: {:<34} {:<8} {:>8.0} msg/s  group mean {:>6.1}  WAL syncs/s {:>6}  PG CPU {:>5} ({} us/msg, backends {})  listen CPU {:.2} ({:.1} us/msg)  sizes {sizes}",
+                "  round {}: {:<34} {:<8} {:>8.0} msg/s  group mean {:>6.1}  WAL syncs/s {:>6}  PG CPU {:>5} ({} us/msg, backends {})  listen CPU {:.2} ({:.1} us/msg)  send {:.1} us/msg  machine {:.2} of {cores:.1} cores (others {})  sizes {sizes}",
                 round + 1,
                 row.name,
                 if row.baseline { "baseline" } else { "this" },
@@ -350,12 +385,15 @@ fn main() {
                 sample.backend_us.map_or("-".into(), |c| format!("{c:.1}")),
                 sample.listen_cpu,
                 sample.listen_us,
+                sample.send_us,
+                sample.machine_cpu,
+                sample.others_cpu.map_or("-".into(), |c| format!("{c:.2}")),
             );
             samples[r].push(sample);
         }
     }
-    println!("\n| store | build | msg/s (median) | x --sqlite | x 1 listener | rows per commit group | WAL syncs/s | PostgreSQL CPU (cores) | PostgreSQL µs/msg (backends) | listeners' CPU (cores) | listeners' µs/msg |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("\n| store | build | msg/s (median) | x --sqlite | x 1 listener | rows per commit group | WAL syncs/s | PostgreSQL CPU (cores) | PostgreSQL µs/msg (backends) | listeners' CPU (cores) | listeners' µs/msg | senders' µs/msg | all µs/msg | machine busy (cores) | others' (cores) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     // The same build's one-listener PostgreSQL row, for the two-listener rows.
     let single = |baseline: bool| {
         rows.iter()
@@ -376,7 +414,7 @@ fn main() {
             _ => "-".into(),
         };
         println!(
-            "| {} | {} | {:.0} | {:.2} | {to_one} | {:.1} | {} | {} | {} ({}) | {:.2} | {:.1} |",
+            "| {} | {} | {:.0} | {:.2} | {to_one} | {:.1} | {} | {} | {} ({}) | {:.2} | {:.1} | {:.1} | {} | {:.2} | {} |",
             row.name,
             if row.baseline { "baseline" } else { "this" },
             median(s.iter().map(|x| x.rate).collect()),
@@ -388,6 +426,10 @@ fn main() {
             opt(s, &|x| x.backend_us, 1),
             median(s.iter().map(|x| x.listen_cpu).collect()),
             median(s.iter().map(|x| x.listen_us).collect()),
+            median(s.iter().map(|x| x.send_us).collect()),
+            opt(s, &|x| x.pg_us.map(|pg| pg + x.listen_us + x.send_us), 1),
+            median(s.iter().map(|x| x.machine_cpu).collect()),
+            opt(s, &|x| x.others_cpu, 2),
         );
     }
 }

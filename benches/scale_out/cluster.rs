@@ -1,6 +1,6 @@
-//! The benchmark's PostgreSQL: a throw-away durable cluster (or `MLLP_BENCH_PG`), and the CPU
-//! its processes spent, the whole cluster's and the backends' serving one database, read from
-//! `/proc/PID/stat`.
+//! The benchmark's PostgreSQL: a throw-away durable cluster (or `MLLP_BENCH_PG`, measured too
+//! when `MLLP_BENCH_PG_DATA` names its data directory), and the CPU its processes spent, the
+//! whole cluster's and the backends' serving one database, read from `/proc/PID/stat`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -8,13 +8,15 @@ use std::process::{Command, Stdio};
 
 pub struct Cluster {
     pub url: String,
-    /// The control script and the postmaster's data directory, when this run started it.
-    own: Option<(PathBuf, PathBuf, tempfile::TempDir)>,
+    /// The postmaster's data directory, when known: its processes are measured.
+    data: Option<PathBuf>,
+    /// The control script and the scratch directory, when this run started it.
+    own: Option<(PathBuf, tempfile::TempDir)>,
 }
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        if let Some((ctl, _, _)) = &self.own {
+        if let Some((ctl, _)) = &self.own {
             let _ = Command::new(ctl).arg("stop").stdout(Stdio::null()).status();
         }
     }
@@ -24,7 +26,12 @@ impl Cluster {
     /// `MLLP_BENCH_PG`, else a cluster started with `.ci/pg-cluster` and fsync on.
     pub fn start() -> Option<Cluster> {
         if let Ok(url) = std::env::var("MLLP_BENCH_PG") {
-            return Some(Cluster { url, own: None });
+            let data = std::env::var_os("MLLP_BENCH_PG_DATA").map(PathBuf::from);
+            return Some(Cluster {
+                url,
+                data,
+                own: None,
+            });
         }
         let dir = tempfile::tempdir().ok()?;
         let _ = std::fs::set_permissions(
@@ -51,11 +58,12 @@ impl Cluster {
         let data = dir.path().join("pg/data");
         Some(Cluster {
             url: value("MLLP_TEST_PG")?,
-            own: Some((ctl, data, dir)),
+            data: Some(data),
+            own: Some((ctl, dir)),
         })
     }
 
-    /// Whether its processes can be measured (this run started it).
+    /// Whether this run started it.
     pub fn own(&self) -> bool {
         self.own.is_some()
     }
@@ -63,7 +71,7 @@ impl Cluster {
     /// CPU ticks of each of the cluster's processes (the postmaster and its children) so far,
     /// with the database a backend serves (`None` for the server's own processes).
     pub fn cpu(&self) -> Option<Cpu> {
-        let (_, data, _) = self.own.as_ref()?;
+        let data = self.data.as_ref()?;
         let postmaster = std::fs::read_to_string(data.join("postmaster.pid"))
             .ok()?
             .lines()

@@ -15,6 +15,7 @@
 //! works on a prepared database; a role that cannot INSERT or SELECT is refused at once.
 
 mod catalog;
+mod cells;
 mod commit;
 pub(crate) mod conninfo;
 mod copy;
@@ -22,6 +23,7 @@ mod failure;
 mod inserts;
 #[cfg(feature = "sqlite")]
 mod rows;
+mod settle;
 mod tls;
 mod writer;
 

@@ -2,9 +2,9 @@
 //! is missing created (under an advisory lock, so listeners starting together do not race), its
 //! columns and the role's privileges checked; and the statements every connection prepares.
 
+use super::cells::COLUMNS;
 use super::failure::{self, Failure};
 use super::PostgresError;
-use tokio_postgres::types::Type;
 use tokio_postgres::{Client, Statement};
 
 const TABLE: &str = "CREATE TABLE IF NOT EXISTS messages (
@@ -22,35 +22,42 @@ const TABLE: &str = "CREATE TABLE IF NOT EXISTS messages (
 )";
 const DEDUPE_INDEX: &str = "CREATE UNIQUE INDEX IF NOT EXISTS messages_dedupe_key
     ON messages (msh3, msh4, control_id, msh7) WHERE dedupe";
-/// The columns the listener writes and reads.
-const COLUMNS: [&str; 11] = [
-    "id",
-    "received_at",
-    "peer",
-    "msh3",
-    "msh4",
-    "control_id",
-    "msh7",
-    "message_type",
-    "bytes",
-    "payload",
-    "dedupe",
-];
 /// Serialises schema creation between listeners starting together.
 const SCHEMA_LOCK: i64 = 0x6d6c_6c70;
 
-const INSERT: &str = "INSERT INTO messages
-    (received_at, peer, msh3, msh4, control_id, msh7, message_type, bytes, payload, dedupe)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+/// The column names, from the first `skip`, joined.
+fn names(skip: usize) -> String {
+    let names: Vec<&str> = COLUMNS.iter().skip(skip).map(|(name, _)| *name).collect();
+    names.join(", ")
+}
+
+/// One row, every column but `id` (the table gives it), as parameters `$1`...
+fn insert() -> String {
+    let values: Vec<String> = (1..COLUMNS.len()).map(|n| format!("${n}")).collect();
+    format!(
+        "INSERT INTO messages ({}) VALUES ({})",
+        names(1),
+        values.join(", ")
+    )
+}
+
 /// A commit group as one statement, each row under an id taken from the sequence beforehand, so
 /// the ids it returns say exactly which rows it stored (RETURNING cannot name a row of the input
 /// otherwise, and its order is not promised). Where COPY can be used it costs the server less a
-/// row (see `copy`); this is the way with de-duplication, triggers or rules.
-const INSERT_GROUP: &str = "INSERT INTO messages
-    (id, received_at, peer, msh3, msh4, control_id, msh7, message_type, bytes, payload, dedupe)
-    OVERRIDING SYSTEM VALUE
-    SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::text[],
-        $6::text[], $7::text[], $8::text[], $9::bigint[], $10::bytea[], $11::boolean[])";
+/// row (see `copy`); this is the way with de-duplication, triggers or rules. Each column is one
+/// array parameter.
+fn insert_group() -> String {
+    let arrays: Vec<String> = COLUMNS
+        .iter()
+        .enumerate()
+        .map(|(n, (_, ty))| format!("${}::{}[]", n + 1, ty.name()))
+        .collect();
+    format!(
+        "INSERT INTO messages ({}) OVERRIDING SYSTEM VALUE SELECT * FROM unnest({})",
+        names(0),
+        arrays.join(", ")
+    )
+}
 /// The sequence behind column `id`, when it has one.
 const SEQUENCE: &str = "SELECT pg_get_serial_sequence('messages', 'id')::regclass::oid";
 /// With de-duplication only the key's own index is a duplicate; any other constraint refuses.
@@ -127,7 +134,7 @@ impl Statements {
         let conflict = if dedupe { ON_KEY } else { "" };
         Ok(Statements {
             insert: client
-                .prepare(&format!("{INSERT}{conflict}{RETURNING}"))
+                .prepare(&format!("{}{conflict}{RETURNING}", insert()))
                 .await?,
             find_key: client.prepare(FIND_KEY).await?,
             find_row: client.prepare(FIND_ROW).await?,
@@ -154,7 +161,7 @@ async fn group_statements(
             ))
             .await?,
         insert: client
-            .prepare(&format!("{INSERT_GROUP}{conflict}{RETURNING}"))
+            .prepare(&format!("{}{conflict}{RETURNING}", insert_group()))
             .await?,
         copy: if conflict.is_empty() {
             copy_statement(client).await?
@@ -164,33 +171,17 @@ async fn group_statements(
     }))
 }
 
-/// The columns COPY fills, in order, and the type each must have for the binary rows below.
-pub(super) const COPY_COLUMNS: [(&str, Type); 11] = [
-    ("id", Type::INT8),
-    ("received_at", Type::TIMESTAMPTZ),
-    ("peer", Type::TEXT),
-    ("msh3", Type::TEXT),
-    ("msh4", Type::TEXT),
-    ("control_id", Type::TEXT),
-    ("msh7", Type::TEXT),
-    ("message_type", Type::TEXT),
-    ("bytes", Type::INT8),
-    ("payload", Type::BYTEA),
-    ("dedupe", Type::BOOL),
-];
-
 /// The COPY of the group's rows, when every column it fills has the type its binary row
 /// carries (a table prepared by hand may differ: then the INSERT converts).
 async fn copy_statement(client: &Client) -> Result<Option<Statement>, tokio_postgres::Error> {
-    let names: Vec<&str> = COPY_COLUMNS.iter().map(|(name, _)| *name).collect();
-    let names = names.join(", ");
+    let names = names(0);
     let select = client
         .prepare(&format!("SELECT {names} FROM messages"))
         .await?;
     let same = select
         .columns()
         .iter()
-        .zip(&COPY_COLUMNS)
+        .zip(&COLUMNS)
         .all(|(column, (_, ty))| column.type_() == ty);
     if !same {
         return Ok(None);
@@ -264,7 +255,8 @@ pub(super) async fn prepare(client: &Client, dedupe: bool) -> Result<(), Refusal
         .iter()
         .map(|row| row.get(0))
         .collect();
-    if let Some(column) = COLUMNS.iter().find(|c| !present.iter().any(|p| p == *c)) {
+    let missing = COLUMNS.iter().find(|(c, _)| !present.iter().any(|p| p == c));
+    if let Some((column, _)) = missing {
         return Err(Refusal::Column(column));
     }
     learn_names(client).await;

@@ -3,11 +3,11 @@
 //! stored (nothing inserted and no such row: a trigger or a rule dropped it, or inserted and
 //! gone again before COMMIT: a trigger run after the INSERT deleted it). The rows go in as one
 //! statement; when the server refuses it, the group is tried again row by row, which names the
-//! refused row so the group can be tried once more without it. A COMMIT whose reply never came
-//! is settled by looking the rows themselves up, once the old transaction is over: it holds an
-//! advisory lock of the group's own random key, which a new session can take only after it
-//! ended (committed, rolled back, or lost with the server).
+//! refused row so the group can be tried once more without it. Each transaction holds an
+//! advisory lock of the group's own random key, by which a COMMIT whose reply never came is
+//! settled (see `settle`).
 
+use super::catalog::GroupStatements;
 use super::copy;
 use super::inserts::{self, Together};
 use super::{catalog, failure};
@@ -85,6 +85,8 @@ impl Insert {
 /// One transaction for `rows`: BEGIN with synchronous commit and the group's lock, the inserts,
 /// the key lookups of rows not inserted, COMMIT; each step bounded by [`GROUP_TIMEOUT`].
 /// `Copy` and `Together` fall back to [`Outcome::Split`] when they cannot say which row is which.
+/// With ids from the sequence the group takes three round trips: BEGIN, the ids and the COPY's
+/// start together; the rows and the look-up of the table's triggers and rules together; COMMIT.
 pub(super) async fn group(c: &Conn, rows: &[&Row], how: Insert) -> Outcome {
     let key: i64 = rand::random();
     let begin =
@@ -93,44 +95,90 @@ pub(super) async fn group(c: &Conn, rows: &[&Row], how: Insert) -> Outcome {
     let copy = together
         .and_then(|g| g.copy.as_ref())
         .filter(|_| how == Insert::Copy && c.copying.load(Ordering::Relaxed));
-    // The ids come in BEGIN's round trip: sent behind it, they are taken inside the transaction.
+    // Sent in this order behind BEGIN, so taken inside the transaction; the COPY's start waits
+    // for its rows behind the ids, which come back first.
     let ids = async {
         match together {
             Some(g) => inserts::ids(c, g, rows.len()).await.map(Some),
             None => Ok(None),
         }
     };
-    let ids = match timeout(GROUP_TIMEOUT, async {
-        tokio::join!(c.client.batch_execute(&begin), ids)
-    })
-    .await
-    {
-        Err(_) => return timed_out("BEGIN"),
-        Ok((Err(e), _)) => return not_committed(&e),
-        Ok((Ok(()), Err(e))) if e.as_db_error().is_some() => return split(c).await,
-        Ok((Ok(()), Err(e))) => return not_committed(&e),
-        Ok((Ok(()), Ok(ids))) => ids,
+    let sink = async {
+        match copy {
+            Some(copy) => copy::start(c, copy).await.map(Some),
+            None => Ok(None),
+        }
     };
-    let inserted = match (together, ids) {
+    let started = timeout(GROUP_TIMEOUT, async {
+        tokio::join!(biased; c.client.batch_execute(&begin), ids, sink)
+    })
+    .await;
+    let Ok((begun, ids, sink)) = started else {
+        return timed_out("BEGIN");
+    };
+    // While a COPY is open the connection sends nothing else: after a failure it is dropped
+    // (aborted) before anything more is sent.
+    let ids = match (begun, ids) {
+        (Err(e), _) => {
+            drop(sink);
+            return not_committed(&e);
+        }
+        (Ok(()), Err(e)) => {
+            drop(sink);
+            return match e.as_db_error() {
+                Some(_) => split(c).await,
+                None => not_committed(&e),
+            };
+        }
+        (Ok(()), Ok(ids)) => ids,
+    };
+    match sink {
+        Err(e) => not_committed(&e),
+        // Refused: the transaction is aborted.
+        Ok(Some(None)) => split(c).await,
+        Ok(Some(Some(sink))) => inserted(c, rows, together, ids, Some(sink), key).await,
+        Ok(None) => inserted(c, rows, together, ids, None, key).await,
+    }
+}
+
+/// The rest of the group's transaction once BEGIN and the ids are back: the rows in (by the COPY
+/// `sink` when one was started), each row's fate, the look-up of the table's triggers and rules,
+/// COMMIT.
+async fn inserted(
+    c: &Conn,
+    rows: &[&Row],
+    together: Option<&GroupStatements>,
+    ids: Option<Vec<i64>>,
+    sink: Option<copy::Open>,
+    key: i64,
+) -> Outcome {
+    let copied = sink.is_some();
+    let (inserted, present) = match (together, ids) {
         (Some(g), Some(ids)) => {
             let statement = async {
-                match copy {
-                    Some(copy) => copy::rows(c, copy, rows, &ids).await,
+                match sink {
+                    Some(sink) => copy::rows(sink, rows, &ids).await,
                     None => inserts::together(c, g, rows, &ids).await,
                 }
             };
-            match timeout(GROUP_TIMEOUT, statement).await {
+            // The look-up goes out behind the rows (a COPY holds it back until it is done): one
+            // round trip for both. It is of every id of the group; those not stored are not there.
+            let both = async { tokio::join!(biased; statement, present(c, &ids)) };
+            match timeout(GROUP_TIMEOUT, both).await {
                 Err(_) => return timed_out("the insert"),
-                Ok(Err(e)) => return not_committed(&e),
-                Ok(Ok(Together::Unsure)) => return split(c).await,
-                Ok(Ok(Together::Stored(stored))) => stored,
+                Ok((Err(e), _)) => return not_committed(&e),
+                Ok((Ok(Together::Unsure), _)) => return split(c).await,
+                Ok((Ok(Together::Stored(stored)), present)) => (stored, Some(present)),
             }
         }
         _ => match timeout(GROUP_TIMEOUT, inserts::each(c, rows)).await {
             Err(_) => return timed_out("the inserts"),
             Ok(inserted) => match refusal(c, &inserted).await {
                 Some(outcome) => return outcome,
-                None => inserted.into_iter().map(|r| r.ok().flatten()).collect(),
+                None => (
+                    inserted.into_iter().map(|r| r.ok().flatten()).collect(),
+                    None,
+                ),
             },
         },
     };
@@ -138,14 +186,28 @@ pub(super) async fn group(c: &Conn, rows: &[&Row], how: Insert) -> Outcome {
         Ok(fates) => fates,
         Err(e) => return rolled_back(c, not_committed(&e)).await,
     };
-    match still_there(c, &mut fates).await {
-        Err(outcome) => return rolled_back(c, outcome).await,
-        // COPY ran no rule, and a trigger may have moved a row to another id: the INSERT says.
-        Ok(true) if copy.is_some() => {
-            c.copying.store(false, Ordering::Relaxed);
-            return split(c).await;
+    let present = match present {
+        Some(present) => present,
+        None => {
+            let ids = stored_ids(&fates);
+            if ids.is_empty() {
+                Ok(None)
+            } else {
+                match timeout(GROUP_TIMEOUT, self::present(c, &ids)).await {
+                    Err(_) => return rolled_back(c, timed_out("the look-up of the rows inserted")).await,
+                    Ok(present) => present,
+                }
+            }
         }
-        Ok(_) => {}
+    };
+    let hooks = match present {
+        Err(e) => return rolled_back(c, not_committed(&e)).await,
+        Ok(present) => still_there(&mut fates, present),
+    };
+    // COPY ran no rule, and a trigger may have moved a row to another id: the INSERT says.
+    if hooks && copied {
+        c.copying.store(false, Ordering::Relaxed);
+        return split(c).await;
     }
     match timeout(GROUP_TIMEOUT, c.client.batch_execute("COMMIT")).await {
         Ok(Ok(())) => Outcome::Committed(fates),
@@ -212,33 +274,30 @@ async fn fates(
     Ok(fates)
 }
 
-/// Turn each row inserted but no longer in the table (deleted by a trigger after its INSERT,
-/// within this transaction) into [`Fate::Dropped`]: one look-up for the group, before COMMIT.
-/// Whether the table has a trigger or a rule of its own (`false` too when nothing was inserted).
-async fn still_there(c: &Conn, fates: &mut [Fate]) -> Result<bool, Outcome> {
-    let ids: Vec<i64> = fates
+/// The ids of the rows stored.
+fn stored_ids(fates: &[Fate]) -> Vec<i64> {
+    fates
         .iter()
         .filter_map(|f| match f {
             Fate::Stored(id) => Some(*id),
             _ => None,
         })
-        .collect();
-    if ids.is_empty() {
-        return Ok(false);
-    }
-    let found = match timeout(
-        GROUP_TIMEOUT,
-        c.client.query_one(&c.statements.present, &[&ids]),
-    )
-    .await
-    {
-        Err(_) => return Err(timed_out("the look-up of the rows inserted")),
-        Ok(Err(e)) => return Err(not_committed(&e)),
-        Ok(Ok(found)) => found,
-    };
-    let Some(present) = found.get::<_, Option<Vec<i64>>>(0) else {
-        // No trigger or rule of the table's own: every row inserted is there.
-        return Ok(false);
+        .collect()
+}
+
+/// Which of `ids` are in the table, or `None` when it has no trigger and no rule of its own
+/// (then every row inserted is there).
+async fn present(c: &Conn, ids: &[i64]) -> Result<Option<Vec<i64>>, tokio_postgres::Error> {
+    let found = c.client.query_one(&c.statements.present, &[&ids]).await?;
+    Ok(found.get(0))
+}
+
+/// Turn each row inserted but no longer in the table (deleted by a trigger after its INSERT,
+/// within this transaction) into [`Fate::Dropped`], by the look-up's answer. Whether the table
+/// has a trigger or a rule of its own.
+fn still_there(fates: &mut [Fate], present: Option<Vec<i64>>) -> bool {
+    let Some(present) = present else {
+        return false;
     };
     let present: std::collections::HashSet<i64> = present.into_iter().collect();
     for fate in fates.iter_mut() {
@@ -246,7 +305,7 @@ async fn still_there(c: &Conn, fates: &mut [Fate]) -> Result<bool, Outcome> {
             *fate = Fate::Dropped;
         }
     }
-    Ok(true)
+    true
 }
 
 /// The outcome of the first failed insert: the row the server refused, named by the first error
@@ -287,55 +346,11 @@ async fn rolled_back(c: &Conn, outcome: Outcome) -> Outcome {
     outcome
 }
 
-async fn find_key(c: &Conn, row: &Row) -> Result<bool, tokio_postgres::Error> {
+pub(super) async fn find_key(c: &Conn, row: &Row) -> Result<bool, tokio_postgres::Error> {
     let f = &row.fields;
     let found = c
         .client
         .query_one(&c.statements.find_key, &[&f[0], &f[1], &f[2], &f[3]])
         .await?;
     Ok(found.get(0))
-}
-
-async fn find_row(c: &Conn, row: &Row, id: i64) -> Result<bool, tokio_postgres::Error> {
-    let payload: &[u8] = &row.payload;
-    let found = c
-        .client
-        .query_one(&c.statements.find_row, &[&id, &row.received_at, &payload])
-        .await?;
-    Ok(found.get(0))
-}
-
-/// On a new connection `c`: wait (at most `wait_ms`) for the transaction holding lock `key` to
-/// be over, then say for each row whether it is stored. `None` when the old transaction still
-/// holds its lock; `Err` when this connection failed too.
-pub(super) async fn settled(
-    c: &Conn,
-    key: i64,
-    rows: &[&Row],
-    fates: &[Fate],
-    wait_ms: u64,
-) -> Result<Option<Vec<bool>>, tokio_postgres::Error> {
-    let begin =
-        format!("BEGIN; SET LOCAL lock_timeout = {wait_ms}; SELECT pg_advisory_xact_lock({key})");
-    if let Err(e) = c.client.batch_execute(&begin).await {
-        let _ = c.client.batch_execute("ROLLBACK").await;
-        let busy = e
-            .code()
-            .is_some_and(|c| *c == tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE);
-        return if busy { Ok(None) } else { Err(e) };
-    }
-    // Pipelined: a group of thousands of rows is looked up in about one round trip.
-    let lookups = rows.iter().zip(fates).map(|(row, fate)| async move {
-        match fate {
-            Fate::Stored(id) => find_row(c, row, *id).await,
-            Fate::Duplicate => find_key(c, row).await,
-            Fate::Dropped => Ok(false),
-        }
-    });
-    let stored = futures_util::future::join_all(lookups)
-        .await
-        .into_iter()
-        .collect::<Result<Vec<bool>, _>>()?;
-    c.client.batch_execute("ROLLBACK").await?;
-    Ok(Some(stored))
 }

@@ -5,10 +5,11 @@
 //! was stored under or that nothing was stored.
 
 use super::catalog::GroupStatements;
+use super::cells::{Cells, Column, COLUMNS};
 use super::{Conn, Row};
 use crate::server::sink::groups::GROUP_BYTES;
 use std::collections::HashSet;
-use std::time::SystemTime;
+use tokio_postgres::types::ToSql;
 
 /// Payload bytes one statement carries at most: a group whose last job passed the group's limit
 /// is cut over several statements rather than sent as one unbounded message.
@@ -24,27 +25,11 @@ pub(super) async fn each(c: &Conn, rows: &[&Row]) -> Inserted {
 }
 
 async fn one(c: &Conn, row: &Row) -> Result<Option<i64>, tokio_postgres::Error> {
-    let bytes = row.payload.len() as i64;
-    let payload: &[u8] = &row.payload;
-    let dedupe = row.dedupe.then_some(true);
-    let f = &row.fields;
+    // Every column but the id, which the table gives.
+    let cells = Cells::new(row, 0);
     let found = c
         .client
-        .query_opt(
-            &c.statements.insert,
-            &[
-                &row.received_at,
-                &row.peer,
-                &f[0],
-                &f[1],
-                &f[2],
-                &f[3],
-                &f[4],
-                &bytes,
-                &payload,
-                &dedupe,
-            ],
-        )
+        .query_opt(&c.statements.insert, &cells.values()[1..])
         .await?;
     Ok(found.map(|r| r.get(0)))
 }
@@ -116,32 +101,16 @@ async fn statement(
     rows: &[&Row],
     ids: &[i64],
 ) -> Result<Vec<i64>, tokio_postgres::Error> {
-    let at: Vec<SystemTime> = rows.iter().map(|r| r.received_at).collect();
-    let peer: Vec<&str> = rows.iter().map(|r| r.peer.as_str()).collect();
-    let field =
-        |n: usize| -> Vec<Option<&str>> { rows.iter().map(|r| r.fields[n].as_deref()).collect() };
-    let bytes: Vec<i64> = rows.iter().map(|r| r.payload.len() as i64).collect();
-    let payload: Vec<&[u8]> = rows.iter().map(|r| &r.payload[..]).collect();
-    let dedupe: Vec<Option<bool>> = rows.iter().map(|r| r.dedupe.then_some(true)).collect();
-    let found = c
-        .client
-        .query(
-            &group.insert,
-            &[
-                &ids,
-                &at,
-                &peer,
-                &field(0),
-                &field(1),
-                &field(2),
-                &field(3),
-                &field(4),
-                &bytes,
-                &payload,
-                &dedupe,
-            ],
-        )
-        .await?;
+    let cells: Vec<Cells> = rows
+        .iter()
+        .zip(ids)
+        .map(|(row, id)| Cells::new(row, *id))
+        .collect();
+    let columns: Vec<Column> = (0..COLUMNS.len())
+        .map(|k| Column { rows: &cells, k })
+        .collect();
+    let params: Vec<&(dyn ToSql + Sync)> = columns.iter().map(|c| c as _).collect();
+    let found = c.client.query(&group.insert, &params).await?;
     Ok(found.iter().map(|r| r.get(0)).collect())
 }
 
@@ -162,7 +131,7 @@ mod tests {
 
     fn row(len: usize) -> Row {
         Row {
-            received_at: SystemTime::UNIX_EPOCH,
+            received_at: std::time::SystemTime::UNIX_EPOCH,
             peer: String::new(),
             fields: Default::default(),
             payload: bytes::Bytes::from(vec![b'x'; len]),

@@ -6,6 +6,7 @@
 //! messages get no answer and their connections close (their fate is unknown to us too).
 
 use super::commit::{self, Fate, Insert, Outcome};
+use super::settle;
 use super::{connect, Conn, Job, Reports, Row, GROUP_ROWS, RETRIES};
 use super::{BACKOFF_FIRST, BACKOFF_MAX};
 use crate::cause::Cause;
@@ -319,7 +320,7 @@ async fn settle(
         if let Ok(c) = connect(&link.info, &link.tls, link.dedupe).await {
             let left = deadline.saturating_duration_since(Instant::now());
             let lock_ms = left.as_millis().clamp(1, 1000) as u64;
-            match commit::settled(&c, key, rows, fates, lock_ms).await {
+            match settle::settled(&c, key, rows, fates, lock_ms).await {
                 Ok(Some(stored)) => {
                     link.up(c).await;
                     return Some(stored);
