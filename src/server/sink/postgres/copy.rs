@@ -50,7 +50,9 @@ pub(super) async fn rows(
     sink.send(buf.freeze()).await?;
     match sink.finish().await {
         Ok(n) if n == rows.len() as u64 => {
-            Ok(Together::Stored(ids.iter().map(|id| Some(*id)).collect()))
+            Ok(Together::Stored(
+            ids.iter().map(|id| Some(*id)).collect(),
+        ))
         }
         Ok(_) => Ok(Together::Unsure),
         Err(e) if e.as_db_error().is_some() => Ok(Together::Unsure),
@@ -60,11 +62,7 @@ pub(super) async fn rows(
 
 /// One row of the binary format: the field count, then each field's length and bytes (-1 for
 /// NULL), in the order of [`COPY_COLUMNS`].
-fn encode(
-    buf: &mut BytesMut,
-    row: &Row,
-    id: i64,
-) -> Result<(), Box<dyn std::error::Error + Sync + Send>> {
+fn encode(buf: &mut BytesMut, row: &Row, id: i64) -> Result<(), Box<dyn std::error::Error + Sync + Send>> {
     let bytes = row.payload.len() as i64;
     let payload: &[u8] = &row.payload;
     let dedupe = row.dedupe.then_some(true);
