@@ -24,13 +24,15 @@ fn policy() -> impl Strategy<Value = Policy> {
         };
         (path.to_string(), rule)
     });
-    (any::<bool>(), prop::collection::vec(rule, 0..6)).prop_map(|(standard, rules)| {
-        let paths: serde_json::Map<String, serde_json::Value> = rules.into_iter().collect();
-        let raw: RawPolicy =
-            serde_json::from_value(serde_json::json!({ "standard": standard, "paths": paths }))
-                .unwrap();
-        Policy::from_raw(raw).unwrap()
-    })
+    (any::<bool>(), prop::collection::vec(rule, 0..6)).prop_map(
+        |(standard, rules)| {
+            let paths: serde_json::Map<String, serde_json::Value> = rules.into_iter().collect();
+            let raw: RawPolicy =
+                serde_json::from_value(serde_json::json!({ "standard": standard, "paths": paths }))
+                    .unwrap();
+            Policy::from_raw(raw).unwrap()
+        },
+    )
 }
 
 fn message() -> impl Strategy<Value = Vec<u8>> {

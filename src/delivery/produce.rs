@@ -3,7 +3,6 @@
 //! fate in the order the messages were taken.
 
 mod order;
-
 use super::event::Item;
 use super::feed::Feed;
 use super::inbox::{client_closed, Note, Notes};
@@ -124,14 +123,7 @@ pub(super) async fn produce(
     };
     let mut pacer =
         pace.map(|s| Pacer::new(s, tokio::time::Instant::now()).restarting_after(STALL));
-    // One message at a time under a rate: each waits for its tick. No more than the window
-    // holds either: the rest of a larger batch would only be carried over, and moved, each turn.
-    let window = client.options().window.count.unwrap_or(BATCH);
-    let most = if pacer.is_some() {
-        1
-    } else {
-        BATCH.min(window)
-    };
+    let most = batch_size(&client, pacer.is_some());
     let mut taking = Taking {
         input: &mut input,
         most,
@@ -152,7 +144,10 @@ pub(super) async fn produce(
     loop {
         if taking.batch.is_empty() {
             let stream_over = endless && gave_up.borrow().is_some();
-            match taking.next_batch(&mut order, &notes, &controls, endless, stream_over).await {
+            match taking
+                .next_batch(&mut order, &notes, &controls, endless, stream_over)
+                .await
+            {
                 Next::EventBatch => {}
                 Next::Again => continue,
                 Next::Done => return,
@@ -165,19 +160,7 @@ pub(super) async fn produce(
             continue;
         }
         if client_closed(&client) {
-            // Report why without asking the client: it gave up (or is closing after a stop).
-            let wait =
-                tokio::time::timeout(Duration::from_secs(1), gave_up.wait_for(Option::is_some));
-            let gave_up = order
-                .meanwhile(wait)
-                .await
-                .ok()
-                .and_then(|r| r.ok().and_then(|c| *c));
-            let ending = Ending {
-                gave_up,
-                ..Ending::default()
-            };
-            let fate = why::never_handed_over(why::cause(None, &ending));
+            let fate = closed_fate(&mut order, &mut gave_up).await;
             settle_unsent(&mut order, &notes, std::mem::take(batch), fate).await;
             continue;
         }
@@ -200,16 +183,37 @@ pub(super) async fn produce(
         handles.clear();
         order.room_for(0).await;
         if !batch.is_empty() && taking.state.unsent().is_none() && stop.is_cancelled() {
-            let cause = controls.unsent_cause().filter(|_| !endless);
-            taking.state = std::mem::replace(&mut taking.state, Reading::Over).stopped(cause);
-            if let Reading::Over = taking.state {
-                // Nothing more is read: the rest of the batch was never counted.
-                taking.batch.clear();
-                taking.input.close();
-                taking.end(&notes, None);
-            }
+            taking.stop(&notes, &controls, endless);
         }
     }
+}
+
+/// Messages handed over in one call: one at a time under a rate, each waiting for its tick;
+/// no more than the window holds either, since the rest of a larger batch would only be
+/// carried over, and moved, each turn.
+fn batch_size(client: &Client, paced: bool) -> usize {
+    let window = client.options().window.count.unwrap_or(BATCH);
+    if paced {
+        1
+    } else {
+        BATCH.min(window)
+    }
+}
+
+/// The fate of messages the client no longer takes, decided without asking it: why it gave up
+/// (or that it is closing after a stop).
+async fn closed_fate(order: &mut Order, gave_up: &mut watch::Receiver<Option<Cause>>) -> Fate {
+    let wait = tokio::time::timeout(Duration::from_secs(1), gave_up.wait_for(Option::is_some));
+    let gave_up = order
+        .meanwhile(wait)
+        .await
+        .ok()
+        .and_then(|r| r.ok().and_then(|c| *c));
+    let ending = Ending {
+        gave_up,
+        ..Ending::default()
+    };
+    why::never_handed_over(why::cause(None, &ending))
 }
 
 /// What the producer does next once its batch is empty.
@@ -267,12 +271,7 @@ impl Taking<'_> {
         tokio::select! {
             biased;
             () = controls.stop.cancelled(), if open => {
-                let cause = controls.unsent_cause().filter(|_| !endless);
-                self.state = std::mem::replace(&mut self.state, Reading::Over).stopped(cause);
-                if let Reading::Over = self.state {
-                    self.input.close();
-                    self.end(notes, None);
-                }
+                self.stop(notes, controls, endless);
                 Next::Again
             }
             message = self.input.recv(), if self.state.reads() && !stream_over => match message {
@@ -294,6 +293,19 @@ impl Taking<'_> {
             }
             // Input done, and every fate passed on.
             else => Next::Done,
+        }
+    }
+
+    /// The stop came: past the deadline or interrupted, the rest of a finite input is still
+    /// read, to be reported unsent; otherwise nothing more is read, and the rest of the batch in
+    /// hand was never counted.
+    fn stop(&mut self, notes: &Notes, controls: &ProducerControls, endless: bool) {
+        let cause = controls.unsent_cause().filter(|_| !endless);
+        self.state = std::mem::replace(&mut self.state, Reading::Over).stopped(cause);
+        if let Reading::Over = self.state {
+            self.batch.clear();
+            self.input.close();
+            self.end(notes, None);
         }
     }
 

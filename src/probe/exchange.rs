@@ -138,16 +138,7 @@ pub(crate) async fn send_and_await_ack(
     let frame = frame_message(payload, run)?;
     let started = Instant::now();
     let deadline = started + limit;
-    send_frame(
-        stream,
-        &frame,
-        payload.len(),
-        &control_id,
-        limit,
-        started,
-        run,
-    )
-    .await?;
+    send_frame(stream, &frame, payload.len(), &control_id, limit, started, run).await?;
     let mut ignored = 0usize;
     // ACKs naming another control ID than ours.
     let mut unmatched = 0u32;

@@ -132,14 +132,7 @@ impl AcceptConnector {
             detail: format!("accepting on {}: {e}", self.local),
         })?;
         let in_use = Arc::clone(&self.in_use);
-        tokio::spawn(accept_loop(
-            listener,
-            start.tls,
-            start.events,
-            start.links,
-            in_use,
-            start.stop,
-        ));
+        tokio::spawn(accept_loop(listener, start.tls, start.events, start.links, in_use, start.stop));
         Ok(())
     }
 
@@ -147,17 +140,14 @@ impl AcceptConnector {
         self.start()?;
         let mut links = self.links.lock().await;
         let taken = match self.wait {
-            Some(wait) => tokio::time::timeout(wait, links.recv())
-                .await
-                .map_err(|_| LinkError {
+            Some(wait) => tokio::time::timeout(wait, links.recv()).await.map_err(|_| LinkError {
                     cause: Cause::ConnectTimeout,
                     phase: Phase::Connect,
                     detail: format!(
                         "no peer connected to {} within {}",
                         self.local,
                         humantime::format_duration(wait)
-                    ),
-                })?,
+                    )})?,
             None => links.recv().await,
         };
         let Some(link) = taken else {

@@ -77,10 +77,7 @@ async fn connections_that_end_unanswered_count_as_failed_connects_and_each_link_
 ) {
     let a = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let b = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let (pa, pb) = (
-        a.local_addr().unwrap().port(),
-        b.local_addr().unwrap().port(),
-    );
+    let (pa, pb) = (a.local_addr().unwrap().port(), b.local_addr().unwrap().port());
     let hosts = HostList::new(vec![to(pa), to(pb)])
         .unwrap()
         .with_failover_after(2);

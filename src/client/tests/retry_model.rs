@@ -39,11 +39,7 @@ impl Answer {
 /// negative answer a rule names (its code, and its ERR-3 when the rule has one) is written
 /// again while rewrites remain; anything else ends the message with that answer. The final
 /// code, the writes, and which answer was kept.
-fn reference(
-    rules: &[(usize, Option<usize>)],
-    answers: &[Answer],
-    max_resends: u32,
-) -> (usize, u32, usize) {
+fn reference(rules: &[(usize, Option<usize>)], answers: &[Answer], max_resends: u32) -> (usize, u32, usize) {
     let mut write = 0u32;
     loop {
         let at = (write as usize).min(answers.len() - 1);

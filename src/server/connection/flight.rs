@@ -55,7 +55,13 @@ impl<'a> Flights<'a> {
     }
 
     /// Start committing `batch`, whose frames hold `held` of the budget.
-    pub(super) fn start(&mut self, shared: &'a Shared, batch: Batch<'_>, held: usize, timed: bool) {
+    pub(super) fn start(
+        &mut self,
+        shared: &'a Shared,
+        batch: Batch<'_>,
+        held: usize,
+        timed: bool,
+    ) {
         let (messages, decisions) = batch.into_parts();
         let messages: Arc<[Inbound]> = messages.into();
         let sent = Arc::clone(&messages);

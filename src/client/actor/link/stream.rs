@@ -163,21 +163,13 @@ impl WriteBatch {
         }
     }
 
-    pub(super) fn poll(
-        &mut self,
-        stream: &mut BoxStream,
-        cx: &mut Context<'_>,
-    ) -> Poll<io::Result<()>> {
+    pub(super) fn poll(&mut self, stream: &mut BoxStream, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let result = self.poll_write(stream, cx);
         self.waited |= result.is_pending();
         result
     }
 
-    pub(super) fn poll_write(
-        &mut self,
-        stream: &mut BoxStream,
-        cx: &mut Context<'_>,
-    ) -> Poll<io::Result<()>> {
+    pub(super) fn poll_write(&mut self, stream: &mut BoxStream, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         while self.done < self.buf.len() {
             let n = ready!(Pin::new(&mut *stream).poll_write(cx, &self.buf[self.done..]))?;
             if n == 0 {

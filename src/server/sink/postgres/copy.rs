@@ -57,7 +57,9 @@ pub(super) async fn rows(
     sink.send(buf.freeze()).await?;
     match sink.finish().await {
         Ok(n) if n == rows.len() as u64 => {
-            Ok(Together::Stored(ids.iter().map(|id| Some(*id)).collect()))
+            Ok(Together::Stored(
+            ids.iter().map(|id| Some(*id)).collect(),
+        ))
         }
         Ok(_) => Ok(Together::Unsure),
         Err(e) if e.as_db_error().is_some() => Ok(Together::Unsure),
