@@ -273,7 +273,9 @@ impl SendHandle {
     /// [`SendHandle::committed`] as a future that owns what it waits on, so the handle stays
     /// free to be awaited for its fate, or cancelled, meanwhile (a relay waits on both).
     #[cfg(feature = "sqlite")]
-    pub(crate) fn take_committed(&mut self) -> impl Future<Output = Option<Commit>> + Send + 'static {
+    pub(crate) fn take_committed(
+        &mut self,
+    ) -> impl Future<Output = Option<Commit>> + Send + 'static {
         let commit = self.commit.take();
         async move { commit?.await.ok() }
     }

@@ -35,10 +35,10 @@ mod shape;
 mod standard;
 
 pub use apply::{Deidentifier, Session};
-pub use report::Report;
 pub use batch::batch_trailer;
 pub use key::{readable_by_others, Key, KeyError};
 pub use policy::{Policy, PolicyError, RawPolicy, RawRule};
+pub use report::Report;
 pub use rule::{Method, Rule, When};
 
 #[cfg(test)]

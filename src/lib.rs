@@ -107,41 +107,60 @@
 #[cfg(not(unix))]
 compile_error!("mllp builds on Unix only: its stores use Unix file operations");
 
-/// The items it is given, on Unix only: elsewhere the one error above is all a build says.
-macro_rules! unix_only {
-    ($($item:item)*) => { $( #[cfg(unix)] $item )* };
-}
-
-unix_only! {
+// Each item on Unix only: elsewhere the one error above is all a build says.
+#[cfg(unix)]
 pub mod ack;
+#[cfg(unix)]
 pub mod cause;
+#[cfg(unix)]
 pub mod client;
+#[cfg(unix)]
 pub mod deid;
+#[cfg(unix)]
 pub mod delivery;
+#[cfg(unix)]
 pub mod diff;
+#[cfg(unix)]
 pub mod duration;
+#[cfg(unix)]
 pub mod framing;
+#[cfg(unix)]
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
+#[cfg(unix)]
 pub mod hl7;
+#[cfg(unix)]
 pub mod input;
+#[cfg(unix)]
 pub mod outcome;
+#[cfg(unix)]
 pub mod pace;
+#[cfg(unix)]
 pub mod probe;
+#[cfg(unix)]
 #[cfg(feature = "sqlite")]
 pub mod relay;
+#[cfg(unix)]
 pub mod resolve;
+#[cfg(unix)]
 pub mod server;
+#[cfg(unix)]
 pub mod sniff;
+#[cfg(unix)]
 pub mod soak;
+#[cfg(unix)]
 pub mod target;
+#[cfg(unix)]
 pub mod tls;
+#[cfg(unix)]
 pub mod transport;
+#[cfg(unix)]
 pub mod warning;
 
 // The front door: what a program embedding a sender or a receiver names first. Every other
 // type has one path, its module's (`mllp::server::StdoutSink`): a module's files are private.
+#[cfg(unix)]
 #[doc(no_inline)]
 pub use crate::{
     cause::{Cause, Class},
@@ -150,4 +169,3 @@ pub use crate::{
     server::{Server, ServerConfig, Shutdown, Sink},
     transport::{Connector, TcpConnector},
 };
-}

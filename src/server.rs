@@ -67,8 +67,8 @@ pub use proxy::{Cidr, CidrError, ProxyProtocol};
 #[cfg(all(feature = "postgres", feature = "sqlite"))]
 pub use sink::PostgresRows;
 pub use sink::{
-    CommitGroups, DiscardSink, ExecOptions, ExecSink, Inbound, OutDirSink, OutputFormat,
-    Reply, Sink, SinkResult, StdoutSink, EXEC_STDERR_LINE_MAX,
+    CommitGroups, DiscardSink, ExecOptions, ExecSink, Inbound, OutDirSink, OutputFormat, Reply,
+    Sink, SinkResult, StdoutSink, EXEC_STDERR_LINE_MAX,
 };
 #[cfg(feature = "postgres")]
 pub use sink::{ConnInfoError, Failure, PostgresError, PostgresSink};

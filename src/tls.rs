@@ -13,11 +13,8 @@ mod verify;
 
 pub use asked::CertificateAsked;
 pub use cert::CertSummary;
-pub use failure::{
-    describe, session_cause, Seen,
-    Side, TlsFailure};
-pub(crate) use failure::{describe_handshake_io, refuses_client_certificate, rustls_error,
-};
+pub use failure::{describe, session_cause, Seen, Side, TlsFailure};
+pub(crate) use failure::{describe_handshake_io, refuses_client_certificate, rustls_error};
 pub use server::{AcceptedTls, ClientAuth, ServerTlsOptions, TlsAcceptError, TlsAcceptor};
 
 use rustls::crypto::CryptoProvider;

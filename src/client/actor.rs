@@ -13,7 +13,7 @@ use super::options::ClientOptions;
 use super::outbox::Outbox;
 use super::pending::Pending;
 use super::state::{Reason, State};
-use super::{Command, ClientShared};
+use super::{ClientShared, Command};
 use crate::transport::Connector;
 use std::sync::Arc;
 use tokio::sync::{broadcast, mpsc};

@@ -245,7 +245,11 @@ impl Flights {
                 let past_cap = !p.free_rewrite && p.charged >= self.options.max_resends;
                 (!reconnecting || past_cap).then_some(Fate::NeverDelivered { cause: link_cause })
             } else {
-                let again = if p.written.is_some() { rewriting } else { reconnecting };
+                let again = if p.written.is_some() {
+                    rewriting
+                } else {
+                    reconnecting
+                };
                 self.after_drop(p, link_cause, again, now)
             };
             if let Some(fate) = fate {

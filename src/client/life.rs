@@ -153,7 +153,10 @@ impl Lifecycle {
     }
 
     /// Callers waiting for the close to end.
-    pub(crate) fn add_closing(&mut self, reply: impl IntoIterator<Item = oneshot::Sender<DrainReport>>) {
+    pub(crate) fn add_closing(
+        &mut self,
+        reply: impl IntoIterator<Item = oneshot::Sender<DrainReport>>,
+    ) {
         self.closing.extend(reply);
     }
 

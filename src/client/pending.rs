@@ -4,7 +4,7 @@
 use super::admission::Room;
 use super::fate::{AckPayload, Fate, FateCause};
 use super::fate_cell::FateTx;
-use super::{Commit, ClientShared};
+use super::{ClientShared, Commit};
 use crate::cause::Cause;
 use crate::hl7;
 use bytes::Bytes;

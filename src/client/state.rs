@@ -149,7 +149,11 @@ pub(crate) struct IllegalTransition {
 }
 
 /// Apply `from -> to` for `reason`: the transition event, or the refusal.
-pub(crate) fn apply(from: State, to: State, reason: Reason) -> Result<Transition, IllegalTransition> {
+pub(crate) fn apply(
+    from: State,
+    to: State,
+    reason: Reason,
+) -> Result<Transition, IllegalTransition> {
     if is_legal(from, to) {
         Ok(Transition { from, to, reason })
     } else {

@@ -187,7 +187,12 @@ impl Counters {
     }
 
     /// The depth and bytes of the queue and the sends in flight, as the flight table has them.
-    pub(crate) fn record_flight(&mut self, queue_depth: usize, queue_bytes: usize, in_flight: usize) {
+    pub(crate) fn record_flight(
+        &mut self,
+        queue_depth: usize,
+        queue_bytes: usize,
+        in_flight: usize,
+    ) {
         self.queue_depth = queue_depth;
         self.queue_bytes = queue_bytes;
         self.in_flight = in_flight;
@@ -201,7 +206,12 @@ impl Counters {
     /// A send's fate was decided; `committed` when it was waiting for its application ACK, with
     /// the wall-clock time of the read that brought its ACK (read once for all the ACKs of
     /// that read) when there is one.
-    pub(crate) fn record_settled(&mut self, fate: &Fate, committed: bool, wall: Option<SystemTime>) {
+    pub(crate) fn record_settled(
+        &mut self,
+        fate: &Fate,
+        committed: bool,
+        wall: Option<SystemTime>,
+    ) {
         let (population, acked, micros) = counted(fate);
         if committed {
             self.awaiting_app_ack -= 1;

@@ -43,7 +43,10 @@ mod tests {
     fn the_count_is_the_messages_written_and_nothing_else_changes() {
         assert_eq!(trailer(b"BTS|3\r", 2), b"BTS|2\r");
         assert_eq!(trailer(b"BTS|3", 0), b"BTS|0");
-        assert_eq!(trailer(b"BTS|1000|note|12^3\r\n", 999), b"BTS|999|note|12^3\r\n");
+        assert_eq!(
+            trailer(b"BTS|1000|note|12^3\r\n", 999),
+            b"BTS|999|note|12^3\r\n"
+        );
         assert_eq!(trailer(b"BTS#3#x\n", 12), b"BTS#12#x\n");
         // No count claimed, or no field at all: as it was.
         for same in [&b"BTS||note\r"[..], b"BTS\r", b"BTS", b"BTS|\r"] {

@@ -80,7 +80,9 @@ fn identifying(segment: &str, f: usize, c: usize, obx2: &str) -> Option<Type> {
         if obx2 == "ED" {
             return (c == 5).then_some(Type::Whole);
         }
-        return ["TX", "FT", "ST"].contains(&obx2.as_str()).then_some(Type::Whole);
+        return ["TX", "FT", "ST"]
+            .contains(&obx2.as_str())
+            .then_some(Type::Whole);
     }
     let t = model_type(segment, f)?;
     let hit = match t {

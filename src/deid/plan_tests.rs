@@ -8,10 +8,34 @@ use proptest::prelude::*;
 /// A site's rules: paths of every kind a policy may write, on top of the standard ones or not.
 fn policy() -> impl Strategy<Value = Policy> {
     let path = prop::sample::select(vec![
-        "PID-3", "PID-3.1", "PID-3.2", "PID-3(2)", "PID-3(*).1", "PID(2)-3", "PID-3.1.2",
-        "PID-5", "PID-5.1", "PID-5.3", "PID-11", "PID-11.3", "PID-11.4", "PID-13", "NK1-2",
-        "NK1(*)-4.1", "PV1-7.2", "ZXX-1", "ZXX-2", "ZXX-2.2", "ZXX-3.1.1", "OBX-5", "OBX-5.1",
-        "OBX(2)-5", "EVN-2", "MSH-4", "MSH-7", "NTE-3",
+        "PID-3",
+        "PID-3.1",
+        "PID-3.2",
+        "PID-3(2)",
+        "PID-3(*).1",
+        "PID(2)-3",
+        "PID-3.1.2",
+        "PID-5",
+        "PID-5.1",
+        "PID-5.3",
+        "PID-11",
+        "PID-11.3",
+        "PID-11.4",
+        "PID-13",
+        "NK1-2",
+        "NK1(*)-4.1",
+        "PV1-7.2",
+        "ZXX-1",
+        "ZXX-2",
+        "ZXX-2.2",
+        "ZXX-3.1.1",
+        "OBX-5",
+        "OBX-5.1",
+        "OBX(2)-5",
+        "EVN-2",
+        "MSH-4",
+        "MSH-7",
+        "NTE-3",
     ]);
     let method = prop::sample::select(vec!["hash", "name", "shift-date", "blank", "keep"]);
     let when = prop::option::of(prop::sample::select(vec!["TX", "NM", "ED"]));
@@ -24,15 +48,13 @@ fn policy() -> impl Strategy<Value = Policy> {
         };
         (path.to_string(), rule)
     });
-    (any::<bool>(), prop::collection::vec(rule, 0..6)).prop_map(
-        |(standard, rules)| {
-            let paths: serde_json::Map<String, serde_json::Value> = rules.into_iter().collect();
-            let raw: RawPolicy =
-                serde_json::from_value(serde_json::json!({ "standard": standard, "paths": paths }))
-                    .unwrap();
-            Policy::from_raw(raw).unwrap()
-        },
-    )
+    (any::<bool>(), prop::collection::vec(rule, 0..6)).prop_map(|(standard, rules)| {
+        let paths: serde_json::Map<String, serde_json::Value> = rules.into_iter().collect();
+        let raw: RawPolicy =
+            serde_json::from_value(serde_json::json!({ "standard": standard, "paths": paths }))
+                .unwrap();
+        Policy::from_raw(raw).unwrap()
+    })
 }
 
 fn message() -> impl Strategy<Value = Vec<u8>> {

@@ -85,8 +85,10 @@ impl Remembered {
     /// Remember `replacement` for `original` (not remembered yet; `hashed` its hash). Either
     /// longer than a byte can count is not remembered.
     pub(super) fn insert(&mut self, hashed: Hashed, original: &[u8], replacement: &[u8]) {
-        let (Ok(o), Ok(r)) = (u8::try_from(original.len()), u8::try_from(replacement.len()))
-        else {
+        let (Ok(o), Ok(r)) = (
+            u8::try_from(original.len()),
+            u8::try_from(replacement.len()),
+        ) else {
             return;
         };
         if self.most == 0 {

@@ -227,7 +227,10 @@ fn get(r: &mut impl BufRead) -> io::Result<Option<u64>> {
             return Ok(varint(&bytes[..=i]).map(|(value, _)| value));
         }
     }
-    Err(io::Error::new(io::ErrorKind::InvalidData, "bad index record"))
+    Err(io::Error::new(
+        io::ErrorKind::InvalidData,
+        "bad index record",
+    ))
 }
 
 /// Three varints at the start of `buf` and the bytes they take; `None` unless all three end

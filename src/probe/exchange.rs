@@ -138,7 +138,16 @@ pub(crate) async fn send_and_await_ack(
     let frame = frame_message(payload, run)?;
     let started = Instant::now();
     let deadline = started + limit;
-    send_frame(stream, &frame, payload.len(), &control_id, limit, started, run).await?;
+    send_frame(
+        stream,
+        &frame,
+        payload.len(),
+        &control_id,
+        limit,
+        started,
+        run,
+    )
+    .await?;
     let mut ignored = 0usize;
     // ACKs naming another control ID than ours.
     let mut unmatched = 0u32;
@@ -273,7 +282,7 @@ async fn read_verdict(
     tls: bool,
     run: &mut PhaseLog,
 ) -> Option<Verdict> {
-Some(match read {
+    Some(match read {
         Err(_) => match last_look(stream, buf, *first_read).await {
             Some(verdict) => verdict,
             None => failure(

@@ -36,7 +36,11 @@ pub(crate) fn tls_verdict(failed: TlsFailure, during: Option<&str>) -> Verdict {
 /// A read or write on the established session failed with a TLS error before the peer sent
 /// anything: under TLS 1.3 that is where a server refuses our client certificate. The table's
 /// verdict; `None` when the error is not TLS.
-pub(crate) fn session_verdict(err: &io::Error, run: &mut PhaseLog, during: &str) -> Option<Verdict> {
+pub(crate) fn session_verdict(
+    err: &io::Error,
+    run: &mut PhaseLog,
+    during: &str,
+) -> Option<Verdict> {
     rustls_error(err)?;
     let presented = run.presented_client_certificate();
     let seen = Seen {

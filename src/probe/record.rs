@@ -21,7 +21,13 @@ impl PhaseLog {
         self.push(name, started, detail, None);
     }
 
-    pub(crate) fn fail(&mut self, name: PhaseName, started: Instant, detail: Option<Detail>, error: &str) {
+    pub(crate) fn fail(
+        &mut self,
+        name: PhaseName,
+        started: Instant,
+        detail: Option<Detail>,
+        error: &str,
+    ) {
         self.push(name, started, detail, Some(error.to_string()));
     }
 

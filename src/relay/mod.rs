@@ -21,8 +21,8 @@ pub(crate) mod upstream;
 pub use forward::Forward;
 pub use gauges::{Gauges, Reading};
 pub use mirror::{
-    same_listener, Compare, Compared, Counts, Ignore, Mirror, MirrorEvent, MirrorOptions, Outcome, Pending, Worker,
-    DEFAULT_QUEUE,
+    same_listener, Compare, Compared, Counts, Ignore, Mirror, MirrorEvent, MirrorOptions, Outcome,
+    Pending, Worker, DEFAULT_QUEUE,
 };
 pub use queue::{forward, Enqueue, ForwardOptions};
 pub use record::Recorder;

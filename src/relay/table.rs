@@ -11,7 +11,8 @@ use crate::server::{Reply, SinkResult};
 use bytes::Bytes;
 
 /// MSA-3 of the refusal of a message the relay could not hand on.
-pub(crate) const UNAVAILABLE_TEXT: &str = "Upstream unavailable (upstream-unavailable): nothing kept";
+pub(crate) const UNAVAILABLE_TEXT: &str =
+    "Upstream unavailable (upstream-unavailable): nothing kept";
 
 /// MSA-3 of the answer to a message a Release 2 upstream answered with a NAK block.
 pub(crate) const NAK_TEXT: &str = "Upstream kept nothing (NAK block)";

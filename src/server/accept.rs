@@ -9,7 +9,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
 /// What [`Accept::accept`] returns: the stream to serve, or why there is none.
-pub(crate) type AcceptFuture<S> = Pin<Box<dyn Future<Output = Result<Accepted<S>, AcceptError>> + Send>>;
+pub(crate) type AcceptFuture<S> =
+    Pin<Box<dyn Future<Output = Result<Accepted<S>, AcceptError>> + Send>>;
 
 /// A stream ready to serve, and what its handshake established (for `connection_opened`).
 #[derive(Debug)]

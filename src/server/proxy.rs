@@ -126,7 +126,11 @@ impl ProxyProtocol {
     }
 
     /// Read the header of a connection from `peer`, within the timeout.
-    pub(crate) async fn read(&self, tcp: &mut TcpStream, peer: SocketAddr) -> Result<Header, ProxyError> {
+    pub(crate) async fn read(
+        &self,
+        tcp: &mut TcpStream,
+        peer: SocketAddr,
+    ) -> Result<Header, ProxyError> {
         if !self.trusts(peer.ip()) {
             return Err(ProxyError::Untrusted);
         }

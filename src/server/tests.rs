@@ -78,10 +78,7 @@ fn harness(config: ServerConfig, sink: ScriptedSink) -> Harness {
 /// test reads back (a default one when the server's sink is another kind).
 fn serving(config: ServerConfig, serve: Arc<dyn Sink>, sink: Arc<ScriptedSink>) -> Harness {
     let (tx, events) = mpsc::channel(1024);
-    let server = Server::builder(config, serve)
-        .events(tx)
-        .build()
-        .unwrap();
+    let server = Server::builder(config, serve).events(tx).build().unwrap();
     let (client, server_side) = tokio::io::duplex(64 * 1024);
     let shutdown = Shutdown::new();
     let stop = shutdown.clone();

@@ -116,7 +116,12 @@ impl Embedded {
 
     /// Stop, then check the ledger against what the sender counted: every accepted message
     /// committed, nothing committed that was never delivered, no more and no fewer commits.
-    pub(crate) async fn account(self, tally: &SoakTotals, ends: &[WorkerEnd], accounting: &mut Accounting) {
+    pub(crate) async fn account(
+        self,
+        tally: &SoakTotals,
+        ends: &[WorkerEnd],
+        accounting: &mut Accounting,
+    ) {
         let ledger = self.ledger.clone();
         self.stop().await;
         let totals = ledger.totals();

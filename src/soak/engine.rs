@@ -8,7 +8,7 @@ use super::plan::{PlanError, SoakPlan, SoakTarget};
 use super::progress::{SoakUpdate, StoppedBy};
 use super::proxy::ChaosProxy;
 use super::report::Accounting;
-use super::worker::{Countdown, WorkerEnd, Worker};
+use super::worker::{Countdown, Worker, WorkerEnd};
 use super::{ControlIds, Embedded, EmbeddedError, SoakReport};
 use crate::client::{Client, OptionsError};
 use crate::pace::Schedule;
@@ -168,7 +168,7 @@ fn clients(
     connector: &Arc<dyn crate::transport::Connector>,
     hosts: Option<&Arc<crate::client::HostList>>,
 ) -> Result<Vec<Arc<Client>>, OptionsError> {
-(0..plan.connections)
+    (0..plan.connections)
         .map(|index| {
             let mut options = plan.client_options(index);
             // Over failover hosts the reconnect policy applies to each host in turn.

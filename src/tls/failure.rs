@@ -190,8 +190,10 @@ fn negotiation(kind: &Kind<'_>, side: Side) -> Option<TlsFailure> {
         (Kind::NoVersion, Client) => TlsFailure::new(
             handshake,
             "no TLS version in common with the peer (this client speaks TLS 1.2 and 1.3)",
-            Hint::Prose("enable TLS 1.2 or 1.3 on the peer; a peer limited to older versions needs a TLS \
-             1.2 terminator in front of it"),
+            Hint::Prose(
+                "enable TLS 1.2 or 1.3 on the peer; a peer limited to older versions needs a TLS \
+             1.2 terminator in front of it",
+            ),
         ),
         (Kind::NoVersion, Server) => TlsFailure::new(
             handshake,
@@ -201,12 +203,16 @@ fn negotiation(kind: &Kind<'_>, side: Side) -> Option<TlsFailure> {
         (Kind::NoCipher, Client) => TlsFailure::new(
             handshake,
             "no cipher suite in common with the peer",
-            Hint::Prose("enable a modern suite on the peer (ECDHE with AES-GCM or ChaCha20-Poly1305)"),
+            Hint::Prose(
+                "enable a modern suite on the peer (ECDHE with AES-GCM or ChaCha20-Poly1305)",
+            ),
         ),
         (Kind::NoCipher, Server) => TlsFailure::new(
             handshake,
             "client offered no cipher suite we accept",
-            Hint::Prose("the client must enable a modern suite (ECDHE with AES-GCM or ChaCha20-Poly1305)"),
+            Hint::Prose(
+                "the client must enable a modern suite (ECDHE with AES-GCM or ChaCha20-Poly1305)",
+            ),
         ),
         (Kind::Incompatible(other), Client) => TlsFailure::new(
             handshake,
@@ -246,7 +252,9 @@ fn negotiation(kind: &Kind<'_>, side: Side) -> Option<TlsFailure> {
         (Kind::Decrypt, Server) => TlsFailure::new(
             handshake,
             "TLS decryption of the client's data failed",
-            Hint::Prose("check what sits between the client and us: something may alter the traffic"),
+            Hint::Prose(
+                "check what sits between the client and us: something may alter the traffic",
+            ),
         ),
         _ => return None,
     })

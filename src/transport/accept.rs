@@ -126,13 +126,21 @@ impl AcceptConnector {
         let Some(start) = self.idle.lock().unwrap_or_else(|e| e.into_inner()).take() else {
             return Ok(());
         };
-        let listener = tokio::net::TcpListener::from_std(start.listener).map_err(|e| LinkError {
-            cause: crate::cause::classify_io(&e),
-            phase: Phase::Connect,
-            detail: format!("accepting on {}: {e}", self.local),
-        })?;
+        let listener =
+            tokio::net::TcpListener::from_std(start.listener).map_err(|e| LinkError {
+                cause: crate::cause::classify_io(&e),
+                phase: Phase::Connect,
+                detail: format!("accepting on {}: {e}", self.local),
+            })?;
         let in_use = Arc::clone(&self.in_use);
-        tokio::spawn(accept_loop(listener, start.tls, start.events, start.links, in_use, start.stop));
+        tokio::spawn(accept_loop(
+            listener,
+            start.tls,
+            start.events,
+            start.links,
+            in_use,
+            start.stop,
+        ));
         Ok(())
     }
 
@@ -140,14 +148,17 @@ impl AcceptConnector {
         self.start()?;
         let mut links = self.links.lock().await;
         let taken = match self.wait {
-            Some(wait) => tokio::time::timeout(wait, links.recv()).await.map_err(|_| LinkError {
+            Some(wait) => tokio::time::timeout(wait, links.recv())
+                .await
+                .map_err(|_| LinkError {
                     cause: Cause::ConnectTimeout,
                     phase: Phase::Connect,
                     detail: format!(
                         "no peer connected to {} within {}",
                         self.local,
                         humantime::format_duration(wait)
-                    )})?,
+                    ),
+                })?,
             None => links.recv().await,
         };
         let Some(link) = taken else {

@@ -24,7 +24,6 @@ use tokio::time::Instant;
 /// timeout. Never more than half the ACK timeout.
 const LONE_LF_AFTER: Duration = Duration::from_secs(2);
 
-
 /// The lone LF (see LONE_LF_AFTER): when it goes out, and whether it was planned already
 /// (once per connection).
 struct LoneLf {
@@ -134,7 +133,8 @@ impl Actor {
         if wire.write.is_some() || self.state() != State::Connected {
             return Ok(false);
         }
-        if let Some((buf, started, full)) = self.flights.take_batch(&mut wire.batch, &mut wire.spare)
+        if let Some((buf, started, full)) =
+            self.flights.take_batch(&mut wire.batch, &mut wire.spare)
         {
             self.life.wrote();
             let progress = self.flights.start_write();

@@ -73,11 +73,14 @@ async fn the_policy_gives_up_on_each_host_in_turn_and_on_the_last_for_good() {
 }
 
 #[tokio::test]
-async fn connections_that_end_unanswered_count_as_failed_connects_and_each_link_hears_of_the_move(
-) {
+async fn connections_that_end_unanswered_count_as_failed_connects_and_each_link_hears_of_the_move()
+{
     let a = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let b = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let (pa, pb) = (a.local_addr().unwrap().port(), b.local_addr().unwrap().port());
+    let (pa, pb) = (
+        a.local_addr().unwrap().port(),
+        b.local_addr().unwrap().port(),
+    );
     let hosts = HostList::new(vec![to(pa), to(pb)])
         .unwrap()
         .with_failover_after(2);

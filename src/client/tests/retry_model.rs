@@ -39,7 +39,11 @@ impl Answer {
 /// negative answer a rule names (its code, and its ERR-3 when the rule has one) is written
 /// again while rewrites remain; anything else ends the message with that answer. The final
 /// code, the writes, and which answer was kept.
-fn reference(rules: &[(usize, Option<usize>)], answers: &[Answer], max_resends: u32) -> (usize, u32, usize) {
+fn reference(
+    rules: &[(usize, Option<usize>)],
+    answers: &[Answer],
+    max_resends: u32,
+) -> (usize, u32, usize) {
     let mut write = 0u32;
     loop {
         let at = (write as usize).min(answers.len() - 1);
@@ -93,7 +97,9 @@ fn run(
             },
             ..ClientOptions::default()
         };
-        let Rig { client, mut peers, .. } = rig(vec![], options);
+        let Rig {
+            client, mut peers, ..
+        } = rig(vec![], options);
         let client = Arc::new(client);
         let handle = client.send(msg("M1", "")).await;
         let mut peer = peers.recv().await.expect("a connection");
@@ -115,7 +121,12 @@ fn run(
         client.destroy().await;
         let writes = engine.await.unwrap() as u32;
         let (code, want_writes, kept) = reference(rules, answers, max_resends);
-        prop_assert_eq!(fate.ack_code().map(|c| c.as_str()), Some(CODES[code]), "{:?}", fate);
+        prop_assert_eq!(
+            fate.ack_code().map(|c| c.as_str()),
+            Some(CODES[code]),
+            "{:?}",
+            fate
+        );
         prop_assert_eq!(writes, want_writes);
         let ack = fate.ack().map(|a| a.bytes().to_vec());
         prop_assert_eq!(ack, Some(answers[kept].bytes("M1").to_vec()));

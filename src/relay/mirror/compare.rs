@@ -121,7 +121,9 @@ fn answer_parts<'a>(ack: &Message<'a>) -> impl Iterator<Item = AnswerPart<'a>> +
     let start = std::iter::once(AnswerPart::Delimiters(ack.delimiters()));
     start.chain(ack.segments().filter_map(|segment| {
         if segment.is_header() {
-            return Some(AnswerPart::Delimiters(Delimiters::of_header(segment.bytes())));
+            return Some(AnswerPart::Delimiters(Delimiters::of_header(
+                segment.bytes(),
+            )));
         }
         matches!(segment.name(), b"MSA" | b"ERR").then(|| AnswerPart::Segment(segment.bytes()))
     }))

@@ -12,7 +12,9 @@ fn message(id: &str) -> Inbound {
 /// Control IDs of the queue's rows in id order.
 fn rows(file: &std::path::Path) -> Vec<String> {
     let db = rusqlite::Connection::open(file).unwrap();
-    let mut q = db.prepare("SELECT control_id FROM queue ORDER BY id").unwrap();
+    let mut q = db
+        .prepare("SELECT control_id FROM queue ORDER BY id")
+        .unwrap();
     let ids = q.query_map([], |r| r.get(0)).unwrap();
     ids.collect::<Result<_, _>>().unwrap()
 }
@@ -46,7 +48,11 @@ async fn batches_waiting_together_share_one_commit_in_the_order_they_came() {
 async fn a_full_queue_refuses_a_whole_batch_and_keeps_the_rest_of_the_group() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("q.db");
-    let sink = Enqueue::new(Store::open(&file).unwrap(), Some(4), Arc::new(Notify::new()));
+    let sink = Enqueue::new(
+        Store::open(&file).unwrap(),
+        Some(4),
+        Arc::new(Notify::new()),
+    );
     let batches: Vec<Vec<Inbound>> = (0..3)
         .map(|b| (0..2).map(|m| message(&format!("F{b}M{m}"))).collect())
         .collect();

@@ -203,7 +203,13 @@ impl Store {
             tx.commit().map_err(|e| e.to_string())?;
             super::file::fold_wal(&open.db);
             if !super::file::is_at(file, open.id) {
-                let ids: Vec<i64> = taken.iter().flatten().flatten().flatten().copied().collect();
+                let ids: Vec<i64> = taken
+                    .iter()
+                    .flatten()
+                    .flatten()
+                    .flatten()
+                    .copied()
+                    .collect();
                 return Err(open.take_back(&ids, file));
             }
             Ok(taken)

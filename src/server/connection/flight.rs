@@ -55,13 +55,7 @@ impl<'a> Flights<'a> {
     }
 
     /// Start committing `batch`, whose frames hold `held` of the budget.
-    pub(super) fn start(
-        &mut self,
-        shared: &'a Shared,
-        batch: Batch<'_>,
-        held: usize,
-        timed: bool,
-    ) {
+    pub(super) fn start(&mut self, shared: &'a Shared, batch: Batch<'_>, held: usize, timed: bool) {
         let (messages, decisions) = batch.into_parts();
         let messages: Arc<[Inbound]> = messages.into();
         let sent = Arc::clone(&messages);
@@ -172,9 +166,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
     /// Write the answers of the earliest batch, committed. `Some` ends the connection.
     async fn answer_landed(&mut self) -> Option<End> {
         let flight = self.flights.queue.pop_front()?;
-        let commit_ms = flight
-            .started
-            .map(|at| at.elapsed().as_secs_f64() * 1000.0);
+        let commit_ms = flight.started.map(|at| at.elapsed().as_secs_f64() * 1000.0);
         let mut results = flight.results.unwrap_or_default().into_iter();
         self.answers.begin(SystemTime::now());
         let mut ended = None;

@@ -75,9 +75,8 @@ async fn failed_connects_back_off_and_each_connection_is_served_as_an_accepted_o
     };
     let shutdown = Shutdown::new();
     let stop = shutdown.clone();
-    let dialling = tokio::spawn(async move {
-        server.dial(engine, "engine:6661", backoff, stop).await
-    });
+    let dialling =
+        tokio::spawn(async move { server.dial(engine, "engine:6661", backoff, stop).await });
 
     let first = events.recv().await.unwrap();
     assert!(matches!(first, ServerEvent::Dialling { ref target } if &**target == "engine:6661"));

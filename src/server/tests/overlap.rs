@@ -46,7 +46,10 @@ impl Sink for Gated {
 impl Gated {
     fn open(&self, id: &str, committed: bool) {
         let mut gates = self.gates.lock().unwrap();
-        let at = gates.iter().position(|(g, _)| g == id).expect("a batch held");
+        let at = gates
+            .iter()
+            .position(|(g, _)| g == id)
+            .expect("a batch held");
         let _ = gates.remove(at).1.send(committed);
     }
 

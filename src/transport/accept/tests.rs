@@ -33,7 +33,10 @@ async fn one_link_at_a_time_and_the_place_frees_when_it_is_dropped() {
     let mut buf = [0u8; 8];
     assert!(matches!(second.read(&mut buf).await, Ok(0) | Err(_)));
     let refused = events.recv().await.unwrap();
-    assert!(matches!(refused, AcceptEvent::Refused { .. }), "{refused:?}");
+    assert!(
+        matches!(refused, AcceptEvent::Refused { .. }),
+        "{refused:?}"
+    );
 
     // Dropped: the next connection becomes the next link.
     drop(link);
@@ -50,7 +53,11 @@ async fn a_wait_with_no_peer_is_a_connect_timeout() {
     let error = connector.connect().await.unwrap_err();
     assert_eq!(error.cause, Cause::ConnectTimeout);
     assert_eq!(error.phase, Phase::Connect);
-    assert!(error.detail.contains("no peer connected"), "{}", error.detail);
+    assert!(
+        error.detail.contains("no peer connected"),
+        "{}",
+        error.detail
+    );
 }
 
 #[tokio::test]
@@ -79,8 +86,8 @@ async fn tls_is_served_on_each_connection_when_asked() {
     }
     .build("localhost")
     .unwrap();
-    let engine = super::super::TcpConnector::new(addr.ip().to_string(), addr.port())
-        .with_tls(client);
+    let engine =
+        super::super::TcpConnector::new(addr.ip().to_string(), addr.port()).with_tls(client);
     let (ours, theirs) = tokio::join!(connector.connect(), engine.connect());
     let (mut ours, mut theirs) = (ours.unwrap(), theirs.unwrap());
     assert!(ours.tls.is_some() && theirs.tls.is_some());

@@ -136,7 +136,6 @@ pub(super) async fn link_failure(
     }
 }
 
-
 /// One buffer being written and flushed, publishing how much of it the stream has taken so
 /// far: a reply to a frame is credited only once the whole frame was written. Its state lives
 /// here, not in a future, so the link loop keeps one across turns without boxing one per write;
@@ -163,13 +162,21 @@ impl WriteBatch {
         }
     }
 
-    pub(super) fn poll(&mut self, stream: &mut BoxStream, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    pub(super) fn poll(
+        &mut self,
+        stream: &mut BoxStream,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<()>> {
         let result = self.poll_write(stream, cx);
         self.waited |= result.is_pending();
         result
     }
 
-    pub(super) fn poll_write(&mut self, stream: &mut BoxStream, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    pub(super) fn poll_write(
+        &mut self,
+        stream: &mut BoxStream,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<()>> {
         while self.done < self.buf.len() {
             let n = ready!(Pin::new(&mut *stream).poll_write(cx, &self.buf[self.done..]))?;
             if n == 0 {

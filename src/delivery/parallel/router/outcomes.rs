@@ -2,7 +2,9 @@
 //! counted once (in its link's share too), its key released, kept in `--failed-out`; a link
 //! closing; the events handed out in batches.
 
-use super::super::super::event::{EventBatch, Item, MessageOutcome, RunEvent, RunNote, BATCH_EVENTS};
+use super::super::super::event::{
+    EventBatch, Item, MessageOutcome, RunEvent, RunNote, BATCH_EVENTS,
+};
 use super::super::super::failed::file_name;
 use super::super::super::why;
 use super::super::link::{Entry, FromLink};

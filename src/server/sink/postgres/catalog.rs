@@ -187,7 +187,9 @@ async fn copy_statement(client: &Client) -> Result<Option<Statement>, tokio_post
         return Ok(None);
     }
     let statement = client
-        .prepare(&format!("COPY messages ({names}) FROM STDIN (FORMAT binary)"))
+        .prepare(&format!(
+            "COPY messages ({names}) FROM STDIN (FORMAT binary)"
+        ))
         .await?;
     Ok(Some(statement))
 }
@@ -255,7 +257,9 @@ pub(super) async fn prepare(client: &Client, dedupe: bool) -> Result<(), Refusal
         .iter()
         .map(|row| row.get(0))
         .collect();
-    let missing = COLUMNS.iter().find(|(c, _)| !present.iter().any(|p| p == c));
+    let missing = COLUMNS
+        .iter()
+        .find(|(c, _)| !present.iter().any(|p| p == c));
     if let Some((column, _)) = missing {
         return Err(Refusal::Column(column));
     }

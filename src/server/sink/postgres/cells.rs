@@ -87,7 +87,12 @@ pub(super) struct Column<'a> {
 impl std::fmt::Debug for Column<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Never the values: they are the messages' own.
-        write!(f, "column {} of {} rows", COLUMNS[self.k].0, self.rows.len())
+        write!(
+            f,
+            "column {} of {} rows",
+            COLUMNS[self.k].0,
+            self.rows.len()
+        )
     }
 }
 
@@ -96,7 +101,9 @@ impl ToSql for Column<'_> {
     /// and lower bound, then each element as [`encode`] writes it.
     fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, Failed> {
         let Kind::Array(member) = ty.kind() else {
-            return Err(format!("column {} is sent as an array, not {ty}", COLUMNS[self.k].0).into());
+            return Err(
+                format!("column {} is sent as an array, not {ty}", COLUMNS[self.k].0).into(),
+            );
         };
         out.put_i32(1);
         let flags = out.len();
@@ -125,7 +132,13 @@ mod tests {
     use proptest::prelude::*;
     use std::time::{Duration, SystemTime};
 
-    fn row(at: u64, peer: String, fields: [Option<String>; 5], payload: Vec<u8>, dedupe: bool) -> Row {
+    fn row(
+        at: u64,
+        peer: String,
+        fields: [Option<String>; 5],
+        payload: Vec<u8>,
+        dedupe: bool,
+    ) -> Row {
         Row {
             received_at: SystemTime::UNIX_EPOCH + Duration::from_micros(at),
             peer,

@@ -194,7 +194,9 @@ async fn inserted(
                 Ok(None)
             } else {
                 match timeout(GROUP_TIMEOUT, self::present(c, &ids)).await {
-                    Err(_) => return rolled_back(c, timed_out("the look-up of the rows inserted")).await,
+                    Err(_) => {
+                        return rolled_back(c, timed_out("the look-up of the rows inserted")).await
+                    }
                     Ok(present) => present,
                 }
             }

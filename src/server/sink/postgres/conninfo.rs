@@ -114,7 +114,10 @@ impl ConnInfo {
 
 /// Read `url`, then fill what it leaves out from `env` (the `PG*` variables) and the password
 /// file, as libpq does. `env` is a parameter so tests need not touch the process environment.
-pub(crate) fn resolve(url: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<ConnInfo, ConnInfoError> {
+pub(crate) fn resolve(
+    url: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ConnInfo, ConnInfoError> {
     let (rest, extracted) = take_libpq_only(url);
     let rest = with_env_port(&rest, env("PGPORT").as_deref());
     let mut config = Config::from_str(&rest).map_err(|e| ConnInfoError::Parse {

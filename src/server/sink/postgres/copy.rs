@@ -24,7 +24,10 @@ pub(super) type Open = CopyInSink<Bytes>;
 
 /// Start the COPY; `None` when the server refused it (the transaction is aborted). `Err` only
 /// when the link failed.
-pub(super) async fn start(c: &Conn, copy: &Statement) -> Result<Option<Open>, tokio_postgres::Error> {
+pub(super) async fn start(
+    c: &Conn,
+    copy: &Statement,
+) -> Result<Option<Open>, tokio_postgres::Error> {
     match c.client.copy_in::<_, Bytes>(copy).await {
         Ok(sink) => Ok(Some(sink)),
         Err(e) if e.as_db_error().is_some() => Ok(None),
@@ -57,9 +60,7 @@ pub(super) async fn rows(
     sink.send(buf.freeze()).await?;
     match sink.finish().await {
         Ok(n) if n == rows.len() as u64 => {
-            Ok(Together::Stored(
-            ids.iter().map(|id| Some(*id)).collect(),
-        ))
+            Ok(Together::Stored(ids.iter().map(|id| Some(*id)).collect()))
         }
         Ok(_) => Ok(Together::Unsure),
         Err(e) if e.as_db_error().is_some() => Ok(Together::Unsure),
