@@ -50,7 +50,7 @@
 //! # Platforms
 //!
 //! Unix only (Linux, macOS, the BSDs): the stores rely on Unix file operations (directory
-//! handles, permissions, atomic renames), and a build elsewhere stops with one error saying so.
+//! handles, permissions, atomic renames), and a build elsewhere stops with an error saying so.
 //!
 //! # Example
 //!
@@ -107,60 +107,35 @@
 #[cfg(not(unix))]
 compile_error!("mllp builds on Unix only: its stores use Unix file operations");
 
-// Each item on Unix only: elsewhere the one error above is all a build says.
-#[cfg(unix)]
 pub mod ack;
-#[cfg(unix)]
 pub mod cause;
-#[cfg(unix)]
 pub mod client;
-#[cfg(unix)]
 pub mod deid;
-#[cfg(unix)]
 pub mod delivery;
-#[cfg(unix)]
 pub mod diff;
-#[cfg(unix)]
 pub mod duration;
-#[cfg(unix)]
 pub mod framing;
-#[cfg(unix)]
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
-#[cfg(unix)]
 pub mod hl7;
-#[cfg(unix)]
 pub mod input;
-#[cfg(unix)]
 pub mod outcome;
-#[cfg(unix)]
 pub mod pace;
-#[cfg(unix)]
 pub mod probe;
-#[cfg(unix)]
 #[cfg(feature = "sqlite")]
 pub mod relay;
-#[cfg(unix)]
 pub mod resolve;
-#[cfg(unix)]
 pub mod server;
-#[cfg(unix)]
 pub mod sniff;
-#[cfg(unix)]
 pub mod soak;
-#[cfg(unix)]
 pub mod target;
-#[cfg(unix)]
 pub mod tls;
-#[cfg(unix)]
 pub mod transport;
-#[cfg(unix)]
 pub mod warning;
 
 // The front door: what a program embedding a sender or a receiver names first. Every other
 // type has one path, its module's (`mllp::server::StdoutSink`): a module's files are private.
-#[cfg(unix)]
 #[doc(no_inline)]
 pub use crate::{
     cause::{Cause, Class},

@@ -21,10 +21,10 @@ use crate::server::{Inbound, Sink, SinkResult, StoreReports};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 use tokio::sync::{mpsc, Notify};
+use tokio_util::sync::CancellationToken;
 use writer::Writer;
 
 mod writer;
-use tokio_util::sync::CancellationToken;
 
 /// MSA-3 of the refusal of a message the full queue could not take.
 pub(crate) const QUEUE_FULL_TEXT: &str = "Relay queue full (queue-full): nothing kept";
