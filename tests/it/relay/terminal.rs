@@ -125,8 +125,10 @@ fn the_relay_status_shows_both_sides_and_the_event_lines_stay_whole() {
 
 #[test]
 fn the_relay_status_names_the_last_failure_and_its_class() {
+    // A port freed on another loopback address: the relay's own listener (on 127.0.0.1, port
+    // 0) can be given a port just freed there, and would then be its own upstream.
     let closed = {
-        let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let free = std::net::TcpListener::bind("127.0.0.3:0").unwrap();
         free.local_addr().unwrap()
     };
     let (code, screen, text, _) =
