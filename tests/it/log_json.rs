@@ -6,6 +6,7 @@ use crate::support::certs::Certs;
 use crate::support::listen_proc::ListenProc;
 use crate::support::mllp;
 use crate::support::no_payload::MARKER;
+use crate::support::ports::closed_port;
 use crate::support::run::Run;
 use serde_json::Value;
 use std::path::Path;
@@ -171,9 +172,7 @@ fn probe_fails_and_succeeds_in_events() {
     let unreadable = json_run(&["probe", "127.0.0.1:1", "--message", &missing], b"");
     ends_in_error(&unreadable, 2);
 
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let target = format!("127.0.0.1:{}", closed.local_addr().unwrap().port());
-    drop(closed);
+    let target = format!("127.0.0.1:{}", closed_port());
     let refused = json_run(&["probe", &target], b"");
     assert_eq!(refused.code, 4, "{}", refused.stderr);
     assert!(named(&events_of(&refused), "error").is_empty());

@@ -3,6 +3,7 @@
 
 use crate::support::listen_proc::{is, ListenProc};
 use crate::support::mllp;
+use crate::support::ports::closed_port;
 use serde_json::Value;
 
 /// The largest seed: a JSON reader that holds numbers as doubles (jq) cannot keep it exactly.
@@ -47,10 +48,7 @@ fn assert_rounded(line: &str) {
 
 #[test]
 fn send_events_show_rounded_durations() {
-    let closed = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap().port()
-    };
+    let closed = closed_port();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("a.hl7");
     std::fs::write(

@@ -11,12 +11,6 @@ use tokio::net::TcpListener;
 
 const LOCALHOST: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 
-/// A port nothing listens on: bind, read the port, drop the listener.
-async fn closed_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    listener.local_addr().unwrap().port()
-}
-
 #[tokio::test]
 async fn plain_connect_through_the_resolver_sets_nodelay_and_keepalive() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -42,7 +36,7 @@ async fn plain_connect_through_the_resolver_sets_nodelay_and_keepalive() {
 
 #[tokio::test]
 async fn refused_port_is_connection_refused_and_transient() {
-    let port = closed_port().await;
+    let port = closed_port();
     let err = TcpConnector::new("127.0.0.1", port)
         .connect()
         .await
@@ -85,6 +79,7 @@ mod tls;
 use crate::support::no_payload::{assert_clean, MARKER};
 use crate::support::peer::{Behaviour, Peer, Script};
 use crate::support::peer_wire::{frame, message};
+use crate::support::ports::closed_port;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 #[tokio::test]
@@ -109,7 +104,7 @@ async fn addresses_are_tried_in_order_until_one_connects() {
             IpAddr::V4(Ipv4Addr::new(127, 0, 0, 3)),
         ],
     );
-    let err = TcpConnector::new("engine.test", closed_port().await)
+    let err = TcpConnector::new("engine.test", closed_port())
         .with_resolver(Arc::new(all_closed))
         .connect()
         .await

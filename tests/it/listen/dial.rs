@@ -7,6 +7,7 @@
 use crate::support::listen_proc::{is, ListenProc};
 use crate::support::no_payload::MARKER;
 use crate::support::peer_wire::{control_id, message};
+use crate::support::ports::closed_port;
 use crate::support::reverse::{FirstConnection, PushingEngine};
 use crate::support::store::Store;
 use std::collections::BTreeSet;
@@ -77,9 +78,7 @@ async fn a_connection_dropped_mid_batch_is_dialled_again_and_the_rest_arrive() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_refused_connect_is_said_with_its_class_and_dialling_goes_on() {
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = closed.local_addr().unwrap();
-    drop(closed);
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], closed_port()));
     let root = tempfile::tempdir().unwrap();
     let store = Store::new("out-dir", root.path());
     let args = store.args();

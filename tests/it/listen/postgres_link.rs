@@ -5,6 +5,7 @@
 
 use crate::support::listen_proc::{is, ListenProc};
 use crate::support::mllp_client::{marked, MllpClient};
+use crate::support::ports::closed_port;
 use crate::support::{mllp, pg};
 use serde_json::Value;
 use std::time::Duration;
@@ -46,10 +47,7 @@ fn start_failure(url: &str) -> (i32, Value) {
 
 #[test]
 fn start_up_with_the_database_unreachable_exits_4_naming_it_without_the_password() {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = closed_port();
     let (code, error) = start_failure(&format!("postgres://mllp:s3cret@127.0.0.1:{port}/hl7"));
     assert_eq!(code, 4, "{error}");
     assert_eq!(error["exit_code"], 4);

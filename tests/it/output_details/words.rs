@@ -2,6 +2,7 @@
 //! code (JSON keeps the bare code); endpoints written as URLs.
 
 use crate::support::peer::{Behaviour, Peer, Script};
+use crate::support::ports::closed_port;
 use crate::support::send_proc::{finish, Run};
 use serde_json::Value;
 
@@ -108,10 +109,7 @@ async fn verbose_ack_events_round_latency_like_the_records() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn giving_up_names_the_last_failure_too() {
-    let closed = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap().port()
-    };
+    let closed = closed_port();
     let run = send_one(closed, &[], &["--json", "--no-reconnect"]).await;
     let summary = run.summary();
     assert_eq!(summary["gave_up"], "connection-refused", "{summary}");

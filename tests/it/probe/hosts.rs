@@ -3,12 +3,8 @@
 
 use super::{probe, Scratch};
 use crate::support::peer::{Behaviour, Peer, Script};
+use crate::support::ports::closed_port;
 use serde_json::Value;
-
-fn closed_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn each_host_is_probed_in_turn_and_the_worst_decides_the_exit() {

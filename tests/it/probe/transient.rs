@@ -3,14 +3,12 @@
 
 use super::{expect, phase, Scratch};
 use crate::support::peer::{Behaviour, Peer, Script};
+use crate::support::ports::closed_port;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn connection_failures_are_classified() {
     let s = Scratch::new();
-    let closed = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap().port()
-    };
+    let closed = closed_port();
     let target = format!("127.0.0.1:{closed}");
     expect(
         &[&target],

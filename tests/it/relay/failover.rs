@@ -5,12 +5,8 @@
 use super::proc::RelayProc;
 use crate::support::mllp_client::{adt, MllpClient};
 use crate::support::peer::{Behaviour, Peer, Script};
+use crate::support::ports::closed_port;
 use std::time::Duration;
-
-fn closed_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_upstream_that_refuses_hands_the_link_to_the_next() {

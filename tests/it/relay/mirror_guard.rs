@@ -6,6 +6,7 @@ use super::proc::RelayProc;
 use crate::support::mllp_client::{adt, MllpClient};
 use crate::support::peer::{Behaviour, Peer, Script};
 use crate::support::peer_wire::control_id;
+use crate::support::ports::closed_port;
 use std::io::Read;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -186,7 +187,7 @@ async fn stopped_with_shadow(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shadow_that_is_down_costs_nothing_at_the_stop() {
-    let down = format!("127.0.0.1:{}", free_port());
+    let down = format!("127.0.0.1:{}", closed_port());
     // Every copy handed to the mirror, none of them written.
     let summary = stopped_with_shadow(&down, |m| m["queued"] == 3).await;
     assert_eq!(summary["shadow_skipped"], 3, "{summary}");

@@ -7,6 +7,7 @@ use crate::support::engine::scripted;
 use crate::support::mllp_client::{adt, MllpClient};
 use crate::support::peer::{Behaviour, Peer, Script};
 use crate::support::peer_wire::{ack, frame, Deframer};
+use crate::support::ports::closed_port;
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 
@@ -160,9 +161,7 @@ fn a_release_2_upstream_with_a_mirror_is_refused() {
 async fn a_queue_commit_block_means_the_row_survives_a_sigkill() {
     let dir = tempfile::tempdir().unwrap();
     let queue = dir.path().join("q.db");
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let down = closed.local_addr().unwrap().to_string();
-    drop(closed);
+    let down = format!("127.0.0.1:{}", closed_port());
     let args = [
         &FAST[..],
         &["--mllp2-downstream", "--queue", queue.to_str().unwrap()],

@@ -5,6 +5,7 @@
 use super::proc::RelayProc;
 use crate::support::listen_proc::{is, ListenProc};
 use crate::support::mllp_client::{adt, MllpClient};
+use crate::support::ports::closed_port;
 use crate::support::store::Tmpfs;
 use serde_json::Value;
 use std::path::Path;
@@ -162,7 +163,7 @@ async fn a_settle_the_database_refuses_keeps_arrival_order() {
     let rx = dir.path().join("rx.db");
     // The relay's own table, and a trigger refusing to settle S2 until it is dropped.
     drop(RelayProc::start(
-        &format!("127.0.0.1:{}", free_port()),
+        &format!("127.0.0.1:{}", closed_port()),
         &["--queue", queue.to_str().unwrap()],
     ));
     let db = rusqlite::Connection::open(&queue).unwrap();
@@ -295,7 +296,7 @@ async fn the_queue_depth_is_the_tables_pending_rows() {
     let dir = tempfile::tempdir().unwrap();
     let queue = dir.path().join("q.db");
     let relay = RelayProc::start(
-        &format!("127.0.0.1:{}", free_port()),
+        &format!("127.0.0.1:{}", closed_port()),
         &["--queue", queue.to_str().unwrap(), "--backoff-max", "200ms"],
     );
     let mut client = MllpClient::connect(relay.addr).await;

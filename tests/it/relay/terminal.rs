@@ -3,6 +3,7 @@
 
 use crate::support::listen_proc::ListenProc;
 use crate::support::mllp_bin;
+use crate::support::ports::closed_port;
 use crate::support::screen::{in_terminal, Screen};
 
 const COLS: usize = 80;
@@ -125,14 +126,8 @@ fn the_relay_status_shows_both_sides_and_the_event_lines_stay_whole() {
 
 #[test]
 fn the_relay_status_names_the_last_failure_and_its_class() {
-    // A port freed on another loopback address: the relay's own listener (on 127.0.0.1, port
-    // 0) can be given a port just freed there, and would then be its own upstream.
-    let closed = {
-        let free = std::net::TcpListener::bind("127.0.0.3:0").unwrap();
-        free.local_addr().unwrap()
-    };
-    let (code, screen, text, _) =
-        relay_in_terminal(&closed.to_string(), "--connect-timeout 300ms", 1);
+    let closed = format!("127.0.0.1:{}", closed_port());
+    let (code, screen, text, _) = relay_in_terminal(&closed, "--connect-timeout 300ms", 1);
     assert_eq!(code, 0, "{text}");
     let (first, second) = assert_clean(&screen, &text, 1);
     assert!(!first.contains("reconnects 0"), "{first}");

@@ -7,18 +7,13 @@ use crate::support::certs::Certs;
 use crate::support::listen_proc::ListenProc;
 use crate::support::mllp_client::{adt, MllpClient};
 use crate::support::peer::{Behaviour, Peer, Script};
+use crate::support::ports::closed_port;
 use serde_json::Value;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn s(p: &std::path::Path) -> &str {
     p.to_str().unwrap()
-}
-
-/// A port nothing listens on.
-fn closed_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
 }
 
 /// The next event `pred` accepts, within a few seconds.

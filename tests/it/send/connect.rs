@@ -7,6 +7,7 @@ use crate::support::mllp_bin;
 use crate::support::no_payload::MARKER;
 use crate::support::peer::{Behaviour, Peer, Script};
 use crate::support::peer_wire::message;
+use crate::support::ports::closed_port;
 use crate::support::send_proc::{finish, Run, Running};
 
 /// `mllp send ARGS` with these environment variables set (and the test's own removed).
@@ -20,15 +21,6 @@ async fn send_env(args: &[String], env: &[(&str, String)]) -> Run {
         cmd.env(k, v);
     }
     finish(cmd, None).await
-}
-
-/// A port nothing listens on.
-fn closed_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -6,6 +6,7 @@ use crate::support::mllp_bin;
 use crate::support::no_payload::MARKER;
 use crate::support::peer::{Behaviour, Peer, Script};
 use crate::support::peer_wire::message;
+use crate::support::ports::closed_port;
 use crate::support::send_proc::{messages, Running};
 use serde_json::Value;
 
@@ -110,10 +111,7 @@ async fn a_reset_mid_stream_leaves_orphans_of_unknown_fate() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_refused_port_exits_4_after_the_retries() {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = closed_port();
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "adt.hl7", &messages("P", 3));
     let run = send(&to(port, &["--json", "--max-retries", "1", &path(&file)])).await;

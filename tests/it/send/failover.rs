@@ -4,6 +4,7 @@
 use super::{path, send, write};
 use crate::support::peer::{Behaviour, Peer, Script};
 use crate::support::peer_wire::message;
+use crate::support::ports::closed_port;
 
 fn input(dir: &std::path::Path, n: usize) -> String {
     let bytes: Vec<u8> = (1..=n)
@@ -26,9 +27,7 @@ fn quick() -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_primary_that_refuses_hands_the_link_to_the_backup() {
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let a = closed.local_addr().unwrap().port();
-    drop(closed);
+    let a = closed_port();
     let backup = Peer::start(Script::always(Behaviour::Ack("AA"))).await;
     let dir = tempfile::tempdir().unwrap();
     let file = input(dir.path(), 3);
@@ -113,22 +112,10 @@ async fn a_primary_that_dies_mid_run_leaves_no_message_without_its_fate() {
     assert!(backup.payloads().len() >= 4, "{}", backup.payloads().len());
 }
 
-/// Two loopback ports nothing listens on.
-fn two_closed() -> (u16, u16) {
-    let a = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let b = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let ports = (
-        a.local_addr().unwrap().port(),
-        b.local_addr().unwrap().port(),
-    );
-    drop((a, b));
-    ports
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn with_every_host_down_the_reconnect_limits_still_end_the_run() {
     for limit in [["--give-up-after", "1s"], ["--max-retries", "4"]] {
-        let (a, b) = two_closed();
+        let (a, b) = (closed_port(), closed_port());
         let dir = tempfile::tempdir().unwrap();
         let file = input(dir.path(), 2);
         let mut args = quick();

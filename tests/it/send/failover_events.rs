@@ -5,6 +5,7 @@
 use super::{path, send, write};
 use crate::support::peer::{Behaviour, Peer, Script};
 use crate::support::peer_wire::{control_id, message};
+use crate::support::ports::closed_port;
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -13,12 +14,6 @@ fn input(dir: &std::path::Path, n: usize) -> String {
         .flat_map(|i| message(&format!("E{i}"), "PAYLOADMARKER7Q3"))
         .collect();
     path(&write(dir, "in.hl7", &bytes))
-}
-
-/// A port that refuses connections (for now).
-fn closed_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
 }
 
 fn hosts(a: u16, b: u16, rest: &[&str]) -> Vec<String> {

@@ -5,6 +5,7 @@
 use super::{path, send, write};
 use crate::support::peer::{Behaviour, Peer, Script};
 use crate::support::peer_wire::message;
+use crate::support::ports::closed_port;
 
 fn input(dir: &std::path::Path, n: usize) -> String {
     let bytes: Vec<u8> = (1..=n)
@@ -29,11 +30,6 @@ fn args(a: u16, b: u16, rest: &[&str]) -> Vec<String> {
     .to_vec();
     v.extend(rest.iter().map(|s| s.to_string()));
     v
-}
-
-fn closed_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
 }
 
 fn all_accepted(run: &super::Run, n: usize) {

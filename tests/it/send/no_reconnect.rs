@@ -5,6 +5,7 @@ use super::{path, send, to, write};
 use crate::support::no_payload::MARKER;
 use crate::support::peer::{Behaviour, Peer, Script};
 use crate::support::peer_wire::message;
+use crate::support::ports::closed_port;
 use crate::support::send_proc::messages;
 
 #[tokio::test(flavor = "multi_thread")]
@@ -68,10 +69,7 @@ async fn a_reset_mid_stream_without_reconnects_exits_4() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_refused_port_without_reconnects_exits_4() {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = closed_port();
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "adt.hl7", &messages("P", 2));
     let run = send(&to(port, &["--json", "--no-reconnect", &path(&file)])).await;

@@ -3,12 +3,11 @@
 
 use super::{assert_closes, n, soak};
 use crate::support::listen_proc::ListenProc;
+use crate::support::ports::closed_port;
 
 #[test]
 fn a_refusing_first_host_hands_every_connection_to_the_next() {
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let a = format!("127.0.0.1:{}", closed.local_addr().unwrap().port());
-    drop(closed);
+    let a = format!("127.0.0.1:{}", closed_port());
     let backup = ListenProc::start(&["--format", "raw", "--quiet"]);
     let b = backup.addr.to_string();
     let run = soak(&[

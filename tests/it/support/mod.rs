@@ -18,6 +18,7 @@ pub mod peer;
 mod peer_selftest;
 pub mod peer_wire;
 pub mod pg;
+pub mod ports;
 pub mod proc_sample;
 pub mod python_peer;
 pub mod reverse;
