@@ -6,8 +6,7 @@
 //! ADDRESS` once bound (port 0, the default, takes a free one), one line per stored message
 //! (its size and answer, never its bytes), and the totals at the end.
 
-use mllp::server::{ServerEvent, SqliteSink};
-use mllp::{Server, ServerConfig, Shutdown};
+use mllp::server::{Server, ServerConfig, ServerEvent, Shutdown, SqliteSink};
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::signal::unix::{signal, SignalKind};

@@ -4,9 +4,10 @@
 //! `cargo run --example send_folder -- HOST:PORT FOLDER`; exits 0 when every message was
 //! accepted, 1 when one was not, 2 on bad arguments or an unreadable file.
 
+use mllp::client::{Client, ClientOptions, Fate};
 use mllp::input::{SplitOptions, Splitter};
 use mllp::target::Target;
-use mllp::{Client, ClientOptions, Fate, TcpConnector};
+use mllp::transport::TcpConnector;
 use std::path::PathBuf;
 use std::sync::Arc;
 

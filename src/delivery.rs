@@ -86,7 +86,6 @@ mod produce;
 mod totals;
 mod why;
 
-pub use crate::client::{DEFAULT_MAX_POISON_CLOSES, DEFAULT_MAX_RESENDS};
 pub use event::{Item, MessageOutcome, RunEvent, RunNote};
 pub use failed::{FailedOut, FailedOutError};
 pub use feed::Input;

@@ -60,7 +60,9 @@
 //! ```
 //! use bytes::Bytes;
 //! use mllp::server::DiscardSink;
-//! use mllp::{Client, ClientOptions, Fate, Server, ServerConfig, Shutdown, TcpConnector};
+//! use mllp::client::{Client, ClientOptions, Fate};
+//! use mllp::server::{Server, ServerConfig, Shutdown};
+//! use mllp::transport::TcpConnector;
 //! use std::sync::Arc;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
@@ -97,8 +99,8 @@
 //!
 //! # More
 //!
-//! `examples/send_folder.rs` sends a folder of `.hl7` files with a [`Client`];
-//! `examples/receive_sqlite.rs` is a [`Server`] storing into SQLite (CI runs one against the
+//! `examples/send_folder.rs` sends a folder of `.hl7` files with a [`client::Client`];
+//! `examples/receive_sqlite.rs` is a [`server::Server`] storing into SQLite (CI runs one against the
 //! other). The repository's `docs/library.md` walks through sending, receiving and connecting,
 //! and `docs/architecture.md` maps the modules and the paths a message takes through them.
 
@@ -133,14 +135,3 @@ pub mod target;
 pub mod tls;
 pub mod transport;
 pub mod warning;
-
-// The front door: what a program embedding a sender or a receiver names first. Every other
-// type has one path, its module's (`mllp::server::StdoutSink`): a module's files are private.
-#[doc(no_inline)]
-pub use crate::{
-    cause::{Cause, Class},
-    client::{Client, ClientOptions, Fate, SendHandle},
-    framing::{encode_frame, MllpCodec},
-    server::{Server, ServerConfig, Shutdown, Sink},
-    transport::{Connector, TcpConnector},
-};

@@ -39,7 +39,7 @@ pub(super) fn cause(fate: Option<&Fate>, ending: &Ending) -> Option<Cause> {
     }
 }
 
-/// The cause a message's record shows: the run's own (`run`, decided by [`cause`]), else the
+/// The cause a message's record shows: the run's own (`run`, decided by `cause` above), else the
 /// fate's public cause; `None` for a message accepted.
 pub fn shown_cause(fate: &Fate, run: Option<Cause>) -> Option<&'static str> {
     run.map(Cause::as_str).or(fate.contract_cause())

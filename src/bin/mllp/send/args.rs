@@ -258,7 +258,7 @@ pub struct SendArgs {
     /// message whose link drops after that ends unknown-fate. fifo: written messages are not
     /// written again (with --at-least-once, at most N times). Messages never written, and
     /// frames written behind the one after which the peer closed, spend none of it.
-    #[arg(long, value_name = "N", default_value_t = mllp::delivery::DEFAULT_MAX_RESENDS, help_heading = heading::FLOW)]
+    #[arg(long, value_name = "N", default_value_t = mllp::client::DEFAULT_MAX_RESENDS, help_heading = heading::FLOW)]
     pub max_resends: u32,
     /// Make a negative answer transient (repeatable), e.g. AE:206.
     ///
@@ -276,7 +276,7 @@ pub struct SendArgs {
     /// before answering it, written alone, it ends unknown-fate (peer-closed: poison), is not
     /// written again, and the rest of the input goes on. The summary names it. A reset (a
     /// proxy whose engine is down) does not count.
-    #[arg(long, value_name = "N", default_value_t = mllp::delivery::DEFAULT_MAX_POISON_CLOSES, value_parser = clap::value_parser!(u32).range(1..), help_heading = heading::FLOW)]
+    #[arg(long, value_name = "N", default_value_t = mllp::client::DEFAULT_MAX_POISON_CLOSES, value_parser = clap::value_parser!(u32).range(1..), help_heading = heading::FLOW)]
     pub max_poison_closes: u32,
 
     /// NDJSON on stdout: one record per message, then a summary record.
