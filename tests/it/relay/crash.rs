@@ -5,11 +5,72 @@
 
 use super::proc::RelayProc;
 use crate::support::listen_proc::ListenProc;
-use crate::support::send_proc::{finish, messages};
+use crate::support::send_proc::{finish, messages, Run};
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use tokio::task::JoinHandle;
 
-fn count(db: &std::path::Path, sql: &str) -> i64 {
+/// A relay in front of an `mllp listen --sqlite` upstream, its queue (when it has one) and the
+/// upstream's file in one directory, and a sender into the relay.
+struct Rig {
+    dir: tempfile::TempDir,
+    queue: PathBuf,
+    rx: PathBuf,
+    /// Held for the run: the upstream stops when the rig is dropped.
+    _upstream: ListenProc,
+    to: String,
+    args: Vec<String>,
+    relay: RelayProc,
+}
+
+impl Rig {
+    /// `queued`: the relay keeps a queue in `q.db`; `upstream` adds to the listener's flags.
+    fn start(queued: bool, upstream: &[&str]) -> Rig {
+        let dir = tempfile::tempdir().unwrap();
+        let (queue, rx) = (dir.path().join("q.db"), dir.path().join("rx.db"));
+        let upstream = ListenProc::start(&[&["--sqlite", rx.to_str().unwrap()], upstream].concat());
+        let to = upstream.addr.to_string();
+        let mut args = vec!["--backoff-max".to_string(), "200ms".to_string()];
+        if queued {
+            args.extend(["--queue".to_string(), queue.display().to_string()]);
+        }
+        let relay = RelayProc::start(&to, &Self::strs(&args));
+        Rig {
+            dir,
+            queue,
+            rx,
+            _upstream: upstream,
+            to,
+            args,
+            relay,
+        }
+    }
+
+    fn strs(args: &[String]) -> Vec<&str> {
+        args.iter().map(String::as_str).collect()
+    }
+
+    /// `mllp send --json` of `n` messages into the relay, with `flags`, running.
+    fn send(&self, prefix: &str, n: usize, flags: &[&str]) -> JoinHandle<Run> {
+        let input = self.dir.path().join("in.hl7");
+        std::fs::write(&input, messages(prefix, n)).unwrap();
+        let mut send = tokio::process::Command::new(crate::support::mllp_bin());
+        send.arg("send")
+            .arg(&input)
+            .args(["--host", &self.relay.addr.to_string(), "--json"])
+            .args(flags);
+        tokio::spawn(finish(send, None))
+    }
+
+    /// The relay started again on its port after a kill.
+    fn restart(&mut self) {
+        let port = self.relay.addr.port();
+        self.relay = RelayProc::start_at(port, &self.to, &Self::strs(&self.args));
+    }
+}
+
+fn count(db: &Path, sql: &str) -> i64 {
     let Ok(db) = rusqlite::Connection::open(db) else {
         return 0;
     };
@@ -18,31 +79,20 @@ fn count(db: &std::path::Path, sql: &str) -> i64 {
 
 #[tokio::test]
 async fn two_sigkills_lose_nothing_answered_and_store_nothing_twice() {
-    let dir = tempfile::tempdir().unwrap();
-    let queue = dir.path().join("q.db");
-    let rx = dir.path().join("rx.db");
-    let input = dir.path().join("in.hl7");
-    std::fs::write(&input, messages("K", 300)).unwrap();
-    let upstream = ListenProc::start(&["--sqlite", rx.to_str().unwrap(), "--dedupe"]);
-    let to = upstream.addr.to_string();
-    let q = queue.to_str().unwrap().to_string();
-    let args = ["--queue", q.as_str(), "--backoff-max", "200ms"];
-    let mut relay = RelayProc::start(&to, &args);
-    let port = relay.addr.port();
-
-    let mut send = tokio::process::Command::new(crate::support::mllp_bin());
-    send.arg("send")
-        .arg(&input)
-        .args(["--host", &format!("127.0.0.1:{port}"), "--json"])
-        .args([
+    let mut rig = Rig::start(true, &["--dedupe"]);
+    let (queue, rx) = (rig.queue.clone(), rig.rx.clone());
+    let sending = rig.send(
+        "K",
+        300,
+        &[
             "--window",
             "8",
             "--backoff-max",
             "200ms",
             "--give-up-after",
             "30s",
-        ]);
-    let sending = tokio::spawn(finish(send, None));
+        ],
+    );
 
     for at in [60, 160] {
         // Each kill lands mid-run: the sender has not finished, some rows have reached the
@@ -54,7 +104,7 @@ async fn two_sigkills_lose_nothing_answered_and_store_nothing_twice() {
         {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        relay.kill();
+        rig.relay.kill();
         let queued = count(&queue, "SELECT COUNT(*) FROM queue");
         let upstream = count(&rx, "SELECT COUNT(*) FROM messages");
         assert!(
@@ -69,7 +119,7 @@ async fn two_sigkills_lose_nothing_answered_and_store_nothing_twice() {
             upstream > 0 && upstream < 300,
             "{upstream} upstream at the kill"
         );
-        relay = RelayProc::start_at(port, &to, &args);
+        rig.restart();
     }
     let run = sending.await.unwrap();
     let accepted = run.accepted_ids();
@@ -88,15 +138,11 @@ async fn two_sigkills_lose_nothing_answered_and_store_nothing_twice() {
     }
     let twice: Vec<_> = stored.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "stored twice: {twice:?}");
-    drop(relay);
 }
 
 /// The upstream's control IDs, each with how often it was stored, once the queue has no
 /// pending row left (or after 30 s).
-async fn upstream_once_drained(
-    queue: &std::path::Path,
-    rx: &std::path::Path,
-) -> HashMap<String, i64> {
+async fn upstream_once_drained(queue: &Path, rx: &Path) -> HashMap<String, i64> {
     let started = Instant::now();
     while count(queue, "SELECT COUNT(*) FROM queue WHERE status = 'pending'") > 0
         && started.elapsed() < Duration::from_secs(30)
@@ -113,7 +159,7 @@ async fn upstream_once_drained(
 }
 
 /// Rows of `queue` with `status`.
-fn with_status(queue: &std::path::Path, status: &str) -> i64 {
+fn with_status(queue: &Path, status: &str) -> i64 {
     count(
         queue,
         &format!("SELECT COUNT(*) FROM queue WHERE status = '{status}'"),
@@ -191,29 +237,27 @@ async fn a_crash_between_the_upstream_answer_and_the_settle_sends_the_row_again(
 async fn a_sigkill_of_the_relay_passing_batches_through_loses_nothing_answered() {
     // Batches handed upstream while earlier ones wait for their answers: a kill mid-run must
     // leave every message answered downstream stored upstream.
-    let dir = tempfile::tempdir().unwrap();
-    let rx = dir.path().join("rx.db");
-    let input = dir.path().join("in.hl7");
-    std::fs::write(&input, messages("P", 1000)).unwrap();
-    let upstream = ListenProc::start(&["--sqlite", rx.to_str().unwrap(), "--ack-delay", "2ms"]);
-    let to = upstream.addr.to_string();
-    let args = ["--backoff-max", "200ms"];
-    let mut relay = RelayProc::start(&to, &args);
-    let port = relay.addr.port();
-    let mut send = tokio::process::Command::new(crate::support::mllp_bin());
-    send.arg("send")
-        .arg(&input)
-        .args(["--host", &format!("127.0.0.1:{port}"), "--json"])
-        .args(["--window", "64", "--backoff-max", "200ms"])
-        .args(["--give-up-after", "30s"]);
-    let sending = tokio::spawn(finish(send, None));
+    let mut rig = Rig::start(false, &["--ack-delay", "2ms"]);
+    let rx = rig.rx.clone();
+    let sending = rig.send(
+        "P",
+        1000,
+        &[
+            "--window",
+            "64",
+            "--backoff-max",
+            "200ms",
+            "--give-up-after",
+            "30s",
+        ],
+    );
     let started = Instant::now();
     while count(&rx, "SELECT COUNT(*) FROM messages") < 100
         && started.elapsed() < Duration::from_secs(20)
     {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    relay.kill();
+    rig.relay.kill();
     let upstream_at_kill = count(&rx, "SELECT COUNT(*) FROM messages");
     assert!(
         !sending.is_finished(),
@@ -223,7 +267,7 @@ async fn a_sigkill_of_the_relay_passing_batches_through_loses_nothing_answered()
         (100..1000).contains(&upstream_at_kill),
         "{upstream_at_kill} upstream at the kill"
     );
-    let relay = RelayProc::start_at(port, &to, &args);
+    rig.restart();
     let run = sending.await.unwrap();
     let accepted = run.accepted_ids();
     assert!(accepted.len() >= 500, "most answered: {}", accepted.len());
@@ -241,7 +285,6 @@ async fn a_sigkill_of_the_relay_passing_batches_through_loses_nothing_answered()
             "{id} was answered downstream and is not upstream"
         );
     }
-    drop(relay);
 }
 
 #[tokio::test]
@@ -249,31 +292,24 @@ async fn sigkills_amid_commits_shared_by_several_connections_lose_nothing_answer
     // Eight connections at once: their batches go to the file together, one synced commit for
     // all, each answered once that commit is on disk. A kill between the commit and the
     // answers, or amid the commit, must leave every message answered downstream upstream.
-    let dir = tempfile::tempdir().unwrap();
-    let queue = dir.path().join("q.db");
-    let rx = dir.path().join("rx.db");
-    let input = dir.path().join("in.hl7");
-    std::fs::write(&input, messages("G", 1600)).unwrap();
-    let upstream = ListenProc::start(&["--sqlite", rx.to_str().unwrap(), "--dedupe"]);
-    let to = upstream.addr.to_string();
-    let q = queue.to_str().unwrap().to_string();
-    let args = ["--queue", q.as_str(), "--backoff-max", "200ms"];
-    let mut relay = RelayProc::start(&to, &args);
-    let port = relay.addr.port();
-    let mut send = tokio::process::Command::new(crate::support::mllp_bin());
-    send.arg("send")
-        .arg(&input)
-        .args(["--host", &format!("127.0.0.1:{port}"), "--json"])
-        .args([
+    let mut rig = Rig::start(true, &["--dedupe"]);
+    let (queue, rx) = (rig.queue.clone(), rig.rx.clone());
+    let sending = rig.send(
+        "G",
+        1600,
+        &[
             "--connections",
             "8",
             "--order-key",
             "none",
             "--window",
             "16",
-        ])
-        .args(["--backoff-max", "200ms", "--give-up-after", "30s"]);
-    let sending = tokio::spawn(finish(send, None));
+            "--backoff-max",
+            "200ms",
+            "--give-up-after",
+            "30s",
+        ],
+    );
     for at in [200, 700] {
         let started = Instant::now();
         while count(&queue, "SELECT COUNT(*) FROM queue") < at
@@ -281,7 +317,7 @@ async fn sigkills_amid_commits_shared_by_several_connections_lose_nothing_answer
         {
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
-        relay.kill();
+        rig.relay.kill();
         let queued = count(&queue, "SELECT COUNT(*) FROM queue");
         if sending.is_finished() {
             let run = sending.await.unwrap();
@@ -295,7 +331,7 @@ async fn sigkills_amid_commits_shared_by_several_connections_lose_nothing_answer
             queued >= at && queued < 1600,
             "{queued} rows queued at the kill"
         );
-        relay = RelayProc::start_at(port, &to, &args);
+        rig.restart();
     }
     let run = sending.await.unwrap();
     let accepted = run.accepted_ids();
@@ -309,5 +345,4 @@ async fn sigkills_amid_commits_shared_by_several_connections_lose_nothing_answer
         missing.is_empty(),
         "answered downstream and not upstream: {missing:?}"
     );
-    drop(relay);
 }
