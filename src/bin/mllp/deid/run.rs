@@ -29,16 +29,10 @@ pub fn run(args: DeidArgs, diag: &Diag) -> anyhow::Result<Exit> {
             Err(e) => usage(&new_key_error(&e)),
         };
     }
-    let Some(key_file) = &args.key_file else {
-        return usage(&NO_KEY);
-    };
-    let key = match Key::load(key_file) {
+    let key = match load_key(&args, diag) {
         Ok(key) => key,
-        Err(e) => return usage(&key_error(&e)),
+        Err(e) => return usage(&e),
     };
-    if mllp::deid::readable_by_others(key_file).unwrap_or(false) {
-        render::open_key(diag, key_file);
-    }
     let policy = match &args.policy {
         Some(file) => match load_policy(file) {
             Ok(policy) => policy,
@@ -49,30 +43,9 @@ pub fn run(args: DeidArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let Some(out) = &args.out else {
         return usage(&"no output: pass --out DIR (one file per input) or --out - (stdout)");
     };
-    let sources = match &args.from_db {
-        Some(file) => sources::collect(&[file.display().to_string()], false),
-        None => sources::collect(&args.files, args.recursive),
-    };
-    let sources = match sources {
-        Ok(sources) => sources::without_strays(sources, false, diag),
+    let (sources, mut output) = match inputs_and_output(&args, diag, out) {
+        Ok(both) => both,
         Err(e) => return usage(&e),
-    };
-    if let Some(file) = &args.from_db {
-        if !sources.iter().all(|s| matches!(s.kind, Kind::Store(_))) {
-            return usage(&format!(
-                "--from-db {}: not a listen --sqlite or relay store",
-                file.display()
-            ));
-        }
-    }
-    let mut output = match out.as_os_str() == "-" {
-        true => Output::Stdout(BufWriter::with_capacity(256 * 1024, Out)),
-        false => {
-            if let Err(e) = unique_names(&sources).and_then(|()| check_dir(out)) {
-                return usage(&e);
-            }
-            Output::Dir(out.clone())
-        }
     };
     let deid = Deidentifier::new(&key, policy);
     let filters = Filters {
@@ -102,6 +75,47 @@ pub fn run(args: DeidArgs, diag: &Diag) -> anyhow::Result<Exit> {
     }
     render::report(diag, &job.done, job.session.report());
     Ok(Exit::Success)
+}
+
+/// The key from --key-file, said when others can read it.
+fn load_key(args: &DeidArgs, diag: &Diag) -> Result<Key, String> {
+    let Some(key_file) = &args.key_file else {
+        return Err(NO_KEY.to_string());
+    };
+    let key = Key::load(key_file).map_err(|e| key_error(&e))?;
+    if mllp::deid::readable_by_others(key_file).unwrap_or(false) {
+        render::open_key(diag, key_file);
+    }
+    Ok(key)
+}
+
+/// The sources to read, and where their messages go (`out`: a folder, or `-` for stdout).
+fn inputs_and_output(
+    args: &DeidArgs,
+    diag: &Diag,
+    out: &Path,
+) -> Result<(Vec<Source>, Output), String> {
+    let sources = match &args.from_db {
+        Some(file) => sources::collect(&[file.display().to_string()], false),
+        None => sources::collect(&args.files, args.recursive),
+    };
+    let sources = sources::without_strays(sources.map_err(|e| e.to_string())?, false, diag);
+    if let Some(file) = &args.from_db {
+        if !sources.iter().all(|s| matches!(s.kind, Kind::Store(_))) {
+            return Err(format!(
+                "--from-db {}: not a listen --sqlite or relay store",
+                file.display()
+            ));
+        }
+    }
+    let output = match out.as_os_str() == "-" {
+        true => Output::Stdout(BufWriter::with_capacity(256 * 1024, Out)),
+        false => {
+            unique_names(&sources).and_then(|()| check_dir(out))?;
+            Output::Dir(out.to_path_buf())
+        }
+    };
+    Ok((sources, output))
 }
 
 /// One run's work, source by source.
