@@ -3,9 +3,9 @@
 
 use super::args::{load_profile, CheckArgs};
 use super::render::{line, value_text, CheckRecord};
-use crate::diag::{count, Diag, Fatal};
+use crate::diag::{count, paint, Diag, Fatal};
 use crate::exit::Exit;
-use crate::inspect::{batch_admitted, open_or_refuse, say_broken, Item};
+use crate::inspect::{batch_admitted, open_or_refuse};
 use mllp::hl7::{Charset, Message};
 use mllp::hl7::{Checker, Finding, Severity};
 use serde_json::json;
@@ -75,16 +75,10 @@ pub fn run(args: CheckArgs, diag: &Diag) -> anyhow::Result<Exit> {
     let mut out = BufWriter::with_capacity(64 * 1024, crate::stdout::Out);
     let filters = input.filters();
     let mut tally = Tally::default();
-    let mut broken_inputs = 0u64;
+    let mut closed = false;
     for item in inputs.by_ref() {
-        let message = match item {
-            Item::Message(message) => message,
-            Item::Broken(ref what) | Item::BadRow(ref what) => {
-                broken_inputs += 1;
-                let _ = out.flush();
-                say_broken(diag, what, "checked", matches!(item, Item::BadRow(_)));
-                continue;
-            }
+        let Some(message) = item.or_say(diag, "checked", || out.flush()) else {
+            continue;
         };
         let mut findings = checker.check(&message.payload);
         match batch_admitted(&filters, &message.payload) {
@@ -101,12 +95,16 @@ pub fn run(args: CheckArgs, diag: &Diag) -> anyhow::Result<Exit> {
         let charset = Charset::for_message(&Message::new(&message.payload), input.charset)
             .unwrap_or(Charset::UTF_8);
         let text = findings_text(&args, diag, &message.label(), &findings, charset);
-        if out.write_all(text.as_bytes()).is_err() {
-            return Ok(exit(&tally, broken_inputs));
+        closed = out.write_all(text.as_bytes()).is_err();
+        if closed {
+            break;
         }
     }
-    let code = exit(&tally, broken_inputs);
-    summarize(&args, diag, &tally, inputs.filtered, code, out);
+    let code = exit(&tally, inputs.broken);
+    // When the reader went away (`| head`), there is no one to tell the counts.
+    if !closed {
+        summarize(&args, diag, &tally, inputs.filtered, code, out);
+    }
     Ok(code)
 }
 
@@ -118,10 +116,7 @@ fn findings_text(
     findings: &[Finding],
     charset: Charset,
 ) -> String {
-    let paint = |text: &str, sgr: &str| match diag.stdout_color && !args.json {
-        true => format!("\x1b[{sgr}m{text}\x1b[0m"),
-        false => text.to_string(),
-    };
+    let paint = |text: &str, sgr: &str| paint(diag.stdout_color && !args.json, text, sgr);
     let mut text = String::new();
     for finding in findings {
         let value = value_text(finding, charset, diag.verbose > 0);

@@ -302,10 +302,7 @@ impl Render {
 /// The outline as people read it: the label, then each field's path, name and value, with
 /// its components under it, the paths aligned.
 fn outline_text(record: &OutlineRecord<'_>, color: bool) -> String {
-    let paint = |text: &str, sgr: &str| match color {
-        true => format!("\x1b[{sgr}m{text}\x1b[0m"),
-        false => text.to_string(),
-    };
+    let paint = |text: &str, sgr: &str| crate::diag::paint(color, text, sgr);
     let mut out = String::new();
     let cell = |text: &str| {
         let mut s = String::new();
