@@ -19,34 +19,25 @@ const NO_KEY: &str = "no key: pass --key-file FILE (make one with `mllp deid --n
     and keep it: the same key gives the same replacements in every run)";
 
 pub fn run(args: DeidArgs, diag: &Diag) -> anyhow::Result<Exit> {
-    let usage = |what: &dyn std::fmt::Display| Ok(Fatal::new(Exit::Usage, what).report());
+    Ok(deidentify(&args, diag).unwrap_or_else(|what| Fatal::new(Exit::Usage, what).report()))
+}
+
+/// The run's exit code, or the usage error that ends it.
+fn deidentify(args: &DeidArgs, diag: &Diag) -> Result<Exit, String> {
     if let Some(path) = &args.new_key {
-        return match Key::create(path) {
-            Ok(_) => {
-                render::new_key(diag, path);
-                Ok(Exit::Success)
-            }
-            Err(e) => usage(&new_key_error(&e)),
-        };
+        Key::create(path).map_err(|e| new_key_error(&e))?;
+        render::new_key(diag, path);
+        return Ok(Exit::Success);
     }
-    let key = match load_key(&args, diag) {
-        Ok(key) => key,
-        Err(e) => return usage(&e),
-    };
+    let key = load_key(args, diag)?;
     let policy = match &args.policy {
-        Some(file) => match load_policy(file) {
-            Ok(policy) => policy,
-            Err(e) => return usage(&e),
-        },
+        Some(file) => load_policy(file)?,
         None => Policy::standard(),
     };
     let Some(out) = &args.out else {
-        return usage(&"no output: pass --out DIR (one file per input) or --out - (stdout)");
+        return Err("no output: pass --out DIR (one file per input) or --out - (stdout)".into());
     };
-    let (sources, mut output) = match inputs_and_output(&args, diag, out) {
-        Ok(both) => both,
-        Err(e) => return usage(&e),
-    };
+    let (sources, mut output) = inputs_and_output(args, diag, out)?;
     let deid = Deidentifier::new(&key, policy);
     let filters = Filters {
         filters: args.filters.clone(),
@@ -65,7 +56,7 @@ pub fn run(args: DeidArgs, diag: &Diag) -> anyhow::Result<Exit> {
                 return Ok(Exit::Usage);
             }
             render::report(diag, &job.done, job.session.report());
-            return usage(&e);
+            return Err(e);
         }
     }
     if let Output::Stdout(out) = &mut output {
