@@ -19,14 +19,7 @@ pub(super) fn check_envelope(payload: &[u8], findings: &mut Vec<Finding>) {
         .find(|s| matches!(s.get(..3), Some(b"FHS" | b"BHS" | b"MSH")))
         .map(Delimiters::of_header)
         .unwrap_or_default();
-    let mut walk = Walk {
-        findings,
-        file_open: false,
-        file_done: false,
-        batch_open: false,
-        batches: 0,
-        messages: 0,
-    };
+    let mut walk = Walk::default();
     for (i, (_, bytes)) in segments(payload).enumerate() {
         let segment = Segment::new(bytes, delimiters);
         match bytes.get(..3) {
@@ -49,11 +42,13 @@ pub(super) fn check_envelope(payload: &[u8], findings: &mut Vec<Finding>) {
     if walk.file_open {
         walk.unbalanced(String::new(), "an FHS without its FTS", None);
     }
+    findings.append(&mut walk.findings);
 }
 
 /// Where the envelope stands after the segments read so far, and what it got wrong.
-struct Walk<'f> {
-    findings: &'f mut Vec<Finding>,
+#[derive(Default)]
+struct Walk {
+    findings: Vec<Finding>,
     file_open: bool,
     file_done: bool,
     batch_open: bool,
@@ -72,7 +67,7 @@ fn count<'a>(segment: &Segment<'a>) -> &'a [u8] {
     segment.field(1).map(|v| v.raw()).unwrap_or_default()
 }
 
-impl Walk<'_> {
+impl Walk {
     fn unbalanced(&mut self, at: String, what: &str, value: Option<&[u8]>) {
         self.findings.push(finding(
             Code::BatchUnbalanced,
