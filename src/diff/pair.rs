@@ -182,129 +182,65 @@ impl std::borrow::Borrow<[u8]> for Key {
     }
 }
 
-impl Pairing {
-    /// Pair `indexed` (the side held as keys: give the smaller) with `streamed`, telling each
-    /// finding to `tell` as it is found (`false` from it stops the run early), and the counts.
-    pub fn run<I, S>(
-        &self,
-        indexed: (Side, I),
-        streamed: (Side, S),
-        mut tell: impl FnMut(&Event<'_>) -> bool,
-    ) -> Result<Summary, PairingError>
-    where
-        I: IntoIterator<Item = Result<InputMessage, InputError>>,
-        S: IntoIterator<Item = Result<InputMessage, InputError>>,
-    {
-        let mut summary = Summary::default();
-        let Some(mut index) = self.index(indexed, &mut summary, &mut tell)? else {
-            return Ok(summary);
-        };
-        let side = streamed.0;
-        let mut key = Vec::new();
-        let mut held_bytes = Vec::new();
-        let mut differences = Vec::new();
-        let mut extra: HashMap<u64, u32> = HashMap::new();
-        for message in streamed.1 {
-            let message = message.map_err(|error| PairingError::Input { side, error })?;
-            let Some(view) = self.admit(&message.payload, side, &mut summary) else {
-                continue;
-            };
-            self.keys.key_of(&view, &mut key);
-            let label = message.label();
-            let slot = index.keys.get_mut(key.as_slice());
-            let Some(slot) = slot else {
-                // A key the indexed side lacks; its repeats known by a hash alone.
-                let seen = extra.entry(hash(&key)).or_default();
-                *seen += 1;
-                let key = Key(key.as_slice().into());
-                let mut go = true;
-                if *seen == 2 {
-                    summary.twice(side);
-                    go = tell(&Event::Twice {
-                        side,
-                        key: &key,
-                        label: &label,
-                    });
-                }
-                summary.only(side);
-                if !(go
-                    && tell(&Event::Only {
-                        side,
-                        key: &key,
-                        label: &label,
-                    }))
-                {
-                    return Ok(summary);
-                }
-                continue;
-            };
-            slot.streamed += 1;
-            let twice = slot.streamed == 2;
-            let partner = slot.next_unpaired;
-            if partner != NONE {
-                slot.next_unpaired = index.held[partner as usize].next;
-            }
-            let key = Key(key.as_slice().into());
-            if twice {
-                summary.twice(side);
-                if !tell(&Event::Twice {
-                    side,
-                    key: &key,
-                    label: &label,
-                }) {
-                    return Ok(summary);
-                }
-            }
-            if partner == NONE {
-                summary.only(side);
-                if !tell(&Event::Only {
-                    side,
-                    key: &key,
-                    label: &label,
-                }) {
-                    return Ok(summary);
-                }
-                continue;
-            }
-            let held = &mut index.held[partner as usize];
-            held.paired = true;
-            index
-                .spill
-                .get(held.at, held.len as usize, &mut held_bytes)
-                .map_err(PairingError::Spill)?;
-            let held = &index.held[partner as usize];
-            let (a, b) = match side {
-                Side::B => (held_bytes.as_slice(), &message.payload[..]),
-                Side::A => (&message.payload[..], held_bytes.as_slice()),
-            };
-            differences.clear();
-            self.comparer.compare(a, b, &mut differences);
-            if differences.is_empty() {
-                summary.same += 1;
-                continue;
-            }
-            summary.different += 1;
-            let other = index.label(held);
-            let (a, b) = match side {
-                Side::B => (other.as_str(), label.as_str()),
-                Side::A => (label.as_str(), other.as_str()),
-            };
-            let event = Event::Different {
-                key: &key,
-                a,
-                b,
-                differences: &differences,
-            };
-            if !tell(&event) {
-                return Ok(summary);
-            }
+/// The counts and the listener together, so a finding is never counted without being told.
+struct Findings<T> {
+    summary: Summary,
+    tell: T,
+}
+
+impl<T: FnMut(&Event<'_>) -> bool> Findings<T> {
+    /// A message without a partner; `false` when told to stop.
+    fn only(&mut self, side: Side, key: &Key, label: &str) -> bool {
+        self.summary.only(side);
+        (self.tell)(&Event::Only { side, key, label })
+    }
+
+    /// A key seen a second time on one side; `false` when told to stop.
+    fn twice(&mut self, side: Side, key: &Key, label: &str) -> bool {
+        self.summary.twice(side);
+        (self.tell)(&Event::Twice { side, key, label })
+    }
+
+    /// A pair whose messages differ; `false` when told to stop.
+    fn different(&mut self, key: &Key, (a, b): (&str, &str), differences: &[Difference]) -> bool {
+        self.summary.different += 1;
+        (self.tell)(&Event::Different {
+            key,
+            a,
+            b,
+            differences,
+        })
+    }
+}
+
+/// The streamed side's buffers, kept from one message to the next.
+#[derive(Default)]
+struct Scratch {
+    key: Vec<u8>,
+    held_bytes: Vec<u8>,
+    differences: Vec<Difference>,
+    /// Keys the indexed side lacks, by hash, with how often each was seen.
+    extra: HashMap<u64, u32>,
+}
+
+impl Side {
+    /// `this` side's value and the `other`'s, as (A's, B's).
+    fn a_b<T>(self, this: T, other: T) -> (T, T) {
+        match self {
+            Side::A => (this, other),
+            Side::B => (other, this),
         }
-        // What the indexed side has left, in its order.
+    }
+}
+
+impl Index {
+    /// Tell what the indexed side has left unpaired, in its order.
+    fn tell_left<T: FnMut(&Event<'_>) -> bool>(mut self, found: &mut Findings<T>) {
         let mut left: Vec<(u32, Key)> = Vec::new();
-        for (key, slot) in index.keys.drain() {
+        for (key, slot) in self.keys.drain() {
             let mut at = slot.first;
             while at != NONE {
-                let held = &index.held[at as usize];
+                let held = &self.held[at as usize];
                 if !held.paired {
                     left.push((at, key.clone()));
                 }
@@ -313,17 +249,99 @@ impl Pairing {
         }
         left.sort_unstable_by_key(|(at, _)| *at);
         for (at, key) in &left {
-            summary.only(index.side);
-            let label = index.label(&index.held[*at as usize]);
-            if !tell(&Event::Only {
-                side: index.side,
-                key,
-                label: &label,
-            }) {
+            let label = self.label(&self.held[*at as usize]);
+            if !found.only(self.side, key, &label) {
                 break;
             }
         }
-        Ok(summary)
+    }
+}
+
+impl Pairing {
+    /// Pair `indexed` (the side held as keys: give the smaller) with `streamed`, telling each
+    /// finding to `tell` as it is found (`false` from it stops the run early), and the counts.
+    pub fn run<I, S>(
+        &self,
+        indexed: (Side, I),
+        (side, streamed): (Side, S),
+        tell: impl FnMut(&Event<'_>) -> bool,
+    ) -> Result<Summary, PairingError>
+    where
+        I: IntoIterator<Item = Result<InputMessage, InputError>>,
+        S: IntoIterator<Item = Result<InputMessage, InputError>>,
+    {
+        let mut found = Findings {
+            summary: Summary::default(),
+            tell,
+        };
+        let Some(mut index) = self.index(indexed, &mut found)? else {
+            return Ok(found.summary);
+        };
+        let mut scratch = Scratch::default();
+        for message in streamed {
+            let message = message.map_err(|error| PairingError::Input { side, error })?;
+            if !self.pair(&mut index, side, &message, &mut scratch, &mut found)? {
+                return Ok(found.summary);
+            }
+        }
+        index.tell_left(&mut found);
+        Ok(found.summary)
+    }
+
+    /// Pair one message of the streamed side and tell what that found; `false` when told to
+    /// stop.
+    fn pair<T: FnMut(&Event<'_>) -> bool>(
+        &self,
+        index: &mut Index,
+        side: Side,
+        message: &InputMessage,
+        s: &mut Scratch,
+        found: &mut Findings<T>,
+    ) -> Result<bool, PairingError> {
+        let Some(view) = self.admit(&message.payload, side, &mut found.summary) else {
+            return Ok(true);
+        };
+        self.keys.key_of(&view, &mut s.key);
+        let label = message.label();
+        let key = Key(s.key.as_slice().into());
+        let Some(slot) = index.keys.get_mut(s.key.as_slice()) else {
+            // A key the indexed side lacks; its repeats known by a hash alone.
+            let seen = s.extra.entry(hash(&s.key)).or_default();
+            *seen += 1;
+            if *seen == 2 && !found.twice(side, &key, &label) {
+                found.summary.only(side);
+                return Ok(false);
+            }
+            return Ok(found.only(side, &key, &label));
+        };
+        slot.streamed += 1;
+        let twice = slot.streamed == 2;
+        let partner = slot.next_unpaired;
+        if partner != NONE {
+            slot.next_unpaired = index.held[partner as usize].next;
+        }
+        if twice && !found.twice(side, &key, &label) {
+            return Ok(false);
+        }
+        if partner == NONE {
+            return Ok(found.only(side, &key, &label));
+        }
+        let held = &mut index.held[partner as usize];
+        held.paired = true;
+        index
+            .spill
+            .get(held.at, held.len as usize, &mut s.held_bytes)
+            .map_err(PairingError::Spill)?;
+        s.differences.clear();
+        let (a, b) = side.a_b(&message.payload[..], s.held_bytes.as_slice());
+        self.comparer.compare(a, b, &mut s.differences);
+        if s.differences.is_empty() {
+            found.summary.same += 1;
+            return Ok(true);
+        }
+        let other = index.label(&index.held[partner as usize]);
+        let labels = side.a_b(label.as_str(), other.as_str());
+        Ok(found.different(&key, labels, &s.differences))
     }
 
     /// The message, when the filters let it take part.
@@ -344,8 +362,7 @@ impl Pairing {
     fn index<I>(
         &self,
         (side, messages): (Side, I),
-        summary: &mut Summary,
-        tell: &mut impl FnMut(&Event<'_>) -> bool,
+        found: &mut Findings<impl FnMut(&Event<'_>) -> bool>,
     ) -> Result<Option<Index>, PairingError>
     where
         I: IntoIterator<Item = Result<InputMessage, InputError>>,
@@ -360,7 +377,7 @@ impl Pairing {
         let mut key = Vec::new();
         for message in messages {
             let message = message.map_err(|error| PairingError::Input { side, error })?;
-            let Some(view) = self.admit(&message.payload, side, summary) else {
+            let Some(view) = self.admit(&message.payload, side, &mut found.summary) else {
                 continue;
             };
             self.keys.key_of(&view, &mut key);
@@ -395,16 +412,8 @@ impl Pairing {
                     index.held[slot.last as usize].next = this;
                     slot.last = this;
                     slot.indexed += 1;
-                    if slot.indexed == 2 {
-                        summary.twice(side);
-                        let label = message.label();
-                        if !tell(&Event::Twice {
-                            side,
-                            key: o.key(),
-                            label: &label,
-                        }) {
-                            return Ok(None);
-                        }
+                    if slot.indexed == 2 && !found.twice(side, o.key(), &message.label()) {
+                        return Ok(None);
                     }
                 }
             }

@@ -69,65 +69,66 @@ pub fn ack_reply(payload: &[u8]) -> Option<(&[u8], &[u8])> {
     Some((field(1), field(2)))
 }
 
+/// The first `N` places from `from` on that hold `a`, `b` or `c`, the payload's end for
+/// those that are not there.
+#[inline(always)]
+fn find<const N: usize>(payload: &[u8], from: usize, a: u8, b: u8, c: u8) -> [usize; N] {
+    let len = payload.len();
+    let mut ends = [len; N];
+    let mut found = 0;
+    let hits = |chunk: &[u8; 16]| mask::either16(chunk, a, b) | mask::either16(chunk, c, c);
+    let mut take = |base: usize, mut m: u32| {
+        while m != 0 && found < N {
+            ends[found] = base + m.trailing_zeros() as usize;
+            found += 1;
+            m &= m - 1;
+        }
+        found == N
+    };
+    let mut at = from;
+    // Thirty-two bytes a step while they last (a header is longer than that), then sixteen.
+    while let Some(chunk) = payload.get(at..).and_then(<[u8]>::first_chunk::<32>) {
+        let (low, high) = chunk.split_at(16);
+        let (Some(low), Some(high)) = (low.first_chunk(), high.first_chunk()) else {
+            break;
+        };
+        if take(at, hits(low) | hits(high) << 16) {
+            return ends;
+        }
+        at += 32;
+    }
+    while let Some(chunk) = payload.get(at..).and_then(<[u8]>::first_chunk::<16>) {
+        if take(at, hits(chunk)) {
+            return ends;
+        }
+        at += 16;
+    }
+    if at < len {
+        match payload.last_chunk::<16>() {
+            // The last few bytes: the sixteen that end the payload, those before `at`
+            // shifted out.
+            Some(chunk) => {
+                take(at, hits(chunk) >> (at - (len - 16)));
+            }
+            None => {
+                let m = payload[at..]
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &x)| x == a || x == b || x == c)
+                    .fold(0u32, |m, (i, _)| m | 1 << i);
+                take(at, m);
+            }
+        }
+    }
+    ends
+}
+
 /// [`ack_reply`] of the usual ACK, MSA right behind MSH, read in one pass over the payload
 /// in place: the header's end, then the ends of MSA's first three fields, found sixteen bytes
 /// at a time in a mask of the bytes that end them (a search costs more to start than to run
 /// on fields this short, and a byte at a time costs more than a mask). `None` for any other
 /// shape, which the general reader handles.
 fn ack_reply_in_place(payload: &[u8]) -> Option<(&[u8], &[u8])> {
-    /// The first `N` places from `from` on that hold `a`, `b` or `c`, the payload's end for
-    /// those that are not there.
-    #[inline(always)]
-    fn find<const N: usize>(payload: &[u8], from: usize, a: u8, b: u8, c: u8) -> [usize; N] {
-        let len = payload.len();
-        let mut ends = [len; N];
-        let mut found = 0;
-        let hits = |chunk: &[u8; 16]| mask::either16(chunk, a, b) | mask::either16(chunk, c, c);
-        let mut take = |base: usize, mut m: u32| {
-            while m != 0 && found < N {
-                ends[found] = base + m.trailing_zeros() as usize;
-                found += 1;
-                m &= m - 1;
-            }
-            found == N
-        };
-        let mut at = from;
-        // Thirty-two bytes a step while they last (a header is longer than that), then sixteen.
-        while let Some(chunk) = payload.get(at..).and_then(<[u8]>::first_chunk::<32>) {
-            let (low, high) = chunk.split_at(16);
-            let (Some(low), Some(high)) = (low.first_chunk(), high.first_chunk()) else {
-                break;
-            };
-            if take(at, hits(low) | hits(high) << 16) {
-                return ends;
-            }
-            at += 32;
-        }
-        while let Some(chunk) = payload.get(at..).and_then(<[u8]>::first_chunk::<16>) {
-            if take(at, hits(chunk)) {
-                return ends;
-            }
-            at += 16;
-        }
-        if at < len {
-            match payload.last_chunk::<16>() {
-                // The last few bytes: the sixteen that end the payload, those before `at`
-                // shifted out.
-                Some(chunk) => {
-                    take(at, hits(chunk) >> (at - (len - 16)));
-                }
-                None => {
-                    let m = payload[at..]
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, &x)| x == a || x == b || x == c)
-                        .fold(0u32, |m, (i, _)| m | 1 << i);
-                    take(at, m);
-                }
-            }
-        }
-        ends
-    }
     if !payload.starts_with(b"MSH") {
         return None;
     }

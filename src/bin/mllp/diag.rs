@@ -164,11 +164,15 @@ impl Diag {
     }
 
     pub fn paint(&self, text: &str, sgr: &str) -> String {
-        if self.color {
-            format!("\x1b[{sgr}m{text}\x1b[0m")
-        } else {
-            text.to_string()
-        }
+        paint(self.color, text, sgr)
+    }
+}
+
+/// `text` in the terminal colour `sgr` when `color`, else as it is.
+pub fn paint(color: bool, text: &str, sgr: &str) -> String {
+    match color {
+        true => format!("\x1b[{sgr}m{text}\x1b[0m"),
+        false => text.to_string(),
     }
 }
 

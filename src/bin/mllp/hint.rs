@@ -6,15 +6,55 @@ use std::borrow::Cow;
 
 /// The hint as one line, naming the flags that would help.
 pub fn words(hint: &Hint) -> Cow<'static, str> {
-    let text = match hint {
-        Hint::Prose(text) => *text,
-        Hint::OrTurnTlsOn(first) => {
-            return format!(
-                "{}; if the port expects TLS, probe again with --tls",
-                words(first)
+    match hint {
+        Hint::Prose(text) => Cow::Borrowed(text),
+        Hint::OrTurnTlsOn(first) => format!(
+            "{}; if the port expects TLS, probe again with --tls",
+            words(first)
+        )
+        .into(),
+        Hint::GiveServerName { names } => {
+            let names = match names.join(", ") {
+                none if none.is_empty() => none,
+                some => format!(" ({some})"),
+            };
+            format!(
+                "connect by a name the certificate carries{names}, or pass --server-name with \
+                 one of them"
             )
             .into()
         }
+        Hint::TurnTlsOn
+        | Hint::CheckAccessOrTurnTlsOn
+        | Hint::TurnTlsOff
+        | Hint::TurnTlsOffForSilentPeer
+        | Hint::TurnTlsOffOrCheckAccess
+        | Hint::CheckPortAndTls
+        | Hint::FixTlsHandshake => tls_on_or_off(hint).into(),
+        Hint::TrustServerCertificate
+        | Hint::TrustIssuerOrPin
+        | Hint::PinSelfSigned
+        | Hint::PinOrServerCertificate
+        | Hint::ClientCertificateRefused
+        | Hint::GiveClientCertificate
+        | Hint::ReplaceClientCertificate
+        | Hint::ClientCertificateOrSuites
+        | Hint::ClientCertificateOrLimits => certificates(hint).into(),
+        Hint::ClientNeedsTrustedIssuer { .. }
+        | Hint::ClientMustPresentCertificate
+        | Hint::ClientMustTrustUs
+        | Hint::ClientMustUseTls
+        | Hint::CorrelateByControlId
+        | Hint::CorrelateInOrder
+        | Hint::SendAgainAfterTimeout
+        | Hint::SpeakRelease1
+        | Hint::SendOneMessage => listener_or_replies(hint).into(),
+    }
+}
+
+/// Turning TLS on or off, and the handshake.
+fn tls_on_or_off(hint: &Hint) -> &'static str {
+    match hint {
         Hint::TurnTlsOn => "the peer speaks TLS: probe again with --tls",
         Hint::CheckAccessOrTurnTlsOn => {
             "the peer accepted and closed at once: it may refuse this address, be at its \
@@ -37,6 +77,13 @@ pub fn words(hint: &Hint) -> Cow<'static, str> {
              must enable TLS 1.2 or 1.3 with a modern cipher suite; a peer that does not speak \
              TLS on this port needs no --tls"
         }
+        _ => unreachable!("routed by words"),
+    }
+}
+
+/// Trusting the server, and our client certificate.
+fn certificates(hint: &Hint) -> &'static str {
+    match hint {
         Hint::TrustServerCertificate => {
             "the peer's certificate was not trusted (mllp probe with the same TLS flags says \
              which check failed): pass --ca with the CA that issued it, or with the server's own \
@@ -55,17 +102,6 @@ pub fn words(hint: &Hint) -> Cow<'static, str> {
             "if it is self-signed, pass --ca with this very certificate (the server's own \
              certificate file) to trust exactly it; else the peer needs a certificate issued for \
              a server, not a CA's"
-        }
-        Hint::GiveServerName { names } => {
-            let names = match names.join(", ") {
-                none if none.is_empty() => none,
-                some => format!(" ({some})"),
-            };
-            return format!(
-                "connect by a name the certificate carries{names}, or pass --server-name with \
-                 one of them"
-            )
-            .into();
         }
         Hint::ClientCertificateRefused => {
             "the server refused our client certificate, or its absence: pass --cert and --key \
@@ -87,6 +123,13 @@ pub fn words(hint: &Hint) -> Cow<'static, str> {
              pass --cert and --key; otherwise its logs say whether it refuses this address, is \
              at its connection limit, or is shutting down"
         }
+        _ => unreachable!("routed by words"),
+    }
+}
+
+/// What the connecting client must do, and replies and runs.
+fn listener_or_replies(hint: &Hint) -> &'static str {
+    match hint {
         Hint::ClientNeedsTrustedIssuer { ca_own: true } => {
             "the client needs a certificate issued by a CA in --client-ca, not a CA's own"
         }
@@ -119,8 +162,8 @@ pub fn words(hint: &Hint) -> Cow<'static, str> {
         Hint::SendOneMessage => {
             "add --send to exchange one test message: only an ACK shows the port speaks MLLP"
         }
-    };
-    Cow::Borrowed(text)
+        _ => unreachable!("routed by words"),
+    }
 }
 
 /// What an operator can do about `cause`, worded.

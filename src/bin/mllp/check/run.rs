@@ -3,9 +3,9 @@
 
 use super::args::{load_profile, CheckArgs};
 use super::render::{line, value_text, CheckRecord};
-use crate::diag::{count, Diag, Fatal};
+use crate::diag::{count, paint, Diag, Fatal};
 use crate::exit::Exit;
-use crate::inspect::{batch_admitted, open_or_refuse, say_broken, Item};
+use crate::inspect::{batch_admitted, open_or_refuse};
 use mllp::hl7::{Charset, Message};
 use mllp::hl7::{Checker, Finding, Severity};
 use serde_json::json;
@@ -73,23 +73,12 @@ pub fn run(args: CheckArgs, diag: &Diag) -> anyhow::Result<Exit> {
         Err(exit) => return Ok(exit),
     };
     let mut out = BufWriter::with_capacity(64 * 1024, crate::stdout::Out);
-    let color = diag.stdout_color && !args.json;
-    let paint = |text: &str, sgr: &str| match color {
-        true => format!("\x1b[{sgr}m{text}\x1b[0m"),
-        false => text.to_string(),
-    };
     let filters = input.filters();
     let mut tally = Tally::default();
-    let mut broken_inputs = 0u64;
+    let mut closed = false;
     for item in inputs.by_ref() {
-        let message = match item {
-            Item::Message(message) => message,
-            Item::Broken(ref what) | Item::BadRow(ref what) => {
-                broken_inputs += 1;
-                let _ = out.flush();
-                say_broken(diag, what, "checked", matches!(item, Item::BadRow(_)));
-                continue;
-            }
+        let Some(message) = item.or_say(diag, "checked", || out.flush()) else {
+            continue;
         };
         let mut findings = checker.check(&message.payload);
         match batch_admitted(&filters, &message.payload) {
@@ -103,39 +92,68 @@ pub fn run(args: CheckArgs, diag: &Diag) -> anyhow::Result<Exit> {
         if findings.is_empty() {
             continue;
         }
-        let label = message.label();
         let charset = Charset::for_message(&Message::new(&message.payload), input.charset)
             .unwrap_or(Charset::UTF_8);
-        let mut text = String::new();
-        for finding in &findings {
-            let value = value_text(finding, charset, diag.verbose > 0);
-            if args.json {
-                let record = CheckRecord::Finding {
-                    source: &label,
-                    message: finding.message,
-                    path: &finding.at,
-                    code: finding.code.as_str(),
-                    severity: finding.severity,
-                    text: &finding.what,
-                    value,
-                };
-                text.push_str(&serde_json::to_string(&record).unwrap_or_default());
-            } else {
-                text.push_str(&line(&label, finding, value.as_deref(), paint));
-            }
-            text.push('\n');
-        }
-        if out.write_all(text.as_bytes()).is_err() {
-            return Ok(exit(&tally, broken_inputs));
+        let text = findings_text(&args, diag, &message.label(), &findings, charset);
+        closed = out.write_all(text.as_bytes()).is_err();
+        if closed {
+            break;
         }
     }
-    let code = exit(&tally, broken_inputs);
+    let code = exit(&tally, inputs.broken);
+    // When the reader went away (`| head`), there is no one to tell the counts.
+    if !closed {
+        summarize(&args, diag, &tally, inputs.filtered, code, out);
+    }
+    Ok(code)
+}
+
+/// One message's findings, a line each: for people, or JSON records.
+fn findings_text(
+    args: &CheckArgs,
+    diag: &Diag,
+    label: &str,
+    findings: &[Finding],
+    charset: Charset,
+) -> String {
+    let paint = |text: &str, sgr: &str| paint(diag.stdout_color && !args.json, text, sgr);
+    let mut text = String::new();
+    for finding in findings {
+        let value = value_text(finding, charset, diag.verbose > 0);
+        if args.json {
+            let record = CheckRecord::Finding {
+                source: label,
+                message: finding.message,
+                path: &finding.at,
+                code: finding.code.as_str(),
+                severity: finding.severity,
+                text: &finding.what,
+                value,
+            };
+            text.push_str(&serde_json::to_string(&record).unwrap_or_default());
+        } else {
+            text.push_str(&line(label, finding, value.as_deref(), paint));
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// The counts at the end: a JSON record on stdout, or a line on stderr.
+fn summarize(
+    args: &CheckArgs,
+    diag: &Diag,
+    tally: &Tally,
+    filtered: u64,
+    code: Exit,
+    mut out: BufWriter<crate::stdout::Out>,
+) {
     if args.json {
         let summary = CheckRecord::Summary {
             messages: tally.messages,
             with_errors: tally.with_errors,
             with_warnings: tally.with_warnings,
-            filtered: inputs.filtered,
+            filtered,
             exit_code: code.code(),
         };
         let mut text = serde_json::to_string(&summary).unwrap_or_default();
@@ -143,28 +161,28 @@ pub fn run(args: CheckArgs, diag: &Diag) -> anyhow::Result<Exit> {
         let _ = out.write_all(text.as_bytes());
     }
     let _ = out.flush();
-    if !args.json {
-        let mut said = format!(
-            "checked {}: {} with errors, {} with warnings only",
-            count(tally.messages, "message"),
-            tally.with_errors,
-            tally.with_warnings
-        );
-        if inputs.filtered > 0 {
-            said.push_str(&format!("; --where left out {}", inputs.filtered));
-        }
-        diag.event(
-            "checked",
-            || said.clone(),
-            json!({
-                "messages": tally.messages,
-                "with_errors": tally.with_errors,
-                "with_warnings": tally.with_warnings,
-                "filtered": inputs.filtered,
-            }),
-        );
+    if args.json {
+        return;
     }
-    Ok(code)
+    let mut said = format!(
+        "checked {}: {} with errors, {} with warnings only",
+        count(tally.messages, "message"),
+        tally.with_errors,
+        tally.with_warnings
+    );
+    if filtered > 0 {
+        said.push_str(&format!("; --where left out {filtered}"));
+    }
+    diag.event(
+        "checked",
+        || said.clone(),
+        json!({
+            "messages": tally.messages,
+            "with_errors": tally.with_errors,
+            "with_warnings": tally.with_warnings,
+            "filtered": filtered,
+        }),
+    );
 }
 
 /// 2 when an input could not be read whole, else 1 when a message has an error, else 0.

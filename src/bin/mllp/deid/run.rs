@@ -19,61 +19,25 @@ const NO_KEY: &str = "no key: pass --key-file FILE (make one with `mllp deid --n
     and keep it: the same key gives the same replacements in every run)";
 
 pub fn run(args: DeidArgs, diag: &Diag) -> anyhow::Result<Exit> {
-    let usage = |what: &dyn std::fmt::Display| Ok(Fatal::new(Exit::Usage, what).report());
+    Ok(deidentify(&args, diag).unwrap_or_else(|what| Fatal::new(Exit::Usage, what).report()))
+}
+
+/// The run's exit code, or the usage error that ends it.
+fn deidentify(args: &DeidArgs, diag: &Diag) -> Result<Exit, String> {
     if let Some(path) = &args.new_key {
-        return match Key::create(path) {
-            Ok(_) => {
-                render::new_key(diag, path);
-                Ok(Exit::Success)
-            }
-            Err(e) => usage(&new_key_error(&e)),
-        };
+        Key::create(path).map_err(|e| new_key_error(&e))?;
+        render::new_key(diag, path);
+        return Ok(Exit::Success);
     }
-    let Some(key_file) = &args.key_file else {
-        return usage(&NO_KEY);
-    };
-    let key = match Key::load(key_file) {
-        Ok(key) => key,
-        Err(e) => return usage(&key_error(&e)),
-    };
-    if mllp::deid::readable_by_others(key_file).unwrap_or(false) {
-        render::open_key(diag, key_file);
-    }
+    let key = load_key(args, diag)?;
     let policy = match &args.policy {
-        Some(file) => match load_policy(file) {
-            Ok(policy) => policy,
-            Err(e) => return usage(&e),
-        },
+        Some(file) => load_policy(file)?,
         None => Policy::standard(),
     };
     let Some(out) = &args.out else {
-        return usage(&"no output: pass --out DIR (one file per input) or --out - (stdout)");
+        return Err("no output: pass --out DIR (one file per input) or --out - (stdout)".into());
     };
-    let sources = match &args.from_db {
-        Some(file) => sources::collect(&[file.display().to_string()], false),
-        None => sources::collect(&args.files, args.recursive),
-    };
-    let sources = match sources {
-        Ok(sources) => sources::without_strays(sources, false, diag),
-        Err(e) => return usage(&e),
-    };
-    if let Some(file) = &args.from_db {
-        if !sources.iter().all(|s| matches!(s.kind, Kind::Store(_))) {
-            return usage(&format!(
-                "--from-db {}: not a listen --sqlite or relay store",
-                file.display()
-            ));
-        }
-    }
-    let mut output = match out.as_os_str() == "-" {
-        true => Output::Stdout(BufWriter::with_capacity(256 * 1024, Out)),
-        false => {
-            if let Err(e) = unique_names(&sources).and_then(|()| check_dir(out)) {
-                return usage(&e);
-            }
-            Output::Dir(out.clone())
-        }
-    };
+    let (sources, mut output) = inputs_and_output(args, diag, out)?;
     let deid = Deidentifier::new(&key, policy);
     let filters = Filters {
         filters: args.filters.clone(),
@@ -92,7 +56,7 @@ pub fn run(args: DeidArgs, diag: &Diag) -> anyhow::Result<Exit> {
                 return Ok(Exit::Usage);
             }
             render::report(diag, &job.done, job.session.report());
-            return usage(&e);
+            return Err(e);
         }
     }
     if let Output::Stdout(out) = &mut output {
@@ -102,6 +66,47 @@ pub fn run(args: DeidArgs, diag: &Diag) -> anyhow::Result<Exit> {
     }
     render::report(diag, &job.done, job.session.report());
     Ok(Exit::Success)
+}
+
+/// The key from --key-file, said when others can read it.
+fn load_key(args: &DeidArgs, diag: &Diag) -> Result<Key, String> {
+    let Some(key_file) = &args.key_file else {
+        return Err(NO_KEY.to_string());
+    };
+    let key = Key::load(key_file).map_err(|e| key_error(&e))?;
+    if mllp::deid::readable_by_others(key_file).unwrap_or(false) {
+        render::open_key(diag, key_file);
+    }
+    Ok(key)
+}
+
+/// The sources to read, and where their messages go (`out`: a folder, or `-` for stdout).
+fn inputs_and_output(
+    args: &DeidArgs,
+    diag: &Diag,
+    out: &Path,
+) -> Result<(Vec<Source>, Output), String> {
+    let sources = match &args.from_db {
+        Some(file) => sources::collect(&[file.display().to_string()], false),
+        None => sources::collect(&args.files, args.recursive),
+    };
+    let sources = sources::without_strays(sources.map_err(|e| e.to_string())?, false, diag);
+    if let Some(file) = &args.from_db {
+        if !sources.iter().all(|s| matches!(s.kind, Kind::Store(_))) {
+            return Err(format!(
+                "--from-db {}: not a listen --sqlite or relay store",
+                file.display()
+            ));
+        }
+    }
+    let output = match out.as_os_str() == "-" {
+        true => Output::Stdout(BufWriter::with_capacity(256 * 1024, Out)),
+        false => {
+            unique_names(&sources).and_then(|()| check_dir(out))?;
+            Output::Dir(out.to_path_buf())
+        }
+    };
+    Ok((sources, output))
 }
 
 /// One run's work, source by source.

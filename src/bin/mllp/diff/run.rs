@@ -6,12 +6,16 @@ use super::render::Findings;
 use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
 use crate::sources::{self, Kind, Source};
-use mllp::diff::{Comparer, Ignore, KeyPaths, Pairing, PairingError, Side};
+use mllp::diff::{Comparer, Ignore, KeyPaths, Pairing, Side};
 use mllp::hl7::Filters;
 use mllp::input::SplitOptions;
 
 pub fn run(args: DiffArgs, diag: &Diag) -> anyhow::Result<Exit> {
-    let usage = |what: String| Ok(Fatal::new(Exit::Usage, what).report());
+    Ok(compare(&args, diag).unwrap_or_else(|what| Fatal::new(Exit::Usage, what).report()))
+}
+
+/// The run's exit code, or the usage error that ends it.
+fn compare(args: &DiffArgs, diag: &Diag) -> Result<Exit, String> {
     // An empty side (an empty file or directory) has no messages: the other side's are all
     // only on theirs.
     let side = |arg: &str, name: &str| -> Result<Vec<Source>, String> {
@@ -21,17 +25,11 @@ pub fn run(args: DiffArgs, diag: &Diag) -> anyhow::Result<Exit> {
             Err(e) => Err(format!("side {name}: {e}")),
         }
     };
-    let a = match side(&args.a, "A") {
-        Ok(a) => a,
-        Err(e) => return usage(e),
-    };
-    let b = match side(&args.b, "B") {
-        Ok(b) => b,
-        Err(e) => return usage(e),
-    };
+    let a = side(&args.a, "A")?;
+    let b = side(&args.b, "B")?;
     let stdin = |s: &[Source]| s.iter().any(|s| matches!(s.kind, Kind::Stdin));
     if stdin(&a) && stdin(&b) {
-        return usage("only one side can be stdin (`-`)".into());
+        return Err("only one side can be stdin (`-`)".into());
     }
     let size = |s: &[Source]| s.iter().fold(0u64, |n, s| n.saturating_add(s.size()));
     let pairing = Pairing {
@@ -51,17 +49,8 @@ pub fn run(args: DiffArgs, diag: &Diag) -> anyhow::Result<Exit> {
         true => pairing.run((Side::B, mb), (Side::A, ma), tell),
         false => pairing.run((Side::A, ma), (Side::B, mb), tell),
     };
-    let summary = match result {
-        Ok(summary) => summary,
-        Err(PairingError::Input { side, error }) => {
-            let name = match side {
-                Side::A => "A",
-                Side::B => "B",
-            };
-            return usage(format!("side {name}: {error}"));
-        }
-        Err(e) => return usage(e.to_string()),
-    };
+    // The error names the side: `side A: ...`.
+    let summary = result.map_err(|e| e.to_string())?;
     if !args.key.is_empty() {
         for (path, missing) in pairing.keys.missing().filter(|(_, n)| *n > 0) {
             diag.event(

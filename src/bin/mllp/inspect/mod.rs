@@ -7,5 +7,5 @@ mod read;
 mod text;
 
 pub use args::InspectArgs;
-pub use read::{batch_admitted, open_or_refuse, say_broken, Item};
+pub use read::{batch_admitted, open_or_refuse};
 pub use text::{escape_cell, escape_controls, shown, TextWarnings};

@@ -47,6 +47,8 @@ pub struct Inputs {
     pub filtered: u64,
     /// Messages read (kept or left out).
     pub read: u64,
+    /// Sources that broke off, and store rows that were no message.
+    pub broken: u64,
 }
 
 /// The inputs cannot be used at all: nothing was read.
@@ -82,17 +84,33 @@ pub fn open_or_refuse(
     Inputs::open(args, split).map_err(|err| Fatal::new(Exit::Usage, err).report())
 }
 
-/// Say that an input broke off (what, and that what it held before was `done`: `shown`), or
-/// that a store's row was no message (`row`: the rows after it are read).
-pub fn say_broken(diag: &crate::diag::Diag, what: &str, done: &str, row: bool) {
-    diag.event(
-        "input_broken",
-        || match row {
-            true => format!("mllp: error: {what}; left out, and the rows after it {done}"),
-            false => format!("mllp: error: {what}; what came before it was {done}"),
-        },
-        serde_json::json!({ "error": what }),
-    );
+impl Item {
+    /// The message; else, after `flush` writes out what came before, say that an input broke
+    /// off (what, and that what it held before was `done`: `shown`), or that a store's row was
+    /// no message (the rows after it are read).
+    pub fn or_say<E>(
+        self,
+        diag: &crate::diag::Diag,
+        done: &str,
+        flush: impl FnOnce() -> Result<(), E>,
+    ) -> Option<Message> {
+        let (what, row) = match self {
+            Item::Message(message) => return Some(message),
+            Item::Broken(what) => (what, false),
+            Item::BadRow(what) => (what, true),
+        };
+        // A failed write ends the run at the next message written, not here.
+        let _ = flush();
+        diag.event(
+            "input_broken",
+            || match row {
+                true => format!("mllp: error: {what}; left out, and the rows after it {done}"),
+                false => format!("mllp: error: {what}; what came before it was {done}"),
+            },
+            serde_json::json!({ "error": what }),
+        );
+        None
+    }
 }
 
 impl Inputs {
@@ -127,6 +145,7 @@ impl Inputs {
             },
             filtered: 0,
             read: 0,
+            broken: 0,
         })
     }
 
@@ -164,7 +183,10 @@ impl Iterator for Inputs {
             let next = match self.current.as_mut() {
                 None => match self.open_next()? {
                     Ok(()) => continue,
-                    Err(e) => return Some(Item::Broken(e)),
+                    Err(e) => {
+                        self.broken += 1;
+                        return Some(Item::Broken(e));
+                    }
                 },
                 Some(Current::Split(splitter)) => {
                     splitter.next().map(|m| m.map_err(|e| broken(&e)))
@@ -188,6 +210,7 @@ impl Iterator for Inputs {
                     self.current = None;
                 }
                 Some(Err(e)) => {
+                    self.broken += 1;
                     // A store's row that is no message is that row alone: the store reads on
                     // (a store that cannot be read ends by itself). A file cannot be read on.
                     if matches!(self.current, Some(Current::Split(_))) {

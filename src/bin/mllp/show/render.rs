@@ -173,6 +173,28 @@ impl Render {
         let charset = self.text.charset(&message, || label.to_string());
         self.check_shape(&message, label);
         let mut undecodable = 0;
+        let fields = self.fields(&message, charset, &mut undecodable);
+        let (control_id, message_type) = self.header(&message, charset, &mut undecodable);
+        self.text.undecodable(undecodable, || label.to_string());
+        let record = OutlineRecord {
+            source: label,
+            control_id,
+            message_type,
+            fields,
+        };
+        if json {
+            return self.record(&record);
+        }
+        self.write(outline_text(&record, self.style.color).as_bytes())
+    }
+
+    /// Each non-empty field, named, with its components when they are asked for.
+    fn fields(
+        &self,
+        message: &Message<'_>,
+        charset: Charset,
+        undecodable: &mut usize,
+    ) -> Vec<FieldRecord> {
         let version = message
             .get(&"MSH-12.1".parse().unwrap_or_else(|e| unreachable!("{e}")))
             .raw();
@@ -191,93 +213,51 @@ impl Render {
                     continue;
                 }
                 let path = format!("{prefix}-{n}");
-                let mut components = Vec::new();
-                if self.style.components && !(segment.is_header() && n <= 2) {
-                    let repetitions: Vec<Value<'_>> = value.repetitions().collect();
-                    for (r, repetition) in repetitions.iter().enumerate() {
-                        let parts: Vec<Value<'_>> = repetition.components().collect();
-                        if parts.len() < 2 && repetitions.len() < 2 {
-                            continue;
-                        }
-                        let rep = match repetitions.len() {
-                            1 => String::new(),
-                            _ => format!("({})", r + 1),
-                        };
-                        for (c, part) in parts.iter().enumerate() {
-                            if part.is_empty() {
-                                continue;
-                            }
-                            components.push(ComponentRecord {
-                                path: format!("{path}{rep}.{}", c + 1),
-                                value: self.text(part, charset, &mut undecodable),
-                            });
-                        }
-                    }
-                }
+                let components = match self.style.components && !(segment.is_header() && n <= 2) {
+                    true => self.components(&value, &path, charset, undecodable),
+                    false => Vec::new(),
+                };
                 fields.push(FieldRecord {
                     name: field_def(name, n, version).map(|d| d.name),
-                    value: self.text(&value, charset, &mut undecodable),
+                    value: self.text(&value, charset, undecodable),
                     path,
                     components,
                 });
             }
         }
-        let (control_id, message_type) = self.header(&message, charset, &mut undecodable);
-        self.text.undecodable(undecodable, || label.to_string());
-        if json {
-            return self.record(&OutlineRecord {
-                source: label,
-                control_id,
-                message_type,
-                fields,
-            });
-        }
-        let paint = |text: &str, sgr: &str| match self.style.color {
-            true => format!("\x1b[{sgr}m{text}\x1b[0m"),
-            false => text.to_string(),
-        };
-        let mut out = String::new();
-        let cell = |text: &str| {
-            let mut s = String::new();
-            escape_controls(text, &mut s);
-            s
-        };
-        out.push_str(&paint(&cell(label), "1"));
-        out.push_str(&format!(
-            "  {}  {}\n",
-            cell(&message_type),
-            cell(&control_id)
-        ));
-        let width = fields
-            .iter()
-            .flat_map(|f| {
-                let parts = f.components.iter().map(|c| c.path.len() + 2);
-                std::iter::once(f.path.len()).chain(parts)
-            })
-            .max()
-            .unwrap_or(0)
-            .max(6);
-        for field in &fields {
-            let name = field.name.unwrap_or("");
-            let path = format!("{:width$}", field.path);
-            out.push_str(&format!(
-                "  {}  {}  {}\n",
-                paint(&path, "36"),
-                paint(&format!("{name:32}"), "2"),
-                cell(&field.value)
-            ));
-            for component in &field.components {
-                let path = format!("{:w$}", component.path, w = width - 2);
-                out.push_str(&format!(
-                    "    {}  {:32}  {}\n",
-                    paint(&path, "36"),
-                    "",
-                    cell(&component.value)
-                ));
+        fields
+    }
+
+    /// The non-empty components of a field at `path`, when it has more than one or repeats.
+    fn components(
+        &self,
+        value: &Value<'_>,
+        path: &str,
+        charset: Charset,
+        undecodable: &mut usize,
+    ) -> Vec<ComponentRecord> {
+        let mut components = Vec::new();
+        let repetitions: Vec<Value<'_>> = value.repetitions().collect();
+        for (r, repetition) in repetitions.iter().enumerate() {
+            let parts: Vec<Value<'_>> = repetition.components().collect();
+            if parts.len() < 2 && repetitions.len() < 2 {
+                continue;
+            }
+            let rep = match repetitions.len() {
+                1 => String::new(),
+                _ => format!("({})", r + 1),
+            };
+            for (c, part) in parts.iter().enumerate() {
+                if part.is_empty() {
+                    continue;
+                }
+                components.push(ComponentRecord {
+                    path: format!("{path}{rep}.{}", c + 1),
+                    value: self.text(part, charset, undecodable),
+                });
             }
         }
-        out.push('\n');
-        self.write(out.as_bytes())
+        components
     }
 
     /// Count a message that is not well formed, for the warning at the end.
@@ -317,4 +297,53 @@ impl Render {
     pub fn finish(&mut self) -> Result<(), Closed> {
         self.out.flush().map_err(|_| Closed)
     }
+}
+
+/// The outline as people read it: the label, then each field's path, name and value, with
+/// its components under it, the paths aligned.
+fn outline_text(record: &OutlineRecord<'_>, color: bool) -> String {
+    let paint = |text: &str, sgr: &str| crate::diag::paint(color, text, sgr);
+    let mut out = String::new();
+    let cell = |text: &str| {
+        let mut s = String::new();
+        escape_controls(text, &mut s);
+        s
+    };
+    out.push_str(&paint(&cell(record.source), "1"));
+    out.push_str(&format!(
+        "  {}  {}\n",
+        cell(&record.message_type),
+        cell(&record.control_id)
+    ));
+    let width = record
+        .fields
+        .iter()
+        .flat_map(|f| {
+            let parts = f.components.iter().map(|c| c.path.len() + 2);
+            std::iter::once(f.path.len()).chain(parts)
+        })
+        .max()
+        .unwrap_or(0)
+        .max(6);
+    for field in &record.fields {
+        let name = field.name.unwrap_or("");
+        let path = format!("{:width$}", field.path);
+        out.push_str(&format!(
+            "  {}  {}  {}\n",
+            paint(&path, "36"),
+            paint(&format!("{name:32}"), "2"),
+            cell(&field.value)
+        ));
+        for component in &field.components {
+            let path = format!("{:w$}", component.path, w = width - 2);
+            out.push_str(&format!(
+                "    {}  {:32}  {}\n",
+                paint(&path, "36"),
+                "",
+                cell(&component.value)
+            ));
+        }
+    }
+    out.push('\n');
+    out
 }

@@ -5,7 +5,7 @@ use super::args::ShowArgs;
 use super::render::{Render, Style};
 use crate::diag::{count, Diag};
 use crate::exit::Exit;
-use crate::inspect::{open_or_refuse, say_broken, Item, TextWarnings};
+use crate::inspect::{open_or_refuse, TextWarnings};
 use serde_json::json;
 use std::io::IsTerminal;
 
@@ -23,16 +23,9 @@ pub fn run(args: ShowArgs, diag: &Diag) -> anyhow::Result<Exit> {
     };
     let mut render = Render::new(style, TextWarnings::new(input.charset));
     let mut shown = 0u64;
-    let mut broken_inputs = 0u64;
     for item in inputs.by_ref() {
-        let message = match item {
-            Item::Message(message) => message,
-            Item::Broken(ref what) | Item::BadRow(ref what) => {
-                broken_inputs += 1;
-                let _ = render.finish();
-                say_broken(diag, what, "shown", matches!(item, Item::BadRow(_)));
-                continue;
-            }
+        let Some(message) = item.or_say(diag, "shown", || render.finish()) else {
+            continue;
         };
         let label = message.label();
         let written = match (args.get.is_empty(), args.json) {
@@ -78,7 +71,7 @@ pub fn run(args: ShowArgs, diag: &Diag) -> anyhow::Result<Exit> {
             json!({ "shown": shown, "filtered": inputs.filtered }),
         );
     }
-    Ok(match broken_inputs {
+    Ok(match inputs.broken {
         0 => Exit::Success,
         _ => Exit::Usage,
     })
