@@ -290,4 +290,6 @@ impl Drop for Run {
 }
 
 #[cfg(test)]
+pub(crate) mod test_rig;
+#[cfg(test)]
 mod tests;
