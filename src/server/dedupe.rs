@@ -240,12 +240,7 @@ impl DedupeSink {
 
 impl Sink for DedupeSink {
     fn commit<'a>(&'a self, message: &'a Inbound) -> SinkFuture<'a, SinkResult> {
-        Box::pin(async move {
-            let mut results = self.commit_batch(std::slice::from_ref(message)).await;
-            results
-                .pop()
-                .unwrap_or_else(|| SinkResult::failed("no result"))
-        })
+        super::sink::commit_as_batch(self, message, "no result")
     }
 
     fn commit_batch<'a>(&'a self, messages: &'a [Inbound]) -> SinkFuture<'a, Vec<SinkResult>> {
