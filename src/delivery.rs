@@ -289,4 +289,6 @@ impl Drop for Run {
 }
 
 #[cfg(test)]
+pub(crate) mod test_rig;
+#[cfg(test)]
 mod tests;

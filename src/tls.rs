@@ -16,6 +16,7 @@ pub use cert::CertSummary;
 pub use failure::{describe, session_cause, Seen, Side, TlsFailure};
 pub(crate) use failure::{describe_handshake_io, refuses_client_certificate, rustls_error};
 pub use server::{AcceptedTls, ClientAuth, ServerTlsOptions, TlsAcceptError, TlsAcceptor};
+pub(crate) use verify::signatures_checked_by;
 
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::{CertificateDer, ServerName};

@@ -224,87 +224,35 @@ mod tests {
 
     #[test]
     fn each_problem_names_its_option() {
-        let cases: Vec<(ClientOptions, &str)> = vec![
+        let window = |count, bytes| Window { count, bytes };
+        let jitter = |o: &mut ClientOptions| {
+            let config = BackoffConfig {
+                jitter: -0.1,
+                ..Default::default()
+            };
+            o.reconnect = Reconnect {
+                enabled: true,
+                strategy: Arc::new(ExponentialBackoff::new(config)),
+            };
+        };
+        type Change<'a> = &'a dyn Fn(&mut ClientOptions);
+        let cases: [(Change, &str); 9] = [
+            (&|o| o.ack_timeout = Duration::ZERO, "ack-timeout"),
+            (&|o| o.app_ack_timeout = Duration::ZERO, "app-ack-timeout"),
+            (&|o| o.drain_timeout = Duration::ZERO, "drain-timeout"),
             (
-                ClientOptions {
-                    ack_timeout: Duration::ZERO,
-                    ..Default::default()
-                },
-                "ack-timeout",
-            ),
-            (
-                ClientOptions {
-                    app_ack_timeout: Duration::ZERO,
-                    ..Default::default()
-                },
-                "app-ack-timeout",
-            ),
-            (
-                ClientOptions {
-                    drain_timeout: Duration::ZERO,
-                    ..Default::default()
-                },
-                "drain-timeout",
-            ),
-            (
-                ClientOptions {
-                    dead_peer_timeout: Some(Duration::ZERO),
-                    ..Default::default()
-                },
+                &|o| o.dead_peer_timeout = Some(Duration::ZERO),
                 "dead-peer-timeout",
             ),
-            (
-                ClientOptions {
-                    window: Window {
-                        count: Some(0),
-                        bytes: None,
-                    },
-                    ..Default::default()
-                },
-                "window",
-            ),
-            (
-                ClientOptions {
-                    window: Window {
-                        count: None,
-                        bytes: None,
-                    },
-                    ..Default::default()
-                },
-                "window",
-            ),
-            (
-                ClientOptions {
-                    window: Window {
-                        count: None,
-                        bytes: Some(0),
-                    },
-                    ..Default::default()
-                },
-                "window-bytes",
-            ),
-            (
-                ClientOptions {
-                    max_ack_frame: 0,
-                    ..Default::default()
-                },
-                "max-ack-frame",
-            ),
-            (
-                ClientOptions {
-                    reconnect: Reconnect {
-                        enabled: true,
-                        strategy: Arc::new(ExponentialBackoff::new(BackoffConfig {
-                            jitter: -0.1,
-                            ..Default::default()
-                        })),
-                    },
-                    ..Default::default()
-                },
-                "backoff-jitter",
-            ),
+            (&|o| o.window = window(Some(0), None), "window"),
+            (&|o| o.window = window(None, None), "window"),
+            (&|o| o.window = window(None, Some(0)), "window-bytes"),
+            (&|o| o.max_ack_frame = 0, "max-ack-frame"),
+            (&jitter, "backoff-jitter"),
         ];
-        for (options, name) in cases {
+        for (change, name) in cases {
+            let mut options = ClientOptions::default();
+            change(&mut options);
             let err = options.validate().unwrap_err();
             assert_eq!(err.option, name);
             assert!(err.to_string().contains(name));

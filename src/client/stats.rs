@@ -212,6 +212,19 @@ impl Counters {
         committed: bool,
         wall: Option<SystemTime>,
     ) {
+        let (acked, micros) = self.settled(fate, committed);
+        if acked {
+            self.last_ack = Some(wall.unwrap_or_else(SystemTime::now));
+        }
+        if let Some(micros) = micros {
+            self.latency.saturating_record(micros);
+        }
+    }
+
+    /// A settled send counted by population and ACK code; whether it was answered, and its
+    /// latency in microseconds, for the caller to record.
+    #[inline]
+    fn settled(&mut self, fate: &Fate, committed: bool) -> (bool, Option<u64>) {
         let (population, acked, micros) = counted(fate);
         if committed {
             self.awaiting_app_ack -= 1;
@@ -219,11 +232,8 @@ impl Counters {
         self.by_population[population as usize] += 1;
         if let Some(code) = acked {
             self.acked_by_code[code as usize] += 1;
-            self.last_ack = Some(wall.unwrap_or_else(SystemTime::now));
         }
-        if let Some(micros) = micros {
-            self.latency.saturating_record(micros);
-        }
+        (acked.is_some(), micros)
     }
 
     /// The sends settled by one read's worth of ACKs, each with whether it was committed, at
@@ -237,13 +247,8 @@ impl Counters {
     ) {
         let mut run: Option<(u64, u64)> = None;
         for (fate, committed) in settled {
-            let (population, acked, micros) = counted(fate);
-            if committed {
-                self.awaiting_app_ack -= 1;
-            }
-            self.by_population[population as usize] += 1;
-            if let Some(code) = acked {
-                self.acked_by_code[code as usize] += 1;
+            let (acked, micros) = self.settled(fate, committed);
+            if acked {
                 self.last_ack = Some(wall);
             }
             match (micros, &mut run) {

@@ -109,60 +109,83 @@ impl Client {
                     .position(|i| framing_byte(payload(i)).is_some())
                     .unwrap_or(rest.len())
             };
-            let lens = rest[..clean].iter().map(|i| payload(i).len());
-            let n = self.shared.admission.try_admit_many(lens, &mut rooms);
-            // Their fate cells in one allocation (none when the window is full).
-            let cells = (n > 0).then(|| fate_cells(n)).into_iter().flatten();
-            for ((item, room), (fate_tx, fate_rx)) in
-                rest[..n].iter().zip(rooms.drain(..)).zip(cells)
-            {
-                let handle = self.handle(fate_rx);
-                let payload = payload(item).clone();
-                handles.push(self.admitted_with(handle, fate_tx, payload, room, &mut admitted));
-            }
+            let n = self.take_fitting(&rest[..clean], &payload, &mut rooms, handles, &mut admitted);
             at += n;
             let Some(next) = items.get(at) else { break };
-            let next = payload(next);
             let waits = self.options.on_backpressure == OnBackpressure::Wait && n < clean;
             if waits && handles.len() > taken_before {
                 // What fits goes now; the caller comes back for the rest.
                 break;
             }
             at += 1;
-            let (handle, fate_tx) = self.new_handle();
             // Stopped short of the window (`n == clean`): this one holds a framing byte.
-            let room = if n == clean {
-                Err(Fate::NeverDelivered {
-                    cause: FateCause::PayloadContainsFramingByte,
-                })
-            } else {
-                self.admit(next.len(), Some(stop.cancel())).await
-            };
-            match room {
-                Ok(room) => {
-                    handles.push(self.admitted_with(
-                        handle,
-                        fate_tx,
-                        next.clone(),
-                        room,
-                        &mut admitted,
-                    ));
-                    // Stopped during the wait: no more.
-                    if waits && stop.token.is_cancelled() {
-                        break;
-                    }
-                }
-                Err(fate) => {
-                    self.settle_now(fate_tx, fate);
-                    handles.push(handle);
-                    // After a wait, the caller looks at its stop before any more.
-                    if waits {
-                        break;
-                    }
-                }
+            let framing = n == clean;
+            let (handle, taken) = self
+                .take_next(payload(next), framing, stop, &mut admitted)
+                .await;
+            handles.push(handle);
+            // Stopped during the wait: no more. Refused after a wait, the caller looks at its
+            // stop before any more.
+            if waits && (!taken || stop.token.is_cancelled()) {
+                break;
             }
         }
         self.hand_over_many(&mut admitted).await;
+    }
+
+    /// Takes the run of `items` that fits the window now, admitted under one lock: pushes their
+    /// handles and queues them on `admitted`. How many it took.
+    #[allow(clippy::vec_box)]
+    fn take_fitting<T>(
+        &self,
+        items: &[T],
+        payload: &impl Fn(&T) -> &Bytes,
+        rooms: &mut Vec<Room>,
+        handles: &mut Vec<SendHandle>,
+        admitted: &mut Vec<Box<Pending>>,
+    ) -> usize {
+        let lens = items.iter().map(|i| payload(i).len());
+        let n = self.shared.admission.try_admit_many(lens, rooms);
+        // Their fate cells in one allocation (none when the window is full).
+        let cells = (n > 0).then(|| fate_cells(n)).into_iter().flatten();
+        for ((item, room), (fate_tx, fate_rx)) in items[..n].iter().zip(rooms.drain(..)).zip(cells)
+        {
+            let handle = self.handle(fate_rx);
+            let payload = payload(item).clone();
+            handles.push(self.admitted_with(handle, fate_tx, payload, room, admitted));
+        }
+        n
+    }
+
+    /// The send after a run that stopped short: refused when it holds a framing byte, else
+    /// admitted once there is room (or refused, per the backpressure rule). Its handle, and
+    /// whether it was admitted.
+    #[allow(clippy::vec_box)]
+    async fn take_next(
+        &self,
+        next: &Bytes,
+        framing: bool,
+        stop: &mut CallerStop<'_, '_>,
+        admitted: &mut Vec<Box<Pending>>,
+    ) -> (SendHandle, bool) {
+        let (handle, fate_tx) = self.new_handle();
+        let room = if framing {
+            Err(Fate::NeverDelivered {
+                cause: FateCause::PayloadContainsFramingByte,
+            })
+        } else {
+            self.admit(next.len(), Some(stop.cancel())).await
+        };
+        match room {
+            Ok(room) => {
+                let handle = self.admitted_with(handle, fate_tx, next.clone(), room, admitted);
+                (handle, true)
+            }
+            Err(fate) => {
+                self.settle_now(fate_tx, fate);
+                (handle, false)
+            }
+        }
     }
 
     /// A new send for `payload`, admitted with `room`, queued on `admitted`; its handle.

@@ -84,17 +84,7 @@ pub(super) async fn collect(
                     run.counted_read(notes.take(0, &mut taken));
                     break;
                 };
-                // The notes waiting, without a select each; their events go out in batches.
-                while let Some(note) = taken.pop_front() {
-                    if run.full_for(&note) {
-                        run.flush().await;
-                    }
-                    run.take_note(note, read);
-                    if run.holds_a_batch() {
-                        run.flush().await;
-                    }
-                }
-                run.flush().await;
+                take_notes(&mut run, &mut taken, read).await;
             }
             // Only application ACKs left to wait for: close, so the drain timeout bounds them.
             // (An async block: no timer is made on the turns this branch is off.)
@@ -108,6 +98,20 @@ pub(super) async fn collect(
         producer.await;
     }
     run.finish(events).await
+}
+
+/// The notes waiting, without a select each; their events go out in batches.
+async fn take_notes(run: &mut Collector, taken: &mut VecDeque<Note>, read: u64) {
+    while let Some(note) = taken.pop_front() {
+        if run.full_for(&note) {
+            run.flush().await;
+        }
+        run.take_note(note, read);
+        if run.holds_a_batch() {
+            run.flush().await;
+        }
+    }
+    run.flush().await;
 }
 
 /// Drive the producer (until it ends) and take the notes it left: `Some` with the count of

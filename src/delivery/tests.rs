@@ -3,22 +3,20 @@
 //! peer that resets the link again and again; and the deadline, a stop and an abandon end the
 //! run with every message still counted.
 
+use super::test_rig::{self, client_options, control_id, feed, link, paused, PeerEnd};
 use super::{Input, MessageOutcome, Run, RunEvent, RunNote, RunOptions, RunSummary};
 use crate::cause::Cause;
-use crate::client::{Client, ClientOptions, Correlation, OnBackpressure, Population, Reconnect};
-use crate::client::{ExponentialBackoff, MaxRetries, Window};
-use crate::framing::{encode_frame, Decoded, MllpCodec, Tolerance};
+use crate::client::{Client, Correlation, MaxRetries, Population};
 use crate::input::Message;
 use crate::resolve::BoxFuture;
 use crate::transport::{Connection, Connector, LinkError, Phase};
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
-use tokio_util::codec::Decoder;
+use tokio::io::DuplexStream;
 
 /// Peers that answer `AA` by control ID and drop the link on every `reset_every`-th frame
 /// (counted over the whole run, so each link gets some work done); `None` answers never.
@@ -41,39 +39,20 @@ impl Peers {
 
 impl Connector for Peers {
     fn connect(&self) -> BoxFuture<'_, Result<Connection, LinkError>> {
-        let (ours, theirs) = tokio::io::duplex(1 << 16);
         let (reset_every, frames) = (self.reset_every, self.frames.clone());
         let accepted = self.accepted.clone();
-        tokio::spawn(serve(theirs, reset_every, frames, accepted));
-        Box::pin(async move {
-            Ok(Connection {
-                stream: Box::new(ours),
-                peer: None,
-                tls: None,
-                security_warnings: vec![],
-            })
-        })
+        link(move |theirs| serve(theirs, reset_every, frames, accepted))
     }
 }
 
 async fn serve(
-    mut stream: DuplexStream,
+    stream: DuplexStream,
     reset_every: Option<u64>,
     frames: Arc<AtomicU64>,
     accepted: Arc<Mutex<BTreeSet<String>>>,
 ) {
-    let mut codec = MllpCodec::new(Tolerance::STRICT, 1 << 20);
-    let mut buf = BytesMut::new();
-    loop {
-        let payload = loop {
-            if let Ok(Some(Decoded::Frame(frame))) = codec.decode(&mut buf) {
-                break frame.payload;
-            }
-            match stream.read_buf(&mut buf).await {
-                Ok(n) if n > 0 => {}
-                _ => return,
-            }
-        };
+    let mut peer = PeerEnd::new(stream);
+    while let Some(payload) = peer.frame().await {
         let Some(every) = reset_every else {
             continue; // silent
         };
@@ -81,63 +60,20 @@ async fn serve(
             return; // the link drops with this frame unanswered
         }
         let id = control_id(&payload);
-        let ack = format!("MSH|^~\\&|R|R|S|S|20240101120000||ACK^A01|R{id}|P|2.5\rMSA|AA|{id}\r");
-        let mut out = BytesMut::new();
-        encode_frame(ack.as_bytes(), &mut out).unwrap();
-        if stream.write_all(&out).await.is_err() {
+        if !peer.accept(&id).await {
             return;
         }
         accepted.lock().unwrap().insert(id);
     }
 }
 
-fn control_id(payload: &[u8]) -> String {
-    let scan = crate::hl7::scan(payload);
-    let id = scan.msh.and_then(|m| m.control_id()).unwrap_or_default();
-    String::from_utf8_lossy(id).into_owned()
-}
-
 fn message(n: u64) -> Message {
-    let payload = format!("MSH|^~\\&|A|B|C|D|20240101120000||ADT^A01|M{n}|P|2.5\rPID|1||{n}\r");
-    Message {
-        source: "in.hl7".into(),
-        index: n,
-        line: 1,
-        offset: 0,
-        payload: Bytes::from(payload),
-        original_control_id: None,
-    }
+    test_rig::message(n, &n.to_string())
 }
 
 /// `count` messages through a bounded channel, as a producer outside the run would.
 fn input(count: u64) -> Input {
-    let (tx, rx) = tokio::sync::mpsc::channel(4);
-    tokio::spawn(async move {
-        for n in 1..=count {
-            if tx.send(message(n)).await.is_err() {
-                return;
-            }
-        }
-    });
-    Input::from_channel(rx, false)
-}
-
-fn client_options(correlation: Correlation, window: usize) -> ClientOptions {
-    ClientOptions {
-        correlation,
-        window: Window {
-            count: Some(window),
-            bytes: None,
-        },
-        on_backpressure: OnBackpressure::Wait,
-        reconnect: Reconnect {
-            enabled: true,
-            strategy: Arc::new(ExponentialBackoff::seeded(Default::default(), 7)),
-        },
-        ack_timeout: Duration::from_secs(5),
-        drain_timeout: Duration::from_secs(5),
-        ..ClientOptions::default()
-    }
+    feed((1..=count).map(message))
 }
 
 /// Drive a run to its end: its outcomes, its notes, its summary.
@@ -157,14 +93,6 @@ async fn drive(mut run: Run) -> (Vec<MessageOutcome>, Vec<RunNote>, RunSummary) 
         .await
         .expect("the run ends");
     (outcomes, notes, run.finish().await)
-}
-
-fn paused() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .start_paused(true)
-        .build()
-        .unwrap()
 }
 
 /// Every message read has exactly one outcome and the totals agree with them.

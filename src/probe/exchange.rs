@@ -148,52 +148,22 @@ pub(crate) async fn send_and_await_ack(
         run,
     )
     .await?;
-    let mut ignored = 0usize;
-    // ACKs naming another control ID than ours.
-    let mut unmatched = 0u32;
+    let mut awaited = Awaited {
+        control_id,
+        release,
+        started,
+        ignored: 0,
+        unmatched: 0,
+    };
     let mut codec = MllpCodec::new(Tolerance::ACK_READER, MAX_ACK);
     let mut buf = BytesMut::with_capacity(4096);
     let mut first_read = true;
     loop {
-        loop {
-            let decoded = match codec.decode(&mut buf) {
-                Ok(Some(Decoded::Frame(frame))) => frame,
-                Ok(Some(Decoded::LateWarning { .. })) => continue,
-                Ok(None) => break,
-                Err(err) => return Err(ack_failed(run, started, ignored, framing_failure(&err))),
-            };
-            if let Some(answer) = super::release2::answer(release, &decoded.payload) {
-                let verdict = answer.map_err(|v| ack_failed(run, started, ignored, v))?;
-                let code = verdict.ack_code.clone();
-                run.pass(PhaseName::Ack, started, ack_detail(code, true, ignored));
-                return Ok(verdict);
-            }
-            let Some(ack) = scan_ack(&decoded.payload) else {
-                ignored += 1;
-                continue;
-            };
-            let matches = !control_id.is_empty() && ack.control_id == control_id.as_bytes();
-            if !matches && !control_id.is_empty() {
-                unmatched += 1;
-                if crate::client::ignores_control_ids(1, 0, unmatched) {
-                    let verdict = other_control_id(ack.code, &control_id);
-                    return Err(ack_failed(run, started, ignored, verdict));
-                }
-                ignored += 1;
-                continue;
-            }
-            let code: String = String::from_utf8_lossy(ack.code).chars().take(8).collect();
-            run.pass(
-                PhaseName::Ack,
-                started,
-                ack_detail(Some(code.clone()), matches, ignored),
-            );
-            if run.presented_client_certificate() {
-                run.client_certificate(ClientCertificate::Accepted, None);
-            }
-            return Ok(acknowledged(code));
+        if let Some(answer) = awaited.answer_in(&mut codec, &mut buf, run) {
+            return answer;
         }
         let read = tokio::time::timeout_at(deadline, stream.read_buf(&mut buf)).await;
+        let ignored = awaited.ignored;
         let verdict = read_verdict(
             read,
             stream,
@@ -206,6 +176,75 @@ pub(crate) async fn send_and_await_ack(
         );
         if let Some(verdict) = verdict.await {
             return Err(ack_failed(run, started, ignored, verdict));
+        }
+    }
+}
+
+/// The ACK awaited, and the frames seen so far that were not it.
+struct Awaited {
+    control_id: String,
+    release: Release,
+    started: Instant,
+    /// Frames skipped: not an ACK, or an ACK for another message.
+    ignored: usize,
+    /// ACKs naming another control ID than ours.
+    unmatched: u32,
+}
+
+impl Awaited {
+    /// The answer among the frames read so far, if there is one (or a reason to stop looking).
+    fn answer_in(
+        &mut self,
+        codec: &mut MllpCodec,
+        buf: &mut BytesMut,
+        run: &mut PhaseLog,
+    ) -> Option<Result<Verdict, Verdict>> {
+        let (started, control_id) = (self.started, &self.control_id);
+        loop {
+            let decoded = match codec.decode(buf) {
+                Ok(Some(Decoded::Frame(frame))) => frame,
+                Ok(Some(Decoded::LateWarning { .. })) => continue,
+                Ok(None) => return None,
+                Err(err) => {
+                    let verdict = framing_failure(&err);
+                    return Some(Err(ack_failed(run, started, self.ignored, verdict)));
+                }
+            };
+            if let Some(answer) = super::release2::answer(self.release, &decoded.payload) {
+                return Some(match answer {
+                    Ok(verdict) => {
+                        let code = verdict.ack_code.clone();
+                        run.pass(
+                            PhaseName::Ack,
+                            started,
+                            ack_detail(code, true, self.ignored),
+                        );
+                        Ok(verdict)
+                    }
+                    Err(v) => Err(ack_failed(run, started, self.ignored, v)),
+                });
+            }
+            let Some(ack) = scan_ack(&decoded.payload) else {
+                self.ignored += 1;
+                continue;
+            };
+            let matches = !control_id.is_empty() && ack.control_id == control_id.as_bytes();
+            if !matches && !control_id.is_empty() {
+                self.unmatched += 1;
+                if crate::client::ignores_control_ids(1, 0, self.unmatched) {
+                    let verdict = other_control_id(ack.code, control_id);
+                    return Some(Err(ack_failed(run, started, self.ignored, verdict)));
+                }
+                self.ignored += 1;
+                continue;
+            }
+            let code: String = String::from_utf8_lossy(ack.code).chars().take(8).collect();
+            let detail = ack_detail(Some(code.clone()), matches, self.ignored);
+            run.pass(PhaseName::Ack, started, detail);
+            if run.presented_client_certificate() {
+                run.client_certificate(ClientCertificate::Accepted, None);
+            }
+            return Some(Ok(acknowledged(code)));
         }
     }
 }

@@ -2,11 +2,11 @@
 //! (so a refused certificate can still be described), and a stream wrapper that keeps the
 //! first bytes the peer sent (so a non-TLS answer to the ClientHello can be recognised).
 
-use crate::tls::{CertificateAsked, ClientTlsOptions, TlsConfigError};
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use crate::tls::{signatures_checked_by, CertificateAsked, ClientTlsOptions, TlsConfigError};
+use rustls::client::danger::{ServerCertVerified, ServerCertVerifier};
 use rustls::client::Resumption;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
+use rustls::ClientConfig;
 use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -59,27 +59,7 @@ impl ServerCertVerifier for Capturing {
             .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
     }
 
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.inner.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.inner.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.inner.supported_verify_schemes()
-    }
+    signatures_checked_by!(inner);
 }
 
 /// The TLS side of a probe, built once; probes run one at a time through it.

@@ -5,6 +5,7 @@
 
 use super::connection::{self, Admission};
 use super::event::ServerEvent;
+use super::limits::PeerSlot;
 use super::proxy::{Header, ProxyError};
 use super::{Accept, Shared, Shutdown};
 use crate::cause::Cause;
@@ -53,87 +54,130 @@ pub(crate) async fn accept_until_stopped<A: Accept>(
         };
         failures.succeeded();
         let id = shared.next_connection.fetch_add(1, Ordering::Relaxed) + 1;
-        let permit = match Arc::clone(&shared.slots).try_acquire_owned() {
-            Ok(permit) => permit,
-            Err(_) => match evict_for(shared).await {
-                Some(permit) => permit,
-                None => {
-                    refuse(shared, tcp, id, peer_addr, Cause::MaxConnections).await;
-                    continue;
-                }
-            },
-        };
-        // Behind a proxy the per-address cap waits for the header's address.
-        let peer_slot = match shared.config.proxy {
-            Some(_) => None,
-            None => match shared.limits.admit(peer_addr.ip()) {
-                Some(slot) => Some(slot),
-                None => {
-                    refuse(shared, tcp, id, peer_addr, Cause::PerPeerLimit).await;
-                    continue;
-                }
-            },
+        let Some((permit, peer_slot, tcp)) = admit(shared, tcp, id, peer_addr).await else {
+            continue;
         };
         let _ = tcp.set_nodelay(true);
-        let shared = Arc::clone(shared);
-        let acceptor = Arc::clone(acceptor);
+        let (shared, acceptor) = (Arc::clone(shared), Arc::clone(acceptor));
         let shutdown = shutdown.clone();
         tracker.spawn(async move {
-            let mut tcp = tcp;
-            let (peer_addr, peer_slot) = match (&shared.config.proxy, peer_slot) {
-                (_, Some(slot)) => (peer_addr, slot),
-                // Without a proxy every connection was admitted above.
-                (None, None) => return,
-                (Some(proxy), None) => match proxy.read(&mut tcp, peer_addr).await {
-                    Ok(Header::Proxied(client)) => match shared.limits.admit(client.ip()) {
-                        Some(slot) => (client, slot),
-                        None => {
-                            refuse(&shared, tcp, id, client, Cause::PerPeerLimit).await;
-                            return;
-                        }
-                    },
-                    // The proxy's own health check: counted, not logged.
-                    Ok(Header::Local) => {
-                        shared.stats.update(|s| s.health_checks += 1);
-                        return;
-                    }
-                    Err(error) => {
-                        let cause = match error {
-                            ProxyError::Untrusted => Cause::ProxyUntrusted,
-                            _ => Cause::ProxyHeader,
-                        };
-                        refuse(&shared, tcp, id, peer_addr, cause).await;
-                        return;
-                    }
-                },
+            let Some((tcp, peer_addr, peer_slot)) =
+                behind_proxy(&shared, tcp, id, peer_addr, peer_slot).await
+            else {
+                return;
             };
             let admission = Admission {
                 slot: Some(permit),
                 peer: peer_slot,
             };
-            let peer: Arc<str> = Arc::from(peer_addr.to_string());
-            match acceptor.accept(tcp).await {
-                Ok(accepted) => {
-                    connection::serve(&shared, accepted, id, peer, &shutdown, admission).await
-                }
-                Err(e) => {
-                    shared.stats.update(|s| {
-                        s.accept_failed += 1;
-                        s.closed(e.cause)
-                    });
-                    shared
-                        .events
-                        .emit(ServerEvent::AcceptFailed {
-                            connection: id,
-                            peer,
-                            cause: e.cause,
-                            detail: e.detail,
-                            hint: e.hint,
-                        })
-                        .await;
-                }
-            }
+            handshake(
+                &shared, &*acceptor, tcp, id, peer_addr, &shutdown, admission,
+            )
+            .await;
         });
+    }
+}
+
+/// A place under the connection cap and, without a proxy, under the per-address cap; a socket
+/// over either is refused here.
+async fn admit(
+    shared: &Shared,
+    tcp: TcpStream,
+    id: u64,
+    peer_addr: SocketAddr,
+) -> Option<(OwnedSemaphorePermit, Option<PeerSlot>, TcpStream)> {
+    let permit = match Arc::clone(&shared.slots).try_acquire_owned() {
+        Ok(permit) => permit,
+        Err(_) => match evict_for(shared).await {
+            Some(permit) => permit,
+            None => {
+                refuse(shared, tcp, id, peer_addr, Cause::MaxConnections).await;
+                return None;
+            }
+        },
+    };
+    // Behind a proxy the per-address cap waits for the header's address.
+    let peer_slot = match shared.config.proxy {
+        Some(_) => None,
+        None => match shared.limits.admit(peer_addr.ip()) {
+            Some(slot) => Some(slot),
+            None => {
+                refuse(shared, tcp, id, peer_addr, Cause::PerPeerLimit).await;
+                return None;
+            }
+        },
+    };
+    Some((permit, peer_slot, tcp))
+}
+
+/// The peer's address and its per-address place: the socket's own when admitted already, else
+/// those of the address the proxy header names. `None` when the connection ends here.
+async fn behind_proxy(
+    shared: &Shared,
+    mut tcp: TcpStream,
+    id: u64,
+    peer_addr: SocketAddr,
+    peer_slot: Option<PeerSlot>,
+) -> Option<(TcpStream, SocketAddr, PeerSlot)> {
+    match (&shared.config.proxy, peer_slot) {
+        (_, Some(slot)) => Some((tcp, peer_addr, slot)),
+        // Without a proxy every connection was admitted above.
+        (None, None) => None,
+        (Some(proxy), None) => match proxy.read(&mut tcp, peer_addr).await {
+            Ok(Header::Proxied(client)) => match shared.limits.admit(client.ip()) {
+                Some(slot) => Some((tcp, client, slot)),
+                None => {
+                    refuse(shared, tcp, id, client, Cause::PerPeerLimit).await;
+                    None
+                }
+            },
+            // The proxy's own health check: counted, not logged.
+            Ok(Header::Local) => {
+                shared.stats.update(|s| s.health_checks += 1);
+                None
+            }
+            Err(error) => {
+                let cause = match error {
+                    ProxyError::Untrusted => Cause::ProxyUntrusted,
+                    _ => Cause::ProxyHeader,
+                };
+                refuse(shared, tcp, id, peer_addr, cause).await;
+                None
+            }
+        },
+    }
+}
+
+/// The TLS (or plain) handshake, then the connection; a failed handshake is counted and
+/// reported.
+async fn handshake<A: Accept>(
+    shared: &Arc<Shared>,
+    acceptor: &A,
+    tcp: TcpStream,
+    id: u64,
+    peer_addr: SocketAddr,
+    shutdown: &Shutdown,
+    admission: Admission,
+) {
+    let peer: Arc<str> = Arc::from(peer_addr.to_string());
+    match acceptor.accept(tcp).await {
+        Ok(accepted) => connection::serve(shared, accepted, id, peer, shutdown, admission).await,
+        Err(e) => {
+            shared.stats.update(|s| {
+                s.accept_failed += 1;
+                s.closed(e.cause)
+            });
+            shared
+                .events
+                .emit(ServerEvent::AcceptFailed {
+                    connection: id,
+                    peer,
+                    cause: e.cause,
+                    detail: e.detail,
+                    hint: e.hint,
+                })
+                .await;
+        }
     }
 }
 

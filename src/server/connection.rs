@@ -24,7 +24,7 @@ use super::sink::{Reply, SinkResult};
 use super::{Accepted, Shared, Shutdown};
 use crate::ack::Disposition;
 use crate::cause::{classify_io, Cause};
-use crate::framing::FramingError;
+use crate::framing::{Frame, FramingError};
 use crate::warning::WarningCode;
 use answer::Answers;
 use bytes::Bytes;
@@ -162,36 +162,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
         loop {
             let (frames, fatal) = self.intake.decode(&mut self.ledger, &mut self.budget);
             if !frames.is_empty() {
-                let batch = Batch::admit(&frames, self.shared, &mut self.ledger);
-                if fatal.is_none()
-                    && !self.stops.immediate.is_set()
-                    && self.flights.takes(self.shared, &batch)
-                {
-                    let (held, timed) = (self.intake.lent(), self.ledger.per_message());
-                    if self.flights.full() {
-                        if let Some(end) = self.land_one().await {
-                            return end;
-                        }
-                    }
-                    self.flights.start(self.shared, batch, held, timed);
-                    continue;
-                }
-                // Every batch before this one is answered first.
-                if let Some(end) = self.land_all().await {
-                    return end;
-                }
-                let end = match self.answer_now(&batch) {
-                    Some(Some(cause)) => Some(self.send().await.unwrap_or(End::cause(cause))),
-                    Some(None) => self.finish(&batch).await,
-                    // On the heap only while a batch waits for its commit: the task's own size
-                    // is what each idle connection keeps resident.
-                    None => Box::pin(self.process(&batch)).await,
-                };
-                drop(batch);
-                drop(frames);
-                self.intake.served(&mut self.budget);
-                self.ledger.settle();
-                if let Some(end) = end {
+                if let Some(end) = self.serve(frames, fatal.is_some()).await {
                     return end;
                 }
                 if fatal.is_none() {
@@ -213,47 +184,96 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
                     continue;
                 }
             }
-            let eof = self.intake.eof();
-            match fatal {
-                Some(FramingError::Fatal { code, .. }) => {
-                    return End {
-                        code: Some(code),
-                        ..End::cause(Cause::FramingFatal)
-                    }
-                }
-                // At the end of the stream, an unfinished frame is lost with the connection.
-                Some(_) if eof => return End::cause(Cause::PeerClosed),
-                Some(FramingError::Io(e)) => return End::cause(classify_io(&e)),
-                Some(_) => return End::cause(Cause::PeerClosed),
-                None if eof => return End::cause(Cause::PeerClosed),
-                None => {}
-            }
-            if let Some(end) = self.intake.take_ended() {
+            if let Some(end) = self.ended(fatal) {
                 return end;
             }
             self.ledger.send_events().await;
-            let unsent = self.answers.unsent();
-            let stream = &mut *self.stream;
-            match self
-                .intake
-                .read(stream, &mut self.budget, unsent, &mut self.stops)
-                .await
-            {
-                Read::Data(n) => self.ledger.bytes_in(n),
-                Read::Eof => {}
-                Read::Failed(e) => return End::cause(classify_io(&e)),
-                Read::Idle => return End::cause(Cause::IdleTimeout),
-                Read::FrameTimeout => return End::cause(Cause::FrameTimeout),
-                Read::Evicted => return End::cause(Cause::EvictedIdle),
-                Read::OverBudget => {
-                    return End {
-                        code: Some(WarningCode::FrameTooLarge),
-                        ..End::cause(Cause::BufferBudget)
-                    }
-                }
-                Read::Stop => return End::cause(Cause::Shutdown),
+            if let Some(end) = self.read_more().await {
+                return end;
             }
         }
+    }
+
+    /// The frames just decoded, as a batch: committed in flight beside earlier ones when the
+    /// sink allows it, else answered once every earlier batch is. `Some` ends the connection.
+    #[inline]
+    async fn serve(&mut self, frames: Vec<Frame>, fatal: bool) -> Option<End> {
+        let batch = Batch::admit(&frames, self.shared, &mut self.ledger);
+        if !fatal && !self.stops.immediate.is_set() && self.flights.takes(self.shared, &batch) {
+            let (held, timed) = (self.intake.lent(), self.ledger.per_message());
+            if self.flights.full() {
+                if let Some(end) = self.land_one().await {
+                    return Some(end);
+                }
+            }
+            self.flights.start(self.shared, batch, held, timed);
+            return None;
+        }
+        // Every batch before this one is answered first.
+        if let Some(end) = self.land_all().await {
+            return Some(end);
+        }
+        let end = match self.answer_now(&batch) {
+            Some(Some(cause)) => Some(self.send().await.unwrap_or(End::cause(cause))),
+            Some(None) => self.finish(&batch).await,
+            // On the heap only while a batch waits for its commit: the task's own size
+            // is what each idle connection keeps resident.
+            None => Box::pin(self.process(&batch)).await,
+        };
+        drop(batch);
+        drop(frames);
+        self.intake.served(&mut self.budget);
+        self.ledger.settle();
+        end
+    }
+
+    /// The end that a framing error, the end of the stream or an ended intake brings, if any.
+    fn ended(&mut self, fatal: Option<FramingError>) -> Option<End> {
+        let eof = self.intake.eof();
+        let cause = match fatal {
+            Some(FramingError::Fatal { code, .. }) => {
+                return Some(End {
+                    code: Some(code),
+                    ..End::cause(Cause::FramingFatal)
+                })
+            }
+            // At the end of the stream, an unfinished frame is lost with the connection.
+            Some(_) if eof => Cause::PeerClosed,
+            Some(FramingError::Io(e)) => classify_io(&e),
+            Some(_) => Cause::PeerClosed,
+            None if eof => Cause::PeerClosed,
+            None => return self.intake.take_ended(),
+        };
+        Some(End::cause(cause))
+    }
+
+    /// Wait for more input (or a timeout, an eviction, a stop); `Some` ends the connection.
+    async fn read_more(&mut self) -> Option<End> {
+        let unsent = self.answers.unsent();
+        let stream = &mut *self.stream;
+        let read = self
+            .intake
+            .read(stream, &mut self.budget, unsent, &mut self.stops)
+            .await;
+        let cause = match read {
+            Read::Data(n) => {
+                self.ledger.bytes_in(n);
+                return None;
+            }
+            Read::Eof => return None,
+            Read::Failed(e) => classify_io(&e),
+            Read::Idle => Cause::IdleTimeout,
+            Read::FrameTimeout => Cause::FrameTimeout,
+            Read::Evicted => Cause::EvictedIdle,
+            Read::OverBudget => {
+                return Some(End {
+                    code: Some(WarningCode::FrameTooLarge),
+                    ..End::cause(Cause::BufferBudget)
+                })
+            }
+            Read::Stop => Cause::Shutdown,
+        };
+        Some(End::cause(cause))
     }
 
     /// Commit `batch` here and now and build its ACKs, with no future: the sink commits without

@@ -240,12 +240,7 @@ impl DedupeSink {
 
 impl Sink for DedupeSink {
     fn commit<'a>(&'a self, message: &'a Inbound) -> SinkFuture<'a, SinkResult> {
-        Box::pin(async move {
-            let mut results = self.commit_batch(std::slice::from_ref(message)).await;
-            results
-                .pop()
-                .unwrap_or_else(|| SinkResult::failed("no result"))
-        })
+        super::sink::commit_as_batch(self, message, "no result")
     }
 
     fn commit_batch<'a>(&'a self, messages: &'a [Inbound]) -> SinkFuture<'a, Vec<SinkResult>> {
@@ -259,82 +254,100 @@ impl Sink for DedupeSink {
             let _claim = self.memory.claim(fresh).await;
             // Planned again: a copy committed elsewhere meanwhile is now remembered.
             let plans = self.plan(messages);
-            let all = plans.iter().all(|p| matches!(p, Plan::Commit(_)));
-            let committed = if all {
-                self.inner.commit_batch(messages).await
-            } else {
-                let chosen: Vec<Inbound> = messages
-                    .iter()
-                    .zip(&plans)
-                    .filter(|(_, p)| matches!(p, Plan::Commit(_)))
-                    .map(|(m, _)| m.clone())
-                    .collect();
-                if chosen.is_empty() {
-                    Vec::new()
-                } else {
-                    self.inner.commit_batch(&chosen).await
-                }
-            };
-            let count = plans
-                .iter()
-                .filter(|p| matches!(p, Plan::Commit(_)))
-                .count();
-            let committed = super::sink::pad_results(committed, count);
-            let mut results: Vec<SinkResult> = Vec::with_capacity(messages.len());
-            for plan in &plans {
-                let result = match *plan {
-                    Plan::Commit(j) => committed[j].clone(),
-                    Plan::Known => SinkResult::duplicate(),
-                    Plan::Repeat(i) => match &results[i] {
-                        r if r.disposition == Disposition::Committed => SinkResult::duplicate(),
-                        // The first copy was not kept: neither is this one.
-                        r => SinkResult {
-                            detail: None,
-                            ..r.clone()
-                        },
-                    },
-                };
-                results.push(result);
-            }
-            let journaled = self.memory.journal.is_some();
-            let entries: Vec<journal::Entry> = messages
-                .iter()
-                .zip(&plans)
-                .zip(&results)
-                .filter(|((_, p), r)| {
-                    matches!(p, Plan::Commit(_))
-                        && r.disposition == Disposition::Committed
-                        && !r.duplicate
-                })
-                .filter_map(|((m, _), _)| {
-                    let key = m.dedupe_key();
-                    let name = journaled.then(|| OutDirSink::file_name(m));
-                    (key.is_some() || journaled).then(|| (name.unwrap_or_default(), key))
-                })
-                .collect();
-            if entries.is_empty() {
-                return results;
-            }
-            let memory = Arc::clone(&self.memory);
-            let outcome = tokio::task::spawn_blocking(move || memory.remember(entries)).await;
-            let problem = match outcome {
-                Ok(Ok(())) => None,
-                Ok(Err(e)) => Some(format!("dedupe journal: {e}")),
-                Err(e) => Some(format!("dedupe journal: writer task: {e}")),
-            };
-            // The messages are committed either way: they are answered positively, and the
-            // journal failure is reported (the directory is read back at the next start).
-            if let Some(detail) = problem {
-                if let Some(first) = results
-                    .iter_mut()
-                    .find(|r| r.disposition == Disposition::Committed)
-                {
-                    first.detail = Some(detail);
-                }
-            }
+            let committed = self.commit_chosen(messages, &plans).await;
+            let mut results = answers(&plans, committed);
+            self.remember(messages, &plans, &mut results).await;
             results
         })
     }
+}
+
+impl DedupeSink {
+    /// Commits through `inner` the messages planned for it, one result each.
+    async fn commit_chosen(&self, messages: &[Inbound], plans: &[Plan]) -> Vec<SinkResult> {
+        let count = plans
+            .iter()
+            .filter(|p| matches!(p, Plan::Commit(_)))
+            .count();
+        let committed = if count == messages.len() {
+            self.inner.commit_batch(messages).await
+        } else {
+            let chosen: Vec<Inbound> = messages
+                .iter()
+                .zip(plans)
+                .filter(|(_, p)| matches!(p, Plan::Commit(_)))
+                .map(|(m, _)| m.clone())
+                .collect();
+            if chosen.is_empty() {
+                Vec::new()
+            } else {
+                self.inner.commit_batch(&chosen).await
+            }
+        };
+        super::sink::pad_results(committed, count)
+    }
+
+    /// Remembers what was committed before the ACKs go out.
+    async fn remember(&self, messages: &[Inbound], plans: &[Plan], results: &mut [SinkResult]) {
+        let journaled = self.memory.journal.is_some();
+        let entries: Vec<journal::Entry> = messages
+            .iter()
+            .zip(plans)
+            .zip(results.iter())
+            .filter(|((_, p), r)| {
+                matches!(p, Plan::Commit(_))
+                    && r.disposition == Disposition::Committed
+                    && !r.duplicate
+            })
+            .filter_map(|((m, _), _)| {
+                let key = m.dedupe_key();
+                let name = journaled.then(|| OutDirSink::file_name(m));
+                (key.is_some() || journaled).then(|| (name.unwrap_or_default(), key))
+            })
+            .collect();
+        if entries.is_empty() {
+            return;
+        }
+        let memory = Arc::clone(&self.memory);
+        let outcome = tokio::task::spawn_blocking(move || memory.remember(entries)).await;
+        let problem = match outcome {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(format!("dedupe journal: {e}")),
+            Err(e) => Some(format!("dedupe journal: writer task: {e}")),
+        };
+        // The messages are committed either way: they are answered positively, and the
+        // journal failure is reported (the directory is read back at the next start).
+        if let Some(detail) = problem {
+            if let Some(first) = results
+                .iter_mut()
+                .find(|r| r.disposition == Disposition::Committed)
+            {
+                first.detail = Some(detail);
+            }
+        }
+    }
+}
+
+/// Each message's answer: its own commit's, a duplicate for a key remembered, and for a repeat
+/// within the group what its first copy came to.
+fn answers(plans: &[Plan], committed: Vec<SinkResult>) -> Vec<SinkResult> {
+    let mut results: Vec<SinkResult> = Vec::with_capacity(plans.len());
+    for plan in plans {
+        let result = match *plan {
+            Plan::Commit(j) => committed[j].clone(),
+            Plan::Known => SinkResult::duplicate(),
+            Plan::Repeat(i) => match &results[i] {
+                r if r.disposition == Disposition::Committed => SinkResult::duplicate(),
+                // The first copy was not kept: neither is this one.
+                r => SinkResult {
+                    detail: None,
+                    ..r.clone()
+                },
+            },
+        };
+        results.push(result);
+    }
+    results
 }
 
 /// Answers repeats of remembered messages as duplicates; everything else as `inner` decides.

@@ -396,6 +396,19 @@ impl Sink for DiscardSink {
     }
 }
 
+/// `commit` for a sink whose one message is a batch of one; `missing` is the failure when the
+/// batch came back empty.
+pub(crate) fn commit_as_batch<'a, S: Sink>(
+    sink: &'a S,
+    message: &'a Inbound,
+    missing: &'static str,
+) -> SinkFuture<'a, SinkResult> {
+    Box::pin(async move {
+        let mut results = sink.commit_batch(std::slice::from_ref(message)).await;
+        results.pop().unwrap_or_else(|| SinkResult::failed(missing))
+    })
+}
+
 /// Make sure a batch result has exactly one entry per message: a sink that returns too few
 /// leaves the rest failed, never acknowledged positively.
 pub(crate) fn pad_results(mut results: Vec<SinkResult>, len: usize) -> Vec<SinkResult> {

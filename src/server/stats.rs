@@ -128,63 +128,10 @@ impl StatsSnapshot {
         add(&mut self.warnings_by_code, &delta.warnings_by_code);
     }
 
-    /// Back to zero, in place: nothing is freed or made when the maps are empty, as they are
-    /// for a batch without negative ACKs or warnings.
+    /// Back to zero. Empty maps are neither freed nor made, as they are for a batch without
+    /// negative ACKs or warnings.
     fn reset(&mut self) {
-        let StatsSnapshot {
-            connections_accepted,
-            connections_refused,
-            connections_open,
-            accept_failed,
-            accept_errors,
-            health_checks,
-            closed_by_cause,
-            messages,
-            committed,
-            commit_failed,
-            rejected,
-            refused,
-            duplicates,
-            inbound_acks,
-            unanswered,
-            acks_by_code,
-            nacks_by_reason,
-            warnings_by_code,
-            bytes_in,
-            bytes_out,
-            commit_groups,
-        } = self;
-        for n in [
-            connections_accepted,
-            connections_refused,
-            connections_open,
-            accept_failed,
-            accept_errors,
-            health_checks,
-            messages,
-            committed,
-            commit_failed,
-            rejected,
-            refused,
-            duplicates,
-            inbound_acks,
-            unanswered,
-            bytes_in,
-            bytes_out,
-        ] {
-            *n = 0;
-        }
-        for map in [
-            closed_by_cause,
-            acks_by_code,
-            nacks_by_reason,
-            warnings_by_code,
-        ] {
-            if !map.is_empty() {
-                map.clear();
-            }
-        }
-        *commit_groups = None;
+        *self = StatsSnapshot::default();
     }
 
     pub(crate) fn closed(&mut self, cause: Cause) {

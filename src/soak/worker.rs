@@ -7,7 +7,7 @@ use super::{ControlIds, Ledger, Template};
 use crate::client::{Client, Fate, SendHandle};
 use crate::pace::{Pacer, Schedule};
 use crate::server::clock::Utc;
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -224,36 +224,14 @@ impl Worker {
                     _ = self.stop.cancelled() => return Generated::Stopped,
                     due = pacer.tick() => due,
                 },
-                (None, Some(gate)) => {
-                    let first = tokio::select! {
-                        biased;
-                        _ = self.stop.cancelled() => return Generated::Stopped,
-                        permit = gate.clone().acquire_owned() => match permit {
-                            Ok(permit) => permit,
-                            Err(_) => return Generated::Exhausted,
-                        },
-                    };
-                    permits.push(first);
-                    while (permits.len() as u64) < left {
-                        match gate.clone().try_acquire_owned() {
-                            Ok(permit) => permits.push(permit),
-                            Err(_) => break,
-                        }
-                    }
-                    Instant::now()
-                }
+                (None, Some(gate)) => match self.room(gate, &mut permits, left).await {
+                    Ok(from) => from,
+                    Err(why) => return why,
+                },
                 (None, None) => return Generated::Exhausted,
             };
             let count = permits.len().max(1) as u64;
-            for k in seq..seq + count {
-                let template = &self.templates[(k % self.templates.len() as u64) as usize];
-                let id = self.ids.format(self.index, k);
-                template.render(stamp.now(), &id, &mut buf);
-                payloads.push(buf.split().freeze());
-                if buf.capacity() < 4096 {
-                    buf.reserve(64 * 1024);
-                }
-            }
+            self.render(seq..seq + count, &mut stamp, &mut buf, &mut payloads);
             self.generated_counter.fetch_add(count, Ordering::Relaxed);
             let handles = self.client.send_many(payloads.drain(..)).await;
             let mut batch_permits = permits.drain(..);
@@ -269,6 +247,51 @@ impl Worker {
                     return Generated::Exhausted;
                 }
                 seq += 1;
+            }
+        }
+    }
+
+    /// All the room the window has now (at least one place, waited for), up to `left`; when
+    /// it came. `Err` when the run is stopped or over meanwhile.
+    async fn room(
+        &self,
+        gate: &Arc<Semaphore>,
+        permits: &mut Vec<OwnedSemaphorePermit>,
+        left: u64,
+    ) -> Result<Instant, Generated> {
+        let first = tokio::select! {
+            biased;
+            _ = self.stop.cancelled() => return Err(Generated::Stopped),
+            permit = gate.clone().acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => return Err(Generated::Exhausted),
+            },
+        };
+        permits.push(first);
+        while (permits.len() as u64) < left {
+            match gate.clone().try_acquire_owned() {
+                Ok(permit) => permits.push(permit),
+                Err(_) => break,
+            }
+        }
+        Ok(Instant::now())
+    }
+
+    /// Messages `seqs`, each from its template in turn, onto `payloads`.
+    fn render(
+        &self,
+        seqs: std::ops::Range<u64>,
+        stamp: &mut Stamp,
+        buf: &mut BytesMut,
+        payloads: &mut Vec<Bytes>,
+    ) {
+        for k in seqs {
+            let template = &self.templates[(k % self.templates.len() as u64) as usize];
+            let id = self.ids.format(self.index, k);
+            template.render(stamp.now(), &id, buf);
+            payloads.push(buf.split().freeze());
+            if buf.capacity() < 4096 {
+                buf.reserve(64 * 1024);
             }
         }
     }

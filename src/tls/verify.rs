@@ -3,12 +3,41 @@
 //! the identity, whether or not it is marked as a CA and whatever names it carries. Its
 //! validity dates still hold, and the handshake still proves the server has its key.
 
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::danger::{ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{CertificateError, DigitallySignedStruct, Error, SignatureScheme};
+use rustls::{CertificateError, Error};
 use std::sync::Arc;
 use x509_parser::prelude::{FromDer, X509Certificate};
+
+/// The handshake-signature half of a [`ServerCertVerifier`] whose own decision is about the
+/// certificate alone: every signature check goes to the verifier in field `$inner`.
+macro_rules! signatures_checked_by {
+    ($inner:ident) => {
+        fn verify_tls12_signature(
+            &self,
+            message: &[u8],
+            cert: &rustls::pki_types::CertificateDer<'_>,
+            dss: &rustls::DigitallySignedStruct,
+        ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+            self.$inner.verify_tls12_signature(message, cert, dss)
+        }
+
+        fn verify_tls13_signature(
+            &self,
+            message: &[u8],
+            cert: &rustls::pki_types::CertificateDer<'_>,
+            dss: &rustls::DigitallySignedStruct,
+        ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+            self.$inner.verify_tls13_signature(message, cert, dss)
+        }
+
+        fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+            self.$inner.supported_verify_schemes()
+        }
+    };
+}
+pub(crate) use signatures_checked_by;
 
 #[derive(Debug)]
 pub(crate) struct PinningVerifier {
@@ -61,25 +90,5 @@ impl ServerCertVerifier for PinningVerifier {
             .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
     }
 
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        self.webpki.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        self.webpki.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.webpki.supported_verify_schemes()
-    }
+    signatures_checked_by!(webpki);
 }

@@ -84,6 +84,17 @@ impl Flights {
         if let Some(end) = self.mismatch_verdict(now) {
             return Some(end);
         }
+        if let Some(end) = self.ack_timeouts(out, now) {
+            return Some(end);
+        }
+        self.app_ack_timeouts(out, now);
+        None
+    }
+
+    /// Sends whose ACK is overdue, oldest first: written again, or ended unknown fate. `Some`
+    /// ends the connected phase.
+    #[inline]
+    fn ack_timeouts(&mut self, out: &mut Outbox, now: Instant) -> Option<LinkEnd> {
         let fifo = self.options.correlation == Correlation::Fifo;
         loop {
             self.prune_flight();
@@ -122,6 +133,12 @@ impl Flights {
                 return Some(LinkEnd::Failed(Cause::AckTimeout));
             }
         }
+        None
+    }
+
+    /// Sends committed whose application ACK is overdue.
+    #[inline]
+    fn app_ack_timeouts(&mut self, out: &mut Outbox, now: Instant) {
         while let Some(&id) = self.app_wait.front() {
             let Some(p) = self.sends.get(&id) else {
                 self.app_wait.pop_front();
@@ -154,7 +171,6 @@ impl Flights {
             self.give_up(cid);
             self.settle(out, id, fate);
         }
-        None
     }
 }
 

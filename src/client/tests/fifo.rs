@@ -13,6 +13,14 @@ fn fifo() -> ClientOptions {
     }
 }
 
+/// FIFO, each ACK awaited for `ack_timeout`.
+fn fifo_within(ack_timeout: Duration) -> ClientOptions {
+    ClientOptions {
+        ack_timeout,
+        ..fifo()
+    }
+}
+
 fn msa(fate: &Fate) -> String {
     let ack = String::from_utf8_lossy(fate.ack().expect("an ACK").bytes()).into_owned();
     let seg = ack.split('\r').find(|s| s.starts_with("MSA|")).unwrap();
@@ -54,11 +62,7 @@ async fn fifo_a_second_answer_is_skipped_never_credited_to_the_next() {
 /// ACK timeout), never credited with another's answer.
 #[tokio::test(start_paused = true)]
 async fn fifo_msa2_naming_the_previous_message_never_credits_the_wrong_one() {
-    let options = ClientOptions {
-        ack_timeout: Duration::from_secs(5),
-        ..fifo()
-    };
-    let mut rig = rig(vec![], options);
+    let mut rig = rig(vec![], fifo_within(Duration::from_secs(5)));
     let mut peer = rig.peer().await;
     let hs = send_all(&rig.client, ["1", "2"]).await;
     assert_eq!(peer.read_ids(2).await, ["1", "2"]);
@@ -74,11 +78,7 @@ async fn fifo_msa2_naming_the_previous_message_never_credits_the_wrong_one() {
 /// cannot pair. Nothing is credited to the wrong message.
 #[tokio::test(start_paused = true)]
 async fn fifo_a_reply_naming_a_later_message_is_never_credited_to_the_oldest() {
-    let options = ClientOptions {
-        ack_timeout: Duration::from_secs(5),
-        ..fifo()
-    };
-    let mut rig = rig(vec![], options);
+    let mut rig = rig(vec![], fifo_within(Duration::from_secs(5)));
     let mut peer = rig.peer().await;
     let hs = send_all(&rig.client, ["1", "2"]).await;
     peer.read_ids(2).await;

@@ -112,6 +112,15 @@ impl Rig {
     }
 }
 
+/// A runtime on tokio's paused clock.
+pub(crate) fn paused() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}
+
 pub(crate) fn states(events: &[ClientEvent]) -> Vec<(State, State)> {
     events
         .iter()

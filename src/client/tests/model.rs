@@ -9,7 +9,7 @@
 mod fifo;
 mod rules;
 
-use super::harness::{rig, Peer, Rig};
+use super::harness::{paused, rig, Peer, Rig};
 use crate::cause::Class;
 use crate::client::*;
 use bytes::Bytes;
@@ -203,11 +203,7 @@ fn outcome_of(fate: &Fate) -> Option<Outcome> {
 }
 
 fn run(script: &Script, correlation: Correlation) -> Result<(), TestCaseError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
+    let runtime = paused();
     runtime.block_on(async {
         let mut model: Box<dyn Rules> = match correlation {
             Correlation::ControlId => {

@@ -3,7 +3,7 @@
 //! in-memory link on the paused clock; its fate, the number of writes and the answer kept must
 //! be the reference's.
 
-use super::harness::{msg, rig, Rig};
+use super::harness::{msg, paused, rig, Rig};
 use crate::ack::AckCode;
 use crate::client::*;
 use bytes::Bytes;
@@ -74,11 +74,7 @@ fn run(
     answers: &[Answer],
     max_resends: u32,
 ) -> Result<(), TestCaseError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
+    let runtime = paused();
     runtime.block_on(async {
         let retry_on = rules
             .iter()

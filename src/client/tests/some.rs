@@ -100,11 +100,7 @@ proptest! {
             on_backpressure: if wait { OnBackpressure::Wait } else { OnBackpressure::Reject },
             ..ClientOptions::default()
         };
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .start_paused(true)
-            .build()
-            .unwrap();
+        let runtime = paused();
         let (one, some) = runtime.block_on(async {
             let cancel = CancellationToken::new();
             if stopped {

@@ -5,20 +5,19 @@
 //! order holds across reconnects).
 
 use super::{LinkEvent, ParallelRun, ParallelSummary};
-use crate::client::{Client, ClientOptions, Correlation, OnBackpressure, Population, Reconnect};
-use crate::client::{ExponentialBackoff, Window};
+use crate::client::{Client, ClientOptions, Correlation, Population};
+use crate::delivery::test_rig::{self, client_options, control_id, feed, link, paused, PeerEnd};
 use crate::delivery::{Input, MessageOutcome, OrderKey, RunEvent, RunOptions};
-use crate::framing::{encode_frame, Decoded, MllpCodec, Tolerance};
+use crate::framing::Decoded;
 use crate::input::Message;
 use crate::resolve::BoxFuture;
 use crate::transport::{Connection, Connector, LinkError};
-use bytes::{Bytes, BytesMut};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
+use tokio::io::{AsyncReadExt, DuplexStream};
 use tokio_util::codec::Decoder;
 
 /// One peer behind every link: answers `AA` by control ID; on every `drop_every`-th frame it
@@ -32,63 +31,36 @@ struct Peers {
 
 impl Connector for Peers {
     fn connect(&self) -> BoxFuture<'_, Result<Connection, LinkError>> {
-        let (ours, theirs) = tokio::io::duplex(1 << 16);
-        tokio::spawn(serve(
-            theirs,
-            self.drop_every,
-            self.frames.clone(),
-            self.log.clone(),
-        ));
-        Box::pin(async move {
-            Ok(Connection {
-                stream: Box::new(ours),
-                peer: None,
-                tls: None,
-                security_warnings: vec![],
-            })
-        })
+        let (every, frames, log) = (self.drop_every, self.frames.clone(), self.log.clone());
+        link(move |theirs| serve(theirs, every, frames, log))
     }
 }
 
 fn number(payload: &[u8]) -> u64 {
-    let scan = crate::hl7::scan(payload);
-    let id = scan.msh.and_then(|m| m.control_id()).unwrap_or_default();
-    String::from_utf8_lossy(&id[1..]).parse().unwrap()
+    control_id(payload)[1..].parse().unwrap()
 }
 
 async fn serve(
-    mut stream: DuplexStream,
+    stream: DuplexStream,
     every: u64,
     frames: Arc<AtomicU64>,
     log: Arc<Mutex<Vec<u64>>>,
 ) {
-    let mut codec = MllpCodec::new(Tolerance::STRICT, 1 << 20);
-    let mut buf = BytesMut::new();
-    loop {
-        let payload = loop {
-            if let Ok(Some(Decoded::Frame(frame))) = codec.decode(&mut buf) {
-                break frame.payload;
-            }
-            match stream.read_buf(&mut buf).await {
-                Ok(n) if n > 0 => {}
-                _ => return,
-            }
-        };
+    let mut peer = PeerEnd::new(stream);
+    while let Some(payload) = peer.frame().await {
         let n = number(&payload);
         log.lock().unwrap().push(n);
         if (frames.fetch_add(1, Ordering::Relaxed) + 1).is_multiple_of(every) {
             // Whatever else came with it is read too, and lost with the link.
             tokio::time::sleep(Duration::from_millis(5)).await;
-            let _ = tokio::time::timeout(Duration::from_millis(1), stream.read_buf(&mut buf)).await;
-            while let Ok(Some(Decoded::Frame(frame))) = codec.decode(&mut buf) {
+            let more = peer.stream.read_buf(&mut peer.buf);
+            let _ = tokio::time::timeout(Duration::from_millis(1), more).await;
+            while let Ok(Some(Decoded::Frame(frame))) = peer.codec.decode(&mut peer.buf) {
                 log.lock().unwrap().push(number(&frame.payload));
             }
             return;
         }
-        let ack = format!("MSH|^~\\&|R|R|S|S|20240101120000||ACK^A01|RM{n}|P|2.5\rMSA|AA|M{n}\r");
-        let mut out = BytesMut::new();
-        encode_frame(ack.as_bytes(), &mut out).unwrap();
-        if stream.write_all(&out).await.is_err() {
+        if !peer.accept(&format!("M{n}")).await {
             return;
         }
     }
@@ -96,46 +68,21 @@ async fn serve(
 
 /// Message `n` of patient `key`.
 fn message(n: u64, key: u64) -> Message {
-    let payload =
-        format!("MSH|^~\\&|A|B|C|D|20240101120000||ADT^A01|M{n}|P|2.5\rPID|1||P{key}^^^H^MR\r");
-    Message {
-        source: "in.hl7".into(),
-        index: n,
-        line: 1,
-        offset: 0,
-        payload: Bytes::from(payload),
-        original_control_id: None,
-    }
+    test_rig::message(n, &format!("P{key}^^^H^MR"))
 }
 
 fn input(keys: Vec<u64>) -> Input {
-    let (tx, rx) = tokio::sync::mpsc::channel(4);
-    tokio::spawn(async move {
-        for (i, key) in keys.into_iter().enumerate() {
-            if tx.send(message(i as u64 + 1, key)).await.is_err() {
-                return;
-            }
-        }
-    });
-    Input::from_channel(rx, false)
+    feed(
+        keys.into_iter()
+            .enumerate()
+            .map(|(i, key)| message(i as u64 + 1, key)),
+    )
 }
 
 fn client(peers: Arc<Peers>) -> Client {
     let options = ClientOptions {
-        correlation: Correlation::ControlId,
-        window: Window {
-            count: Some(16),
-            bytes: None,
-        },
-        on_backpressure: OnBackpressure::Wait,
-        reconnect: Reconnect {
-            enabled: true,
-            strategy: Arc::new(ExponentialBackoff::seeded(Default::default(), 7)),
-        },
         max_resends: 1000,
-        ack_timeout: Duration::from_secs(5),
-        drain_timeout: Duration::from_secs(5),
-        ..ClientOptions::default()
+        ..client_options(Correlation::ControlId, 16)
     };
     Client::new(peers, options).unwrap()
 }
@@ -156,14 +103,6 @@ async fn drive(mut run: ParallelRun) -> (Outcomes, ParallelSummary) {
         .await
         .expect("the run ends");
     (outcomes, run.finish().await)
-}
-
-fn paused() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .start_paused(true)
-        .build()
-        .unwrap()
 }
 
 /// Runs `keys` (one message each, numbered from 1) over `links` links keyed by PID-3.1,

@@ -8,6 +8,24 @@ mod model;
 use super::*;
 use crate::input::{InputError, Message, SplitOptions};
 
+/// A reader that returns at most the next of `sizes` bytes per read, cycling.
+pub(super) struct Chunky<'a> {
+    pub(super) data: &'a [u8],
+    pub(super) sizes: Vec<usize>,
+    pub(super) turn: usize,
+}
+
+impl std::io::Read for Chunky<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let want = self.sizes[self.turn % self.sizes.len()].max(1);
+        self.turn += 1;
+        let n = want.min(out.len()).min(self.data.len());
+        out[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
 fn opts() -> SplitOptions {
     SplitOptions::default()
 }

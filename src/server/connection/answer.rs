@@ -113,7 +113,6 @@ impl<'a> Answers<'a> {
         silent: bool,
         ledger: &mut Ledger<'_>,
     ) -> Option<AckCode> {
-        let (message, scan) = (entry.message, entry.scan);
         let shared = self.shared;
         let forced = match shared.config.ack {
             AckMode::None => {
@@ -130,73 +129,20 @@ impl<'a> Answers<'a> {
         let start = self.out.len();
         shared.next_ack_control_id(&mut self.ack.control_id, &mut self.ack_counter);
         self.ack.forced = forced;
-        let ctx = &self.ack;
-        let batch = shared.config.batch_ack && message.shape == Shape::Batch;
+        let batch = shared.config.batch_ack && entry.message.shape == Shape::Batch;
         let code = if batch {
-            let Some(b) = ack::build_batch_ack(&message.payload, disposition, message.damaged, ctx)
-            else {
-                // An inbound ACK: committed like any message, never answered (Release 2: but
-                // for its block).
-                ledger.inbound_ack();
-                self.block(start, None, disposition);
-                return None;
-            };
-            let built = BuiltAck {
-                payload: b.payload,
-                code: b.code,
-                reason: b.reason,
-                warnings: b.warnings,
-            };
-            self.write_ack(built, disposition, ledger)?
+            self.batch_ack(entry, disposition, ledger)?
         } else {
-            // A message not refused has no defect: the refusal looked for one and found none.
-            let defect = match entry.refused {
-                None => None,
-                Some(_) => ack::defect_of(scan, message.damaged),
-            };
-            debug_assert!(
-                message.is_ack || defect == ack::defect_of(scan, message.damaged),
-                "a message the refusal let through has a defect"
-            );
-            // Framed where it is written: the VT, the answer after it, then its end.
-            let start = self.out.len();
-            self.out.push(VT);
-            let answered = ack::answer_into(
-                scan,
-                message.is_ack,
-                disposition,
-                defect,
-                ctx,
-                &mut self.out,
-                Some(&mut self.template),
-            );
-            let Some((answered, unframed)) = answered else {
-                self.out.truncate(start);
-                // An inbound ACK: committed like any message, never answered (Release 2: but
-                // for its block).
-                ledger.inbound_ack();
-                self.block(start, None, disposition);
-                return None;
-            };
-            for code in &answered.warnings {
-                ledger.warn(Warning::new(*code));
-            }
-            if let Err(e) = close_frame(&mut self.out, start, unframed) {
-                // Cannot happen for a built ACK; if it ever does, say so rather than send it
-                // broken.
-                ledger.warn(Warning::new(e.code));
-                return None;
-            }
-            self.count(answered.code, answered.reason, disposition, ledger)
+            self.accept_ack(entry, disposition, ledger)?
         };
         self.block(start, Some(code), disposition);
         // Enhanced mode: the application ACK follows the accept ACK, same MSA-2.
         if code.is_commit_level() && !batch {
             shared.next_ack_control_id(&mut self.ack.control_id, &mut self.ack_counter);
             if let Some(app) = ack::application_answer(
-                scan,
+                entry.scan,
                 disposition,
-                message.damaged,
+                entry.message.damaged,
                 &self.ack,
                 std::mem::take(&mut self.ack_buf),
             ) {
@@ -204,6 +150,85 @@ impl<'a> Answers<'a> {
             }
         }
         Some(code)
+    }
+
+    /// A batch's one ACK; none for an inbound ACK (then its block alone, in Release 2).
+    fn batch_ack(
+        &mut self,
+        entry: &Entry<'_, '_>,
+        disposition: Disposition,
+        ledger: &mut Ledger<'_>,
+    ) -> Option<AckCode> {
+        let message = entry.message;
+        let Some(b) =
+            ack::build_batch_ack(&message.payload, disposition, message.damaged, &self.ack)
+        else {
+            self.inbound_ack(disposition, ledger);
+            return None;
+        };
+        let built = BuiltAck {
+            payload: b.payload,
+            code: b.code,
+            reason: b.reason,
+            warnings: b.warnings,
+        };
+        self.write_ack(built, disposition, ledger)
+    }
+
+    /// A message's accept (or original-mode) ACK, framed where it is written; none for an
+    /// inbound ACK (then its block alone, in Release 2).
+    #[inline]
+    fn accept_ack(
+        &mut self,
+        entry: &Entry<'_, '_>,
+        disposition: Disposition,
+        ledger: &mut Ledger<'_>,
+    ) -> Option<AckCode> {
+        let (message, scan) = (entry.message, entry.scan);
+        // A message not refused has no defect: the refusal looked for one and found none.
+        let defect = match entry.refused {
+            None => None,
+            Some(_) => ack::defect_of(scan, message.damaged),
+        };
+        debug_assert!(
+            message.is_ack || defect == ack::defect_of(scan, message.damaged),
+            "a message the refusal let through has a defect"
+        );
+        // Framed where it is written: the VT, the answer after it, then its end.
+        let start = self.out.len();
+        self.out.push(VT);
+        let answered = ack::answer_into(
+            scan,
+            message.is_ack,
+            disposition,
+            defect,
+            &self.ack,
+            &mut self.out,
+            Some(&mut self.template),
+        );
+        let Some((answered, unframed)) = answered else {
+            self.out.truncate(start);
+            self.inbound_ack(disposition, ledger);
+            return None;
+        };
+        for code in &answered.warnings {
+            ledger.warn(Warning::new(*code));
+        }
+        if let Err(e) = close_frame(&mut self.out, start, unframed) {
+            // Cannot happen for a built ACK; if it ever does, say so rather than send it
+            // broken.
+            ledger.warn(Warning::new(e.code));
+            return None;
+        }
+        Some(self.count(answered.code, answered.reason, disposition, ledger))
+    }
+
+    /// An inbound ACK: committed like any message, never answered (Release 2: but for its
+    /// block).
+    fn inbound_ack(&mut self, disposition: Disposition, ledger: &mut Ledger<'_>) {
+        ledger.inbound_ack();
+        let start = self.out.len();
+        self.block(start, None, disposition);
     }
 
     /// Release 2: the answer written since `start` (the HL7 ACK with `code`, or none for an

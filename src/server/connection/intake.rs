@@ -231,17 +231,11 @@ impl<'a> Intake<'a> {
             if !budget.room_will_come() {
                 return Err(Read::OverBudget);
             }
-            let frame_deadline = async {
-                match deadline {
-                    Some(at) => tokio::time::sleep_until(at).await,
-                    None => std::future::pending().await,
-                }
-            };
             tokio::select! {
                 biased;
                 _ = shutdown.immediate.cancelled() => return Err(Read::Stop),
                 _ = shutdown.graceful.cancelled() => return Err(Read::Stop),
-                _ = frame_deadline => return Err(Read::FrameTimeout),
+                _ = until(deadline) => return Err(Read::FrameTimeout),
                 _ = &mut notified => {}
             }
         }
@@ -279,12 +273,6 @@ impl<'a> Intake<'a> {
             Ok(granted) => granted,
             Err(read) => return read,
         };
-        let frame_deadline = async {
-            match deadline {
-                Some(at) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
         let buf = self.buf.bytes();
         let read = async {
             let read_once = async {
@@ -317,18 +305,23 @@ impl<'a> Intake<'a> {
             // does not hold off any of them.
             biased;
             () = stops.either_set() => None,
-            () = frame_deadline => Some(Err(Read::FrameTimeout)),
+            () = until(deadline) => Some(Err(Read::FrameTimeout)),
             () = evicted => Some(Err(Read::Evicted)),
             result = read => Some(Ok(result)),
         };
         if let Some(idle) = hoarding {
             idle.leave();
         }
-        let result = match result {
-            None => return Read::Stop,
-            Some(Err(read)) => return read,
-            Some(Ok(result)) => result,
-        };
+        match result {
+            None => Read::Stop,
+            Some(Err(read)) => read,
+            Some(Ok(result)) => self.landed(result),
+        }
+    }
+
+    /// What a read came to (`None`: the idle timeout passed first).
+    #[inline]
+    fn landed(&mut self, result: Option<std::io::Result<usize>>) -> Read {
         match result {
             None => Read::Idle,
             Some(Ok(0)) => {
@@ -387,5 +380,13 @@ impl<'a> Intake<'a> {
                 None
             }
         }
+    }
+}
+
+/// Sleeps until `deadline`, or for ever without one.
+async fn until(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }

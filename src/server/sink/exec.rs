@@ -74,28 +74,7 @@ impl ExecSink {
         let Ok(_slot) = self.slots.acquire().await else {
             return SinkResult::failed("exec: closed");
         };
-        let mut command = Command::new("sh");
-        command
-            .arg("-c")
-            .arg(&self.options.command)
-            .env("MLLP_PEER", &*message.peer)
-            .env(
-                "MLLP_CONTROL_ID",
-                std::ffi::OsStr::from_bytes(message.control_id().unwrap_or_default()),
-            )
-            .env(
-                "MLLP_MESSAGE_TYPE",
-                std::ffi::OsStr::from_bytes(message.message_type().unwrap_or_default()),
-            )
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(match self.reports.get() {
-                Some(_) => Stdio::piped(),
-                None => Stdio::inherit(),
-            })
-            .process_group(0)
-            .kill_on_drop(true);
-        let mut child = match command.spawn() {
+        let mut child = match self.command(message).spawn() {
             Ok(child) => child,
             Err(e) => return SinkResult::failed(format!("exec: cannot start sh: {e}")),
         };
@@ -152,14 +131,7 @@ impl ExecSink {
                 ));
             }
         };
-        let result = match status.code() {
-            Some(0) => SinkResult::committed(),
-            Some(code) if code == self.options.reject_exit_code => {
-                SinkResult::rejected(format!("exec: exit status {code} (reject)"))
-            }
-            Some(code) => SinkResult::failed(format!("exec: exit status {code}")),
-            None => SinkResult::failed("exec: killed by a signal"),
-        };
+        let result = self.verdict(status);
         // The group is gone: the pipe's last writer with it.
         let first = match line.as_mut() {
             Some(task) => tokio::time::timeout(STDERR_GRACE, task)
@@ -171,6 +143,45 @@ impl ExecSink {
         match first.and_then(|line| words::made_safe(&line)) {
             Some(words) => result.replying(Reply::Worded(words)),
             None => result,
+        }
+    }
+
+    /// `sh -c` the command, in a process group of its own, told the message's peer, control
+    /// ID and type.
+    fn command(&self, message: &Inbound) -> Command {
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg(&self.options.command)
+            .env("MLLP_PEER", &*message.peer)
+            .env(
+                "MLLP_CONTROL_ID",
+                std::ffi::OsStr::from_bytes(message.control_id().unwrap_or_default()),
+            )
+            .env(
+                "MLLP_MESSAGE_TYPE",
+                std::ffi::OsStr::from_bytes(message.message_type().unwrap_or_default()),
+            )
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(match self.reports.get() {
+                Some(_) => Stdio::piped(),
+                None => Stdio::inherit(),
+            })
+            .process_group(0)
+            .kill_on_drop(true);
+        command
+    }
+
+    /// The answer the exit status decides.
+    fn verdict(&self, status: std::process::ExitStatus) -> SinkResult {
+        match status.code() {
+            Some(0) => SinkResult::committed(),
+            Some(code) if code == self.options.reject_exit_code => {
+                SinkResult::rejected(format!("exec: exit status {code} (reject)"))
+            }
+            Some(code) => SinkResult::failed(format!("exec: exit status {code}")),
+            None => SinkResult::failed("exec: killed by a signal"),
         }
     }
 }

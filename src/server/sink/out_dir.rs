@@ -178,12 +178,7 @@ fn write_batch(sink: &OutDirSink, files: &[(String, Bytes)]) -> Vec<SinkResult> 
 
 impl Sink for OutDirSink {
     fn commit<'a>(&'a self, message: &'a Inbound) -> SinkFuture<'a, SinkResult> {
-        Box::pin(async move {
-            let mut results = self.commit_batch(std::slice::from_ref(message)).await;
-            results
-                .pop()
-                .unwrap_or_else(|| SinkResult::failed("out-dir: no result"))
-        })
+        super::commit_as_batch(self, message, "out-dir: no result")
     }
 
     fn commit_batch<'a>(&'a self, messages: &'a [Inbound]) -> SinkFuture<'a, Vec<SinkResult>> {

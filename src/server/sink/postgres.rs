@@ -278,12 +278,7 @@ async fn with_statements(
 
 impl Sink for PostgresSink {
     fn commit<'a>(&'a self, message: &'a Inbound) -> SinkFuture<'a, SinkResult> {
-        Box::pin(async move {
-            let mut results = self.commit_batch(std::slice::from_ref(message)).await;
-            results
-                .pop()
-                .unwrap_or_else(|| SinkResult::failed("postgres: no result"))
-        })
+        super::commit_as_batch(self, message, "postgres: no result")
     }
 
     fn commit_batch<'a>(&'a self, messages: &'a [Inbound]) -> SinkFuture<'a, Vec<SinkResult>> {

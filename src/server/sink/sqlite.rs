@@ -285,12 +285,7 @@ fn add_senders(db: &mut Connection) -> rusqlite::Result<()> {
 
 impl Sink for SqliteSink {
     fn commit<'a>(&'a self, message: &'a Inbound) -> SinkFuture<'a, SinkResult> {
-        Box::pin(async move {
-            let mut results = self.commit_batch(std::slice::from_ref(message)).await;
-            results
-                .pop()
-                .unwrap_or_else(|| SinkResult::failed("sqlite: no result"))
-        })
+        super::commit_as_batch(self, message, "sqlite: no result")
     }
 
     fn commit_batch<'a>(&'a self, messages: &'a [Inbound]) -> SinkFuture<'a, Vec<SinkResult>> {

@@ -48,11 +48,7 @@ proptest! {
         window in prop_oneof![Just(1000usize), 1usize..=8],
         n in 1usize..=30,
     ) {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .start_paused(true)
-            .build()
-            .unwrap();
+        let rt = paused();
         let correlation = if fifo { Correlation::Fifo } else { Correlation::ControlId };
         let mut options = options(correlation, pipeline);
         options.window.count = Some(window);

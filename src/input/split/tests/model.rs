@@ -4,28 +4,10 @@
 
 use super::*;
 use proptest::prelude::*;
-use std::io::{self, Read};
+use std::io;
 
 /// Index, line, offset, payload and verbatim flag of one message; an error as its `Debug`.
 type Seen = Result<(u64, u64, u64, Vec<u8>, bool), String>;
-
-/// A reader that returns at most the next of `sizes` bytes per read, cycling.
-struct Chunky<'a> {
-    data: &'a [u8],
-    sizes: Vec<usize>,
-    turn: usize,
-}
-
-impl Read for Chunky<'_> {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let want = self.sizes[self.turn % self.sizes.len()].max(1);
-        self.turn += 1;
-        let n = want.min(out.len()).min(self.data.len());
-        out[..n].copy_from_slice(&self.data[..n]);
-        self.data = &self.data[n..];
-        Ok(n)
-    }
-}
 
 fn splitter<'a>(
     data: &'a [u8],

@@ -5,13 +5,11 @@
 //! else the system's.
 
 use super::conninfo::{ConnInfo, SslMode};
-use crate::tls::{insecure::AcceptAnyServerCert, pem, provider};
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use crate::tls::{insecure::AcceptAnyServerCert, pem, provider, signatures_checked_by};
+use rustls::client::danger::{ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{
-    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
-};
+use rustls::{CertificateError, ClientConfig, RootCertStore};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio_postgres_rustls::MakeRustlsConnect;
@@ -88,25 +86,5 @@ impl ServerCertVerifier for ChainVerifier {
         }
     }
 
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.webpki.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.webpki.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.webpki.supported_verify_schemes()
-    }
+    signatures_checked_by!(webpki);
 }

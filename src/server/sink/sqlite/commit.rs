@@ -92,6 +92,9 @@ const ON_KEY: &str = " ON CONFLICT (msh3, msh4, control_id, msh7) WHERE dedupe =
 const FIND_KEY: &str = "SELECT EXISTS (SELECT 1 FROM messages
     WHERE msh3 IS ?1 AND msh4 IS ?2 AND control_id IS ?3 AND msh7 IS ?4 AND dedupe = 1)";
 
+/// Where a positive answer stands (job, row) and its id, or none for a duplicate.
+type Positive = (usize, usize, Option<i64>);
+
 /// One transaction for every row of `jobs`; the answers, and the ids of the rows stored.
 fn commit_group(
     db: &mut Connection,
@@ -103,87 +106,12 @@ fn commit_group(
         Ok(tx) => tx,
         Err(e) => return failed_all(e.to_string()),
     };
-    let mut results = Vec::with_capacity(jobs.len());
-    // Where each positive answer stands (job, row) and its id, or none for a duplicate.
-    let mut positive: Vec<(usize, usize, Option<i64>)> = Vec::new();
-    {
-        let insert = if dedupe {
-            format!("{INSERT}{ON_KEY}")
-        } else {
-            INSERT.to_string()
-        };
-        let statements = tx
-            .prepare_cached(&insert)
-            .and_then(|insert| Ok((insert, tx.prepare_cached(FIND_KEY)?)));
-        let (mut insert, mut find_key) = match statements {
-            Ok(statements) => statements,
-            Err(e) => return failed_all(e.to_string()),
-        };
-        for (j, job) in jobs.iter().enumerate() {
-            let mut answers = Vec::with_capacity(job.rows.len());
-            for (r, row) in job.rows.iter().enumerate() {
-                let inserted = insert.execute(params![
-                    row.received_at,
-                    row.peer,
-                    row.msh3,
-                    row.msh4,
-                    row.control_id,
-                    row.msh7,
-                    row.message_type,
-                    row.payload.len() as i64,
-                    &row.payload[..],
-                    row.dedupe.then_some(1),
-                ]);
-                // Nothing inserted: a duplicate only when a row of its key is there; else a
-                // trigger dropped it.
-                answers.push(match inserted {
-                    Ok(0) if row.dedupe => match find_key.query_row(key(row), |r| r.get(0)) {
-                        Ok(true) => {
-                            positive.push((j, r, None));
-                            SinkResult::duplicate()
-                        }
-                        Ok(false) => SinkResult::failed(DROPPED),
-                        Err(e) => SinkResult::failed(format!("sqlite: {e}")),
-                    },
-                    Ok(0) => SinkResult::failed(DROPPED),
-                    Ok(_) => {
-                        positive.push((j, r, Some(tx.last_insert_rowid())));
-                        SinkResult::committed()
-                    }
-                    Err(e) => SinkResult::failed(format!("sqlite: {e}")),
-                });
-            }
-            results.push(answers);
-        }
-        // A trigger run after an INSERT may have deleted its row (or an earlier one): each
-        // positive answer is looked up again once every row is in, before COMMIT.
-        // An id given again was taken from a row deleted meanwhile.
-        let ids: Vec<i64> = positive.iter().map(|p| p.2.unwrap_or(0)).collect();
-        let last = file::last_holders(&ids);
-        let found = tx.prepare_cached(FIND_ID).and_then(|mut find_id| {
-            positive
-                .iter()
-                .zip(last)
-                .map(|(&(j, r, id), last)| match id {
-                    Some(_) if !last => Ok(false),
-                    Some(id) => {
-                        let payload = &jobs[j].rows[r].payload[..];
-                        find_id.query_row(params![id, payload], |row| row.get::<_, bool>(0))
-                    }
-                    None => find_key.query_row(key(&jobs[j].rows[r]), |row| row.get(0)),
-                })
-                .collect::<rusqlite::Result<Vec<bool>>>()
-        });
-        match found {
-            Ok(found) => {
-                for (&(j, r, _), there) in positive.iter().zip(found) {
-                    if !there {
-                        results[j][r] = SinkResult::failed(DROPPED);
-                    }
-                }
-            }
-            Err(e) => return failed_all(e.to_string()),
-        }
+    let (mut results, positive) = match insert_all(&tx, jobs, dedupe) {
+        Ok(inserted) => inserted,
+        Err(e) => return failed_all(e.to_string()),
+    };
+    if let Err(e) = look_again(&tx, jobs, &positive, &mut results) {
+        return failed_all(e.to_string());
     }
     let stored = positive
         .iter()
@@ -194,6 +122,91 @@ fn commit_group(
         Ok(()) => (results, stored),
         Err(e) => failed_all(e.to_string()),
     }
+}
+
+/// Every row inserted: the answers, and where the positive ones stand. An error here is one
+/// that fails the whole group.
+fn insert_all(
+    tx: &Connection,
+    jobs: &[Job],
+    dedupe: bool,
+) -> rusqlite::Result<(Vec<Vec<SinkResult>>, Vec<Positive>)> {
+    let insert = if dedupe {
+        format!("{INSERT}{ON_KEY}")
+    } else {
+        INSERT.to_string()
+    };
+    let mut insert = tx.prepare_cached(&insert)?;
+    let mut find_key = tx.prepare_cached(FIND_KEY)?;
+    let mut results = Vec::with_capacity(jobs.len());
+    let mut positive = Vec::new();
+    for (j, job) in jobs.iter().enumerate() {
+        let mut answers = Vec::with_capacity(job.rows.len());
+        for (r, row) in job.rows.iter().enumerate() {
+            let inserted = insert.execute(params![
+                row.received_at,
+                row.peer,
+                row.msh3,
+                row.msh4,
+                row.control_id,
+                row.msh7,
+                row.message_type,
+                row.payload.len() as i64,
+                &row.payload[..],
+                row.dedupe.then_some(1),
+            ]);
+            // Nothing inserted: a duplicate only when a row of its key is there; else a
+            // trigger dropped it.
+            answers.push(match inserted {
+                Ok(0) if row.dedupe => match find_key.query_row(key(row), |r| r.get(0)) {
+                    Ok(true) => {
+                        positive.push((j, r, None));
+                        SinkResult::duplicate()
+                    }
+                    Ok(false) => SinkResult::failed(DROPPED),
+                    Err(e) => SinkResult::failed(format!("sqlite: {e}")),
+                },
+                Ok(0) => SinkResult::failed(DROPPED),
+                Ok(_) => {
+                    positive.push((j, r, Some(tx.last_insert_rowid())));
+                    SinkResult::committed()
+                }
+                Err(e) => SinkResult::failed(format!("sqlite: {e}")),
+            });
+        }
+        results.push(answers);
+    }
+    Ok((results, positive))
+}
+
+/// A trigger run after an INSERT may have deleted its row (or an earlier one): each positive
+/// answer is looked up again once every row is in, before COMMIT, and failed when its row is
+/// gone.
+fn look_again(
+    tx: &Connection,
+    jobs: &[Job],
+    positive: &[Positive],
+    results: &mut [Vec<SinkResult>],
+) -> rusqlite::Result<()> {
+    // An id given again was taken from a row deleted meanwhile.
+    let ids: Vec<i64> = positive.iter().map(|p| p.2.unwrap_or(0)).collect();
+    let last = file::last_holders(&ids);
+    let mut find_id = tx.prepare_cached(FIND_ID)?;
+    let mut find_key = tx.prepare_cached(FIND_KEY)?;
+    for (&(j, r, id), last) in positive.iter().zip(last) {
+        let there = match id {
+            Some(_) if !last => false,
+            Some(id) => {
+                let payload = &jobs[j].rows[r].payload[..];
+                find_id.query_row(params![id, payload], |row| row.get::<_, bool>(0))?
+            }
+            None => find_key.query_row(key(&jobs[j].rows[r]), |row| row.get(0))?,
+        };
+        if !there {
+            results[j][r] = SinkResult::failed(DROPPED);
+        }
+    }
+    Ok(())
 }
 
 /// The de-duplication key of `row`, as [`FIND_KEY`] takes it.

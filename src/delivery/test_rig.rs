@@ -1,0 +1,135 @@
+//! Set-up shared by the run's tests: in-memory links to a peer task, the frames that peer
+//! reads and its `AA` answers, numbered messages and their feed, client options, and a paused
+//! clock.
+
+use super::Input;
+use crate::client::Window;
+use crate::client::{ClientOptions, Correlation, ExponentialBackoff, OnBackpressure, Reconnect};
+use crate::framing::{encode_frame, Decoded, MllpCodec, Tolerance};
+use crate::input::Message;
+use crate::resolve::BoxFuture;
+use crate::transport::{Connection, LinkError};
+use bytes::{Bytes, BytesMut};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
+use tokio_util::codec::Decoder;
+
+/// A link whose other end is handed to `serve`, running as its own task.
+pub(crate) fn link<F>(
+    serve: impl FnOnce(DuplexStream) -> F,
+) -> BoxFuture<'static, Result<Connection, LinkError>>
+where
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    tokio::spawn(serve(theirs));
+    Box::pin(async move {
+        Ok(Connection {
+            stream: Box::new(ours),
+            peer: None,
+            tls: None,
+            security_warnings: vec![],
+        })
+    })
+}
+
+/// The peer's side of a link: frames read, answers written.
+pub(crate) struct PeerEnd {
+    pub(crate) stream: DuplexStream,
+    pub(crate) codec: MllpCodec,
+    pub(crate) buf: BytesMut,
+}
+
+impl PeerEnd {
+    pub(crate) fn new(stream: DuplexStream) -> PeerEnd {
+        PeerEnd {
+            stream,
+            codec: MllpCodec::new(Tolerance::STRICT, 1 << 20),
+            buf: BytesMut::new(),
+        }
+    }
+
+    /// The next frame's payload; `None` once the link is closed.
+    pub(crate) async fn frame(&mut self) -> Option<Bytes> {
+        loop {
+            if let Ok(Some(Decoded::Frame(frame))) = self.codec.decode(&mut self.buf) {
+                return Some(frame.payload);
+            }
+            match self.stream.read_buf(&mut self.buf).await {
+                Ok(n) if n > 0 => {}
+                _ => return None,
+            }
+        }
+    }
+
+    /// Answers `AA` to control ID `id` (the answer's own is `R` and `id`); `false` once the
+    /// link is closed.
+    pub(crate) async fn accept(&mut self, id: &str) -> bool {
+        let ack = format!("MSH|^~\\&|R|R|S|S|20240101120000||ACK^A01|R{id}|P|2.5\rMSA|AA|{id}\r");
+        let mut out = BytesMut::new();
+        encode_frame(ack.as_bytes(), &mut out).unwrap();
+        self.stream.write_all(&out).await.is_ok()
+    }
+}
+
+/// The control ID of `payload`, as text.
+pub(crate) fn control_id(payload: &[u8]) -> String {
+    let scan = crate::hl7::scan(payload);
+    let id = scan.msh.and_then(|m| m.control_id()).unwrap_or_default();
+    String::from_utf8_lossy(id).into_owned()
+}
+
+/// Message `n` (control ID `M` and `n`) with `pid3` in PID-3.
+pub(crate) fn message(n: u64, pid3: &str) -> Message {
+    let payload = format!("MSH|^~\\&|A|B|C|D|20240101120000||ADT^A01|M{n}|P|2.5\rPID|1||{pid3}\r");
+    Message {
+        source: "in.hl7".into(),
+        index: n,
+        line: 1,
+        offset: 0,
+        payload: Bytes::from(payload),
+        original_control_id: None,
+    }
+}
+
+/// `messages` through a bounded channel, as a producer outside the run would.
+pub(crate) fn feed(messages: impl Iterator<Item = Message> + Send + 'static) -> Input {
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    tokio::spawn(async move {
+        for message in messages {
+            if tx.send(message).await.is_err() {
+                return;
+            }
+        }
+    });
+    Input::from_channel(rx, false)
+}
+
+/// Waiting for room in a window of `window`, reconnecting with a seeded backoff.
+pub(crate) fn client_options(correlation: Correlation, window: usize) -> ClientOptions {
+    ClientOptions {
+        correlation,
+        window: Window {
+            count: Some(window),
+            bytes: None,
+        },
+        on_backpressure: OnBackpressure::Wait,
+        reconnect: Reconnect {
+            enabled: true,
+            strategy: Arc::new(ExponentialBackoff::seeded(Default::default(), 7)),
+        },
+        ack_timeout: Duration::from_secs(5),
+        drain_timeout: Duration::from_secs(5),
+        ..ClientOptions::default()
+    }
+}
+
+/// A runtime on tokio's paused clock.
+pub(crate) fn paused() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}
