@@ -293,4 +293,4 @@ impl Future for SendHandle {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

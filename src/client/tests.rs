@@ -4,7 +4,7 @@ mod dropped;
 mod engines;
 mod fifo;
 mod flow;
-mod harness;
+pub(crate) mod harness;
 mod link;
 mod many;
 mod model;

@@ -1,10 +1,11 @@
 //! Set-up shared by the run's tests: in-memory links to a peer task, the frames that peer
-//! reads and its `AA` answers, numbered messages and their feed, client options, and a paused
-//! clock.
+//! reads and its `AA` answers, numbered messages and their feed, client options, and the
+//! client tests' paused clock.
 
 use super::Input;
-use crate::client::Window;
-use crate::client::{ClientOptions, Correlation, ExponentialBackoff, OnBackpressure, Reconnect};
+pub(crate) use crate::client::tests::harness::paused;
+use crate::client::{ClientOptions, Correlation, ExponentialBackoff, OnBackpressure};
+use crate::client::{Reconnect, Window};
 use crate::framing::{encode_frame, Decoded, MllpCodec, Tolerance};
 use crate::input::Message;
 use crate::resolve::BoxFuture;
@@ -123,13 +124,4 @@ pub(crate) fn client_options(correlation: Correlation, window: usize) -> ClientO
         drain_timeout: Duration::from_secs(5),
         ..ClientOptions::default()
     }
-}
-
-/// A runtime on tokio's paused clock.
-pub(crate) fn paused() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .start_paused(true)
-        .build()
-        .unwrap()
 }

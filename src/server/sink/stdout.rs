@@ -299,15 +299,18 @@ mod tests {
         }
     }
 
+    /// Messages of connection 1 from peer `p`, numbered from 1.
+    fn batch(payloads: &[&'static str]) -> Vec<Inbound> {
+        let peer: Arc<str> = Arc::from("p");
+        let inbound = |(i, p): (usize, &&'static str)| {
+            Inbound::new(1, i as u64 + 1, peer.clone(), (*p).into(), false)
+        };
+        payloads.iter().enumerate().map(inbound).collect()
+    }
+
     #[tokio::test]
     async fn batches_are_written_whole_on_either_path() {
-        use std::sync::Arc as A;
-        let peer: A<str> = A::from("p");
-        let batch: Vec<Inbound> = ["MSH|1\r", "MSH|2\r"]
-            .iter()
-            .enumerate()
-            .map(|(i, p)| Inbound::new(1, i as u64 + 1, peer.clone(), (*p).into(), false))
-            .collect();
+        let batch = batch(&["MSH|1\r", "MSH|2\r"]);
         for prompt in [false, true] {
             let out = Captured::default();
             let mut sink =
@@ -337,12 +340,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_failed_write_fails_every_message_of_the_batch() {
-        let peer: Arc<str> = Arc::from("p");
-        let batch: Vec<Inbound> = ["MSH|1\r", "MSH|2\r", "MSH|3\r"]
-            .iter()
-            .enumerate()
-            .map(|(i, p)| Inbound::new(1, i as u64 + 1, peer.clone(), (*p).into(), false))
-            .collect();
+        let batch = batch(&["MSH|1\r", "MSH|2\r", "MSH|3\r"]);
         let mut sink = StdoutSink::with_writer(OutputFormat::Raw, Box::new(Closed)).unwrap();
         sink.prompt = true;
         let results = sink.commit_batch(&batch).await;
@@ -356,12 +354,7 @@ mod tests {
 
     #[test]
     fn a_commit_now_writes_the_batch_whole_only_where_writes_return_at_once() {
-        let peer: Arc<str> = Arc::from("p");
-        let batch: Vec<Inbound> = ["MSH|1\r", "MSH|2\r"]
-            .iter()
-            .enumerate()
-            .map(|(i, p)| Inbound::new(1, i as u64 + 1, peer.clone(), (*p).into(), false))
-            .collect();
+        let batch = batch(&["MSH|1\r", "MSH|2\r"]);
         let out = Captured::default();
         let mut sink = StdoutSink::with_writer(OutputFormat::Raw, Box::new(out.clone())).unwrap();
         assert_eq!(sink.commit_now(&batch), None, "a writer that may block");
