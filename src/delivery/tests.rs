@@ -3,6 +3,8 @@
 //! peer that resets the link again and again; and the deadline, a stop and an abandon end the
 //! run with every message still counted.
 
+mod controls;
+
 use super::{Input, MessageOutcome, Run, RunEvent, RunNote, RunOptions, RunSummary};
 use crate::cause::Cause;
 use crate::client::{Client, ClientOptions, Correlation, OnBackpressure, Population, Reconnect};
