@@ -30,11 +30,6 @@ mod values;
 use clap::{CommandFactory, FromArgMatches};
 use std::process::ExitCode;
 
-/// mimalloc rather than glibc's allocator: a window of messages' records, freed together,
-/// overflows glibc's per-thread cache and sends each next allocation down its slow path.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let cli = match parse() {
         Ok(cli) => cli,
