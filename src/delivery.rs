@@ -125,6 +125,9 @@ pub struct RunControls {
     stop: CancellationToken,
     destroy: CancellationToken,
     abandon: CancellationToken,
+    /// Cancelled after each of the three: the run's loops wait on it alone until one came,
+    /// rather than polling three waits (each a lock) every time they go round.
+    any: CancellationToken,
 }
 
 impl RunControls {
@@ -133,6 +136,7 @@ impl RunControls {
             stop: CancellationToken::new(),
             destroy: CancellationToken::new(),
             abandon: CancellationToken::new(),
+            any: CancellationToken::new(),
         }
     }
 
@@ -142,18 +146,21 @@ impl RunControls {
     /// input is read no more. The run ends interrupted, with a [`RunNote::Interrupted`].
     pub fn stop(&self) {
         self.stop.cancel();
+        self.any.cancel();
     }
 
     /// Settle every message now, awaiting no ACK; the rest of a finite input as for
     /// [`RunControls::stop`]. The run ends interrupted.
     pub fn destroy(&self) {
         self.destroy.cancel();
+        self.any.cancel();
     }
 
     /// Nobody takes the results any more: read no more, drain, and end without calling it an
     /// interruption ([`Ending::abandoned`] when input was left unread).
     pub fn abandon(&self) {
         self.abandon.cancel();
+        self.any.cancel();
     }
 }
 

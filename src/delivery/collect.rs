@@ -56,21 +56,25 @@ pub(super) async fn collect(
     let mut taken: VecDeque<Note> = VecDeque::new();
     // Made once: a wait made afresh each turn registers with its token, and unregisters,
     // every time the loop goes round.
+    let any = controls.any.cancelled();
     let stop = controls.stop.cancelled();
     let destroy = controls.destroy.cancelled();
     let abandon = controls.abandon.cancelled();
-    tokio::pin!(stop, destroy, abandon);
+    tokio::pin!(any, stop, destroy, abandon);
+    // Until a control came, one wait stands for the three; then each is looked at.
+    let mut controlled = false;
     while !run.all_settled() {
         // Nobody takes the results any more: read no more messages, drain, end quietly.
-        if controls.abandon.is_cancelled() {
+        if controlled && controls.abandon.is_cancelled() {
             run.abandon();
         }
         // In this order: a burst of notes does not hold off a stop or the deadline.
         tokio::select! {
             biased;
-            () = &mut stop, if run.may_stop() => run.stopped().await,
-            () = &mut destroy, if run.may_destroy() => run.destroyed(),
-            () = &mut abandon, if run.may_abandon() => {}
+            () = &mut any, if !controlled => controlled = true,
+            () = &mut stop, if controlled && run.may_stop() => run.stopped().await,
+            () = &mut destroy, if controlled && run.may_destroy() => run.destroyed(),
+            () = &mut abandon, if controlled && run.may_abandon() => {}
             () = &mut timer, if run.watches_deadline() => {
                 if let Some(next) = run.deadline_check() {
                     timer.as_mut().reset(next);

@@ -18,6 +18,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::DuplexStream;
 
+mod controls;
+
 /// Peers that answer `AA` by control ID and drop the link on every `reset_every`-th frame
 /// (counted over the whole run, so each link gets some work done); `None` answers never.
 struct Peers {

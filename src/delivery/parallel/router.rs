@@ -89,10 +89,13 @@ impl Router {
         };
         // Made once: waits made afresh each turn register with their token, and unregister,
         // every time the loop goes round.
+        let any = controls.any.cancelled();
         let stop = controls.stop.cancelled();
         let destroy = controls.destroy.cancelled();
         let abandon = controls.abandon.cancelled();
-        tokio::pin!(stop, destroy, abandon);
+        tokio::pin!(any, stop, destroy, abandon);
+        // Until a control came, one wait stands for the three; then each is looked at.
+        let mut controlled = false;
         loop {
             let room = self.held < HOLD && self.held_bytes < HOLD_BYTES;
             tokio::select! {
@@ -105,15 +108,16 @@ impl Router {
                 () = &mut timer, if !flow.past_deadline => {
                     self.deadline_passed(&mut flow, &mut feed, endless).await;
                 }
-                () = &mut stop, if !flow.stopped && !flow.destroyed => {
+                () = &mut any, if !controlled => controlled = true,
+                () = &mut stop, if controlled && !flow.stopped && !flow.destroyed => {
                     self.stopped(&mut flow, &mut feed, endless).await;
                 }
-                () = &mut destroy, if !flow.destroyed => {
+                () = &mut destroy, if controlled && !flow.destroyed => {
                     flow.destroyed = true;
                     self.ended_now(&mut flow, &mut feed).await;
                     self.links.iter().for_each(|l| l.controls.destroy());
                 }
-                () = &mut abandon, if !flow.abandoned => {
+                () = &mut abandon, if controlled && !flow.abandoned => {
                     flow.abandoned = true;
                     self.ending.abandoned = !flow.input_done;
                     self.ending.interrupted |= flow.destroyed;
