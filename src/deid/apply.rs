@@ -11,6 +11,7 @@ use super::report::Report;
 use super::rule::Method;
 use super::scan::{Fields, Marks};
 use super::Key;
+use crate::hl7::charset::Charset;
 use crate::hl7::mask::BLOCK;
 use crate::hl7::{escape, segments, Delimiters, Message, Place, Segment, Value};
 use std::borrow::Cow;
@@ -340,6 +341,8 @@ impl Session<'_> {
         };
         let named;
         let original: &[u8] = match method {
+            // ASCII in UTF-8 is text as it is.
+            Method::Name if decoded.is_ascii() && pass.charset() == Charset::UTF_8 => &decoded,
             // The name as text (MSH-18 decoded), so `Müller` reads alike in any character set.
             Method::Name => {
                 named = pass.charset().decode(&decoded).into_cow();

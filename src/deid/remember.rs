@@ -143,18 +143,20 @@ fn hash(head: Head, bytes: &[u8]) -> u64 {
     const K: u64 = 0x517c_c1b7_2722_0a95;
     let step = |h: u64, word: u64| (h.rotate_left(5) ^ word).wrapping_mul(K);
     let mut h = bytes.len() as u64 | u64::from_le_bytes([0, 0, head[0], head[1], head[2], 0, 0, 0]);
-    let mut chunks = bytes.chunks_exact(8);
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        h = step(h, u64::from_le_bytes(word));
+    let mut rest = bytes;
+    while let Some((word, tail)) = rest.split_first_chunk::<8>() {
+        h = step(h, u64::from_le_bytes(*word));
+        rest = tail;
     }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut word = [0u8; 8];
-        word[..rest.len()].copy_from_slice(rest);
-        h = step(h, u64::from_le_bytes(word));
-    }
+    // The last bytes read as words that overlap, not copied: the length is in the hash.
+    let four = |b: Option<&[u8; 4]>| u64::from(u32::from_le_bytes(*b.unwrap_or(&[0; 4])));
+    let last = match (rest.len(), bytes.last_chunk::<8>()) {
+        (0, _) => 0,
+        (_, Some(last)) => u64::from_le_bytes(*last),
+        (4.., _) => four(rest.first_chunk()) << 32 | four(rest.last_chunk()),
+        (n, _) => u64::from(rest[0]) << 16 | u64::from(rest[n / 2]) << 8 | u64::from(rest[n - 1]),
+    };
+    h = step(h, last);
     // Murmur3's finaliser: the low bits (the slot) depend on every bit.
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);

@@ -35,11 +35,22 @@ impl<'a> Fields<'a> {
     /// Field `n`, when the segment has it and no later field has been read.
     #[inline]
     pub(super) fn get(&mut self, n: usize) -> Option<&'a [u8]> {
-        if n < self.number {
+        if n < self.number || self.done {
             return None;
         }
+        // The separators before it passed over, their fields never made.
         while self.number < n {
-            self.next()?;
+            while self.ends == 0 {
+                self.base += mask::BLOCK;
+                if self.base >= self.bytes.len() {
+                    self.done = true;
+                    return None;
+                }
+                self.ends = mask::one_from(self.bytes, self.base, self.separator);
+            }
+            self.start = self.base + self.ends.trailing_zeros() as usize + 1;
+            self.ends &= self.ends - 1;
+            self.number += 1;
         }
         self.next().map(|(_, field)| field)
     }
