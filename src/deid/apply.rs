@@ -9,8 +9,10 @@ use super::remember::{Hashed, Remembered};
 use super::replace::replace;
 use super::report::Report;
 use super::rule::Method;
-use super::scan::Fields;
+use super::scan::{Fields, Marks};
 use super::Key;
+use crate::hl7::charset::Charset;
+use crate::hl7::mask::BLOCK;
 use crate::hl7::{escape, segments, Delimiters, Message, Place, Segment, Value};
 use std::borrow::Cow;
 use std::fmt;
@@ -89,7 +91,6 @@ impl Deidentifier {
                 counts: vec![0; rules.len()],
             },
             remembered: Remembered::new(most),
-            key: Vec::new(),
             text: Vec::new(),
             here: Vec::new(),
             seen: vec![0; self.segments.len()],
@@ -104,7 +105,6 @@ pub struct Session<'d> {
     report: Report,
     /// Method, date offset and original -> replacement (escape sequences decoded).
     remembered: Remembered,
-    key: Vec<u8>,
     text: Vec<u8>,
     here: Vec<usize>,
     /// Segments of each named segment seen in the current message.
@@ -119,6 +119,7 @@ impl Session<'_> {
         pass.out.reserve(message.len() + message.len() / 8);
         // Each segment under the delimiters of the header before it, as `Message` reads them.
         let mut delimiters = Message::new(message).delimiters();
+        pass.delimit(&delimiters);
         for (_, bytes) in segments(message) {
             let Some(&[a, b, c]) = bytes.first_chunk::<3>() else {
                 continue;
@@ -127,6 +128,7 @@ impl Session<'_> {
             let header = matches!(&name, b"MSH" | b"FHS" | b"BHS") && bytes.len() > 3;
             if header {
                 delimiters = Delimiters::of_header(bytes);
+                pass.delimit(&delimiters);
             }
             // A name of three bytes: a header's first three, or those the first field
             // separator follows.
@@ -172,22 +174,17 @@ impl Session<'_> {
         group: usize,
     ) {
         let plan = &self.deid.segments[group];
-        let Some(last) = plan.fields.last() else {
-            return;
-        };
         // Fields 1 on (2 on in a header, whose first is the separator itself) after the name.
         let Some(rest) = segment.bytes().get(4..) else {
             return;
         };
         let d = *d;
         let (name, occurrence) = (plan.name, self.seen[group]);
-        let mut plans = plan.fields.iter().peekable();
-        for (n, raw) in Fields::new(rest, d.field, if header { 2 } else { 1 }) {
-            if n > last.field {
-                break;
-            }
-            while plans.next_if(|p| p.field < n).is_some() {}
-            let Some(fp) = plans.next_if(|p| p.field == n) else {
+        let mut fields = Fields::new(rest, d.field, if header { 2 } else { 1 });
+        let mut marks = Marks::new(rest, d);
+        for fp in &plan.fields {
+            let n = fp.field;
+            let Some(raw) = fields.get(n) else {
                 continue;
             };
             // The delimiters themselves are never replaced.
@@ -200,7 +197,7 @@ impl Session<'_> {
                     pass.put(raw, &[], &d);
                     self.report.counts[*rule] += 1;
                 }
-                Some(table) => self.walk(pass, raw, &d, table),
+                Some(table) => self.walk(pass, &mut marks, raw, table),
                 None => {
                     let mut here = std::mem::take(&mut self.here);
                     here.clear();
@@ -228,34 +225,54 @@ impl Session<'_> {
         }
     }
 
-    /// A field whose components' rules are known, read in one pass over its bytes: each
-    /// subcomponent of a component a rule replaces handed on, the others passed over, and
-    /// whether it holds an escape sequence noted on the way.
-    fn walk<'a>(&mut self, pass: &mut Pass<'a, '_>, raw: &'a [u8], d: &Delimiters, table: &Table) {
-        let d = *d;
+    /// A field whose components' rules are known, read from its marks: each subcomponent of a
+    /// component a rule replaces handed on, the others passed over, and whether it holds an
+    /// escape sequence noted on the way; no other byte is looked at.
+    fn walk<'a>(
+        &mut self,
+        pass: &mut Pass<'a, '_>,
+        marks: &mut Marks<'a>,
+        raw: &'a [u8],
+        table: &Table,
+    ) {
+        let (d, bytes) = (marks.d, marks.bytes);
+        let from = raw.as_ptr() as usize - bytes.as_ptr() as usize;
+        let to = from + raw.len();
         let mut component = 1;
         let mut rule = table.component(1);
-        let (mut start, mut escaped) = (0, false);
-        for (at, &b) in raw.iter().enumerate() {
-            if b != d.repetition && b != d.component && b != d.subcomponent {
-                escaped |= b == d.escape;
-                continue;
+        let (mut start, mut escaped) = (from, false);
+        let mut block = from - from % BLOCK;
+        while block < to {
+            // The marks of the field's bytes in this block.
+            let mut bits = marks.at(block) & u64::MAX << from.saturating_sub(block);
+            if to - block < BLOCK {
+                bits &= (1u64 << (to - block)) - 1;
             }
-            if let Some(rule) = rule {
-                self.leaf(pass, &raw[start..at], escaped, rule, &d);
+            while bits != 0 {
+                let at = block + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let b = bytes[at];
+                if b != d.repetition && b != d.component && b != d.subcomponent {
+                    escaped = true;
+                    continue;
+                }
+                if let Some(rule) = rule {
+                    self.leaf(pass, &bytes[start..at], escaped, rule, &d);
+                }
+                (start, escaped) = (at + 1, false);
+                // A repetition starts again at its first component; a subcomponent stays in its.
+                if b == d.repetition {
+                    component = 1;
+                    rule = table.component(1);
+                } else if b == d.component {
+                    component += 1;
+                    rule = table.component(component);
+                }
             }
-            (start, escaped) = (at + 1, false);
-            // A repetition starts again at its first component; a subcomponent stays in its.
-            if b == d.repetition {
-                component = 1;
-                rule = table.component(1);
-            } else if b == d.component {
-                component += 1;
-                rule = table.component(component);
-            }
+            block += BLOCK;
         }
         if let Some(rule) = rule {
-            self.leaf(pass, &raw[start..], escaped, rule, &d);
+            self.leaf(pass, &bytes[start..to], escaped, rule, &d);
         }
     }
 
@@ -312,12 +329,20 @@ impl Session<'_> {
         if method == Method::Keep {
             return;
         }
+        if method == Method::Blank {
+            if pass.put(raw, &[], delimiters) {
+                self.report.counts[rule] += 1;
+            }
+            return;
+        }
         let decoded = match escaped {
             true => escape::decode(raw, delimiters),
             false => Cow::Borrowed(raw),
         };
         let named;
         let original: &[u8] = match method {
+            // ASCII in UTF-8 is text as it is.
+            Method::Name if decoded.is_ascii() && pass.charset() == Charset::UTF_8 => &decoded,
             // The name as text (MSH-18 decoded), so `Müller` reads alike in any character set.
             Method::Name => {
                 named = pass.charset().decode(&decoded).into_cow();
@@ -329,26 +354,23 @@ impl Session<'_> {
             Method::ShiftDate => pass.days(deid),
             _ => 0,
         };
-        self.text.clear();
-        if method != Method::Blank {
-            // Method, offset and original: what the replacement depends on.
-            self.key.clear();
-            self.key.push(method as u8);
-            // An offset is -365 to 0 days: two bytes hold it.
-            self.key.extend_from_slice(&(days as i16).to_le_bytes());
-            self.key.extend_from_slice(original);
-            let hashed = Hashed::of(&self.key);
-            match self.remembered.find(hashed, &self.key) {
-                Some(known) => self.text.extend_from_slice(known),
-                None => {
-                    replace(method, &deid.deriver, original, days, &mut self.text);
-                    if original.len() <= REMEMBERED_LEN {
-                        self.remembered.insert(hashed, &self.key, &self.text);
-                    }
+        // Method, offset (-365 to 0 days: two bytes hold it) and original: what the
+        // replacement depends on.
+        let [low, high] = (days as i16).to_le_bytes();
+        let head = [method as u8, low, high];
+        let hashed = Hashed::of(head, original);
+        let text = match self.remembered.find(hashed, head, original) {
+            Some(known) => known,
+            None => {
+                self.text.clear();
+                replace(method, &deid.deriver, original, days, &mut self.text);
+                if original.len() <= REMEMBERED_LEN {
+                    self.remembered.insert(hashed, head, original, &self.text);
                 }
+                &self.text
             }
-        }
-        if pass.put(raw, &self.text, delimiters) {
+        };
+        if pass.put(raw, text, delimiters) {
             self.report.counts[rule] += 1;
         }
     }

@@ -18,6 +18,9 @@ pub(super) struct Pass<'a, 'o> {
     /// MSH-18's, read when a name first needs it: names are compared as text, whatever bytes
     /// carry them.
     pub(super) charset: Option<Charset>,
+    /// The bytes a replacement cannot carry as they are under the delimiters of the segments
+    /// now read (the delimiters, the truncation character, CR and LF): one load a byte.
+    escapes: [bool; 256],
 }
 
 impl<'a, 'o> Pass<'a, 'o> {
@@ -29,6 +32,18 @@ impl<'a, 'o> Pass<'a, 'o> {
             days: None,
             patient: None,
             charset: None,
+            escapes: [false; 256],
+        }
+    }
+
+    /// Replacements from now on are written under `d`.
+    pub(super) fn delimit(&mut self, d: &Delimiters) {
+        self.escapes = [false; 256];
+        let escaped = [d.field, b'\r', b'\n']
+            .into_iter()
+            .chain(d.encoding_characters());
+        for b in escaped.chain(d.truncation) {
+            self.escapes[usize::from(b)] = true;
         }
     }
 
@@ -55,19 +70,16 @@ impl<'a, 'o> Pass<'a, 'o> {
     }
 
     /// Write `text` (escapes decoded) where `raw` (a value of the message) lies, escaped under
-    /// `delimiters`; whether that changed the bytes.
+    /// `delimiters` (those of the last [`Pass::delimit`]); whether that changed the bytes.
     #[inline]
     pub(super) fn put(&mut self, raw: &'a [u8], text: &[u8], delimiters: &Delimiters) -> bool {
         let start = raw.as_ptr() as usize - self.message.as_ptr() as usize;
         self.out
             .extend_from_slice(&self.message[self.copied..start]);
         let from = self.out.len();
-        let plain = !text
-            .iter()
-            .any(|&b| delimiters.is_delimiter(b) || b == b'\r' || b == b'\n');
-        match plain && delimiters.truncation.is_none() {
-            true => self.out.extend_from_slice(text),
-            false => escape::encode(text, delimiters, self.out),
+        match text.iter().any(|&b| self.escapes[usize::from(b)]) {
+            false => self.out.extend_from_slice(text),
+            true => escape::encode(text, delimiters, self.out),
         }
         self.copied = start + raw.len();
         self.out[from..] != *raw

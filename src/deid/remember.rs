@@ -16,18 +16,21 @@ pub(super) struct Remembered {
     /// over without reading its entry, and a hit reads the slot and then one entry's bytes,
     /// side by side. Twice `most`, a power of two.
     slots: Vec<u64>,
-    /// Each entry: its original's length and its replacement's (a byte each), the original,
-    /// the replacement.
+    /// Each entry: its original's length and its replacement's (a byte each), the head, the
+    /// original, the replacement.
     bytes: Vec<u8>,
 }
+
+/// What a replacement depends on besides its original: the method and the date offset.
+pub(super) type Head = [u8; 3];
 
 /// An original's hash, computed once for the lookup and the insert that follows a miss.
 #[derive(Clone, Copy)]
 pub(super) struct Hashed(u64);
 
 impl Hashed {
-    pub(super) fn of(original: &[u8]) -> Hashed {
-        Hashed(hash(original))
+    pub(super) fn of(head: Head, original: &[u8]) -> Hashed {
+        Hashed(hash(head, original))
     }
 
     fn tag(self) -> u64 {
@@ -53,12 +56,12 @@ impl Remembered {
     /// The replacement remembered for `original`.
     #[cfg(test)]
     pub(super) fn get(&self, original: &[u8]) -> Option<&[u8]> {
-        self.find(Hashed::of(original), original)
+        self.find(Hashed::of([0; 3], original), [0; 3], original)
     }
 
-    /// The replacement remembered for `original`, whose hash is `hashed`.
+    /// The replacement remembered for `head` and `original`, whose hash is `hashed`.
     #[inline]
-    pub(super) fn find(&self, hashed: Hashed, original: &[u8]) -> Option<&[u8]> {
+    pub(super) fn find(&self, hashed: Hashed, head: Head, original: &[u8]) -> Option<&[u8]> {
         if self.len == 0 {
             return None;
         }
@@ -72,9 +75,9 @@ impl Remembered {
             if slot >> 32 == hashed.tag() {
                 let start = (slot as u32) as usize - 1;
                 let (o, r) = (self.bytes[start] as usize, self.bytes[start + 1] as usize);
-                let entry = &self.bytes[start + 2..start + 2 + o + r];
-                if entry[..o] == *original {
-                    return Some(&entry[o..]);
+                let entry = &self.bytes[start + 2..start + 5 + o + r];
+                if o == original.len() && entry[..3] == head && entry[3..3 + o] == *original {
+                    return Some(&entry[3 + o..]);
                 }
             }
             at = (at + 1) & mask;
@@ -82,9 +85,15 @@ impl Remembered {
         None
     }
 
-    /// Remember `replacement` for `original` (not remembered yet; `hashed` its hash). Either
-    /// longer than a byte can count is not remembered.
-    pub(super) fn insert(&mut self, hashed: Hashed, original: &[u8], replacement: &[u8]) {
+    /// Remember `replacement` for `head` and `original` (not remembered yet; `hashed` their
+    /// hash). Either longer than a byte can count is not remembered.
+    pub(super) fn insert(
+        &mut self,
+        hashed: Hashed,
+        head: Head,
+        original: &[u8],
+        replacement: &[u8],
+    ) {
         let (Ok(o), Ok(r)) = (
             u8::try_from(original.len()),
             u8::try_from(replacement.len()),
@@ -106,6 +115,7 @@ impl Remembered {
             if self.slots[at] == 0 {
                 self.slots[at] = hashed.tag() << 32 | (self.bytes.len() as u64 + 1);
                 self.bytes.extend_from_slice(&[o, r]);
+                self.bytes.extend_from_slice(&head);
                 self.bytes.extend_from_slice(original);
                 self.bytes.extend_from_slice(replacement);
                 self.len += 1;
@@ -127,24 +137,26 @@ impl Remembered {
     }
 }
 
-/// A fast hash of a short byte string (FxHash's step, a final mix): spread enough for a
-/// table whose probes are bounded.
-fn hash(bytes: &[u8]) -> u64 {
+/// A fast hash of a head and a short byte string (FxHash's step, a final mix): spread enough
+/// for a table whose probes are bounded.
+fn hash(head: Head, bytes: &[u8]) -> u64 {
     const K: u64 = 0x517c_c1b7_2722_0a95;
     let step = |h: u64, word: u64| (h.rotate_left(5) ^ word).wrapping_mul(K);
-    let mut h = bytes.len() as u64;
-    let mut chunks = bytes.chunks_exact(8);
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        h = step(h, u64::from_le_bytes(word));
+    let mut h = bytes.len() as u64 | u64::from_le_bytes([0, 0, head[0], head[1], head[2], 0, 0, 0]);
+    let mut rest = bytes;
+    while let Some((word, tail)) = rest.split_first_chunk::<8>() {
+        h = step(h, u64::from_le_bytes(*word));
+        rest = tail;
     }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut word = [0u8; 8];
-        word[..rest.len()].copy_from_slice(rest);
-        h = step(h, u64::from_le_bytes(word));
-    }
+    // The last bytes read as words that overlap, not copied: the length is in the hash.
+    let four = |b: Option<&[u8; 4]>| u64::from(u32::from_le_bytes(*b.unwrap_or(&[0; 4])));
+    let last = match (rest.len(), bytes.last_chunk::<8>()) {
+        (0, _) => 0,
+        (_, Some(last)) => u64::from_le_bytes(*last),
+        (4.., _) => four(rest.first_chunk()) << 32 | four(rest.last_chunk()),
+        (n, _) => u64::from(rest[0]) << 16 | u64::from(rest[n / 2]) << 8 | u64::from(rest[n - 1]),
+    };
+    h = step(h, last);
     // Murmur3's finaliser: the low bits (the slot) depend on every bit.
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
@@ -175,7 +187,7 @@ mod tests {
                         if model.len() >= most {
                             model.clear();
                         }
-                        r.insert(Hashed::of(&original), &original, &replacement);
+                        r.insert(Hashed::of([0; 3], &original), [0; 3], &original, &replacement);
                         model.insert(original, replacement);
                     }
                 }
@@ -187,7 +199,7 @@ mod tests {
     #[test]
     fn remembers_nothing_with_room_for_none() {
         let mut r = Remembered::new(0);
-        r.insert(Hashed::of(b"DOE"), b"DOE", b"ROE");
+        r.insert(Hashed::of([0; 3], b"DOE"), [0; 3], b"DOE", b"ROE");
         assert_eq!(r.get(b"DOE"), None);
     }
 }

@@ -68,14 +68,4 @@ impl Delimiters {
             self.subcomponent,
         ]
     }
-
-    /// `byte` is one of the separators (field, component, repetition, subcomponent) or the
-    /// escape character.
-    pub(crate) fn is_delimiter(&self, byte: u8) -> bool {
-        byte == self.field
-            || byte == self.component
-            || byte == self.repetition
-            || byte == self.escape
-            || byte == self.subcomponent
-    }
 }
