@@ -351,7 +351,7 @@ impl Session<'_> {
             _ => &decoded,
         };
         let days = match method {
-            Method::ShiftDate => pass.days(deid),
+            Method::ShiftDate => pass.days(deid.deriver()),
             _ => 0,
         };
         // Method, offset (-365 to 0 days: two bytes hold it) and original: what the

@@ -1,7 +1,7 @@
 //! One message's pass: the output written up to each replaced value, the patient whose dates
 //! move, and the message's character set once a name needs it.
 
-use super::apply::Deidentifier;
+use super::derive::Deriver;
 use super::replace::date_offset;
 use crate::hl7::charset::Charset;
 use crate::hl7::{escape, Delimiters, Message, Segment, Value};
@@ -56,7 +56,7 @@ impl<'a, 'o> Pass<'a, 'o> {
     }
 
     /// The date offset of the patient of the segments now read.
-    pub(super) fn days(&mut self, deid: &Deidentifier) -> i64 {
+    pub(super) fn days(&mut self, deriver: &Deriver) -> i64 {
         if let Some(days) = self.days {
             return days;
         }
@@ -64,9 +64,7 @@ impl<'a, 'o> Pass<'a, 'o> {
         let patient = self
             .patient
             .or_else(|| message.segments().find(|s| s.name() == b"PID"));
-        *self
-            .days
-            .insert(date_offset(deid.deriver(), &patient_id(patient)))
+        *self.days.insert(date_offset(deriver, &patient_id(patient)))
     }
 
     /// Write `text` (escapes decoded) where `raw` (a value of the message) lies, escaped under
