@@ -315,6 +315,9 @@ async fn at_the_connection_cap_the_longest_idle_link_yields_to_a_new_peer() {
     ]);
     let mut first = TcpStream::connect(server.addr).await.unwrap();
     tokio::task::block_in_place(|| server.wait_event(is("connection_opened")));
+    // The idle spell starts when the connection's task first waits for input, which can come
+    // after its `connection_opened` under load: the first sits idle a while before the second.
+    tokio::time::sleep(Duration::from_millis(300)).await;
     let _second = TcpStream::connect(server.addr).await.unwrap();
     tokio::task::block_in_place(|| server.wait_event(is("connection_opened")));
     // Both sit idle past the eviction age (a real, short duration: the property is an age).
