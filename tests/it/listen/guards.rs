@@ -313,11 +313,13 @@ async fn at_the_connection_cap_the_longest_idle_link_yields_to_a_new_peer() {
         "--evict-idle-after",
         "200ms",
     ]);
-    let mut first = TcpStream::connect(server.addr).await.unwrap();
+    let mut first = MllpClient::connect(server.addr).await;
     tokio::task::block_in_place(|| server.wait_event(is("connection_opened")));
-    // The idle spell starts when the connection's task first waits for input, which can come
-    // after its `connection_opened` under load: the first sits idle a while before the second.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // An idle spell starts when the connection's task waits for input, which can come after
+    // its `connection_opened` under load: a message answered on the first link puts its task
+    // back at that wait before the second link is opened.
+    first.send(&adt(b"old", "")).await;
+    assert_eq!(first.ack().await.expect("the first is served").code, "AA");
     let _second = TcpStream::connect(server.addr).await.unwrap();
     tokio::task::block_in_place(|| server.wait_event(is("connection_opened")));
     // Both sit idle past the eviction age (a real, short duration: the property is an age).
@@ -328,12 +330,10 @@ async fn at_the_connection_cap_the_longest_idle_link_yields_to_a_new_peer() {
     assert_eq!(ack.code, "AA");
     let closed = tokio::task::block_in_place(|| server.wait_event(is("connection_closed")));
     assert_eq!(closed["cause"], "evicted-idle", "{closed}");
-    assert_eq!(
-        closed["peer"],
-        first.local_addr().unwrap().to_string(),
-        "the oldest"
+    assert_eq!(closed["peer"], first.local_addr().to_string(), "the oldest");
+    let closed = first.ack_within(Duration::from_secs(10)).await;
+    assert!(
+        matches!(closed, Ok(None)),
+        "the evicted peer sees the close"
     );
-    let mut rest = Vec::new();
-    let read = tokio::time::timeout(Duration::from_secs(10), first.read_to_end(&mut rest)).await;
-    assert!(read.is_ok(), "the evicted peer sees the close");
 }
