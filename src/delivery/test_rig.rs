@@ -3,18 +3,17 @@
 //! client tests' paused clock.
 
 use super::Input;
-pub(crate) use crate::client::tests::harness::paused;
+pub(crate) use crate::client::tests::harness::{cid_of, paused, Peer};
 use crate::client::{ClientOptions, Correlation, ExponentialBackoff, OnBackpressure};
 use crate::client::{Reconnect, Window};
-use crate::framing::{encode_frame, Decoded, MllpCodec, Tolerance};
+
 use crate::input::Message;
 use crate::resolve::BoxFuture;
 use crate::transport::{Connection, LinkError};
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
-use tokio_util::codec::Decoder;
+use tokio::io::DuplexStream;
 
 /// A link whose other end is handed to `serve`, running as its own task.
 pub(crate) fn link<F>(
@@ -33,52 +32,6 @@ where
             security_warnings: vec![],
         })
     })
-}
-
-/// The peer's side of a link: frames read, answers written.
-pub(crate) struct PeerEnd {
-    pub(crate) stream: DuplexStream,
-    pub(crate) codec: MllpCodec,
-    pub(crate) buf: BytesMut,
-}
-
-impl PeerEnd {
-    pub(crate) fn new(stream: DuplexStream) -> PeerEnd {
-        PeerEnd {
-            stream,
-            codec: MllpCodec::new(Tolerance::STRICT, 1 << 20),
-            buf: BytesMut::new(),
-        }
-    }
-
-    /// The next frame's payload; `None` once the link is closed.
-    pub(crate) async fn frame(&mut self) -> Option<Bytes> {
-        loop {
-            if let Ok(Some(Decoded::Frame(frame))) = self.codec.decode(&mut self.buf) {
-                return Some(frame.payload);
-            }
-            match self.stream.read_buf(&mut self.buf).await {
-                Ok(n) if n > 0 => {}
-                _ => return None,
-            }
-        }
-    }
-
-    /// Answers `AA` to control ID `id` (the answer's own is `R` and `id`); `false` once the
-    /// link is closed.
-    pub(crate) async fn accept(&mut self, id: &str) -> bool {
-        let ack = format!("MSH|^~\\&|R|R|S|S|20240101120000||ACK^A01|R{id}|P|2.5\rMSA|AA|{id}\r");
-        let mut out = BytesMut::new();
-        encode_frame(ack.as_bytes(), &mut out).unwrap();
-        self.stream.write_all(&out).await.is_ok()
-    }
-}
-
-/// The control ID of `payload`, as text.
-pub(crate) fn control_id(payload: &[u8]) -> String {
-    let scan = crate::hl7::scan(payload);
-    let id = scan.msh.and_then(|m| m.control_id()).unwrap_or_default();
-    String::from_utf8_lossy(id).into_owned()
 }
 
 /// Message `n` (control ID `M` and `n`) with `pid3` in PID-3.

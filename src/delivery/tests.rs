@@ -3,7 +3,7 @@
 //! peer that resets the link again and again; and the deadline, a stop and an abandon end the
 //! run with every message still counted.
 
-use super::test_rig::{self, client_options, control_id, feed, link, paused, PeerEnd};
+use super::test_rig::{self, cid_of, client_options, feed, link, paused, Peer};
 use super::{Input, MessageOutcome, Run, RunEvent, RunNote, RunOptions, RunSummary};
 use crate::cause::Cause;
 use crate::client::{Client, Correlation, MaxRetries, Population};
@@ -53,16 +53,16 @@ async fn serve(
     frames: Arc<AtomicU64>,
     accepted: Arc<Mutex<BTreeSet<String>>>,
 ) {
-    let mut peer = PeerEnd::new(stream);
-    while let Some(payload) = peer.frame().await {
+    let mut peer = Peer::new(stream);
+    while let Some(payload) = peer.read().await {
         let Some(every) = reset_every else {
             continue; // silent
         };
         if (frames.fetch_add(1, Ordering::Relaxed) + 1).is_multiple_of(every) {
             return; // the link drops with this frame unanswered
         }
-        let id = control_id(&payload);
-        if !peer.accept(&id).await {
+        let id = cid_of(&payload);
+        if !peer.try_write_ack("AA", &id).await {
             return;
         }
         accepted.lock().unwrap().insert(id);

@@ -174,13 +174,13 @@ pub(crate) fn ack(code: &str, cid: &str) -> Bytes {
 
 /// The far end of a duplex link.
 pub(crate) struct Peer {
-    stream: DuplexStream,
-    codec: MllpCodec,
-    buf: BytesMut,
+    pub(crate) stream: DuplexStream,
+    pub(crate) codec: MllpCodec,
+    pub(crate) buf: BytesMut,
 }
 
 impl Peer {
-    fn new(stream: DuplexStream) -> Self {
+    pub(crate) fn new(stream: DuplexStream) -> Self {
         Peer {
             stream,
             codec: MllpCodec::new(Tolerance::STRICT, 1 << 20),
@@ -252,10 +252,7 @@ impl Peer {
     pub(crate) async fn read_ids(&mut self, n: usize) -> Vec<String> {
         let mut ids = vec![];
         for _ in 0..n {
-            let p = self.read().await.expect("a frame");
-            let scan = crate::hl7::scan(&p);
-            let cid = scan.msh.and_then(|m| m.control_id()).unwrap_or_default();
-            ids.push(String::from_utf8_lossy(cid).into_owned());
+            ids.push(cid_of(&self.read().await.expect("a frame")));
         }
         ids
     }
@@ -268,9 +265,10 @@ impl Peer {
     }
 
     pub(crate) async fn write_ack(&mut self, code: &str, cid: &str) {
-        let mut buf = BytesMut::new();
-        encode_frame(&ack(code, cid), &mut buf).unwrap();
-        self.stream.write_all(&buf).await.unwrap();
+        assert!(
+            self.try_write_ack(code, cid).await,
+            "the client closed the link"
+        );
     }
 }
 

@@ -6,7 +6,7 @@
 
 use super::{LinkEvent, ParallelRun, ParallelSummary};
 use crate::client::{Client, ClientOptions, Correlation, Population};
-use crate::delivery::test_rig::{self, client_options, control_id, feed, link, paused, PeerEnd};
+use crate::delivery::test_rig::{self, cid_of, client_options, feed, link, paused, Peer};
 use crate::delivery::{Input, MessageOutcome, OrderKey, RunEvent, RunOptions};
 use crate::framing::Decoded;
 use crate::input::Message;
@@ -37,7 +37,7 @@ impl Connector for Peers {
 }
 
 fn number(payload: &[u8]) -> u64 {
-    control_id(payload)[1..].parse().unwrap()
+    cid_of(payload)[1..].parse().unwrap()
 }
 
 async fn serve(
@@ -46,8 +46,8 @@ async fn serve(
     frames: Arc<AtomicU64>,
     log: Arc<Mutex<Vec<u64>>>,
 ) {
-    let mut peer = PeerEnd::new(stream);
-    while let Some(payload) = peer.frame().await {
+    let mut peer = Peer::new(stream);
+    while let Some(payload) = peer.read().await {
         let n = number(&payload);
         log.lock().unwrap().push(n);
         if (frames.fetch_add(1, Ordering::Relaxed) + 1).is_multiple_of(every) {
@@ -60,7 +60,7 @@ async fn serve(
             }
             return;
         }
-        if !peer.accept(&format!("M{n}")).await {
+        if !peer.try_write_ack("AA", &format!("M{n}")).await {
             return;
         }
     }
