@@ -71,6 +71,9 @@ pub(super) const OVERSIZE_HEAD: usize = 64 * 1024;
 
 impl MllpCodec {
     /// Advance over `buf` until one item is ready, more bytes are needed, or a fatal error.
+    /// One function for every state: with a function a state, 500-byte frames decoded about a
+    /// fifth slower (`cargo bench --bench codec`, small_frames_500B/decode, 208-218 against
+    /// 253-270 µs, interleaved).
     pub(super) fn step(&mut self, buf: &mut BytesMut) -> Result<Option<Decoded>, FramingError> {
         loop {
             match self.state {
