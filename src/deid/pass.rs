@@ -104,7 +104,7 @@ impl<'a, 'o> Pass<'a, 'o> {
 /// Whether two values differ: compared in words where `memcmp`'s call would cost more than
 /// the comparison (values are short).
 #[inline]
-fn differ(a: &[u8], b: &[u8]) -> bool {
+pub(super) fn differ(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return true;
     }
