@@ -4,7 +4,8 @@
 use super::derive::Deriver;
 use super::replace::date_offset;
 use crate::hl7::charset::Charset;
-use crate::hl7::{escape, Delimiters, Message, Segment, Value};
+use crate::hl7::{escape, segments, Delimiters, Message, Segment, Value};
+use std::borrow::Cow;
 
 /// One message's pass: what is copied so far, and the patient's date offset once needed.
 pub(super) struct Pass<'a, 'o> {
@@ -50,9 +51,14 @@ impl<'a, 'o> Pass<'a, 'o> {
     /// The message's character set, as MSH-18 names it (UTF-8 when it names none it knows).
     pub(super) fn charset(&mut self) -> Charset {
         let message = self.message;
-        *self.charset.get_or_insert_with(|| {
-            Charset::for_message(&Message::new(message), None).unwrap_or(Charset::UTF_8)
-        })
+        *self
+            .charset
+            .get_or_insert_with(|| match ends_before_msh18(message) {
+                true => Charset::UTF_8,
+                false => {
+                    Charset::for_message(&Message::new(message), None).unwrap_or(Charset::UTF_8)
+                }
+            })
     }
 
     /// The date offset of the patient of the segments now read.
@@ -60,10 +66,12 @@ impl<'a, 'o> Pass<'a, 'o> {
         if let Some(days) = self.days {
             return days;
         }
-        let message = Message::new(self.message);
-        let patient = self
-            .patient
-            .or_else(|| message.segments().find(|s| s.name() == b"PID"));
+        let message = self.message;
+        let patient = self.patient.or_else(|| {
+            Message::new(message)
+                .segments()
+                .find(|s| s.name() == b"PID")
+        });
         *self.days.insert(date_offset(deriver, &patient_id(patient)))
     }
 
@@ -75,12 +83,16 @@ impl<'a, 'o> Pass<'a, 'o> {
         self.out
             .extend_from_slice(&self.message[self.copied..start]);
         let from = self.out.len();
-        match text.iter().any(|&b| self.escapes[usize::from(b)]) {
+        // Every byte looked up, no early exit: values are short, and a branch a byte costs more.
+        let escaped = text
+            .iter()
+            .fold(false, |e, &b| e | self.escapes[usize::from(b)]);
+        match escaped {
             false => self.out.extend_from_slice(text),
             true => escape::encode(text, delimiters, self.out),
         }
         self.copied = start + raw.len();
-        self.out[from..] != *raw
+        differ(&self.out[from..], raw)
     }
 
     /// The rest of the message, after the last value replaced.
@@ -89,12 +101,43 @@ impl<'a, 'o> Pass<'a, 'o> {
     }
 }
 
+/// Whether two values differ: compared in words where `memcmp`'s call would cost more than
+/// the comparison (values are short).
+#[inline]
+pub(super) fn differ(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return true;
+    }
+    let word = |w: Option<&[u8; 8]>| u64::from_le_bytes(*w.unwrap_or(&[0; 8]));
+    match a.len() {
+        // The first and last eight bytes, overlapping in the middle.
+        8..=16 => {
+            word(a.first_chunk()) != word(b.first_chunk())
+                || word(a.last_chunk()) != word(b.last_chunk())
+        }
+        17.. => a != b,
+        _ => a.iter().zip(b).any(|(x, y)| x != y),
+    }
+}
+
+/// Whether the message's first segment is an MSH that ends before MSH-18 (fewer than 16 field
+/// separators after MSH-1): it names no character set, which [`Charset::for_message`] reads as
+/// UTF-8, found here without its search for the field.
+fn ends_before_msh18(message: &[u8]) -> bool {
+    match segments(message).next() {
+        Some((_, [b'M', b'S', b'H', field, rest @ ..])) => {
+            rest.iter().filter(|&b| b == field).count() < 16
+        }
+        _ => false,
+    }
+}
+
 /// Who a PID names, for the date offset: the PID-3 repetition typed MR (CX-5, the medical
 /// record number) when there is one, else the first repetition; its ID (CX-1), decoded.
 /// Engines disagree on the order of the other identifiers, never on the record number.
-fn patient_id(pid: Option<Segment<'_>>) -> Vec<u8> {
+fn patient_id(pid: Option<Segment<'_>>) -> Cow<'_, [u8]> {
     let Some(ids) = pid.and_then(|pid| pid.field(3)) else {
-        return Vec::new();
+        return Cow::Borrowed(&[]);
     };
     let typed = |r: &Value<'_>| {
         r.component(5)
@@ -103,6 +146,39 @@ fn patient_id(pid: Option<Segment<'_>>) -> Vec<u8> {
     let chosen = ids.repetitions().find(typed).or(ids.repetitions().next());
     chosen
         .and_then(|r| r.component(1))
-        .map(|id| id.decoded().into_owned())
+        .map(|id| id.decoded())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// As `!=`, whatever the lengths (short, a word or two, longer).
+        #[test]
+        fn values_differ_as_slices_do(
+            a in prop::collection::vec(0u8..3, 0..40),
+            b in prop::collection::vec(0u8..3, 0..40),
+        ) {
+            prop_assert_eq!(differ(&a, &b), a != b);
+            prop_assert!(!differ(&a, &a.clone()));
+        }
+    }
+
+    #[test]
+    fn a_header_short_of_msh18_names_no_charset() {
+        for fields in 2..22 {
+            let mut msh = b"MSH|^~\\&".to_vec();
+            for n in 3..=fields {
+                msh.extend_from_slice(if n == 18 { b"|8859/1" } else { b"|x" });
+            }
+            let message = [&msh[..], b"\rPID|1\r"].concat();
+            let named = Charset::for_message(&Message::new(&message), None);
+            assert_eq!(ends_before_msh18(&message), fields < 18, "{fields}");
+            assert_eq!(named == Ok(Charset::UTF_8), fields < 18, "{fields}");
+        }
+        assert!(!ends_before_msh18(b"PID|1\rMSH|^~\\&\r"));
+    }
 }

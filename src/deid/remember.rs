@@ -2,6 +2,8 @@
 //! an open-addressed table of where each lies, so remembering one costs no allocation of its
 //! own and forgetting them all costs none either.
 
+use super::pass::differ;
+
 /// Probes a lookup makes before it gives up: a value missed is only derived again, so inputs
 /// made to collide cost a bounded search, never one that grows with the table.
 const PROBES: usize = 16;
@@ -76,7 +78,8 @@ impl Remembered {
                 let start = (slot as u32) as usize - 1;
                 let (o, r) = (self.bytes[start] as usize, self.bytes[start + 1] as usize);
                 let entry = &self.bytes[start + 2..start + 5 + o + r];
-                if o == original.len() && entry[..3] == head && entry[3..3 + o] == *original {
+                if o == original.len() && entry[..3] == head && !differ(&entry[3..3 + o], original)
+                {
                     return Some(&entry[3 + o..]);
                 }
             }

@@ -75,6 +75,44 @@ impl Write for Out {
     }
 }
 
+/// Stdout through a handle of its own, for a command that writes whole blocks of records:
+/// std's stdout is line-buffered and searches each write for a newline first (all of it, when
+/// HL7 segments end in CR alone). Where fd 1 cannot be duplicated, std's stdout. A stdout that
+/// stops taking writes is marked as through [`Out`].
+#[derive(Debug)]
+pub struct Blocks(Option<std::fs::File>);
+
+impl Blocks {
+    pub fn open() -> Blocks {
+        use std::os::fd::AsFd;
+        Blocks(
+            io::stdout()
+                .as_fd()
+                .try_clone_to_owned()
+                .ok()
+                .map(std::fs::File::from),
+        )
+    }
+}
+
+impl Write for Blocks {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match &mut self.0 {
+            _ if is_closed() => Err(io::ErrorKind::BrokenPipe.into()),
+            Some(file) => file.write(buf).inspect_err(mark),
+            None => Out.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.0 {
+            _ if is_closed() => Err(io::ErrorKind::BrokenPipe.into()),
+            Some(file) => file.flush().inspect_err(mark),
+            None => Out.flush(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,14 +2,14 @@
 //! written under a temporary name and renamed when whole, so a file there is never half of
 //! one.
 
-use crate::stdout::Out;
+use crate::stdout::Blocks;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// The run's output.
 pub enum Output {
-    Stdout(BufWriter<Out>),
+    Stdout(BufWriter<Blocks>),
     Dir(PathBuf),
 }
 

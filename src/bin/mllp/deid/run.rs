@@ -7,7 +7,7 @@ use super::render::{self, Done};
 use crate::diag::{Diag, Fatal};
 use crate::exit::Exit;
 use crate::sources::{self, Kind, Source};
-use crate::stdout::Out;
+use crate::stdout::Blocks;
 use mllp::deid::{batch_trailer, Deidentifier, Key, KeyError, Policy, RawPolicy, Session};
 use mllp::hl7::{is_envelope_segment, Filters};
 use mllp::input::SplitOptions;
@@ -100,7 +100,7 @@ fn inputs_and_output(
         }
     }
     let output = match out.as_os_str() == "-" {
-        true => Output::Stdout(BufWriter::with_capacity(256 * 1024, Out)),
+        true => Output::Stdout(BufWriter::with_capacity(256 * 1024, Blocks::open())),
         false => {
             unique_names(&sources).and_then(|()| check_dir(out))?;
             Output::Dir(out.to_path_buf())
