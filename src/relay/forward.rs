@@ -5,7 +5,7 @@
 use super::gauges::{self, Gauges};
 use super::mirror::Mirror;
 use super::record::Recorder;
-use super::table::{pass_through, Upstream};
+use super::table::pass_through_fate;
 use crate::client::{Client, Fate, SendHandle};
 use crate::server::sink::SinkFuture;
 use crate::server::{Inbound, Sink, SinkResult};
@@ -111,7 +111,7 @@ impl Forward {
                     record.mirrored(row, compared);
                 }
             }
-            let result = pass_through(Upstream::from_fate(&fate, commit));
+            let result = pass_through_fate(&fate, commit);
             closing |= matches!(
                 &result.reply,
                 crate::server::Reply::Relayed { close: Some(_), .. }

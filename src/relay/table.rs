@@ -112,16 +112,7 @@ pub fn pass_through(upstream: Upstream) -> SinkResult {
                 _ => SinkResult::failed("upstream: NAK block").replying(Reply::Saying(NAK_TEXT)),
             }
         }
-        Upstream::Answered { commit, last } => {
-            let disposition = disposition_of(&last);
-            let acks = commit.into_iter().chain([last]).collect();
-            SinkResult {
-                disposition,
-                detail: None,
-                duplicate: false,
-                reply: Reply::Relayed { acks, close: None },
-            }
-        }
+        Upstream::Answered { commit, last } => relayed(disposition_of(&last), commit, last),
         Upstream::CommitOnly { commit, cause } => SinkResult {
             disposition: Disposition::Committed,
             detail: Some(format!("upstream: no application answer ({cause})")),
@@ -143,9 +134,41 @@ pub fn pass_through(upstream: Upstream) -> SinkResult {
     }
 }
 
+/// [`pass_through`] of a send's `fate` and its `CA`, if one came: the final answer's code is the
+/// one the upstream link read from its MSA-1 when it credited the answer, not read again.
+pub(crate) fn pass_through_fate(fate: &Fate, commit: Option<Commit>) -> SinkResult {
+    let (Fate::Accepted { code, ack, .. } | Fate::Negative { code, ack, .. }) = fate else {
+        return pass_through(Upstream::from_fate(fate, commit));
+    };
+    let last = ack.bytes();
+    if Block::of(last).is_some() {
+        return pass_through(Upstream::from_fate(fate, commit));
+    }
+    // A `CA` that was itself the final answer is passed on once.
+    let commit = commit.map(|c| c.ack.bytes().clone()).filter(|c| c != last);
+    relayed(disposition_of_code(Some(*code)), commit, last.clone())
+}
+
+/// The upstream's answers passed on as they came, `commit` first.
+fn relayed(disposition: Disposition, commit: Option<Bytes>, last: Bytes) -> SinkResult {
+    SinkResult {
+        disposition,
+        detail: None,
+        duplicate: false,
+        reply: Reply::Relayed {
+            acks: commit.into_iter().chain([last]).collect(),
+            close: None,
+        },
+    }
+}
+
 /// The disposition an upstream answer stands for (counted, never used to build an answer).
 fn disposition_of(ack: &[u8]) -> Disposition {
-    let code = crate::hl7::ack_reply(ack).and_then(|(code, _)| AckCode::parse(code));
+    disposition_of_code(crate::hl7::ack_reply(ack).and_then(|(code, _)| AckCode::parse(code)))
+}
+
+/// The disposition an upstream answer's MSA-1 stands for.
+fn disposition_of_code(code: Option<AckCode>) -> Disposition {
     match code {
         Some(code) if code.is_positive() => Disposition::Committed,
         Some(AckCode::AR | AckCode::CR) => Disposition::Rejected,

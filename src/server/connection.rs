@@ -477,13 +477,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
         close
     }
 
-    /// Send the events noted, then write the ACKs built.
+    /// Write the ACKs built, then send the events noted: the peer's answer never waits for the
+    /// event writer's wake-up (or for room in its channel).
     async fn send(&mut self) -> Option<End> {
-        self.ledger.send_events().await;
         let stream = &mut *self.stream;
         let immediate = &mut self.stops.immediate;
-        (self.answers)
+        let end = (self.answers)
             .flush(stream, &mut self.budget, &mut self.ledger, immediate)
-            .await
+            .await;
+        self.ledger.send_events().await;
+        end
     }
 }

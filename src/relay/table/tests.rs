@@ -236,6 +236,59 @@ fn a_ca_that_was_the_final_answer_is_passed_on_once() {
     );
 }
 
+/// A final answer passed on by its code as the link read it is what the table makes of the answer
+/// read again: the same result for every code, with and without a `CA` before it.
+#[test]
+fn a_fate_is_passed_through_as_its_answer_would_be() {
+    let fate = |code: AckCode| {
+        let ack = crate::client::AckPayload::new(ack(code.as_str()));
+        match code.is_positive() {
+            true => Fate::Accepted {
+                code,
+                ack,
+                latency: Duration::ZERO,
+            },
+            false => Fate::Negative {
+                code,
+                ack,
+                latency: Duration::ZERO,
+            },
+        }
+    };
+    let ca = || crate::client::Commit {
+        code: AckCode::CA,
+        ack: crate::client::AckPayload::new(ack("CA")),
+        latency: Duration::ZERO,
+    };
+    let codes = [
+        AckCode::AA,
+        AckCode::AE,
+        AckCode::AR,
+        AckCode::CA,
+        AckCode::CE,
+        AckCode::CR,
+    ];
+    for code in codes {
+        for commit in [None, Some(ca())] {
+            let fate = fate(code);
+            let expected = pass_through(Upstream::from_fate(&fate, commit.clone()));
+            assert_eq!(pass_through_fate(&fate, commit), expected, "{code:?}");
+        }
+    }
+    // A Release 2 block, its payload the block's one byte.
+    for block in [Block::Commit, Block::Nak] {
+        let block = Fate::Accepted {
+            code: AckCode::CA,
+            ack: crate::client::AckPayload::new(Bytes::copy_from_slice(&block.wire()[1..2])),
+            latency: Duration::ZERO,
+        };
+        assert_eq!(
+            pass_through_fate(&block, None),
+            pass_through(Upstream::from_fate(&block, None))
+        );
+    }
+}
+
 /// The downstream close names the upstream's own cause, never a stop the relay is not making.
 #[test]
 fn an_unanswered_message_closes_downstream_with_its_true_cause() {

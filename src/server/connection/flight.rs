@@ -6,9 +6,9 @@
 
 use super::commit::{Batch, Entry};
 use super::{Cause, End, InboundLink, Shared};
-use crate::hl7;
+use crate::hl7::{self, Scan, Shape};
 use crate::server::policy::Decision;
-use crate::server::sink::{pad_results, Inbound, SinkFuture, SinkResult};
+use crate::server::sink::{pad_results, Inbound, Reply, SinkFuture, SinkResult};
 use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::sync::Arc;
@@ -19,6 +19,12 @@ use tokio::io::{AsyncRead, AsyncWrite};
 /// Batches of one connection committed at once, at most: with the read-ahead cap, what bounds
 /// the frames a connection holds while its sink is slow.
 const MAX_IN_FLIGHT: usize = 8;
+
+/// The scan of a message whose answer is passed on as it came: nothing reads it.
+const UNSCANNED: Scan<'static> = Scan {
+    msh: None,
+    shape: Shape::NoMsh,
+};
 
 /// One batch whose commit is under way.
 struct Flight<'a> {
@@ -171,16 +177,21 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> InboundLink<'_, S> {
         self.answers.begin(SystemTime::now());
         let mut ended = None;
         for (message, decision) in flight.messages.iter().zip(&flight.decisions) {
-            // Scanned again: the frames the first scan borrowed are gone.
-            let scan = hl7::scan(&message.payload);
-            let entry = Entry {
+            let scan;
+            let mut entry = Entry {
                 message,
-                scan: &scan,
+                scan: &UNSCANNED,
                 decision,
                 refused: None,
                 too_large: false,
             };
             let (mut result, duplicate) = entry.result(&mut results);
+            // Scanned again only for an ACK built here (the frames the first scan borrowed are
+            // gone): answers passed on as they came need no header of the message.
+            if !matches!(result.reply, Reply::Relayed { .. }) {
+                scan = hl7::scan(&message.payload);
+                entry.scan = &scan;
+            }
             self.record(&entry, &mut result);
             if let Some(cause) = self.answer_built(&entry, result, duplicate, commit_ms) {
                 // The later messages are not answered.
