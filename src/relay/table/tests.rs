@@ -260,15 +260,7 @@ fn a_fate_is_passed_through_as_its_answer_would_be() {
         ack: crate::client::AckPayload::new(ack("CA")),
         latency: Duration::ZERO,
     };
-    let codes = [
-        AckCode::AA,
-        AckCode::AE,
-        AckCode::AR,
-        AckCode::CA,
-        AckCode::CE,
-        AckCode::CR,
-    ];
-    for code in codes {
+    for code in AckCode::ALL {
         for commit in [None, Some(ca())] {
             let fate = fate(code);
             let expected = pass_through(Upstream::from_fate(&fate, commit.clone()));
