@@ -15,13 +15,12 @@ use super::fate::{Fate, FateCause};
 use super::options::{ClientOptions, Correlation};
 use super::outbox::Outbox;
 use super::pending::{AppAck, Pending};
-use super::recent::{CidMap, KeyHasher, RecentIds};
+use super::recent::{CidMap, RecentIds};
 use crate::cause::Cause;
 use crate::warning::WarningCode;
 use queue::Queue;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
-use std::hash::BuildHasherDefault;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use tokio::time::Instant;
@@ -29,7 +28,7 @@ use tokio::time::Instant;
 /// Sends by id. A hash map: an ordered map moves entries about on every insert and remove.
 /// Each send stays in the one box it was made in (see [`Pending::new`]): the table, the
 /// command channel and settling move a pointer, not the whole send.
-type Sends = HashMap<u64, Box<Pending>, BuildHasherDefault<KeyHasher>>;
+type Sends = HashMap<u64, Box<Pending>, rustc_hash::FxBuildHasher>;
 
 /// A written frame's place in the order of the current connection.
 #[derive(Debug, Clone, Copy)]

@@ -2,48 +2,11 @@
 
 use bytes::Bytes;
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
 
-/// Control IDs hashed with [`KeyHasher`].
-pub(crate) type CidMap<V> = HashMap<Bytes, V, BuildHasherDefault<KeyHasher>>;
-
-/// A multiply-rotate hash, a word at a time, for the actor's maps: send ids, and control IDs
-/// looked up per ACK under control-ID correlation. The keys are the client's own ids and the
-/// application's own control IDs (a peer's ACK only looks one up).
-#[derive(Default)]
-pub(crate) struct KeyHasher(u64);
-
-impl KeyHasher {
-    const K: u64 = 0xF135_7AEA_2E62_A9C5;
-    fn mix(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::K);
-    }
-}
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        // The product's high bits are the well-mixed ones; the table indexes by the low ones.
-        self.0.rotate_left(26)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            self.mix(u64::from_le_bytes(chunk.try_into().unwrap_or_default()));
-        }
-        let tail = chunks.remainder();
-        if !tail.is_empty() {
-            let mut word = [0u8; 8];
-            word[..tail.len()].copy_from_slice(tail);
-            self.mix(u64::from_le_bytes(word));
-        }
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.mix(n as u64);
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.mix(n);
-    }
-}
+/// Control IDs mapped with FxHash, for the actor's maps (looked up per ACK under control-ID
+/// correlation): the keys are the application's own control IDs (a peer's ACK only looks one
+/// up), where SipHash cost more than the rest of a lookup.
+pub(crate) type CidMap<V> = HashMap<Bytes, V, rustc_hash::FxBuildHasher>;
 
 /// A bounded memory of recent control IDs, the oldest forgotten first. FIFO correlation
 /// remembers every credited ID but looks one up only when an ACK does not match its send, so

@@ -5,29 +5,10 @@
 //! the messages waiting behind it go to that link.
 
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
 
-/// The keys are hashes already: one multiply mixes them, where SipHash cost more than the
+/// The keys are hashes already: FxHash's multiply mixes them, where SipHash cost more than the
 /// rest of the gate's work per message.
-type Mix = BuildHasherDefault<KeyMix>;
-
-#[derive(Default)]
-struct KeyMix(u64);
-
-impl Hasher for KeyMix {
-    fn finish(&self) -> u64 {
-        // The product's high bits are the well-mixed ones; the table indexes by the low ones.
-        self.0.rotate_left(26)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0xF135_7AEA_2E62_A9C5);
-    }
-}
+type Mix = rustc_hash::FxBuildHasher;
 
 /// Messages waiting for their key, and the keys that have one out with the link holding each.
 /// Keys are hashes: two values that collide only wait for each other, which keeps order all

@@ -10,7 +10,6 @@ use crate::diag::Diag;
 use mllp::server::{ConnectionId, ServerEvent};
 use serde_json::json;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::time::{Duration, Instant};
 
 /// The window the rate counts in.
@@ -68,32 +67,6 @@ impl Window {
     }
 }
 
-/// Hashes a [`Source`]: its numbers are the server's own connection numbers, never chosen by a
-/// peer, so a multiply-and-rotate is enough where the default hasher cost more than the rest of
-/// a line's admission.
-#[derive(Default)]
-struct SourceHasher(u64);
-
-impl Hasher for SourceHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-}
-
 /// The per-source windows (a connection's is dropped when it closes) and the overall one.
 #[derive(Debug)]
 pub struct LogRate {
@@ -101,7 +74,9 @@ pub struct LogRate {
     limit: u32,
     /// Lines a second from every source together; 0: no limit.
     total_limit: u32,
-    windows: HashMap<Source, Window, BuildHasherDefault<SourceHasher>>,
+    /// FxHash: the sources are the server's own connection numbers, never chosen by a peer, and
+    /// SipHash cost more than the rest of a line's admission.
+    windows: HashMap<Source, Window, rustc_hash::FxBuildHasher>,
     /// Every source's lines together, from the first.
     total: Option<Window>,
     /// What the overall limit held back in seconds now past: said at the next tick.
